@@ -1,0 +1,549 @@
+#include "output_format.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Rows buffered to size the columns of the column/table formats; later rows
+ * are printed with the same widths. */
+#define WIDTH_SAMPLE_ROWS 10000
+
+int asys_format_from_name(const char *name, enum asys_format *out)
+{
+    static const struct {
+        const char *name;
+        enum asys_format f;
+    } names[] = {{"column", ASYS_FMT_COLUMN}, {"table", ASYS_FMT_TABLE}, {"csv", ASYS_FMT_CSV},
+                 {"tsv", ASYS_FMT_TSV},       {"json", ASYS_FMT_JSON}};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        if (!strcmp(name, names[i].name)) {
+            *out = names[i].f;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+const char *asys_format_extension(enum asys_format f)
+{
+    switch (f) {
+    case ASYS_FMT_CSV:
+        return "csv";
+    case ASYS_FMT_TSV:
+        return "tsv";
+    case ASYS_FMT_JSON:
+        return "json";
+    default:
+        return "txt";
+    }
+}
+
+int asys_timeunit_from_name(const char *name, struct asys_output_options *o)
+{
+    static const struct {
+        const char *a, *b, *unit;
+        long long div;
+    } units[] = {{"ns", "nsec", "ns", 1},
+                 {"us", "usec", "us", 1000},
+                 {"ms", "msec", "ms", 1000000},
+                 {"s", "sec", "s", 1000000000}};
+    for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
+        if (!strcmp(name, units[i].a) || !strcmp(name, units[i].b)) {
+            o->time_unit = units[i].unit;
+            o->time_divisor = units[i].div;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* ---- cells ---------------------------------------------------------------- */
+
+struct column {
+    char *header;
+    int is_time;
+    int numeric; /* right-aligned; a JSON number */
+    int numeric_known;
+    size_t width;
+};
+
+static int decimals_for(long long divisor)
+{
+    int d = 0;
+    while (divisor > 1) {
+        divisor /= 10;
+        d++;
+    }
+    return d;
+}
+
+/* Formats one cell into buf; returns 0 for NULL. */
+static int format_cell(sqlite3_stmt *st, int i, const struct column *c,
+                       const struct asys_output_options *o, char *buf, size_t size,
+                       const char **text)
+{
+    int type = sqlite3_column_type(st, i);
+    *text = buf;
+    switch (type) {
+    case SQLITE_NULL:
+        buf[0] = '\0';
+        return 0;
+    case SQLITE_INTEGER:
+        if (c->is_time && o->time_divisor > 1)
+            snprintf(buf, size, "%.*f", decimals_for(o->time_divisor),
+                     (double)sqlite3_column_int64(st, i) / (double)o->time_divisor);
+        else
+            snprintf(buf, size, "%lld", (long long)sqlite3_column_int64(st, i));
+        return 1;
+    case SQLITE_FLOAT: {
+        double v = sqlite3_column_double(st, i);
+        if (!isfinite(v)) {
+            snprintf(buf, size, "%s", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+            return 1;
+        }
+        if (c->is_time && o->time_divisor > 1)
+            snprintf(buf, size, "%.*f", decimals_for(o->time_divisor), v / (double)o->time_divisor);
+        else
+            snprintf(buf, size, "%.1f", v);
+        return 1;
+    }
+    case SQLITE_BLOB:
+        snprintf(buf, size, "<%d bytes>", sqlite3_column_bytes(st, i));
+        return 1;
+    default:
+        *text = (const char *)sqlite3_column_text(st, i);
+        if (!*text)
+            *text = "";
+        return 1;
+    }
+}
+
+static int is_number_type(int type)
+{
+    return type == SQLITE_INTEGER || type == SQLITE_FLOAT;
+}
+
+/* ---- escaping ---------------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid. */
+static size_t utf8_sequence(const unsigned char *s, size_t left)
+{
+    unsigned c = s[0];
+    size_t n;
+    unsigned min;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf) {
+        n = 2;
+        min = 0x80;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        min = 0x800;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (left < n)
+        return 0;
+    unsigned cp = c & (0x7f >> n);
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+void asys_json_write_string(FILE *out, const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    fputc('"', out);
+    for (size_t i = 0; i < len;) {
+        unsigned c = p[i];
+        size_t n = utf8_sequence(p + i, len - i);
+        if (n == 0) {
+            fputs("\\ufffd", out);
+            i++;
+            continue;
+        }
+        if (n > 1) {
+            fwrite(p + i, 1, n, out);
+            i += n;
+            continue;
+        }
+        switch (c) {
+        case '"':
+            fputs("\\\"", out);
+            break;
+        case '\\':
+            fputs("\\\\", out);
+            break;
+        case '\n':
+            fputs("\\n", out);
+            break;
+        case '\r':
+            fputs("\\r", out);
+            break;
+        case '\t':
+            fputs("\\t", out);
+            break;
+        default:
+            if (c < 0x20 || c == 0x7f)
+                fprintf(out, "\\u%04x", c);
+            else
+                fputc((int)c, out);
+        }
+        i++;
+    }
+    fputc('"', out);
+}
+
+static void write_csv_field(FILE *out, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+static void write_tsv_field(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '\t':
+            fputs("\\t", out);
+            break;
+        case '\n':
+            fputs("\\n", out);
+            break;
+        case '\r':
+            fputs("\\r", out);
+            break;
+        case '\\':
+            fputs("\\\\", out);
+            break;
+        default:
+            fputc(*s, out);
+        }
+    }
+}
+
+/* Column/table cells: control characters shown escaped so rows stay rows. */
+static char *display_text(const char *s)
+{
+    size_t n = strlen(s);
+    char *d = malloc(n * 4 + 1);
+    if (!d)
+        return NULL;
+    char *o = d;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '\n') {
+            *o++ = '\\';
+            *o++ = 'n';
+        } else if (*p == '\t') {
+            *o++ = '\\';
+            *o++ = 't';
+        } else if (*p < 0x20 || *p == 0x7f) {
+            o += sprintf(o, "\\x%02x", *p);
+        } else {
+            *o++ = (char)*p;
+        }
+    }
+    *o = '\0';
+    return d;
+}
+
+/* Display width: code points, not bytes. */
+static size_t display_width(const char *s)
+{
+    size_t w = 0;
+    for (; *s; s++)
+        if (((unsigned char)*s & 0xc0) != 0x80)
+            w++;
+    return w;
+}
+
+static void pad(FILE *out, size_t n, char c)
+{
+    while (n--)
+        fputc(c, out);
+}
+
+/* ---- column and table ------------------------------------------------------------ */
+
+struct grid {
+    struct column *cols;
+    int ncols;
+    char **cells; /* row-major, NULL for SQL NULL */
+    size_t rows;
+    size_t cap;
+};
+
+static void print_cell(FILE *out, const struct column *c, const char *text)
+{
+    size_t w = display_width(text);
+    size_t fill = c->width > w ? c->width - w : 0;
+    if (c->numeric)
+        pad(out, fill, ' ');
+    fputs(text, out);
+    if (!c->numeric)
+        pad(out, fill, ' ');
+}
+
+static void print_row(FILE *out, const struct grid *g, char **cells, enum asys_format f)
+{
+    for (int i = 0; i < g->ncols; i++) {
+        if (f == ASYS_FMT_TABLE)
+            fputs(i ? " | " : "| ", out);
+        else
+            fputs(i ? "  " : " ", out);
+        const char *text = cells[i] ? cells[i] : "";
+        /* the last column of the column format is not padded */
+        if (f == ASYS_FMT_COLUMN && i == g->ncols - 1 && !g->cols[i].numeric)
+            fputs(text, out);
+        else
+            print_cell(out, &g->cols[i], text);
+    }
+    fputs(f == ASYS_FMT_TABLE ? " |\n" : "\n", out);
+}
+
+static void print_rule(FILE *out, const struct grid *g, enum asys_format f)
+{
+    if (f == ASYS_FMT_TABLE) {
+        for (int i = 0; i < g->ncols; i++) {
+            fputs(i ? "-+-" : "+-", out);
+            pad(out, g->cols[i].width, '-');
+        }
+        fputs("-+\n", out);
+        return;
+    }
+    for (int i = 0; i < g->ncols; i++) {
+        fputs(i ? "  " : " ", out);
+        pad(out, g->cols[i].width, '-');
+    }
+    fputc('\n', out);
+}
+
+static void print_header(FILE *out, const struct grid *g, enum asys_format f)
+{
+    char *names[256];
+    for (int i = 0; i < g->ncols && i < 256; i++)
+        names[i] = g->cols[i].header;
+    if (f == ASYS_FMT_TABLE)
+        print_rule(out, g, f);
+    print_row(out, g, names, f);
+    print_rule(out, g, f);
+}
+
+/* Reads one row's cells as display strings. */
+static char **row_cells(sqlite3_stmt *st, struct grid *g, const struct asys_output_options *o)
+{
+    char **cells = calloc((size_t)g->ncols, sizeof *cells);
+    if (!cells)
+        return NULL;
+    for (int i = 0; i < g->ncols; i++) {
+        char buf[64];
+        const char *text;
+        struct column *c = &g->cols[i];
+        if (!format_cell(st, i, c, o, buf, sizeof buf, &text))
+            continue;
+        if (!c->numeric_known) {
+            c->numeric = is_number_type(sqlite3_column_type(st, i));
+            c->numeric_known = 1;
+        }
+        cells[i] = display_text(text);
+    }
+    return cells;
+}
+
+static void free_cells(char **cells, int n)
+{
+    if (!cells)
+        return;
+    for (int i = 0; i < n; i++)
+        free(cells[i]);
+    free(cells);
+}
+
+static long long write_grid(FILE *out, sqlite3_stmt *st, struct grid *g,
+                            const struct asys_output_options *o, struct asys_err *err)
+{
+    char ***rows = NULL;
+    size_t nrows = 0, cap = 0;
+    long long total = 0;
+    int rc = SQLITE_DONE;
+    while (nrows < WIDTH_SAMPLE_ROWS && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (nrows == cap) {
+            cap = cap ? cap * 2 : 64;
+            char ***bigger = realloc(rows, cap * sizeof *bigger);
+            if (!bigger)
+                goto oom;
+            rows = bigger;
+        }
+        rows[nrows] = row_cells(st, g, o);
+        if (!rows[nrows])
+            goto oom;
+        nrows++;
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        for (size_t r = 0; r < nrows; r++)
+            free_cells(rows[r], g->ncols);
+        free(rows);
+        return asys_fail(err, "%s", sqlite3_errmsg(sqlite3_db_handle(st)));
+    }
+    if (nrows == 0 && o->empty_message) {
+        fprintf(out, "%s\n", o->empty_message);
+        free(rows);
+        return 0;
+    }
+    for (int i = 0; i < g->ncols; i++)
+        g->cols[i].width = display_width(g->cols[i].header);
+    for (size_t r = 0; r < nrows; r++)
+        for (int i = 0; i < g->ncols; i++)
+            if (rows[r][i] && display_width(rows[r][i]) > g->cols[i].width)
+                g->cols[i].width = display_width(rows[r][i]);
+    print_header(out, g, o->format);
+    for (size_t r = 0; r < nrows; r++) {
+        print_row(out, g, rows[r], o->format);
+        free_cells(rows[r], g->ncols);
+    }
+    free(rows);
+    total = (long long)nrows;
+    if (nrows == WIDTH_SAMPLE_ROWS) {
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            char **cells = row_cells(st, g, o);
+            if (!cells)
+                return asys_fail(err, "out of memory");
+            print_row(out, g, cells, o->format);
+            free_cells(cells, g->ncols);
+            total++;
+        }
+    }
+    if (rc != SQLITE_DONE)
+        return asys_fail(err, "%s", sqlite3_errmsg(sqlite3_db_handle(st)));
+    if (o->format == ASYS_FMT_TABLE)
+        print_rule(out, g, o->format);
+    return total;
+oom:
+    for (size_t r = 0; r < nrows; r++)
+        free_cells(rows[r], g->ncols);
+    free(rows);
+    return asys_fail(err, "out of memory");
+}
+
+/* ---- csv, tsv, json ------------------------------------------------------------------- */
+
+static long long write_stream(FILE *out, sqlite3_stmt *st, struct grid *g,
+                              const struct asys_output_options *o, struct asys_err *err)
+{
+    enum asys_format f = o->format;
+    if (f == ASYS_FMT_JSON) {
+        fputs("[", out);
+    } else {
+        for (int i = 0; i < g->ncols; i++) {
+            if (i)
+                fputc(f == ASYS_FMT_CSV ? ',' : '\t', out);
+            if (f == ASYS_FMT_CSV)
+                write_csv_field(out, g->cols[i].header);
+            else
+                write_tsv_field(out, g->cols[i].header);
+        }
+        fputc('\n', out);
+    }
+    long long rows = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (f == ASYS_FMT_JSON)
+            fputs(rows ? ",\n{" : "\n{", out);
+        for (int i = 0; i < g->ncols; i++) {
+            char buf[64];
+            const char *text;
+            int present = format_cell(st, i, &g->cols[i], o, buf, sizeof buf, &text);
+            if (f == ASYS_FMT_JSON) {
+                if (i)
+                    fputc(',', out);
+                asys_json_write_string(out, g->cols[i].header, strlen(g->cols[i].header));
+                fputc(':', out);
+                int type = sqlite3_column_type(st, i);
+                if (!present || (type == SQLITE_FLOAT && !isfinite(sqlite3_column_double(st, i))))
+                    fputs("null", out);
+                else if (is_number_type(type))
+                    fputs(text, out);
+                else if (type == SQLITE_TEXT)
+                    asys_json_write_string(out, text, (size_t)sqlite3_column_bytes(st, i));
+                else
+                    asys_json_write_string(out, text, strlen(text));
+                continue;
+            }
+            if (i)
+                fputc(f == ASYS_FMT_CSV ? ',' : '\t', out);
+            if (f == ASYS_FMT_CSV)
+                write_csv_field(out, text);
+            else
+                write_tsv_field(out, text);
+        }
+        fputs(f == ASYS_FMT_JSON ? "}" : "\n", out);
+        rows++;
+    }
+    if (f == ASYS_FMT_JSON)
+        fputs(rows ? "\n]\n" : "]\n", out);
+    if (rc != SQLITE_DONE)
+        return asys_fail(err, "%s", sqlite3_errmsg(sqlite3_db_handle(st)));
+    return rows;
+}
+
+/* ---- entry ---------------------------------------------------------------------------- */
+
+static char *header_for(const char *name, const struct asys_output_options *o, int *is_time)
+{
+    const char *unit = strstr(name, "(ns)");
+    *is_time = unit != NULL;
+    if (!unit || o->time_divisor <= 1)
+        return strdup(name);
+    size_t n = strlen(name) + 8;
+    char *h = malloc(n);
+    if (h)
+        snprintf(h, n, "%.*s(%s)%s", (int)(unit - name), name, o->time_unit, unit + 4);
+    return h;
+}
+
+long long asys_write_rows(FILE *out, sqlite3_stmt *st, const struct asys_output_options *o,
+                          struct asys_err *err)
+{
+    struct grid g;
+    memset(&g, 0, sizeof g);
+    g.ncols = sqlite3_column_count(st);
+    if (g.ncols <= 0 || g.ncols > 256)
+        return asys_fail(err, "a report must return between 1 and 256 columns");
+    g.cols = calloc((size_t)g.ncols, sizeof *g.cols);
+    if (!g.cols)
+        return asys_fail(err, "out of memory");
+    long long rc = -1;
+    for (int i = 0; i < g.ncols; i++) {
+        g.cols[i].header = header_for(sqlite3_column_name(st, i), o, &g.cols[i].is_time);
+        if (!g.cols[i].header) {
+            asys_fail(err, "out of memory");
+            goto out;
+        }
+    }
+    if (o->format == ASYS_FMT_COLUMN || o->format == ASYS_FMT_TABLE)
+        rc = write_grid(out, st, &g, o, err);
+    else
+        rc = write_stream(out, st, &g, o, err);
+out:
+    for (int i = 0; i < g.ncols; i++)
+        free(g.cols[i].header);
+    free(g.cols);
+    return rc;
+}

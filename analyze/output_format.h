@@ -1,0 +1,35 @@
+/* Writing a query's rows as column, table, csv, tsv or json.
+ *
+ * Columns whose name contains "(ns)" are times: --timeunit converts their
+ * values and renames the unit in the header. */
+#ifndef ASYS_OUTPUT_FORMAT_H
+#define ASYS_OUTPUT_FORMAT_H
+
+#include <sqlite3.h>
+#include <stdio.h>
+
+#include "asys_error.h"
+
+enum asys_format { ASYS_FMT_COLUMN, ASYS_FMT_TABLE, ASYS_FMT_CSV, ASYS_FMT_TSV, ASYS_FMT_JSON };
+
+struct asys_output_options {
+    enum asys_format format;
+    long long time_divisor; /* 1 ns, 1000 us, ... */
+    const char *time_unit;  /* "ns", "us", "ms", "s" */
+    const char *empty_message; /* column/table: printed instead of an empty table */
+};
+
+int asys_format_from_name(const char *name, enum asys_format *out);
+const char *asys_format_extension(enum asys_format f);
+/* "ns|nsec", "us|usec", "ms|msec", "s|sec" */
+int asys_timeunit_from_name(const char *name, struct asys_output_options *o);
+
+/* Steps `st` to the end, writing its rows.  Returns the number of rows, or
+ * -1 with the reason (a query error). */
+long long asys_write_rows(FILE *out, sqlite3_stmt *st, const struct asys_output_options *o,
+                          struct asys_err *err);
+
+/* Writes `s` as a JSON string literal (escaping controls, invalid UTF-8 as U+FFFD). */
+void asys_json_write_string(FILE *out, const char *s, size_t len);
+
+#endif

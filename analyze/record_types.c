@@ -1,0 +1,34 @@
+/* The table every decoder shares: name, minimum size and feature family of
+ * each record type.  Importers keep their own dispatch tables keyed the same. */
+#include "segment_stream.h"
+
+#define REC(type, struct_size, feature) [type] = {#type + 9, struct_size, feature}
+
+static const struct asys_rec_info rec_infos[ASYS_REC_TYPE_COUNT] = {
+    REC(ASYS_REC_PAD, 8, ASYS_FEATURE_CORE),
+    REC(ASYS_REC_TIME_BASE, sizeof(struct asys_rec_time_base), ASYS_FEATURE_CORE),
+    REC(ASYS_REC_STRING_DEF, sizeof(struct asys_rec_string_def), ASYS_FEATURE_CORE),
+    REC(ASYS_REC_PROCESS_INFO, sizeof(struct asys_rec_process_info), ASYS_FEATURE_CORE),
+    REC(ASYS_REC_THREAD_START, sizeof(struct asys_rec_thread), ASYS_FEATURE_CORE),
+    REC(ASYS_REC_THREAD_END, sizeof(struct asys_rec_thread), ASYS_FEATURE_CORE),
+    REC(ASYS_REC_DROP, sizeof(struct asys_rec_drop), ASYS_FEATURE_CORE),
+    REC(ASYS_REC_CLOCK_PAIR, sizeof(struct asys_rec_clock_pair), ASYS_FEATURE_CORE),
+    REC(ASYS_REC_HGTX_PUSH, 8, ASYS_FEATURE_HGTX),
+    REC(ASYS_REC_HGTX_PUSH_EX, sizeof(struct asys_rec_hgtx_ex), ASYS_FEATURE_HGTX),
+    REC(ASYS_REC_HGTX_POP, 8, ASYS_FEATURE_HGTX),
+    REC(ASYS_REC_HGTX_MARK, 8, ASYS_FEATURE_HGTX),
+    REC(ASYS_REC_HGTX_MARK_EX, sizeof(struct asys_rec_hgtx_ex), ASYS_FEATURE_HGTX),
+    REC(ASYS_REC_HGTX_START, sizeof(struct asys_rec_hgtx_range), ASYS_FEATURE_HGTX),
+    REC(ASYS_REC_HGTX_START_EX, sizeof(struct asys_rec_hgtx_start_ex), ASYS_FEATURE_HGTX),
+    REC(ASYS_REC_HGTX_END, sizeof(struct asys_rec_hgtx_range), ASYS_FEATURE_HGTX),
+    REC(ASYS_REC_HGTX_DOMAIN, sizeof(struct asys_rec_hgtx_domain), ASYS_FEATURE_HGTX),
+    REC(ASYS_REC_HGTX_CATEGORY, sizeof(struct asys_rec_hgtx_category), ASYS_FEATURE_HGTX),
+    REC(ASYS_REC_HGTX_THREAD_NAME, sizeof(struct asys_rec_hgtx_thread_name), ASYS_FEATURE_HGTX),
+};
+
+const struct asys_rec_info *asys_rec_info(unsigned type)
+{
+    if (type >= ASYS_REC_TYPE_COUNT || !rec_infos[type].name)
+        return NULL;
+    return &rec_infos[type];
+}

@@ -1,0 +1,53 @@
+/* Named reports: SQL files with a header comment.
+ *
+ *   -- name: hgtx_sum
+ *   -- alias: nvtx_sum
+ *   -- title: HGTX Range Summary
+ *   -- default: yes
+ *   -- description: one or more lines; continuation lines start with "--   "
+ *   -- columns: ... (documentation only)
+ *   SELECT ...
+ *
+ * Built-in reports come from queries/ (compiled in); --report-dir adds or
+ * replaces reports by name.  Queries may use the parameters :session_start,
+ * :filter_start, :filter_end (absolute ns) and :report_arg (NAME:ARG). */
+#ifndef ASYS_REPORT_CATALOG_H
+#define ASYS_REPORT_CATALOG_H
+
+#include <stddef.h>
+
+#include "asys_error.h"
+
+#define ASYS_MAX_ALIASES 8
+
+struct asys_report_def {
+    char *name;
+    char *aliases[ASYS_MAX_ALIASES];
+    int alias_count;
+    char *title;
+    char *description;
+    char *columns;
+    int is_default;
+    char *sql;
+    char *origin; /* "built-in" or the file's path */
+};
+
+struct asys_report_catalog {
+    struct asys_report_def *defs;
+    size_t count;
+};
+
+int asys_catalog_load_builtin(struct asys_report_catalog *cat, struct asys_err *err);
+/* Adds every *.sql of `dir`, replacing built-ins of the same name. */
+int asys_catalog_load_dir(struct asys_report_catalog *cat, const char *dir, struct asys_err *err);
+/* By name or alias (the part before ':'); NULL when unknown. */
+const struct asys_report_def *asys_catalog_find(const struct asys_report_catalog *cat,
+                                                const char *name);
+void asys_catalog_free(struct asys_report_catalog *cat);
+
+/* Parses one report file; returns 0 or -1 (no "-- name:" header). */
+int asys_report_def_parse(const char *text, const char *origin, struct asys_report_def *def,
+                          struct asys_err *err);
+void asys_report_def_free(struct asys_report_def *def);
+
+#endif

@@ -1,0 +1,40 @@
+/* The analysis database of a report: NAME.sqlite next to NAME.asys-rep,
+ * reused while its schema version and the report's identity (report_id,
+ * size, mtime) match, rebuilt otherwise.  A rebuild goes to a temporary file
+ * that is renamed into place only when complete. */
+#ifndef ASYS_REPORT_DB_H
+#define ASYS_REPORT_DB_H
+
+#include <limits.h>
+#include <sqlite3.h>
+
+#include "asys_error.h"
+#include "importer.h"
+
+#define ASYS_SCHEMA_VERSION 1
+
+struct asys_db_options {
+    const char *sqlite_path; /* NULL: NAME.sqlite beside the report */
+    int force_rebuild;
+    asys_warn_fn warn;
+    void *warn_ctx;
+    /* called before a (re)build starts, e.g. to tell the user */
+    void (*on_build)(void *ctx, const char *report, const char *db_path);
+};
+
+struct asys_report_db {
+    sqlite3 *db;
+    char path[PATH_MAX + 32];
+    int temporary; /* built in $TMPDIR because the report's directory is read-only */
+    int rebuilt;
+    struct asys_import_stats stats;
+};
+
+int asys_report_db_open(const char *report_path, const struct asys_db_options *opts,
+                        struct asys_report_db *out, struct asys_err *err);
+void asys_report_db_close(struct asys_report_db *rdb);
+
+/* NAME.asys-rep -> NAME.sqlite (or path + ".sqlite"). */
+void asys_default_db_path(const char *report_path, char *out, size_t size);
+
+#endif

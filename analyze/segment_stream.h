@@ -1,0 +1,64 @@
+/* Sequential reader of one segment, from a file or an archive member.
+ * Shared by the launcher's finalize (counting) and the importer (decoding).
+ * Record sizes are checked against asys_rec_ops[] before a record is handed
+ * out, so decoders can read min_size bytes without further checks. */
+#ifndef ASYS_SEGMENT_STREAM_H
+#define ASYS_SEGMENT_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "asys_error.h"
+#include "asys_format.h"
+
+/* Reads up to `size` bytes; returns bytes read, 0 at end, -1 on error. */
+typedef long (*asys_read_fn)(void *ctx, void *buf, size_t size);
+
+struct asys_record {
+    unsigned type;
+    unsigned arg;
+    uint64_t ticks;      /* the record's timestamp, in the segment's clock ticks */
+    const uint8_t *data; /* the whole record, header word first; valid until the next call */
+    uint32_t size;       /* bytes */
+    uint64_t offset;     /* within the segment file */
+};
+
+struct asys_segment_stream {
+    asys_read_fn read;
+    void *ctx;
+    uint64_t limit; /* segment bytes available */
+    uint8_t *buf;
+    size_t cap;
+    size_t len;          /* valid bytes in buf */
+    size_t pos;          /* next record in buf */
+    uint64_t buf_offset; /* segment offset of buf[0] */
+    uint64_t source_read; /* bytes taken from the source so far */
+    uint64_t stop;        /* offset where records end (data_end or limit) */
+    uint64_t ticks;
+    uint64_t records;
+    int finished;
+    struct asys_segment_header header;
+};
+
+/* Reads and checks the header.  `limit` is the member's size.  On error the
+ * stream needs no close. */
+int asys_segment_stream_open(struct asys_segment_stream *s, asys_read_fn read, void *ctx,
+                             uint64_t limit, struct asys_err *err);
+/* 1: *rec filled; 0: end of data; -1: the rest of the segment is unreadable. */
+int asys_segment_stream_next(struct asys_segment_stream *s, struct asys_record *rec,
+                             struct asys_err *err);
+void asys_segment_stream_close(struct asys_segment_stream *s);
+
+/* Checks a segment header; returns 0 or -1 with the reason. */
+int asys_segment_header_check(const struct asys_segment_header *h, uint64_t size,
+                              struct asys_err *err);
+
+/* Static facts about each record type (record_types.c). */
+struct asys_rec_info {
+    const char *name;
+    uint32_t min_size;
+    uint32_t feature; /* enum asys_feature */
+};
+const struct asys_rec_info *asys_rec_info(unsigned type);
+
+#endif

@@ -1,0 +1,136 @@
+#include "sql_functions.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct median_state {
+    double *values;
+    size_t count;
+    size_t cap;
+    int oom;
+};
+
+static void median_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
+        return;
+    struct median_state *m = sqlite3_aggregate_context(ctx, sizeof *m);
+    if (!m || m->oom)
+        return;
+    if (m->count == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        double *bigger = sqlite3_realloc64(m->values, cap * sizeof *bigger);
+        if (!bigger) {
+            m->oom = 1;
+            return;
+        }
+        m->values = bigger;
+        m->cap = cap;
+    }
+    m->values[m->count++] = sqlite3_value_double(argv[0]);
+}
+
+static void swap(double *a, double *b)
+{
+    double t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* Quickselect with three-way partitioning: returns the k-th smallest and
+ * leaves every element before index k no larger than it. */
+static double select_kth(double *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n; /* the k-th smallest lies in [lo, hi) */
+    while (hi - lo > 1) {
+        double a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi - 1];
+        double pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+        size_t lt = lo, i = lo, gt = hi; /* [lo,lt) < pivot, [lt,i) == pivot, [gt,hi) > pivot */
+        while (i < gt) {
+            if (v[i] < pivot)
+                swap(&v[lt++], &v[i++]);
+            else if (v[i] > pivot)
+                swap(&v[i], &v[--gt]);
+            else
+                i++;
+        }
+        if (k < lt)
+            hi = lt;
+        else if (k >= gt)
+            lo = gt;
+        else
+            return pivot;
+    }
+    return v[k];
+}
+
+static void median_final(sqlite3_context *ctx)
+{
+    struct median_state *m = sqlite3_aggregate_context(ctx, 0);
+    if (!m || !m->count) {
+        sqlite3_result_null(ctx);
+    } else if (m->oom) {
+        sqlite3_result_error_nomem(ctx);
+    } else {
+        size_t n = m->count;
+        double upper = select_kth(m->values, n, n / 2);
+        if (n % 2) {
+            sqlite3_result_double(ctx, upper);
+        } else {
+            /* the lower middle: the largest of the values before the upper one */
+            double lower = m->values[0];
+            for (size_t i = 1; i < n / 2; i++)
+                if (m->values[i] > lower)
+                    lower = m->values[i];
+            sqlite3_result_double(ctx, (lower + upper) / 2);
+        }
+    }
+    if (m)
+        sqlite3_free(m->values);
+}
+
+struct stdev_state {
+    double mean;
+    double m2;
+    long long count;
+};
+
+static void stdev_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
+        return;
+    struct stdev_state *s = sqlite3_aggregate_context(ctx, sizeof *s);
+    if (!s)
+        return;
+    double x = sqlite3_value_double(argv[0]);
+    s->count++;
+    double delta = x - s->mean; /* Welford: stable for large values */
+    s->mean += delta / (double)s->count;
+    s->m2 += delta * (x - s->mean);
+}
+
+static void stdev_final(sqlite3_context *ctx)
+{
+    struct stdev_state *s = sqlite3_aggregate_context(ctx, 0);
+    if (!s || !s->count)
+        sqlite3_result_null(ctx);
+    else if (s->count == 1)
+        sqlite3_result_double(ctx, 0.0);
+    else
+        sqlite3_result_double(ctx, sqrt(s->m2 / (double)(s->count - 1)));
+}
+
+int asys_sql_register_functions(sqlite3 *db)
+{
+    int flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC;
+    if (sqlite3_create_function(db, "median", 1, flags, NULL, NULL, median_step, median_final) !=
+        SQLITE_OK)
+        return -1;
+    if (sqlite3_create_function(db, "stdev", 1, flags, NULL, NULL, stdev_step, stdev_final) !=
+        SQLITE_OK)
+        return -1;
+    return 0;
+}

@@ -1,0 +1,37 @@
+-- name: report_info
+-- title: Report Information
+-- description: What was recorded: command, host, duration, how the program ended,
+--   collectors, processes and threads, records per collector and records lost.
+-- columns: Property, Value
+WITH info(key, value) AS (SELECT key, value FROM session_info),
+rows(ord, property, value) AS (
+    SELECT 1, 'Command', (SELECT value FROM info WHERE key = 'command')
+    UNION ALL SELECT 2, 'Report ID', (SELECT value FROM info WHERE key = 'report_id')
+    UNION ALL SELECT 3, 'Recorded by', 'asys ' || (SELECT value FROM info WHERE key = 'asys_version')
+    UNION ALL SELECT 4, 'Host', (SELECT value FROM info WHERE key = 'hostname') || ' (' ||
+        (SELECT value FROM info WHERE key = 'os') || ', ' || (SELECT value FROM info WHERE key = 'kernel') || ')'
+    UNION ALL SELECT 5, 'CPU', (SELECT value FROM info WHERE key = 'cpu_model') || ', ' ||
+        (SELECT value FROM info WHERE key = 'logical_cpus') || ' logical CPUs'
+    UNION ALL SELECT 6, 'Clock', (SELECT value FROM info WHERE key = 'clock_kind')
+    UNION ALL SELECT 7, 'Start (UTC)', strftime('%Y-%m-%d %H:%M:%f',
+        (SELECT value FROM info WHERE key = 'start_realtime_ns') / 1e9, 'unixepoch')
+    UNION ALL SELECT 8, 'Duration (s)', printf('%.6f', (SELECT value FROM info WHERE key = 'duration_ns') / 1e9)
+    UNION ALL SELECT 9, 'Program ended', COALESCE('exit code ' || (SELECT value FROM info WHERE key = 'target_exit_code'),
+        'signal ' || (SELECT value FROM info WHERE key = 'target_signal'), 'unknown')
+    UNION ALL SELECT 10, 'Collectors enabled', NULLIF((SELECT value FROM info WHERE key = 'collectors_enabled'), '')
+    UNION ALL SELECT 11, 'Collectors unavailable', NULLIF((SELECT value FROM info WHERE key = 'collectors_unavailable'), '')
+    UNION ALL SELECT 12, 'Processes', (SELECT COUNT(*) FROM processes)
+    UNION ALL SELECT 13, 'Threads', (SELECT COUNT(*) FROM threads)
+    UNION ALL SELECT 14, 'Segments', (SELECT COUNT(*) FROM segments)
+    UNION ALL SELECT 15, 'Damaged segments', (SELECT COUNT(*) FROM segments WHERE error IS NOT NULL)
+    UNION ALL SELECT 16, 'Records', (SELECT SUM(records) FROM segments)
+    UNION ALL SELECT 17 + ROW_NUMBER() OVER (ORDER BY collector), 'Records (' || collector || ')', records
+        FROM collector_records
+    UNION ALL SELECT 40, 'Dropped records', (SELECT COALESCE(SUM(dropped_records), 0) FROM segments)
+    UNION ALL SELECT 41, 'HGTX ranges never ended', (SELECT value FROM info WHERE key = 'hgtx_open_ranges')
+    UNION ALL SELECT 50 + ROW_NUMBER() OVER (ORDER BY p.pid), 'Process ' || p.pid,
+        COALESCE(n.value, '?') || ' (' || (SELECT COUNT(*) FROM threads AS t WHERE t.pid = p.pid) ||
+        ' threads)' || CASE WHEN p.forked THEN ', forked' ELSE '' END
+        FROM processes AS p LEFT JOIN strings AS n ON n.id = p.name_id
+)
+SELECT property AS "Property", value AS "Value" FROM rows ORDER BY ord;

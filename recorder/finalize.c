@@ -1,0 +1,356 @@
+/* Finalize: turn a session directory into NAME.asys-rep.
+ *
+ * Every segment is scanned to its last complete record (a crashed thread's
+ * segment simply ends at its first unwritten word), counted, and packed with
+ * manifest.json into a tar+zstd archive that is written to a temporary file
+ * and renamed into place, so no half-written report is ever left behind. */
+#define _GNU_SOURCE
+#include "finalize.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "json_util.h"
+#include "manifest.h"
+#include "report_archive.h"
+#include "segment_stream.h"
+
+struct segment_scan {
+    char name[256];
+    uint32_t pid;
+    uint32_t tid;
+    uint32_t collector;
+    uint64_t records;
+    uint64_t end;
+    uint64_t dropped_records;
+    uint64_t dropped_bytes;
+    char error[sizeof(((struct asys_err *)0)->text)];
+};
+
+static long read_fd(void *ctx, void *buf, size_t size)
+{
+    int fd = *(int *)ctx;
+    for (;;) {
+        ssize_t n = read(fd, buf, size);
+        if (n >= 0 || errno != EINTR)
+            return (long)n;
+    }
+}
+
+/* Counts a segment's records and finds where they end; clock pairs of the
+ * launcher's segment are appended to `pairs`. */
+static void scan_segment(const char *path, struct segment_scan *scan, cJSON *pairs)
+{
+    struct asys_err err = {{0}};
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(scan->error, sizeof scan->error, "%s", strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    struct asys_segment_stream s;
+    if (asys_segment_stream_open(&s, read_fd, &fd, (uint64_t)st.st_size, &err) != 0) {
+        snprintf(scan->error, sizeof scan->error, "%s", err.text);
+        close(fd);
+        return;
+    }
+    scan->pid = s.header.pid;
+    scan->tid = s.header.tid;
+    scan->collector = s.header.collector;
+    scan->dropped_records = s.header.dropped_records;
+    scan->dropped_bytes = s.header.dropped_bytes;
+    scan->end = s.header.header_size;
+    struct asys_record rec;
+    int rc;
+    while ((rc = asys_segment_stream_next(&s, &rec, &err)) > 0) {
+        scan->end = rec.offset + rec.size;
+        if (rec.type == ASYS_REC_PAD)
+            continue;
+        scan->records++;
+        if (rec.type == ASYS_REC_CLOCK_PAIR && pairs) {
+            const struct asys_rec_clock_pair *p = (const void *)rec.data;
+            cJSON *pair = cJSON_CreateArray();
+            cJSON_AddItemToArray(pair, asys_json_u64(p->ticks));
+            cJSON_AddItemToArray(pair, asys_json_u64(p->monotonic_ns));
+            cJSON_AddItemToArray(pair, asys_json_u64(p->realtime_ns));
+            cJSON_AddItemToArray(pairs, pair);
+        }
+    }
+    if (rc < 0)
+        snprintf(scan->error, sizeof scan->error, "%s", err.text);
+    asys_segment_stream_close(&s);
+    close(fd);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    const struct segment_scan *x = a, *y = b;
+    int xl = !strcmp(x->name, ASYS_LAUNCHER_SEGMENT), yl = !strcmp(y->name, ASYS_LAUNCHER_SEGMENT);
+    if (xl != yl)
+        return yl - xl; /* the launcher's segment (clock pairs) first */
+    return strcmp(x->name, y->name);
+}
+
+static int list_segments(const char *dir, struct segment_scan **out, size_t *count,
+                         struct asys_err *err)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return asys_fail(err, "cannot open '%s': %s", dir, strerror(errno));
+    struct segment_scan *list = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        size_t suffix = strlen(ASYS_SEGMENT_SUFFIX);
+        if (len <= suffix || strcmp(e->d_name + len - suffix, ASYS_SEGMENT_SUFFIX) ||
+            len >= sizeof list->name)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            struct segment_scan *bigger = realloc(list, cap * sizeof *list);
+            if (!bigger) {
+                free(list);
+                closedir(d);
+                return asys_fail(err, "out of memory");
+            }
+            list = bigger;
+        }
+        memset(&list[n], 0, sizeof list[n]);
+        memcpy(list[n].name, e->d_name, len + 1);
+        n++;
+    }
+    closedir(d);
+    if (n)
+        qsort(list, n, sizeof *list, by_name);
+    *out = list;
+    *count = n;
+    return 0;
+}
+
+static const char *collector_name(uint32_t c)
+{
+    return c == ASYS_SEGMENT_LAUNCHER ? "launcher" : c == ASYS_SEGMENT_THREAD ? "thread" : "unknown";
+}
+
+static void add_report_id(cJSON *root)
+{
+    uint8_t bytes[16];
+    if (getrandom(bytes, sizeof bytes, 0) != (ssize_t)sizeof bytes) {
+        uint64_t t = asys_monotonic_ns() ^ asys_cpu_counter();
+        memcpy(bytes, &t, 8);
+        t ^= (uint64_t)getpid() << 17;
+        memcpy(bytes + 8, &t, 8);
+    }
+    char hex[33];
+    for (int i = 0; i < 16; i++)
+        snprintf(hex + 2 * i, 3, "%02x", bytes[i]);
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "report_id");
+    cJSON_AddStringToObject(root, "report_id", hex);
+}
+
+static void add_target(cJSON *root, const struct asys_target *t)
+{
+    if (!t)
+        return;
+    cJSON *target = cJSON_AddObjectToObject(root, "target");
+    cJSON_AddNumberToObject(target, "pid", t->pid);
+    if (WIFEXITED(t->status))
+        cJSON_AddNumberToObject(target, "exit_code", WEXITSTATUS(t->status));
+    else if (WIFSIGNALED(t->status))
+        cJSON_AddNumberToObject(target, "signal", WTERMSIG(t->status));
+}
+
+/* clock.pairs, clock.tsc_hz and session.end_monotonic_ns from the pairs. */
+static void add_clock(cJSON *root, cJSON *pairs)
+{
+    cJSON *clock = cJSON_GetObjectItemCaseSensitive(root, "clock");
+    if (!clock)
+        clock = cJSON_AddObjectToObject(root, "clock");
+    cJSON *session = cJSON_GetObjectItemCaseSensitive(root, "session");
+    if (!session)
+        session = cJSON_AddObjectToObject(root, "session");
+    int n = cJSON_GetArraySize(pairs);
+    cJSON_AddNumberToObject(clock, "pair_count", n);
+    if (n >= 1) {
+        uint64_t last_mono;
+        if (asys_json_to_u64(cJSON_GetArrayItem(cJSON_GetArrayItem(pairs, n - 1), 1), &last_mono) == 0)
+            asys_json_add_u64(session, "end_monotonic_ns", last_mono);
+    }
+    if (n >= 2) {
+        uint64_t t0, m0, t1, m1;
+        cJSON *first = cJSON_GetArrayItem(pairs, 0), *last = cJSON_GetArrayItem(pairs, n - 1);
+        if (!asys_json_to_u64(cJSON_GetArrayItem(first, 0), &t0) &&
+            !asys_json_to_u64(cJSON_GetArrayItem(first, 1), &m0) &&
+            !asys_json_to_u64(cJSON_GetArrayItem(last, 0), &t1) &&
+            !asys_json_to_u64(cJSON_GetArrayItem(last, 1), &m1) && m1 > m0)
+            cJSON_AddNumberToObject(clock, "tick_hz", (double)(t1 - t0) * 1e9 / (double)(m1 - m0));
+    }
+    cJSON_AddItemToObject(clock, "pairs", pairs);
+}
+
+static cJSON *segments_json(const struct segment_scan *scans, size_t n, uint64_t *records,
+                            uint64_t *dropped)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; i < n; i++) {
+        const struct segment_scan *s = &scans[i];
+        cJSON *seg = cJSON_CreateObject();
+        char file[300];
+        snprintf(file, sizeof file, "%s%s", ASYS_SEGMENT_DIR, s->name);
+        cJSON_AddStringToObject(seg, "file", file);
+        cJSON_AddNumberToObject(seg, "pid", s->pid);
+        cJSON_AddNumberToObject(seg, "tid", s->tid);
+        cJSON_AddStringToObject(seg, "collector", collector_name(s->collector));
+        cJSON_AddNumberToObject(seg, "records", (double)s->records);
+        cJSON_AddNumberToObject(seg, "bytes", (double)s->end);
+        cJSON_AddNumberToObject(seg, "dropped_records", (double)s->dropped_records);
+        cJSON_AddNumberToObject(seg, "dropped_bytes", (double)s->dropped_bytes);
+        if (s->error[0])
+            cJSON_AddStringToObject(seg, "error", s->error);
+        cJSON_AddItemToArray(arr, seg);
+        *records += s->records;
+        *dropped += s->dropped_records;
+    }
+    return arr;
+}
+
+/* Moves the finished temporary file into place. */
+static int publish(const char *tmp, const char *path, int force, struct asys_err *err)
+{
+    if (force) {
+        if (rename(tmp, path) != 0)
+            return asys_fail(err, "%s", strerror(errno));
+        return 0;
+    }
+    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
+        return 0;
+    if (errno == EEXIST)
+        return asys_fail(err, "file exists (use --force-overwrite)");
+    if (errno != EINVAL && errno != ENOSYS)
+        return asys_fail(err, "%s", strerror(errno));
+    if (link(tmp, path) != 0) /* file systems without RENAME_NOREPLACE */
+        return asys_fail(err, "%s", errno == EEXIST ? "file exists (use --force-overwrite)"
+                                                      : strerror(errno));
+    unlink(tmp);
+    return 0;
+}
+
+static int write_archive(int fd, const char *segment_dir,
+                         const cJSON *manifest, const struct segment_scan *scans, size_t n,
+                         struct asys_err *err)
+{
+    struct asys_archive_writer *w = NULL;
+    char *text = cJSON_Print(manifest);
+    int rc = -1;
+    if (!text) {
+        asys_fail(err, "out of memory");
+        goto out;
+    }
+    if (asys_archive_writer_open(&w, fd, err) != 0)
+        goto out;
+    if (asys_archive_add_buffer(w, ASYS_MANIFEST_NAME, text, strlen(text), err) != 0)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        if (scans[i].end == 0)
+            continue; /* unreadable from the start: listed in the manifest only */
+        char path[PATH_MAX + 300], member[300];
+        snprintf(path, sizeof path, "%s/%s", segment_dir, scans[i].name);
+        snprintf(member, sizeof member, "%s%s", ASYS_SEGMENT_DIR, scans[i].name);
+        if (asys_archive_add_file(w, member, path, scans[i].end, err) != 0)
+            goto out;
+    }
+    rc = 0;
+out:
+    if (w && asys_archive_writer_close(w, rc == 0 ? err : NULL) != 0)
+        rc = -1;
+    cJSON_free(text);
+    return rc;
+}
+
+int asys_finalize(const char *session_dir, const char *report_path, int force,
+                  const struct asys_target *target, struct asys_finalize_result *result,
+                  struct asys_err *err)
+{
+    int rc = -1;
+    int fd = -1;
+    struct segment_scan *scans = NULL;
+    size_t n = 0;
+    char segment_dir[PATH_MAX], session_file[PATH_MAX + 32], tmp[PATH_MAX + 32];
+    tmp[0] = '\0';
+    memset(result, 0, sizeof *result);
+    snprintf(segment_dir, sizeof segment_dir, "%s/segments", session_dir);
+    snprintf(session_file, sizeof session_file, "%s/%s", session_dir, ASYS_SESSION_FILE);
+
+    struct asys_err ignored;
+    cJSON *root = asys_json_load(session_file, &ignored);
+    if (!root) { /* recovering a session that lost its description */
+        root = cJSON_CreateObject();
+        cJSON_AddNumberToObject(root, "format_version", ASYS_FORMAT_VERSION);
+    }
+    if (list_segments(segment_dir, &scans, &n, err) != 0)
+        goto out;
+    cJSON *pairs = cJSON_CreateArray();
+    for (size_t i = 0; i < n; i++) {
+        char path[PATH_MAX + 300];
+        snprintf(path, sizeof path, "%s/%s", segment_dir, scans[i].name);
+        scan_segment(path, &scans[i], strcmp(scans[i].name, ASYS_LAUNCHER_SEGMENT) ? NULL : pairs);
+    }
+    add_clock(root, pairs);
+    add_report_id(root);
+    add_target(root, target);
+    cJSON_AddItemToObject(root, "segments",
+                          segments_json(scans, n, &result->records, &result->dropped_records));
+    cJSON *totals = cJSON_AddObjectToObject(root, "totals");
+    cJSON_AddNumberToObject(totals, "segments", (double)n);
+    cJSON_AddNumberToObject(totals, "records", (double)result->records);
+    cJSON_AddNumberToObject(totals, "dropped_records", (double)result->dropped_records);
+
+    char dir_copy[PATH_MAX], base_copy[PATH_MAX];
+    snprintf(dir_copy, sizeof dir_copy, "%s", report_path);
+    snprintf(base_copy, sizeof base_copy, "%s", report_path);
+    snprintf(tmp, sizeof tmp, "%s/.%s.XXXXXX", dirname(dir_copy), basename(base_copy));
+    fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0) {
+        asys_fail(err, "%s", strerror(errno));
+        tmp[0] = '\0';
+        goto out;
+    }
+    if (write_archive(fd, segment_dir, root, scans, n, err) != 0)
+        goto out;
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0 || close(fd) != 0) {
+        fd = -1;
+        asys_fail(err, "%s", strerror(errno));
+        goto out;
+    }
+    fd = -1;
+    if (publish(tmp, report_path, force, err) != 0)
+        goto out;
+    tmp[0] = '\0';
+    struct stat st;
+    if (stat(report_path, &st) == 0)
+        result->report_bytes = (uint64_t)st.st_size;
+    result->segments = (int)n;
+    rc = 0;
+out:
+    if (fd >= 0)
+        close(fd);
+    if (tmp[0])
+        unlink(tmp);
+    free(scans);
+    cJSON_Delete(root);
+    return rc;
+}

@@ -1,0 +1,24 @@
+/* Packs a session directory into NAME.asys-rep (used by `asys profile` when
+ * the program ends, and by `asys finalize` to recover an interrupted session). */
+#ifndef ASYS_FINALIZE_H
+#define ASYS_FINALIZE_H
+
+#include <stdint.h>
+
+#include "asys_error.h"
+#include "target_process.h"
+
+struct asys_finalize_result {
+    uint64_t report_bytes;
+    uint64_t records;
+    uint64_t dropped_records;
+    int segments;
+};
+
+/* `target` may be NULL (recovery: the program's status is unknown).  The
+ * session directory is left in place; the caller removes it. */
+int asys_finalize(const char *session_dir, const char *report_path, int force,
+                  const struct asys_target *target, struct asys_finalize_result *result,
+                  struct asys_err *err);
+
+#endif

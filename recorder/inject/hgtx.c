@@ -1,0 +1,640 @@
+/* HGTX collector: NVTX v3 injection.
+ *
+ * Every module (executable or library) compiled with the NVTX headers has its
+ * own function table and calls InitializeInjectionNvtx2 on its first NVTX
+ * call; each call fills that module's table, global state is shared.
+ * Push/pop levels are tracked even when a record cannot be written, so the
+ * values returned to the program are always right. */
+#define _GNU_SOURCE
+#define NVTX_NO_IMPL
+#include <nvtx3/nvToolsExt.h>
+
+#include <string.h>
+
+#include "inject.h"
+
+/* Domain handles are small integers cast to pointers (never dereferenced by
+ * NVTX); names are deduplicated so creating a domain twice returns the same
+ * handle. */
+#define MAX_DOMAINS 4096
+static struct {
+    pthread_mutex_t lock;
+    uint32_t count;
+    uint64_t name_hash[MAX_DOMAINS];
+} domains = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static uint16_t domain_id(nvtxDomainHandle_t domain)
+{
+    uintptr_t id = (uintptr_t)domain;
+    return id <= ASYS_HGTX_MAX_DOMAIN ? (uint16_t)id : 0;
+}
+
+/* Levels for a thread without a segment (recording failed for it). */
+#define FALLBACK_DEPTH_SLOTS 8
+static __thread int32_t fallback_depth[FALLBACK_DEPTH_SLOTS] ASYS_TLS;
+
+/* The level counter of `domain` on this thread; re-entered hooks (t == NULL
+ * while the thread has a segment) still count on the thread's own state. */
+static int32_t *depth_of(struct asys_thread *t, uint16_t domain)
+{
+    if (!t)
+        t = asys_tls_thread;
+    if (t)
+        return &t->depth[domain < ASYS_DEPTH_SLOTS ? domain : ASYS_DEPTH_SLOTS - 1];
+    return &fallback_depth[domain < FALLBACK_DEPTH_SLOTS ? domain : FALLBACK_DEPTH_SLOTS - 1];
+}
+
+/* ---- attribute decoding ------------------------------------------------ */
+
+static int attr_has(const nvtxEventAttributes_t *a, size_t field_end)
+{
+    return a && a->size >= field_end;
+}
+
+#define ATTR_END(field) (offsetof(nvtxEventAttributes_t, field) + sizeof(((nvtxEventAttributes_t *)0)->field))
+
+/* The message of an event as a string id, and its NVTX message type. */
+struct message {
+    uint32_t id;
+    uint8_t type;
+};
+
+static struct message resolve_message(struct asys_thread *t, const char *ascii,
+                                      const wchar_t *wide, const nvtxEventAttributes_t *a)
+{
+    struct message m = {0, NVTX_MESSAGE_TYPE_ASCII};
+    if (ascii) {
+        m.id = asys_intern(t, ascii);
+        return m;
+    }
+    if (wide) {
+        m.id = asys_intern_wide(t, wide);
+        m.type = NVTX_MESSAGE_TYPE_UNICODE;
+        return m;
+    }
+    m.type = 0;
+    if (!attr_has(a, ATTR_END(message)))
+        return m;
+    m.type = (uint8_t)a->messageType;
+    switch (a->messageType) {
+    case NVTX_MESSAGE_TYPE_ASCII:
+        m.id = a->message.ascii ? asys_intern(t, a->message.ascii) : 0;
+        break;
+    case NVTX_MESSAGE_TYPE_UNICODE:
+        m.id = a->message.unicode ? asys_intern_wide(t, a->message.unicode) : 0;
+        break;
+    case NVTX_MESSAGE_TYPE_REGISTERED:
+        m.id = (uint32_t)(uintptr_t)a->message.registered;
+        break;
+    default:
+        m.type = 0;
+        break;
+    }
+    return m;
+}
+
+static void fill_attributes(struct asys_hgtx_attributes *out, uint16_t domain,
+                            const nvtxEventAttributes_t *a, struct message msg)
+{
+    memset(out, 0, sizeof *out);
+    out->message_string_id = msg.id;
+    out->message_type = msg.type;
+    out->domain_id = domain;
+    if (!a)
+        return;
+    if (attr_has(a, ATTR_END(category)) && a->category) {
+        out->category = a->category;
+        out->flags |= ASYS_HGTX_HAS_CATEGORY;
+    }
+    if (attr_has(a, ATTR_END(color)) && a->colorType == NVTX_COLOR_ARGB) {
+        out->color_argb = a->color;
+        out->flags |= ASYS_HGTX_HAS_COLOR;
+    }
+    if (!attr_has(a, ATTR_END(payload)))
+        return;
+    uint64_t bits = 0;
+    switch (a->payloadType) {
+    case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64:
+    case NVTX_PAYLOAD_TYPE_INT64:
+    case NVTX_PAYLOAD_TYPE_DOUBLE:
+        bits = a->payload.ullValue;
+        break;
+    case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32:
+        bits = a->payload.uiValue;
+        break;
+    case NVTX_PAYLOAD_TYPE_INT32:
+        bits = (uint64_t)(int64_t)a->payload.iValue;
+        break;
+    case NVTX_PAYLOAD_TYPE_FLOAT: {
+        double d = a->payload.fValue;
+        memcpy(&bits, &d, sizeof bits);
+        break;
+    }
+    default:
+        return;
+    }
+    out->payload_type = (uint32_t)a->payloadType;
+    out->payload = bits;
+    out->flags |= ASYS_HGTX_HAS_PAYLOAD;
+}
+
+/* Attributes that fit the one-word form: default domain, an ASCII message
+ * with a small id, nothing else. */
+static int is_plain(const struct asys_hgtx_attributes *attr)
+{
+    return attr->domain_id == ASYS_HGTX_DEFAULT_DOMAIN && attr->flags == 0 &&
+           attr->message_string_id <= ASYS_ARG_MAX_STRING_ID &&
+           (attr->message_type == NVTX_MESSAGE_TYPE_ASCII || attr->message_type == 0);
+}
+
+/* ---- record writers ---------------------------------------------------- */
+
+/* One-word record: PUSH/MARK with a small string id, or POP. */
+static void write_word(struct asys_thread *t, unsigned type, unsigned arg, uint64_t ticks)
+{
+    uint32_t delta;
+    asys_rec_word *r = asys_segment_reserve(&t->seg, sizeof *r, ticks, &delta);
+    if (r)
+        asys_segment_commit(r, ASYS_REC_WORD(type, 1, arg, delta));
+}
+
+/* A push or mark: the compact form when the event carries only a message. */
+static void write_event(struct asys_thread *t, unsigned compact_type, unsigned ex_type,
+                        uint16_t domain, const nvtxEventAttributes_t *a, struct message msg,
+                        uint64_t ticks)
+{
+    if (!a && domain == ASYS_HGTX_DEFAULT_DOMAIN && msg.type == NVTX_MESSAGE_TYPE_ASCII &&
+        msg.id <= ASYS_ARG_MAX_STRING_ID) {
+        write_word(t, compact_type, msg.id, ticks);
+        return;
+    }
+    struct asys_hgtx_attributes attr;
+    fill_attributes(&attr, domain, a, msg);
+    if (is_plain(&attr)) {
+        write_word(t, compact_type, attr.message_string_id, ticks);
+        return;
+    }
+    uint32_t delta;
+    struct asys_rec_hgtx_ex *r = asys_segment_reserve(&t->seg, sizeof *r, ticks, &delta);
+    if (!r)
+        return;
+    r->attr = attr;
+    asys_segment_commit(&r->header, ASYS_REC_WORD(ex_type, sizeof *r / 8, 0, delta));
+}
+
+static nvtxRangeId_t write_start(struct asys_thread *t, uint16_t domain,
+                                 const nvtxEventAttributes_t *a, struct message msg,
+                                 uint64_t ticks)
+{
+    nvtxRangeId_t id = ((uint64_t)t->thread_index << 40) | ++t->next_range_serial;
+    struct asys_hgtx_attributes attr;
+    fill_attributes(&attr, domain, a, msg);
+    uint32_t delta;
+    if (is_plain(&attr)) {
+        struct asys_rec_hgtx_range *r = asys_segment_reserve(&t->seg, sizeof *r, ticks, &delta);
+        if (r) {
+            r->range_id = id;
+            asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_HGTX_START, sizeof *r / 8,
+                                                          attr.message_string_id, delta));
+        }
+        return id;
+    }
+    struct asys_rec_hgtx_start_ex *r = asys_segment_reserve(&t->seg, sizeof *r, ticks, &delta);
+    if (r) {
+        r->range_id = id;
+        r->attr = attr;
+        asys_segment_commit(&r->header,
+                            ASYS_REC_WORD(ASYS_REC_HGTX_START_EX, sizeof *r / 8, 0, delta));
+    }
+    return id;
+}
+
+/* ---- push / pop -------------------------------------------------------- */
+
+static int push(uint16_t domain, const char *ascii, const wchar_t *wide,
+                const nvtxEventAttributes_t *a)
+{
+    uint64_t ticks = asys_now();
+    struct asys_thread *t = asys_thread_enter();
+    int32_t *depth = depth_of(t, domain);
+    int level = (*depth)++;
+    if (!t) {
+        asys_thread_count_lost(sizeof(struct asys_rec_hgtx_ex));
+        return level;
+    }
+    struct message msg = resolve_message(t, ascii, wide, a);
+    write_event(t, ASYS_REC_HGTX_PUSH, ASYS_REC_HGTX_PUSH_EX, domain, a, msg, ticks);
+    asys_thread_leave();
+    return level;
+}
+
+static int pop(uint16_t domain)
+{
+    uint64_t ticks = asys_now();
+    struct asys_thread *t = asys_thread_enter();
+    int32_t *depth = depth_of(t, domain);
+    if (*depth <= 0) { /* NVTX: a pop without a push is an error, reported as -1 */
+        if (t)
+            asys_thread_leave();
+        return -1;
+    }
+    int level = --(*depth);
+    if (!t) {
+        asys_thread_count_lost(sizeof(asys_rec_word));
+        return level;
+    }
+    write_word(t, ASYS_REC_HGTX_POP, domain, ticks);
+    asys_thread_leave();
+    return level;
+}
+
+static int NVTX_API hook_push_a(const char *message)
+{
+    return push(ASYS_HGTX_DEFAULT_DOMAIN, message ? message : "", NULL, NULL);
+}
+
+static int NVTX_API hook_push_w(const wchar_t *message)
+{
+    return push(ASYS_HGTX_DEFAULT_DOMAIN, NULL, message ? message : L"", NULL);
+}
+
+static int NVTX_API hook_push_ex(const nvtxEventAttributes_t *a)
+{
+    return push(ASYS_HGTX_DEFAULT_DOMAIN, NULL, NULL, a);
+}
+
+static int NVTX_API hook_pop(void)
+{
+    return pop(ASYS_HGTX_DEFAULT_DOMAIN);
+}
+
+static int NVTX_API hook_domain_push_ex(nvtxDomainHandle_t domain, const nvtxEventAttributes_t *a)
+{
+    return push(domain_id(domain), NULL, NULL, a);
+}
+
+static int NVTX_API hook_domain_pop(nvtxDomainHandle_t domain)
+{
+    return pop(domain_id(domain));
+}
+
+/* ---- marks --------------------------------------------------------------- */
+
+static void mark(uint16_t domain, const char *ascii, const wchar_t *wide,
+                 const nvtxEventAttributes_t *a)
+{
+    uint64_t ticks = asys_now();
+    struct asys_thread *t = asys_thread_enter();
+    if (!t) {
+        asys_thread_count_lost(sizeof(struct asys_rec_hgtx_ex));
+        return;
+    }
+    struct message msg = resolve_message(t, ascii, wide, a);
+    write_event(t, ASYS_REC_HGTX_MARK, ASYS_REC_HGTX_MARK_EX, domain, a, msg, ticks);
+    asys_thread_leave();
+}
+
+static void NVTX_API hook_mark_a(const char *message)
+{
+    mark(ASYS_HGTX_DEFAULT_DOMAIN, message ? message : "", NULL, NULL);
+}
+
+static void NVTX_API hook_mark_w(const wchar_t *message)
+{
+    mark(ASYS_HGTX_DEFAULT_DOMAIN, NULL, message ? message : L"", NULL);
+}
+
+static void NVTX_API hook_mark_ex(const nvtxEventAttributes_t *a)
+{
+    mark(ASYS_HGTX_DEFAULT_DOMAIN, NULL, NULL, a);
+}
+
+static void NVTX_API hook_domain_mark_ex(nvtxDomainHandle_t domain, const nvtxEventAttributes_t *a)
+{
+    mark(domain_id(domain), NULL, NULL, a);
+}
+
+/* ---- start / end --------------------------------------------------------- */
+
+static nvtxRangeId_t start(uint16_t domain, const char *ascii, const wchar_t *wide,
+                           const nvtxEventAttributes_t *a)
+{
+    uint64_t ticks = asys_now();
+    struct asys_thread *t = asys_thread_enter();
+    if (!t) {
+        asys_thread_count_lost(sizeof(struct asys_rec_hgtx_start_ex));
+        return 0;
+    }
+    struct message msg = resolve_message(t, ascii, wide, a);
+    nvtxRangeId_t id = write_start(t, domain, a, msg, ticks);
+    asys_thread_leave();
+    return id;
+}
+
+static void end(nvtxRangeId_t id)
+{
+    uint64_t ticks = asys_now();
+    struct asys_thread *t = asys_thread_enter();
+    if (!t) {
+        asys_thread_count_lost(sizeof(struct asys_rec_hgtx_range));
+        return;
+    }
+    uint32_t delta;
+    struct asys_rec_hgtx_range *r = asys_segment_reserve(&t->seg, sizeof *r, ticks, &delta);
+    if (r) {
+        r->range_id = id;
+        asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_HGTX_END, sizeof *r / 8, 0, delta));
+    }
+    asys_thread_leave();
+}
+
+static nvtxRangeId_t NVTX_API hook_start_a(const char *message)
+{
+    return start(ASYS_HGTX_DEFAULT_DOMAIN, message ? message : "", NULL, NULL);
+}
+
+static nvtxRangeId_t NVTX_API hook_start_w(const wchar_t *message)
+{
+    return start(ASYS_HGTX_DEFAULT_DOMAIN, NULL, message ? message : L"", NULL);
+}
+
+static nvtxRangeId_t NVTX_API hook_start_ex(const nvtxEventAttributes_t *a)
+{
+    return start(ASYS_HGTX_DEFAULT_DOMAIN, NULL, NULL, a);
+}
+
+static nvtxRangeId_t NVTX_API hook_domain_start_ex(nvtxDomainHandle_t domain,
+                                                   const nvtxEventAttributes_t *a)
+{
+    return start(domain_id(domain), NULL, NULL, a);
+}
+
+static void NVTX_API hook_end(nvtxRangeId_t id)
+{
+    end(id);
+}
+
+static void NVTX_API hook_domain_end(nvtxDomainHandle_t domain, nvtxRangeId_t id)
+{
+    (void)domain; /* range ids are unique across domains */
+    end(id);
+}
+
+/* ---- naming ---------------------------------------------------------------- */
+
+static void name_category(uint16_t domain, uint32_t category, const char *ascii,
+                          const wchar_t *wide)
+{
+    struct asys_thread *t = asys_thread_enter();
+    if (!t)
+        return;
+    uint32_t name = ascii ? asys_intern(t, ascii) : asys_intern_wide(t, wide);
+    uint32_t delta;
+    struct asys_rec_hgtx_category *r = asys_segment_reserve(&t->seg, sizeof *r, asys_now(), &delta);
+    if (r) {
+        r->category = category;
+        r->name_string_id = name;
+        asys_segment_commit(&r->header,
+                            ASYS_REC_WORD(ASYS_REC_HGTX_CATEGORY, sizeof *r / 8, domain, delta));
+    }
+    asys_thread_leave();
+}
+
+static void NVTX_API hook_name_category_a(uint32_t category, const char *name)
+{
+    name_category(ASYS_HGTX_DEFAULT_DOMAIN, category, name ? name : "", NULL);
+}
+
+static void NVTX_API hook_name_category_w(uint32_t category, const wchar_t *name)
+{
+    name_category(ASYS_HGTX_DEFAULT_DOMAIN, category, NULL, name ? name : L"");
+}
+
+static void NVTX_API hook_domain_name_category_a(nvtxDomainHandle_t d, uint32_t category,
+                                                 const char *name)
+{
+    name_category(domain_id(d), category, name ? name : "", NULL);
+}
+
+static void NVTX_API hook_domain_name_category_w(nvtxDomainHandle_t d, uint32_t category,
+                                                 const wchar_t *name)
+{
+    name_category(domain_id(d), category, NULL, name ? name : L"");
+}
+
+static void name_os_thread(uint32_t os_tid, const char *ascii, const wchar_t *wide)
+{
+    struct asys_thread *t = asys_thread_enter();
+    if (!t)
+        return;
+    uint32_t name = ascii ? asys_intern(t, ascii) : asys_intern_wide(t, wide);
+    uint32_t delta;
+    struct asys_rec_hgtx_thread_name *r =
+        asys_segment_reserve(&t->seg, sizeof *r, asys_now(), &delta);
+    if (r) {
+        r->os_tid = os_tid;
+        r->name_string_id = name;
+        asys_segment_commit(&r->header,
+                            ASYS_REC_WORD(ASYS_REC_HGTX_THREAD_NAME, sizeof *r / 8, 0, delta));
+    }
+    asys_thread_leave();
+}
+
+static void NVTX_API hook_name_os_thread_a(uint32_t os_tid, const char *name)
+{
+    name_os_thread(os_tid, name ? name : "", NULL);
+}
+
+static void NVTX_API hook_name_os_thread_w(uint32_t os_tid, const wchar_t *name)
+{
+    name_os_thread(os_tid, NULL, name ? name : L"");
+}
+
+/* ---- domains and registered strings ----------------------------------------- */
+
+static void write_domain(struct asys_thread *t, uint16_t id, uint32_t name, uint32_t destroyed)
+{
+    uint32_t delta;
+    struct asys_rec_hgtx_domain *r = asys_segment_reserve(&t->seg, sizeof *r, asys_now(), &delta);
+    if (r) {
+        r->name_string_id = name;
+        r->destroyed = destroyed;
+        asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_HGTX_DOMAIN, sizeof *r / 8, id, delta));
+    }
+}
+
+static uint64_t text_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a; creation is not a hot path */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static nvtxDomainHandle_t create_domain(const char *name)
+{
+    struct asys_thread *t = asys_thread_enter();
+    uint64_t h = text_hash(name);
+    uint32_t id = 0;
+    int is_new = 0;
+    pthread_mutex_lock(&domains.lock);
+    for (uint32_t i = 0; i < domains.count; i++) {
+        if (domains.name_hash[i] == h) {
+            id = i + 1;
+            break;
+        }
+    }
+    if (!id && domains.count < MAX_DOMAINS) {
+        domains.name_hash[domains.count++] = h;
+        id = domains.count;
+        is_new = 1;
+    }
+    pthread_mutex_unlock(&domains.lock);
+    if (t) {
+        if (is_new)
+            write_domain(t, (uint16_t)id, asys_intern(t, name), 0);
+        asys_thread_leave();
+    }
+    /* Beyond MAX_DOMAINS every new domain shares the default one. */
+    return (nvtxDomainHandle_t)(uintptr_t)id;
+}
+
+static nvtxDomainHandle_t NVTX_API hook_domain_create_a(const char *name)
+{
+    return create_domain(name ? name : "");
+}
+
+static nvtxDomainHandle_t NVTX_API hook_domain_create_w(const wchar_t *name)
+{
+    char buf[512];
+    asys_wide_to_utf8(buf, sizeof buf, name);
+    return create_domain(buf);
+}
+
+static void NVTX_API hook_domain_destroy(nvtxDomainHandle_t domain)
+{
+    uint16_t id = domain_id(domain);
+    struct asys_thread *t = asys_thread_enter();
+    if (!t)
+        return;
+    if (id)
+        write_domain(t, id, 0, 1);
+    asys_thread_leave();
+}
+
+static nvtxStringHandle_t NVTX_API hook_register_string_a(nvtxDomainHandle_t domain,
+                                                          const char *text)
+{
+    (void)domain; /* string ids are process-wide */
+    struct asys_thread *t = asys_thread_enter();
+    if (!t)
+        return (nvtxStringHandle_t)0;
+    uint32_t id = asys_intern(t, text ? text : "");
+    asys_thread_leave();
+    return (nvtxStringHandle_t)(uintptr_t)id;
+}
+
+static nvtxStringHandle_t NVTX_API hook_register_string_w(nvtxDomainHandle_t domain,
+                                                          const wchar_t *text)
+{
+    (void)domain;
+    struct asys_thread *t = asys_thread_enter();
+    if (!t)
+        return (nvtxStringHandle_t)0;
+    uint32_t id = asys_intern_wide(t, text ? text : L"");
+    asys_thread_leave();
+    return (nvtxStringHandle_t)(uintptr_t)id;
+}
+
+/* Resources only need distinct non-null handles. */
+static uint64_t next_resource;
+static nvtxResourceHandle_t NVTX_API hook_resource_create(nvtxDomainHandle_t domain,
+                                                          nvtxResourceAttributes_t *attribs)
+{
+    (void)domain;
+    (void)attribs;
+    return (nvtxResourceHandle_t)(uintptr_t)__atomic_add_fetch(&next_resource, 1, __ATOMIC_RELAXED);
+}
+
+static void NVTX_API hook_resource_destroy(nvtxResourceHandle_t resource)
+{
+    (void)resource;
+}
+
+static void NVTX_API hook_initialize(const void *reserved)
+{
+    (void)reserved;
+}
+
+/* ---- injection entry point ----------------------------------------------- */
+
+struct hook {
+    unsigned cbid;
+    NvtxFunctionPointer fn;
+};
+
+#define HOOK(id, f) {id, (NvtxFunctionPointer)(void (*)(void))(f)}
+
+static const struct hook core_hooks[] = {
+    HOOK(NVTX_CBID_CORE_MarkEx, hook_mark_ex),
+    HOOK(NVTX_CBID_CORE_MarkA, hook_mark_a),
+    HOOK(NVTX_CBID_CORE_MarkW, hook_mark_w),
+    HOOK(NVTX_CBID_CORE_RangeStartEx, hook_start_ex),
+    HOOK(NVTX_CBID_CORE_RangeStartA, hook_start_a),
+    HOOK(NVTX_CBID_CORE_RangeStartW, hook_start_w),
+    HOOK(NVTX_CBID_CORE_RangeEnd, hook_end),
+    HOOK(NVTX_CBID_CORE_RangePushEx, hook_push_ex),
+    HOOK(NVTX_CBID_CORE_RangePushA, hook_push_a),
+    HOOK(NVTX_CBID_CORE_RangePushW, hook_push_w),
+    HOOK(NVTX_CBID_CORE_RangePop, hook_pop),
+    HOOK(NVTX_CBID_CORE_NameCategoryA, hook_name_category_a),
+    HOOK(NVTX_CBID_CORE_NameCategoryW, hook_name_category_w),
+    HOOK(NVTX_CBID_CORE_NameOsThreadA, hook_name_os_thread_a),
+    HOOK(NVTX_CBID_CORE_NameOsThreadW, hook_name_os_thread_w),
+};
+
+static const struct hook core2_hooks[] = {
+    HOOK(NVTX_CBID_CORE2_DomainMarkEx, hook_domain_mark_ex),
+    HOOK(NVTX_CBID_CORE2_DomainRangeStartEx, hook_domain_start_ex),
+    HOOK(NVTX_CBID_CORE2_DomainRangeEnd, hook_domain_end),
+    HOOK(NVTX_CBID_CORE2_DomainRangePushEx, hook_domain_push_ex),
+    HOOK(NVTX_CBID_CORE2_DomainRangePop, hook_domain_pop),
+    HOOK(NVTX_CBID_CORE2_DomainResourceCreate, hook_resource_create),
+    HOOK(NVTX_CBID_CORE2_DomainResourceDestroy, hook_resource_destroy),
+    HOOK(NVTX_CBID_CORE2_DomainNameCategoryA, hook_domain_name_category_a),
+    HOOK(NVTX_CBID_CORE2_DomainNameCategoryW, hook_domain_name_category_w),
+    HOOK(NVTX_CBID_CORE2_DomainRegisterStringA, hook_register_string_a),
+    HOOK(NVTX_CBID_CORE2_DomainRegisterStringW, hook_register_string_w),
+    HOOK(NVTX_CBID_CORE2_DomainCreateA, hook_domain_create_a),
+    HOOK(NVTX_CBID_CORE2_DomainCreateW, hook_domain_create_w),
+    HOOK(NVTX_CBID_CORE2_DomainDestroy, hook_domain_destroy),
+    HOOK(NVTX_CBID_CORE2_Initialize, hook_initialize),
+};
+
+static int install(const NvtxExportTableCallbacks *etbl, NvtxCallbackModule module,
+                   const struct hook *hooks, size_t count)
+{
+    NvtxFunctionTable table = NULL;
+    unsigned int size = 0;
+    if (!etbl->GetModuleFunctionTable(module, &table, &size) || !table)
+        return 0;
+    for (size_t i = 0; i < count; i++)
+        if (hooks[i].cbid < size && table[hooks[i].cbid])
+            *table[hooks[i].cbid] = hooks[i].fn;
+    return 1;
+}
+
+ASYS_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
+{
+    asys_inject_init();
+    if (!asys_proc.enabled || !(asys_proc.collectors & ASYS_COLLECT_HGTX) || !get_export_table)
+        return 0; /* NVTX turns every call of this module into a no-op */
+    const NvtxExportTableCallbacks *etbl = get_export_table(NVTX_ETID_CALLBACKS);
+    if (!etbl || etbl->struct_size < sizeof *etbl)
+        return 0;
+    if (!install(etbl, NVTX_CB_MODULE_CORE, core_hooks, sizeof core_hooks / sizeof *core_hooks))
+        return 0;
+    install(etbl, NVTX_CB_MODULE_CORE2, core2_hooks, sizeof core2_hooks / sizeof *core2_hooks);
+    asys_debug("NVTX module attached");
+    return 1;
+}

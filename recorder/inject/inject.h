@@ -1,0 +1,129 @@
+/* libasys-inject.so: state shared by the collectors inside a traced process.
+ *
+ * One struct asys_thread per recording thread (mmap'd, never malloc'd, so heap
+ * hooks cannot recurse), reached through an initial-exec TLS pointer.  The
+ * process-wide state lives in one struct asys_process.
+ *
+ * Collectors bracket every hook with asys_thread_enter()/asys_thread_leave():
+ * enter returns NULL when recording is off, when the hook re-entered itself
+ * (a signal handler, a library call made by the collector), or after the
+ * thread's segment was closed.
+ */
+#ifndef ASYS_INJECT_H
+#define ASYS_INJECT_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <wchar.h>
+
+#include "asys_format.h"
+#include "clock.h"
+#include "segment_writer.h"
+
+#define ASYS_TLS __attribute__((tls_model("initial-exec")))
+#define ASYS_EXPORT __attribute__((visibility("default")))
+#define ASYS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define ASYS_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+enum asys_collector_bit {
+    ASYS_COLLECT_HGTX = 1u << 0,
+};
+
+/* Per-thread cache of interned strings: content hash -> string id. */
+#define ASYS_STRING_CACHE_SIZE 512
+struct asys_string_cache_entry {
+    uint64_t hash;
+    uint32_t length;
+    uint32_t string_id;
+};
+
+/* Nesting depth per domain, for the level NVTX push/pop return. */
+#define ASYS_DEPTH_SLOTS 256
+
+struct asys_thread {
+    struct asys_segment_writer seg;
+    uint32_t tid;
+    uint32_t thread_index;
+    uint64_t next_range_serial;
+    struct asys_thread *next; /* registry of live threads */
+    int32_t depth[ASYS_DEPTH_SLOTS];
+    struct asys_string_cache_entry strings[ASYS_STRING_CACHE_SIZE];
+};
+
+struct asys_process {
+    int enabled; /* a session is configured and its directory is writable */
+    uint32_t collectors;
+    int clock_kind;
+    uint32_t pid;
+    uint32_t ppid;
+    uint64_t process_uid;
+    uint64_t parent_process_uid;
+    uint32_t inherited_string_limit;
+    uint32_t origin; /* enum asys_process_origin */
+    uint64_t chunk_size;
+    uint64_t max_segment_size;
+    int debug;
+    int process_info_written;
+    uint32_t next_string_id;   /* atomic */
+    uint32_t next_thread_index; /* atomic */
+    pthread_mutex_t registry_lock;
+    struct asys_thread *threads;
+    pthread_key_t thread_key;
+    char segment_dir[1024];
+};
+
+extern struct asys_process asys_proc;
+extern __thread struct asys_thread *asys_tls_thread ASYS_TLS;
+extern __thread int asys_tls_busy ASYS_TLS;
+
+/* Idempotent: reads the session from the environment on first use. */
+void asys_inject_init(void);
+
+/* Registers the calling thread; NULL when recording is off or failed. */
+struct asys_thread *asys_thread_register(void);
+
+/* Counts a record lost because its hook could not record (re-entry). */
+void asys_thread_count_lost(uint32_t size);
+
+static inline struct asys_thread *asys_thread_enter(void)
+{
+    if (ASYS_UNLIKELY(asys_tls_busy))
+        return NULL;
+    asys_tls_busy = 1;
+    struct asys_thread *t = asys_tls_thread;
+    if (ASYS_UNLIKELY(!t)) {
+        t = asys_thread_register();
+        if (!t)
+            asys_tls_busy = 0;
+    }
+    return t;
+}
+
+static inline void asys_thread_leave(void)
+{
+    asys_tls_busy = 0;
+}
+
+static inline uint64_t asys_now(void)
+{
+    return asys_clock_ticks(asys_proc.clock_kind);
+}
+
+/* String interning (string_intern.c).  Returns the id of `text` in this
+ * process image, writing its STRING_DEF on first sight in this thread. */
+uint32_t asys_intern(struct asys_thread *t, const char *text);
+uint32_t asys_intern_len(struct asys_thread *t, const char *text, size_t length);
+/* wchar_t text, converted to UTF-8. */
+uint32_t asys_intern_wide(struct asys_thread *t, const wchar_t *text);
+/* Converts NUL-terminated wide text to NUL-terminated UTF-8 (cut to fit). */
+size_t asys_wide_to_utf8(char *out, size_t size, const wchar_t *text);
+
+/* Debug output, only when ASYS_DEBUG is set. */
+void asys_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Small helpers that allocate nothing (usable after fork and in handlers). */
+char *asys_append_str(char *dst, char *end, const char *s);
+char *asys_append_u64(char *dst, char *end, uint64_t v, int base);
+
+#endif

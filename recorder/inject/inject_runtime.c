@@ -1,0 +1,374 @@
+/* libasys-inject.so runtime: session setup, thread registration, fork and
+ * exit handling.  Nothing here may exit, print (outside ASYS_DEBUG) or crash
+ * the host: every failure turns recording off for what it affects. */
+#define _GNU_SOURCE
+#include "inject.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct asys_process asys_proc = {.registry_lock = PTHREAD_MUTEX_INITIALIZER};
+__thread struct asys_thread *asys_tls_thread ASYS_TLS;
+__thread int asys_tls_busy ASYS_TLS;
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+char *asys_append_str(char *dst, char *end, const char *s)
+{
+    while (*s && dst < end - 1)
+        *dst++ = *s++;
+    *dst = '\0';
+    return dst;
+}
+
+char *asys_append_u64(char *dst, char *end, uint64_t v, int base)
+{
+    char digits[24];
+    int n = 0;
+    do {
+        digits[n++] = "0123456789abcdef"[v % (unsigned)base];
+        v /= (unsigned)base;
+    } while (v);
+    while (n && dst < end - 1)
+        *dst++ = digits[--n];
+    *dst = '\0';
+    return dst;
+}
+
+void asys_debug(const char *fmt, ...)
+{
+    if (!asys_proc.debug)
+        return;
+    int saved_errno = errno;
+    char buf[512];
+    int len = snprintf(buf, sizeof buf, "asys-inject[%d]: ", (int)getpid());
+    va_list ap;
+    va_start(ap, fmt);
+    len += vsnprintf(buf + len, sizeof buf - (size_t)len, fmt, ap);
+    va_end(ap);
+    if (len > (int)sizeof buf - 2)
+        len = (int)sizeof buf - 2;
+    buf[len++] = '\n';
+    ssize_t ignored = write(2, buf, (size_t)len);
+    (void)ignored;
+    errno = saved_errno;
+}
+
+static uint64_t new_process_uid(void)
+{
+    uint64_t uid = 0;
+    if (getrandom(&uid, sizeof uid, GRND_NONBLOCK) != (ssize_t)sizeof uid)
+        uid = asys_cpu_counter() ^ ((uint64_t)getpid() << 32) ^ asys_monotonic_ns();
+    return uid ? uid : 1;
+}
+
+static uint64_t env_u64(const char *name, uint64_t fallback)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return fallback;
+    char *end;
+    unsigned long long n = strtoull(v, &end, 10);
+    return *end ? fallback : (uint64_t)n;
+}
+
+static uint32_t parse_collectors(const char *list)
+{
+    uint32_t mask = 0;
+    if (!list)
+        return 0;
+    const char *p = list;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        if (n == 4 && !strncmp(p, "hgtx", 4))
+            mask |= ASYS_COLLECT_HGTX;
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    return mask;
+}
+
+static void thread_key_destructor(void *arg);
+static void before_fork(void);
+static void after_fork_parent(void);
+static void after_fork_child(void);
+
+static void init_process(void)
+{
+    int saved_errno = errno;
+    asys_proc.debug = getenv("ASYS_DEBUG") != NULL;
+    const char *session = getenv("ASYS_SESSION_DIR");
+    if (!session || !*session)
+        goto out;
+    char *end = asys_proc.segment_dir + sizeof asys_proc.segment_dir;
+    char *p = asys_append_str(asys_proc.segment_dir, end, session);
+    p = asys_append_str(p, end, "/" ASYS_SEGMENT_DIR);
+    if (p >= end - 1 || access(asys_proc.segment_dir, W_OK) != 0) {
+        asys_debug("session directory '%s' is not writable; recording off", asys_proc.segment_dir);
+        goto out;
+    }
+    asys_proc.collectors = parse_collectors(getenv("ASYS_COLLECTORS"));
+    asys_proc.clock_kind = asys_clock_from_name(getenv("ASYS_CLOCK"));
+    if (!asys_proc.clock_kind)
+        asys_proc.clock_kind = asys_clock_detect();
+    asys_proc.chunk_size = env_u64("ASYS_CHUNK_SIZE", ASYS_DEFAULT_CHUNK_SIZE);
+    asys_proc.max_segment_size = env_u64("ASYS_MAX_SEGMENT_SIZE", ASYS_DEFAULT_MAX_SEGMENT_SIZE);
+    asys_proc.pid = (uint32_t)getpid();
+    asys_proc.ppid = (uint32_t)getppid();
+    asys_proc.process_uid = new_process_uid();
+    asys_proc.origin = ASYS_PROCESS_LAUNCHED;
+    if (pthread_key_create(&asys_proc.thread_key, thread_key_destructor) != 0)
+        goto out;
+    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+    asys_proc.enabled = 1;
+    asys_debug("recording into %s (collectors 0x%x, clock %s)", asys_proc.segment_dir,
+               asys_proc.collectors, asys_clock_name(asys_proc.clock_kind));
+out:
+    errno = saved_errno;
+}
+
+void asys_inject_init(void)
+{
+    pthread_once(&init_once, init_process);
+}
+
+/* Reads a small /proc/self file into buf (NUL-terminated); returns length. */
+static size_t read_proc_file(const char *path, char *buf, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    size_t len = 0;
+    while (len < size - 1) {
+        ssize_t n = read(fd, buf + len, size - 1 - len);
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    close(fd);
+    buf[len] = '\0';
+    return len;
+}
+
+static void write_process_info(struct asys_thread *t)
+{
+    char exe[1024];
+    char cmdline[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    size_t len = read_proc_file("/proc/self/cmdline", cmdline, sizeof cmdline);
+    while (len && cmdline[len - 1] == '\0')
+        len--;
+    for (size_t i = 0; i < len; i++)
+        if (cmdline[i] == '\0')
+            cmdline[i] = ' ';
+    cmdline[len] = '\0';
+
+    uint32_t exe_id = asys_intern(t, exe);
+    uint32_t cmd_id = asys_intern_len(t, cmdline, len);
+    uint32_t delta;
+    struct asys_rec_process_info *r = asys_segment_reserve(&t->seg, sizeof *r, asys_now(), &delta);
+    if (!r)
+        return;
+    r->pid = asys_proc.pid;
+    r->ppid = asys_proc.ppid;
+    r->exe_string_id = exe_id;
+    r->cmdline_string_id = cmd_id;
+    r->origin = asys_proc.origin;
+    r->reserved = 0;
+    asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_PROCESS_INFO, sizeof *r / 8, 0, delta));
+}
+
+static void write_thread_record(struct asys_thread *t, unsigned type)
+{
+    char name[17] = {0};
+    prctl(PR_GET_NAME, name, 0, 0, 0);
+    uint32_t name_id = asys_intern(t, name);
+    uint32_t delta;
+    struct asys_rec_thread *r = asys_segment_reserve(&t->seg, sizeof *r, asys_now(), &delta);
+    if (!r)
+        return;
+    r->tid = t->tid;
+    r->name_string_id = name_id;
+    asys_segment_commit(&r->header, ASYS_REC_WORD(type, sizeof *r / 8, 0, delta));
+}
+
+static int open_thread_segment(struct asys_thread *t)
+{
+    char path[sizeof asys_proc.segment_dir + 128];
+    char *end = path + sizeof path;
+    char *p = asys_append_str(path, end, asys_proc.segment_dir);
+    p = asys_append_str(p, end, "p");
+    p = asys_append_u64(p, end, asys_proc.pid, 10);
+    p = asys_append_str(p, end, "-t");
+    p = asys_append_u64(p, end, t->tid, 10);
+    p = asys_append_str(p, end, "-");
+    p = asys_append_u64(p, end, asys_proc.process_uid, 16);
+    p = asys_append_str(p, end, "-");
+    p = asys_append_u64(p, end, t->thread_index, 10);
+    asys_append_str(p, end, ASYS_SEGMENT_SUFFIX);
+
+    struct asys_clock_pair pair;
+    asys_clock_pair_take(asys_proc.clock_kind, &pair);
+    struct asys_segment_header h;
+    memset(&h, 0, sizeof h);
+    h.collector = ASYS_SEGMENT_THREAD;
+    h.feature_mask = ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX;
+    h.pid = asys_proc.pid;
+    h.tid = t->tid;
+    h.ppid = asys_proc.ppid;
+    h.thread_index = t->thread_index;
+    h.process_uid = asys_proc.process_uid;
+    h.parent_process_uid = asys_proc.parent_process_uid;
+    h.inherited_string_limit = asys_proc.inherited_string_limit;
+    h.clock_kind = (uint32_t)asys_proc.clock_kind;
+    h.base_ticks = pair.ticks;
+    h.calib_ticks = pair.ticks;
+    h.calib_mono_ns = pair.monotonic_ns;
+    int rc = asys_segment_open(&t->seg, path, &h, asys_proc.chunk_size, asys_proc.max_segment_size);
+    if (rc)
+        asys_debug("cannot create segment '%s': %s", path, strerror(-rc));
+    return rc;
+}
+
+struct asys_thread *asys_thread_register(void)
+{
+    asys_inject_init();
+    if (!asys_proc.enabled)
+        return NULL;
+    int saved_errno = errno;
+    struct asys_thread *t = NULL;
+    void *mem = mmap(NULL, sizeof *t, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED)
+        goto out;
+    t = mem;
+    t->tid = (uint32_t)syscall(SYS_gettid);
+    t->thread_index = __atomic_add_fetch(&asys_proc.next_thread_index, 1, __ATOMIC_RELAXED);
+    if (open_thread_segment(t) != 0) {
+        munmap(t, sizeof *t);
+        t = NULL;
+        goto out;
+    }
+    pthread_mutex_lock(&asys_proc.registry_lock);
+    t->next = asys_proc.threads;
+    asys_proc.threads = t;
+    pthread_mutex_unlock(&asys_proc.registry_lock);
+    asys_tls_thread = t;
+    pthread_setspecific(asys_proc.thread_key, t);
+
+    if (!__atomic_exchange_n(&asys_proc.process_info_written, 1, __ATOMIC_ACQ_REL))
+        write_process_info(t);
+    write_thread_record(t, ASYS_REC_THREAD_START);
+out:
+    errno = saved_errno;
+    return t;
+}
+
+void asys_thread_count_lost(uint32_t size)
+{
+    struct asys_thread *t = asys_tls_thread;
+    if (t && t->seg.header) {
+        __atomic_fetch_add(&t->seg.header->dropped_records, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&t->seg.header->dropped_bytes, size, __ATOMIC_RELAXED);
+    }
+}
+
+static void unlink_thread(struct asys_thread *t)
+{
+    pthread_mutex_lock(&asys_proc.registry_lock);
+    for (struct asys_thread **pp = &asys_proc.threads; *pp; pp = &(*pp)->next) {
+        if (*pp == t) {
+            *pp = t->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&asys_proc.registry_lock);
+}
+
+/* Thread exit: the last name, then a clean close.  The thread stays marked
+ * busy so hooks run by later TLS destructors do not reopen a segment. */
+static void thread_key_destructor(void *arg)
+{
+    struct asys_thread *t = arg;
+    if (!t || t != asys_tls_thread)
+        return;
+    asys_tls_busy = 1;
+    write_thread_record(t, ASYS_REC_THREAD_END);
+    unlink_thread(t);
+    asys_segment_close(&t->seg);
+    asys_tls_thread = NULL;
+    munmap(t, sizeof *t);
+}
+
+/* Process exit does not run TLS destructors for the exiting thread: record
+ * its final name, but keep the segment open for hooks run by later exit
+ * handlers (the data is in the page cache either way). */
+__attribute__((destructor)) static void asys_process_exit(void)
+{
+    struct asys_thread *t = asys_tls_thread;
+    if (!t || asys_tls_busy)
+        return;
+    asys_tls_busy = 1;
+    write_thread_record(t, ASYS_REC_THREAD_END);
+    asys_tls_busy = 0;
+}
+
+static void before_fork(void)
+{
+    pthread_mutex_lock(&asys_proc.registry_lock);
+}
+
+static void after_fork_parent(void)
+{
+    pthread_mutex_unlock(&asys_proc.registry_lock);
+}
+
+/* The child must never write into its parent's segments (the mappings are
+ * shared): drop every inherited writer and start a new process image whose
+ * string ids below the inherited limit resolve in the parent. */
+static void after_fork_child(void)
+{
+    pthread_mutex_init(&asys_proc.registry_lock, NULL);
+    struct asys_thread *t = asys_proc.threads;
+    while (t) {
+        struct asys_thread *next = t->next;
+        asys_segment_abandon(&t->seg);
+        munmap(t, sizeof *t);
+        t = next;
+    }
+    asys_proc.threads = NULL;
+    asys_tls_thread = NULL;
+    if (!asys_proc.enabled)
+        return;
+    asys_proc.parent_process_uid = asys_proc.process_uid;
+    asys_proc.process_uid = new_process_uid();
+    asys_proc.inherited_string_limit =
+        __atomic_load_n(&asys_proc.next_string_id, __ATOMIC_RELAXED) + 1;
+    asys_proc.ppid = asys_proc.pid;
+    asys_proc.pid = (uint32_t)getpid();
+    asys_proc.origin = ASYS_PROCESS_FORKED;
+    asys_proc.process_info_written = 0;
+    asys_proc.next_thread_index = 0;
+    int was_busy = asys_tls_busy;
+    asys_tls_busy = 1;
+    asys_thread_register(); /* the child appears in the report even if it records nothing */
+    asys_tls_busy = was_busy;
+}
+
+/* Eager registration: every traced process shows up with its command line. */
+__attribute__((constructor)) static void asys_process_start(void)
+{
+    struct asys_thread *t = asys_thread_enter();
+    if (t)
+        asys_thread_leave();
+}

@@ -1,0 +1,39 @@
+#include "install_paths.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int asys_sibling_path(const char *relative, char *out, size_t size)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return -1;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    int len = snprintf(out, size, "%s/%s", exe, relative);
+    return len > 0 && (size_t)len < size ? 0 : -1;
+}
+
+int asys_inject_library_path(char *out, size_t size)
+{
+    const char *forced = getenv("ASYS_INJECT_LIB");
+    if (forced && *forced) {
+        int len = snprintf(out, size, "%s", forced);
+        return len > 0 && (size_t)len < size ? 0 : -1;
+    }
+    char path[PATH_MAX], resolved[PATH_MAX];
+    if (asys_sibling_path("../lib/libasys-inject.so", path, sizeof path) != 0)
+        return -1;
+    /* canonical, so LD_PRELOAD and NVTX_INJECTION64_PATH name the same file */
+    if (!realpath(path, resolved) || access(resolved, R_OK) != 0)
+        return -1;
+    int len = snprintf(out, size, "%s", resolved);
+    return len > 0 && (size_t)len < size ? 0 : -1;
+}

@@ -1,0 +1,15 @@
+/* Where asys's own files are: relative to the running executable, so the
+ * build tree (build/bin, build/lib) and an install (PREFIX/bin, PREFIX/lib)
+ * both work without configuration. */
+#ifndef ASYS_INSTALL_PATHS_H
+#define ASYS_INSTALL_PATHS_H
+
+#include <stddef.h>
+
+/* out = <directory of this executable>/<relative>; returns 0 or -1. */
+int asys_sibling_path(const char *relative, char *out, size_t size);
+
+/* The injected library: $ASYS_INJECT_LIB, else <bindir>/../lib/libasys-inject.so. */
+int asys_inject_library_path(char *out, size_t size);
+
+#endif

@@ -1,0 +1,198 @@
+#define _GNU_SOURCE
+#include "manifest.h"
+#include "json_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#ifndef ASYS_VERSION
+#define ASYS_VERSION "0.0.0"
+#endif
+
+/* Value of `key` in a "key: value" or key=value text file, into out. */
+static int read_keyed_line(const char *path, const char *key, char sep, char *out, size_t size)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    char line[1024];
+    size_t klen = strlen(key);
+    int found = -1;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, key, klen) != 0)
+            continue;
+        char *p = line + klen;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p != sep)
+            continue;
+        p++;
+        while (*p == ' ' || *p == '"')
+            p++;
+        p[strcspn(p, "\"\n")] = '\0';
+        snprintf(out, size, "%s", p);
+        found = 0;
+        break;
+    }
+    fclose(f);
+    return found;
+}
+
+static cJSON *host_json(void)
+{
+    cJSON *host = cJSON_CreateObject();
+    char name[256] = "";
+    gethostname(name, sizeof name - 1);
+    cJSON_AddStringToObject(host, "hostname", name);
+    struct utsname u;
+    if (uname(&u) == 0) {
+        char kernel[sizeof u.sysname + sizeof u.release + sizeof u.machine + 4];
+        snprintf(kernel, sizeof kernel, "%s %s %s", u.sysname, u.release, u.machine);
+        cJSON_AddStringToObject(host, "kernel", kernel);
+    }
+    char os[256] = "unknown";
+    read_keyed_line("/etc/os-release", "PRETTY_NAME", '=', os, sizeof os);
+    cJSON_AddStringToObject(host, "os", os);
+    return host;
+}
+
+static cJSON *cpu_json(int clock_kind)
+{
+    cJSON *cpu = cJSON_CreateObject();
+    char model[256] = "unknown";
+    read_keyed_line("/proc/cpuinfo", "model name", ':', model, sizeof model);
+    cJSON_AddStringToObject(cpu, "model", model);
+    cJSON_AddNumberToObject(cpu, "logical_cpus", (double)sysconf(_SC_NPROCESSORS_ONLN));
+    cJSON_AddBoolToObject(cpu, "invariant_tsc", clock_kind == ASYS_CLOCK_TSC);
+    return cpu;
+}
+
+static cJSON *options_json(const struct asys_profile_options *o, const char *report_path)
+{
+    cJSON *opts = cJSON_CreateObject();
+    char trace[256];
+    asys_trace_list_string(o->trace_mask, trace, sizeof trace);
+    cJSON_AddStringToObject(opts, "trace", trace);
+    cJSON_AddStringToObject(opts, "output", report_path);
+    cJSON_AddBoolToObject(opts, "force-overwrite", o->force_overwrite);
+    cJSON_AddStringToObject(opts, "wait", o->wait == ASYS_WAIT_ALL ? "all" : "primary");
+    asys_json_add_u64(opts, "max-segment-size", o->max_segment_size);
+    asys_json_add_u64(opts, "chunk-size", o->chunk_size);
+    cJSON *given = cJSON_AddArrayToObject(opts, "given");
+    for (int i = 0; i < o->given_count; i++) {
+        cJSON *g = cJSON_CreateObject();
+        cJSON_AddStringToObject(g, "name", o->given[i].name);
+        if (o->given[i].value)
+            cJSON_AddStringToObject(g, "value", o->given[i].value);
+        cJSON_AddBoolToObject(g, "supported", o->given[i].supported);
+        cJSON_AddItemToArray(given, g);
+    }
+    return opts;
+}
+
+static cJSON *collectors_json(const struct asys_profile_options *o)
+{
+    cJSON *c = cJSON_CreateObject();
+    cJSON *enabled = cJSON_AddArrayToObject(c, "enabled");
+    cJSON *unavailable = cJSON_AddArrayToObject(c, "unavailable");
+    for (const struct asys_trace_name *t = asys_trace_names; t->name; t++) {
+        if (!(o->trace_mask & t->bit))
+            continue;
+        if (t->available) {
+            cJSON_AddItemToArray(enabled, cJSON_CreateString(t->name));
+        } else {
+            cJSON *u = cJSON_CreateObject();
+            cJSON_AddStringToObject(u, "name", t->name);
+            cJSON_AddStringToObject(u, "reason", "not built into this asys yet");
+            cJSON_AddItemToArray(unavailable, u);
+        }
+    }
+    for (int i = 0; i < o->given_count; i++) {
+        if (o->given[i].supported)
+            continue;
+        cJSON *u = cJSON_CreateObject();
+        cJSON_AddStringToObject(u, "name", o->given[i].name);
+        cJSON_AddStringToObject(u, "reason", "option not implemented in this asys yet");
+        cJSON_AddItemToArray(unavailable, u);
+    }
+    return c;
+}
+
+cJSON *asys_session_json_new(const struct asys_profile_options *o, const struct asys_session *s,
+                             const char *report_path)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "format_version", ASYS_FORMAT_VERSION);
+    cJSON_AddStringToObject(root, "asys_version", ASYS_VERSION);
+    cJSON *cmd = cJSON_AddArrayToObject(root, "command");
+    for (int i = 0; i < o->target_argc; i++)
+        cJSON_AddItemToArray(cmd, cJSON_CreateString(o->target_argv[i]));
+    cJSON_AddItemToObject(root, "options", options_json(o, report_path));
+    cJSON_AddItemToObject(root, "host", host_json());
+    cJSON_AddItemToObject(root, "cpu", cpu_json(s->clock_kind));
+    cJSON *clock = cJSON_AddObjectToObject(root, "clock");
+    cJSON_AddStringToObject(clock, "kind", asys_clock_name(s->clock_kind));
+    asys_json_add_i64(clock, "realtime_minus_monotonic_ns",
+                      (int64_t)s->start.realtime_ns - (int64_t)s->start.monotonic_ns);
+    cJSON *session = cJSON_AddObjectToObject(root, "session");
+    asys_json_add_u64(session, "start_monotonic_ns", s->start.monotonic_ns);
+    asys_json_add_u64(session, "start_realtime_ns", s->start.realtime_ns);
+    cJSON_AddNumberToObject(session, "launcher_pid", (double)getpid());
+    cJSON_AddItemToObject(root, "collectors", collectors_json(o));
+    return root;
+}
+
+int asys_json_save(const char *path, const cJSON *root, struct asys_err *err)
+{
+    char *text = cJSON_Print(root);
+    if (!text)
+        return asys_fail(err, "out of memory");
+    int rc = 0;
+    FILE *f = fopen(path, "we");
+    if (!f || fputs(text, f) < 0)
+        rc = asys_fail(err, "cannot write '%s': %s", path, strerror(errno));
+    if (f && fclose(f) != 0 && rc == 0)
+        rc = asys_fail(err, "cannot write '%s': %s", path, strerror(errno));
+    cJSON_free(text);
+    return rc;
+}
+
+cJSON *asys_json_load(const char *path, struct asys_err *err)
+{
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        asys_fail(err, "cannot open '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    char *text = NULL;
+    size_t size = 0;
+    size_t used = 0;
+    for (;;) {
+        if (used + 4096 + 1 > size) {
+            size = size ? size * 2 : 65536;
+            char *bigger = realloc(text, size);
+            if (!bigger)
+                break;
+            text = bigger;
+        }
+        size_t n = fread(text + used, 1, size - used - 1, f);
+        used += n;
+        if (n == 0)
+            break;
+    }
+    fclose(f);
+    cJSON *root = NULL;
+    if (text) {
+        text[used] = '\0';
+        root = cJSON_Parse(text);
+    }
+    free(text);
+    if (!root)
+        asys_fail(err, "'%s' is not valid JSON", path);
+    return root;
+}

@@ -1,0 +1,19 @@
+/* session.json (written when recording starts) and manifest.json (written at
+ * finalize: session.json plus what the recording produced). */
+#ifndef ASYS_MANIFEST_H
+#define ASYS_MANIFEST_H
+
+#include <cJSON.h>
+
+#include "asys_error.h"
+#include "profile_options.h"
+#include "session.h"
+
+/* The session description: command, options, host, CPU, clock, collectors. */
+cJSON *asys_session_json_new(const struct asys_profile_options *opts, const struct asys_session *s,
+                             const char *report_path);
+
+int asys_json_save(const char *path, const cJSON *root, struct asys_err *err);
+cJSON *asys_json_load(const char *path, struct asys_err *err);
+
+#endif

@@ -1,0 +1,91 @@
+/* Segment writer: one writer per file, one thread per writer.
+ *
+ * The hot path is a bump pointer into a MAP_SHARED chunk of the segment file:
+ * no locks, no malloc, no syscalls.  Growing the file (a new chunk) is the
+ * only slow path.  When the file cannot grow, records are dropped and counted
+ * exactly in the mapped header; recording never blocks.
+ *
+ * Usage:
+ *   uint32_t delta;
+ *   struct asys_rec_x *r = asys_segment_reserve(w, sizeof *r, ticks, &delta);
+ *   if (r) { fill r's body; asys_segment_commit(&r->header, ASYS_REC_WORD(...delta)); }
+ */
+#ifndef ASYS_SEGMENT_WRITER_H
+#define ASYS_SEGMENT_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "asys_format.h"
+
+#define ASYS_DEFAULT_CHUNK_SIZE (1u << 20)
+#define ASYS_MIN_CHUNK_SIZE (2u * ASYS_REC_MAX_SIZE)
+#define ASYS_DEFAULT_MAX_SEGMENT_SIZE (2ull << 30)
+
+struct asys_segment_writer {
+    /* hot */
+    uint8_t *cur;        /* next free byte of the current chunk */
+    uint8_t *end;        /* end of the current chunk */
+    uint64_t last_ticks; /* timestamp of the last committed record */
+    /* slow path */
+    struct asys_segment_header *header; /* page 0, mapped for the writer's lifetime */
+    uint8_t *chunk;                     /* mapping of the current chunk */
+    uint64_t chunk_offset;
+    uint64_t chunk_size;
+    uint64_t max_size;
+    int fd;
+    int full;                     /* max_size reached: every further record is a drop */
+    unsigned grow_failures;       /* consecutive failed growths (I/O errors) */
+    uint64_t pending_drop_records; /* lost since the last DROP record */
+    uint64_t pending_drop_bytes;
+    uint64_t first_drop_ticks;
+};
+
+/* Creates `path` (must not exist) and maps its first chunk.  `header` supplies
+ * every field except magic, version, size and counters.  Returns 0 or -errno. */
+int asys_segment_open(struct asys_segment_writer *w, const char *path,
+                      const struct asys_segment_header *header, uint64_t chunk_size,
+                      uint64_t max_size);
+
+/* Writes data_end, unmaps and closes.  The file is cut to its used size. */
+void asys_segment_close(struct asys_segment_writer *w);
+
+/* Forgets a writer inherited across fork without touching the file. */
+void asys_segment_abandon(struct asys_segment_writer *w);
+
+/* Slow paths (segment_writer.c). */
+void *asys_segment_reserve_slow(struct asys_segment_writer *w, uint32_t size, uint64_t ticks,
+                                uint32_t *delta);
+void asys_segment_count_drop(struct asys_segment_writer *w, uint32_t size, uint64_t ticks);
+
+/* Reserves `size` bytes (a multiple of 8) for a record stamped `ticks` and
+ * sets *delta for its header.  NULL when the record had to be dropped (the
+ * drop is already counted). */
+static inline void *asys_segment_reserve(struct asys_segment_writer *w, uint32_t size,
+                                         uint64_t ticks, uint32_t *delta)
+{
+    uint64_t d = ticks - w->last_ticks;
+    if (__builtin_expect(d <= ASYS_REC_MAX_DELTA && (size_t)(w->end - w->cur) >= size, 1)) {
+        void *p = w->cur;
+        w->cur += size;
+        w->last_ticks = ticks;
+        *delta = (uint32_t)d;
+        return p;
+    }
+    return asys_segment_reserve_slow(w, size, ticks, delta);
+}
+
+/* Publishes a record: its header word is stored last, so a reader of a
+ * crashed process never sees a half-written record. */
+static inline void asys_segment_commit(asys_rec_word *header, asys_rec_word word)
+{
+    __atomic_store_n(header, word, __ATOMIC_RELEASE);
+}
+
+/* Bytes used so far (header included). */
+static inline uint64_t asys_segment_used(const struct asys_segment_writer *w)
+{
+    return w->chunk ? w->chunk_offset + (uint64_t)(w->cur - w->chunk) : 0;
+}
+
+#endif

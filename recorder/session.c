@@ -1,0 +1,111 @@
+#define _GNU_SOURCE
+#include "session.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int asys_session_create(struct asys_session *s, struct asys_err *err)
+{
+    memset(s, 0, sizeof *s);
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp)
+        tmp = "/tmp";
+    if (strlen(tmp) + 64 > sizeof s->dir)
+        return asys_fail(err, "TMPDIR path is too long");
+    snprintf(s->dir, sizeof s->dir, "%s/asys-XXXXXX", tmp);
+    if (!mkdtemp(s->dir))
+        return asys_fail(err, "cannot create a session directory in '%s': %s", tmp,
+                         strerror(errno));
+    memcpy(s->segment_dir, s->dir, sizeof s->dir - 16);
+    strcat(s->segment_dir, "/segments");
+    if (mkdir(s->segment_dir, 0700) != 0) {
+        asys_fail(err, "cannot create '%s': %s", s->segment_dir, strerror(errno));
+        goto fail;
+    }
+    s->clock_kind = asys_clock_detect();
+    asys_clock_pair_take(s->clock_kind, &s->start);
+
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/%s", s->segment_dir, ASYS_LAUNCHER_SEGMENT);
+    struct asys_segment_header h;
+    memset(&h, 0, sizeof h);
+    h.collector = ASYS_SEGMENT_LAUNCHER;
+    h.feature_mask = ASYS_FEATURE_CORE;
+    h.pid = (uint32_t)getpid();
+    h.tid = h.pid;
+    h.ppid = (uint32_t)getppid();
+    h.thread_index = 1;
+    h.clock_kind = (uint32_t)s->clock_kind;
+    h.base_ticks = s->start.ticks;
+    h.calib_ticks = s->start.ticks;
+    h.calib_mono_ns = s->start.monotonic_ns;
+    int rc = asys_segment_open(&s->launcher, path, &h, ASYS_MIN_CHUNK_SIZE, 1ull << 30);
+    if (rc) {
+        asys_fail(err, "cannot create '%s': %s", path, strerror(-rc));
+        goto fail;
+    }
+    s->launcher_open = 1;
+    asys_session_clock_pair(s);
+    return 0;
+fail:
+    asys_session_remove_dir(s->dir);
+    return -1;
+}
+
+void asys_session_clock_pair(struct asys_session *s)
+{
+    if (!s->launcher_open)
+        return;
+    struct asys_clock_pair pair;
+    asys_clock_pair_take(s->clock_kind, &pair);
+    uint32_t delta;
+    struct asys_rec_clock_pair *r = asys_segment_reserve(&s->launcher, sizeof *r, pair.ticks, &delta);
+    if (!r)
+        return;
+    r->ticks = pair.ticks;
+    r->monotonic_ns = pair.monotonic_ns;
+    r->realtime_ns = pair.realtime_ns;
+    asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_CLOCK_PAIR, sizeof *r / 8, 0, delta));
+}
+
+void asys_session_close_launcher(struct asys_session *s)
+{
+    if (!s->launcher_open)
+        return;
+    asys_session_clock_pair(s);
+    asys_segment_close(&s->launcher);
+    s->launcher_open = 0;
+}
+
+static void remove_tree(int dirfd_parent, const char *name)
+{
+    int fd = openat(dirfd_parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+        DIR *d = fdopendir(fd);
+        if (d) {
+            struct dirent *e;
+            while ((e = readdir(d)) != NULL) {
+                if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                    continue;
+                if (unlinkat(dirfd(d), e->d_name, 0) != 0 && errno == EISDIR)
+                    remove_tree(dirfd(d), e->d_name);
+            }
+            closedir(d);
+        } else {
+            close(fd);
+        }
+    }
+    unlinkat(dirfd_parent, name, AT_REMOVEDIR);
+}
+
+void asys_session_remove_dir(const char *dir)
+{
+    if (dir && *dir)
+        remove_tree(AT_FDCWD, dir);
+}

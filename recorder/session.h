@@ -1,0 +1,35 @@
+/* A recording session: the temporary directory the target's segments go to,
+ * and the launcher's own segment with the clock calibration pairs. */
+#ifndef ASYS_SESSION_H
+#define ASYS_SESSION_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "asys_error.h"
+#include "clock.h"
+#include "segment_writer.h"
+
+#define ASYS_SESSION_FILE "session.json"
+#define ASYS_LAUNCHER_SEGMENT "launcher.seg"
+
+struct asys_session {
+    char dir[PATH_MAX];
+    char segment_dir[PATH_MAX];
+    int clock_kind;
+    struct asys_segment_writer launcher;
+    int launcher_open;
+    struct asys_clock_pair start;
+};
+
+/* Creates $TMPDIR/asys-XXXXXX/segments and the launcher segment, and takes
+ * the first calibration pair. */
+int asys_session_create(struct asys_session *s, struct asys_err *err);
+/* Appends a CLOCK_PAIR record (start, every second, end). */
+void asys_session_clock_pair(struct asys_session *s);
+/* Final pair and clean close of the launcher segment. */
+void asys_session_close_launcher(struct asys_session *s);
+/* Removes the session directory and everything in it. */
+void asys_session_remove_dir(const char *dir);
+
+#endif

@@ -1,0 +1,182 @@
+#define _GNU_SOURCE
+#include "target_process.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static sigset_t original_mask;
+
+static void handled_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGCHLD);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGHUP);
+    sigaddset(set, SIGQUIT);
+}
+
+static void on_sigchld(int sig)
+{
+    (void)sig; /* never runs while blocked; exists so SIGCHLD is not ignored */
+}
+
+void asys_target_block_signals(void)
+{
+    sigset_t set;
+    handled_signals(&set);
+    sigprocmask(SIG_BLOCK, &set, &original_mask);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigchld;
+    sigaction(SIGCHLD, &sa, NULL);
+}
+
+static void set_env(const struct asys_env_var *v)
+{
+    if (!strcmp(v->name, "LD_PRELOAD")) {
+        const char *old = getenv("LD_PRELOAD");
+        if (old && *old) {
+            size_t n = strlen(v->value) + strlen(old) + 2;
+            char *joined = malloc(n);
+            if (joined) {
+                snprintf(joined, n, "%s:%s", v->value, old);
+                setenv("LD_PRELOAD", joined, 1);
+                free(joined);
+                return;
+            }
+        }
+    }
+    setenv(v->name, v->value, 1);
+}
+
+int asys_target_spawn(struct asys_target *t, char **argv, const struct asys_env_var *vars,
+                      int var_count, struct asys_err *err)
+{
+    memset(t, 0, sizeof *t);
+    int pipefd[2];
+    if (pipe2(pipefd, O_CLOEXEC) != 0)
+        return asys_fail(err, "pipe: %s", strerror(errno));
+    /* Orphaned descendants are re-parented to us, so --wait all sees them. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(pipefd[0]);
+        close(pipefd[1]);
+        return asys_fail(err, "fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        close(pipefd[0]);
+        signal(SIGCHLD, SIG_DFL);
+        sigprocmask(SIG_SETMASK, &original_mask, NULL);
+        for (int i = 0; i < var_count; i++)
+            set_env(&vars[i]);
+        execvp(argv[0], argv);
+        int e = errno;
+        ssize_t ignored = write(pipefd[1], &e, sizeof e);
+        (void)ignored;
+        _exit(127);
+    }
+    close(pipefd[1]);
+    int exec_errno = 0;
+    ssize_t n;
+    do
+        n = read(pipefd[0], &exec_errno, sizeof exec_errno);
+    while (n < 0 && errno == EINTR);
+    close(pipefd[0]);
+    if (n == (ssize_t)sizeof exec_errno) {
+        waitpid(pid, NULL, 0);
+        return asys_fail(err, "%s", strerror(exec_errno));
+    }
+    t->pid = pid;
+    return 0;
+}
+
+static long ms_until(const struct timespec *deadline)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long ms = (deadline->tv_sec - now.tv_sec) * 1000 + (deadline->tv_nsec - now.tv_nsec) / 1000000;
+    return ms < 0 ? 0 : ms;
+}
+
+static void advance(struct timespec *deadline, int ms)
+{
+    clock_gettime(CLOCK_MONOTONIC, deadline);
+    deadline->tv_sec += ms / 1000;
+    deadline->tv_nsec += (long)(ms % 1000) * 1000000;
+    if (deadline->tv_nsec >= 1000000000) {
+        deadline->tv_sec++;
+        deadline->tv_nsec -= 1000000000;
+    }
+}
+
+/* Reaps what has ended; returns 1 when no child is left at all. */
+static int reap(struct asys_target *t)
+{
+    for (;;) {
+        int status;
+        pid_t pid = waitpid(-1, &status, WNOHANG);
+        if (pid == 0)
+            return 0;
+        if (pid < 0)
+            return errno == ECHILD;
+        if (pid == t->pid) {
+            t->status = status;
+            t->ended = 1;
+        }
+    }
+}
+
+void asys_target_wait(struct asys_target *t, enum asys_wait_mode mode, void (*tick)(void *),
+                      void *tick_arg, int tick_ms)
+{
+    sigset_t set;
+    handled_signals(&set);
+    struct timespec deadline;
+    advance(&deadline, tick_ms);
+    for (;;) {
+        int none_left = reap(t);
+        if (t->ended && (mode == ASYS_WAIT_PRIMARY || none_left))
+            return;
+        long ms = ms_until(&deadline);
+        struct timespec timeout = {ms / 1000, (ms % 1000) * 1000000};
+        siginfo_t info;
+        int sig = sigtimedwait(&set, &info, &timeout);
+        if (sig < 0) {
+            if (errno == EAGAIN) {
+                if (tick)
+                    tick(tick_arg);
+                advance(&deadline, tick_ms);
+            }
+            continue;
+        }
+        if (sig == SIGCHLD)
+            continue;
+        if (t->ended) { /* only descendants are left: the user wants the report now */
+            t->stopped_by_user = 1;
+            return;
+        }
+        /* si_code <= 0: sent by a process (kill, sigqueue); the terminal's
+         * signals (SI_KERNEL) already reached the whole foreground group. */
+        if (info.si_code <= 0)
+            kill(t->pid, sig);
+    }
+}
+
+int asys_target_exit_code(const struct asys_target *t)
+{
+    if (WIFEXITED(t->status))
+        return WEXITSTATUS(t->status);
+    if (WIFSIGNALED(t->status))
+        return 128 + WTERMSIG(t->status);
+    return 1;
+}

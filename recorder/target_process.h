@@ -1,0 +1,41 @@
+/* Starting the profiled program and waiting for it (and, by default, for
+ * every process it starts: the launcher is their subreaper). */
+#ifndef ASYS_TARGET_PROCESS_H
+#define ASYS_TARGET_PROCESS_H
+
+#include <sys/types.h>
+
+#include "asys_error.h"
+#include "profile_options.h"
+
+struct asys_env_var {
+    const char *name;
+    const char *value;
+};
+
+struct asys_target {
+    pid_t pid;
+    int status;  /* wait status of the program once it ended */
+    int ended;
+    int stopped_by_user; /* a signal ended the wait for descendants */
+};
+
+/* Blocks the signals the launcher handles; call before creating anything a
+ * signal should not interrupt. */
+void asys_target_block_signals(void);
+
+/* fork + exec with `vars` set (LD_PRELOAD is prepended to any existing value).
+ * A program that cannot be executed is an error (errno text). */
+int asys_target_spawn(struct asys_target *t, char **argv, const struct asys_env_var *vars,
+                      int var_count, struct asys_err *err);
+
+/* Waits, calling tick() about every `tick_ms`; SIGINT/SIGTERM/SIGHUP/SIGQUIT
+ * sent to the launcher by a process are forwarded to the program (the
+ * terminal already delivers its own to the whole process group). */
+void asys_target_wait(struct asys_target *t, enum asys_wait_mode mode, void (*tick)(void *),
+                      void *tick_arg, int tick_ms);
+
+/* The exit status asys itself returns: the program's code, or 128+signal. */
+int asys_target_exit_code(const struct asys_target *t);
+
+#endif

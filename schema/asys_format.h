@@ -1,0 +1,294 @@
+/*
+ * asys on-disk format: every record a collector writes into a segment file.
+ *
+ * This header is the data contract between the recorder (libasys-inject.so and
+ * the launcher) and every analysis tool.  schema/FORMAT.md is its written spec;
+ * change both in the same commit (tests/unit/test_format.c fails when they
+ * disagree).
+ *
+ * Rules: fixed-width little-endian fields, no bitfields, natural alignment,
+ * every record a multiple of 8 bytes, sizes and offsets pinned by
+ * _Static_assert below.
+ */
+#ifndef ASYS_FORMAT_H
+#define ASYS_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "asys segments are written in the host byte order, which must be little-endian"
+#endif
+
+/* ---- versions and magic ------------------------------------------------ */
+
+#define ASYS_SEGMENT_MAGIC "ASYSSEG\0"
+#define ASYS_SEGMENT_MAGIC_LEN 8
+/* Bumped on any incompatible change; readers refuse newer versions. */
+#define ASYS_FORMAT_VERSION 1
+/* Archive member names. */
+#define ASYS_MANIFEST_NAME "manifest.json"
+#define ASYS_SEGMENT_DIR "segments/"
+#define ASYS_SEGMENT_SUFFIX ".seg"
+
+/* ---- feature mask: record families a segment may contain -------------- */
+
+enum asys_feature {
+    ASYS_FEATURE_CORE = 1u << 0, /* PAD, TIME_BASE, STRING_DEF, PROCESS/THREAD, DROP, CLOCK_PAIR */
+    ASYS_FEATURE_HGTX = 1u << 1, /* HGTX (NVTX) records */
+};
+/* Every feature this version of the tools can decode. */
+#define ASYS_FEATURES_KNOWN (ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX)
+
+/* ---- who wrote a segment ----------------------------------------------- */
+
+enum asys_collector_kind {
+    ASYS_SEGMENT_THREAD = 1,   /* one thread of a traced process (libasys-inject.so) */
+    ASYS_SEGMENT_LAUNCHER = 2, /* the asys launcher: clock pairs, session events */
+};
+
+/* ---- timestamps -------------------------------------------------------- */
+
+enum asys_clock_kind {
+    ASYS_CLOCK_MONOTONIC = 1, /* ticks are CLOCK_MONOTONIC nanoseconds */
+    ASYS_CLOCK_TSC = 2,       /* x86 invariant TSC ticks (rdtsc) */
+    ASYS_CLOCK_CNTVCT = 3,    /* arm64 virtual counter (cntvct_el0) */
+};
+
+/* ---- segment header: file offset 0, ASYS_SEGMENT_HEADER_SIZE bytes ------ */
+
+#define ASYS_SEGMENT_HEADER_SIZE 256
+
+struct asys_segment_header {
+    char magic[8];           /* ASYS_SEGMENT_MAGIC */
+    uint16_t format_version; /* ASYS_FORMAT_VERSION of the writer */
+    uint16_t header_size;    /* ASYS_SEGMENT_HEADER_SIZE; records start here */
+    uint32_t collector;      /* enum asys_collector_kind */
+    uint64_t feature_mask;   /* enum asys_feature bits the records may use */
+    uint32_t pid;
+    uint32_t tid;
+    uint32_t ppid;
+    uint32_t thread_index;        /* 1-based order of registration in the process */
+    uint64_t process_uid;         /* unique per process image (fork or exec gives a new one) */
+    uint64_t parent_process_uid;  /* fork child: the parent image's uid, else 0 */
+    uint32_t inherited_string_limit; /* fork child: string ids below this resolve in the parent */
+    uint32_t clock_kind;          /* enum asys_clock_kind of every tick in this segment */
+    uint64_t base_ticks;          /* clock value the first record's delta is relative to */
+    uint64_t calib_ticks;         /* (ticks, CLOCK_MONOTONIC ns) pair taken at creation */
+    uint64_t calib_mono_ns;
+    uint64_t chunk_size;          /* the writer grows the file by this many bytes */
+    uint64_t dropped_records;     /* updated in place by the writer */
+    uint64_t dropped_bytes;       /* updated in place by the writer */
+    uint64_t data_end;            /* file offset after the last record; 0 = scan for it */
+    uint8_t reserved[136];        /* zero */
+};
+
+/* ---- record header: one little-endian u64 at the start of every record --
+ *
+ *   bits  0..7   type          enum asys_record_type
+ *   bits  8..15  size_words    record size in 8-byte words, 1..254;
+ *                              255 = extended: the u32 at byte offset 8 holds
+ *                              the size in bytes; 0 = end of data
+ *   bits 16..31  arg           type-specific small argument
+ *   bits 32..63  delta_ticks   ticks since the previous record's timestamp
+ *                              (the record's timestamp = previous + delta)
+ *
+ * The writer stores the body first and the header word last, so a record cut
+ * short by a crash still reads as end of data.
+ */
+typedef uint64_t asys_rec_word;
+
+#define ASYS_REC_TYPE(w) ((unsigned)((w)&0xffu))
+#define ASYS_REC_SIZE_WORDS(w) ((unsigned)(((w) >> 8) & 0xffu))
+#define ASYS_REC_ARG(w) ((unsigned)(((w) >> 16) & 0xffffu))
+#define ASYS_REC_DELTA(w) ((uint32_t)((w) >> 32))
+#define ASYS_REC_WORD(type, size_words, arg, delta)                                                \
+    ((uint64_t)(type) | ((uint64_t)(size_words) << 8) | ((uint64_t)(arg) << 16) |                  \
+     ((uint64_t)(delta) << 32))
+#define ASYS_REC_EXTENDED 255u
+#define ASYS_REC_MAX_SIZE (256u * 1024u) /* largest record a writer may produce */
+#define ASYS_REC_MAX_DELTA 0xffffffffu
+#define ASYS_ARG_NONE 0u
+
+enum asys_record_type {
+    ASYS_REC_INVALID = 0,
+    /* core */
+    ASYS_REC_PAD = 1,          /* filler up to the end of a chunk */
+    ASYS_REC_TIME_BASE = 2,    /* struct asys_rec_time_base */
+    ASYS_REC_STRING_DEF = 3,   /* struct asys_rec_string_def + bytes */
+    ASYS_REC_PROCESS_INFO = 4, /* struct asys_rec_process_info */
+    ASYS_REC_THREAD_START = 5, /* struct asys_rec_thread */
+    ASYS_REC_THREAD_END = 6,   /* struct asys_rec_thread */
+    ASYS_REC_DROP = 7,         /* struct asys_rec_drop */
+    ASYS_REC_CLOCK_PAIR = 8,   /* struct asys_rec_clock_pair */
+    /* hgtx */
+    ASYS_REC_HGTX_PUSH = 16,       /* header only: arg = message string id, default domain */
+    ASYS_REC_HGTX_PUSH_EX = 17,    /* struct asys_rec_hgtx_ex */
+    ASYS_REC_HGTX_POP = 18,        /* header only: arg = domain id */
+    ASYS_REC_HGTX_MARK = 19,       /* header only: arg = message string id, default domain */
+    ASYS_REC_HGTX_MARK_EX = 20,    /* struct asys_rec_hgtx_ex */
+    ASYS_REC_HGTX_START = 21,      /* struct asys_rec_hgtx_range: arg = message string id */
+    ASYS_REC_HGTX_START_EX = 22,   /* struct asys_rec_hgtx_start_ex */
+    ASYS_REC_HGTX_END = 23,        /* struct asys_rec_hgtx_range */
+    ASYS_REC_HGTX_DOMAIN = 24,     /* struct asys_rec_hgtx_domain: arg = domain id */
+    ASYS_REC_HGTX_CATEGORY = 25,   /* struct asys_rec_hgtx_category: arg = domain id */
+    ASYS_REC_HGTX_THREAD_NAME = 26, /* struct asys_rec_hgtx_thread_name */
+    ASYS_REC_TYPE_COUNT = 27
+};
+
+/* Largest string id a header-only record can carry in its arg. */
+#define ASYS_ARG_MAX_STRING_ID 0xffffu
+/* Domain ids are 16 bits; 0 is the default domain. */
+#define ASYS_HGTX_DEFAULT_DOMAIN 0u
+#define ASYS_HGTX_MAX_DOMAIN 0xffffu
+
+/* ---- core records ------------------------------------------------------ */
+
+struct asys_rec_time_base {
+    asys_rec_word header;
+    uint64_t ticks; /* absolute: this record's timestamp, and the base of the next delta */
+};
+
+/* Strings are interned per process image: (process_uid, string_id). */
+struct asys_rec_string_def {
+    asys_rec_word header; /* size_words may be ASYS_REC_EXTENDED */
+    uint32_t size_bytes;  /* total record size when extended, else 0 */
+    uint32_t string_id;   /* >= 1 */
+    uint32_t length;      /* bytes of text that follow, without terminator */
+    uint32_t flags;       /* ASYS_STRING_TRUNCATED */
+    /* followed by `length` bytes of UTF-8 text, zero-padded to 8 */
+};
+#define ASYS_STRING_TRUNCATED 1u
+
+struct asys_rec_process_info {
+    asys_rec_word header;
+    uint32_t pid;
+    uint32_t ppid;
+    uint32_t exe_string_id;     /* /proc/self/exe */
+    uint32_t cmdline_string_id; /* arguments joined by spaces */
+    uint32_t origin;            /* enum asys_process_origin */
+    uint32_t reserved;
+};
+
+enum asys_process_origin {
+    ASYS_PROCESS_LAUNCHED = 1, /* started by exec (the first image or a later exec) */
+    ASYS_PROCESS_FORKED = 2,   /* a fork child still running its parent's image */
+};
+
+struct asys_rec_thread {
+    asys_rec_word header;
+    uint32_t tid;
+    uint32_t name_string_id; /* the thread's name (comm) at this moment */
+};
+
+/* Written when recording resumes after records were lost: they lie between
+ * first_drop_ticks and this record's timestamp. */
+struct asys_rec_drop {
+    asys_rec_word header;
+    uint64_t records;
+    uint64_t bytes;
+    uint64_t first_drop_ticks;
+};
+
+/* The launcher writes these at start, every second, and at the end; the
+ * importer converts ticks to CLOCK_MONOTONIC ns piecewise-linearly. */
+struct asys_rec_clock_pair {
+    asys_rec_word header;
+    uint64_t ticks;
+    uint64_t monotonic_ns;
+    uint64_t realtime_ns;
+};
+
+/* ---- hgtx records ------------------------------------------------------ */
+
+enum asys_hgtx_flags {
+    ASYS_HGTX_HAS_COLOR = 1u << 0,
+    ASYS_HGTX_HAS_PAYLOAD = 1u << 1,
+    ASYS_HGTX_HAS_CATEGORY = 1u << 2,
+};
+
+/* The event attributes of an Ex call. message_type keeps NVTX's numbering
+ * (1 ASCII, 2 UNICODE, 3 REGISTERED); every kind arrives as a string id. */
+struct asys_hgtx_attributes {
+    uint32_t message_string_id; /* 0 = no message */
+    uint32_t category;
+    uint32_t color_argb;
+    uint16_t domain_id;
+    uint8_t message_type;
+    uint8_t flags;        /* enum asys_hgtx_flags */
+    uint32_t payload_type; /* NVTX numbering: 1 u64, 2 i64, 3 double, 4 u32, 5 i32, 6 float */
+    uint32_t reserved;
+    uint64_t payload; /* raw bits, widened: u32/i32 zero/sign-extended, float as double */
+};
+
+struct asys_rec_hgtx_ex { /* PUSH_EX and MARK_EX */
+    asys_rec_word header;
+    struct asys_hgtx_attributes attr;
+};
+
+struct asys_rec_hgtx_range { /* START (arg = message string id) and END */
+    asys_rec_word header;
+    uint64_t range_id; /* the nvtxRangeId_t returned to the caller */
+};
+
+struct asys_rec_hgtx_start_ex {
+    asys_rec_word header;
+    uint64_t range_id;
+    struct asys_hgtx_attributes attr;
+};
+
+struct asys_rec_hgtx_domain {
+    asys_rec_word header; /* arg = domain id; a second record for an id = destroyed */
+    uint32_t name_string_id;
+    uint32_t destroyed; /* 1 when this records nvtxDomainDestroy */
+};
+
+struct asys_rec_hgtx_category {
+    asys_rec_word header; /* arg = domain id */
+    uint32_t category;
+    uint32_t name_string_id;
+};
+
+struct asys_rec_hgtx_thread_name {
+    asys_rec_word header;
+    uint32_t os_tid;
+    uint32_t name_string_id;
+};
+
+/* ---- static checks ----------------------------------------------------- */
+
+#define ASYS_CHECK_SIZE(type, size) _Static_assert(sizeof(type) == (size), #type " size")
+#define ASYS_CHECK_OFFSET(type, field, off)                                                        \
+    _Static_assert(offsetof(type, field) == (off), #type "." #field " offset")
+
+ASYS_CHECK_SIZE(struct asys_segment_header, ASYS_SEGMENT_HEADER_SIZE);
+ASYS_CHECK_OFFSET(struct asys_segment_header, format_version, 8);
+ASYS_CHECK_OFFSET(struct asys_segment_header, feature_mask, 16);
+ASYS_CHECK_OFFSET(struct asys_segment_header, pid, 24);
+ASYS_CHECK_OFFSET(struct asys_segment_header, process_uid, 40);
+ASYS_CHECK_OFFSET(struct asys_segment_header, inherited_string_limit, 56);
+ASYS_CHECK_OFFSET(struct asys_segment_header, base_ticks, 64);
+ASYS_CHECK_OFFSET(struct asys_segment_header, dropped_records, 96);
+ASYS_CHECK_OFFSET(struct asys_segment_header, data_end, 112);
+ASYS_CHECK_OFFSET(struct asys_segment_header, reserved, 120);
+ASYS_CHECK_SIZE(asys_rec_word, 8);
+ASYS_CHECK_SIZE(struct asys_rec_time_base, 16);
+ASYS_CHECK_SIZE(struct asys_rec_string_def, 24);
+ASYS_CHECK_OFFSET(struct asys_rec_string_def, size_bytes, 8);
+ASYS_CHECK_SIZE(struct asys_rec_process_info, 32);
+ASYS_CHECK_SIZE(struct asys_rec_thread, 16);
+ASYS_CHECK_SIZE(struct asys_rec_drop, 32);
+ASYS_CHECK_SIZE(struct asys_rec_clock_pair, 32);
+ASYS_CHECK_SIZE(struct asys_hgtx_attributes, 32);
+ASYS_CHECK_OFFSET(struct asys_hgtx_attributes, domain_id, 12);
+ASYS_CHECK_OFFSET(struct asys_hgtx_attributes, payload, 24);
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_ex, 40);
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_range, 16);
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_start_ex, 48);
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_domain, 16);
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_category, 16);
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_thread_name, 16);
+_Static_assert(ASYS_REC_MAX_SIZE % 8 == 0, "records are whole words");
+_Static_assert(ASYS_REC_MAX_SIZE > 254u * 8u, "extended records exist");
+
+#endif /* ASYS_FORMAT_H */
