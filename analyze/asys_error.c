@@ -14,7 +14,8 @@ int asys_fail(struct asys_err *err, const char *fmt, ...)
     return -1;
 }
 
-void asys_err_print(const char *prog, const char *verb, const char *what, const struct asys_err *err)
+void asys_err_print(const char *prog, const char *verb, const char *what,
+                    const struct asys_err *err)
 {
     fprintf(stderr, "%s: cannot %s '%s': %s\n", prog, verb, what,
             err && err->text[0] ? err->text : "unknown error");

@@ -13,6 +13,7 @@ struct asys_err {
 int asys_fail(struct asys_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Prints `prog: cannot VERB 'what': reason` on stderr. */
-void asys_err_print(const char *prog, const char *verb, const char *what, const struct asys_err *err);
+void asys_err_print(const char *prog, const char *verb, const char *what,
+                    const struct asys_err *err);
 
 #endif

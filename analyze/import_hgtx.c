@@ -126,8 +126,10 @@ static void bind_opt(sqlite3_stmt *st, int col, int64_t value, int present)
 static int finish_domains(struct asys_importer *imp, struct asys_err *err)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(imp->db, "INSERT INTO hgtx_domains (id, pid, name_id, created_ns, "
-                                    "destroyed_ns) VALUES (?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(imp->db,
+                           "INSERT INTO hgtx_domains (id, pid, name_id, created_ns, "
+                           "destroyed_ns) VALUES (?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK)
         return imp_sql_error(imp, err);
     int rc = 0;
     for (size_t id = 0; rc == 0 && id < imp->domain_count; id++) {
@@ -150,14 +152,17 @@ static int import_category(struct asys_importer *imp, const struct asys_record *
 {
     const struct asys_rec_hgtx_category *r = (const void *)rec->data;
     uint64_t key = (uint64_t)domain_global(imp, (uint16_t)rec->arg) << 32 | r->category;
-    return asys_u64map_put(&imp->categories, key, imp_string(imp, imp->seg.image, r->name_string_id));
+    return asys_u64map_put(&imp->categories, key,
+                           imp_string(imp, imp->seg.image, r->name_string_id));
 }
 
 static int finish_categories(struct asys_importer *imp, struct asys_err *err)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(imp->db, "INSERT INTO hgtx_categories (domain_id, category, name_id) "
-                                    "VALUES (?,?,?)", -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(imp->db,
+                           "INSERT INTO hgtx_categories (domain_id, category, name_id) "
+                           "VALUES (?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK)
         return imp_sql_error(imp, err);
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < imp->categories.capacity; i++) {
@@ -173,8 +178,8 @@ static int finish_categories(struct asys_importer *imp, struct asys_err *err)
     return rc;
 }
 
-static int import_thread_name(struct asys_importer *imp, const struct asys_record *rec,
-                              uint64_t ns, struct asys_err *err)
+static int import_thread_name(struct asys_importer *imp, const struct asys_record *rec, uint64_t ns,
+                              struct asys_err *err)
 {
     const struct asys_rec_hgtx_thread_name *r = (const void *)rec->data;
     struct imp_thread *t = imp_thread_get(imp, imp->seg.pid, r->os_tid);
@@ -400,7 +405,8 @@ static int end(struct asys_importer *imp, uint64_t range_id, uint64_t ns, struct
     if (start_index) {
         int64_t i = (int64_t)*start_index;
         asys_u64map_remove(&img->starts, range_id);
-        int rc = insert_event(imp, KIND_STARTEND, &imp->open_pool[i], (int64_t)ns, imp->seg.tid, err);
+        int rc =
+            insert_event(imp, KIND_STARTEND, &imp->open_pool[i], (int64_t)ns, imp->seg.tid, err);
         pool_give_back(imp, i);
         return rc;
     }

@@ -249,7 +249,8 @@ static int import_process_info(struct asys_importer *imp, const struct asys_reco
         return asys_fail(err, "out of memory");
     int exec_image = r->origin == ASYS_PROCESS_LAUNCHED;
     /* an exec'd image names the process; the latest exec wins over a fork copy */
-    if ((exec_image && (!p->exec_named || ns >= p->info_ns)) || (!exec_image && !p->exec_named && !p->exe_id)) {
+    if ((exec_image && (!p->exec_named || ns >= p->info_ns)) ||
+        (!exec_image && !p->exec_named && !p->exe_id)) {
         p->ppid = r->ppid;
         p->exe_id = imp_string(imp, imp->seg.image, r->exe_string_id);
         p->cmdline_id = imp_string(imp, imp->seg.image, r->cmdline_string_id);
@@ -316,12 +317,13 @@ static int import_record(struct asys_importer *imp, const struct asys_record *re
 /* ---- segments ------------------------------------------------------------------ */
 
 static int insert_segment_row(struct asys_importer *imp, const char *member,
-                              const struct asys_segment_stream *s, int header_ok,
-                              const char *error, struct asys_err *err)
+                              const struct asys_segment_stream *s, int header_ok, const char *error,
+                              struct asys_err *err)
 {
     sqlite3_stmt *st = NULL;
-    if (prepare(imp, "INSERT INTO segments (file, pid, tid, collector, records, bytes, "
-                     "dropped_records, dropped_bytes, error) VALUES (?,?,?,?,?,?,?,?,?)",
+    if (prepare(imp,
+                "INSERT INTO segments (file, pid, tid, collector, records, bytes, "
+                "dropped_records, dropped_bytes, error) VALUES (?,?,?,?,?,?,?,?,?)",
                 &st, err) != 0)
         return -1;
     const struct asys_segment_header *h = &s->header;
@@ -394,8 +396,8 @@ static int end_segment(struct asys_importer *imp, struct asys_err *err)
     return 0;
 }
 
-static int import_segment(struct asys_importer *imp, struct asys_segment_stream *s,
-                          const char *member, struct asys_err *err)
+static int import_segment(struct asys_importer *imp, struct asys_report_reader *reader,
+                          struct asys_segment_stream *s, const char *member, struct asys_err *err)
 {
     if (begin_segment(imp, member, &s->header, err) != 0)
         return -1;
@@ -415,6 +417,9 @@ static int import_segment(struct asys_importer *imp, struct asys_segment_stream 
         }
     }
     imp->stats->records += s->records;
+    if (rc < 0 && asys_report_archive_error(reader))
+        return asys_fail(err, "truncated or damaged report (%s)",
+                         asys_report_archive_error(reader));
     if (rc < 0) {
         imp->stats->bad_segments++;
         imp_warn(imp, "segment '%s': %s; the rest of the segment is skipped", member, seg_err.text);
@@ -442,8 +447,8 @@ static int load_clock(struct asys_importer *imp, const cJSON *manifest)
     return 0;
 }
 
-static int put_info(struct asys_importer *imp, sqlite3_stmt *st, const char *key,
-                    const char *text, const int64_t *number, struct asys_err *err)
+static int put_info(struct asys_importer *imp, sqlite3_stmt *st, const char *key, const char *text,
+                    const int64_t *number, struct asys_err *err)
 {
     sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
     if (number)
@@ -512,7 +517,8 @@ static int import_session_info(struct asys_importer *imp, const cJSON *m, struct
     NUM("target_pid", asys_json_get_i64(target, "pid", &v));
     NUM("target_exit_code", asys_json_get_i64(target, "exit_code", &v));
     NUM("target_signal", asys_json_get_i64(target, "signal", &v));
-    join_array(cJSON_GetObjectItemCaseSensitive(collectors, "enabled"), NULL, ",", text, sizeof text);
+    join_array(cJSON_GetObjectItemCaseSensitive(collectors, "enabled"), NULL, ",", text,
+               sizeof text);
     TXT("collectors_enabled", text);
     join_array(cJSON_GetObjectItemCaseSensitive(collectors, "unavailable"), "name", ",", text,
                sizeof text);
@@ -537,8 +543,10 @@ static const char *base_name(const char *path)
 static int finish_processes(struct asys_importer *imp, struct asys_err *err)
 {
     sqlite3_stmt *st = NULL, *get = NULL;
-    if (prepare(imp, "INSERT INTO processes (pid, ppid, name_id, exe_id, cmdline_id, start_ns, "
-                     "end_ns, forked) VALUES (?,?,?,?,?,?,?,?)", &st, err) ||
+    if (prepare(imp,
+                "INSERT INTO processes (pid, ppid, name_id, exe_id, cmdline_id, start_ns, "
+                "end_ns, forked) VALUES (?,?,?,?,?,?,?,?)",
+                &st, err) ||
         prepare(imp, "SELECT value FROM strings WHERE id = ?", &get, err)) {
         sqlite3_finalize(st);
         return -1;
@@ -587,8 +595,10 @@ static int finish_processes(struct asys_importer *imp, struct asys_err *err)
 static int finish_threads(struct asys_importer *imp, struct asys_err *err)
 {
     sqlite3_stmt *st = NULL;
-    if (prepare(imp, "INSERT INTO threads (pid, tid, name_id, start_ns, end_ns, is_main) "
-                     "VALUES (?,?,?,?,?,?)", &st, err))
+    if (prepare(imp,
+                "INSERT INTO threads (pid, tid, name_id, start_ns, end_ns, is_main) "
+                "VALUES (?,?,?,?,?,?)",
+                &st, err))
         return -1;
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < imp->threads.capacity; i++) {
@@ -640,16 +650,20 @@ static int importer_init(struct asys_importer *imp, sqlite3 *db, struct asys_err
     asys_u64map_init(&imp->images);
     asys_u64map_init(&imp->threads);
     asys_u64map_init(&imp->processes);
-    if (exec_sql(imp, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; "
-                      "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-65536;", err) != 0)
+    if (exec_sql(imp,
+                 "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; "
+                 "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-65536;",
+                 err) != 0)
         return -1;
     if (exec_sql(imp, asys_schema_text("schema.sql"), err) != 0)
         return -1;
     if (exec_sql(imp, "BEGIN", err) != 0)
         return -1;
     if (prepare(imp, "INSERT INTO strings (id, value) VALUES (?, ?)", &imp->insert_string, err) ||
-        prepare(imp, "INSERT INTO drops (pid, tid, start_ns, end_ns, records, bytes) "
-                     "VALUES (?,?,?,?,?,?)", &imp->insert_drop, err))
+        prepare(imp,
+                "INSERT INTO drops (pid, tid, start_ns, end_ns, records, bytes) "
+                "VALUES (?,?,?,?,?,?)",
+                &imp->insert_drop, err))
         return -1;
     return imp_hgtx_init(imp, err);
 }
@@ -697,7 +711,7 @@ static int import_all_segments(struct asys_importer *imp, struct asys_report_rea
                 return -1;
             continue;
         }
-        rc = import_segment(imp, &s, member, err);
+        rc = import_segment(imp, reader, &s, member, err);
         asys_segment_stream_close(&s);
         if (rc != 0)
             return -1;

@@ -20,11 +20,11 @@ struct hgtx_open {
     uint32_t tid;
     uint32_t domain; /* global hgtx_domains.id */
     uint32_t text_id;
-    int64_t category; /* -1: none */
-    int64_t color;    /* -1: none */
+    int64_t category;      /* -1: none */
+    int64_t color;         /* -1: none */
     uint32_t payload_type; /* 0: none */
     uint64_t payload;
-    int32_t level; /* -1: not nested (start/end) */
+    int32_t level;  /* -1: not nested (start/end) */
     int64_t parent; /* -1: none */
 };
 
@@ -42,21 +42,21 @@ struct imp_image {
     uint32_t pid;
     uint32_t *sids; /* local string id -> global id | SID_PENDING */
     size_t sid_cap;
-    struct asys_u64map domains;   /* local domain id -> global id | DOMAIN_PENDING */
-    struct asys_u64map starts;    /* range id -> index in hgtx open pool */
-    struct asys_u64map ends;      /* range id -> index in hgtx end pool */
+    struct asys_u64map domains; /* local domain id -> global id | DOMAIN_PENDING */
+    struct asys_u64map starts;  /* range id -> index in hgtx open pool */
+    struct asys_u64map ends;    /* range id -> index in hgtx end pool */
 };
 
 struct imp_thread {
     uint32_t pid;
     uint32_t tid;
-    uint32_t name_id;       /* comm, latest by time */
+    uint32_t name_id; /* comm, latest by time */
     uint64_t name_ns;
-    uint32_t hgtx_name_id;  /* nvtxNameOsThread, latest */
+    uint32_t hgtx_name_id; /* nvtxNameOsThread, latest */
     uint64_t hgtx_name_ns;
     uint64_t start_ns;
     uint64_t end_ns;
-    int seen;               /* has records of its own (not only a name) */
+    int seen; /* has records of its own (not only a name) */
 };
 
 struct imp_process {
@@ -64,8 +64,8 @@ struct imp_process {
     uint32_t ppid;
     uint32_t exe_id;
     uint32_t cmdline_id;
-    uint64_t info_ns;  /* time of the PROCESS_INFO that named it */
-    int exec_named;    /* named by an exec'd image (not a fork copy) */
+    uint64_t info_ns; /* time of the PROCESS_INFO that named it */
+    int exec_named;   /* named by an exec'd image (not a fork copy) */
     uint64_t start_ns;
     uint64_t end_ns;
 };
@@ -132,7 +132,7 @@ struct asys_importer {
     struct asys_u64map categories; /* domain << 32 | category -> name id */
     struct hgtx_open *open_pool;   /* start/end ranges waiting for their end */
     size_t open_count, open_cap;
-    int64_t open_free;             /* free list through .id, -1 = empty */
+    int64_t open_free; /* free list through .id, -1 = empty */
     struct hgtx_end *end_pool;
     size_t end_count, end_cap;
     uint64_t unmatched_pops;
@@ -148,7 +148,8 @@ uint64_t imp_ns(struct asys_importer *imp, uint64_t ticks);
 uint32_t imp_string(struct asys_importer *imp, struct imp_image *img, uint32_t sid);
 struct imp_image *imp_image_get(struct asys_importer *imp, uint64_t uid);
 struct imp_thread *imp_thread_get(struct asys_importer *imp, uint32_t pid, uint32_t tid);
-void imp_warn(struct asys_importer *imp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void imp_warn(struct asys_importer *imp, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 int imp_sql_error(struct asys_importer *imp, struct asys_err *err);
 
 /* import_hgtx.c */

@@ -13,8 +13,11 @@ int asys_format_from_name(const char *name, enum asys_format *out)
     static const struct {
         const char *name;
         enum asys_format f;
-    } names[] = {{"column", ASYS_FMT_COLUMN}, {"table", ASYS_FMT_TABLE}, {"csv", ASYS_FMT_CSV},
-                 {"tsv", ASYS_FMT_TSV},       {"json", ASYS_FMT_JSON}};
+    } names[] = {{"column", ASYS_FMT_COLUMN},
+                 {"table", ASYS_FMT_TABLE},
+                 {"csv", ASYS_FMT_CSV},
+                 {"tsv", ASYS_FMT_TSV},
+                 {"json", ASYS_FMT_JSON}};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         if (!strcmp(name, names[i].name)) {
             *out = names[i].f;

@@ -14,8 +14,8 @@ enum asys_format { ASYS_FMT_COLUMN, ASYS_FMT_TABLE, ASYS_FMT_CSV, ASYS_FMT_TSV, 
 
 struct asys_output_options {
     enum asys_format format;
-    long long time_divisor; /* 1 ns, 1000 us, ... */
-    const char *time_unit;  /* "ns", "us", "ms", "s" */
+    long long time_divisor;    /* 1 ns, 1000 us, ... */
+    const char *time_unit;     /* "ns", "us", "ms", "s" */
     const char *empty_message; /* column/table: printed instead of an empty table */
 };
 

@@ -58,8 +58,10 @@ static int cache_matches(const char *path, const struct report_identity *id)
     int match = 0;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
         sqlite3_stmt *st = NULL;
-        if (sqlite3_prepare_v2(db, "SELECT schema_version, report_id, report_size, report_mtime_ns "
-                                   "FROM asys_cache", -1, &st, NULL) == SQLITE_OK &&
+        if (sqlite3_prepare_v2(db,
+                               "SELECT schema_version, report_id, report_size, report_mtime_ns "
+                               "FROM asys_cache",
+                               -1, &st, NULL) == SQLITE_OK &&
             sqlite3_step(st) == SQLITE_ROW) {
             const char *rid = (const char *)sqlite3_column_text(st, 1);
             match = sqlite3_column_int(st, 0) == ASYS_SCHEMA_VERSION && rid &&

@@ -15,6 +15,7 @@ struct asys_report_reader {
     struct archive *archive;
     cJSON *manifest;
     char member[512];
+    char archive_error[256]; /* set when reading member data failed */
 };
 
 int asys_member_name_is_safe(const char *name)
@@ -53,7 +54,8 @@ static int read_manifest(struct asys_report_reader *r, struct archive_entry *e,
         la_ssize_t n = archive_read_data(r->archive, text + got, (size_t)(size - got));
         if (n <= 0) {
             free(text);
-            return asys_fail(err, "truncated report (%s)", n < 0 ? archive_reason(r->archive) : "manifest cut short");
+            return asys_fail(err, "truncated report (%s)",
+                             n < 0 ? archive_reason(r->archive) : "manifest cut short");
         }
         got += n;
     }
@@ -71,8 +73,7 @@ static int read_manifest(struct asys_report_reader *r, struct archive_entry *e,
     return 0;
 }
 
-int asys_report_reader_open(struct asys_report_reader **out, const char *path,
-                            struct asys_err *err)
+int asys_report_reader_open(struct asys_report_reader **out, const char *path, struct asys_err *err)
 {
     *out = NULL;
     struct stat st;
@@ -127,9 +128,16 @@ const cJSON *asys_report_manifest(const struct asys_report_reader *r)
 
 static long read_archive(void *ctx, void *buf, size_t size)
 {
-    struct archive *a = ctx;
-    la_ssize_t n = archive_read_data(a, buf, size);
+    struct asys_report_reader *r = ctx;
+    la_ssize_t n = archive_read_data(r->archive, buf, size);
+    if (n < 0)
+        snprintf(r->archive_error, sizeof r->archive_error, "%s", archive_reason(r->archive));
     return n < 0 ? -1 : (long)n;
+}
+
+const char *asys_report_archive_error(const struct asys_report_reader *r)
+{
+    return r->archive_error[0] ? r->archive_error : NULL;
 }
 
 int asys_report_next_segment(struct asys_report_reader *r, struct asys_segment_stream *s,
@@ -152,9 +160,11 @@ int asys_report_next_segment(struct asys_report_reader *r, struct asys_segment_s
         snprintf(r->member, sizeof r->member, "%s", name);
         *member = r->member;
         la_int64_t size = archive_entry_size(e);
-        if (asys_segment_stream_open(s, read_archive, r->archive, size < 0 ? 0 : (uint64_t)size,
-                                     err) != 0)
+        if (asys_segment_stream_open(s, read_archive, r, size < 0 ? 0 : (uint64_t)size, err) != 0) {
+            if (r->archive_error[0])
+                return asys_fail(err, "truncated or damaged report (%s)", r->archive_error);
             *bad = 1;
+        }
         return 1;
     }
 }

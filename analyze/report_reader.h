@@ -23,6 +23,9 @@ int asys_report_next_segment(struct asys_report_reader *r, struct asys_segment_s
                              const char **member, int *bad, struct asys_err *err);
 void asys_report_reader_close(struct asys_report_reader *r);
 
+/* Why reading a member's data failed (the archive itself is damaged), or NULL. */
+const char *asys_report_archive_error(const struct asys_report_reader *r);
+
 /* Checks a member name: relative, no "..", no empty components. */
 int asys_member_name_is_safe(const char *name);
 

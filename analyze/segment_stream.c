@@ -18,8 +18,8 @@ int asys_segment_header_check(const struct asys_segment_header *h, uint64_t size
     if (h->format_version == 0 || h->format_version > ASYS_FORMAT_VERSION)
         return asys_fail(err, "segment format version %u is newer than this asys supports (%u)",
                          h->format_version, ASYS_FORMAT_VERSION);
-    if (h->header_size < ASYS_SEGMENT_HEADER_SIZE || h->header_size % 8 ||
-        h->header_size > 4096 || h->header_size > size)
+    if (h->header_size < ASYS_SEGMENT_HEADER_SIZE || h->header_size % 8 || h->header_size > 4096 ||
+        h->header_size > size)
         return asys_fail(err, "bad segment header size %u", h->header_size);
     if (h->collector != ASYS_SEGMENT_THREAD && h->collector != ASYS_SEGMENT_LAUNCHER)
         return asys_fail(err, "unknown segment collector %u", h->collector);

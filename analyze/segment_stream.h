@@ -29,9 +29,9 @@ struct asys_segment_stream {
     uint64_t limit; /* segment bytes available */
     uint8_t *buf;
     size_t cap;
-    size_t len;          /* valid bytes in buf */
-    size_t pos;          /* next record in buf */
-    uint64_t buf_offset; /* segment offset of buf[0] */
+    size_t len;           /* valid bytes in buf */
+    size_t pos;           /* next record in buf */
+    uint64_t buf_offset;  /* segment offset of buf[0] */
     uint64_t source_read; /* bytes taken from the source so far */
     uint64_t stop;        /* offset where records end (data_end or limit) */
     uint64_t ticks;

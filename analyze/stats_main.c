@@ -114,7 +114,8 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
             a->force_export = 1;
             if (value)
                 a->force_export = strcmp(value, "false") != 0;
-            else if (i + 1 < argc && (!strcmp(argv[i + 1], "true") || !strcmp(argv[i + 1], "false")))
+            else if (i + 1 < argc &&
+                     (!strcmp(argv[i + 1], "true") || !strcmp(argv[i + 1], "false")))
                 a->force_export = !strcmp(argv[++i], "true");
         } else if (!strcmp(name, "-q") || !strcmp(name, "--quiet")) {
             a->quiet = 1;
@@ -215,10 +216,11 @@ static void warn(void *ctx, const char *text)
     fprintf(stderr, "%s: warning: %s\n", PROG, text);
 }
 
+/* Progress goes to a terminal only: scripts get a clean stderr. */
 static void on_build(void *ctx, const char *report, const char *db_path)
 {
     const struct stats_args *a = ctx;
-    if (!a->quiet)
+    if (!a->quiet && isatty(STDERR_FILENO))
         fprintf(stderr, "%s: importing '%s' into '%s'\n", PROG, report, db_path);
 }
 
@@ -324,7 +326,7 @@ static int run_to_file(sqlite3 *db, const struct asys_report_def *d, const char 
     }
     if (rc != 0)
         unlink(tmp);
-    else if (!a->quiet)
+    else if (!a->quiet && isatty(STDERR_FILENO))
         fprintf(stderr, "%s: wrote '%s'\n", PROG, path);
     return rc;
 }
@@ -355,7 +357,8 @@ int main(int argc, char **argv)
     if (to_files)
         o.format = ASYS_FMT_CSV;
     if (a.format_name && asys_format_from_name(a.format_name, &o.format) != 0) {
-        fprintf(stderr, "%s: unknown format '%s' (column, table, csv, tsv, json)\n", PROG, a.format_name);
+        fprintf(stderr, "%s: unknown format '%s' (column, table, csv, tsv, json)\n", PROG,
+                a.format_name);
         asys_catalog_free(&cat);
         return 2;
     }
@@ -384,8 +387,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < a.report_count; i++) {
         defs[n] = asys_catalog_find(&cat, a.reports[i]);
         if (!defs[n]) {
-            fprintf(stderr, "%s: unknown report '%s' (see %s --help-reports)\n", PROG,
-                    a.reports[i], PROG);
+            fprintf(stderr, "%s: unknown report '%s' (see %s --help-reports)\n", PROG, a.reports[i],
+                    PROG);
             asys_catalog_free(&cat);
             return 2;
         }
@@ -423,10 +426,9 @@ int main(int argc, char **argv)
         if (to_files)
             failures += run_to_file(rdb.db, defs[i], requested[i], &p, &o, &a) != 0;
         else
-            failures += run_report(rdb.db, defs[i], requested[i], &p, &o,
-                                   pipe_out ? pipe_out : stdout,
-                                   o.format == ASYS_FMT_COLUMN || o.format == ASYS_FMT_TABLE,
-                                   a.input) != 0;
+            failures +=
+                run_report(rdb.db, defs[i], requested[i], &p, &o, pipe_out ? pipe_out : stdout,
+                           o.format == ASYS_FMT_COLUMN || o.format == ASYS_FMT_TABLE, a.input) != 0;
     }
     if (pipe_out && pclose(pipe_out) != 0 && !failures) {
         fprintf(stderr, "%s: '%s' failed\n", PROG, a.output + 1);

@@ -141,7 +141,9 @@ static int list_segments(const char *dir, struct segment_scan **out, size_t *cou
 
 static const char *collector_name(uint32_t c)
 {
-    return c == ASYS_SEGMENT_LAUNCHER ? "launcher" : c == ASYS_SEGMENT_THREAD ? "thread" : "unknown";
+    return c == ASYS_SEGMENT_LAUNCHER ? "launcher"
+           : c == ASYS_SEGMENT_THREAD ? "thread"
+                                      : "unknown";
 }
 
 static void add_report_id(cJSON *root)
@@ -185,7 +187,8 @@ static void add_clock(cJSON *root, cJSON *pairs)
     cJSON_AddNumberToObject(clock, "pair_count", n);
     if (n >= 1) {
         uint64_t last_mono;
-        if (asys_json_to_u64(cJSON_GetArrayItem(cJSON_GetArrayItem(pairs, n - 1), 1), &last_mono) == 0)
+        if (asys_json_to_u64(cJSON_GetArrayItem(cJSON_GetArrayItem(pairs, n - 1), 1), &last_mono) ==
+            0)
             asys_json_add_u64(session, "end_monotonic_ns", last_mono);
     }
     if (n >= 2) {
@@ -241,15 +244,14 @@ static int publish(const char *tmp, const char *path, int force, struct asys_err
     if (errno != EINVAL && errno != ENOSYS)
         return asys_fail(err, "%s", strerror(errno));
     if (link(tmp, path) != 0) /* file systems without RENAME_NOREPLACE */
-        return asys_fail(err, "%s", errno == EEXIST ? "file exists (use --force-overwrite)"
-                                                      : strerror(errno));
+        return asys_fail(err, "%s",
+                         errno == EEXIST ? "file exists (use --force-overwrite)" : strerror(errno));
     unlink(tmp);
     return 0;
 }
 
-static int write_archive(int fd, const char *segment_dir,
-                         const cJSON *manifest, const struct segment_scan *scans, size_t n,
-                         struct asys_err *err)
+static int write_archive(int fd, const char *segment_dir, const cJSON *manifest,
+                         const struct segment_scan *scans, size_t n, struct asys_err *err)
 {
     struct asys_archive_writer *w = NULL;
     char *text = cJSON_Print(manifest);

@@ -35,7 +35,8 @@ static int resolve_report_path(const struct asys_profile_options *o, char *out, 
                                struct asys_err *err)
 {
     if (o->output) {
-        int n = snprintf(out, size, "%s%s", o->output, ends_with(o->output, REPORT_SUFFIX) ? "" : REPORT_SUFFIX);
+        int n = snprintf(out, size, "%s%s", o->output,
+                         ends_with(o->output, REPORT_SUFFIX) ? "" : REPORT_SUFFIX);
         if (n < 0 || (size_t)n >= size)
             return asys_fail(err, "report name is too long");
         if (!o->force_overwrite && access(out, F_OK) == 0)
@@ -55,6 +56,35 @@ static int resolve_report_path(const struct asys_profile_options *o, char *out, 
     return 0;
 }
 
+static int is_executable_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/* The errno execvp would fail with for `name` (0 if it can be run), checked
+ * before anything is printed or created. */
+static int program_error(const char *name)
+{
+    if (strchr(name, '/'))
+        return is_executable_file(name) ? 0 : access(name, F_OK) == 0 ? EACCES : ENOENT;
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/bin:/usr/bin";
+    int found_unexecutable = 0;
+    while (*path) {
+        size_t n = strcspn(path, ":");
+        char candidate[PATH_MAX];
+        snprintf(candidate, sizeof candidate, "%.*s%s%s", (int)n, n ? path : ".", "/", name);
+        if (is_executable_file(candidate))
+            return 0;
+        if (access(candidate, F_OK) == 0)
+            found_unexecutable = 1;
+        path += n + (path[n] == ':');
+    }
+    return found_unexecutable ? EACCES : ENOENT;
+}
+
 static void warn_unavailable(const struct asys_profile_options *o)
 {
     char names[256] = "";
@@ -71,8 +101,8 @@ static void warn_unavailable(const struct asys_profile_options *o)
                 names);
     for (int i = 0; i < o->given_count; i++)
         if (!o->given[i].supported)
-            fprintf(stderr, "%s: warning: --%s is not implemented in this asys yet; ignored\n", PROG,
-                    o->given[i].name);
+            fprintf(stderr, "%s: warning: --%s is not implemented in this asys yet; ignored\n",
+                    PROG, o->given[i].name);
 }
 
 /* Collectors the injected library should run, as it parses them. */
@@ -105,7 +135,10 @@ static int record(const struct asys_profile_options *o, const char *report_path)
     struct asys_err err = {{0}};
     char inject[PATH_MAX];
     if (asys_inject_library_path(inject, sizeof inject) != 0) {
-        fprintf(stderr, "%s: cannot find 'libasys-inject.so' (looked in ../lib next to asys; set ASYS_INJECT_LIB)\n", PROG);
+        fprintf(stderr,
+                "%s: cannot find 'libasys-inject.so' (looked in ../lib next to asys; set "
+                "ASYS_INJECT_LIB)\n",
+                PROG);
         return 1;
     }
     if (strpbrk(inject, " :"))
@@ -143,7 +176,8 @@ static int record(const struct asys_profile_options *o, const char *report_path)
         {"ASYS_MAX_SEGMENT_SIZE", max_size},
     };
     struct asys_target target;
-    if (asys_target_spawn(&target, o->target_argv, vars, (int)(sizeof vars / sizeof *vars), &err) != 0) {
+    if (asys_target_spawn(&target, o->target_argv, vars, (int)(sizeof vars / sizeof *vars), &err) !=
+        0) {
         fprintf(stderr, "%s: cannot run '%s': %s\n", PROG, o->target_argv[0], err.text);
         asys_session_close_launcher(&session);
         asys_session_remove_dir(session.dir);
@@ -192,6 +226,11 @@ int asys_cmd_profile(int argc, char **argv)
         fprintf(stderr, "%s: cannot write '%s': %s\n", PROG, report_path, err.text);
         return 1;
     }
+    int e = program_error(opts.target_argv[0]);
+    if (e) {
+        fprintf(stderr, "%s: cannot run '%s': %s\n", PROG, opts.target_argv[0], strerror(e));
+        return e == EACCES ? 126 : 127;
+    }
     warn_unavailable(&opts);
     return record(&opts, report_path);
 }
@@ -207,7 +246,9 @@ int asys_cmd_finalize(int argc, char **argv)
         else if (!strcmp(argv[i], "-f") || !strcmp(argv[i], "--force-overwrite"))
             force = 1;
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("%s\nPacks the session directory of an interrupted recording (asys-XXXXXX in\n$TMPDIR) into a report.\n", usage);
+            printf("%s\nPacks the session directory of an interrupted recording (asys-XXXXXX "
+                   "in\n$TMPDIR) into a report.\n",
+                   usage);
             return 0;
         } else if (argv[i][0] != '-' && !dir)
             dir = argv[i];

@@ -6,14 +6,10 @@
 #include "segment_writer.h"
 
 const struct asys_trace_name asys_trace_names[] = {
-    {"hggc", "cuda", ASYS_TRACE_HGGC, 0},
-    {"hgtx", "nvtx", ASYS_TRACE_HGTX, 1},
-    {"acdnn", "cudnn", ASYS_TRACE_ACDNN, 0},
-    {"acblas", "cublas", ASYS_TRACE_ACBLAS, 0},
-    {"pccl", "nccl", ASYS_TRACE_PCCL, 0},
-    {"osrt", NULL, ASYS_TRACE_OSRT, 0},
-    {"hgvideo", "nvvideo", ASYS_TRACE_HGVIDEO, 0},
-    {NULL, NULL, 0, 0},
+    {"hggc", "cuda", ASYS_TRACE_HGGC, 0},          {"hgtx", "nvtx", ASYS_TRACE_HGTX, 1},
+    {"acdnn", "cudnn", ASYS_TRACE_ACDNN, 0},       {"acblas", "cublas", ASYS_TRACE_ACBLAS, 0},
+    {"pccl", "nccl", ASYS_TRACE_PCCL, 0},          {"osrt", NULL, ASYS_TRACE_OSRT, 0},
+    {"hgvideo", "nvvideo", ASYS_TRACE_HGVIDEO, 0}, {NULL, NULL, 0, 0},
 };
 
 #define DEFAULT_TRACE (ASYS_TRACE_HGGC | ASYS_TRACE_HGTX | ASYS_TRACE_ACDNN | ASYS_TRACE_ACBLAS)
@@ -203,7 +199,10 @@ static int apply_help(struct asys_profile_options *o, const char *v, struct asys
     return 0;
 }
 
-#define PLANNED(name, metavar, def, help) {name, 0, ARG_REQUIRED, 0, metavar, def, help, NULL}
+#define PLANNED(name, metavar, def, help)                                                          \
+    {                                                                                              \
+        name, 0, ARG_REQUIRED, 0, metavar, def, help, NULL                                         \
+    }
 
 static const struct option_spec specs[] = {
     {"trace", 't', ARG_REQUIRED, 1, "LIST", "hggc,hgtx,acdnn,acblas",
@@ -219,16 +218,23 @@ static const struct option_spec specs[] = {
     {"chunk-size", 0, ARG_REQUIRED, 1, "SIZE", "1M", "growth step of a per-thread buffer",
      apply_chunk},
     {"help", 'h', ARG_NONE, 1, NULL, NULL, "show this help", apply_help},
-    PLANNED("hggc-trace-set", "LIST", "all", "HGGC subsets: kernel-activity,kernel-api,memory-activity,memory-api,sync,graph,other-api"),
+    PLANNED(
+        "hggc-trace-set", "LIST", "all",
+        "HGGC subsets: kernel-activity,kernel-api,memory-activity,memory-api,sync,graph,other-api"),
     PLANNED("hggcbacktrace", "all:NS", "none", "host call stacks of HGGC calls longer than NS"),
     PLANNED("hggc-backtrace-depth", "N", "24", "depth of HGGC call stacks"),
-    PLANNED("hggc-memory-usage", "true|false|device,pinned", "false", "device/pinned memory usage with call stacks"),
+    PLANNED("hggc-memory-usage", "true|false|device,pinned", "false",
+            "device/pinned memory usage with call stacks"),
     PLANNED("osrt-threshold", "NS", "1000", "record OS runtime calls longer than NS"),
-    PLANNED("osrt-backtrace-threshold", "NS", "80000", "call stacks of OS runtime calls longer than NS"),
+    PLANNED("osrt-backtrace-threshold", "NS", "80000",
+            "call stacks of OS runtime calls longer than NS"),
     PLANNED("osrt-backtrace-depth", "N", "24", "depth of OS runtime call stacks"),
-    PLANNED("acompute-backtrace-threshold", "NS", "80000", "call stacks of ACDNN/ACBLAS calls longer than NS"),
-    {"sample", 's', ARG_REQUIRED, 0, "process-tree|system-wide|none", "none", "CPU sampling and scheduling", NULL},
-    {"backtrace", 'b', ARG_REQUIRED, 0, "dwarf|fp|none", "dwarf", "call stack method of CPU samples", NULL},
+    PLANNED("acompute-backtrace-threshold", "NS", "80000",
+            "call stacks of ACDNN/ACBLAS calls longer than NS"),
+    {"sample", 's', ARG_REQUIRED, 0, "process-tree|system-wide|none", "none",
+     "CPU sampling and scheduling", NULL},
+    {"backtrace", 'b', ARG_REQUIRED, 0, "dwarf|fp|none", "dwarf",
+     "call stack method of CPU samples", NULL},
     PLANNED("sample-period", "CYCLES", "2000000", "CPU sampling period"),
     PLANNED("sample-backtrace-depth", "N", "24", "depth of CPU sample call stacks"),
     PLANNED("event-sample", "system-wide|none", "none", "CPU and OS event sampling"),
@@ -236,15 +242,19 @@ static const struct option_spec specs[] = {
     PLANNED("cpu-core-events-set", "NAME", "none", "predefined CPU core event set"),
     PLANNED("os-events", "LIST", "none", "OS events to sample"),
     PLANNED("os-events-set", "NAME", "none", "predefined OS event set"),
-    PLANNED("ppu-metrics-device", "all|none|LIST|help", "none", "devices whose metrics are sampled"),
+    PLANNED("ppu-metrics-device", "all|none|LIST|help", "none",
+            "devices whose metrics are sampled"),
     PLANNED("ppu-metrics-set", "NAME|help", "summary", "predefined PPU metric set"),
     PLANNED("ppu-metrics-list", "LIST|help", "none", "PPU metrics to sample"),
     PLANNED("ppu-metrics-frequency", "HZ", "1000", "PPU metric sampling frequency"),
-    PLANNED("check-ppu-metrics-list", "LIST", NULL, "check a metric list against the device's capacity"),
-    PLANNED("host-memory-sampling", "true|false", "false", "sample resident set size and high-water mark"),
+    PLANNED("check-ppu-metrics-list", "LIST", NULL,
+            "check a metric list against the device's capacity"),
+    PLANNED("host-memory-sampling", "true|false", "false",
+            "sample resident set size and high-water mark"),
     PLANNED("host-memory-sampling-frequency", "HZ", "100", "host memory sampling frequency"),
     PLANNED("heap-memory-usage", "true|false", "false", "heap allocations with call stacks"),
-    PLANNED("heap-sampling-interval-bytes", "BYTES", "1048576", "mean bytes between sampled allocations"),
+    PLANNED("heap-sampling-interval-bytes", "BYTES", "1048576",
+            "mean bytes between sampled allocations"),
     PLANNED("heap-backtrace-depth", "N", "24", "depth of heap call stacks"),
     PLANNED("heap-report-interval", "MS", "10", "heap usage aggregation interval"),
     PLANNED("multi-node-mode", "MODE", "none", "multi-node collection"),
@@ -253,7 +263,8 @@ static const struct option_spec specs[] = {
     PLANNED("python-backtrace", "hggc", "none", "Python call stacks on HGGC events"),
     PLANNED("python-backtrace-depth", "N", "24", "depth of Python call stacks"),
     PLANNED("python-functions-trace", "SPEC|FILE", "none", "trace Python functions as HGTX ranges"),
-    PLANNED("python-functions-threshold", "NS", "80000", "record traced Python functions longer than NS"),
+    PLANNED("python-functions-threshold", "NS", "80000",
+            "record traced Python functions longer than NS"),
     PLANNED("nic-metrics", "true|false", "false", "RDMA NIC counters"),
     PLANNED("nic-device-include", "REGEX,...", "all", "NIC devices to sample"),
     PLANNED("nic-metrics-frequency", "HZ", "1000", "NIC sampling frequency (1..100000)"),
@@ -288,8 +299,7 @@ static int remember(struct asys_profile_options *o, const struct option_spec *s,
     return s->apply ? s->apply(o, value, err) : 0; /* value is NULL only for flags */
 }
 
-int asys_profile_parse(int argc, char **argv, struct asys_profile_options *o,
-                       struct asys_err *err)
+int asys_profile_parse(int argc, char **argv, struct asys_profile_options *o, struct asys_err *err)
 {
     memset(o, 0, sizeof *o);
     o->trace_mask = DEFAULT_TRACE;
@@ -340,7 +350,8 @@ int asys_profile_parse(int argc, char **argv, struct asys_profile_options *o,
     o->target_argc = argc - i;
     o->target_argv = argv + i;
     if (o->target_argc <= 0)
-        return asys_fail(err, "no program to profile (usage: asys profile [options] <program> [args...])");
+        return asys_fail(
+            err, "no program to profile (usage: asys profile [options] <program> [args...])");
     if (o->chunk_size > o->max_segment_size)
         return asys_fail(err, "--chunk-size is larger than --max-segment-size");
     return 0;

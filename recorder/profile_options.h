@@ -41,14 +41,14 @@ enum asys_wait_mode { ASYS_WAIT_ALL, ASYS_WAIT_PRIMARY };
 #define ASYS_MAX_GIVEN_OPTIONS 64
 
 struct asys_given_option {
-    const char *name; /* long name without dashes */
+    const char *name;  /* long name without dashes */
     const char *value; /* NULL for flags */
     int supported;
 };
 
 struct asys_profile_options {
     uint32_t trace_mask;
-    const char *output;  /* as given, or NULL for reportN */
+    const char *output; /* as given, or NULL for reportN */
     int force_overwrite;
     enum asys_wait_mode wait;
     uint64_t max_segment_size;

@@ -41,8 +41,8 @@ int asys_segment_open(struct asys_segment_writer *w, const char *path,
     int rc = 0;
     memset(w, 0, sizeof *w);
     w->fd = -1;
-    chunk_size = round_up(chunk_size < ASYS_MIN_CHUNK_SIZE ? ASYS_MIN_CHUNK_SIZE : chunk_size,
-                          page_size());
+    chunk_size =
+        round_up(chunk_size < ASYS_MIN_CHUNK_SIZE ? ASYS_MIN_CHUNK_SIZE : chunk_size, page_size());
     if (max_size < chunk_size)
         max_size = chunk_size;
 
@@ -143,6 +143,18 @@ static void pad_chunk_tail(struct asys_segment_writer *w)
     w->cur = w->chunk + w->chunk_size;
 }
 
+/* Faults a fresh chunk in with one call instead of one fault per page on
+ * the hot path (a write fault on a file page costs a microsecond or more). */
+static void prefault(void *chunk, uint64_t size)
+{
+#ifdef MADV_POPULATE_WRITE
+    madvise(chunk, size, MADV_POPULATE_WRITE); /* best effort: older kernels fault lazily */
+#else
+    (void)chunk;
+    (void)size;
+#endif
+}
+
 static int grow(struct asys_segment_writer *w)
 {
     uint64_t next = w->chunk_offset + w->chunk_size;
@@ -162,6 +174,7 @@ static int grow(struct asys_segment_writer *w)
         return 0;
     }
     w->grow_failures = 0;
+    prefault(m, w->chunk_size);
     pad_chunk_tail(w);
     munmap(w->chunk, w->chunk_size);
     errno = saved_errno;
@@ -199,7 +212,8 @@ void *asys_segment_reserve_slow(struct asys_segment_writer *w, uint32_t size, ui
     /* A counter read on another core may trail the last record slightly:
      * keep the segment's time monotonic rather than encode a negative delta. */
     uint64_t stamp = (int64_t)(ticks - w->last_ticks) < 0 ? w->last_ticks : ticks;
-    uint64_t worst = (uint64_t)size + sizeof(struct asys_rec_time_base) + sizeof(struct asys_rec_drop);
+    uint64_t worst =
+        (uint64_t)size + sizeof(struct asys_rec_time_base) + sizeof(struct asys_rec_drop);
     if (w->full || !w->chunk || size > ASYS_REC_MAX_SIZE ||
         ((uint64_t)(w->end - w->cur) < worst && !grow(w))) {
         asys_segment_count_drop(w, size, stamp);

@@ -34,8 +34,8 @@ struct asys_segment_writer {
     uint64_t chunk_size;
     uint64_t max_size;
     int fd;
-    int full;                     /* max_size reached: every further record is a drop */
-    unsigned grow_failures;       /* consecutive failed growths (I/O errors) */
+    int full;                      /* max_size reached: every further record is a drop */
+    unsigned grow_failures;        /* consecutive failed growths (I/O errors) */
     uint64_t pending_drop_records; /* lost since the last DROP record */
     uint64_t pending_drop_bytes;
     uint64_t first_drop_ticks;

@@ -65,7 +65,8 @@ void asys_session_clock_pair(struct asys_session *s)
     struct asys_clock_pair pair;
     asys_clock_pair_take(s->clock_kind, &pair);
     uint32_t delta;
-    struct asys_rec_clock_pair *r = asys_segment_reserve(&s->launcher, sizeof *r, pair.ticks, &delta);
+    struct asys_rec_clock_pair *r =
+        asys_segment_reserve(&s->launcher, sizeof *r, pair.ticks, &delta);
     if (!r)
         return;
     r->ticks = pair.ticks;

@@ -15,7 +15,7 @@ struct asys_env_var {
 
 struct asys_target {
     pid_t pid;
-    int status;  /* wait status of the program once it ended */
+    int status; /* wait status of the program once it ended */
     int ended;
     int stopped_by_user; /* a signal ended the wait for descendants */
 };

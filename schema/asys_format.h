@@ -68,19 +68,19 @@ struct asys_segment_header {
     uint32_t pid;
     uint32_t tid;
     uint32_t ppid;
-    uint32_t thread_index;        /* 1-based order of registration in the process */
-    uint64_t process_uid;         /* unique per process image (fork or exec gives a new one) */
-    uint64_t parent_process_uid;  /* fork child: the parent image's uid, else 0 */
+    uint32_t thread_index;           /* 1-based order of registration in the process */
+    uint64_t process_uid;            /* unique per process image (fork or exec gives a new one) */
+    uint64_t parent_process_uid;     /* fork child: the parent image's uid, else 0 */
     uint32_t inherited_string_limit; /* fork child: string ids below this resolve in the parent */
-    uint32_t clock_kind;          /* enum asys_clock_kind of every tick in this segment */
-    uint64_t base_ticks;          /* clock value the first record's delta is relative to */
-    uint64_t calib_ticks;         /* (ticks, CLOCK_MONOTONIC ns) pair taken at creation */
+    uint32_t clock_kind;             /* enum asys_clock_kind of every tick in this segment */
+    uint64_t base_ticks;             /* clock value the first record's delta is relative to */
+    uint64_t calib_ticks;            /* (ticks, CLOCK_MONOTONIC ns) pair taken at creation */
     uint64_t calib_mono_ns;
-    uint64_t chunk_size;          /* the writer grows the file by this many bytes */
-    uint64_t dropped_records;     /* updated in place by the writer */
-    uint64_t dropped_bytes;       /* updated in place by the writer */
-    uint64_t data_end;            /* file offset after the last record; 0 = scan for it */
-    uint8_t reserved[136];        /* zero */
+    uint64_t chunk_size;      /* the writer grows the file by this many bytes */
+    uint64_t dropped_records; /* updated in place by the writer */
+    uint64_t dropped_bytes;   /* updated in place by the writer */
+    uint64_t data_end;        /* file offset after the last record; 0 = scan for it */
+    uint8_t reserved[136];    /* zero */
 };
 
 /* ---- record header: one little-endian u64 at the start of every record --
@@ -122,16 +122,16 @@ enum asys_record_type {
     ASYS_REC_DROP = 7,         /* struct asys_rec_drop */
     ASYS_REC_CLOCK_PAIR = 8,   /* struct asys_rec_clock_pair */
     /* hgtx */
-    ASYS_REC_HGTX_PUSH = 16,       /* header only: arg = message string id, default domain */
-    ASYS_REC_HGTX_PUSH_EX = 17,    /* struct asys_rec_hgtx_ex */
-    ASYS_REC_HGTX_POP = 18,        /* header only: arg = domain id */
-    ASYS_REC_HGTX_MARK = 19,       /* header only: arg = message string id, default domain */
-    ASYS_REC_HGTX_MARK_EX = 20,    /* struct asys_rec_hgtx_ex */
-    ASYS_REC_HGTX_START = 21,      /* struct asys_rec_hgtx_range: arg = message string id */
-    ASYS_REC_HGTX_START_EX = 22,   /* struct asys_rec_hgtx_start_ex */
-    ASYS_REC_HGTX_END = 23,        /* struct asys_rec_hgtx_range */
-    ASYS_REC_HGTX_DOMAIN = 24,     /* struct asys_rec_hgtx_domain: arg = domain id */
-    ASYS_REC_HGTX_CATEGORY = 25,   /* struct asys_rec_hgtx_category: arg = domain id */
+    ASYS_REC_HGTX_PUSH = 16,        /* header only: arg = message string id, default domain */
+    ASYS_REC_HGTX_PUSH_EX = 17,     /* struct asys_rec_hgtx_ex */
+    ASYS_REC_HGTX_POP = 18,         /* header only: arg = domain id */
+    ASYS_REC_HGTX_MARK = 19,        /* header only: arg = message string id, default domain */
+    ASYS_REC_HGTX_MARK_EX = 20,     /* struct asys_rec_hgtx_ex */
+    ASYS_REC_HGTX_START = 21,       /* struct asys_rec_hgtx_range: arg = message string id */
+    ASYS_REC_HGTX_START_EX = 22,    /* struct asys_rec_hgtx_start_ex */
+    ASYS_REC_HGTX_END = 23,         /* struct asys_rec_hgtx_range */
+    ASYS_REC_HGTX_DOMAIN = 24,      /* struct asys_rec_hgtx_domain: arg = domain id */
+    ASYS_REC_HGTX_CATEGORY = 25,    /* struct asys_rec_hgtx_category: arg = domain id */
     ASYS_REC_HGTX_THREAD_NAME = 26, /* struct asys_rec_hgtx_thread_name */
     ASYS_REC_TYPE_COUNT = 27
 };
@@ -215,7 +215,7 @@ struct asys_hgtx_attributes {
     uint32_t color_argb;
     uint16_t domain_id;
     uint8_t message_type;
-    uint8_t flags;        /* enum asys_hgtx_flags */
+    uint8_t flags;         /* enum asys_hgtx_flags */
     uint32_t payload_type; /* NVTX numbering: 1 u64, 2 i64, 3 double, 4 u32, 5 i32, 6 float */
     uint32_t reserved;
     uint64_t payload; /* raw bits, widened: u32/i32 zero/sign-extended, float as double */

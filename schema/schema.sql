@@ -112,7 +112,7 @@ CREATE TABLE hgtx_events (
     category      INTEGER,             -- category number, NULL when none
     color         INTEGER,             -- ARGB color, NULL when none
     payload_type  INTEGER,             -- NVTX payload type (1 u64, 2 i64, 3 double, 4 u32, 5 i32, 6 float)
-    payload       ANY,                 -- INTEGER or REAL by payload_type
+    payload,                           -- INTEGER or REAL by payload_type (no type: no conversion)
     nesting_level INTEGER,             -- push/pop: 0 = outermost on its thread and domain
     parent_id     INTEGER              -- push/pop: enclosing range's id
 );

@@ -51,7 +51,8 @@ static int attr_has(const nvtxEventAttributes_t *a, size_t field_end)
     return a && a->size >= field_end;
 }
 
-#define ATTR_END(field) (offsetof(nvtxEventAttributes_t, field) + sizeof(((nvtxEventAttributes_t *)0)->field))
+#define ATTR_END(field)                                                                            \
+    (offsetof(nvtxEventAttributes_t, field) + sizeof(((nvtxEventAttributes_t *)0)->field))
 
 /* The message of an event as a string id, and its NVTX message type. */
 struct message {
@@ -59,8 +60,8 @@ struct message {
     uint8_t type;
 };
 
-static struct message resolve_message(struct asys_thread *t, const char *ascii,
-                                      const wchar_t *wide, const nvtxEventAttributes_t *a)
+static struct message resolve_message(struct asys_thread *t, const char *ascii, const wchar_t *wide,
+                                      const nvtxEventAttributes_t *a)
 {
     struct message m = {0, NVTX_MESSAGE_TYPE_ASCII};
     if (ascii) {
@@ -183,8 +184,7 @@ static void write_event(struct asys_thread *t, unsigned compact_type, unsigned e
 }
 
 static nvtxRangeId_t write_start(struct asys_thread *t, uint16_t domain,
-                                 const nvtxEventAttributes_t *a, struct message msg,
-                                 uint64_t ticks)
+                                 const nvtxEventAttributes_t *a, struct message msg, uint64_t ticks)
 {
     nvtxRangeId_t id = ((uint64_t)t->thread_index << 40) | ++t->next_range_serial;
     struct asys_hgtx_attributes attr;
@@ -459,7 +459,8 @@ static void write_domain(struct asys_thread *t, uint16_t id, uint32_t name, uint
     if (r) {
         r->name_string_id = name;
         r->destroyed = destroyed;
-        asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_HGTX_DOMAIN, sizeof *r / 8, id, delta));
+        asys_segment_commit(&r->header,
+                            ASYS_REC_WORD(ASYS_REC_HGTX_DOMAIN, sizeof *r / 8, id, delta));
     }
 }
 
@@ -573,7 +574,10 @@ struct hook {
     NvtxFunctionPointer fn;
 };
 
-#define HOOK(id, f) {id, (NvtxFunctionPointer)(void (*)(void))(f)}
+#define HOOK(id, f)                                                                                \
+    {                                                                                              \
+        id, (NvtxFunctionPointer)(void (*)(void))(f)                                               \
+    }
 
 static const struct hook core_hooks[] = {
     HOOK(NVTX_CBID_CORE_MarkEx, hook_mark_ex),

@@ -38,6 +38,16 @@ struct asys_string_cache_entry {
     uint32_t string_id;
 };
 
+/* Per-thread cache of string literals: pointer -> string id.  Only pointers
+ * into read-only segments of loaded objects go here (their text cannot
+ * change); `generation` guards against a dlclose'd object's address reuse. */
+#define ASYS_LITERAL_CACHE_SIZE 256
+struct asys_literal_cache_entry {
+    const char *text;
+    uint32_t string_id;
+    uint32_t generation;
+};
+
 /* Nesting depth per domain, for the level NVTX push/pop return. */
 #define ASYS_DEPTH_SLOTS 256
 
@@ -48,6 +58,7 @@ struct asys_thread {
     uint64_t next_range_serial;
     struct asys_thread *next; /* registry of live threads */
     int32_t depth[ASYS_DEPTH_SLOTS];
+    struct asys_literal_cache_entry literals[ASYS_LITERAL_CACHE_SIZE];
     struct asys_string_cache_entry strings[ASYS_STRING_CACHE_SIZE];
 };
 
@@ -65,7 +76,8 @@ struct asys_process {
     uint64_t max_segment_size;
     int debug;
     int process_info_written;
-    uint32_t next_string_id;   /* atomic */
+    uint32_t next_string_id;    /* atomic */
+    uint32_t code_generation;   /* atomic; bumped around every dlclose */
     uint32_t next_thread_index; /* atomic */
     pthread_mutex_t registry_lock;
     struct asys_thread *threads;

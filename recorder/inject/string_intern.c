@@ -1,10 +1,16 @@
-/* String interning for the hot path.  Each thread keeps a small two-way
- * cache from content hash to string id; a miss allocates a process-wide id
- * and writes the text once into the thread's own segment.  Keying on content
- * (not on the pointer) keeps reused buffers correct: a sprintf'd name that
- * changes gets a new id. */
+/* String interning for the hot path.
+ *
+ * Most names are literals: a pointer into a read-only segment of a loaded
+ * object, whose text cannot change.  Those hit a per-thread pointer cache
+ * (one load and compare).  Every other string is hashed by content and looked
+ * up in a two-way cache, so a reused buffer whose text changes gets a new id.
+ * A miss allocates a process-wide id and writes the text once into the
+ * thread's own segment. */
+#define _GNU_SOURCE
 #include "inject.h"
 
+#include <dlfcn.h>
+#include <link.h>
 #include <string.h>
 #include <wchar.h>
 
@@ -54,8 +60,11 @@ static int write_string_def(struct asys_thread *t, uint32_t id, const char *text
     return 1;
 }
 
-uint32_t asys_intern_len(struct asys_thread *t, const char *text, size_t length)
+/* Interns by content; *cached is set when the text's definition is in the
+ * segment (not dropped), i.e. when the id may be remembered. */
+static uint32_t intern_content(struct asys_thread *t, const char *text, size_t length, int *cached)
 {
+    *cached = 1;
     uint32_t flags = 0;
     if (length > MAX_STRING_BYTES) {
         length = MAX_STRING_BYTES;
@@ -71,7 +80,8 @@ uint32_t asys_intern_len(struct asys_thread *t, const char *text, size_t length)
         return b->string_id;
 
     uint32_t id = __atomic_add_fetch(&asys_proc.next_string_id, 1, __ATOMIC_RELAXED);
-    if (write_string_def(t, id, text, (uint32_t)length, flags)) {
+    *cached = write_string_def(t, id, text, (uint32_t)length, flags);
+    if (*cached) {
         *b = *a; /* the older entry moves to the second way */
         a->hash = hash;
         a->length = (uint32_t)length;
@@ -80,9 +90,75 @@ uint32_t asys_intern_len(struct asys_thread *t, const char *text, size_t length)
     return id;
 }
 
+uint32_t asys_intern_len(struct asys_thread *t, const char *text, size_t length)
+{
+    int cached;
+    return intern_content(t, text, length, &cached);
+}
+
+struct segment_query {
+    uintptr_t start;
+    uintptr_t end;
+    int read_only;
+};
+
+static int find_segment(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct segment_query *q = arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (q->start >= lo && q->end <= hi) {
+            q->read_only = !(ph->p_flags & PF_W);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether [text, text+length] lies in a read-only segment of a loaded object. */
+static int is_immutable(const char *text, size_t length)
+{
+    struct segment_query q = {(uintptr_t)text, (uintptr_t)text + length + 1, 0};
+    dl_iterate_phdr(find_segment, &q);
+    return q.read_only;
+}
+
 uint32_t asys_intern(struct asys_thread *t, const char *text)
 {
-    return asys_intern_len(t, text ? text : "", text ? strlen(text) : 0);
+    if (!text)
+        text = "";
+    uint64_t slot = ((uintptr_t)text * 0x9e3779b97f4a7c15ull) >> (64 - 8);
+    _Static_assert(ASYS_LITERAL_CACHE_SIZE == 1 << 8, "slot uses 8 bits");
+    struct asys_literal_cache_entry *lit = &t->literals[slot];
+    uint32_t generation = __atomic_load_n(&asys_proc.code_generation, __ATOMIC_RELAXED);
+    if (ASYS_LIKELY(lit->text == text && lit->generation == generation))
+        return lit->string_id;
+    size_t length = strlen(text);
+    int cached;
+    uint32_t id = intern_content(t, text, length, &cached);
+    if (cached && is_immutable(text, length)) {
+        lit->text = text;
+        lit->string_id = id;
+        lit->generation = generation;
+    }
+    return id;
+}
+
+/* Objects unloaded by dlclose free their addresses for new text: every
+ * literal cached before (or during) the close is forgotten. */
+ASYS_EXPORT int dlclose(void *handle)
+{
+    static int (*real_dlclose)(void *);
+    if (!real_dlclose)
+        real_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+    __atomic_add_fetch(&asys_proc.code_generation, 1, __ATOMIC_RELAXED);
+    int rc = real_dlclose ? real_dlclose(handle) : -1;
+    __atomic_add_fetch(&asys_proc.code_generation, 1, __ATOMIC_RELAXED);
+    return rc;
 }
 
 /* Encodes one code point as UTF-8; returns bytes written (0 if no room). */

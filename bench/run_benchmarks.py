@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""asys benchmarks: every figure is a ratio against an anchor measured in the
+same run (no tool, the peer tool, a raw SQLite loop).  Not a test: it prints
+figures for the README and the issue notes.
+
+usage: bench/run_benchmarks.py [--build DIR] [--pairs N] [--runs K]
+                               [--import-ranges N] [--only hgtx|uftrace|import]
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+
+def run_child(argv):
+    """Runs argv; returns its stdout."""
+    r = subprocess.run(argv, capture_output=True)
+    if r.returncode != 0:
+        sys.exit('benchmark step failed: %s\n%s' % (' '.join(argv), r.stderr.decode(errors='replace')))
+    return r.stdout.decode()
+
+
+def peak_rss_kib(argv, cwd=None):
+    """Runs argv in a fresh process and returns (stdout, peak RSS KiB)."""
+    pid = os.fork()
+    if pid == 0:
+        fd = os.open(os.path.join(cwd or '.', '.bench-out'), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(fd, 1)
+        os.execv(argv[0], argv)
+    _, status, usage = os.wait4(pid, 0)
+    out = open(os.path.join(cwd or '.', '.bench-out')).read()
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit('benchmark step failed: %s' % ' '.join(argv))
+    return out, usage.ru_maxrss
+
+
+def median(xs):
+    return statistics.median(xs)
+
+
+def manifest(report):
+    out = subprocess.run(['tar', '--zstd', '-xOf', report, 'manifest.json'], capture_output=True,
+                         check=True).stdout
+    return json.loads(out)
+
+
+def bench_hgtx(args, work):
+    asys = os.path.join(args.build, 'bin', 'asys')
+    prog = os.path.join(args.build, 'bench', 'hgtx_overhead')
+    rows = []
+    for threads in (1, 2):
+        plain, traced, bytes_per_range, dropped, report_bytes = [], [], [], [], []
+        for _ in range(args.runs):
+            out = run_child([prog, str(threads), str(args.pairs)])
+            plain.append(float(out))
+            report = os.path.join(work, 'hgtx.asys-rep')
+            r = subprocess.run([asys, 'profile', '-t', 'nvtx', '-o', report, '--force-overwrite=true',
+                                prog, str(threads), str(args.pairs)], capture_output=True, check=True,
+                               env=dict(os.environ, TMPDIR=work))
+            traced.append(float(r.stdout))
+            m = manifest(report)
+            ranges = threads * (args.pairs + 1)
+            seg_bytes = sum(s['bytes'] - 256 for s in m['segments'] if s['collector'] == 'thread')
+            bytes_per_range.append(seg_bytes / ranges)
+            dropped.append(m['totals']['dropped_records'])
+            report_bytes.append(os.path.getsize(report) / ranges)
+        rows.append({'threads': threads, 'plain_ns': median(plain), 'asys_ns': median(traced),
+                     'added_ns': median(traced) - median(plain),
+                     'bytes_per_range': median(bytes_per_range),
+                     'report_bytes_per_range': median(report_bytes), 'dropped': max(dropped)})
+    print('\n## HGTX push+pop pair, %d pairs per thread, median of %d runs' % (args.pairs, args.runs))
+    print('| threads | no tool ns/pair | asys ns/pair | added ns/pair | bytes/range (raw) '
+          '| bytes/range (report, zstd) | dropped |')
+    print('|---:|---:|---:|---:|---:|---:|---:|')
+    for r in rows:
+        print('| %d | %.1f | %.1f | %.1f | %.1f | %.2f | %d |' % (
+            r['threads'], r['plain_ns'], r['asys_ns'], r['added_ns'], r['bytes_per_range'],
+            r['report_bytes_per_range'], r['dropped']))
+    return rows
+
+
+def bench_uftrace(args, work, hgtx_rows):
+    if not shutil.which('uftrace'):
+        print('\n## uftrace: not installed, comparison skipped')
+        return None
+    prog = os.path.join(args.build, 'bench', 'uftrace_loop')
+    pairs = min(args.pairs, 2000000)  # uftrace writes 64 bytes a pair
+    plain, traced, sizes = [], [], []
+    for i in range(args.runs):
+        out = run_child([prog, str(pairs)])
+        plain.append(float(out))
+        data = os.path.join(work, 'uftrace.data')
+        shutil.rmtree(data, ignore_errors=True)
+        out = run_child(['uftrace', 'record', '-d', data, prog, str(pairs)])
+        traced.append(float(out))
+        sizes.append(sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(data) for f in fs))
+        shutil.rmtree(data, ignore_errors=True)
+    uftrace_added = median(traced) - median(plain)
+    asys_added = hgtx_rows[0]['added_ns'] if hgtx_rows else float('nan')
+    print('\n## The same loop as -pg functions under `uftrace record` (%d pairs, 1 thread)' % pairs)
+    print('| tool | added ns/pair | bytes/pair |')
+    print('|---|---:|---:|')
+    print('| uftrace | %.1f | %.1f |' % (uftrace_added, median(sizes) / pairs))
+    if hgtx_rows:
+        print('| asys (HGTX) | %.1f | %.1f |' % (asys_added, hgtx_rows[0]['bytes_per_range']))
+        print('\nasys/uftrace added cost: %.2f' % (asys_added / uftrace_added))
+    return uftrace_added
+
+
+def bench_import(args, work):
+    asys = os.path.join(args.build, 'bin', 'asys')
+    loop = os.path.join(args.build, 'tests', 'progs', 'hgtx_loop')
+    tool = os.path.join(args.build, 'bench', 'import_bench')
+    report = os.path.join(work, 'import.asys-rep')
+    subprocess.run([asys, 'profile', '-t', 'nvtx', '-o', report, '--force-overwrite=true', loop,
+                    str(args.import_ranges)], capture_output=True, check=True,
+                   env=dict(os.environ, TMPDIR=work))
+    db = os.path.join(work, 'bench.sqlite')
+    imp, raw = [], []
+    for _ in range(args.runs):
+        out, rss_import = peak_rss_kib([tool, 'import', report, db], cwd=work)
+        rows, seconds = int(out.split()[0]), float(out.split()[3])
+        imp.append((rows / seconds, rss_import))
+        out, rss_raw = peak_rss_kib([tool, 'raw', str(rows), db], cwd=work)
+        raw.append((int(out.split()[0]) / float(out.split()[3]), rss_raw))
+    imp_rate, raw_rate = median(r for r, _ in imp), median(r for r, _ in raw)
+    print('\n## Import of a %d-range report (schema, load, indexes; median of %d)'
+          % (args.import_ranges, args.runs))
+    print('| | events/s | peak RSS MiB |')
+    print('|---|---:|---:|')
+    print('| asys importer | %.0f | %.0f |' % (imp_rate, max(m for _, m in imp) / 1024))
+    print('| raw prepared INSERT loop, same table | %.0f | %.0f |' % (raw_rate, max(m for _, m in raw) / 1024))
+    print('\nimporter/raw rate: %.2f' % (imp_rate / raw_rate))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--build', default=os.path.join(os.path.dirname(__file__), '..', 'build'))
+    ap.add_argument('--pairs', type=int, default=10000000)
+    ap.add_argument('--runs', type=int, default=3)
+    ap.add_argument('--import-ranges', type=int, default=10000000)
+    ap.add_argument('--only', choices=['hgtx', 'uftrace', 'import'])
+    args = ap.parse_args()
+    args.build = os.path.abspath(args.build)
+    work = tempfile.mkdtemp(prefix='asys-bench-')
+    try:
+        print('# asys benchmarks (%s)' % ' '.join(os.uname()[2:5]))
+        hgtx_rows = None
+        if args.only in (None, 'hgtx', 'uftrace'):
+            hgtx_rows = bench_hgtx(args, work)
+        if args.only in (None, 'uftrace'):
+            bench_uftrace(args, work, hgtx_rows)
+        if args.only in (None, 'import'):
+            bench_import(args, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,41 @@
+"""A full per-thread buffer drops records and counts every one of them."""
+import unittest
+
+from asys_e2e import AsysTestCase, prog
+
+
+class Drops(AsysTestCase):
+    def totals(self, name):
+        m = self.manifest(name)
+        return m['totals']['records'], m['totals']['dropped_records']
+
+    def test_exact_drop_count(self):
+        # how many records a run makes besides the ranges (process, thread, strings)
+        self.profile([prog('hgtx_loop'), '10'], options=['-t', 'nvtx'], name='small')
+        records, dropped = self.totals('small')
+        self.assertEqual(dropped, 0)
+        launcher = [s for s in self.manifest('small')['segments'] if s['collector'] == 'launcher'][0]
+        fixed = records - launcher['records'] - 20
+
+        pairs = 200000  # 3.2 MB of records into one 512 KiB chunk
+        self.profile([prog('hgtx_loop'), str(pairs)], name='full',
+                     options=['-t', 'nvtx', '--chunk-size', '512K', '--max-segment-size', '512K'])
+        m = self.manifest('full')
+        launcher = [s for s in m['segments'] if s['collector'] == 'launcher'][0]
+        records, dropped = m['totals']['records'] - launcher['records'], m['totals']['dropped_records']
+        self.assertGreater(dropped, 0)
+        self.assertEqual(records + dropped, 2 * pairs + fixed)
+        info = {r['Property']: r['Value'] for r in self.stats_rows('report_info', 'full')}
+        self.assertEqual(int(info['Dropped records']), dropped)
+
+    def test_no_drops_at_default_settings(self):
+        pairs = 1000000
+        self.profile([prog('hgtx_loop'), str(pairs)], options=['-t', 'nvtx'], name='big')
+        records, dropped = self.totals('big')
+        self.assertEqual(dropped, 0)
+        rows = {r['Range']: r for r in self.stats_rows('hgtx_sum', 'big')}
+        self.assertEqual(int(rows[':r']['Instances']), pairs)
+
+
+if __name__ == '__main__':
+    unittest.main()

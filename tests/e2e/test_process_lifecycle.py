@@ -1,0 +1,110 @@
+"""Children, crashes, kills, signals, and the program's own I/O and status."""
+import os
+import signal
+import subprocess
+import time
+import unittest
+
+from asys_e2e import ASYS, AsysTestCase, prog
+
+
+class ForkAndExec(AsysTestCase):
+    def test_children_are_traced(self):
+        r = self.profile([prog('hgtx_fork'), prog('hgtx_threads'), '2', '3', '100'],
+                         options=['-t', 'nvtx'])
+        self.assertIn(b'children 0 0', r.stdout)
+        con = self.db()
+        procs = con.execute("SELECT s.value, p.forked FROM processes p "
+                            "JOIN strings s ON s.id = p.name_id ORDER BY s.value, p.forked").fetchall()
+        self.assertEqual(procs, [('hgtx_fork', 0), ('hgtx_fork', 1), ('hgtx_threads', 0)])
+        rows = {r['Range']: int(r['Instances']) for r in self.stats_rows('hgtx_sum')}
+        # the fork child used the parent's registered string and domain
+        self.assertEqual(rows['forkdom:inherited-name'], 4)
+        self.assertEqual(rows[':child-own'], 1)
+        self.assertEqual(rows[':parent'], 1)
+        # the exec'd program's ranges
+        self.assertEqual(rows[':outer'], 6)
+        self.assertEqual(rows[':main'], 1)
+        per_pid = dict(con.execute(
+            "SELECT s.value, COUNT(DISTINCT e.pid) FROM hgtx_events e "
+            "JOIN strings s ON s.id = e.text_id GROUP BY s.value"))
+        self.assertEqual(per_pid['inherited-name'], 1)
+
+
+class CrashAndKill(AsysTestCase):
+    def test_segfault_keeps_completed_ranges(self):
+        r = self.profile([prog('hgtx_crash'), '250'], options=['-t', 'nvtx'], expect_rc=128 + 11)
+        self.assertIn(b'terminated by signal 11', r.stderr)
+        rows = {r['Range']: r for r in self.stats_rows('hgtx_sum')}
+        self.assertEqual(int(rows[':before-crash']['Instances']), 250)
+        con = self.db()
+        open_ranges = con.execute(
+            "SELECT s.value FROM hgtx_events e JOIN strings s ON s.id = e.text_id "
+            "WHERE e.end_ns IS NULL").fetchall()
+        self.assertEqual(open_ranges, [('dying',)])
+        info = {r['Property']: r['Value'] for r in self.stats_rows('report_info')}
+        self.assertEqual(info['Program ended'], 'signal 11')
+
+    def start_sleeper(self, count):
+        p = subprocess.Popen([ASYS, 'profile', '-t', 'nvtx', '-o', self.path('rep'), '-f',
+                              prog('hgtx_sleeper'), str(count)], cwd=self.dir, env=self.env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        line = p.stdout.readline().decode()
+        self.assertTrue(line.startswith('ready '), line)
+        return p, int(line.split()[1])
+
+    def test_sigkill_from_outside_keeps_completed_ranges(self):
+        p, pid = self.start_sleeper(300)
+        os.kill(pid, signal.SIGKILL)
+        out, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 128 + 9, err)
+        self.assertNoSessionLeft()
+        rows = {r['Range']: r for r in self.stats_rows('hgtx_sum')}
+        self.assertEqual(int(rows[':before-kill']['Instances']), 300)
+        con = self.db()
+        self.assertEqual(con.execute("SELECT COUNT(*) FROM hgtx_events WHERE end_ns IS NULL").fetchone()[0], 1)
+
+    def test_sigterm_to_asys_is_forwarded(self):
+        p, pid = self.start_sleeper(10)
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 7, err)  # the program's SIGTERM handler exits 7
+        rows = {r['Range']: r for r in self.stats_rows('hgtx_sum')}
+        self.assertEqual(int(rows[':waiting']['Instances']), 1)  # closed by the handler
+        self.assertEqual(int(rows[':before-kill']['Instances']), 10)
+
+    def test_sigint_from_a_process_is_forwarded(self):
+        p, pid = self.start_sleeper(5)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 128 + 2, err)
+        self.assertTrue(os.path.exists(self.report()))
+
+
+class ProgramIO(AsysTestCase):
+    def test_stdio_and_exit_status_untouched(self):
+        data = b'line one\nline two\n' * 1000
+        plain = self.run_cmd([prog('io_echo'), '5'], input=data)
+        traced = self.profile([prog('io_echo'), '5'], expect_rc=5, input=data)
+        self.assertEqual(plain.returncode, 5)
+        self.assertEqual(traced.stdout, plain.stdout)
+        # asys adds only lines of its own, prefixed
+        program_lines = [l for l in traced.stderr.splitlines() if not l.startswith(b'asys')]
+        self.assertEqual(program_lines, plain.stderr.splitlines())
+
+    def test_wait_primary_returns_when_the_program_ends(self):
+        script = 'sleep 30 >/dev/null 2>&1 </dev/null & echo $! > bg.pid; echo first'
+        start = time.monotonic()
+        r = self.profile(['sh', '-c', script], options=['--wait', 'primary', '-t', 'none'])
+        self.assertLess(time.monotonic() - start, 20)
+        self.assertEqual(r.stdout.strip(), b'first')
+        os.kill(int(open(self.path('bg.pid')).read()), signal.SIGKILL)
+
+    def test_wait_all_waits_for_descendants(self):
+        script = '(sleep 1; echo late) & echo first'
+        r = self.profile(['sh', '-c', script], options=['-t', 'none'])
+        self.assertEqual(r.stdout.split(), [b'first', b'late'])
+
+
+if __name__ == '__main__':
+    unittest.main()

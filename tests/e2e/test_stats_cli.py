@@ -1,0 +1,183 @@
+"""asys-stats as scripts use it: formats, outputs, units, filters, custom
+reports, the cached database, and the asys command table."""
+import csv
+import io
+import json
+import os
+import time
+import unittest
+
+from asys_e2e import ASYS, STATS, AsysTestCase, prog
+
+
+class StatsCli(AsysTestCase):
+    def setUp(self):
+        super().setUp()
+        self.profile([prog('hgtx_threads'), '2', '10', '3000'], options=['-t', 'nvtx'])
+
+    def test_default_report_and_column_format(self):
+        r = self.stats(self.report())
+        out = r.stdout.decode()
+        self.assertIn('** HGTX Range Summary (hgtx_sum):', out)
+        header = [l for l in out.splitlines() if 'Time (%)' in l][0]
+        for col in ['Time (%)', 'Total Time (ns)', 'Instances', 'Avg (ns)', 'Med (ns)', 'Min (ns)',
+                    'Max (ns)', 'StdDev (ns)', 'Style', 'Range']:
+            self.assertIn(col, header)
+        self.assertEqual(r.stderr, b'')  # progress only on a terminal
+
+    def test_nsys_alias_and_table_format(self):
+        out = self.stats('-q', '--report', 'nvtx_sum', '--format', 'table', self.report()).stdout.decode()
+        self.assertIn('| Time (%) |', out)
+        self.assertIn('+----------+', out)
+
+    def test_tsv_and_json(self):
+        tsv = self.stats('-q', '-r', 'hgtx_sum', '-f', 'tsv', self.report()).stdout.decode()
+        self.assertTrue(tsv.startswith('Time (%)\tTotal Time (ns)\t'))
+        data = json.loads(self.stats('-q', '-r', 'hgtx_sum', '-f', 'json', self.report()).stdout)
+        self.assertEqual({d['Range'] for d in data}, {':outer', ':inner', ':main'})
+        self.assertIsInstance(data[0]['Instances'], int)
+
+    def test_timeunit(self):
+        ns = {r['Range']: r for r in self.stats_rows('hgtx_sum')}
+        ms = {r['Range']: r for r in self.stats_rows('hgtx_sum', 'rep', '--timeunit', 'ms')}
+        self.assertIn('Total Time (ms)', ms[':inner'])
+        self.assertAlmostEqual(float(ms[':inner']['Total Time (ms)']),
+                               int(ns[':inner']['Total Time (ns)']) / 1e6, places=5)
+
+    def test_filter_time_clips_and_recomputes(self):
+        full = {r['Range']: r for r in self.stats_rows('hgtx_sum')}
+        trace = self.stats_rows('hgtx_pushpop_trace')
+        first_inner = [r for r in trace if r['Name'] == 'inner'][0]
+        start = int(first_inner['Start (ns)'])
+        mid = start + int(first_inner['Duration (ns)']) // 2
+        window = '%d/%d' % (mid, mid + 10000000)
+        cut = {r['Range']: r for r in self.stats_rows('hgtx_sum', 'rep', '--filter-time', window)}
+        self.assertLess(int(cut[':inner']['Instances']), int(full[':inner']['Instances']))
+        self.assertLessEqual(int(cut[':main']['Total Time (ns)']), 10000000)
+        self.assertAlmostEqual(sum(float(r['Time (%)']) for r in cut.values()), 100.0, delta=0.5)
+        # units in the window
+        s = mid / 1e9
+        cut2 = self.stats_rows('hgtx_sum', 'rep', '--filter-time', '%.9fs/%.9fs' % (s, s + 0.01))
+        self.assertEqual(len(cut2), len(cut))
+
+    def test_output_files_and_pipe(self):
+        self.stats('-q', '-r', 'hgtx_sum,report_info', '-o', self.path('out'), self.report())
+        with open(self.path('out_hgtx_sum.csv')) as f:
+            self.assertEqual(len(list(csv.DictReader(f))), 3)
+        self.assertTrue(os.path.exists(self.path('out_report_info.csv')))
+        self.stats('-q', '-r', 'hgtx_sum', '-f', 'json', '-o', self.path('j'), self.report())
+        json.load(open(self.path('j_hgtx_sum.json')))
+        self.stats('-q', '-r', 'hgtx_sum', '-f', 'csv', '-o', '@wc -l > %s' % self.path('count'), self.report())
+        self.assertEqual(open(self.path('count')).read().strip(), '4')
+
+    def test_report_dir_and_help(self):
+        os.mkdir(self.path('reports'))
+        with open(self.path('reports/thread_count.sql'), 'w') as f:
+            f.write('-- name: thread_count\n-- title: Threads\n-- description: how many\n'
+                    'SELECT COUNT(*) AS "Threads" FROM threads;\n')
+        rows = list(csv.DictReader(io.StringIO(self.stats(
+            '-q', '--report-dir', self.path('reports'), '-r', 'thread_count', '-f', 'csv',
+            self.report()).stdout.decode())))
+        self.assertEqual(rows, [{'Threads': '3'}])
+        listing = self.stats('--help-reports').stdout.decode()
+        for name in ['hgtx_sum', 'hgtx_pushpop_trace', 'hgtx_startend_trace', 'report_info']:
+            self.assertIn(name, listing)
+        one = self.stats('--help-reports', 'nvtx_sum').stdout.decode()
+        self.assertIn('hgtx_sum -- HGTX Range Summary', one)
+        self.stats('--help-reports', 'nope', expect_rc=2)
+
+    def db_inode(self):
+        return os.stat(self.path('rep.sqlite')).st_ino
+
+    def test_cache_is_reused_and_rebuilt(self):
+        self.stats(self.report())
+        first = self.db_inode()  # a rebuild renames a new file into place
+        self.stats(self.report())
+        self.assertEqual(self.db_inode(), first)
+        self.stats('--force-export', self.report())
+        forced = self.db_inode()
+        self.assertNotEqual(forced, first)
+        # a new recording under the same name rebuilds, no stale-file error
+        self.profile([prog('hgtx_threads'), '1', '2', '100'], options=['-t', 'nvtx'])
+        self.stats(self.report())
+        self.assertNotEqual(self.db_inode(), forced)
+        rows = {r['Range']: r for r in self.stats_rows('hgtx_sum')}
+        self.assertEqual(int(rows[':inner']['Instances']), 2)
+        # a database from another schema version is rebuilt, not an error
+        import sqlite3
+        con = sqlite3.connect(self.path('rep.sqlite'))
+        con.execute('UPDATE asys_cache SET schema_version = 0')
+        con.commit()
+        con.close()
+        before = self.db_inode()
+        self.stats(self.report())
+        self.assertNotEqual(self.db_inode(), before)
+
+    def test_sqlite_option(self):
+        self.stats('-q', '--sqlite', self.path('other.db'), self.report())
+        self.assertTrue(os.path.exists(self.path('other.db')))
+        self.assertFalse(os.path.exists(self.path('rep.sqlite')))
+
+    def test_asys_stats_alias(self):
+        r = self.run_cmd([ASYS, 'stats', '-q', '-r', 'hgtx_sum', '-f', 'csv', self.report()])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.startswith(b'Time (%),'))
+
+
+class ProfileCli(AsysTestCase):
+    def test_default_report_names(self):
+        for expected in ['report1.asys-rep', 'report2.asys-rep']:
+            r = self.run_cmd([ASYS, 'profile', '-t', 'none', 'true'])
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn(expected.encode(), r.stderr)
+            self.assertTrue(os.path.exists(self.path(expected)))
+
+    def test_unavailable_collectors_are_reported_and_recorded(self):
+        r = self.profile(['true'])  # default -t hggc,hgtx,acdnn,acblas
+        err = r.stderr.decode()
+        self.assertEqual(err.count('not built into this asys yet'), 1)
+        self.assertIn('hggc, acdnn, acblas', err)
+        m = self.manifest()
+        self.assertEqual(m['collectors']['enabled'], ['hgtx'])
+        self.assertEqual([u['name'] for u in m['collectors']['unavailable']], ['hggc', 'acdnn', 'acblas'])
+        r = self.profile(['true'], options=['--heap-memory-usage', 'true', '-t', 'nvtx'])
+        self.assertIn('--heap-memory-usage is not implemented', r.stderr.decode())
+        m = self.manifest()
+        self.assertIn('heap-memory-usage', [u['name'] for u in m['collectors']['unavailable']])
+
+    def test_manifest_contents(self):
+        self.profile([prog('hgtx_threads'), '1', '1', '10'], options=['-t', 'nvtx'])
+        m = self.manifest()
+        self.assertEqual(m['format_version'], 1)
+        self.assertEqual(len(m['report_id']), 32)
+        for key in ['asys_version', 'command', 'options', 'host', 'cpu', 'clock', 'session',
+                    'target', 'collectors', 'segments', 'totals']:
+            self.assertIn(key, m)
+        self.assertGreaterEqual(m['clock']['pair_count'], 2)
+        self.assertEqual(m['target']['exit_code'], 0)
+        self.assertIn('realtime_minus_monotonic_ns', m['clock'])
+        self.assertEqual(sum(s['records'] for s in m['segments']), m['totals']['records'])
+
+    def test_help(self):
+        r = self.run_cmd([ASYS, 'profile', '--help'])
+        self.assertEqual(r.returncode, 0)
+        self.assertIn(b'--python-functions-trace', r.stdout)
+        r = self.run_cmd([ASYS, '--version'])
+        self.assertTrue(r.stdout.startswith(b'asys '))
+        r = self.run_cmd([ASYS, 'nonsense'])
+        self.assertEqual(r.returncode, 2)
+
+    def test_finalize_recovers_a_kept_session(self):
+        env = dict(self.env, ASYS_KEEP_SESSION='1')
+        r = self.run_cmd([ASYS, 'profile', '-t', 'nvtx', '-o', self.path('first'),
+                          prog('hgtx_loop'), '50'], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        session = [n for n in os.listdir(self.dir) if n.startswith('asys-')][0]
+        r = self.run_cmd([ASYS, 'finalize', self.path(session), '-o', self.path('again')])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = {r['Range']: r for r in self.stats_rows('hgtx_sum', 'again')}
+        self.assertEqual(int(rows[':r']['Instances']), 50)
+
+
+if __name__ == '__main__':
+    unittest.main()

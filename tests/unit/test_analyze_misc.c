@@ -1,0 +1,178 @@
+/* Hash maps, clock conversion, SQL functions, report headers, member names. */
+#include "clock_map.h"
+#include "hashmap.h"
+#include "report_catalog.h"
+#include "report_reader.h"
+#include "sql_functions.h"
+#include "test_util.h"
+
+START_TEST(u64map_against_a_reference)
+{
+    struct asys_u64map m;
+    asys_u64map_init(&m);
+    enum { N = 20000 };
+    static uint64_t ref[N];
+    static int present[N];
+    uint64_t x = 12345;
+    for (int round = 0; round < 200000; round++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        int k = (int)((x >> 33) % N);
+        uint64_t key = (uint64_t)k * 0x9e3779b97f4a7c15ull; /* spread, include big keys */
+        if ((x >> 20) % 3 == 0) {
+            ck_assert_int_eq(asys_u64map_remove(&m, key), present[k]);
+            present[k] = 0;
+        } else {
+            ck_assert_int_eq(asys_u64map_put(&m, key, x), 0);
+            ref[k] = x;
+            present[k] = 1;
+        }
+    }
+    size_t count = 0;
+    for (int k = 0; k < N; k++) {
+        uint64_t *v = asys_u64map_get(&m, (uint64_t)k * 0x9e3779b97f4a7c15ull);
+        if (present[k]) {
+            ck_assert_ptr_nonnull(v);
+            ck_assert_uint_eq(*v, ref[k]);
+            count++;
+        } else {
+            ck_assert_ptr_null(v);
+        }
+    }
+    ck_assert_uint_eq(m.count, count);
+    asys_u64map_free(&m);
+}
+END_TEST
+
+START_TEST(strmap_interns_by_content)
+{
+    struct asys_strmap m;
+    asys_strmap_init(&m);
+    char key[32];
+    for (uint32_t i = 1; i <= 5000; i++) {
+        int n = snprintf(key, sizeof key, "name-%u", i);
+        ck_assert_int_eq(asys_strmap_put(&m, key, (size_t)n, i), 0);
+    }
+    ck_assert_uint_eq(asys_strmap_get(&m, "name-4321", 9), 4321);
+    ck_assert_uint_eq(asys_strmap_get(&m, "name-4321x", 10), 0);
+    ck_assert_int_eq(asys_strmap_put(&m, "", 0, 7), 0);
+    ck_assert_uint_eq(asys_strmap_get(&m, "", 0), 7);
+    ck_assert_uint_eq(asys_strmap_get(&m, "a\0b", 3), 0);
+    asys_strmap_free(&m);
+}
+END_TEST
+
+START_TEST(clock_map_interpolates)
+{
+    struct asys_clock_map m;
+    asys_clock_map_init(&m);
+    /* 2 ticks per ns, then 4 ticks per ns; pairs given out of order plus one bad sample */
+    asys_clock_map_add(&m, 3000, 1500);
+    asys_clock_map_add(&m, 1000, 500);
+    asys_clock_map_add(&m, 7000, 2500);
+    asys_clock_map_add(&m, 5000, 100); /* time running backwards: dropped */
+    ck_assert_uint_eq(asys_clock_map_build(&m), 3);
+    ck_assert_uint_eq(asys_clock_map_ns(&m, 1000), 500);
+    ck_assert_uint_eq(asys_clock_map_ns(&m, 2000), 1000);
+    ck_assert_uint_eq(asys_clock_map_ns(&m, 5000), 2000);
+    ck_assert_uint_eq(asys_clock_map_ns(&m, 9000), 3000); /* extrapolated, last slope */
+    ck_assert_uint_eq(asys_clock_map_ns(&m, 0), 0);       /* before the first pair */
+    ck_assert_uint_eq(asys_clock_map_ns(&m, 800), 400);
+    asys_clock_map_free(&m);
+}
+END_TEST
+
+static double scalar(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    double v = sqlite3_column_type(st, 0) == SQLITE_NULL ? -1 : sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+START_TEST(median_and_stdev)
+{
+    sqlite3 *db;
+    ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+    ck_assert_int_eq(asys_sql_register_functions(db), 0);
+    sqlite3_exec(db, "CREATE TABLE t(v); INSERT INTO t VALUES (5),(1),(9),(3),(7);", 0, 0, 0);
+    ck_assert_double_eq(scalar(db, "SELECT median(v) FROM t"), 5);
+    sqlite3_exec(db, "INSERT INTO t VALUES (11);", 0, 0, 0);
+    ck_assert_double_eq(scalar(db, "SELECT median(v) FROM t"), 6);
+    ck_assert_double_eq_tol(scalar(db, "SELECT stdev(v) FROM t"), 3.7416573867739413, 1e-9);
+    ck_assert_double_eq(scalar(db, "SELECT stdev(v) FROM t WHERE v = 5"), 0);
+    ck_assert_double_eq(scalar(db, "SELECT median(v) FROM t WHERE v > 100"), -1);
+    sqlite3_exec(db,
+                 "DELETE FROM t; WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c "
+                 "WHERE i < 100001) INSERT INTO t SELECT (i * 7919) % 100001 FROM c;",
+                 0, 0, 0);
+    ck_assert_double_eq(scalar(db, "SELECT median(v) FROM t"), 50000);
+    sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(report_headers)
+{
+    struct asys_report_def d;
+    struct asys_err err;
+    const char *text = "-- name: my_sum\n-- alias: a1, a2\n-- title: My Summary\n-- default: yes\n"
+                       "-- description: first line\n--   second line\n-- columns: A, B\n"
+                       "SELECT 1 AS A, 2 AS B;\n";
+    ck_assert_int_eq(asys_report_def_parse(text, "x.sql", &d, &err), 0);
+    ck_assert_str_eq(d.name, "my_sum");
+    ck_assert_int_eq(d.alias_count, 2);
+    ck_assert_str_eq(d.aliases[1], "a2");
+    ck_assert_str_eq(d.title, "My Summary");
+    ck_assert_str_eq(d.description, "first line second line");
+    ck_assert_int_eq(d.is_default, 1);
+    struct asys_report_catalog cat = {&d, 1};
+    ck_assert_ptr_eq(asys_catalog_find(&cat, "a1:arg"), &d);
+    ck_assert_ptr_null(asys_catalog_find(&cat, "my"));
+    asys_report_def_free(&d);
+    ck_assert_int_eq(asys_report_def_parse("SELECT 1;", "y.sql", &d, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.text, "name"));
+}
+END_TEST
+
+START_TEST(builtin_reports_parse_and_have_aliases)
+{
+    struct asys_report_catalog cat = {0};
+    struct asys_err err;
+    ck_assert_int_eq(asys_catalog_load_builtin(&cat, &err), 0);
+    ck_assert_ptr_nonnull(asys_catalog_find(&cat, "hgtx_sum"));
+    ck_assert_ptr_eq(asys_catalog_find(&cat, "nvtx_sum"), asys_catalog_find(&cat, "hgtx_sum"));
+    ck_assert_ptr_nonnull(asys_catalog_find(&cat, "report_info"));
+    ck_assert_ptr_nonnull(asys_catalog_find(&cat, "nvtx_pushpop_trace"));
+    asys_catalog_free(&cat);
+}
+END_TEST
+
+START_TEST(member_names)
+{
+    ck_assert(asys_member_name_is_safe("segments/a.seg"));
+    ck_assert(asys_member_name_is_safe("manifest.json"));
+    ck_assert(!asys_member_name_is_safe("../x"));
+    ck_assert(!asys_member_name_is_safe("segments/../../x"));
+    ck_assert(!asys_member_name_is_safe("/etc/passwd"));
+    ck_assert(!asys_member_name_is_safe("a//b"));
+    ck_assert(!asys_member_name_is_safe(""));
+    ck_assert(asys_member_name_is_safe("a/..b"));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("analyze");
+    TCase *tc = tcase_create("analyze");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, u64map_against_a_reference);
+    tcase_add_test(tc, strmap_interns_by_content);
+    tcase_add_test(tc, clock_map_interpolates);
+    tcase_add_test(tc, median_and_stdev);
+    tcase_add_test(tc, report_headers);
+    tcase_add_test(tc, builtin_reports_parse_and_have_aliases);
+    tcase_add_test(tc, member_names);
+    suite_add_tcase(s, tc);
+    return test_run(&s, 1);
+}

@@ -1,0 +1,471 @@
+/* Importer: a session written record by record (no process involved), packed
+ * by finalize and imported; and reports that must be refused. */
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "finalize.h"
+#include "importer.h"
+#include "segment_writer.h"
+#include "test_util.h"
+
+static char dir[PATH_MAX];
+static char report[PATH_MAX + 32];
+
+static void setup(void)
+{
+    test_mkdtemp(dir, sizeof dir);
+    char seg[PATH_MAX + 32];
+    snprintf(seg, sizeof seg, "%s/segments", dir);
+    ck_assert_int_eq(mkdir(seg, 0700), 0);
+    snprintf(report, sizeof report, "%s/out.asys-rep", dir);
+}
+
+static void teardown(void)
+{
+    test_rmdir(dir);
+}
+
+/* ---- writing records by hand ------------------------------------------------ */
+
+static void seg_open(struct asys_segment_writer *w, const char *name, uint32_t pid, uint32_t tid,
+                     uint64_t uid, uint64_t parent_uid, uint32_t inherited_limit)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/segments/%s", dir, name);
+    struct asys_segment_header h;
+    memset(&h, 0, sizeof h);
+    h.collector = ASYS_SEGMENT_THREAD;
+    h.feature_mask = ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX;
+    h.pid = pid;
+    h.tid = tid;
+    h.process_uid = uid;
+    h.parent_process_uid = parent_uid;
+    h.inherited_string_limit = inherited_limit;
+    h.clock_kind = ASYS_CLOCK_MONOTONIC;
+    h.base_ticks = 0;
+    ck_assert_int_eq(asys_segment_open(w, path, &h, ASYS_MIN_CHUNK_SIZE, 1 << 30), 0);
+}
+
+static void *rec(struct asys_segment_writer *w, size_t size, uint64_t ticks, uint32_t *delta)
+{
+    void *r = asys_segment_reserve(w, (uint32_t)size, ticks, delta);
+    ck_assert_ptr_nonnull(r);
+    return r;
+}
+
+static void put_string(struct asys_segment_writer *w, uint32_t id, const char *text)
+{
+    size_t len = strlen(text);
+    size_t size = sizeof(struct asys_rec_string_def) + ((len + 7) & ~(size_t)7);
+    uint32_t delta;
+    struct asys_rec_string_def *r = rec(w, size, w->last_ticks, &delta);
+    r->size_bytes = 0;
+    r->string_id = id;
+    r->length = (uint32_t)len;
+    r->flags = 0;
+    memset(r + 1, 0, size - sizeof *r);
+    memcpy(r + 1, text, len);
+    asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_STRING_DEF, size / 8, 0, delta));
+}
+
+static void put_word(struct asys_segment_writer *w, unsigned type, unsigned arg, uint64_t t)
+{
+    uint32_t delta;
+    asys_rec_word *r = rec(w, 8, t, &delta);
+    asys_segment_commit(r, ASYS_REC_WORD(type, 1, arg, delta));
+}
+
+static void put_range(struct asys_segment_writer *w, unsigned type, unsigned sid, uint64_t id,
+                      uint64_t t)
+{
+    uint32_t delta;
+    struct asys_rec_hgtx_range *r = rec(w, sizeof *r, t, &delta);
+    r->range_id = id;
+    asys_segment_commit(&r->header, ASYS_REC_WORD(type, 2, sid, delta));
+}
+
+static void put_ex(struct asys_segment_writer *w, unsigned type,
+                   const struct asys_hgtx_attributes *a, uint64_t t)
+{
+    uint32_t delta;
+    struct asys_rec_hgtx_ex *r = rec(w, sizeof *r, t, &delta);
+    r->attr = *a;
+    asys_segment_commit(&r->header, ASYS_REC_WORD(type, sizeof *r / 8, 0, delta));
+}
+
+static void put_process(struct asys_segment_writer *w, uint32_t pid, uint32_t ppid, uint32_t exe,
+                        uint32_t cmd, uint32_t origin, uint64_t t)
+{
+    uint32_t delta;
+    struct asys_rec_process_info *r = rec(w, sizeof *r, t, &delta);
+    r->pid = pid;
+    r->ppid = ppid;
+    r->exe_string_id = exe;
+    r->cmdline_string_id = cmd;
+    r->origin = origin;
+    r->reserved = 0;
+    asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_PROCESS_INFO, 4, 0, delta));
+}
+
+static void put_pair(struct asys_segment_writer *w, unsigned type, unsigned arg, uint32_t a,
+                     uint32_t b, uint64_t t)
+{
+    uint32_t delta;
+    struct asys_rec_thread *r = rec(w, 16, t, &delta); /* every 16-byte (u32, u32) record */
+    r->tid = a;
+    r->name_string_id = b;
+    asys_segment_commit(&r->header, ASYS_REC_WORD(type, 2, arg, delta));
+}
+
+/* ---- a session with two processes ------------------------------------------------ */
+
+#define RANGE_ID 0x10000000001ull
+
+static void write_session(void)
+{
+    struct asys_segment_writer w;
+    /* thread 11 of process 10: its segment is read first (names sort) and
+     * ends a range, uses a registered string and a domain defined later */
+    seg_open(&w, "a-t11.seg", 10, 11, 0xA, 0, 0);
+    put_string(&w, 20, "comm11");
+    put_pair(&w, ASYS_REC_THREAD_START, 0, 11, 20, 540);
+    put_range(&w, ASYS_REC_HGTX_END, 0, RANGE_ID, 550);
+    struct asys_hgtx_attributes a = {0};
+    a.message_string_id = 8;
+    a.message_type = 3;
+    a.domain_id = 1;
+    put_ex(&w, ASYS_REC_HGTX_PUSH_EX, &a, 560);
+    put_word(&w, ASYS_REC_HGTX_POP, 1, 570);
+    asys_segment_close(&w);
+
+    /* the main thread of process 10 */
+    seg_open(&w, "b-t10.seg", 10, 10, 0xA, 0, 0);
+    put_string(&w, 1, "main");
+    put_string(&w, 2, "/usr/bin/prog");
+    put_string(&w, 3, "prog --x");
+    put_process(&w, 10, 1, 2, 3, ASYS_PROCESS_LAUNCHED, 50);
+    put_pair(&w, ASYS_REC_THREAD_START, 0, 10, 1, 60);
+    put_string(&w, 4, "outer");
+    put_word(&w, ASYS_REC_HGTX_PUSH, 4, 100);
+    put_string(&w, 5, "inner");
+    put_word(&w, ASYS_REC_HGTX_PUSH, 5, 200);
+    put_word(&w, ASYS_REC_HGTX_POP, 0, 300);
+    put_word(&w, ASYS_REC_HGTX_POP, 0, 400);
+    put_string(&w, 6, "async");
+    put_range(&w, ASYS_REC_HGTX_START, 6, RANGE_ID, 500);
+    put_string(&w, 7, "mydomain");
+    put_pair(&w, ASYS_REC_HGTX_DOMAIN, 1, 7, 0, 510);
+    put_string(&w, 8, "reg");
+    memset(&a, 0, sizeof a);
+    a.message_string_id = 8;
+    a.message_type = 3;
+    a.domain_id = 1;
+    a.category = 3;
+    a.color_argb = 0xff00ff00u;
+    a.payload_type = 2;
+    a.payload = (uint64_t)(int64_t)-5;
+    a.flags = ASYS_HGTX_HAS_COLOR | ASYS_HGTX_HAS_PAYLOAD | ASYS_HGTX_HAS_CATEGORY;
+    put_ex(&w, ASYS_REC_HGTX_PUSH_EX, &a, 600);
+    put_string(&w, 9, "cat3");
+    put_pair(&w, ASYS_REC_HGTX_CATEGORY, 1, 3, 9, 610);
+    put_string(&w, 10, "tick");
+    put_word(&w, ASYS_REC_HGTX_MARK, 10, 650);
+    put_string(&w, 12, "named-worker");
+    put_pair(&w, ASYS_REC_HGTX_THREAD_NAME, 0, 11, 12, 660);
+    put_word(&w, ASYS_REC_HGTX_POP, 1, 700);
+    put_word(&w, ASYS_REC_HGTX_POP, 0, 800); /* a pop without a push */
+    put_string(&w, 13, "never-ended");
+    put_word(&w, ASYS_REC_HGTX_PUSH, 13, 900);
+    asys_segment_close(&w);
+
+    /* a fork child of process 10: ids below 14 are the parent's */
+    seg_open(&w, "c-t20.seg", 20, 20, 0xB, 0xA, 14);
+    put_process(&w, 20, 10, 2, 3, ASYS_PROCESS_FORKED, 950);
+    put_string(&w, 14, "child");
+    put_pair(&w, ASYS_REC_THREAD_START, 0, 20, 14, 960);
+    put_word(&w, ASYS_REC_HGTX_PUSH, 4, 1000);
+    put_word(&w, ASYS_REC_HGTX_POP, 0, 1100);
+    memset(&a, 0, sizeof a);
+    a.message_string_id = 5;
+    a.message_type = 1;
+    a.domain_id = 1;
+    put_ex(&w, ASYS_REC_HGTX_PUSH_EX, &a, 1200);
+    put_word(&w, ASYS_REC_HGTX_POP, 1, 1300);
+    put_word(&w, ASYS_REC_HGTX_PUSH, 50, 1400); /* never defined */
+    put_word(&w, ASYS_REC_HGTX_POP, 0, 1500);
+    asys_segment_close(&w);
+}
+
+static int warnings;
+static void count_warning(void *ctx, const char *text)
+{
+    (void)ctx;
+    (void)text;
+    warnings++;
+}
+
+static sqlite3 *import_report(void)
+{
+    struct asys_finalize_result res;
+    struct asys_err err = {{0}};
+    ck_assert_msg(asys_finalize(dir, report, 0, NULL, &res, &err) == 0, "%s", err.text);
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+    struct asys_import_stats stats;
+    warnings = 0;
+    ck_assert_msg(asys_import_report(report, db, count_warning, NULL, &stats, &err) == 0, "%s",
+                  err.text);
+    ck_assert_uint_eq(stats.segments, 3);
+    ck_assert_uint_eq(stats.bad_segments, 0);
+    return db;
+}
+
+static long long query_int(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    ck_assert_msg(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK, "%s: %s", sql,
+                  sqlite3_errmsg(db));
+    ck_assert_msg(sqlite3_step(st) == SQLITE_ROW, "no row: %s", sql);
+    long long v = sqlite3_column_type(st, 0) == SQLITE_NULL ? -999 : sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+static void query_text(sqlite3 *db, const char *sql, char *out, size_t size)
+{
+    sqlite3_stmt *st = NULL;
+    ck_assert_msg(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK, "%s: %s", sql,
+                  sqlite3_errmsg(db));
+    ck_assert_msg(sqlite3_step(st) == SQLITE_ROW, "no row: %s", sql);
+    const unsigned char *t = sqlite3_column_text(st, 0);
+    snprintf(out, size, "%s", t ? (const char *)t : "(null)");
+    sqlite3_finalize(st);
+}
+
+#define EVENT(cond)                                                                                \
+    "SELECT %s FROM hgtx_events e LEFT JOIN strings s ON s.id = e.text_id WHERE " cond
+
+START_TEST(imports_ranges_threads_processes)
+{
+    write_session();
+    sqlite3 *db = import_report();
+    char text[256];
+    ck_assert_int_eq(query_int(db, "SELECT COUNT(*) FROM hgtx_events"), 10);
+    /* nesting */
+    ck_assert_int_eq(query_int(db, "SELECT e.start_ns FROM hgtx_events e JOIN strings s ON s.id = "
+                                   "e.text_id WHERE s.value = 'outer' AND e.pid = 10"),
+                     100);
+    ck_assert_int_eq(query_int(db, "SELECT e.end_ns FROM hgtx_events e JOIN strings s ON s.id = "
+                                   "e.text_id WHERE s.value = 'outer' AND e.pid = 10"),
+                     400);
+    ck_assert_int_eq(query_int(db, "SELECT e.nesting_level FROM hgtx_events e JOIN strings s ON "
+                                   "s.id = e.text_id WHERE s.value = 'inner' AND e.pid = 10"),
+                     1);
+    ck_assert_int_eq(
+        query_int(db,
+                  "SELECT p.start_ns FROM hgtx_events e JOIN strings s ON s.id = e.text_id JOIN "
+                  "hgtx_events p ON p.id = e.parent_id WHERE s.value = 'inner' AND e.pid = 10"),
+        100);
+    /* a start/end range ended on another thread, read in the other order */
+    ck_assert_int_eq(query_int(db, "SELECT e.end_ns - e.start_ns FROM hgtx_events e JOIN strings s "
+                                   "ON s.id = e.text_id WHERE s.value = 'async'"),
+                     50);
+    ck_assert_int_eq(query_int(db, "SELECT e.end_tid FROM hgtx_events e JOIN strings s ON s.id = "
+                                   "e.text_id WHERE s.value = 'async'"),
+                     11);
+    /* attributes, domain, category */
+    ck_assert_int_eq(query_int(db, "SELECT color FROM hgtx_events WHERE color IS NOT NULL"),
+                     0xff00ff00);
+    ck_assert_int_eq(query_int(db, "SELECT payload FROM hgtx_events WHERE payload IS NOT NULL"),
+                     -5);
+    query_text(db,
+               "SELECT s.value FROM hgtx_events e JOIN hgtx_domains d ON d.id = e.domain_id JOIN "
+               "strings s ON s.id = d.name_id WHERE e.color IS NOT NULL",
+               text, sizeof text);
+    ck_assert_str_eq(text, "mydomain");
+    query_text(db,
+               "SELECT s.value FROM hgtx_categories c JOIN strings s ON s.id = c.name_id WHERE "
+               "c.category = 3",
+               text, sizeof text);
+    ck_assert_str_eq(text, "cat3");
+    /* the other thread's registered string and domain, defined after their use */
+    query_text(db,
+               "SELECT s.value || '@' || ds.value FROM hgtx_events e JOIN strings s ON s.id = "
+               "e.text_id JOIN hgtx_domains d ON d.id = e.domain_id JOIN strings ds ON ds.id = "
+               "d.name_id WHERE e.tid = 11",
+               text, sizeof text);
+    ck_assert_str_eq(text, "reg@mydomain");
+    /* marks, open ranges, unmatched pops */
+    ck_assert_int_eq(query_int(db, "SELECT end_ns - start_ns FROM hgtx_events WHERE kind = 3"), 0);
+    ck_assert_int_eq(query_int(db, "SELECT COUNT(*) FROM hgtx_events WHERE end_ns IS NULL"), 1);
+    ck_assert_int_eq(
+        query_int(db, "SELECT value FROM session_info WHERE key = 'hgtx_unmatched_pops'"), 1);
+    ck_assert_int_eq(query_int(db, "SELECT value FROM session_info WHERE key = 'hgtx_open_ranges'"),
+                     1);
+    /* threads: the HGTX name wins over comm */
+    query_text(db,
+               "SELECT s.value FROM threads t JOIN strings s ON s.id = t.name_id WHERE t.tid = 11",
+               text, sizeof text);
+    ck_assert_str_eq(text, "named-worker");
+    query_text(db,
+               "SELECT s.value FROM threads t JOIN strings s ON s.id = t.name_id WHERE t.tid = 10",
+               text, sizeof text);
+    ck_assert_str_eq(text, "main");
+    ck_assert_int_eq(query_int(db, "SELECT COUNT(*) FROM threads"), 3);
+    /* processes, and the fork child resolving the parent's ids */
+    query_text(
+        db, "SELECT s.value FROM processes p JOIN strings s ON s.id = p.name_id WHERE p.pid = 10",
+        text, sizeof text);
+    ck_assert_str_eq(text, "prog");
+    ck_assert_int_eq(query_int(db, "SELECT forked FROM processes WHERE pid = 20"), 1);
+    query_text(db,
+               "SELECT s.value FROM processes p JOIN strings s ON s.id = p.exe_id WHERE p.pid = 20",
+               text, sizeof text);
+    ck_assert_str_eq(text, "/usr/bin/prog");
+    query_text(db,
+               "SELECT s.value FROM hgtx_events e JOIN strings s ON s.id = e.text_id WHERE e.pid = "
+               "20 AND e.start_ns = 1000",
+               text, sizeof text);
+    ck_assert_str_eq(text, "outer");
+    query_text(db,
+               "SELECT s.value FROM hgtx_events e JOIN hgtx_domains d ON d.id = e.domain_id JOIN "
+               "strings s ON s.id = d.name_id WHERE e.pid = 20 AND e.start_ns = 1200",
+               text, sizeof text);
+    ck_assert_str_eq(text, "mydomain");
+    query_text(db,
+               "SELECT s.value FROM hgtx_events e JOIN strings s ON s.id = e.text_id WHERE e.pid = "
+               "20 AND e.start_ns = 1400",
+               text, sizeof text);
+    ck_assert_str_eq(text, "[unknown string 50]");
+    ck_assert_int_eq(warnings, 1); /* the unmatched pop */
+    sqlite3_close(db);
+}
+END_TEST
+
+/* ---- reports that must be refused -------------------------------------------------- */
+
+static void expect_refused(const char *path, const char *reason)
+{
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+    struct asys_import_stats stats;
+    struct asys_err err = {{0}};
+    ck_assert_int_eq(asys_import_report(path, db, NULL, NULL, &stats, &err), -1);
+    ck_assert_msg(strstr(err.text, reason) != NULL, "expected '%s' in '%s'", reason, err.text);
+    sqlite3_close(db);
+}
+
+static void write_file(const char *path, const void *data, size_t size)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(data, 1, size, f), size);
+    fclose(f);
+}
+
+/* A zstd tar with the given members (name, text). */
+static void write_archive(const char *path, const char *const *members, int count)
+{
+    struct archive *a = archive_write_new();
+    archive_write_add_filter_zstd(a);
+    archive_write_set_format_pax_restricted(a);
+    ck_assert_int_eq(archive_write_open_filename(a, path), ARCHIVE_OK);
+    for (int i = 0; i < count; i++) {
+        struct archive_entry *e = archive_entry_new();
+        archive_entry_set_pathname(e, members[2 * i]);
+        archive_entry_set_size(e, (la_int64_t)strlen(members[2 * i + 1]));
+        archive_entry_set_filetype(e, AE_IFREG);
+        archive_entry_set_perm(e, 0644);
+        ck_assert_int_eq(archive_write_header(a, e), ARCHIVE_OK);
+        archive_write_data(a, members[2 * i + 1], strlen(members[2 * i + 1]));
+        archive_entry_free(e);
+    }
+    archive_write_close(a);
+    archive_write_free(a);
+}
+
+START_TEST(refuses_bad_reports)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/bad.asys-rep", dir);
+
+    write_file(path, "", 0);
+    expect_refused(path, "empty file");
+
+    unsigned char noise[4096];
+    for (size_t i = 0; i < sizeof noise; i++)
+        noise[i] = (unsigned char)(i * 7919u >> 3);
+    write_file(path, noise, sizeof noise);
+    expect_refused(path, "not an asys report");
+
+    const char *manifest = "{\"format_version\": 1}";
+    const char *escape[] = {"manifest.json", manifest, "../x", "boo"};
+    write_archive(path, escape, 2);
+    expect_refused(path, "unsafe member name '../x'");
+    const char *absolute[] = {"manifest.json", manifest, "/etc/x.seg", "boo"};
+    write_archive(path, absolute, 2);
+    expect_refused(path, "unsafe member name");
+
+    const char *future[] = {"manifest.json", "{\"format_version\": 99}"};
+    write_archive(path, future, 1);
+    expect_refused(path, "format version 99 is newer");
+
+    const char *no_manifest[] = {"segments/x.seg", "boo"};
+    write_archive(path, no_manifest, 1);
+    expect_refused(path, "not manifest.json");
+}
+END_TEST
+
+START_TEST(refuses_truncated_report)
+{
+    /* enough records that the archive spans many compressed blocks */
+    struct asys_segment_writer w;
+    seg_open(&w, "big.seg", 5, 5, 0xC, 0, 0);
+    uint64_t t = 0, x = 88172645463325252ull;
+    for (int i = 0; i < 400000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        t += 1 + (x & 0xffff);
+        put_word(&w, i % 2 ? ASYS_REC_HGTX_POP : ASYS_REC_HGTX_PUSH, (unsigned)(x >> 48), t);
+    }
+    asys_segment_close(&w);
+    struct asys_finalize_result res;
+    struct asys_err err = {{0}};
+    ck_assert_msg(asys_finalize(dir, report, 0, NULL, &res, &err) == 0, "%s", err.text);
+    struct stat st;
+    ck_assert_int_eq(stat(report, &st), 0);
+    ck_assert_int_gt(st.st_size, 100000);
+    ck_assert_int_eq(truncate(report, st.st_size / 2), 0);
+    expect_refused(report, "truncated");
+}
+END_TEST
+
+START_TEST(finalize_refuses_to_overwrite)
+{
+    write_session();
+    struct asys_finalize_result res;
+    struct asys_err err = {{0}};
+    ck_assert_int_eq(asys_finalize(dir, report, 0, NULL, &res, &err), 0);
+    ck_assert_int_eq(asys_finalize(dir, report, 0, NULL, &res, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.text, "file exists"));
+    ck_assert_int_eq(asys_finalize(dir, report, 1, NULL, &res, &err), 0);
+    ck_assert_uint_eq(res.segments, 3);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("import");
+    TCase *tc = tcase_create("import");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, imports_ranges_threads_processes);
+    tcase_add_test(tc, refuses_bad_reports);
+    tcase_add_test(tc, refuses_truncated_report);
+    tcase_add_test(tc, finalize_refuses_to_overwrite);
+    suite_add_tcase(s, tc);
+    return test_run(&s, 1);
+}

@@ -1,0 +1,402 @@
+/* The HGTX collector in-process: the test plays the NVTX side (a module's
+ * function tables and export table), calls the hooks, and reads back what
+ * the thread's segment holds.  The process re-executes itself once with a
+ * session in the environment, as asys profile would set it up. */
+#define _GNU_SOURCE
+#define NVTX_NO_IMPL
+#include <nvtx3/nvToolsExt.h>
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "inject.h"
+#include "segment_stream.h"
+#include "test_util.h"
+
+int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table);
+
+/* ---- a fake NVTX module --------------------------------------------------- */
+
+struct module {
+    NvtxFunctionPointer core[NVTX_CBID_CORE_SIZE + 1];
+    NvtxFunctionPointer *core_table[NVTX_CBID_CORE_SIZE + 1];
+    NvtxFunctionPointer core2[NVTX_CBID_CORE2_SIZE + 1];
+    NvtxFunctionPointer *core2_table[NVTX_CBID_CORE2_SIZE + 1];
+};
+
+static struct module modules[2];
+static struct module *current;
+
+static int NVTX_API get_module_table(NvtxCallbackModule m, NvtxFunctionTable *out, unsigned *size)
+{
+    if (m == NVTX_CB_MODULE_CORE) {
+        *out = current->core_table;
+        *size = NVTX_CBID_CORE_SIZE;
+        return 1;
+    }
+    if (m == NVTX_CB_MODULE_CORE2) {
+        *out = current->core2_table;
+        *size = NVTX_CBID_CORE2_SIZE;
+        return 1;
+    }
+    return 0;
+}
+
+static const NvtxExportTableCallbacks callbacks = {sizeof callbacks, get_module_table};
+
+static const void *NVTX_API get_export_table(uint32_t id)
+{
+    return id == NVTX_ETID_CALLBACKS ? &callbacks : NULL;
+}
+
+static int attach(struct module *m)
+{
+    for (int i = 0; i <= NVTX_CBID_CORE_SIZE; i++)
+        m->core_table[i] = &m->core[i];
+    for (int i = 0; i <= NVTX_CBID_CORE2_SIZE; i++)
+        m->core2_table[i] = &m->core2[i];
+    current = m;
+    return InitializeInjectionNvtx2(get_export_table);
+}
+
+#define CORE(m, id, type) ((type)(m)->core[NVTX_CBID_CORE_##id])
+#define CORE2(m, id, type) ((type)(m)->core2[NVTX_CBID_CORE2_##id])
+#define PUSH_A(m) CORE(m, RangePushA, nvtxRangePushA_impl_fntype)
+#define POP(m) CORE(m, RangePop, nvtxRangePop_impl_fntype)
+
+/* ---- reading back ------------------------------------------------------------- */
+
+struct seen {
+    unsigned types[4096];
+    unsigned args[4096];
+    uint64_t ranges[4096];
+    int count;
+    int strings;
+    uint64_t uid;
+    uint64_t parent_uid;
+    uint32_t inherited_limit;
+    uint64_t dropped;
+    uint64_t data_end;
+};
+
+static long read_fd(void *ctx, void *buf, size_t size)
+{
+    return (long)read(*(int *)ctx, buf, size);
+}
+
+/* Reads the segment of thread `tid` of this process. */
+static void read_segment(uint32_t tid, struct seen *out)
+{
+    memset(out, 0, sizeof *out);
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "p%d-t%u-", (int)getpid(), tid);
+    DIR *d = opendir(asys_proc.segment_dir);
+    ck_assert_ptr_nonnull(d);
+    struct dirent *e;
+    char path[2048] = "";
+    while ((e = readdir(d)))
+        if (!strncmp(e->d_name, prefix, strlen(prefix)))
+            snprintf(path, sizeof path, "%s%s", asys_proc.segment_dir, e->d_name);
+    closedir(d);
+    ck_assert_msg(path[0], "no segment for thread %u", tid);
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    fstat(fd, &st);
+    struct asys_segment_stream s;
+    struct asys_err err;
+    ck_assert_int_eq(asys_segment_stream_open(&s, read_fd, &fd, (uint64_t)st.st_size, &err), 0);
+    out->uid = s.header.process_uid;
+    out->parent_uid = s.header.parent_process_uid;
+    out->inherited_limit = s.header.inherited_string_limit;
+    out->dropped = s.header.dropped_records;
+    out->data_end = s.header.data_end;
+    struct asys_record rec;
+    while (asys_segment_stream_next(&s, &rec, &err) > 0 && out->count < 4096) {
+        if (rec.type == ASYS_REC_STRING_DEF) {
+            out->strings++;
+            continue;
+        }
+        if (rec.type == ASYS_REC_PAD)
+            continue;
+        out->types[out->count] = rec.type;
+        out->args[out->count] = rec.arg;
+        if (rec.type == ASYS_REC_HGTX_START || rec.type == ASYS_REC_HGTX_END)
+            out->ranges[out->count] =
+                ((const struct asys_rec_hgtx_range *)(const void *)rec.data)->range_id;
+        out->count++;
+    }
+    asys_segment_stream_close(&s);
+    close(fd);
+}
+
+static int count_type(const struct seen *s, unsigned type)
+{
+    int n = 0;
+    for (int i = 0; i < s->count; i++)
+        n += s->types[i] == type;
+    return n;
+}
+
+static uint32_t my_tid(void)
+{
+    return (uint32_t)syscall(SYS_gettid);
+}
+
+/* ---- tests (each runs in its own forked process) --------------------------------- */
+
+START_TEST(injection_fills_every_module)
+{
+    ck_assert_int_eq(attach(&modules[0]), 1);
+    ck_assert_int_eq(attach(&modules[1]), 1); /* a second library: same state */
+    ck_assert_ptr_nonnull(modules[0].core[NVTX_CBID_CORE_RangePushA]);
+    ck_assert_ptr_eq(modules[0].core[NVTX_CBID_CORE_RangePushA],
+                     modules[1].core[NVTX_CBID_CORE_RangePushA]);
+    ck_assert_ptr_nonnull(modules[1].core2[NVTX_CBID_CORE2_DomainRangePushEx]);
+    ck_assert_ptr_null(modules[0].core[NVTX_CBID_CORE_INVALID]);
+}
+END_TEST
+
+START_TEST(levels_and_records)
+{
+    struct module *m = &modules[0];
+    ck_assert_int_eq(attach(m), 1);
+    /* the fork child registers its thread eagerly: start from a known point */
+    ck_assert_int_eq(PUSH_A(m)("a"), 0);
+    ck_assert_int_eq(PUSH_A(m)("b"), 1);
+    ck_assert_int_eq(POP(m)(), 1);
+    ck_assert_int_eq(POP(m)(), 0);
+    ck_assert_int_eq(POP(m)(), -1);
+    nvtxRangeId_t id = CORE(m, RangeStartA, nvtxRangeStartA_impl_fntype)("se");
+    ck_assert_uint_ne(id, 0);
+    CORE(m, RangeEnd, nvtxRangeEnd_impl_fntype)(id);
+    CORE(m, MarkA, nvtxMarkA_impl_fntype)("mark");
+
+    nvtxEventAttributes_t a = {0};
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.colorType = NVTX_COLOR_ARGB;
+    a.color = 0xff00ff00u;
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = "colored";
+    ck_assert_int_eq(CORE(m, RangePushEx, nvtxRangePushEx_impl_fntype)(&a), 0);
+    ck_assert_int_eq(POP(m)(), 0);
+
+    nvtxDomainHandle_t d = CORE2(m, DomainCreateA, nvtxDomainCreateA_impl_fntype)("dom");
+    ck_assert_ptr_eq(d, CORE2(m, DomainCreateA, nvtxDomainCreateA_impl_fntype)("dom"));
+    ck_assert_int_eq(CORE2(m, DomainRangePushEx, nvtxDomainRangePushEx_impl_fntype)(d, &a), 0);
+    ck_assert_int_eq(PUSH_A(m)("default-while-domain-open"), 0); /* levels are per domain */
+    ck_assert_int_eq(CORE2(m, DomainRangePop, nvtxDomainRangePop_impl_fntype)(d), 0);
+    ck_assert_int_eq(POP(m)(), 0);
+    CORE(m, RangePushW, nvtxRangePushW_impl_fntype)(L"wide");
+    POP(m)();
+
+    struct seen s;
+    read_segment(my_tid(), &s);
+    ck_assert_int_eq(count_type(&s, ASYS_REC_HGTX_PUSH), 3);
+    ck_assert_int_eq(count_type(&s, ASYS_REC_HGTX_PUSH_EX), 3); /* colored, domain, wide */
+    ck_assert_int_eq(count_type(&s, ASYS_REC_HGTX_POP), 6);     /* the failed pop is not recorded */
+    ck_assert_int_eq(count_type(&s, ASYS_REC_HGTX_START), 1);
+    ck_assert_int_eq(count_type(&s, ASYS_REC_HGTX_END), 1);
+    ck_assert_int_eq(count_type(&s, ASYS_REC_HGTX_MARK), 1);
+    ck_assert_int_eq(count_type(&s, ASYS_REC_HGTX_DOMAIN), 1);
+    ck_assert_int_eq(count_type(&s, ASYS_REC_PROCESS_INFO), 1);
+    ck_assert_int_eq(count_type(&s, ASYS_REC_THREAD_START), 1);
+    for (int i = 0; i < s.count; i++)
+        if (s.types[i] == ASYS_REC_HGTX_END)
+            ck_assert_uint_eq(s.ranges[i], id);
+    /* this is a fork child of the test runner: its ids continue the parent's */
+    ck_assert_uint_ne(s.parent_uid, 0);
+    ck_assert_uint_gt(s.inherited_limit, 0);
+}
+END_TEST
+
+START_TEST(strings_are_interned_by_content)
+{
+    struct module *m = &modules[0];
+    ck_assert_int_eq(attach(m), 1);
+    PUSH_A(m)("ready");
+    POP(m)();
+    struct seen before;
+    read_segment(my_tid(), &before);
+    for (int i = 0; i < 100; i++) { /* a literal: one definition */
+        PUSH_A(m)("literal-name");
+        POP(m)();
+    }
+    char buf[32];
+    strcpy(buf, "buffer-one");
+    PUSH_A(m)(buf);
+    POP(m)();
+    strcpy(buf, "buffer-two"); /* same pointer, new text: a new definition */
+    PUSH_A(m)(buf);
+    POP(m)();
+    char other[32];
+    strcpy(other, "buffer-one"); /* other pointer, known text: no new definition */
+    PUSH_A(m)(other);
+    POP(m)();
+    struct seen after;
+    read_segment(my_tid(), &after);
+    ck_assert_int_eq(after.strings - before.strings, 3);
+    /* the ids of the last three pushes: one, two, one */
+    unsigned first_buffer = 0, second_buffer = 0, third = 0;
+    int pushes = 0;
+    for (int i = before.count; i < after.count; i++) {
+        if (after.types[i] != ASYS_REC_HGTX_PUSH)
+            continue;
+        pushes++;
+        if (pushes == 101)
+            first_buffer = after.args[i];
+        if (pushes == 102)
+            second_buffer = after.args[i];
+        if (pushes == 103)
+            third = after.args[i];
+    }
+    ck_assert_int_eq(pushes, 103);
+    ck_assert_uint_ne(first_buffer, second_buffer);
+    ck_assert_uint_eq(first_buffer, third);
+}
+END_TEST
+
+START_TEST(reentry_keeps_levels_and_counts_the_loss)
+{
+    struct module *m = &modules[0];
+    ck_assert_int_eq(attach(m), 1);
+    ck_assert_int_eq(PUSH_A(m)("outer"), 0);
+    asys_tls_busy = 1; /* as if a signal handler interrupted a hook */
+    ck_assert_int_eq(PUSH_A(m)("inner"), 1);
+    ck_assert_int_eq(POP(m)(), 1);
+    asys_tls_busy = 0;
+    ck_assert_int_eq(POP(m)(), 0);
+    struct seen s;
+    read_segment(my_tid(), &s);
+    ck_assert_uint_eq(s.dropped, 2);
+    ck_assert_int_eq(count_type(&s, ASYS_REC_HGTX_PUSH), 1);
+}
+END_TEST
+
+static void *thread_body(void *arg)
+{
+    struct module *m = arg;
+    pthread_setname_np(pthread_self(), "inject-worker");
+    for (int i = 0; i < 1000; i++) {
+        PUSH_A(m)("t");
+        POP(m)();
+    }
+    return (void *)(uintptr_t)my_tid();
+}
+
+START_TEST(threads_get_their_own_segments)
+{
+    struct module *m = &modules[0];
+    ck_assert_int_eq(attach(m), 1);
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++)
+        pthread_create(&t[i], NULL, thread_body, m);
+    for (int i = 0; i < 3; i++) {
+        void *tid;
+        pthread_join(t[i], &tid);
+        struct seen s;
+        read_segment((uint32_t)(uintptr_t)tid, &s);
+        ck_assert_int_eq(count_type(&s, ASYS_REC_HGTX_PUSH), 1000);
+        ck_assert_int_eq(count_type(&s, ASYS_REC_THREAD_START), 1);
+        ck_assert_int_eq(count_type(&s, ASYS_REC_THREAD_END), 1);
+        ck_assert_uint_ne(s.data_end, 0); /* closed cleanly at thread exit */
+    }
+}
+END_TEST
+
+START_TEST(fork_child_writes_its_own_segment)
+{
+    struct module *m = &modules[0];
+    ck_assert_int_eq(attach(m), 1);
+    nvtxDomainHandle_t d = CORE2(m, DomainCreateA, nvtxDomainCreateA_impl_fntype)("inherited");
+    PUSH_A(m)("parent");
+    struct seen parent_before;
+    read_segment(my_tid(), &parent_before);
+    pid_t child = fork();
+    if (child == 0) {
+        nvtxEventAttributes_t a = {0};
+        a.version = NVTX_VERSION;
+        a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+        a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+        a.message.ascii = "in-child";
+        int level = CORE2(m, DomainRangePushEx, nvtxDomainRangePushEx_impl_fntype)(d, &a);
+        CORE2(m, DomainRangePop, nvtxDomainRangePop_impl_fntype)(d);
+        struct seen s;
+        read_segment(my_tid(), &s);
+        int ok = level == 0 && s.parent_uid == parent_before.uid && s.uid != parent_before.uid &&
+                 count_type(&s, ASYS_REC_HGTX_PUSH_EX) == 1 &&
+                 count_type(&s, ASYS_REC_PROCESS_INFO) == 1;
+        _exit(ok ? 0 : 1);
+    }
+    int status;
+    waitpid(child, &status, 0);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    struct seen parent_after;
+    read_segment(my_tid(), &parent_after);
+    ck_assert_int_eq(parent_after.count, parent_before.count); /* the child wrote nothing here */
+}
+END_TEST
+
+START_TEST(dlclose_forgets_cached_literals)
+{
+    uint32_t before = asys_proc.code_generation;
+    void *h = dlopen("libm.so.6", RTLD_NOW);
+    ck_assert_ptr_nonnull(h);
+    ck_assert_int_eq(dlclose(h), 0);
+    ck_assert_uint_eq(asys_proc.code_generation, before + 2);
+}
+END_TEST
+
+START_TEST(disabled_collector_declines_injection)
+{
+    /* a process whose session lacks hgtx: NVTX turns the module into no-ops */
+    asys_proc.collectors = 0;
+    ck_assert_int_eq(attach(&modules[0]), 0);
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    if (!getenv("ASYS_SESSION_DIR")) {
+        char dir[PATH_MAX], segs[PATH_MAX + 16], cleanup[PATH_MAX + 16];
+        const char *tmp = getenv("TMPDIR");
+        snprintf(dir, sizeof dir, "%s/asys-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(dir))
+            return 1;
+        snprintf(segs, sizeof segs, "%s/segments", dir);
+        mkdir(segs, 0700);
+        setenv("ASYS_SESSION_DIR", dir, 1);
+        setenv("ASYS_COLLECTORS", "hgtx", 1);
+        setenv("ASYS_CLOCK", "monotonic", 1);
+        pid_t pid = fork();
+        if (pid == 0) {
+            execv("/proc/self/exe", argv);
+            _exit(127);
+        }
+        int status;
+        waitpid(pid, &status, 0);
+        snprintf(cleanup, sizeof cleanup, "rm -rf '%s'", dir);
+        if (system(cleanup) != 0)
+            return 1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    }
+    Suite *s = suite_create("inject");
+    TCase *tc = tcase_create("inject");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, injection_fills_every_module);
+    tcase_add_test(tc, levels_and_records);
+    tcase_add_test(tc, strings_are_interned_by_content);
+    tcase_add_test(tc, reentry_keeps_levels_and_counts_the_loss);
+    tcase_add_test(tc, threads_get_their_own_segments);
+    tcase_add_test(tc, fork_child_writes_its_own_segment);
+    tcase_add_test(tc, dlclose_forgets_cached_literals);
+    tcase_add_test(tc, disabled_collector_declines_injection);
+    suite_add_tcase(s, tc);
+    return test_run(&s, 1);
+}

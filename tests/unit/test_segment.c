@@ -1,0 +1,349 @@
+/* Segment writer and reader: round trips, chunk growth, drops, crash safety,
+ * damaged data. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "segment_stream.h"
+#include "segment_writer.h"
+#include "test_util.h"
+
+static char dir[PATH_MAX];
+static char path[PATH_MAX + 32];
+
+static void setup(void)
+{
+    test_mkdtemp(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/t.seg", dir);
+}
+
+static void teardown(void)
+{
+    test_rmdir(dir);
+}
+
+static struct asys_segment_header header_template(uint64_t base)
+{
+    struct asys_segment_header h;
+    memset(&h, 0, sizeof h);
+    h.collector = ASYS_SEGMENT_THREAD;
+    h.feature_mask = ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX;
+    h.pid = 100;
+    h.tid = 101;
+    h.process_uid = 7;
+    h.clock_kind = ASYS_CLOCK_MONOTONIC;
+    h.base_ticks = base;
+    return h;
+}
+
+static void open_writer(struct asys_segment_writer *w, uint64_t chunk, uint64_t max)
+{
+    struct asys_segment_header h = header_template(1000);
+    ck_assert_int_eq(asys_segment_open(w, path, &h, chunk, max), 0);
+}
+
+static int write_word(struct asys_segment_writer *w, unsigned type, unsigned arg, uint64_t ticks)
+{
+    uint32_t delta;
+    asys_rec_word *r = asys_segment_reserve(w, 8, ticks, &delta);
+    if (!r)
+        return 0;
+    asys_segment_commit(r, ASYS_REC_WORD(type, 1, arg, delta));
+    return 1;
+}
+
+static int write_string(struct asys_segment_writer *w, uint32_t id, const char *text, size_t len)
+{
+    uint32_t size = (uint32_t)(sizeof(struct asys_rec_string_def) + ((len + 7) & ~(size_t)7));
+    uint32_t delta;
+    struct asys_rec_string_def *r = asys_segment_reserve(w, size, w->last_ticks, &delta);
+    if (!r)
+        return 0;
+    unsigned words = size / 8 < 255 ? size / 8 : 255;
+    r->size_bytes = words == 255 ? size : 0;
+    r->string_id = id;
+    r->length = (uint32_t)len;
+    r->flags = 0;
+    memcpy(r + 1, text, len);
+    memset((char *)(r + 1) + len, 0, size - sizeof *r - len);
+    asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_STRING_DEF, words, 0, delta));
+    return 1;
+}
+
+static long read_fd(void *ctx, void *buf, size_t size)
+{
+    return (long)read(*(int *)ctx, buf, size);
+}
+
+struct reader {
+    int fd;
+    struct asys_segment_stream s;
+    struct asys_err err;
+};
+
+static int open_reader(struct reader *r)
+{
+    struct stat st;
+    r->fd = open(path, O_RDONLY);
+    ck_assert_int_ge(r->fd, 0);
+    ck_assert_int_eq(fstat(r->fd, &st), 0);
+    memset(&r->err, 0, sizeof r->err);
+    return asys_segment_stream_open(&r->s, read_fd, &r->fd, (uint64_t)st.st_size, &r->err);
+}
+
+static void close_reader(struct reader *r)
+{
+    asys_segment_stream_close(&r->s);
+    close(r->fd);
+}
+
+START_TEST(round_trip_with_time_base_and_long_strings)
+{
+    struct asys_segment_writer w;
+    open_writer(&w, ASYS_MIN_CHUNK_SIZE, 1 << 30);
+    ck_assert(write_word(&w, ASYS_REC_HGTX_PUSH, 5, 1010));
+    ck_assert(write_word(&w, ASYS_REC_HGTX_POP, 0, 1020));
+    /* a gap larger than 32 bits of ticks needs a TIME_BASE record */
+    ck_assert(write_word(&w, ASYS_REC_HGTX_PUSH, 6, 1020 + (1ull << 33)));
+    char big[5000];
+    memset(big, 'x', sizeof big);
+    ck_assert(write_string(&w, 9, big, sizeof big)); /* extended size */
+    ck_assert(write_string(&w, 10, "short", 5));
+    /* a counter read that runs slightly behind is clamped, not negative */
+    ck_assert(write_word(&w, ASYS_REC_HGTX_POP, 0, 1020 + (1ull << 33) - 5));
+    asys_segment_close(&w);
+
+    struct reader r;
+    ck_assert_int_eq(open_reader(&r), 0);
+    struct asys_record rec;
+    unsigned types[16];
+    uint64_t ticks[16];
+    unsigned args[16];
+    int n = 0, rc;
+    while ((rc = asys_segment_stream_next(&r.s, &rec, &r.err)) > 0 && n < 16) {
+        types[n] = rec.type;
+        ticks[n] = rec.ticks;
+        args[n] = rec.arg;
+        if (rec.type == ASYS_REC_STRING_DEF) {
+            const struct asys_rec_string_def *s = (const void *)rec.data;
+            if (s->string_id == 9) {
+                ck_assert_uint_eq(s->length, sizeof big);
+                ck_assert(!memcmp(s + 1, big, sizeof big));
+                ck_assert_uint_eq(rec.size, s->size_bytes);
+            }
+        }
+        n++;
+    }
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(n, 7);
+    ck_assert_uint_eq(types[0], ASYS_REC_HGTX_PUSH);
+    ck_assert_uint_eq(args[0], 5);
+    ck_assert_uint_eq(ticks[0], 1010);
+    ck_assert_uint_eq(ticks[1], 1020);
+    ck_assert_uint_eq(types[2], ASYS_REC_TIME_BASE);
+    ck_assert_uint_eq(types[3], ASYS_REC_HGTX_PUSH);
+    ck_assert_uint_eq(ticks[3], 1020 + (1ull << 33));
+    ck_assert_uint_eq(types[4], ASYS_REC_STRING_DEF);
+    ck_assert_uint_eq(types[6], ASYS_REC_HGTX_POP);
+    ck_assert_uint_eq(ticks[6], ticks[3]);
+    close_reader(&r);
+}
+END_TEST
+
+START_TEST(chunks_grow_and_pad)
+{
+    struct asys_segment_writer w;
+    open_writer(&w, ASYS_MIN_CHUNK_SIZE, 1 << 30);
+    const int count = 500000; /* 4 MB of one-word records: several chunks */
+    for (int i = 0; i < count; i++)
+        ck_assert(
+            write_word(&w, i % 2 ? ASYS_REC_HGTX_POP : ASYS_REC_HGTX_PUSH, 1, 2000 + (uint64_t)i));
+    /* records of an odd size leave a tail that must be padded */
+    for (int i = 0; i < 20000; i++)
+        ck_assert(
+            write_string(&w, (uint32_t)i + 1, "abcdefghijklmnopqrstuvwxyz0123456789abcde", 41));
+    uint64_t dropped = w.header->dropped_records;
+    asys_segment_close(&w);
+    ck_assert_uint_eq(dropped, 0);
+
+    struct reader r;
+    ck_assert_int_eq(open_reader(&r), 0);
+    struct asys_record rec;
+    int words = 0, strings = 0, pads = 0, rc;
+    uint64_t last = 0;
+    while ((rc = asys_segment_stream_next(&r.s, &rec, &r.err)) > 0) {
+        if (rec.type == ASYS_REC_PAD) {
+            pads++;
+            continue;
+        }
+        if (rec.type == ASYS_REC_STRING_DEF) {
+            strings++;
+            continue;
+        }
+        ck_assert_uint_eq(rec.ticks, 2000 + (uint64_t)words);
+        ck_assert_uint_ge(rec.ticks, last);
+        last = rec.ticks;
+        words++;
+    }
+    ck_assert_msg(rc == 0, "%s", r.err.text);
+    ck_assert_int_eq(words, count);
+    ck_assert_int_eq(strings, 20000);
+    ck_assert_int_ge(pads, 1);
+    close_reader(&r);
+}
+END_TEST
+
+START_TEST(full_segment_counts_every_drop)
+{
+    struct asys_segment_writer w;
+    open_writer(&w, ASYS_MIN_CHUNK_SIZE, ASYS_MIN_CHUNK_SIZE); /* one chunk, no growth */
+    int written = 0, attempts = 100000;
+    for (int i = 0; i < attempts; i++)
+        written += write_word(&w, ASYS_REC_HGTX_PUSH, 1, 5000 + (uint64_t)i);
+    ck_assert_int_lt(written, attempts);
+    ck_assert_uint_eq(w.header->dropped_records, (uint64_t)(attempts - written));
+    ck_assert_uint_eq(w.header->dropped_bytes, 8ull * (uint64_t)(attempts - written));
+    asys_segment_close(&w);
+
+    struct reader r;
+    ck_assert_int_eq(open_reader(&r), 0);
+    ck_assert_uint_eq(r.s.header.dropped_records, (uint64_t)(attempts - written));
+    struct asys_record rec;
+    int n = 0;
+    while (asys_segment_stream_next(&r.s, &rec, &r.err) > 0)
+        n++;
+    ck_assert_int_eq(n, written);
+    close_reader(&r);
+}
+END_TEST
+
+START_TEST(torn_record_reads_as_end)
+{
+    struct asys_segment_writer w;
+    open_writer(&w, ASYS_MIN_CHUNK_SIZE, 1 << 30);
+    ck_assert(write_word(&w, ASYS_REC_HGTX_PUSH, 1, 1001));
+    /* a crash between writing a body and publishing its header word */
+    uint32_t delta;
+    struct asys_rec_hgtx_range *r0 = asys_segment_reserve(&w, sizeof *r0, 1002, &delta);
+    r0->range_id = 77;
+    /* no commit, no close: the file is what a SIGKILL'd writer leaves */
+    asys_segment_abandon(&w);
+
+    struct reader r;
+    ck_assert_int_eq(open_reader(&r), 0);
+    struct asys_record rec;
+    ck_assert_int_eq(asys_segment_stream_next(&r.s, &rec, &r.err), 1);
+    ck_assert_uint_eq(rec.type, ASYS_REC_HGTX_PUSH);
+    ck_assert_int_eq(asys_segment_stream_next(&r.s, &rec, &r.err), 0);
+    close_reader(&r);
+}
+END_TEST
+
+static void write_raw(const void *data, size_t size)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(data, 1, size, f), size);
+    fclose(f);
+}
+
+START_TEST(damaged_records_are_reported)
+{
+    uint8_t buf[ASYS_SEGMENT_HEADER_SIZE + 64];
+    memset(buf, 0, sizeof buf);
+    struct asys_segment_header h = header_template(0);
+    memcpy(h.magic, ASYS_SEGMENT_MAGIC, 8);
+    h.format_version = ASYS_FORMAT_VERSION;
+    h.header_size = ASYS_SEGMENT_HEADER_SIZE;
+    memcpy(buf, &h, sizeof h);
+    asys_rec_word good = ASYS_REC_WORD(ASYS_REC_HGTX_PUSH, 1, 1, 0);
+    asys_rec_word bad_size = ASYS_REC_WORD(ASYS_REC_HGTX_PUSH_EX, 1, 0, 0); /* needs 40 bytes */
+    memcpy(buf + ASYS_SEGMENT_HEADER_SIZE, &good, 8);
+    memcpy(buf + ASYS_SEGMENT_HEADER_SIZE + 8, &bad_size, 8);
+    write_raw(buf, sizeof buf);
+    struct reader r;
+    ck_assert_int_eq(open_reader(&r), 0);
+    struct asys_record rec;
+    ck_assert_int_eq(asys_segment_stream_next(&r.s, &rec, &r.err), 1);
+    ck_assert_int_eq(asys_segment_stream_next(&r.s, &rec, &r.err), -1);
+    ck_assert_ptr_nonnull(strstr(r.err.text, "bad size"));
+    ck_assert_ptr_nonnull(strstr(r.err.text, "offset 264"));
+    close_reader(&r);
+
+    asys_rec_word unknown = ASYS_REC_WORD(200, 1, 0, 0);
+    memcpy(buf + ASYS_SEGMENT_HEADER_SIZE + 8, &unknown, 8);
+    write_raw(buf, sizeof buf);
+    ck_assert_int_eq(open_reader(&r), 0);
+    ck_assert_int_eq(asys_segment_stream_next(&r.s, &rec, &r.err), 1);
+    ck_assert_int_eq(asys_segment_stream_next(&r.s, &rec, &r.err), -1);
+    ck_assert_ptr_nonnull(strstr(r.err.text, "unknown record type 200"));
+    close_reader(&r);
+
+    /* a record running past the end of the file */
+    asys_rec_word past = ASYS_REC_WORD(ASYS_REC_STRING_DEF, 100, 0, 0);
+    memcpy(buf + ASYS_SEGMENT_HEADER_SIZE + 8, &past, 8);
+    write_raw(buf, sizeof buf);
+    ck_assert_int_eq(open_reader(&r), 0);
+    ck_assert_int_eq(asys_segment_stream_next(&r.s, &rec, &r.err), 1);
+    ck_assert_int_eq(asys_segment_stream_next(&r.s, &rec, &r.err), -1);
+    ck_assert_ptr_nonnull(strstr(r.err.text, "cut short"));
+    close_reader(&r);
+}
+END_TEST
+
+START_TEST(bad_headers_are_refused)
+{
+    struct asys_segment_header h = header_template(0);
+    memcpy(h.magic, ASYS_SEGMENT_MAGIC, 8);
+    h.format_version = ASYS_FORMAT_VERSION;
+    h.header_size = ASYS_SEGMENT_HEADER_SIZE;
+    struct asys_err err;
+    ck_assert_int_eq(asys_segment_header_check(&h, sizeof h, &err), 0);
+
+    struct asys_segment_header bad = h;
+    bad.magic[0] = 'X';
+    ck_assert_int_eq(asys_segment_header_check(&bad, sizeof bad, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.text, "bad magic"));
+    bad = h;
+    bad.format_version = ASYS_FORMAT_VERSION + 1;
+    ck_assert_int_eq(asys_segment_header_check(&bad, sizeof bad, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.text, "newer"));
+    bad = h;
+    bad.feature_mask |= 1u << 20;
+    ck_assert_int_eq(asys_segment_header_check(&bad, sizeof bad, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.text, "cannot read"));
+    ck_assert_int_eq(asys_segment_header_check(&h, 100, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.text, "shorter"));
+
+    write_raw(&h, 100); /* cut inside the header */
+    struct reader r;
+    ck_assert_int_eq(open_reader(&r), -1);
+    close(r.fd);
+}
+END_TEST
+
+START_TEST(existing_file_is_not_overwritten)
+{
+    write_raw("x", 1);
+    struct asys_segment_writer w;
+    struct asys_segment_header h = header_template(0);
+    ck_assert_int_eq(asys_segment_open(&w, path, &h, ASYS_MIN_CHUNK_SIZE, 1 << 30), -EEXIST);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("segment");
+    TCase *tc = tcase_create("segment");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, round_trip_with_time_base_and_long_strings);
+    tcase_add_test(tc, chunks_grow_and_pad);
+    tcase_add_test(tc, full_segment_counts_every_drop);
+    tcase_add_test(tc, torn_record_reads_as_end);
+    tcase_add_test(tc, damaged_records_are_reported);
+    tcase_add_test(tc, bad_headers_are_refused);
+    tcase_add_test(tc, existing_file_is_not_overwritten);
+    suite_add_tcase(s, tc);
+    return test_run(&s, 1);
+}
