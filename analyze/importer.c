@@ -162,21 +162,31 @@ static int finish_strings(struct asys_importer *imp, struct asys_err *err)
 
 /* ---- images, threads, processes -------------------------------------------- */
 
+/* The object stored under `key` in `map`, created zeroed on first use
+ * (*created tells which); NULL when out of memory. */
+static void *object_for(struct asys_u64map *map, uint64_t key, size_t size, int *created)
+{
+    uint64_t *v = asys_u64map_get(map, key);
+    *created = !v;
+    if (v)
+        return (void *)(uintptr_t)*v;
+    void *object = calloc(1, size);
+    if (object && asys_u64map_put(map, key, (uint64_t)(uintptr_t)object) != 0) {
+        free(object);
+        object = NULL;
+    }
+    return object;
+}
+
 struct imp_image *imp_image_get(struct asys_importer *imp, uint64_t uid)
 {
-    uint64_t *v = asys_u64map_get(&imp->images, uid);
-    if (v)
-        return (struct imp_image *)(uintptr_t)*v;
-    struct imp_image *img = calloc(1, sizeof *img);
-    if (!img)
-        return NULL;
-    img->uid = uid;
-    asys_u64map_init(&img->domains);
-    asys_u64map_init(&img->starts);
-    asys_u64map_init(&img->ends);
-    if (asys_u64map_put(&imp->images, uid, (uint64_t)(uintptr_t)img) != 0) {
-        free(img);
-        return NULL;
+    int created;
+    struct imp_image *img = object_for(&imp->images, uid, sizeof *img, &created);
+    if (img && created) {
+        img->uid = uid;
+        asys_u64map_init(&img->domains);
+        asys_u64map_init(&img->starts);
+        asys_u64map_init(&img->ends);
     }
     return img;
 }
@@ -192,36 +202,23 @@ static void image_free(struct imp_image *img)
 
 struct imp_thread *imp_thread_get(struct asys_importer *imp, uint32_t pid, uint32_t tid)
 {
-    uint64_t key = (uint64_t)pid << 32 | tid;
-    uint64_t *v = asys_u64map_get(&imp->threads, key);
-    if (v)
-        return (struct imp_thread *)(uintptr_t)*v;
-    struct imp_thread *t = calloc(1, sizeof *t);
-    if (!t)
-        return NULL;
-    t->pid = pid;
-    t->tid = tid;
-    t->start_ns = UINT64_MAX;
-    if (asys_u64map_put(&imp->threads, key, (uint64_t)(uintptr_t)t) != 0) {
-        free(t);
-        return NULL;
+    int created;
+    struct imp_thread *t = object_for(&imp->threads, (uint64_t)pid << 32 | tid, sizeof *t, &created);
+    if (t && created) {
+        t->pid = pid;
+        t->tid = tid;
+        t->start_ns = UINT64_MAX;
     }
     return t;
 }
 
 static struct imp_process *process_get(struct asys_importer *imp, uint32_t pid)
 {
-    uint64_t *v = asys_u64map_get(&imp->processes, pid);
-    if (v)
-        return (struct imp_process *)(uintptr_t)*v;
-    struct imp_process *p = calloc(1, sizeof *p);
-    if (!p)
-        return NULL;
-    p->pid = pid;
-    p->start_ns = UINT64_MAX;
-    if (asys_u64map_put(&imp->processes, pid, (uint64_t)(uintptr_t)p) != 0) {
-        free(p);
-        return NULL;
+    int created;
+    struct imp_process *p = object_for(&imp->processes, pid, sizeof *p, &created);
+    if (p && created) {
+        p->pid = pid;
+        p->start_ns = UINT64_MAX;
     }
     return p;
 }
@@ -668,6 +665,13 @@ static int importer_init(struct asys_importer *imp, sqlite3 *db, struct asys_err
     return imp_hgtx_init(imp, err);
 }
 
+static void free_objects(struct asys_u64map *map)
+{
+    for (size_t i = 0; i < map->capacity; i++)
+        if (map->used[i])
+            free((void *)(uintptr_t)map->values[i]);
+}
+
 static void importer_free(struct asys_importer *imp)
 {
     imp_hgtx_free(imp);
@@ -676,12 +680,8 @@ static void importer_free(struct asys_importer *imp)
     for (size_t i = 0; i < imp->images.capacity; i++)
         if (imp->images.used[i])
             image_free((struct imp_image *)(uintptr_t)imp->images.values[i]);
-    for (size_t i = 0; i < imp->threads.capacity; i++)
-        if (imp->threads.used[i])
-            free((void *)(uintptr_t)imp->threads.values[i]);
-    for (size_t i = 0; i < imp->processes.capacity; i++)
-        if (imp->processes.used[i])
-            free((void *)(uintptr_t)imp->processes.values[i]);
+    free_objects(&imp->threads);
+    free_objects(&imp->processes);
     asys_u64map_free(&imp->images);
     asys_u64map_free(&imp->threads);
     asys_u64map_free(&imp->processes);

@@ -40,27 +40,29 @@ int asys_segment_open(struct asys_segment_writer *w, const char *path,
     int saved_errno = errno;
     int rc = 0;
     memset(w, 0, sizeof *w);
-    w->fd = -1;
+    if (strlen(path) >= sizeof w->path)
+        return -ENAMETOOLONG;
+    strcpy(w->path, path);
     chunk_size =
         round_up(chunk_size < ASYS_MIN_CHUNK_SIZE ? ASYS_MIN_CHUNK_SIZE : chunk_size, page_size());
     if (max_size < chunk_size)
         max_size = chunk_size;
 
-    w->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (w->fd < 0) {
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
         rc = -errno;
         goto out;
     }
-    rc = extend_file(w->fd, 0, chunk_size);
+    rc = extend_file(fd, 0, chunk_size);
     if (rc)
         goto out;
-    void *head = mmap(NULL, page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, 0);
+    void *head = mmap(NULL, page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (head == MAP_FAILED) {
         rc = -errno;
         goto out;
     }
     w->header = head;
-    void *chunk = mmap(NULL, chunk_size, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, 0);
+    void *chunk = mmap(NULL, chunk_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (chunk == MAP_FAILED) {
         rc = -errno;
         goto out;
@@ -81,8 +83,10 @@ int asys_segment_open(struct asys_segment_writer *w, const char *path,
     w->end = w->chunk + chunk_size;
     w->last_ticks = header->base_ticks;
 out:
+    if (fd >= 0)
+        close(fd);
     if (rc) {
-        if (w->fd >= 0)
+        if (fd >= 0)
             unlink(path);
         asys_segment_abandon(w);
     }
@@ -105,9 +109,6 @@ void asys_segment_abandon(struct asys_segment_writer *w)
 {
     int saved_errno = errno;
     unmap_all(w);
-    if (w->fd >= 0)
-        close(w->fd);
-    w->fd = -1;
     w->full = 1;
     errno = saved_errno;
 }
@@ -119,7 +120,7 @@ void asys_segment_close(struct asys_segment_writer *w)
     if (w->header && used)
         __atomic_store_n(&w->header->data_end, used, __ATOMIC_RELEASE);
     unmap_all(w);
-    if (w->fd >= 0 && used && ftruncate(w->fd, (off_t)used) != 0) {
+    if (used && truncate(w->path, (off_t)used) != 0) {
         /* the reader scans to the first zero word; a longer file is harmless */
     }
     asys_segment_abandon(w);
@@ -166,8 +167,14 @@ static int grow(struct asys_segment_writer *w)
         return 0;
     int saved_errno = errno;
     void *m = MAP_FAILED;
-    if (extend_file(w->fd, next, w->chunk_size) == 0)
-        m = mmap(NULL, w->chunk_size, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, (off_t)next);
+    /* Opened by path each time: the program may close or reuse any descriptor
+     * (daemons close them all), and a reused one would be another file. */
+    int fd = open(w->path, O_RDWR | O_CLOEXEC);
+    if (fd >= 0) {
+        if (extend_file(fd, next, w->chunk_size) == 0)
+            m = mmap(NULL, w->chunk_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)next);
+        close(fd);
+    }
     errno = saved_errno;
     if (m == MAP_FAILED) {
         w->grow_failures++;

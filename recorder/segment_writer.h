@@ -1,7 +1,7 @@
 /* Segment writer: one writer per file, one thread per writer.
  *
  * The hot path is a bump pointer into a MAP_SHARED chunk of the segment file:
- * no locks, no malloc, no syscalls.  Growing the file (a new chunk) is the
+ * no locks, no malloc, no syscalls, no open file descriptor.  Growing the file (a new chunk) is the
  * only slow path.  When the file cannot grow, records are dropped and counted
  * exactly in the mapped header; recording never blocks.
  *
@@ -33,12 +33,12 @@ struct asys_segment_writer {
     uint64_t chunk_offset;
     uint64_t chunk_size;
     uint64_t max_size;
-    int fd;
     int full;                      /* max_size reached: every further record is a drop */
     unsigned grow_failures;        /* consecutive failed growths (I/O errors) */
     uint64_t pending_drop_records; /* lost since the last DROP record */
     uint64_t pending_drop_bytes;
     uint64_t first_drop_ticks;
+    char path[1152]; /* reopened for each chunk; no descriptor is kept */
 };
 
 /* Creates `path` (must not exist) and maps its first chunk.  `header` supplies

@@ -22,6 +22,13 @@ int asys_session_create(struct asys_session *s, struct asys_err *err)
     if (!mkdtemp(s->dir))
         return asys_fail(err, "cannot create a session directory in '%s': %s", tmp,
                          strerror(errno));
+    /* absolute: the program may change its working directory */
+    char absolute[PATH_MAX];
+    if (!realpath(s->dir, absolute) || strlen(absolute) + 64 > sizeof s->dir) {
+        asys_fail(err, "cannot resolve '%s': %s", s->dir, strerror(errno));
+        goto fail;
+    }
+    strcpy(s->dir, absolute);
     memcpy(s->segment_dir, s->dir, sizeof s->dir - 16);
     strcat(s->segment_dir, "/segments");
     if (mkdir(s->segment_dir, 0700) != 0) {
@@ -84,7 +91,8 @@ void asys_session_close_launcher(struct asys_session *s)
     s->launcher_open = 0;
 }
 
-static void remove_tree(int dirfd_parent, const char *name)
+/* Removes `name` and its contents; 0 when it is gone. */
+static int remove_tree(int dirfd_parent, const char *name)
 {
     int fd = openat(dirfd_parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd >= 0) {
@@ -102,11 +110,14 @@ static void remove_tree(int dirfd_parent, const char *name)
             close(fd);
         }
     }
-    unlinkat(dirfd_parent, name, AT_REMOVEDIR);
+    return unlinkat(dirfd_parent, name, AT_REMOVEDIR) == 0 || errno == ENOENT ? 0 : -1;
 }
 
 void asys_session_remove_dir(const char *dir)
 {
-    if (dir && *dir)
-        remove_tree(AT_FDCWD, dir);
+    /* Processes not waited for (--wait primary) may still add a segment
+     * while the directory is emptied: try again. */
+    for (int attempt = 0; dir && *dir && attempt < 10; attempt++)
+        if (remove_tree(AT_FDCWD, dir) == 0 || errno != ENOTEMPTY)
+            break;
 }

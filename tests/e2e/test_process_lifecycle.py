@@ -106,5 +106,60 @@ class ProgramIO(AsysTestCase):
         self.assertEqual(r.stdout.split(), [b'first', b'late'])
 
 
+
+class Environment(AsysTestCase):
+    def test_ld_preload_is_prepended(self):
+        env = dict(self.env, LD_PRELOAD='libm.so.6')
+        r = self.run_cmd([ASYS, 'profile', '-t', 'none', '-o', self.path('rep'),
+                          'sh', '-c', 'echo "$LD_PRELOAD|$NVTX_INJECTION64_PATH"'], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        preload, injection = r.stdout.decode().strip().split('|')
+        first, rest = preload.split(':', 1)
+        self.assertTrue(first.endswith('/libasys-inject.so'), preload)
+        self.assertEqual(rest, 'libm.so.6')
+        self.assertEqual(injection, first)
+
+    def test_closing_every_descriptor_does_not_stop_recording(self):
+        # 300k pairs need several chunks, grown after the program closed everything
+        self.profile([prog('hgtx_loop'), '300000', 'close-fds'], options=['-t', 'nvtx'])
+        rows = {r['Range']: r for r in self.stats_rows('hgtx_sum')}
+        self.assertEqual(int(rows[':r']['Instances']), 300000)
+        self.assertEqual(self.manifest()['totals']['dropped_records'], 0)
+
+    def test_relative_tmpdir_and_changing_directory(self):
+        os.mkdir(self.path('rel'))
+        env = dict(self.env, TMPDIR='rel')
+        r = self.run_cmd([ASYS, 'profile', '-t', 'nvtx', '-o', self.path('rep'), 'sh', '-c',
+                          'cd / && exec %s 300000' % prog('hgtx_loop')], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = {r['Range']: r for r in self.stats_rows('hgtx_sum')}
+        self.assertEqual(int(rows[':r']['Instances']), 300000)
+        self.assertEqual(os.listdir(self.path('rel')), [])
+
+    def test_monotonic_clock_fallback(self):
+        env = dict(self.env, ASYS_CLOCK='monotonic')
+        r = self.run_cmd([ASYS, 'profile', '-t', 'nvtx', '-o', self.path('rep'),
+                          prog('hgtx_threads'), '2', '5', '2000'], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.manifest()['clock']['kind'], 'monotonic')
+        rows = {r['Range']: r for r in self.stats_rows('hgtx_sum')}
+        self.assertEqual(int(rows[':inner']['Instances']), 10)
+        self.assertGreaterEqual(int(rows[':inner']['Min (ns)']), 2000000)
+        self.assertLess(float(rows[':inner']['Avg (ns)']), 2000000 + 20000000)
+
+    def test_installed_layout(self):
+        from asys_e2e import BUILD
+        prefix = self.path('prefix')
+        r = self.run_cmd(['cmake', '--install', BUILD, '--prefix', prefix])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for f in ['bin/asys', 'bin/asys-stats', 'lib/libasys-inject.so']:
+            self.assertTrue(os.path.exists(os.path.join(prefix, f)), f)
+        r = self.run_cmd([os.path.join(prefix, 'bin', 'asys'), 'profile', '-t', 'nvtx', '-o',
+                          self.path('inst'), prog('hgtx_loop'), '10'])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = self.run_cmd([os.path.join(prefix, 'bin', 'asys-stats'), '-f', 'csv', self.report('inst')])
+        self.assertIn(b':r', r.stdout)
+
+
 if __name__ == '__main__':
     unittest.main()
