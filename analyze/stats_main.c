@@ -410,8 +410,9 @@ int main(int argc, char **argv)
     }
     struct run_params p;
     p.session_start = session_start(rdb.db);
-    p.filter_start = p.session_start + filter_start;
-    p.filter_end = filter_end == LLONG_MAX ? LLONG_MAX : p.session_start + filter_end;
+    /* without --filter-time nothing is clipped, not even before the session start */
+    p.filter_start = a.filter ? p.session_start + filter_start : LLONG_MIN;
+    p.filter_end = a.filter && filter_end != LLONG_MAX ? p.session_start + filter_end : LLONG_MAX;
 
     int failures = 0;
     FILE *pipe_out = NULL;

@@ -214,8 +214,8 @@ static nvtxRangeId_t write_start(struct asys_thread *t, uint16_t domain,
 static int push(uint16_t domain, const char *ascii, const wchar_t *wide,
                 const nvtxEventAttributes_t *a)
 {
-    uint64_t ticks = asys_now();
     struct asys_thread *t = asys_thread_enter();
+    uint64_t ticks = t ? asys_now() : 0; /* after enter: a first event registers the thread */
     int32_t *depth = depth_of(t, domain);
     int level = (*depth)++;
     if (!t) {
@@ -230,8 +230,8 @@ static int push(uint16_t domain, const char *ascii, const wchar_t *wide,
 
 static int pop(uint16_t domain)
 {
-    uint64_t ticks = asys_now();
     struct asys_thread *t = asys_thread_enter();
+    uint64_t ticks = t ? asys_now() : 0;
     int32_t *depth = depth_of(t, domain);
     if (*depth <= 0) { /* NVTX: a pop without a push is an error, reported as -1 */
         if (t)
@@ -283,8 +283,8 @@ static int NVTX_API hook_domain_pop(nvtxDomainHandle_t domain)
 static void mark(uint16_t domain, const char *ascii, const wchar_t *wide,
                  const nvtxEventAttributes_t *a)
 {
-    uint64_t ticks = asys_now();
     struct asys_thread *t = asys_thread_enter();
+    uint64_t ticks = t ? asys_now() : 0;
     if (!t) {
         asys_thread_count_lost(sizeof(struct asys_rec_hgtx_ex));
         return;
@@ -319,8 +319,8 @@ static void NVTX_API hook_domain_mark_ex(nvtxDomainHandle_t domain, const nvtxEv
 static nvtxRangeId_t start(uint16_t domain, const char *ascii, const wchar_t *wide,
                            const nvtxEventAttributes_t *a)
 {
-    uint64_t ticks = asys_now();
     struct asys_thread *t = asys_thread_enter();
+    uint64_t ticks = t ? asys_now() : 0;
     if (!t) {
         asys_thread_count_lost(sizeof(struct asys_rec_hgtx_start_ex));
         return 0;
@@ -333,8 +333,10 @@ static nvtxRangeId_t start(uint16_t domain, const char *ascii, const wchar_t *wi
 
 static void end(nvtxRangeId_t id)
 {
-    uint64_t ticks = asys_now();
+    if (id == 0) /* not a range asys handed out (recording was off) */
+        return;
     struct asys_thread *t = asys_thread_enter();
+    uint64_t ticks = t ? asys_now() : 0;
     if (!t) {
         asys_thread_count_lost(sizeof(struct asys_rec_hgtx_range));
         return;
