@@ -115,14 +115,6 @@ static uint32_t inherited_domain_name(struct asys_importer *imp, const struct im
     return 0;
 }
 
-static void bind_opt(sqlite3_stmt *st, int col, int64_t value, int present)
-{
-    if (present)
-        sqlite3_bind_int64(st, col, value);
-    else
-        sqlite3_bind_null(st, col);
-}
-
 static int finish_domains(struct asys_importer *imp, struct asys_err *err)
 {
     sqlite3_stmt *st = NULL;
@@ -137,10 +129,10 @@ static int finish_domains(struct asys_importer *imp, struct asys_err *err)
         if (id && !d->name_id && d->pending_uid)
             d->name_id = inherited_domain_name(imp, d);
         sqlite3_bind_int64(st, 1, (int64_t)id);
-        bind_opt(st, 2, d->pid, id != 0);
-        bind_opt(st, 3, d->name_id, d->name_id != 0);
-        bind_opt(st, 4, (int64_t)d->created_ns, d->created_ns != 0);
-        bind_opt(st, 5, (int64_t)d->destroyed_ns, d->destroyed_ns != 0);
+        imp_bind_optional(st, 2, d->pid, id != 0);
+        imp_bind_optional(st, 3, d->name_id, d->name_id != 0);
+        imp_bind_optional(st, 4, (int64_t)d->created_ns, d->created_ns != 0);
+        imp_bind_optional(st, 5, (int64_t)d->destroyed_ns, d->destroyed_ns != 0);
         rc = sqlite3_step(st) == SQLITE_DONE ? 0 : imp_sql_error(imp, err);
         sqlite3_reset(st);
     }
@@ -256,18 +248,18 @@ static int insert_event(struct asys_importer *imp, int kind, const struct hgtx_o
     sqlite3_bind_int64(st, 1, o->id);
     sqlite3_bind_int64(st, 2, kind);
     sqlite3_bind_int64(st, 3, (int64_t)o->start_ns);
-    bind_opt(st, 4, end_ns, end_ns >= 0);
+    imp_bind_optional(st, 4, end_ns, end_ns >= 0);
     sqlite3_bind_int64(st, 5, o->pid);
     sqlite3_bind_int64(st, 6, o->tid);
-    bind_opt(st, 7, end_tid, end_tid != 0);
+    imp_bind_optional(st, 7, end_tid, end_tid != 0);
     sqlite3_bind_int64(st, 8, o->domain);
-    bind_opt(st, 9, o->text_id, o->text_id != 0);
-    bind_opt(st, 10, o->category, o->category >= 0);
-    bind_opt(st, 11, o->color, o->color >= 0);
-    bind_opt(st, 12, o->payload_type, o->payload_type != 0);
+    imp_bind_optional(st, 9, o->text_id, o->text_id != 0);
+    imp_bind_optional(st, 10, o->category, o->category >= 0);
+    imp_bind_optional(st, 11, o->color, o->color >= 0);
+    imp_bind_optional(st, 12, o->payload_type, o->payload_type != 0);
     bind_payload(st, 13, o->payload_type, o->payload);
-    bind_opt(st, 14, o->level, o->level >= 0);
-    bind_opt(st, 15, o->parent, o->parent >= 0);
+    imp_bind_optional(st, 14, o->level, o->level >= 0);
+    imp_bind_optional(st, 15, o->parent, o->parent >= 0);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     return rc == SQLITE_DONE ? 0 : imp_sql_error(imp, err);

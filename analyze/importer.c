@@ -48,20 +48,29 @@ static int exec_sql(struct asys_importer *imp, const char *sql, struct asys_err 
     return 0;
 }
 
-static int prepare(struct asys_importer *imp, const char *sql, sqlite3_stmt **stmt,
-                   struct asys_err *err)
+int imp_prepare(struct asys_importer *imp, const char *sql, sqlite3_stmt **stmt,
+                struct asys_err *err)
 {
     if (sqlite3_prepare_v3(imp->db, sql, -1, SQLITE_PREPARE_PERSISTENT, stmt, NULL) != SQLITE_OK)
         return imp_sql_error(imp, err);
     return 0;
 }
 
-static int step_reset(struct asys_importer *imp, sqlite3_stmt *stmt, struct asys_err *err)
+int imp_step(struct asys_importer *imp, sqlite3_stmt *stmt, struct asys_err *err)
 {
     int rc = sqlite3_step(stmt);
     sqlite3_reset(stmt);
     return rc == SQLITE_DONE ? 0 : imp_sql_error(imp, err);
 }
+
+void imp_bind_optional(sqlite3_stmt *st, int col, int64_t value, int present)
+{
+    if (present)
+        sqlite3_bind_int64(st, col, value);
+    else
+        sqlite3_bind_null(st, col);
+}
+
 
 uint64_t imp_ns(struct asys_importer *imp, uint64_t ticks)
 {
@@ -77,12 +86,12 @@ static int insert_string(struct asys_importer *imp, uint32_t id, const char *tex
 {
     sqlite3_bind_int64(imp->insert_string, 1, id);
     sqlite3_bind_text(imp->insert_string, 2, text, (int)len, SQLITE_STATIC);
-    return step_reset(imp, imp->insert_string, err);
+    return imp_step(imp, imp->insert_string, err);
 }
 
 /* The global id of `text`, inserting it on first sight. */
-static int intern_text(struct asys_importer *imp, const char *text, size_t len, uint32_t *id,
-                       struct asys_err *err)
+int imp_intern_text(struct asys_importer *imp, const char *text, size_t len, uint32_t *id,
+                    struct asys_err *err)
 {
     *id = asys_strmap_get(&imp->string_ids, text, len);
     if (*id)
@@ -138,7 +147,7 @@ static int define_string(struct asys_importer *imp, struct imp_image *img, uint3
     }
     if (*slot)
         return 0; /* defined twice (e.g. re-interned after a cache eviction) */
-    return intern_text(imp, text, len, slot, err);
+    return imp_intern_text(imp, text, len, slot, err);
 }
 
 /* Placeholders never defined get a visible name. */
@@ -193,6 +202,7 @@ struct imp_image *imp_image_get(struct asys_importer *imp, uint64_t uid)
 
 static void image_free(struct imp_image *img)
 {
+    imp_stacks_free_image(img);
     free(img->sids);
     asys_u64map_free(&img->domains);
     asys_u64map_free(&img->starts);
@@ -282,7 +292,7 @@ static int import_drop(struct asys_importer *imp, const struct asys_record *rec,
     sqlite3_bind_int64(st, 4, (int64_t)ns);
     sqlite3_bind_int64(st, 5, (int64_t)d->records);
     sqlite3_bind_int64(st, 6, (int64_t)d->bytes);
-    return step_reset(imp, st, err);
+    return imp_step(imp, st, err);
 }
 
 static int import_record(struct asys_importer *imp, const struct asys_record *rec, uint64_t ns,
@@ -292,6 +302,14 @@ static int import_record(struct asys_importer *imp, const struct asys_record *re
     if (info->feature == ASYS_FEATURE_HGTX) {
         imp->records_hgtx++;
         return imp_hgtx_record(imp, rec, ns, err);
+    }
+    if (info->feature == ASYS_FEATURE_OSRT) {
+        imp->records_osrt++;
+        return imp_osrt_record(imp, rec, ns, err);
+    }
+    if (info->feature == ASYS_FEATURE_STACKS) {
+        imp->records_stacks++;
+        return imp_stacks_record(imp, rec, err);
     }
     if (rec->type == ASYS_REC_PAD || rec->type == ASYS_REC_TIME_BASE)
         return 0;
@@ -318,7 +336,7 @@ static int insert_segment_row(struct asys_importer *imp, const char *member,
                               struct asys_err *err)
 {
     sqlite3_stmt *st = NULL;
-    if (prepare(imp,
+    if (imp_prepare(imp,
                 "INSERT INTO segments (file, pid, tid, collector, records, bytes, "
                 "dropped_records, dropped_bytes, error) VALUES (?,?,?,?,?,?,?,?,?)",
                 &st, err) != 0)
@@ -340,7 +358,7 @@ static int insert_segment_row(struct asys_importer *imp, const char *member,
     sqlite3_bind_int64(st, 6, (int64_t)(header_ok ? s->limit : 0));
     if (error)
         sqlite3_bind_text(st, 9, error, -1, SQLITE_TRANSIENT);
-    int rc = step_reset(imp, st, err);
+    int rc = imp_step(imp, st, err);
     sqlite3_finalize(st);
     return rc;
 }
@@ -454,7 +472,7 @@ static int put_info(struct asys_importer *imp, sqlite3_stmt *st, const char *key
         sqlite3_bind_text(st, 2, text, -1, SQLITE_TRANSIENT);
     else
         sqlite3_bind_null(st, 2);
-    return step_reset(imp, st, err);
+    return imp_step(imp, st, err);
 }
 
 /* Joins a JSON array of strings (or of objects' "name") with `sep`. */
@@ -479,7 +497,7 @@ static void join_array(const cJSON *arr, const char *field, const char *sep, cha
 static int import_session_info(struct asys_importer *imp, const cJSON *m, struct asys_err *err)
 {
     sqlite3_stmt *st = NULL;
-    if (prepare(imp, "INSERT OR REPLACE INTO session_info (key, value) VALUES (?, ?)", &st, err))
+    if (imp_prepare(imp, "INSERT OR REPLACE INTO session_info (key, value) VALUES (?, ?)", &st, err))
         return -1;
     const cJSON *session = cJSON_GetObjectItemCaseSensitive(m, "session");
     const cJSON *host = cJSON_GetObjectItemCaseSensitive(m, "host");
@@ -540,11 +558,11 @@ static const char *base_name(const char *path)
 static int finish_processes(struct asys_importer *imp, struct asys_err *err)
 {
     sqlite3_stmt *st = NULL, *get = NULL;
-    if (prepare(imp,
+    if (imp_prepare(imp,
                 "INSERT INTO processes (pid, ppid, name_id, exe_id, cmdline_id, start_ns, "
                 "end_ns, forked) VALUES (?,?,?,?,?,?,?,?)",
                 &st, err) ||
-        prepare(imp, "SELECT value FROM strings WHERE id = ?", &get, err)) {
+        imp_prepare(imp, "SELECT value FROM strings WHERE id = ?", &get, err)) {
         sqlite3_finalize(st);
         return -1;
     }
@@ -561,7 +579,7 @@ static int finish_processes(struct asys_importer *imp, struct asys_err *err)
             char copy[1024];
             snprintf(copy, sizeof copy, "%s", name);
             sqlite3_reset(get);
-            rc = intern_text(imp, copy, strlen(copy), &name_id, err);
+            rc = imp_intern_text(imp, copy, strlen(copy), &name_id, err);
         }
         sqlite3_reset(get);
         sqlite3_bind_int64(st, 1, p->pid);
@@ -582,7 +600,7 @@ static int finish_processes(struct asys_importer *imp, struct asys_err *err)
         sqlite3_bind_int64(st, 7, (int64_t)p->end_ns);
         sqlite3_bind_int64(st, 8, !p->exec_named && p->exe_id);
         if (rc == 0)
-            rc = step_reset(imp, st, err);
+            rc = imp_step(imp, st, err);
     }
     sqlite3_finalize(st);
     sqlite3_finalize(get);
@@ -592,7 +610,7 @@ static int finish_processes(struct asys_importer *imp, struct asys_err *err)
 static int finish_threads(struct asys_importer *imp, struct asys_err *err)
 {
     sqlite3_stmt *st = NULL;
-    if (prepare(imp,
+    if (imp_prepare(imp,
                 "INSERT INTO threads (pid, tid, name_id, start_ns, end_ns, is_main) "
                 "VALUES (?,?,?,?,?,?)",
                 &st, err))
@@ -614,7 +632,7 @@ static int finish_threads(struct asys_importer *imp, struct asys_err *err)
         sqlite3_bind_int64(st, 4, t->start_ns == UINT64_MAX ? 0 : (int64_t)t->start_ns);
         sqlite3_bind_int64(st, 5, (int64_t)t->end_ns);
         sqlite3_bind_int64(st, 6, t->pid == t->tid);
-        rc = step_reset(imp, st, err);
+        rc = imp_step(imp, st, err);
     }
     sqlite3_finalize(st);
     return rc;
@@ -624,8 +642,9 @@ static int finish_counts(struct asys_importer *imp, struct asys_err *err)
 {
     char sql[256];
     snprintf(sql, sizeof sql,
-             "INSERT INTO collector_records VALUES ('core', %" PRIu64 "), ('hgtx', %" PRIu64 ");",
-             imp->records_core, imp->records_hgtx);
+             "INSERT INTO collector_records VALUES ('core', %" PRIu64 "), ('hgtx', %" PRIu64
+             "), ('osrt', %" PRIu64 "), ('stacks', %" PRIu64 ");",
+             imp->records_core, imp->records_hgtx, imp->records_osrt, imp->records_stacks);
     if (exec_sql(imp, sql, err) != 0)
         return -1;
     snprintf(sql, sizeof sql,
@@ -656,13 +675,13 @@ static int importer_init(struct asys_importer *imp, sqlite3 *db, struct asys_err
         return -1;
     if (exec_sql(imp, "BEGIN", err) != 0)
         return -1;
-    if (prepare(imp, "INSERT INTO strings (id, value) VALUES (?, ?)", &imp->insert_string, err) ||
-        prepare(imp,
+    if (imp_prepare(imp, "INSERT INTO strings (id, value) VALUES (?, ?)", &imp->insert_string, err) ||
+        imp_prepare(imp,
                 "INSERT INTO drops (pid, tid, start_ns, end_ns, records, bytes) "
                 "VALUES (?,?,?,?,?,?)",
                 &imp->insert_drop, err))
         return -1;
-    return imp_hgtx_init(imp, err);
+    return imp_hgtx_init(imp, err) || imp_osrt_init(imp, err) ? -1 : 0;
 }
 
 static void free_objects(struct asys_u64map *map)
@@ -675,6 +694,8 @@ static void free_objects(struct asys_u64map *map)
 static void importer_free(struct asys_importer *imp)
 {
     imp_hgtx_free(imp);
+    imp_osrt_free(imp);
+    imp_stacks_free(imp);
     sqlite3_finalize(imp->insert_string);
     sqlite3_finalize(imp->insert_drop);
     for (size_t i = 0; i < imp->images.capacity; i++)
@@ -735,13 +756,15 @@ int asys_import_report(const char *report_path, sqlite3 *db, asys_warn_fn warn, 
         goto out;
     const cJSON *manifest = asys_report_manifest(reader);
     load_clock(&imp, manifest);
+    if (imp_stacks_init(&imp, asys_report_symbols(reader), err) != 0)
+        goto out;
     if (import_session_info(&imp, manifest, err) != 0)
         goto out;
     if (import_all_segments(&imp, reader, err) != 0)
         goto out;
     if (imp_hgtx_finish(&imp, err) != 0 || finish_strings(&imp, err) != 0 ||
         finish_processes(&imp, err) != 0 || finish_threads(&imp, err) != 0 ||
-        finish_counts(&imp, err) != 0)
+        imp_osrt_finish(&imp, err) != 0 || finish_counts(&imp, err) != 0)
         goto out;
     if (exec_sql(&imp, asys_schema_text("indexes.sql"), err) != 0 ||
         exec_sql(&imp, "COMMIT", err) != 0)

@@ -3,6 +3,7 @@
 #ifndef ASYS_IMPORTER_INTERNAL_H
 #define ASYS_IMPORTER_INTERNAL_H
 
+#include <cJSON.h>
 #include <sqlite3.h>
 #include <stdint.h>
 
@@ -45,6 +46,19 @@ struct imp_image {
     struct asys_u64map domains; /* local domain id -> global id | DOMAIN_PENDING */
     struct asys_u64map starts;  /* range id -> index in hgtx open pool */
     struct asys_u64map ends;    /* range id -> index in hgtx end pool */
+    /* stacks */
+    struct asys_u64map chains;   /* local callchain id -> global id */
+    struct asys_u64map frames;   /* return address -> frames.id */
+    struct imp_module *modules;  /* loaded objects, for address -> module */
+    size_t module_count;
+    size_t module_cap;
+    struct asys_u64map *symbols; /* address -> cJSON frame of symbols.json, or NULL */
+};
+
+struct imp_module {
+    uint64_t start;
+    uint64_t end;
+    int64_t id; /* modules.id */
 };
 
 struct imp_thread {
@@ -121,6 +135,8 @@ struct asys_importer {
     /* records by family */
     uint64_t records_core;
     uint64_t records_hgtx;
+    uint64_t records_osrt;
+    uint64_t records_stacks;
     sqlite3_stmt *insert_drop;
 
     /* hgtx */
@@ -139,6 +155,20 @@ struct asys_importer {
     uint64_t unmatched_ends;
     uint64_t open_ranges;
 
+    /* stacks */
+    struct asys_u64map symbol_images; /* uid -> struct asys_u64map * (address -> cJSON) */
+    sqlite3_stmt *insert_module;
+    sqlite3_stmt *insert_frame;
+    sqlite3_stmt *insert_callchain;
+    sqlite3_stmt *insert_callchain_frame;
+    int64_t next_module_id;
+    int64_t next_frame_id;
+    int64_t next_callchain_id;
+
+    /* osrt */
+    sqlite3_stmt *insert_osrt;
+    uint32_t osrt_names[ASYS_OSRT_FUNCTION_COUNT + 1]; /* function id -> strings.id */
+
     struct asys_import_stats *stats;
     struct imp_segment seg;
 };
@@ -151,6 +181,30 @@ struct imp_thread *imp_thread_get(struct asys_importer *imp, uint32_t pid, uint3
 void imp_warn(struct asys_importer *imp, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 int imp_sql_error(struct asys_importer *imp, struct asys_err *err);
+
+int imp_intern_text(struct asys_importer *imp, const char *text, size_t len, uint32_t *id,
+                    struct asys_err *err);
+int imp_prepare(struct asys_importer *imp, const char *sql, sqlite3_stmt **stmt,
+                struct asys_err *err);
+int imp_step(struct asys_importer *imp, sqlite3_stmt *stmt, struct asys_err *err);
+void imp_bind_optional(sqlite3_stmt *st, int col, int64_t value, int present);
+
+/* import_stacks.c */
+int imp_stacks_init(struct asys_importer *imp, const cJSON *symbols, struct asys_err *err);
+int imp_stacks_record(struct asys_importer *imp, const struct asys_record *rec,
+                      struct asys_err *err);
+/* The global id of a call chain of the current segment's image; 0 if unknown. */
+int64_t imp_callchain(struct asys_importer *imp, uint32_t local_id);
+void imp_stacks_free_image(struct imp_image *img);
+void imp_stacks_free(struct asys_importer *imp);
+
+/* import_osrt.c */
+int imp_osrt_init(struct asys_importer *imp, struct asys_err *err);
+int imp_osrt_record(struct asys_importer *imp, const struct asys_record *rec, uint64_t end_ns,
+                    struct asys_err *err);
+/* Derived thread_states, after threads are in place. */
+int imp_osrt_finish(struct asys_importer *imp, struct asys_err *err);
+void imp_osrt_free(struct asys_importer *imp);
 
 /* import_hgtx.c */
 int imp_hgtx_init(struct asys_importer *imp, struct asys_err *err);

@@ -13,6 +13,8 @@ static const struct asys_rec_info rec_infos[ASYS_REC_TYPE_COUNT] = {
     REC(ASYS_REC_THREAD_END, sizeof(struct asys_rec_thread), ASYS_FEATURE_CORE),
     REC(ASYS_REC_DROP, sizeof(struct asys_rec_drop), ASYS_FEATURE_CORE),
     REC(ASYS_REC_CLOCK_PAIR, sizeof(struct asys_rec_clock_pair), ASYS_FEATURE_CORE),
+    REC(ASYS_REC_MODULE, sizeof(struct asys_rec_module), ASYS_FEATURE_STACKS),
+    REC(ASYS_REC_CALLCHAIN, sizeof(struct asys_rec_callchain), ASYS_FEATURE_STACKS),
     REC(ASYS_REC_HGTX_PUSH, 8, ASYS_FEATURE_HGTX),
     REC(ASYS_REC_HGTX_PUSH_EX, sizeof(struct asys_rec_hgtx_ex), ASYS_FEATURE_HGTX),
     REC(ASYS_REC_HGTX_POP, 8, ASYS_FEATURE_HGTX),
@@ -24,6 +26,7 @@ static const struct asys_rec_info rec_infos[ASYS_REC_TYPE_COUNT] = {
     REC(ASYS_REC_HGTX_DOMAIN, sizeof(struct asys_rec_hgtx_domain), ASYS_FEATURE_HGTX),
     REC(ASYS_REC_HGTX_CATEGORY, sizeof(struct asys_rec_hgtx_category), ASYS_FEATURE_HGTX),
     REC(ASYS_REC_HGTX_THREAD_NAME, sizeof(struct asys_rec_hgtx_thread_name), ASYS_FEATURE_HGTX),
+    REC(ASYS_REC_OSRT_CALL, sizeof(struct asys_rec_osrt_call), ASYS_FEATURE_OSRT),
 };
 
 const struct asys_rec_info *asys_rec_info(unsigned type)

@@ -14,6 +14,9 @@
 struct asys_report_reader {
     struct archive *archive;
     cJSON *manifest;
+    cJSON *symbols;                 /* symbols.json, when the report has one */
+    struct archive_entry *pending;  /* a header read ahead, not yet handed out */
+    int at_end;
     char member[512];
     char archive_error[256]; /* set when reading member data failed */
 };
@@ -40,30 +43,47 @@ static const char *archive_reason(struct archive *a)
     return s ? s : "damaged archive";
 }
 
-static int read_manifest(struct asys_report_reader *r, struct archive_entry *e,
-                         struct asys_err *err)
+/* Reads the current member as a JSON object. */
+static cJSON *read_json_member(struct asys_report_reader *r, struct archive_entry *e,
+                               const char *what, struct asys_err *err)
 {
     la_int64_t size = archive_entry_size(e);
-    if (size <= 0 || size > MANIFEST_LIMIT)
-        return asys_fail(err, "not an asys report (bad manifest size)");
+    if (size <= 0 || size > MANIFEST_LIMIT) {
+        asys_fail(err, "not an asys report (bad %s size)", what);
+        return NULL;
+    }
     char *text = malloc((size_t)size + 1);
-    if (!text)
-        return asys_fail(err, "out of memory");
+    if (!text) {
+        asys_fail(err, "out of memory");
+        return NULL;
+    }
     la_ssize_t got = 0;
     while (got < size) {
         la_ssize_t n = archive_read_data(r->archive, text + got, (size_t)(size - got));
         if (n <= 0) {
             free(text);
-            return asys_fail(err, "truncated report (%s)",
-                             n < 0 ? archive_reason(r->archive) : "manifest cut short");
+            asys_fail(err, "truncated report (%s)", n < 0 ? archive_reason(r->archive) : "cut short");
+            return NULL;
         }
         got += n;
     }
     text[size] = '\0';
-    r->manifest = cJSON_Parse(text);
+    cJSON *json = cJSON_Parse(text);
     free(text);
-    if (!r->manifest || !cJSON_IsObject(r->manifest))
-        return asys_fail(err, "not an asys report (manifest.json is not valid JSON)");
+    if (!json || !cJSON_IsObject(json)) {
+        cJSON_Delete(json);
+        asys_fail(err, "not an asys report (%s is not valid JSON)", what);
+        return NULL;
+    }
+    return json;
+}
+
+static int read_manifest(struct asys_report_reader *r, struct archive_entry *e,
+                         struct asys_err *err)
+{
+    r->manifest = read_json_member(r, e, "manifest.json", err);
+    if (!r->manifest)
+        return -1;
     uint64_t version;
     if (asys_json_get_u64(r->manifest, "format_version", &version) != 0)
         return asys_fail(err, "not an asys report (manifest has no format_version)");
@@ -114,6 +134,20 @@ int asys_report_reader_open(struct asys_report_reader **out, const char *path, s
     }
     if (read_manifest(r, e, err) != 0)
         goto fail;
+    /* symbols.json, when present, comes next; anything else is kept for later */
+    rc = archive_read_next_header(r->archive, &e);
+    if (rc == ARCHIVE_EOF) {
+        r->at_end = 1;
+    } else if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
+        asys_fail(err, "truncated or damaged report (%s)", archive_reason(r->archive));
+        goto fail;
+    } else if (!strcmp(archive_entry_pathname(e), ASYS_SYMBOLS_NAME)) {
+        r->symbols = read_json_member(r, e, ASYS_SYMBOLS_NAME, err);
+        if (!r->symbols)
+            goto fail;
+    } else {
+        r->pending = e;
+    }
     *out = r;
     return 0;
 fail:
@@ -124,6 +158,11 @@ fail:
 const cJSON *asys_report_manifest(const struct asys_report_reader *r)
 {
     return r->manifest;
+}
+
+const cJSON *asys_report_symbols(const struct asys_report_reader *r)
+{
+    return r->symbols;
 }
 
 static long read_archive(void *ctx, void *buf, size_t size)
@@ -145,8 +184,11 @@ int asys_report_next_segment(struct asys_report_reader *r, struct asys_segment_s
 {
     *bad = 0;
     for (;;) {
-        struct archive_entry *e;
-        int rc = archive_read_next_header(r->archive, &e);
+        struct archive_entry *e = r->pending;
+        r->pending = NULL;
+        if (r->at_end)
+            return 0;
+        int rc = e ? ARCHIVE_OK : archive_read_next_header(r->archive, &e);
         if (rc == ARCHIVE_EOF)
             return 0;
         if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN)
@@ -176,5 +218,6 @@ void asys_report_reader_close(struct asys_report_reader *r)
     if (r->archive)
         archive_read_free(r->archive);
     cJSON_Delete(r->manifest);
+    cJSON_Delete(r->symbols);
     free(r);
 }

@@ -23,6 +23,7 @@
 #include "manifest.h"
 #include "report_archive.h"
 #include "segment_stream.h"
+#include "symbolize.h"
 
 struct segment_scan {
     char name[256];
@@ -47,8 +48,9 @@ static long read_fd(void *ctx, void *buf, size_t size)
 }
 
 /* Counts a segment's records and finds where they end; clock pairs of the
- * launcher's segment are appended to `pairs`. */
-static void scan_segment(const char *path, struct segment_scan *scan, cJSON *pairs)
+ * launcher's segment are appended to `pairs`; stacks go to the symbolizer. */
+static void scan_segment(const char *path, struct segment_scan *scan, cJSON *pairs,
+                         struct asys_symbolizer *symbols)
 {
     struct asys_err err = {{0}};
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -73,11 +75,13 @@ static void scan_segment(const char *path, struct segment_scan *scan, cJSON *pai
     scan->end = s.header.header_size;
     struct asys_record rec;
     int rc;
+    asys_symbolizer_begin_segment(symbols, &s.header);
     while ((rc = asys_segment_stream_next(&s, &rec, &err)) > 0) {
         scan->end = rec.offset + rec.size;
         if (rec.type == ASYS_REC_PAD)
             continue;
         scan->records++;
+        asys_symbolizer_add(symbols, &rec);
         if (rec.type == ASYS_REC_CLOCK_PAIR && pairs) {
             const struct asys_rec_clock_pair *p = (const void *)rec.data;
             cJSON *pair = cJSON_CreateArray();
@@ -89,6 +93,7 @@ static void scan_segment(const char *path, struct segment_scan *scan, cJSON *pai
     }
     if (rc < 0)
         snprintf(scan->error, sizeof scan->error, "%s", err.text);
+    asys_symbolizer_end_segment(symbols);
     asys_segment_stream_close(&s);
     close(fd);
 }
@@ -251,18 +256,23 @@ static int publish(const char *tmp, const char *path, int force, struct asys_err
 }
 
 static int write_archive(int fd, const char *segment_dir, const cJSON *manifest,
-                         const struct segment_scan *scans, size_t n, struct asys_err *err)
+                         const cJSON *symbols, const struct segment_scan *scans, size_t n,
+                         struct asys_err *err)
 {
     struct asys_archive_writer *w = NULL;
     char *text = cJSON_Print(manifest);
+    char *symbol_text = symbols ? cJSON_PrintUnformatted(symbols) : NULL;
     int rc = -1;
-    if (!text) {
+    if (!text || (symbols && !symbol_text)) {
         asys_fail(err, "out of memory");
         goto out;
     }
     if (asys_archive_writer_open(&w, fd, err) != 0)
         goto out;
     if (asys_archive_add_buffer(w, ASYS_MANIFEST_NAME, text, strlen(text), err) != 0)
+        goto out;
+    if (symbol_text &&
+        asys_archive_add_buffer(w, ASYS_SYMBOLS_NAME, symbol_text, strlen(symbol_text), err) != 0)
         goto out;
     for (size_t i = 0; i < n; i++) {
         if (scans[i].end == 0)
@@ -278,6 +288,7 @@ out:
     if (w && asys_archive_writer_close(w, rc == 0 ? err : NULL) != 0)
         rc = -1;
     cJSON_free(text);
+    cJSON_free(symbol_text);
     return rc;
 }
 
@@ -289,6 +300,8 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
     int fd = -1;
     struct segment_scan *scans = NULL;
     size_t n = 0;
+    cJSON *symbols = NULL;
+    struct asys_symbolizer *symbolizer = asys_symbolizer_new();
     char segment_dir[PATH_MAX], session_file[PATH_MAX + 32], tmp[PATH_MAX + 32];
     tmp[0] = '\0';
     memset(result, 0, sizeof *result);
@@ -301,14 +314,20 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
         root = cJSON_CreateObject();
         cJSON_AddNumberToObject(root, "format_version", ASYS_FORMAT_VERSION);
     }
+    if (!symbolizer) {
+        asys_fail(err, "out of memory");
+        goto out;
+    }
     if (list_segments(segment_dir, &scans, &n, err) != 0)
         goto out;
     cJSON *pairs = cJSON_CreateArray();
     for (size_t i = 0; i < n; i++) {
         char path[PATH_MAX + 300];
         snprintf(path, sizeof path, "%s/%s", segment_dir, scans[i].name);
-        scan_segment(path, &scans[i], strcmp(scans[i].name, ASYS_LAUNCHER_SEGMENT) ? NULL : pairs);
+        scan_segment(path, &scans[i], strcmp(scans[i].name, ASYS_LAUNCHER_SEGMENT) ? NULL : pairs,
+                     symbolizer);
     }
+    symbols = asys_symbolizer_resolve(symbolizer);
     add_clock(root, pairs);
     add_report_id(root);
     add_target(root, target);
@@ -329,7 +348,7 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
         tmp[0] = '\0';
         goto out;
     }
-    if (write_archive(fd, segment_dir, root, scans, n, err) != 0)
+    if (write_archive(fd, segment_dir, root, symbols, scans, n, err) != 0)
         goto out;
     mode_t mask = umask(0);
     umask(mask);
@@ -354,5 +373,7 @@ out:
         unlink(tmp);
     free(scans);
     cJSON_Delete(root);
+    cJSON_Delete(symbols);
+    asys_symbolizer_free(symbolizer);
     return rc;
 }

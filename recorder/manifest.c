@@ -83,6 +83,9 @@ static cJSON *options_json(const struct asys_profile_options *o, const char *rep
     cJSON_AddStringToObject(opts, "wait", o->wait == ASYS_WAIT_ALL ? "all" : "primary");
     asys_json_add_u64(opts, "max-segment-size", o->max_segment_size);
     asys_json_add_u64(opts, "chunk-size", o->chunk_size);
+    asys_json_add_u64(opts, "osrt-threshold", o->osrt_threshold_ns);
+    asys_json_add_u64(opts, "osrt-backtrace-threshold", o->osrt_backtrace_ns);
+    cJSON_AddNumberToObject(opts, "osrt-backtrace-depth", o->osrt_backtrace_depth);
     cJSON *given = cJSON_AddArrayToObject(opts, "given");
     for (int i = 0; i < o->given_count; i++) {
         cJSON *g = cJSON_CreateObject();

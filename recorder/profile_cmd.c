@@ -162,10 +162,15 @@ static int record(const struct asys_profile_options *o, const char *report_path)
         return 1;
     }
 
-    char collectors[128], chunk[32], max_size[32];
+    char collectors[128], chunk[32], max_size[32], tick_hz[32], osrt_ns[32], osrt_bt_ns[32],
+        osrt_depth[16];
     inject_collectors(o->trace_mask, collectors, sizeof collectors);
     snprintf(chunk, sizeof chunk, "%" PRIu64, o->chunk_size);
     snprintf(max_size, sizeof max_size, "%" PRIu64, o->max_segment_size);
+    snprintf(tick_hz, sizeof tick_hz, "%" PRIu64, asys_session_tick_hz(&session));
+    snprintf(osrt_ns, sizeof osrt_ns, "%" PRIu64, o->osrt_threshold_ns);
+    snprintf(osrt_bt_ns, sizeof osrt_bt_ns, "%" PRIu64, o->osrt_backtrace_ns);
+    snprintf(osrt_depth, sizeof osrt_depth, "%" PRIu32, o->osrt_backtrace_depth);
     const struct asys_env_var vars[] = {
         {"LD_PRELOAD", inject},
         {"NVTX_INJECTION64_PATH", inject},
@@ -174,6 +179,10 @@ static int record(const struct asys_profile_options *o, const char *report_path)
         {"ASYS_CLOCK", asys_clock_name(session.clock_kind)},
         {"ASYS_CHUNK_SIZE", chunk},
         {"ASYS_MAX_SEGMENT_SIZE", max_size},
+        {"ASYS_TICK_HZ", tick_hz},
+        {"ASYS_OSRT_THRESHOLD_NS", osrt_ns},
+        {"ASYS_OSRT_BACKTRACE_NS", osrt_bt_ns},
+        {"ASYS_OSRT_BACKTRACE_DEPTH", osrt_depth},
     };
     struct asys_target target;
     if (asys_target_spawn(&target, o->target_argv, vars, (int)(sizeof vars / sizeof *vars), &err) !=

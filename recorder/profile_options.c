@@ -5,12 +5,18 @@
 
 #include "segment_writer.h"
 
+// clang-format off
 const struct asys_trace_name asys_trace_names[] = {
-    {"hggc", "cuda", ASYS_TRACE_HGGC, 0},          {"hgtx", "nvtx", ASYS_TRACE_HGTX, 1},
-    {"acdnn", "cudnn", ASYS_TRACE_ACDNN, 0},       {"acblas", "cublas", ASYS_TRACE_ACBLAS, 0},
-    {"pccl", "nccl", ASYS_TRACE_PCCL, 0},          {"osrt", NULL, ASYS_TRACE_OSRT, 0},
-    {"hgvideo", "nvvideo", ASYS_TRACE_HGVIDEO, 0}, {NULL, NULL, 0, 0},
+    {"hggc", "cuda", ASYS_TRACE_HGGC, 0},
+    {"hgtx", "nvtx", ASYS_TRACE_HGTX, 1},
+    {"acdnn", "cudnn", ASYS_TRACE_ACDNN, 0},
+    {"acblas", "cublas", ASYS_TRACE_ACBLAS, 0},
+    {"pccl", "nccl", ASYS_TRACE_PCCL, 0},
+    {"osrt", NULL, ASYS_TRACE_OSRT, 1},
+    {"hgvideo", "nvvideo", ASYS_TRACE_HGVIDEO, 0},
+    {NULL, NULL, 0, 0},
 };
+// clang-format on
 
 #define DEFAULT_TRACE (ASYS_TRACE_HGGC | ASYS_TRACE_HGTX | ASYS_TRACE_ACDNN | ASYS_TRACE_ACBLAS)
 
@@ -191,6 +197,44 @@ static int apply_chunk(struct asys_profile_options *o, const char *v, struct asy
     return 0;
 }
 
+/* A non-negative integer no larger than `max`. */
+static int parse_count(const char *v, uint64_t max, uint64_t *out)
+{
+    char *end;
+    if (!v || !*v || *v == '-')
+        return -1;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (*end || n > max)
+        return -1;
+    *out = n;
+    return 0;
+}
+
+static int apply_osrt_threshold(struct asys_profile_options *o, const char *v, struct asys_err *err)
+{
+    if (parse_count(v, UINT64_MAX / 4, &o->osrt_threshold_ns) != 0)
+        return asys_fail(err, "--osrt-threshold takes nanoseconds, not '%s'", v);
+    return 0;
+}
+
+static int apply_osrt_backtrace_threshold(struct asys_profile_options *o, const char *v,
+                                          struct asys_err *err)
+{
+    if (parse_count(v, UINT64_MAX / 4, &o->osrt_backtrace_ns) != 0)
+        return asys_fail(err, "--osrt-backtrace-threshold takes nanoseconds, not '%s'", v);
+    return 0;
+}
+
+static int apply_osrt_backtrace_depth(struct asys_profile_options *o, const char *v,
+                                      struct asys_err *err)
+{
+    uint64_t depth;
+    if (parse_count(v, 128, &depth) != 0)
+        return asys_fail(err, "--osrt-backtrace-depth takes 0 to 128, not '%s'", v);
+    o->osrt_backtrace_depth = (uint32_t)depth;
+    return 0;
+}
+
 static int apply_help(struct asys_profile_options *o, const char *v, struct asys_err *err)
 {
     (void)v;
@@ -225,10 +269,12 @@ static const struct option_spec specs[] = {
     PLANNED("hggc-backtrace-depth", "N", "24", "depth of HGGC call stacks"),
     PLANNED("hggc-memory-usage", "true|false|device,pinned", "false",
             "device/pinned memory usage with call stacks"),
-    PLANNED("osrt-threshold", "NS", "1000", "record OS runtime calls longer than NS"),
-    PLANNED("osrt-backtrace-threshold", "NS", "80000",
-            "call stacks of OS runtime calls longer than NS"),
-    PLANNED("osrt-backtrace-depth", "N", "24", "depth of OS runtime call stacks"),
+    {"osrt-threshold", 0, ARG_REQUIRED, 1, "NS", "1000",
+     "record OS runtime calls lasting at least NS", apply_osrt_threshold},
+    {"osrt-backtrace-threshold", 0, ARG_REQUIRED, 1, "NS", "80000",
+     "call stacks of OS runtime calls lasting at least NS", apply_osrt_backtrace_threshold},
+    {"osrt-backtrace-depth", 0, ARG_REQUIRED, 1, "N", "24",
+     "frames per OS runtime call stack (0-128)", apply_osrt_backtrace_depth},
     PLANNED("acompute-backtrace-threshold", "NS", "80000",
             "call stacks of ACDNN/ACBLAS calls longer than NS"),
     {"sample", 's', ARG_REQUIRED, 0, "process-tree|system-wide|none", "none",
@@ -306,6 +352,9 @@ int asys_profile_parse(int argc, char **argv, struct asys_profile_options *o, st
     o->wait = ASYS_WAIT_ALL;
     o->max_segment_size = ASYS_DEFAULT_MAX_SEGMENT_SIZE;
     o->chunk_size = ASYS_DEFAULT_CHUNK_SIZE;
+    o->osrt_threshold_ns = 1000;
+    o->osrt_backtrace_ns = 80000;
+    o->osrt_backtrace_depth = 24;
     int i = 1;
     for (; i < argc; i++) {
         char *arg = argv[i];

@@ -53,6 +53,9 @@ struct asys_profile_options {
     enum asys_wait_mode wait;
     uint64_t max_segment_size;
     uint64_t chunk_size;
+    uint64_t osrt_threshold_ns;
+    uint64_t osrt_backtrace_ns;
+    uint32_t osrt_backtrace_depth;
     int show_help;
     /* every option seen, in order (for the manifest and the warnings) */
     struct asys_given_option given[ASYS_MAX_GIVEN_OPTIONS];

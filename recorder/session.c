@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 int asys_session_create(struct asys_session *s, struct asys_err *err)
@@ -63,6 +64,21 @@ int asys_session_create(struct asys_session *s, struct asys_err *err)
 fail:
     asys_session_remove_dir(s->dir);
     return -1;
+}
+
+uint64_t asys_session_tick_hz(const struct asys_session *s)
+{
+    if (s->clock_kind == ASYS_CLOCK_MONOTONIC)
+        return 1000000000u;
+    struct asys_clock_pair now;
+    asys_clock_pair_take(s->clock_kind, &now);
+    while (now.monotonic_ns - s->start.monotonic_ns < 2000000) {
+        struct timespec pause = {0, 200000};
+        nanosleep(&pause, NULL);
+        asys_clock_pair_take(s->clock_kind, &now);
+    }
+    return (uint64_t)((double)(now.ticks - s->start.ticks) * 1e9 /
+                      (double)(now.monotonic_ns - s->start.monotonic_ns));
 }
 
 void asys_session_clock_pair(struct asys_session *s)

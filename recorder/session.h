@@ -25,6 +25,9 @@ struct asys_session {
 /* Creates $TMPDIR/asys-XXXXXX/segments and the launcher segment, and takes
  * the first calibration pair. */
 int asys_session_create(struct asys_session *s, struct asys_err *err);
+/* Clock ticks per second measured since the session started (at least 2 ms
+ * later): lets the program convert ns thresholds without measuring itself. */
+uint64_t asys_session_tick_hz(const struct asys_session *s);
 /* Appends a CLOCK_PAIR record (start, every second, end). */
 void asys_session_clock_pair(struct asys_session *s);
 /* Final pair and clean close of the launcher segment. */

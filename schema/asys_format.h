@@ -28,6 +28,7 @@
 #define ASYS_FORMAT_VERSION 1
 /* Archive member names. */
 #define ASYS_MANIFEST_NAME "manifest.json"
+#define ASYS_SYMBOLS_NAME "symbols.json"
 #define ASYS_SEGMENT_DIR "segments/"
 #define ASYS_SEGMENT_SUFFIX ".seg"
 
@@ -35,10 +36,13 @@
 
 enum asys_feature {
     ASYS_FEATURE_CORE = 1u << 0, /* PAD, TIME_BASE, STRING_DEF, PROCESS/THREAD, DROP, CLOCK_PAIR */
-    ASYS_FEATURE_HGTX = 1u << 1, /* HGTX (NVTX) records */
+    ASYS_FEATURE_HGTX = 1u << 1,   /* HGTX (NVTX) records */
+    ASYS_FEATURE_OSRT = 1u << 2,   /* OS runtime calls */
+    ASYS_FEATURE_STACKS = 1u << 3, /* call stacks and the modules they point into */
 };
 /* Every feature this version of the tools can decode. */
-#define ASYS_FEATURES_KNOWN (ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX)
+#define ASYS_FEATURES_KNOWN                                                                        \
+    (ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX | ASYS_FEATURE_OSRT | ASYS_FEATURE_STACKS)
 
 /* ---- who wrote a segment ----------------------------------------------- */
 
@@ -121,6 +125,9 @@ enum asys_record_type {
     ASYS_REC_THREAD_END = 6,   /* struct asys_rec_thread */
     ASYS_REC_DROP = 7,         /* struct asys_rec_drop */
     ASYS_REC_CLOCK_PAIR = 8,   /* struct asys_rec_clock_pair */
+    /* stacks */
+    ASYS_REC_MODULE = 9,     /* struct asys_rec_module: a loaded object */
+    ASYS_REC_CALLCHAIN = 10, /* struct asys_rec_callchain + frames */
     /* hgtx */
     ASYS_REC_HGTX_PUSH = 16,        /* header only: arg = message string id, default domain */
     ASYS_REC_HGTX_PUSH_EX = 17,     /* struct asys_rec_hgtx_ex */
@@ -133,7 +140,9 @@ enum asys_record_type {
     ASYS_REC_HGTX_DOMAIN = 24,      /* struct asys_rec_hgtx_domain: arg = domain id */
     ASYS_REC_HGTX_CATEGORY = 25,    /* struct asys_rec_hgtx_category: arg = domain id */
     ASYS_REC_HGTX_THREAD_NAME = 26, /* struct asys_rec_hgtx_thread_name */
-    ASYS_REC_TYPE_COUNT = 27
+    /* osrt */
+    ASYS_REC_OSRT_CALL = 32, /* struct asys_rec_osrt_call: arg = function id */
+    ASYS_REC_TYPE_COUNT = 33
 };
 
 /* Largest string id a header-only record can carry in its arg. */
@@ -255,6 +264,63 @@ struct asys_rec_hgtx_thread_name {
     uint32_t name_string_id;
 };
 
+/* ---- call stacks -------------------------------------------------------- */
+
+/* A loaded object (dl_iterate_phdr): where its segments are mapped, so that
+ * frame addresses can be symbolized.  Written before the first call chain that
+ * may point into it; a thread writes the list again after dlopen/dlclose. */
+#define ASYS_BUILD_ID_MAX 32
+struct asys_rec_module {
+    asys_rec_word header;
+    uint64_t load_bias;  /* dlpi_addr: run-time address = ELF address + bias */
+    uint64_t start;      /* lowest mapped address of its PT_LOAD segments */
+    uint64_t end;        /* one past the highest */
+    uint32_t path_string_id;
+    uint32_t build_id_length; /* 0 when the object has no NT_GNU_BUILD_ID */
+    uint8_t build_id[ASYS_BUILD_ID_MAX];
+};
+
+/* A call stack, defined once per process image and referenced by id.
+ * frames[0] is the return address into the function that made the call
+ * (the leaf), then its caller, and so on. */
+#define ASYS_CALLCHAIN_MAX_DEPTH 128
+struct asys_rec_callchain {
+    asys_rec_word header;
+    uint32_t callchain_id; /* >= 1, unique in the process image */
+    uint32_t depth;        /* frames that follow */
+    /* followed by `depth` uint64_t return addresses */
+};
+
+/* ---- osrt records -------------------------------------------------------- */
+
+/* One OS runtime call that lasted at least the threshold.  The record's
+ * timestamp is the call's END (so records stay in time order even when a call
+ * contains others); start = end - duration. */
+struct asys_rec_osrt_call {
+    asys_rec_word header;    /* arg = function id (ASYS_OSRT_FUNCTIONS) */
+    uint64_t duration_ticks;
+    int64_t result;          /* return value; pointers as integers */
+    uint32_t error;          /* errno when the call failed, else 0 */
+    uint32_t callchain_id;   /* 0: no stack captured */
+};
+
+/* The traced functions; the id is the position (1-based).  Append only. */
+#define ASYS_OSRT_FUNCTIONS(X)                                                                     \
+    X(1, read) X(2, write) X(3, pread) X(4, pwrite) X(5, readv) X(6, writev) X(7, open)            \
+    X(8, openat) X(9, creat) X(10, close) X(11, fsync) X(12, fdatasync) X(13, poll) X(14, ppoll)   \
+    X(15, select) X(16, pselect) X(17, epoll_wait) X(18, epoll_pwait) X(19, ioctl)                 \
+    X(20, nanosleep) X(21, clock_nanosleep) X(22, sleep) X(23, usleep) X(24, accept)               \
+    X(25, accept4) X(26, connect) X(27, recv) X(28, recvfrom) X(29, recvmsg) X(30, send)           \
+    X(31, sendto) X(32, sendmsg) X(33, wait) X(34, waitpid) X(35, waitid) X(36, sched_yield)       \
+    X(37, sigsuspend) X(38, sigtimedwait) X(39, sigwaitinfo) X(40, sigwait)                        \
+    X(41, pthread_mutex_lock) X(42, pthread_mutex_timedlock) X(43, pthread_cond_wait)              \
+    X(44, pthread_cond_timedwait) X(45, pthread_rwlock_rdlock) X(46, pthread_rwlock_wrlock)        \
+    X(47, pthread_spin_lock) X(48, pthread_barrier_wait) X(49, pthread_join) X(50, sem_wait)       \
+    X(51, sem_timedwait) X(52, mmap) X(53, munmap) X(54, mprotect) X(55, fopen) X(56, fread)       \
+    X(57, fwrite) X(58, fflush) X(59, fclose) X(60, system) X(61, popen) X(62, pclose)             \
+    X(63, posix_spawn) X(64, posix_spawnp) X(65, futex)
+#define ASYS_OSRT_FUNCTION_COUNT 65
+
 /* ---- static checks ----------------------------------------------------- */
 
 #define ASYS_CHECK_SIZE(type, size) _Static_assert(sizeof(type) == (size), #type " size")
@@ -288,6 +354,12 @@ ASYS_CHECK_SIZE(struct asys_rec_hgtx_start_ex, 48);
 ASYS_CHECK_SIZE(struct asys_rec_hgtx_domain, 16);
 ASYS_CHECK_SIZE(struct asys_rec_hgtx_category, 16);
 ASYS_CHECK_SIZE(struct asys_rec_hgtx_thread_name, 16);
+ASYS_CHECK_SIZE(struct asys_rec_module, 72);
+ASYS_CHECK_OFFSET(struct asys_rec_module, build_id, 40);
+ASYS_CHECK_SIZE(struct asys_rec_callchain, 16);
+ASYS_CHECK_SIZE(struct asys_rec_osrt_call, 32);
+_Static_assert(sizeof(struct asys_rec_callchain) + 8 * ASYS_CALLCHAIN_MAX_DEPTH <= 254 * 8,
+               "a call chain fits a record without the extended size");
 _Static_assert(ASYS_REC_MAX_SIZE % 8 == 0, "records are whole words");
 _Static_assert(ASYS_REC_MAX_SIZE > 254u * 8u, "extended records exist");
 

@@ -1,3 +1,5 @@
 -- Indexes, created after the bulk load (inserting into indexed tables is
 -- several times slower).
 CREATE INDEX hgtx_events_by_start ON hgtx_events (start_ns);
+CREATE INDEX osrt_calls_by_start ON osrt_calls (start_ns);
+CREATE INDEX thread_states_by_thread ON thread_states (pid, tid, start_ns);

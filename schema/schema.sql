@@ -116,3 +116,63 @@ CREATE TABLE hgtx_events (
     nesting_level INTEGER,             -- push/pop: 0 = outermost on its thread and domain
     parent_id     INTEGER              -- push/pop: enclosing range's id
 );
+
+-- Loaded objects (executable, shared libraries) of a process image.
+CREATE TABLE modules (
+    id            INTEGER PRIMARY KEY, -- referenced by frames.module_id
+    pid           INTEGER NOT NULL,    -- process
+    path_id       INTEGER NOT NULL,    -- strings: file path
+    start_address INTEGER NOT NULL,    -- lowest mapped address
+    end_address   INTEGER NOT NULL,    -- one past the highest
+    load_bias     INTEGER NOT NULL,    -- run-time address minus ELF address
+    build_id      TEXT                 -- GNU build id in hex, NULL when none
+);
+
+-- Distinct stack frames: a return address in a process, symbolized at finalize.
+CREATE TABLE frames (
+    id          INTEGER PRIMARY KEY, -- referenced by callchain_frames.frame_id
+    pid         INTEGER NOT NULL,    -- process
+    address     INTEGER NOT NULL,    -- return address
+    module_id   INTEGER,             -- modules.id, NULL when outside every known object
+    function_id INTEGER,             -- strings: function name, NULL when no symbol covers it
+    file_id     INTEGER,             -- strings: source file, NULL without line information
+    line        INTEGER              -- source line, NULL without line information
+);
+
+-- Call stacks, shared by every collector that records them (OSRT calls).
+CREATE TABLE callchains (
+    id    INTEGER PRIMARY KEY, -- referenced by *.callchain_id
+    pid   INTEGER NOT NULL,    -- process
+    depth INTEGER NOT NULL     -- frames
+);
+
+-- The frames of each call stack.
+CREATE TABLE callchain_frames (
+    callchain_id INTEGER NOT NULL, -- callchains.id
+    level        INTEGER NOT NULL, -- 0: the function that made the call, 1: its caller, ...
+    frame_id     INTEGER NOT NULL, -- frames.id
+    PRIMARY KEY (callchain_id, level)
+) WITHOUT ROWID;
+
+-- OS runtime calls that lasted at least --osrt-threshold.
+CREATE TABLE osrt_calls (
+    id           INTEGER PRIMARY KEY, -- call id
+    start_ns     INTEGER NOT NULL,    -- call entry
+    end_ns       INTEGER NOT NULL,    -- call return
+    pid          INTEGER NOT NULL,    -- process
+    tid          INTEGER NOT NULL,    -- thread
+    name_id      INTEGER NOT NULL,    -- strings: function name (read, pthread_mutex_lock, ...)
+    result       INTEGER,             -- return value
+    error        INTEGER,             -- errno (or the returned error number) when it failed, else NULL
+    callchain_id INTEGER              -- callchains.id, NULL when no stack was captured
+);
+
+-- Estimated thread states when CPU sampling is off: inside a traced OS
+-- runtime call a thread is 'Possibly Waiting', outside 'Possibly Running'.
+CREATE TABLE thread_states (
+    pid      INTEGER NOT NULL, -- process
+    tid      INTEGER NOT NULL, -- thread
+    state    TEXT NOT NULL,    -- 'Possibly Running' or 'Possibly Waiting'
+    start_ns INTEGER NOT NULL, -- interval start
+    end_ns   INTEGER NOT NULL  -- interval end
+);

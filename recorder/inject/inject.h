@@ -28,6 +28,12 @@
 
 enum asys_collector_bit {
     ASYS_COLLECT_HGTX = 1u << 0,
+    ASYS_COLLECT_OSRT = 1u << 1,
+};
+
+enum asys_unwind_method {
+    ASYS_UNWIND_DWARF = 0, /* .eh_frame CFI through libgcc's unwinder: right without frame pointers */
+    ASYS_UNWIND_FP = 1,    /* frame-pointer chain: faster, wrong past code built without them */
 };
 
 /* Per-thread cache of interned strings: content hash -> string id. */
@@ -48,6 +54,14 @@ struct asys_literal_cache_entry {
     uint32_t generation;
 };
 
+/* Per-thread cache of the call chains this thread defined: hash -> id. */
+#define ASYS_CALLCHAIN_CACHE_SIZE 256
+struct asys_callchain_cache_entry {
+    uint64_t hash;
+    uint32_t callchain_id;
+    uint32_t depth;
+};
+
 /* Nesting depth per domain, for the level NVTX push/pop return. */
 #define ASYS_DEPTH_SLOTS 256
 
@@ -58,6 +72,9 @@ struct asys_thread {
     uint64_t next_range_serial;
     struct asys_thread *next; /* registry of live threads */
     int32_t depth[ASYS_DEPTH_SLOTS];
+    uint64_t modules_generation; /* loader state when this thread last wrote the modules */
+    uintptr_t stack_low, stack_high; /* for frame-pointer walks; 0 until first needed */
+    struct asys_callchain_cache_entry callchains[ASYS_CALLCHAIN_CACHE_SIZE];
     struct asys_literal_cache_entry literals[ASYS_LITERAL_CACHE_SIZE];
     struct asys_string_cache_entry strings[ASYS_STRING_CACHE_SIZE];
 };
@@ -75,8 +92,14 @@ struct asys_process {
     uint64_t chunk_size;
     uint64_t max_segment_size;
     int debug;
+    double ticks_per_ns;              /* for thresholds given in ns */
+    uint64_t osrt_threshold_ticks;    /* --osrt-threshold */
+    uint64_t osrt_backtrace_ticks;    /* --osrt-backtrace-threshold */
+    uint32_t osrt_backtrace_depth;    /* --osrt-backtrace-depth */
+    int unwind_method;                /* enum asys_unwind_method */
     int process_info_written;
     uint32_t next_string_id;    /* atomic */
+    uint32_t next_callchain_id; /* atomic */
     uint32_t code_generation;   /* atomic; bumped around every dlclose */
     uint32_t next_thread_index; /* atomic */
     pthread_mutex_t registry_lock;
@@ -92,24 +115,32 @@ extern __thread int asys_tls_busy ASYS_TLS;
 /* Idempotent: reads the session from the environment on first use. */
 void asys_inject_init(void);
 
-/* Registers the calling thread; NULL when recording is off or failed. */
-struct asys_thread *asys_thread_register(void);
+/* Registers the calling thread; NULL when recording is off or failed.  Its
+ * first records are stamped `not_after` when non-zero (the time of the event
+ * that made it register, taken before), else now. */
+struct asys_thread *asys_thread_register(uint64_t not_after);
 
 /* Counts a record lost because its hook could not record (re-entry). */
 void asys_thread_count_lost(uint32_t size);
 
-static inline struct asys_thread *asys_thread_enter(void)
+/* Enters for an event stamped `ticks` (0: not stamped yet). */
+static inline struct asys_thread *asys_thread_enter_at(uint64_t ticks)
 {
     if (ASYS_UNLIKELY(asys_tls_busy))
         return NULL;
     asys_tls_busy = 1;
     struct asys_thread *t = asys_tls_thread;
     if (ASYS_UNLIKELY(!t)) {
-        t = asys_thread_register();
+        t = asys_thread_register(ticks);
         if (!t)
             asys_tls_busy = 0;
     }
     return t;
+}
+
+static inline struct asys_thread *asys_thread_enter(void)
+{
+    return asys_thread_enter_at(0);
 }
 
 static inline void asys_thread_leave(void)
@@ -130,6 +161,16 @@ uint32_t asys_intern_len(struct asys_thread *t, const char *text, size_t length)
 uint32_t asys_intern_wide(struct asys_thread *t, const wchar_t *text);
 /* Converts NUL-terminated wide text to NUL-terminated UTF-8 (cut to fit). */
 size_t asys_wide_to_utf8(char *out, size_t size, const wchar_t *text);
+
+/* Call stacks (callstack.c).  Captures the caller's stack (frames inside
+ * libasys-inject.so are left out), defines it in the thread's segment the
+ * first time, and returns its id (0 when nothing could be captured). */
+uint32_t asys_callstack_capture(struct asys_thread *t, uint32_t depth);
+/* Finds the address range of this library's code, once (callstack.c). */
+void asys_callstack_init(void);
+
+/* OS runtime wrappers (osrt.c): reads the thresholds from the environment. */
+void asys_osrt_init(void);
 
 /* Debug output, only when ASYS_DEBUG is set. */
 void asys_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

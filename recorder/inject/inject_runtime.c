@@ -91,11 +91,30 @@ static uint32_t parse_collectors(const char *list)
         size_t n = strcspn(p, ",");
         if (n == 4 && !strncmp(p, "hgtx", 4))
             mask |= ASYS_COLLECT_HGTX;
+        if (n == 4 && !strncmp(p, "osrt", 4))
+            mask |= ASYS_COLLECT_OSRT;
         p += n;
         if (*p == ',')
             p++;
     }
     return mask;
+}
+
+/* Clock ticks per ns, for thresholds given in ns: the launcher measures the
+ * rate before starting the program (ASYS_TICK_HZ); without it, measure 2 ms. */
+static double ticks_per_ns(int clock_kind)
+{
+    if (clock_kind == ASYS_CLOCK_MONOTONIC)
+        return 1.0;
+    uint64_t hz = env_u64("ASYS_TICK_HZ", 0);
+    if (hz)
+        return (double)hz / 1e9;
+    struct asys_clock_pair a, b;
+    asys_clock_pair_take(clock_kind, &a);
+    do
+        asys_clock_pair_take(clock_kind, &b);
+    while (b.monotonic_ns - a.monotonic_ns < 2000000);
+    return (double)(b.ticks - a.ticks) / (double)(b.monotonic_ns - a.monotonic_ns);
 }
 
 static void thread_key_destructor(void *arg);
@@ -121,6 +140,9 @@ static void init_process(void)
     asys_proc.clock_kind = asys_clock_from_name(getenv("ASYS_CLOCK"));
     if (!asys_proc.clock_kind)
         asys_proc.clock_kind = asys_clock_detect();
+    asys_proc.ticks_per_ns = ticks_per_ns(asys_proc.clock_kind);
+    const char *unwind = getenv("ASYS_UNWIND");
+    asys_proc.unwind_method = unwind && !strcmp(unwind, "fp") ? ASYS_UNWIND_FP : ASYS_UNWIND_DWARF;
     asys_proc.chunk_size = env_u64("ASYS_CHUNK_SIZE", ASYS_DEFAULT_CHUNK_SIZE);
     asys_proc.max_segment_size = env_u64("ASYS_MAX_SEGMENT_SIZE", ASYS_DEFAULT_MAX_SEGMENT_SIZE);
     asys_proc.pid = (uint32_t)getpid();
@@ -130,7 +152,9 @@ static void init_process(void)
     if (pthread_key_create(&asys_proc.thread_key, thread_key_destructor) != 0)
         goto out;
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+    asys_callstack_init();
     asys_proc.enabled = 1;
+    asys_osrt_init();
     asys_debug("recording into %s (collectors 0x%x, clock %s)", asys_proc.segment_dir,
                asys_proc.collectors, asys_clock_name(asys_proc.clock_kind));
 out:
@@ -160,7 +184,7 @@ static size_t read_proc_file(const char *path, char *buf, size_t size)
     return len;
 }
 
-static void write_process_info(struct asys_thread *t)
+static void write_process_info(struct asys_thread *t, uint64_t stamp)
 {
     char exe[1024];
     char cmdline[4096];
@@ -177,7 +201,7 @@ static void write_process_info(struct asys_thread *t)
     uint32_t exe_id = asys_intern(t, exe);
     uint32_t cmd_id = asys_intern_len(t, cmdline, len);
     uint32_t delta;
-    struct asys_rec_process_info *r = asys_segment_reserve(&t->seg, sizeof *r, asys_now(), &delta);
+    struct asys_rec_process_info *r = asys_segment_reserve(&t->seg, sizeof *r, stamp, &delta);
     if (!r)
         return;
     r->pid = asys_proc.pid;
@@ -189,13 +213,13 @@ static void write_process_info(struct asys_thread *t)
     asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_PROCESS_INFO, sizeof *r / 8, 0, delta));
 }
 
-static void write_thread_record(struct asys_thread *t, unsigned type)
+static void write_thread_record(struct asys_thread *t, unsigned type, uint64_t stamp)
 {
     char name[17] = {0};
     prctl(PR_GET_NAME, name, 0, 0, 0);
     uint32_t name_id = asys_intern(t, name);
     uint32_t delta;
-    struct asys_rec_thread *r = asys_segment_reserve(&t->seg, sizeof *r, asys_now(), &delta);
+    struct asys_rec_thread *r = asys_segment_reserve(&t->seg, sizeof *r, stamp, &delta);
     if (!r)
         return;
     r->tid = t->tid;
@@ -203,7 +227,7 @@ static void write_thread_record(struct asys_thread *t, unsigned type)
     asys_segment_commit(&r->header, ASYS_REC_WORD(type, sizeof *r / 8, 0, delta));
 }
 
-static int open_thread_segment(struct asys_thread *t)
+static int open_thread_segment(struct asys_thread *t, uint64_t not_after)
 {
     char path[sizeof asys_proc.segment_dir + 128];
     char *end = path + sizeof path;
@@ -223,7 +247,7 @@ static int open_thread_segment(struct asys_thread *t)
     struct asys_segment_header h;
     memset(&h, 0, sizeof h);
     h.collector = ASYS_SEGMENT_THREAD;
-    h.feature_mask = ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX;
+    h.feature_mask = ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX | ASYS_FEATURE_OSRT | ASYS_FEATURE_STACKS;
     h.pid = asys_proc.pid;
     h.tid = t->tid;
     h.ppid = asys_proc.ppid;
@@ -232,7 +256,7 @@ static int open_thread_segment(struct asys_thread *t)
     h.parent_process_uid = asys_proc.parent_process_uid;
     h.inherited_string_limit = asys_proc.inherited_string_limit;
     h.clock_kind = (uint32_t)asys_proc.clock_kind;
-    h.base_ticks = pair.ticks;
+    h.base_ticks = not_after && not_after < pair.ticks ? not_after : pair.ticks;
     h.calib_ticks = pair.ticks;
     h.calib_mono_ns = pair.monotonic_ns;
     int rc = asys_segment_open(&t->seg, path, &h, asys_proc.chunk_size, asys_proc.max_segment_size);
@@ -241,7 +265,7 @@ static int open_thread_segment(struct asys_thread *t)
     return rc;
 }
 
-struct asys_thread *asys_thread_register(void)
+struct asys_thread *asys_thread_register(uint64_t not_after)
 {
     asys_inject_init();
     if (!asys_proc.enabled)
@@ -254,7 +278,7 @@ struct asys_thread *asys_thread_register(void)
     t = mem;
     t->tid = (uint32_t)syscall(SYS_gettid);
     t->thread_index = __atomic_add_fetch(&asys_proc.next_thread_index, 1, __ATOMIC_RELAXED);
-    if (open_thread_segment(t) != 0) {
+    if (open_thread_segment(t, not_after) != 0) {
         munmap(t, sizeof *t);
         t = NULL;
         goto out;
@@ -266,9 +290,10 @@ struct asys_thread *asys_thread_register(void)
     asys_tls_thread = t;
     pthread_setspecific(asys_proc.thread_key, t);
 
+    uint64_t stamp = not_after ? not_after : asys_now();
     if (!__atomic_exchange_n(&asys_proc.process_info_written, 1, __ATOMIC_ACQ_REL))
-        write_process_info(t);
-    write_thread_record(t, ASYS_REC_THREAD_START);
+        write_process_info(t, stamp);
+    write_thread_record(t, ASYS_REC_THREAD_START, stamp);
 out:
     errno = saved_errno;
     return t;
@@ -303,7 +328,7 @@ static void thread_key_destructor(void *arg)
     if (!t || t != asys_tls_thread)
         return;
     asys_tls_busy = 1;
-    write_thread_record(t, ASYS_REC_THREAD_END);
+    write_thread_record(t, ASYS_REC_THREAD_END, asys_now());
     unlink_thread(t);
     asys_segment_close(&t->seg);
     asys_tls_thread = NULL;
@@ -319,7 +344,7 @@ __attribute__((destructor)) static void asys_process_exit(void)
     if (!t || asys_tls_busy)
         return;
     asys_tls_busy = 1;
-    write_thread_record(t, ASYS_REC_THREAD_END);
+    write_thread_record(t, ASYS_REC_THREAD_END, asys_now());
     asys_tls_busy = 0;
 }
 
@@ -361,7 +386,7 @@ static void after_fork_child(void)
     asys_proc.next_thread_index = 0;
     int was_busy = asys_tls_busy;
     asys_tls_busy = 1;
-    asys_thread_register(); /* the child appears in the report even if it records nothing */
+    asys_thread_register(0); /* the child appears in the report even if it records nothing */
     asys_tls_busy = was_busy;
 }
 

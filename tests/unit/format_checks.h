@@ -22,5 +22,6 @@ void asys_format_doc_checks(struct format_check_sink *sink);
 extern const char *const asys_documented_constants[];
 extern const unsigned long long asys_documented_values[];
 extern const int asys_documented_struct_count;
+extern const char *const asys_documented_osrt_functions[];
 
 #endif

@@ -12,7 +12,7 @@ import sys
 
 
 def parse(text):
-    constants, structs, problems = [], [], []
+    constants, structs, problems, osrt = [], [], [], []
     section, current = None, None
     for line in text.splitlines():
         heading = re.match(r'^###\s+(.*)$', line)
@@ -21,6 +21,8 @@ def parse(text):
             m = re.match(r'^struct\s+(\w+)\s+\((\d+)\s+bytes\)$', title)
             if title == 'constants':
                 section, current = 'constants', None
+            elif title == 'osrt functions':
+                section, current = 'osrt', None
             elif m:
                 current = {'name': m.group(1), 'size': int(m.group(2)), 'fields': []}
                 structs.append(current)
@@ -34,6 +36,8 @@ def parse(text):
         if (section == 'constants' and len(cells) >= 2 and re.match(r'^ASYS_[A-Z0-9_]+$', cells[0])
                 and re.match(r'^(0x[0-9a-fA-F]+|[0-9]+)$', cells[1])):
             constants.append((cells[0], cells[1]))
+        elif section == 'osrt' and len(cells) >= 2 and cells[0].isdigit():
+            osrt.append((int(cells[0]), cells[1]))
         elif section == 'struct' and len(cells) >= 3 and cells[0].isdigit():
             current['fields'].append((int(cells[0]), int(cells[1]), cells[2]))
     for s in structs:
@@ -46,12 +50,15 @@ def parse(text):
         if end != s['size']:
             problems.append('%s: documented fields end at %d, not at its size %d'
                             % (s['name'], end, s['size']))
-    return constants, structs, problems
+    for i, (fid, _) in enumerate(osrt):
+        if fid != i + 1:
+            problems.append('osrt functions: id %d is at position %d' % (fid, i + 1))
+    return constants, structs, problems, osrt
 
 
 def main():
     src, out = sys.argv[1], sys.argv[2]
-    constants, structs, problems = parse(open(src, encoding='utf-8').read())
+    constants, structs, problems, osrt = parse(open(src, encoding='utf-8').read())
     lines = ['/* generated from schema/FORMAT.md by gen_format_checks.py */',
              '#include <stddef.h>', '#include "asys_format.h"', '#include "format_checks.h"', '',
              'void asys_format_doc_checks(struct format_check_sink *sink)', '{']
@@ -81,6 +88,11 @@ def main():
         lines.append('    %sull,' % value)
     lines.append('};')
     lines.append('const int asys_documented_struct_count = %d;' % len(structs))
+    lines.append('const char *const asys_documented_osrt_functions[] = {')
+    for _, name in osrt:
+        lines.append('    "%s",' % name)
+    lines.append('    0,')
+    lines.append('};')
     open(out, 'w', encoding='utf-8').write('\n'.join(lines) + '\n')
 
 

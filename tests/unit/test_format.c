@@ -39,6 +39,25 @@ START_TEST(every_record_type_is_documented)
 }
 END_TEST
 
+START_TEST(osrt_function_ids_match)
+{
+    static const char *const names[] = {
+#define NAME(id, name) [id] = #name,
+        ASYS_OSRT_FUNCTIONS(NAME)
+#undef NAME
+    };
+    int documented_count = 0;
+    for (int i = 0; asys_documented_osrt_functions[i]; i++) {
+        documented_count++;
+        ck_assert_msg(i + 1 < (int)(sizeof names / sizeof *names) && names[i + 1],
+                      "osrt function %d is documented but not in the header", i + 1);
+        ck_assert_str_eq(names[i + 1], asys_documented_osrt_functions[i]);
+    }
+    ck_assert_int_eq(documented_count, ASYS_OSRT_FUNCTION_COUNT);
+    ck_assert_int_eq((int)(sizeof names / sizeof *names) - 1, ASYS_OSRT_FUNCTION_COUNT);
+}
+END_TEST
+
 START_TEST(record_word_packing)
 {
     asys_rec_word w = ASYS_REC_WORD(ASYS_REC_HGTX_PUSH, 1, 0xbeef, 0xfffffffeu);
@@ -55,6 +74,7 @@ int main(void)
     TCase *tc = tcase_create("format");
     tcase_add_test(tc, doc_tables_match_header);
     tcase_add_test(tc, every_record_type_is_documented);
+    tcase_add_test(tc, osrt_function_ids_match);
     tcase_add_test(tc, record_word_packing);
     suite_add_tcase(s, tc);
     return test_run(&s, 1);

@@ -1,0 +1,238 @@
+/* MODULE and CALLCHAIN records -> modules, frames, callchains,
+ * callchain_frames.  Frames get the symbols finalize resolved on the
+ * recording host (symbols.json); an address it could not resolve keeps its
+ * number and module. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "importer_internal.h"
+#include "json_util.h"
+
+/* ---- symbols.json ------------------------------------------------------------ */
+
+static int parse_hex(const char *s, uint64_t *out)
+{
+    char *end;
+    if (!s || strncmp(s, "0x", 2) != 0)
+        return -1;
+    *out = strtoull(s + 2, &end, 16);
+    return *end ? -1 : 0;
+}
+
+/* Indexes symbols.json: image uid -> (address -> its frame array). */
+int imp_stacks_init(struct asys_importer *imp, const cJSON *symbols, struct asys_err *err)
+{
+    asys_u64map_init(&imp->symbol_images);
+    imp->next_module_id = imp->next_frame_id = imp->next_callchain_id = 1;
+    if (imp_prepare(imp, "INSERT INTO modules (id, pid, path_id, start_address, end_address, "
+                         "load_bias, build_id) VALUES (?,?,?,?,?,?,?)",
+                    &imp->insert_module, err) ||
+        imp_prepare(imp, "INSERT INTO frames (id, pid, address, module_id, function_id, file_id, "
+                         "line) VALUES (?,?,?,?,?,?,?)",
+                    &imp->insert_frame, err) ||
+        imp_prepare(imp, "INSERT INTO callchains (id, pid, depth) VALUES (?,?,?)",
+                    &imp->insert_callchain, err) ||
+        imp_prepare(imp, "INSERT INTO callchain_frames (callchain_id, level, frame_id) "
+                         "VALUES (?,?,?)",
+                    &imp->insert_callchain_frame, err))
+        return -1;
+    const cJSON *image;
+    cJSON_ArrayForEach(image, cJSON_GetObjectItemCaseSensitive(symbols, "images"))
+    {
+        uint64_t uid;
+        const char *uid_text = asys_json_get_str(image, "uid", NULL);
+        char *end;
+        if (!uid_text || (uid = strtoull(uid_text, &end, 16), *end))
+            continue;
+        struct asys_u64map *frames = calloc(1, sizeof *frames);
+        if (!frames || asys_u64map_put(&imp->symbol_images, uid, (uint64_t)(uintptr_t)frames)) {
+            free(frames);
+            return asys_fail(err, "out of memory");
+        }
+        asys_u64map_init(frames);
+        const cJSON *frame;
+        cJSON_ArrayForEach(frame, cJSON_GetObjectItemCaseSensitive(image, "frames"))
+        {
+            uint64_t address;
+            const cJSON *first = cJSON_GetArrayItem(frame, 0);
+            if (cJSON_IsString(first) && parse_hex(first->valuestring, &address) == 0)
+                asys_u64map_put(frames, address, (uint64_t)(uintptr_t)frame);
+        }
+    }
+    return 0;
+}
+
+void imp_stacks_free_image(struct imp_image *img)
+{
+    asys_u64map_free(&img->chains);
+    asys_u64map_free(&img->frames);
+    free(img->modules);
+}
+
+void imp_stacks_free(struct asys_importer *imp)
+{
+    sqlite3_finalize(imp->insert_module);
+    sqlite3_finalize(imp->insert_frame);
+    sqlite3_finalize(imp->insert_callchain);
+    sqlite3_finalize(imp->insert_callchain_frame);
+    imp->insert_module = imp->insert_frame = NULL;
+    imp->insert_callchain = imp->insert_callchain_frame = NULL;
+    for (size_t i = 0; i < imp->symbol_images.capacity; i++) {
+        if (!imp->symbol_images.used[i])
+            continue;
+        struct asys_u64map *frames = (struct asys_u64map *)(uintptr_t)imp->symbol_images.values[i];
+        asys_u64map_free(frames);
+        free(frames);
+    }
+    asys_u64map_free(&imp->symbol_images);
+}
+
+/* ---- modules ------------------------------------------------------------------- */
+
+static int import_module(struct asys_importer *imp, const struct asys_record *rec,
+                         struct asys_err *err)
+{
+    const struct asys_rec_module *m = (const void *)rec->data;
+    struct imp_image *img = imp->seg.image;
+    for (size_t i = 0; i < img->module_count; i++)
+        if (img->modules[i].start == m->start)
+            return 0; /* every thread writes the list; once is enough */
+    if (img->module_count == img->module_cap) {
+        size_t cap = img->module_cap ? img->module_cap * 2 : 32;
+        struct imp_module *bigger = realloc(img->modules, cap * sizeof *bigger);
+        if (!bigger)
+            return asys_fail(err, "out of memory");
+        img->modules = bigger;
+        img->module_cap = cap;
+    }
+    int64_t id = imp->next_module_id++;
+    img->modules[img->module_count++] = (struct imp_module){m->start, m->end, id};
+    char build_id[2 * ASYS_BUILD_ID_MAX + 1] = "";
+    uint32_t len = m->build_id_length < ASYS_BUILD_ID_MAX ? m->build_id_length : ASYS_BUILD_ID_MAX;
+    for (uint32_t i = 0; i < len; i++)
+        snprintf(build_id + 2 * i, 3, "%02x", m->build_id[i]);
+    sqlite3_stmt *st = imp->insert_module;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, imp->seg.pid);
+    sqlite3_bind_int64(st, 3, imp_string(imp, img, m->path_string_id));
+    sqlite3_bind_int64(st, 4, (int64_t)m->start);
+    sqlite3_bind_int64(st, 5, (int64_t)m->end);
+    sqlite3_bind_int64(st, 6, (int64_t)m->load_bias);
+    if (len)
+        sqlite3_bind_text(st, 7, build_id, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, 7);
+    return imp_step(imp, st, err);
+}
+
+static int64_t module_of(const struct imp_image *img, uint64_t address)
+{
+    for (size_t i = 0; i < img->module_count; i++)
+        if (address >= img->modules[i].start && address < img->modules[i].end)
+            return img->modules[i].id;
+    return 0;
+}
+
+/* ---- frames and call chains ------------------------------------------------------ */
+
+static int intern_json_string(struct asys_importer *imp, const cJSON *item, uint32_t *id,
+                              struct asys_err *err)
+{
+    *id = 0;
+    if (!cJSON_IsString(item) || !item->valuestring[0])
+        return 0;
+    return imp_intern_text(imp, item->valuestring, strlen(item->valuestring), id, err);
+}
+
+static int64_t frame_id(struct asys_importer *imp, uint64_t address, struct asys_err *err)
+{
+    struct imp_image *img = imp->seg.image;
+    uint64_t *known = asys_u64map_get(&img->frames, address);
+    if (known)
+        return (int64_t)*known;
+    if (!img->symbols) {
+        uint64_t *v = asys_u64map_get(&imp->symbol_images, img->uid);
+        img->symbols = v ? (struct asys_u64map *)(uintptr_t)*v : NULL;
+    }
+    uint64_t *sym = img->symbols ? asys_u64map_get(img->symbols, address) : NULL;
+    const cJSON *frame = sym ? (const cJSON *)(uintptr_t)*sym : NULL;
+    uint32_t function = 0, file = 0;
+    int line = 0;
+    if (frame) {
+        if (intern_json_string(imp, cJSON_GetArrayItem(frame, 1), &function, err) ||
+            intern_json_string(imp, cJSON_GetArrayItem(frame, 2), &file, err))
+            return -1;
+        const cJSON *l = cJSON_GetArrayItem(frame, 3);
+        line = cJSON_IsNumber(l) ? l->valueint : 0;
+    }
+    int64_t id = imp->next_frame_id++;
+    int64_t module = module_of(img, address);
+    sqlite3_stmt *st = imp->insert_frame;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, imp->seg.pid);
+    sqlite3_bind_int64(st, 3, (int64_t)address);
+    imp_bind_optional(st, 4, module, module != 0);
+    imp_bind_optional(st, 5, function, function != 0);
+    imp_bind_optional(st, 6, file, file != 0);
+    imp_bind_optional(st, 7, line, file != 0 && line > 0);
+    if (imp_step(imp, st, err) != 0)
+        return -1;
+    if (asys_u64map_put(&img->frames, address, (uint64_t)id) != 0) {
+        asys_fail(err, "out of memory");
+        return -1;
+    }
+    return id;
+}
+
+static int import_callchain(struct asys_importer *imp, const struct asys_record *rec,
+                            struct asys_err *err)
+{
+    const struct asys_rec_callchain *c = (const void *)rec->data;
+    if (c->depth > (rec->size - sizeof *c) / 8) {
+        imp_warn(imp, "%s: call chain at offset %" PRIu64 " is longer than its record; ignored",
+                 imp->seg.member, rec->offset);
+        return 0;
+    }
+    int64_t id = imp->next_callchain_id++;
+    if (asys_u64map_put(&imp->seg.image->chains, c->callchain_id, (uint64_t)id) != 0)
+        return asys_fail(err, "out of memory");
+    sqlite3_stmt *st = imp->insert_callchain;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, imp->seg.pid);
+    sqlite3_bind_int64(st, 3, c->depth);
+    if (imp_step(imp, st, err) != 0)
+        return -1;
+    const uint64_t *frames = (const uint64_t *)(c + 1);
+    for (uint32_t level = 0; level < c->depth; level++) {
+        int64_t frame = frame_id(imp, frames[level], err);
+        if (frame < 0)
+            return -1;
+        st = imp->insert_callchain_frame;
+        sqlite3_bind_int64(st, 1, id);
+        sqlite3_bind_int64(st, 2, level);
+        sqlite3_bind_int64(st, 3, frame);
+        if (imp_step(imp, st, err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int64_t imp_callchain(struct asys_importer *imp, uint32_t local_id)
+{
+    if (!local_id || !imp->seg.image)
+        return 0;
+    uint64_t *v = asys_u64map_get(&imp->seg.image->chains, local_id);
+    return v ? (int64_t)*v : 0;
+}
+
+int imp_stacks_record(struct asys_importer *imp, const struct asys_record *rec,
+                      struct asys_err *err)
+{
+    if (rec->type == ASYS_REC_MODULE)
+        return import_module(imp, rec, err);
+    if (rec->type == ASYS_REC_CALLCHAIN)
+        return import_callchain(imp, rec, err);
+    return 0;
+}

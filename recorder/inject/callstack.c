@@ -1,0 +1,272 @@
+/* Call stacks, shared by every collector that records where a call came from.
+ *
+ * Capture: DWARF CFI through libgcc's _Unwind_Backtrace by default (right for
+ * code built without frame pointers, the -O2 default), or the frame-pointer
+ * chain (ASYS_UNWIND=fp: several times faster, but frames past code without
+ * frame pointers are lost).  Frames inside this library are left out.
+ *
+ * Dedupe: a thread hashes the return addresses and defines each new chain once
+ * in its segment (CALLCHAIN record); records refer to chains by id.  Before the
+ * first chain, and whenever objects were loaded or unloaded since, the thread
+ * writes the loaded objects (MODULE records) so that finalize can symbolize.
+ *
+ * No malloc, no locks of our own: safe inside any wrapper. */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <link.h>
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+#include <unwind.h>
+
+#include "inject.h"
+
+/* The code of this library, whose frames a stack leaves out; empty when the
+ * collectors are linked into the program itself (the unit test). */
+static uintptr_t self_low, self_high;
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    uintptr_t here = (uintptr_t)arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type != PT_LOAD || here < lo || here >= lo + ph->p_memsz)
+            continue;
+        if (info->dlpi_name && info->dlpi_name[0]) { /* a shared object, not the program */
+            self_low = lo;
+            self_high = lo + ph->p_memsz;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+void asys_callstack_init(void)
+{
+    dl_iterate_phdr(find_self, (void *)(uintptr_t)asys_callstack_init);
+}
+
+static int is_own_frame(uintptr_t ip)
+{
+    return ip >= self_low && ip < self_high;
+}
+
+/* ---- capture ------------------------------------------------------------- */
+
+struct unwind_state {
+    uint64_t *frames;
+    uint32_t count;
+    uint32_t max;
+    int skip_self; /* frames of the capture function itself when not in a library */
+};
+
+static _Unwind_Reason_Code collect_frame(struct _Unwind_Context *ctx, void *arg)
+{
+    struct unwind_state *s = arg;
+    uintptr_t ip = _Unwind_GetIP(ctx);
+    if (!ip)
+        return _URC_END_OF_STACK;
+    if (s->skip_self > 0) {
+        s->skip_self--;
+        return _URC_NO_REASON;
+    }
+    if (is_own_frame(ip)) /* the wrapper, and ours again under a signal handler */
+        return _URC_NO_REASON;
+    s->frames[s->count++] = ip;
+    return s->count < s->max ? _URC_NO_REASON : _URC_END_OF_STACK;
+}
+
+static uint32_t unwind_dwarf(uint64_t *frames, uint32_t max)
+{
+    struct unwind_state s = {frames, 0, max, self_high ? 0 : 2};
+    _Unwind_Backtrace(collect_frame, &s);
+    return s.count;
+}
+
+static void stack_bounds(struct asys_thread *t)
+{
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    t->stack_high = 1; /* tried: do not retry on failure */
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+        return;
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+        t->stack_low = (uintptr_t)addr;
+        t->stack_high = (uintptr_t)addr + size;
+    }
+    pthread_attr_destroy(&attr);
+}
+
+/* Follows saved frame pointers while they stay inside this thread's stack,
+ * so a garbage frame pointer ends the walk instead of faulting. */
+__attribute__((noinline)) static uint32_t unwind_fp(struct asys_thread *t, uint64_t *frames,
+                                                    uint32_t max)
+{
+    if (!t->stack_high)
+        stack_bounds(t);
+    const uintptr_t *fp = __builtin_frame_address(0);
+    uint32_t count = 0;
+    int skip_self = self_high ? 0 : 2;
+    while (count < max) {
+        uintptr_t at = (uintptr_t)fp;
+        if (at < t->stack_low || at + 2 * sizeof(uintptr_t) > t->stack_high || at % sizeof(uintptr_t))
+            break;
+        uintptr_t ip = fp[1];
+        const uintptr_t *next = (const uintptr_t *)fp[0];
+        if (!ip)
+            break;
+        if (skip_self > 0)
+            skip_self--;
+        else if (!is_own_frame(ip))
+            frames[count++] = ip;
+        if ((uintptr_t)next <= at)
+            break;
+        fp = next;
+    }
+    return count;
+}
+
+/* ---- modules ---------------------------------------------------------------- */
+
+/* Objects loaded plus objects unloaded: changes whenever the set changes. */
+static int read_generation(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+        *(uint64_t *)arg = info->dlpi_adds + info->dlpi_subs + 1;
+    return 1;
+}
+
+static uint64_t loader_generation(void)
+{
+    uint64_t generation = 1;
+    dl_iterate_phdr(read_generation, &generation);
+    return generation;
+}
+
+static uint32_t find_build_id(const struct dl_phdr_info *info, uint8_t *out)
+{
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE)
+            continue;
+        const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+        const uint8_t *end = p + ph->p_memsz;
+        while (p + sizeof(ElfW(Nhdr)) <= end) {
+            const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+            const uint8_t *name = p + sizeof *n;
+            const uint8_t *desc = name + ((n->n_namesz + 3) & ~3u);
+            if (desc + n->n_descsz > end)
+                break;
+            if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && !memcmp(name, "GNU", 4)) {
+                uint32_t len = n->n_descsz < ASYS_BUILD_ID_MAX ? n->n_descsz : ASYS_BUILD_ID_MAX;
+                memcpy(out, desc, len);
+                return len;
+            }
+            p = desc + ((n->n_descsz + 3) & ~3u);
+        }
+    }
+    return 0;
+}
+
+static int write_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct asys_thread *t = arg;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+        if (a < lo)
+            lo = a;
+        if (a + ph->p_memsz > hi)
+            hi = a + ph->p_memsz;
+    }
+    if (hi <= lo)
+        return 0;
+    char exe[1024];
+    const char *path = info->dlpi_name;
+    if (!path || !*path) { /* the program itself */
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        exe[n > 0 ? n : 0] = '\0';
+        path = exe;
+    }
+    /* by content: the loader's name strings are not in a read-only segment */
+    uint32_t path_id = asys_intern_len(t, path, strlen(path));
+    uint32_t delta;
+    struct asys_rec_module *r = asys_segment_reserve(&t->seg, sizeof *r, t->seg.last_ticks, &delta);
+    if (!r)
+        return 0;
+    memset(r->build_id, 0, sizeof r->build_id);
+    r->load_bias = info->dlpi_addr;
+    r->start = lo;
+    r->end = hi;
+    r->path_string_id = path_id;
+    r->build_id_length = find_build_id(info, r->build_id);
+    asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_MODULE, sizeof *r / 8, 0, delta));
+    return 0;
+}
+
+static void write_modules_if_changed(struct asys_thread *t)
+{
+    uint64_t generation = loader_generation();
+    if (generation == t->modules_generation)
+        return;
+    dl_iterate_phdr(write_module, t);
+    t->modules_generation = generation;
+}
+
+/* ---- definition -------------------------------------------------------------- */
+
+static uint64_t hash_frames(const uint64_t *frames, uint32_t count)
+{
+    uint64_t h = 0x84222325cbf29ce4ull ^ count;
+    for (uint32_t i = 0; i < count; i++) {
+        h ^= frames[i];
+        h *= 0x100000001b3ull;
+        h ^= h >> 29;
+    }
+    return h | 1;
+}
+
+static uint32_t define_chain(struct asys_thread *t, const uint64_t *frames, uint32_t count)
+{
+    write_modules_if_changed(t);
+    uint32_t id = __atomic_add_fetch(&asys_proc.next_callchain_id, 1, __ATOMIC_RELAXED);
+    uint32_t size = (uint32_t)(sizeof(struct asys_rec_callchain) + 8 * count);
+    uint32_t delta;
+    struct asys_rec_callchain *r = asys_segment_reserve(&t->seg, size, t->seg.last_ticks, &delta);
+    if (!r)
+        return 0;
+    r->callchain_id = id;
+    r->depth = count;
+    memcpy(r + 1, frames, 8 * (size_t)count);
+    asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_CALLCHAIN, size / 8, 0, delta));
+    return id;
+}
+
+uint32_t asys_callstack_capture(struct asys_thread *t, uint32_t depth)
+{
+    uint64_t frames[ASYS_CALLCHAIN_MAX_DEPTH];
+    if (depth > ASYS_CALLCHAIN_MAX_DEPTH)
+        depth = ASYS_CALLCHAIN_MAX_DEPTH;
+    uint32_t count = asys_proc.unwind_method == ASYS_UNWIND_FP ? unwind_fp(t, frames, depth)
+                                                               : unwind_dwarf(frames, depth);
+    if (!count)
+        return 0;
+    uint64_t hash = hash_frames(frames, count);
+    struct asys_callchain_cache_entry *e = &t->callchains[hash & (ASYS_CALLCHAIN_CACHE_SIZE - 1)];
+    if (e->hash == hash && e->depth == count)
+        return e->callchain_id;
+    uint32_t id = define_chain(t, frames, count);
+    if (id) {
+        e->hash = hash;
+        e->depth = count;
+        e->callchain_id = id;
+    }
+    return id;
+}
