@@ -13,10 +13,11 @@ static const char *const function_names[] = {
 
 int imp_osrt_init(struct asys_importer *imp, struct asys_err *err)
 {
-    return imp_prepare(imp,
-                       "INSERT INTO osrt_calls (start_ns, end_ns, pid, tid, name_id, result, error, "
-                       "callchain_id) VALUES (?,?,?,?,?,?,?,?)",
-                       &imp->insert_osrt, err);
+    return imp_prepare(
+        imp,
+        "INSERT INTO osrt_calls (start_ns, end_ns, pid, tid, name_id, result, error, "
+        "callchain_id) VALUES (?,?,?,?,?,?,?,?)",
+        &imp->insert_osrt, err);
 }
 
 void imp_osrt_free(struct asys_importer *imp)
@@ -34,9 +35,8 @@ int imp_osrt_record(struct asys_importer *imp, const struct asys_record *rec, ui
         imp_warn(imp, "%s: unknown OS runtime function %u; call ignored", imp->seg.member, fn);
         return 0;
     }
-    if (!imp->osrt_names[fn] &&
-        imp_intern_text(imp, function_names[fn], strlen(function_names[fn]), &imp->osrt_names[fn],
-                        err) != 0)
+    if (!imp->osrt_names[fn] && imp_intern_text(imp, function_names[fn], strlen(function_names[fn]),
+                                                &imp->osrt_names[fn], err) != 0)
         return -1;
     uint64_t start_ns = imp_ns(imp, rec->ticks - r->duration_ticks);
     int64_t chain = imp_callchain(imp, r->callchain_id);
@@ -92,8 +92,9 @@ int imp_osrt_finish(struct asys_importer *imp, struct asys_err *err)
 {
     sqlite3_stmt *st = NULL;
     int traced = 0;
-    if (sqlite3_prepare_v2(imp->db, "SELECT 1 FROM session_info WHERE key = 'collectors_enabled' "
-                                    "AND ',' || value || ',' LIKE '%,osrt,%'",
+    if (sqlite3_prepare_v2(imp->db,
+                           "SELECT 1 FROM session_info WHERE key = 'collectors_enabled' "
+                           "AND ',' || value || ',' LIKE '%,osrt,%'",
                            -1, &st, NULL) == SQLITE_OK)
         traced = sqlite3_step(st) == SQLITE_ROW;
     sqlite3_finalize(st);

@@ -26,16 +26,19 @@ int imp_stacks_init(struct asys_importer *imp, const cJSON *symbols, struct asys
 {
     asys_u64map_init(&imp->symbol_images);
     imp->next_module_id = imp->next_frame_id = imp->next_callchain_id = 1;
-    if (imp_prepare(imp, "INSERT INTO modules (id, pid, path_id, start_address, end_address, "
-                         "load_bias, build_id) VALUES (?,?,?,?,?,?,?)",
+    if (imp_prepare(imp,
+                    "INSERT INTO modules (id, pid, path_id, start_address, end_address, "
+                    "load_bias, build_id) VALUES (?,?,?,?,?,?,?)",
                     &imp->insert_module, err) ||
-        imp_prepare(imp, "INSERT INTO frames (id, pid, address, module_id, function_id, file_id, "
-                         "line) VALUES (?,?,?,?,?,?,?)",
+        imp_prepare(imp,
+                    "INSERT INTO frames (id, pid, address, module_id, function_id, file_id, "
+                    "line) VALUES (?,?,?,?,?,?,?)",
                     &imp->insert_frame, err) ||
         imp_prepare(imp, "INSERT INTO callchains (id, pid, depth) VALUES (?,?,?)",
                     &imp->insert_callchain, err) ||
-        imp_prepare(imp, "INSERT INTO callchain_frames (callchain_id, level, frame_id) "
-                         "VALUES (?,?,?)",
+        imp_prepare(imp,
+                    "INSERT INTO callchain_frames (callchain_id, level, frame_id) "
+                    "VALUES (?,?,?)",
                     &imp->insert_callchain_frame, err))
         return -1;
     const cJSON *image;

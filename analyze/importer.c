@@ -71,7 +71,6 @@ void imp_bind_optional(sqlite3_stmt *st, int col, int64_t value, int present)
         sqlite3_bind_null(st, col);
 }
 
-
 uint64_t imp_ns(struct asys_importer *imp, uint64_t ticks)
 {
     if (imp->seg.clock_kind == ASYS_CLOCK_MONOTONIC)
@@ -213,7 +212,8 @@ static void image_free(struct imp_image *img)
 struct imp_thread *imp_thread_get(struct asys_importer *imp, uint32_t pid, uint32_t tid)
 {
     int created;
-    struct imp_thread *t = object_for(&imp->threads, (uint64_t)pid << 32 | tid, sizeof *t, &created);
+    struct imp_thread *t =
+        object_for(&imp->threads, (uint64_t)pid << 32 | tid, sizeof *t, &created);
     if (t && created) {
         t->pid = pid;
         t->tid = tid;
@@ -337,9 +337,9 @@ static int insert_segment_row(struct asys_importer *imp, const char *member,
 {
     sqlite3_stmt *st = NULL;
     if (imp_prepare(imp,
-                "INSERT INTO segments (file, pid, tid, collector, records, bytes, "
-                "dropped_records, dropped_bytes, error) VALUES (?,?,?,?,?,?,?,?,?)",
-                &st, err) != 0)
+                    "INSERT INTO segments (file, pid, tid, collector, records, bytes, "
+                    "dropped_records, dropped_bytes, error) VALUES (?,?,?,?,?,?,?,?,?)",
+                    &st, err) != 0)
         return -1;
     const struct asys_segment_header *h = &s->header;
     sqlite3_bind_text(st, 1, member, -1, SQLITE_TRANSIENT);
@@ -497,7 +497,8 @@ static void join_array(const cJSON *arr, const char *field, const char *sep, cha
 static int import_session_info(struct asys_importer *imp, const cJSON *m, struct asys_err *err)
 {
     sqlite3_stmt *st = NULL;
-    if (imp_prepare(imp, "INSERT OR REPLACE INTO session_info (key, value) VALUES (?, ?)", &st, err))
+    if (imp_prepare(imp, "INSERT OR REPLACE INTO session_info (key, value) VALUES (?, ?)", &st,
+                    err))
         return -1;
     const cJSON *session = cJSON_GetObjectItemCaseSensitive(m, "session");
     const cJSON *host = cJSON_GetObjectItemCaseSensitive(m, "host");
@@ -559,9 +560,9 @@ static int finish_processes(struct asys_importer *imp, struct asys_err *err)
 {
     sqlite3_stmt *st = NULL, *get = NULL;
     if (imp_prepare(imp,
-                "INSERT INTO processes (pid, ppid, name_id, exe_id, cmdline_id, start_ns, "
-                "end_ns, forked) VALUES (?,?,?,?,?,?,?,?)",
-                &st, err) ||
+                    "INSERT INTO processes (pid, ppid, name_id, exe_id, cmdline_id, start_ns, "
+                    "end_ns, forked) VALUES (?,?,?,?,?,?,?,?)",
+                    &st, err) ||
         imp_prepare(imp, "SELECT value FROM strings WHERE id = ?", &get, err)) {
         sqlite3_finalize(st);
         return -1;
@@ -611,9 +612,9 @@ static int finish_threads(struct asys_importer *imp, struct asys_err *err)
 {
     sqlite3_stmt *st = NULL;
     if (imp_prepare(imp,
-                "INSERT INTO threads (pid, tid, name_id, start_ns, end_ns, is_main) "
-                "VALUES (?,?,?,?,?,?)",
-                &st, err))
+                    "INSERT INTO threads (pid, tid, name_id, start_ns, end_ns, is_main) "
+                    "VALUES (?,?,?,?,?,?)",
+                    &st, err))
         return -1;
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < imp->threads.capacity; i++) {
@@ -675,11 +676,12 @@ static int importer_init(struct asys_importer *imp, sqlite3 *db, struct asys_err
         return -1;
     if (exec_sql(imp, "BEGIN", err) != 0)
         return -1;
-    if (imp_prepare(imp, "INSERT INTO strings (id, value) VALUES (?, ?)", &imp->insert_string, err) ||
+    if (imp_prepare(imp, "INSERT INTO strings (id, value) VALUES (?, ?)", &imp->insert_string,
+                    err) ||
         imp_prepare(imp,
-                "INSERT INTO drops (pid, tid, start_ns, end_ns, records, bytes) "
-                "VALUES (?,?,?,?,?,?)",
-                &imp->insert_drop, err))
+                    "INSERT INTO drops (pid, tid, start_ns, end_ns, records, bytes) "
+                    "VALUES (?,?,?,?,?,?)",
+                    &imp->insert_drop, err))
         return -1;
     return imp_hgtx_init(imp, err) || imp_osrt_init(imp, err) ? -1 : 0;
 }

@@ -47,9 +47,9 @@ struct imp_image {
     struct asys_u64map starts;  /* range id -> index in hgtx open pool */
     struct asys_u64map ends;    /* range id -> index in hgtx end pool */
     /* stacks */
-    struct asys_u64map chains;   /* local callchain id -> global id */
-    struct asys_u64map frames;   /* return address -> frames.id */
-    struct imp_module *modules;  /* loaded objects, for address -> module */
+    struct asys_u64map chains;  /* local callchain id -> global id */
+    struct asys_u64map frames;  /* return address -> frames.id */
+    struct imp_module *modules; /* loaded objects, for address -> module */
     size_t module_count;
     size_t module_cap;
     struct asys_u64map *symbols; /* address -> cJSON frame of symbols.json, or NULL */

@@ -14,8 +14,8 @@
 struct asys_report_reader {
     struct archive *archive;
     cJSON *manifest;
-    cJSON *symbols;                 /* symbols.json, when the report has one */
-    struct archive_entry *pending;  /* a header read ahead, not yet handed out */
+    cJSON *symbols;                /* symbols.json, when the report has one */
+    struct archive_entry *pending; /* a header read ahead, not yet handed out */
     int at_end;
     char member[512];
     char archive_error[256]; /* set when reading member data failed */
@@ -62,7 +62,8 @@ static cJSON *read_json_member(struct asys_report_reader *r, struct archive_entr
         la_ssize_t n = archive_read_data(r->archive, text + got, (size_t)(size - got));
         if (n <= 0) {
             free(text);
-            asys_fail(err, "truncated report (%s)", n < 0 ? archive_reason(r->archive) : "cut short");
+            asys_fail(err, "truncated report (%s)",
+                      n < 0 ? archive_reason(r->archive) : "cut short");
             return NULL;
         }
         got += n;

@@ -4,7 +4,8 @@ same run (no tool, the peer tool, a raw SQLite loop).  Not a test: it prints
 figures for the README and the issue notes.
 
 usage: bench/run_benchmarks.py [--build DIR] [--pairs N] [--runs K]
-                               [--import-ranges N] [--only hgtx|uftrace|import]
+                               [--import-ranges N] [--osrt-calls N]
+                               [--only hgtx|uftrace|osrt|import]
 """
 import argparse
 import json
@@ -111,6 +112,53 @@ def bench_uftrace(args, work, hgtx_rows):
     return uftrace_added
 
 
+def bench_osrt(args, work):
+    asys = os.path.join(args.build, 'bin', 'asys')
+    prog = os.path.join(args.build, 'bench', 'osrt_overhead')
+    env = dict(os.environ, TMPDIR=work)
+    report = os.path.join(work, 'osrt.asys-rep')
+    calls = args.osrt_calls
+
+    def traced(*options, prog_args, extra_env=None):
+        r = subprocess.run([asys, 'profile', '-t', 'osrt', '-o', report, '--force-overwrite=true',
+                            *options, prog, *prog_args], capture_output=True, check=True,
+                           env=dict(env, **(extra_env or {})))
+        return float(r.stdout)
+
+    def under_uftrace(prog_args):
+        data = os.path.join(work, 'uftrace.data')
+        shutil.rmtree(data, ignore_errors=True)
+        out = subprocess.run(['uftrace', 'record', '--force', '-d', data, prog, *prog_args],
+                             capture_output=True, check=True).stdout
+        shutil.rmtree(data, ignore_errors=True)
+        return float(out)
+
+    have_uftrace = shutil.which('uftrace') is not None
+    print('\n## OSRT: calls shorter than the threshold (%d calls, median of %d)' % (calls, args.runs))
+    print('| call | no tool ns | asys ns (added) | uftrace --force ns (added) |')
+    print('|---|---:|---:|---:|')
+    for mode, label in (('mutex', 'uncontended pthread_mutex_lock+unlock'),
+                        ('read', '1-byte read from /dev/zero')):
+        plain = median(float(run_child([prog, mode, str(calls)])) for _ in range(args.runs))
+        ours = median(traced(prog_args=[mode, str(calls)]) for _ in range(args.runs))
+        peer = median(under_uftrace([mode, str(calls // 10)]) for _ in range(args.runs)) \
+            if have_uftrace else float('nan')
+        print('| %s | %.1f | %.1f (+%.1f) | %.1f (+%.1f) |' % (label, plain, ours, ours - plain, peer,
+                                                             peer - plain))
+    print('\n## OSRT: one captured call stack of depth 24 (every read recorded, median of %d)'
+          % args.runs)
+    print('| unwinder | ns per call, no stack | ns per call, with stack | stack ns |')
+    print('|---|---:|---:|---:|')
+    for unwind in ('dwarf', 'fp'):
+        nostack = median(traced('--osrt-threshold', '0', '--osrt-backtrace-threshold', '1000000000',
+                                prog_args=['read', str(calls // 10), '24'],
+                                extra_env={'ASYS_UNWIND': unwind}) for _ in range(args.runs))
+        stack = median(traced('--osrt-threshold', '0', '--osrt-backtrace-threshold', '0',
+                              prog_args=['read', str(calls // 10), '24'],
+                              extra_env={'ASYS_UNWIND': unwind}) for _ in range(args.runs))
+        print('| %s | %.1f | %.1f | %.1f |' % (unwind, nostack, stack, stack - nostack))
+
+
 def bench_import(args, work):
     asys = os.path.join(args.build, 'bin', 'asys')
     loop = os.path.join(args.build, 'tests', 'progs', 'hgtx_loop')
@@ -143,7 +191,8 @@ def main():
     ap.add_argument('--pairs', type=int, default=10000000)
     ap.add_argument('--runs', type=int, default=3)
     ap.add_argument('--import-ranges', type=int, default=10000000)
-    ap.add_argument('--only', choices=['hgtx', 'uftrace', 'import'])
+    ap.add_argument('--osrt-calls', type=int, default=2000000)
+    ap.add_argument('--only', choices=['hgtx', 'uftrace', 'osrt', 'import'])
     args = ap.parse_args()
     args.build = os.path.abspath(args.build)
     work = tempfile.mkdtemp(prefix='asys-bench-')
@@ -154,6 +203,8 @@ def main():
             hgtx_rows = bench_hgtx(args, work)
         if args.only in (None, 'uftrace'):
             bench_uftrace(args, work, hgtx_rows)
+        if args.only in (None, 'osrt'):
+            bench_osrt(args, work)
         if args.only in (None, 'import'):
             bench_import(args, work)
     finally:

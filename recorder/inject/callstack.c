@@ -112,7 +112,8 @@ __attribute__((noinline)) static uint32_t unwind_fp(struct asys_thread *t, uint6
     int skip_self = self_high ? 0 : 2;
     while (count < max) {
         uintptr_t at = (uintptr_t)fp;
-        if (at < t->stack_low || at + 2 * sizeof(uintptr_t) > t->stack_high || at % sizeof(uintptr_t))
+        if (at < t->stack_low || at + 2 * sizeof(uintptr_t) > t->stack_high ||
+            at % sizeof(uintptr_t))
             break;
         uintptr_t ip = fp[1];
         const uintptr_t *next = (const uintptr_t *)fp[0];

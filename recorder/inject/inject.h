@@ -32,8 +32,9 @@ enum asys_collector_bit {
 };
 
 enum asys_unwind_method {
-    ASYS_UNWIND_DWARF = 0, /* .eh_frame CFI through libgcc's unwinder: right without frame pointers */
-    ASYS_UNWIND_FP = 1,    /* frame-pointer chain: faster, wrong past code built without them */
+    ASYS_UNWIND_DWARF =
+        0,              /* .eh_frame CFI through libgcc's unwinder: right without frame pointers */
+    ASYS_UNWIND_FP = 1, /* frame-pointer chain: faster, wrong past code built without them */
 };
 
 /* Per-thread cache of interned strings: content hash -> string id. */
@@ -72,7 +73,7 @@ struct asys_thread {
     uint64_t next_range_serial;
     struct asys_thread *next; /* registry of live threads */
     int32_t depth[ASYS_DEPTH_SLOTS];
-    uint64_t modules_generation; /* loader state when this thread last wrote the modules */
+    uint64_t modules_generation;     /* loader state when this thread last wrote the modules */
     uintptr_t stack_low, stack_high; /* for frame-pointer walks; 0 until first needed */
     struct asys_callchain_cache_entry callchains[ASYS_CALLCHAIN_CACHE_SIZE];
     struct asys_literal_cache_entry literals[ASYS_LITERAL_CACHE_SIZE];
@@ -92,11 +93,11 @@ struct asys_process {
     uint64_t chunk_size;
     uint64_t max_segment_size;
     int debug;
-    double ticks_per_ns;              /* for thresholds given in ns */
-    uint64_t osrt_threshold_ticks;    /* --osrt-threshold */
-    uint64_t osrt_backtrace_ticks;    /* --osrt-backtrace-threshold */
-    uint32_t osrt_backtrace_depth;    /* --osrt-backtrace-depth */
-    int unwind_method;                /* enum asys_unwind_method */
+    double ticks_per_ns;           /* for thresholds given in ns */
+    uint64_t osrt_threshold_ticks; /* --osrt-threshold */
+    uint64_t osrt_backtrace_ticks; /* --osrt-backtrace-threshold */
+    uint32_t osrt_backtrace_depth; /* --osrt-backtrace-depth */
+    int unwind_method;             /* enum asys_unwind_method */
     int process_info_written;
     uint32_t next_string_id;    /* atomic */
     uint32_t next_callchain_id; /* atomic */

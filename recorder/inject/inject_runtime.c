@@ -125,6 +125,8 @@ static void after_fork_child(void);
 static void init_process(void)
 {
     int saved_errno = errno;
+    int was_busy = asys_tls_busy;
+    asys_tls_busy = 1; /* calls made while setting up are asys's own, never traced */
     asys_proc.debug = getenv("ASYS_DEBUG") != NULL;
     const char *session = getenv("ASYS_SESSION_DIR");
     if (!session || !*session)
@@ -158,6 +160,7 @@ static void init_process(void)
     asys_debug("recording into %s (collectors 0x%x, clock %s)", asys_proc.segment_dir,
                asys_proc.collectors, asys_clock_name(asys_proc.clock_kind));
 out:
+    asys_tls_busy = was_busy;
     errno = saved_errno;
 }
 
@@ -247,7 +250,8 @@ static int open_thread_segment(struct asys_thread *t, uint64_t not_after)
     struct asys_segment_header h;
     memset(&h, 0, sizeof h);
     h.collector = ASYS_SEGMENT_THREAD;
-    h.feature_mask = ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX | ASYS_FEATURE_OSRT | ASYS_FEATURE_STACKS;
+    h.feature_mask =
+        ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX | ASYS_FEATURE_OSRT | ASYS_FEATURE_STACKS;
     h.pid = asys_proc.pid;
     h.tid = t->tid;
     h.ppid = asys_proc.ppid;
@@ -363,6 +367,10 @@ static void after_fork_parent(void)
  * string ids below the inherited limit resolve in the parent. */
 static void after_fork_child(void)
 {
+    /* busy from the start: unmapping calls the (wrapped) munmap, which must
+     * not record into the writers being dropped */
+    int was_busy = asys_tls_busy;
+    asys_tls_busy = 1;
     pthread_mutex_init(&asys_proc.registry_lock, NULL);
     struct asys_thread *t = asys_proc.threads;
     while (t) {
@@ -373,8 +381,10 @@ static void after_fork_child(void)
     }
     asys_proc.threads = NULL;
     asys_tls_thread = NULL;
-    if (!asys_proc.enabled)
+    if (!asys_proc.enabled) {
+        asys_tls_busy = was_busy;
         return;
+    }
     asys_proc.parent_process_uid = asys_proc.process_uid;
     asys_proc.process_uid = new_process_uid();
     asys_proc.inherited_string_limit =
@@ -384,8 +394,6 @@ static void after_fork_child(void)
     asys_proc.origin = ASYS_PROCESS_FORKED;
     asys_proc.process_info_written = 0;
     asys_proc.next_thread_index = 0;
-    int was_busy = asys_tls_busy;
-    asys_tls_busy = 1;
     asys_thread_register(0); /* the child appears in the report even if it records nothing */
     asys_tls_busy = was_busy;
 }

@@ -56,10 +56,13 @@ static uint64_t env_ns(const char *name, uint64_t fallback)
     return *end ? fallback : (uint64_t)n;
 }
 
+static void resolve_all(void);
+
 void asys_osrt_init(void)
 {
     if (!(asys_proc.collectors & ASYS_COLLECT_OSRT))
         return;
+    resolve_all();
     double per_ns = asys_proc.ticks_per_ns;
     asys_proc.osrt_threshold_ticks =
         (uint64_t)((double)env_ns("ASYS_OSRT_THRESHOLD_NS", 1000) * per_ns);
@@ -786,4 +789,100 @@ ASYS_EXPORT long syscall(long number, ...)
     if (number != SYS_futex)
         return real_syscall(number, a, b, c, d, e, f);
     TRACE_ERRNO(OSRT_futex, long, real_syscall(number, a, b, c, d, e, f));
+}
+
+/* ---- eager resolution --------------------------------------------------------------- */
+
+/* Every real function, looked up at init so that a first call inside a signal
+ * handler (or while the loader lock is held) never has to ask the loader. */
+static const struct {
+    void **slot;
+    const char *name;
+    const char *version;
+} real_functions[] = {
+    {(void **)&real_read, "read", NULL},
+    {(void **)&real_write, "write", NULL},
+    {(void **)&real_pread, "pread", NULL},
+    {(void **)&real_pread64, "pread64", NULL},
+    {(void **)&real_pwrite, "pwrite", NULL},
+    {(void **)&real_pwrite64, "pwrite64", NULL},
+    {(void **)&real_readv, "readv", NULL},
+    {(void **)&real_writev, "writev", NULL},
+    {(void **)&real_open, "open", NULL},
+    {(void **)&real_open64, "open64", NULL},
+    {(void **)&real_openat, "openat", NULL},
+    {(void **)&real_openat64, "openat64", NULL},
+    {(void **)&real_creat, "creat", NULL},
+    {(void **)&real_creat64, "creat64", NULL},
+    {(void **)&real_close, "close", NULL},
+    {(void **)&real_fsync, "fsync", NULL},
+    {(void **)&real_fdatasync, "fdatasync", NULL},
+    {(void **)&real_ioctl, "ioctl", NULL},
+    {(void **)&real_accept, "accept", NULL},
+    {(void **)&real_accept4, "accept4", NULL},
+    {(void **)&real_connect, "connect", NULL},
+    {(void **)&real_recv, "recv", NULL},
+    {(void **)&real_recvfrom, "recvfrom", NULL},
+    {(void **)&real_recvmsg, "recvmsg", NULL},
+    {(void **)&real_send, "send", NULL},
+    {(void **)&real_sendto, "sendto", NULL},
+    {(void **)&real_sendmsg, "sendmsg", NULL},
+    {(void **)&real_poll, "poll", NULL},
+    {(void **)&real_ppoll, "ppoll", NULL},
+    {(void **)&real_select, "select", NULL},
+    {(void **)&real_pselect, "pselect", NULL},
+    {(void **)&real_epoll_wait, "epoll_wait", NULL},
+    {(void **)&real_epoll_pwait, "epoll_pwait", NULL},
+    {(void **)&real_nanosleep, "nanosleep", NULL},
+    {(void **)&real_clock_nanosleep, "clock_nanosleep", NULL},
+    {(void **)&real_sleep, "sleep", NULL},
+    {(void **)&real_usleep, "usleep", NULL},
+    {(void **)&real_sched_yield, "sched_yield", NULL},
+    {(void **)&real_wait, "wait", NULL},
+    {(void **)&real_waitpid, "waitpid", NULL},
+    {(void **)&real_waitid, "waitid", NULL},
+    {(void **)&real_sigsuspend, "sigsuspend", NULL},
+    {(void **)&real_sigtimedwait, "sigtimedwait", NULL},
+    {(void **)&real_sigwaitinfo, "sigwaitinfo", NULL},
+    {(void **)&real_sigwait, "sigwait", NULL},
+    {(void **)&real_pthread_mutex_lock, "pthread_mutex_lock", NULL},
+    {(void **)&real_pthread_mutex_trylock, "pthread_mutex_trylock", NULL},
+    {(void **)&real_pthread_mutex_timedlock, "pthread_mutex_timedlock", NULL},
+    {(void **)&real_pthread_cond_wait, "pthread_cond_wait", "GLIBC_2.3.2"},
+    {(void **)&real_pthread_cond_timedwait, "pthread_cond_timedwait", "GLIBC_2.3.2"},
+    {(void **)&real_pthread_rwlock_rdlock, "pthread_rwlock_rdlock", NULL},
+    {(void **)&real_pthread_rwlock_tryrdlock, "pthread_rwlock_tryrdlock", NULL},
+    {(void **)&real_pthread_rwlock_wrlock, "pthread_rwlock_wrlock", NULL},
+    {(void **)&real_pthread_rwlock_trywrlock, "pthread_rwlock_trywrlock", NULL},
+    {(void **)&real_pthread_spin_lock, "pthread_spin_lock", NULL},
+    {(void **)&real_pthread_spin_trylock, "pthread_spin_trylock", NULL},
+    {(void **)&real_pthread_barrier_wait, "pthread_barrier_wait", NULL},
+    {(void **)&real_pthread_join, "pthread_join", NULL},
+    {(void **)&real_sem_wait, "sem_wait", NULL},
+    {(void **)&real_sem_trywait, "sem_trywait", NULL},
+    {(void **)&real_sem_timedwait, "sem_timedwait", NULL},
+    {(void **)&real_mmap, "mmap", NULL},
+    {(void **)&real_mmap64, "mmap64", NULL},
+    {(void **)&real_munmap, "munmap", NULL},
+    {(void **)&real_mprotect, "mprotect", NULL},
+    {(void **)&real_fopen, "fopen", NULL},
+    {(void **)&real_fopen64, "fopen64", NULL},
+    {(void **)&real_fread, "fread", NULL},
+    {(void **)&real_fwrite, "fwrite", NULL},
+    {(void **)&real_fflush, "fflush", NULL},
+    {(void **)&real_fclose, "fclose", NULL},
+    {(void **)&real_system, "system", NULL},
+    {(void **)&real_popen, "popen", NULL},
+    {(void **)&real_pclose, "pclose", NULL},
+    {(void **)&real_syscall, "syscall", NULL},
+    {(void **)&real_posix_spawn, "posix_spawn", NULL},
+    {(void **)&real_posix_spawnp, "posix_spawnp", NULL},
+};
+
+static void resolve_all(void)
+{
+    for (size_t i = 0; i < sizeof real_functions / sizeof *real_functions; i++)
+        if (!*real_functions[i].slot)
+            *real_functions[i].slot =
+                next_symbol(real_functions[i].name, real_functions[i].version);
 }

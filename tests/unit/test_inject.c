@@ -92,6 +92,8 @@ static long read_fd(void *ctx, void *buf, size_t size)
 /* Reads the segment of thread `tid` of this process. */
 static void read_segment(uint32_t tid, struct seen *out)
 {
+    int was_busy = asys_tls_busy;
+    asys_tls_busy = 1; /* the reading itself is not traced */
     memset(out, 0, sizeof *out);
     char prefix[64];
     snprintf(prefix, sizeof prefix, "p%d-t%u-", (int)getpid(), tid);
@@ -132,6 +134,7 @@ static void read_segment(uint32_t tid, struct seen *out)
     }
     asys_segment_stream_close(&s);
     close(fd);
+    asys_tls_busy = was_busy;
 }
 
 static int count_type(const struct seen *s, unsigned type)
@@ -148,6 +151,14 @@ static uint32_t my_tid(void)
 }
 
 /* ---- tests (each runs in its own forked process) --------------------------------- */
+
+/* Registers the test thread (its segment exists to be read). */
+#define PUSH_A_BOOT()                                                                              \
+    do {                                                                                           \
+        ck_assert_int_eq(attach(&modules[0]), 1);                                                  \
+        PUSH_A (&modules[0])("boot");                                                              \
+        POP (&modules[0])();                                                                       \
+    } while (0)
 
 START_TEST(injection_fills_every_module)
 {
@@ -338,7 +349,10 @@ START_TEST(fork_child_writes_its_own_segment)
     ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     struct seen parent_after;
     read_segment(my_tid(), &parent_after);
-    ck_assert_int_eq(parent_after.count, parent_before.count); /* the child wrote nothing here */
+    /* the child's range went into its own segment, not here */
+    ck_assert_int_eq(count_type(&parent_after, ASYS_REC_HGTX_PUSH_EX), 0);
+    ck_assert_int_eq(count_type(&parent_after, ASYS_REC_HGTX_PUSH),
+                     count_type(&parent_before, ASYS_REC_HGTX_PUSH));
 }
 END_TEST
 
@@ -349,6 +363,33 @@ START_TEST(dlclose_forgets_cached_literals)
     ck_assert_ptr_nonnull(h);
     ck_assert_int_eq(dlclose(h), 0);
     ck_assert_uint_eq(asys_proc.code_generation, before + 2);
+}
+END_TEST
+
+START_TEST(osrt_call_with_stack)
+{
+    struct seen before;
+    PUSH_A_BOOT();
+    read_segment(my_tid(), &before);
+    usleep(100000); /* over both thresholds: recorded with a stack */
+    struct seen after;
+    read_segment(my_tid(), &after);
+    int calls = 0, chains = 0, modules = 0;
+    for (int i = before.count; i < after.count; i++) {
+        calls += after.types[i] == ASYS_REC_OSRT_CALL && after.args[i] == 23; /* usleep */
+        chains += after.types[i] == ASYS_REC_CALLCHAIN;
+        modules += after.types[i] == ASYS_REC_MODULE;
+    }
+    ck_assert_int_eq(calls, 1);
+    ck_assert_int_eq(chains, 1);
+    ck_assert_int_ge(modules, 2); /* the program and libc at least */
+    usleep(100000);               /* the same stack: no new chain, no new module list */
+    struct seen again;
+    read_segment(my_tid(), &again);
+    int more_chains = 0;
+    for (int i = after.count; i < again.count; i++)
+        more_chains += again.types[i] == ASYS_REC_CALLCHAIN || again.types[i] == ASYS_REC_MODULE;
+    ck_assert_int_le(more_chains, 1); /* a different return address in this test is possible */
 }
 END_TEST
 
@@ -372,7 +413,7 @@ int main(int argc, char **argv)
         snprintf(segs, sizeof segs, "%s/segments", dir);
         mkdir(segs, 0700);
         setenv("ASYS_SESSION_DIR", dir, 1);
-        setenv("ASYS_COLLECTORS", "hgtx", 1);
+        setenv("ASYS_COLLECTORS", "hgtx,osrt", 1);
         setenv("ASYS_CLOCK", "monotonic", 1);
         pid_t pid = fork();
         if (pid == 0) {
@@ -396,6 +437,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, threads_get_their_own_segments);
     tcase_add_test(tc, fork_child_writes_its_own_segment);
     tcase_add_test(tc, dlclose_forgets_cached_literals);
+    tcase_add_test(tc, osrt_call_with_stack);
     tcase_add_test(tc, disabled_collector_declines_injection);
     suite_add_tcase(s, tc);
     return test_run(&s, 1);

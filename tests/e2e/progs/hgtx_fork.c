@@ -41,6 +41,6 @@ int main(int argc, char **argv)
     waitpid(child, &s1, 0);
     waitpid(execed, &s2, 0);
     nvtxRangePop();
-    printf("children %d %d\n", WEXITSTATUS(s1), WEXITSTATUS(s2));
-    return WEXITSTATUS(s1) || WEXITSTATUS(s2);
+    printf("children %d %d\n", s1, s2); /* raw statuses: a crash would show */
+    return s1 || s2;
 }
