@@ -307,6 +307,10 @@ static int import_record(struct asys_importer *imp, const struct asys_record *re
         imp->records_osrt++;
         return imp_osrt_record(imp, rec, ns, err);
     }
+    if (info->feature == ASYS_FEATURE_HGGC) {
+        imp->records_hggc++;
+        return imp_hggc_record(imp, rec, ns, err);
+    }
     if (info->feature == ASYS_FEATURE_STACKS) {
         imp->records_stacks++;
         return imp_stacks_record(imp, rec, err);
@@ -539,6 +543,14 @@ static int import_session_info(struct asys_importer *imp, const cJSON *m, struct
     join_array(cJSON_GetObjectItemCaseSensitive(collectors, "unavailable"), "name", ",", text,
                sizeof text);
     TXT("collectors_unavailable", text);
+    const cJSON *hggc = cJSON_GetObjectItemCaseSensitive(m, "hggc");
+    if (hggc) {
+        TXT("hggc_status", asys_json_get_str(hggc, "status", ""));
+        TXT("hggc_message", asys_json_get_str(hggc, "message", ""));
+        NUM("hggc_cupti_version", asys_json_get_i64(hggc, "cupti_version", &v));
+        NUM("hggc_cupti_dropped_records", asys_json_get_i64(hggc, "cupti_dropped_records", &v));
+        NUM("hggc_cupti_overhead_ns", asys_json_get_i64(hggc, "cupti_overhead_ns", &v));
+    }
     const cJSON *tick_hz = cJSON_GetObjectItemCaseSensitive(clock, "tick_hz");
     if (cJSON_IsNumber(tick_hz))
         NUM("clock_tick_hz", (v = (int64_t)tick_hz->valuedouble, 0));
@@ -644,8 +656,9 @@ static int finish_counts(struct asys_importer *imp, struct asys_err *err)
     char sql[256];
     snprintf(sql, sizeof sql,
              "INSERT INTO collector_records VALUES ('core', %" PRIu64 "), ('hgtx', %" PRIu64
-             "), ('osrt', %" PRIu64 "), ('stacks', %" PRIu64 ");",
-             imp->records_core, imp->records_hgtx, imp->records_osrt, imp->records_stacks);
+             "), ('osrt', %" PRIu64 "), ('stacks', %" PRIu64 "), ('hggc', %" PRIu64 ");",
+             imp->records_core, imp->records_hgtx, imp->records_osrt, imp->records_stacks,
+             imp->records_hggc);
     if (exec_sql(imp, sql, err) != 0)
         return -1;
     snprintf(sql, sizeof sql,
@@ -683,7 +696,7 @@ static int importer_init(struct asys_importer *imp, sqlite3 *db, struct asys_err
                     "VALUES (?,?,?,?,?,?)",
                     &imp->insert_drop, err))
         return -1;
-    return imp_hgtx_init(imp, err) || imp_osrt_init(imp, err) ? -1 : 0;
+    return imp_hgtx_init(imp, err) || imp_osrt_init(imp, err) || imp_hggc_init(imp, err) ? -1 : 0;
 }
 
 static void free_objects(struct asys_u64map *map)
@@ -697,6 +710,7 @@ static void importer_free(struct asys_importer *imp)
 {
     imp_hgtx_free(imp);
     imp_osrt_free(imp);
+    imp_hggc_free(imp);
     imp_stacks_free(imp);
     sqlite3_finalize(imp->insert_string);
     sqlite3_finalize(imp->insert_drop);
@@ -766,7 +780,8 @@ int asys_import_report(const char *report_path, sqlite3 *db, asys_warn_fn warn, 
         goto out;
     if (imp_hgtx_finish(&imp, err) != 0 || finish_strings(&imp, err) != 0 ||
         finish_processes(&imp, err) != 0 || finish_threads(&imp, err) != 0 ||
-        imp_osrt_finish(&imp, err) != 0 || finish_counts(&imp, err) != 0)
+        imp_osrt_finish(&imp, err) != 0 || imp_hggc_finish(&imp, err) != 0 ||
+        finish_counts(&imp, err) != 0)
         goto out;
     if (exec_sql(&imp, asys_schema_text("indexes.sql"), err) != 0 ||
         exec_sql(&imp, "COMMIT", err) != 0)

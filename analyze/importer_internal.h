@@ -137,6 +137,7 @@ struct asys_importer {
     uint64_t records_hgtx;
     uint64_t records_osrt;
     uint64_t records_stacks;
+    uint64_t records_hggc;
     sqlite3_stmt *insert_drop;
 
     /* hgtx */
@@ -169,6 +170,9 @@ struct asys_importer {
     sqlite3_stmt *insert_osrt;
     uint32_t osrt_names[ASYS_OSRT_FUNCTION_COUNT + 1]; /* function id -> strings.id */
 
+    /* hggc (import_hggc.c's own state) */
+    struct imp_hggc *hggc;
+
     struct asys_import_stats *stats;
     struct imp_segment seg;
 };
@@ -188,6 +192,13 @@ int imp_prepare(struct asys_importer *imp, const char *sql, sqlite3_stmt **stmt,
                 struct asys_err *err);
 int imp_step(struct asys_importer *imp, sqlite3_stmt *stmt, struct asys_err *err);
 void imp_bind_optional(sqlite3_stmt *st, int col, int64_t value, int present);
+
+/* import_hggc.c */
+int imp_hggc_init(struct asys_importer *imp, struct asys_err *err);
+int imp_hggc_record(struct asys_importer *imp, const struct asys_record *rec, uint64_t ns,
+                    struct asys_err *err);
+int imp_hggc_finish(struct asys_importer *imp, struct asys_err *err);
+void imp_hggc_free(struct asys_importer *imp);
 
 /* import_stacks.c */
 int imp_stacks_init(struct asys_importer *imp, const cJSON *symbols, struct asys_err *err);

@@ -65,7 +65,8 @@ int asys_timeunit_from_name(const char *name, struct asys_output_options *o)
 struct column {
     char *header;
     int is_time;
-    int numeric; /* right-aligned; a JSON number */
+    int decimals; /* of non-time reals: 3 for megabyte columns (a KB shows), else 1 */
+    int numeric;  /* right-aligned; a JSON number */
     int numeric_known;
     size_t width;
 };
@@ -107,7 +108,7 @@ static int format_cell(sqlite3_stmt *st, int i, const struct column *c,
         if (c->is_time && o->time_divisor > 1)
             snprintf(buf, size, "%.*f", decimals_for(o->time_divisor), v / (double)o->time_divisor);
         else
-            snprintf(buf, size, "%.1f", v);
+            snprintf(buf, size, "%.*f", c->decimals, v);
         return 1;
     }
     case SQLITE_BLOB:
@@ -535,6 +536,7 @@ long long asys_write_rows(FILE *out, sqlite3_stmt *st, const struct asys_output_
     long long rc = -1;
     for (int i = 0; i < g.ncols; i++) {
         g.cols[i].header = header_for(sqlite3_column_name(st, i), o, &g.cols[i].is_time);
+        g.cols[i].decimals = g.cols[i].header && strstr(g.cols[i].header, "(MB") ? 3 : 1;
         if (!g.cols[i].header) {
             asys_fail(err, "out of memory");
             goto out;

@@ -27,6 +27,22 @@ static const struct asys_rec_info rec_infos[ASYS_REC_TYPE_COUNT] = {
     REC(ASYS_REC_HGTX_CATEGORY, sizeof(struct asys_rec_hgtx_category), ASYS_FEATURE_HGTX),
     REC(ASYS_REC_HGTX_THREAD_NAME, sizeof(struct asys_rec_hgtx_thread_name), ASYS_FEATURE_HGTX),
     REC(ASYS_REC_OSRT_CALL, sizeof(struct asys_rec_osrt_call), ASYS_FEATURE_OSRT),
+    REC(ASYS_REC_HGGC_API, sizeof(struct asys_rec_hggc_api), ASYS_FEATURE_HGGC),
+    REC(ASYS_REC_HGGC_KERNEL, sizeof(struct asys_rec_hggc_kernel), ASYS_FEATURE_HGGC),
+    REC(ASYS_REC_HGGC_MEMCPY, sizeof(struct asys_rec_hggc_memcpy), ASYS_FEATURE_HGGC),
+    REC(ASYS_REC_HGGC_MEMSET, sizeof(struct asys_rec_hggc_memset), ASYS_FEATURE_HGGC),
+    REC(ASYS_REC_HGGC_SYNC, sizeof(struct asys_rec_hggc_sync), ASYS_FEATURE_HGGC),
+    REC(ASYS_REC_HGGC_EVENT_RECORD, sizeof(struct asys_rec_hggc_event_record), ASYS_FEATURE_HGGC),
+    REC(ASYS_REC_HGGC_MEMORY, sizeof(struct asys_rec_hggc_memory), ASYS_FEATURE_HGGC),
+    REC(ASYS_REC_HGGC_GRAPH_TRACE, sizeof(struct asys_rec_hggc_graph_trace), ASYS_FEATURE_HGGC),
+    REC(ASYS_REC_HGGC_DEVICE, sizeof(struct asys_rec_hggc_device), ASYS_FEATURE_HGGC),
+    REC(ASYS_REC_HGGC_CONTEXT, sizeof(struct asys_rec_hggc_context), ASYS_FEATURE_HGGC),
+    REC(ASYS_REC_HGGC_STREAM, sizeof(struct asys_rec_hggc_stream), ASYS_FEATURE_HGGC),
+    REC(ASYS_REC_HGGC_GRAPH_NODE, sizeof(struct asys_rec_hggc_graph_node), ASYS_FEATURE_HGGC),
+    REC(ASYS_REC_HGGC_GRAPH_EXEC, sizeof(struct asys_rec_hggc_graph_exec), ASYS_FEATURE_HGGC),
+    REC(ASYS_REC_HGGC_GRAPH_LAUNCH, sizeof(struct asys_rec_hggc_graph_exec), ASYS_FEATURE_HGGC),
+    REC(ASYS_REC_HGGC_OVERHEAD, sizeof(struct asys_rec_hggc_overhead), ASYS_FEATURE_HGGC),
+    REC(ASYS_REC_HGGC_STATUS, sizeof(struct asys_rec_hggc_status), ASYS_FEATURE_HGGC),
 };
 
 const struct asys_rec_info *asys_rec_info(unsigned type)

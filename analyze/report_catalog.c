@@ -115,6 +115,9 @@ int asys_report_def_parse(const char *text, const char *origin, struct asys_repo
         } else if (key_len == 7 && !strncmp(key, "columns", 7)) {
             oom |= append_text(&def->columns, value, value_len);
             last = &def->columns;
+        } else if (key_len == 9 && !strncmp(key, "arguments", 9)) {
+            oom |= append_text(&def->arguments, value, value_len);
+            last = &def->arguments;
         }
     }
     def->sql = strdup(text);
@@ -140,6 +143,7 @@ void asys_report_def_free(struct asys_report_def *def)
     free(def->title);
     free(def->description);
     free(def->columns);
+    free(def->arguments);
     free(def->sql);
     free(def->origin);
     memset(def, 0, sizeof *def);
@@ -259,4 +263,28 @@ void asys_catalog_free(struct asys_report_catalog *cat)
     free(cat->defs);
     cat->defs = NULL;
     cat->count = 0;
+}
+
+int asys_report_check_argument(const struct asys_report_def *def, const char *requested,
+                               struct asys_err *err)
+{
+    const char *colon = strchr(requested, ':');
+    if (!colon)
+        return 0;
+    const char *arg = colon + 1;
+    if (!def->arguments)
+        return asys_fail(err, "report '%s' takes no argument (got '%s')", def->name, arg);
+    size_t n = strlen(arg);
+    for (const char *p = def->arguments; *p;) {
+        p += strspn(p, ", ");
+        size_t len = strcspn(p, ",");
+        size_t word = len;
+        while (word && p[word - 1] == ' ')
+            word--;
+        if (word && word == n && !strncmp(p, arg, n))
+            return 0;
+        p += len;
+    }
+    return asys_fail(err, "report '%s' has no argument '%s' (valid: %s)", def->name, arg,
+                     def->arguments);
 }

@@ -6,6 +6,7 @@
  *   -- default: yes
  *   -- description: one or more lines; continuation lines start with "--   "
  *   -- columns: ... (documentation only)
+ *   -- arguments: base, mangled   (what NAME:ARG may say; none: no argument)
  *   SELECT ...
  *
  * Built-in reports come from queries/ (compiled in); --report-dir adds or
@@ -27,6 +28,7 @@ struct asys_report_def {
     char *title;
     char *description;
     char *columns;
+    char *arguments; /* comma separated, NULL: the report takes none */
     int is_default;
     char *sql;
     char *origin; /* "built-in" or the file's path */
@@ -44,6 +46,11 @@ int asys_catalog_load_dir(struct asys_report_catalog *cat, const char *dir, stru
 const struct asys_report_def *asys_catalog_find(const struct asys_report_catalog *cat,
                                                 const char *name);
 void asys_catalog_free(struct asys_report_catalog *cat);
+
+/* Whether `requested` ("name" or "name:arg") asks for something the report
+ * takes; on no, err says what it does take. */
+int asys_report_check_argument(const struct asys_report_def *def, const char *requested,
+                               struct asys_err *err);
 
 /* Parses one report file; returns 0 or -1 (no "-- name:" header). */
 int asys_report_def_parse(const char *text, const char *origin, struct asys_report_def *def,

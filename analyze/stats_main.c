@@ -191,6 +191,8 @@ static void print_help_reports(const struct asys_report_catalog *cat, const char
             printf("\n  %s\n", d->description);
         if (d->columns)
             printf("\n  columns: %s\n", d->columns);
+        if (d->arguments)
+            printf("\n  arguments (NAME:ARG): %s\n", d->arguments);
         printf("\n  source: %s%s\n", d->origin, d->is_default ? " (run by default)" : "");
         return;
     }
@@ -389,6 +391,12 @@ int main(int argc, char **argv)
         if (!defs[n]) {
             fprintf(stderr, "%s: unknown report '%s' (see %s --help-reports)\n", PROG, a.reports[i],
                     PROG);
+            asys_catalog_free(&cat);
+            return 2;
+        }
+        struct asys_err arg_err = {{0}};
+        if (asys_report_check_argument(defs[n], a.reports[i], &arg_err) != 0) {
+            fprintf(stderr, "%s: %s\n", PROG, arg_err.text);
             asys_catalog_free(&cat);
             return 2;
         }

@@ -4,8 +4,8 @@ same run (no tool, the peer tool, a raw SQLite loop).  Not a test: it prints
 figures for the README and the issue notes.
 
 usage: bench/run_benchmarks.py [--build DIR] [--pairs N] [--runs K]
-                               [--import-ranges N] [--osrt-calls N]
-                               [--only hgtx|uftrace|osrt|import]
+                               [--import-ranges N] [--osrt-calls N] [--launches N] [--kernel-ns NS]
+                               [--only hgtx|uftrace|osrt|import|hggc]
 """
 import argparse
 import json
@@ -185,6 +185,101 @@ def bench_import(args, work):
     print('\nimporter/raw rate: %.2f' % (imp_rate / raw_rate))
 
 
+def bench_hggc(args, work):
+    """Kernel launches of a real CUDA program (nvcc) on simppu: the launch call's
+    host time without a tool, with -t hggc, and with device activity only; how
+    fast the collector drains CUPTI's buffers (CUPTI's OVERHEAD records time the
+    collector's buffer callback); what a kernel costs in the report."""
+    asys = os.path.join(args.build, 'bin', 'asys')
+    workload = os.path.join(args.build, 'tests', 'progs', 'hggc_workload')
+    simppu = os.path.join(args.build, 'simppu', 'simppu-run')
+    if not os.path.exists(workload):
+        print('\n## HGGC: skipped (nvcc was not found at build time)')
+        return
+    env = dict(os.environ, TMPDIR=work, SIMPPU_KERNEL_NS=str(args.kernel_ns))
+    n = args.launches
+
+    def launch_ns(out, key='launch_ns'):
+        return float(out.split(key)[1].split()[0])
+
+    def call_ns(argv, run_env):
+        return launch_ns(subprocess.run(argv, capture_output=True, check=True,
+                                        env=run_env).stdout.decode(), 'call_ns')
+
+    def traced(trace_set):
+        report = os.path.join(work, 'hggc.asys-rep')
+        r = subprocess.run([simppu, asys, 'profile', '-t', 'hggc', '--hggc-trace-set', trace_set,
+                            '-o', report, '--force-overwrite=true', workload, 'launches', str(n)],
+                           capture_output=True, check=True, env=env)
+        m = manifest(report)
+        raw = sum(s['bytes'] - 256 for s in m['segments'] if s['collector'] == 'thread')
+        return (launch_ns(r.stdout.decode()), m['hggc'], os.path.getsize(report), raw,
+                m['totals']['records'])
+
+    def untraced(tool=None, callbacks_only=False):
+        run_env = dict(env, CUDA_INJECTION64_PATH=tool) if tool else env
+        if callbacks_only:
+            run_env['NULL_TOOL_CALLBACKS_ONLY'] = '1'
+        return launch_ns(subprocess.run([simppu, workload, 'launches', str(n)],
+                                        capture_output=True, check=True,
+                                        env=run_env).stdout.decode())
+
+    null_tool = os.path.join(args.build, 'bench', 'libcupti_null_tool.so')
+    plain, null, null_api, full, activity, api = [], [], [], [], [], []
+    for _ in range(args.runs):
+        plain.append(untraced())
+        null.append(untraced(null_tool))
+        null_api.append(untraced(null_tool, callbacks_only=True))
+        full.append(traced('all'))
+        activity.append(traced('kernel-activity'))
+        api.append(traced('kernel-api'))
+    base, anchor, api_anchor = median(plain), median(null), median(null_api)
+    print('\n## HGGC kernel launches on simppu, %d launches, median of %d runs' % (n, args.runs))
+    print('| | ns per launch call | added over no tool | added over a do-nothing CUPTI tool |')
+    print('|---|---:|---:|---:|')
+    print('| no tool | %.1f | | |' % base)
+    print('| do-nothing CUPTI tool, same callbacks and activity kinds | %.1f | %.1f | |'
+          % (anchor, anchor - base))
+    for label, rows in (('asys -t hggc (API + activity)', full),
+                        ('asys -t hggc --hggc-trace-set kernel-activity', activity)):
+        ns = median(r[0] for r in rows)
+        print('| %s | %.1f | %.1f | %.1f |' % (label, ns, ns - base, ns - anchor))
+    print('| do-nothing CUPTI tool, API callbacks only | %.1f | %.1f | |'
+          % (api_anchor, api_anchor - base))
+    ns = median(r[0] for r in api)
+    print('| asys -t hggc --hggc-trace-set kernel-api (API calls only) | %.1f | %.1f | %.1f |'
+          % (ns, ns - base, ns - api_anchor))
+    # an API call without device work: the callback path alone
+    calls = str(args.launches * 20)
+    report = os.path.join(work, 'calls.asys-rep')
+    timings = {'plain': [], 'null': [], 'asys': []}
+    for _ in range(args.runs):
+        timings['plain'].append(call_ns([simppu, workload, 'calls', calls], env))
+        timings['null'].append(call_ns([simppu, workload, 'calls', calls],
+                                       dict(env, CUDA_INJECTION64_PATH=null_tool,
+                                            NULL_TOOL_CALLBACKS_ONLY='1')))
+        timings['asys'].append(call_ns([simppu, asys, 'profile', '-t', 'hggc', '-o', report,
+                                        '--force-overwrite=true', workload, 'calls', calls], env))
+    plain_call, null_call, asys_call = (median(timings[k]) for k in ('plain', 'null', 'asys'))
+    print('\n## One HGGC API call without device work (cudaGetDevice), %s calls, median of %d runs'
+          % (calls, args.runs))
+    print('| | ns per call | added over no tool | added over a do-nothing CUPTI tool |')
+    print('|---|---:|---:|---:|')
+    print('| no tool | %.1f | | |' % plain_call)
+    print('| do-nothing CUPTI tool (enter/exit callbacks) | %.1f | %.1f | |'
+          % (null_call, null_call - plain_call))
+    print('| asys -t hggc (API record) | %.1f | %.1f | %.1f |'
+          % (asys_call, asys_call - plain_call, asys_call - null_call))
+
+    drain = [r[4] / (r[1]['cupti_overhead_ns'] / 1e9) for r in full if r[1]['cupti_overhead_ns']]
+    dropped = max(r[1]['cupti_dropped_records'] for r in full)
+    print('\nactivity records drained: %.0f records/s of buffer-callback time (records include '
+          'API calls: %d per run)' % (median(drain), full[0][4]))
+    print('report bytes per kernel (launch API + kernel): %.1f raw, %.1f in the report (zstd); '
+          'CUPTI dropped %d' % (median(r[3] / n for r in full), median(r[2] / n for r in full),
+                                 dropped))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--build', default=os.path.join(os.path.dirname(__file__), '..', 'build'))
@@ -192,7 +287,10 @@ def main():
     ap.add_argument('--runs', type=int, default=3)
     ap.add_argument('--import-ranges', type=int, default=10000000)
     ap.add_argument('--osrt-calls', type=int, default=2000000)
-    ap.add_argument('--only', choices=['hgtx', 'uftrace', 'osrt', 'import'])
+    ap.add_argument('--launches', type=int, default=50000)
+    ap.add_argument('--kernel-ns', type=int, default=5000,
+                    help='simulated kernel time: long enough that the device thread sleeps')
+    ap.add_argument('--only', choices=['hgtx', 'uftrace', 'osrt', 'import', 'hggc'])
     args = ap.parse_args()
     args.build = os.path.abspath(args.build)
     work = tempfile.mkdtemp(prefix='asys-bench-')
@@ -207,6 +305,8 @@ def main():
             bench_osrt(args, work)
         if args.only in (None, 'import'):
             bench_import(args, work)
+        if args.only in (None, 'hggc'):
+            bench_hggc(args, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "hggc_tally.h"
 #include "json_util.h"
 #include "manifest.h"
 #include "report_archive.h"
@@ -50,7 +51,7 @@ static long read_fd(void *ctx, void *buf, size_t size)
 /* Counts a segment's records and finds where they end; clock pairs of the
  * launcher's segment are appended to `pairs`; stacks go to the symbolizer. */
 static void scan_segment(const char *path, struct segment_scan *scan, cJSON *pairs,
-                         struct asys_symbolizer *symbols)
+                         struct asys_symbolizer *symbols, struct asys_hggc_tally *hggc)
 {
     struct asys_err err = {{0}};
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -82,6 +83,7 @@ static void scan_segment(const char *path, struct segment_scan *scan, cJSON *pai
             continue;
         scan->records++;
         asys_symbolizer_add(symbols, &rec);
+        asys_hggc_tally_add(hggc, scan->pid, &rec);
         if (rec.type == ASYS_REC_CLOCK_PAIR && pairs) {
             const struct asys_rec_clock_pair *p = (const void *)rec.data;
             cJSON *pair = cJSON_CreateArray();
@@ -302,6 +304,7 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
     size_t n = 0;
     cJSON *symbols = NULL;
     struct asys_symbolizer *symbolizer = asys_symbolizer_new();
+    struct asys_hggc_tally *hggc = asys_hggc_tally_new();
     char segment_dir[PATH_MAX], session_file[PATH_MAX + 32], tmp[PATH_MAX + 32];
     tmp[0] = '\0';
     memset(result, 0, sizeof *result);
@@ -314,7 +317,7 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
         root = cJSON_CreateObject();
         cJSON_AddNumberToObject(root, "format_version", ASYS_FORMAT_VERSION);
     }
-    if (!symbolizer) {
+    if (!symbolizer || !hggc) {
         asys_fail(err, "out of memory");
         goto out;
     }
@@ -325,8 +328,11 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
         char path[PATH_MAX + 300];
         snprintf(path, sizeof path, "%s/%s", segment_dir, scans[i].name);
         scan_segment(path, &scans[i], strcmp(scans[i].name, ASYS_LAUNCHER_SEGMENT) ? NULL : pairs,
-                     symbolizer);
+                     symbolizer, hggc);
     }
+    cJSON *hggc_json = asys_hggc_tally_json(hggc);
+    if (hggc_json)
+        cJSON_AddItemToObject(root, "hggc", hggc_json);
     symbols = asys_symbolizer_resolve(symbolizer);
     add_clock(root, pairs);
     add_report_id(root);
@@ -375,5 +381,6 @@ out:
     cJSON_Delete(root);
     cJSON_Delete(symbols);
     asys_symbolizer_free(symbolizer);
+    asys_hggc_tally_free(hggc);
     return rc;
 }

@@ -86,6 +86,10 @@ static cJSON *options_json(const struct asys_profile_options *o, const char *rep
     asys_json_add_u64(opts, "osrt-threshold", o->osrt_threshold_ns);
     asys_json_add_u64(opts, "osrt-backtrace-threshold", o->osrt_backtrace_ns);
     cJSON_AddNumberToObject(opts, "osrt-backtrace-depth", o->osrt_backtrace_depth);
+    cJSON_AddStringToObject(opts, "hggc-trace-set", o->hggc_trace_set);
+    cJSON_AddStringToObject(opts, "hggc-graph-trace", o->hggc_graph_level ? "graph" : "node");
+    asys_json_add_u64(opts, "hggcbacktrace", o->hggc_backtrace_ns);
+    cJSON_AddNumberToObject(opts, "hggc-backtrace-depth", o->hggc_backtrace_depth);
     cJSON *given = cJSON_AddArrayToObject(opts, "given");
     for (int i = 0; i < o->given_count; i++) {
         cJSON *g = cJSON_CreateObject();

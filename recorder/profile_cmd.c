@@ -163,7 +163,7 @@ static int record(const struct asys_profile_options *o, const char *report_path)
     }
 
     char collectors[128], chunk[32], max_size[32], tick_hz[32], osrt_ns[32], osrt_bt_ns[32],
-        osrt_depth[16];
+        osrt_depth[16], hggc_bt_ns[32], hggc_depth[16];
     inject_collectors(o->trace_mask, collectors, sizeof collectors);
     snprintf(chunk, sizeof chunk, "%" PRIu64, o->chunk_size);
     snprintf(max_size, sizeof max_size, "%" PRIu64, o->max_segment_size);
@@ -171,6 +171,9 @@ static int record(const struct asys_profile_options *o, const char *report_path)
     snprintf(osrt_ns, sizeof osrt_ns, "%" PRIu64, o->osrt_threshold_ns);
     snprintf(osrt_bt_ns, sizeof osrt_bt_ns, "%" PRIu64, o->osrt_backtrace_ns);
     snprintf(osrt_depth, sizeof osrt_depth, "%" PRIu32, o->osrt_backtrace_depth);
+    snprintf(hggc_bt_ns, sizeof hggc_bt_ns, "%" PRIu64, o->hggc_backtrace_ns);
+    snprintf(hggc_depth, sizeof hggc_depth, "%" PRIu32, o->hggc_backtrace_depth);
+    int hggc = (o->trace_mask & ASYS_TRACE_HGGC) != 0;
     const struct asys_env_var vars[] = {
         {"LD_PRELOAD", inject},
         {"NVTX_INJECTION64_PATH", inject},
@@ -183,10 +186,17 @@ static int record(const struct asys_profile_options *o, const char *report_path)
         {"ASYS_OSRT_THRESHOLD_NS", osrt_ns},
         {"ASYS_OSRT_BACKTRACE_NS", osrt_bt_ns},
         {"ASYS_OSRT_BACKTRACE_DEPTH", osrt_depth},
+        {"ASYS_HGGC_TRACE_SET", o->hggc_trace_set},
+        {"ASYS_HGGC_GRAPH_TRACE", o->hggc_graph_level ? "graph" : "node"},
+        {"ASYS_HGGC_BT_NS", hggc_bt_ns},
+        {"ASYS_HGGC_BT_DEPTH", hggc_depth},
+        /* the CUDA driver loads it at initialization and calls InitializeInjection;
+         * kept last: left out when HGGC is not traced */
+        {"CUDA_INJECTION64_PATH", inject},
     };
+    int var_count = (int)(sizeof vars / sizeof *vars) - (hggc ? 0 : 1);
     struct asys_target target;
-    if (asys_target_spawn(&target, o->target_argv, vars, (int)(sizeof vars / sizeof *vars), &err) !=
-        0) {
+    if (asys_target_spawn(&target, o->target_argv, vars, var_count, &err) != 0) {
         fprintf(stderr, "%s: cannot run '%s': %s\n", PROG, o->target_argv[0], err.text);
         asys_session_close_launcher(&session);
         asys_session_remove_dir(session.dir);

@@ -7,7 +7,7 @@
 
 // clang-format off
 const struct asys_trace_name asys_trace_names[] = {
-    {"hggc", "cuda", ASYS_TRACE_HGGC, 0},
+    {"hggc", "cuda", ASYS_TRACE_HGGC, 1},
     {"hgtx", "nvtx", ASYS_TRACE_HGTX, 1},
     {"acdnn", "cudnn", ASYS_TRACE_ACDNN, 0},
     {"acblas", "cublas", ASYS_TRACE_ACBLAS, 0},
@@ -235,6 +235,64 @@ static int apply_osrt_backtrace_depth(struct asys_profile_options *o, const char
     return 0;
 }
 
+/* --hggc-trace-set: the collector's subsets (recorder/inject/hggc.c). */
+static const char *const hggc_subsets[] = {"kernel-activity", "kernel-api", "memory-activity",
+                                           "memory-api",      "sync",       "graph",
+                                           "other-api",       "all",        NULL};
+
+static int apply_hggc_trace_set(struct asys_profile_options *o, const char *v, struct asys_err *err)
+{
+    if (!*v || strlen(v) >= sizeof o->hggc_trace_set)
+        return asys_fail(err, "--hggc-trace-set takes a list of subsets, not '%s'", v);
+    for (const char *p = v; *p;) {
+        size_t n = strcspn(p, ",");
+        int known = 0;
+        for (const char *const *name = hggc_subsets; *name; name++)
+            known |= strlen(*name) == n && !strncmp(p, *name, n);
+        if (!known)
+            return asys_fail(
+                err,
+                "unknown --hggc-trace-set subset '%.*s' (valid: kernel-activity, "
+                "kernel-api, memory-activity, memory-api, sync, graph, other-api, all)",
+                (int)n, p);
+        p += n + (p[n] == ',');
+    }
+    strcpy(o->hggc_trace_set, v);
+    return 0;
+}
+
+static int apply_hggc_graph_trace(struct asys_profile_options *o, const char *v,
+                                  struct asys_err *err)
+{
+    if (strcmp(v, "node") && strcmp(v, "graph"))
+        return asys_fail(err, "--hggc-graph-trace takes node or graph, not '%s'", v);
+    o->hggc_graph_level = !strcmp(v, "graph");
+    return 0;
+}
+
+/* "all:NS" (the manual's form), or "none". */
+static int apply_hggc_backtrace(struct asys_profile_options *o, const char *v, struct asys_err *err)
+{
+    if (!strcmp(v, "none")) {
+        o->hggc_backtrace_ns = 0;
+        return 0;
+    }
+    if (strncmp(v, "all:", 4) != 0 || parse_count(v + 4, UINT64_MAX / 4, &o->hggc_backtrace_ns) ||
+        !o->hggc_backtrace_ns)
+        return asys_fail(err, "--hggcbacktrace takes all:NS (NS > 0) or none, not '%s'", v);
+    return 0;
+}
+
+static int apply_hggc_backtrace_depth(struct asys_profile_options *o, const char *v,
+                                      struct asys_err *err)
+{
+    uint64_t depth;
+    if (parse_count(v, 128, &depth) != 0)
+        return asys_fail(err, "--hggc-backtrace-depth takes 0 to 128, not '%s'", v);
+    o->hggc_backtrace_depth = (uint32_t)depth;
+    return 0;
+}
+
 static int apply_help(struct asys_profile_options *o, const char *v, struct asys_err *err)
 {
     (void)v;
@@ -262,11 +320,19 @@ static const struct option_spec specs[] = {
     {"chunk-size", 0, ARG_REQUIRED, 1, "SIZE", "1M", "growth step of a per-thread buffer",
      apply_chunk},
     {"help", 'h', ARG_NONE, 1, NULL, NULL, "show this help", apply_help},
-    PLANNED(
-        "hggc-trace-set", "LIST", "all",
-        "HGGC subsets: kernel-activity,kernel-api,memory-activity,memory-api,sync,graph,other-api"),
-    PLANNED("hggcbacktrace", "all:NS", "none", "host call stacks of HGGC calls longer than NS"),
-    PLANNED("hggc-backtrace-depth", "N", "24", "depth of HGGC call stacks"),
+    {"hggc-trace-set", 0, ARG_REQUIRED, 1, "LIST", "all",
+     "HGGC subsets: kernel-activity (kernels on the device), kernel-api (launch calls), "
+     "memory-activity (copies, sets, allocations), memory-api (memory calls), sync "
+     "(synchronization, events, waits), graph (graph calls and structure), other-api (every "
+     "other call); ASIGHT_HGGC_TRACE_BLACKLIST=api1,api2 turns single APIs off",
+     apply_hggc_trace_set},
+    {"hggc-graph-trace", 0, ARG_REQUIRED, 1, "node|graph", "node",
+     "a graph launch as its nodes' kernels and copies, or as one range (cheaper)",
+     apply_hggc_graph_trace},
+    {"hggcbacktrace", 0, ARG_REQUIRED, 1, "all:NS|none", "none",
+     "host call stacks of HGGC calls lasting at least NS", apply_hggc_backtrace},
+    {"hggc-backtrace-depth", 0, ARG_REQUIRED, 1, "N", "24", "frames per HGGC call stack (0-128)",
+     apply_hggc_backtrace_depth},
     PLANNED("hggc-memory-usage", "true|false|device,pinned", "false",
             "device/pinned memory usage with call stacks"),
     {"osrt-threshold", 0, ARG_REQUIRED, 1, "NS", "1000",
@@ -355,6 +421,8 @@ int asys_profile_parse(int argc, char **argv, struct asys_profile_options *o, st
     o->osrt_threshold_ns = 1000;
     o->osrt_backtrace_ns = 80000;
     o->osrt_backtrace_depth = 24;
+    strcpy(o->hggc_trace_set, "all");
+    o->hggc_backtrace_depth = 24;
     int i = 1;
     for (; i < argc; i++) {
         char *arg = argv[i];

@@ -56,6 +56,10 @@ struct asys_profile_options {
     uint64_t osrt_threshold_ns;
     uint64_t osrt_backtrace_ns;
     uint32_t osrt_backtrace_depth;
+    char hggc_trace_set[160];   /* validated subset names, comma separated */
+    int hggc_graph_level;       /* --hggc-graph-trace=graph */
+    uint64_t hggc_backtrace_ns; /* 0: no stacks */
+    uint32_t hggc_backtrace_depth;
     int show_help;
     /* every option seen, in order (for the manifest and the warnings) */
     struct asys_given_option given[ASYS_MAX_GIVEN_OPTIONS];

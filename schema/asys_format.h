@@ -39,10 +39,12 @@ enum asys_feature {
     ASYS_FEATURE_HGTX = 1u << 1, /* HGTX (NVTX) records */
     ASYS_FEATURE_OSRT = 1u << 2, /* OS runtime calls */
     ASYS_FEATURE_STACKS = 1u << 3, /* call stacks and the modules they point into */
+    ASYS_FEATURE_HGGC = 1u << 4,   /* PPU API calls and device activity (CUPTI) */
 };
 /* Every feature this version of the tools can decode. */
 #define ASYS_FEATURES_KNOWN                                                                        \
-    (ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX | ASYS_FEATURE_OSRT | ASYS_FEATURE_STACKS)
+    (ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX | ASYS_FEATURE_OSRT | ASYS_FEATURE_STACKS |             \
+     ASYS_FEATURE_HGGC)
 
 /* ---- who wrote a segment ----------------------------------------------- */
 
@@ -142,7 +144,24 @@ enum asys_record_type {
     ASYS_REC_HGTX_THREAD_NAME = 26, /* struct asys_rec_hgtx_thread_name */
     /* osrt */
     ASYS_REC_OSRT_CALL = 32, /* struct asys_rec_osrt_call: arg = function id */
-    ASYS_REC_TYPE_COUNT = 33
+    /* hggc: API calls from CUPTI callbacks, device activity from CUPTI records */
+    ASYS_REC_HGGC_API = 40,          /* struct asys_rec_hggc_api: arg = callback domain */
+    ASYS_REC_HGGC_KERNEL = 41,       /* struct asys_rec_hggc_kernel */
+    ASYS_REC_HGGC_MEMCPY = 42,       /* struct asys_rec_hggc_memcpy */
+    ASYS_REC_HGGC_MEMSET = 43,       /* struct asys_rec_hggc_memset */
+    ASYS_REC_HGGC_SYNC = 44,         /* struct asys_rec_hggc_sync: arg = synchronization type */
+    ASYS_REC_HGGC_EVENT_RECORD = 45, /* struct asys_rec_hggc_event_record */
+    ASYS_REC_HGGC_MEMORY = 46,       /* struct asys_rec_hggc_memory: arg = operation */
+    ASYS_REC_HGGC_GRAPH_TRACE = 47,  /* struct asys_rec_hggc_graph_trace */
+    ASYS_REC_HGGC_DEVICE = 48,       /* struct asys_rec_hggc_device: arg = device ordinal */
+    ASYS_REC_HGGC_CONTEXT = 49,      /* struct asys_rec_hggc_context */
+    ASYS_REC_HGGC_STREAM = 50,       /* struct asys_rec_hggc_stream */
+    ASYS_REC_HGGC_GRAPH_NODE = 51,   /* struct asys_rec_hggc_graph_node: arg = what happened */
+    ASYS_REC_HGGC_GRAPH_EXEC = 52,   /* struct asys_rec_hggc_graph_exec */
+    ASYS_REC_HGGC_GRAPH_LAUNCH = 53, /* struct asys_rec_hggc_graph_exec: a cudaGraphLaunch */
+    ASYS_REC_HGGC_OVERHEAD = 54,     /* struct asys_rec_hggc_overhead */
+    ASYS_REC_HGGC_STATUS = 55,       /* struct asys_rec_hggc_status + message: arg = status code */
+    ASYS_REC_TYPE_COUNT = 56
 };
 
 /* Largest string id a header-only record can carry in its arg. */
@@ -307,27 +326,246 @@ struct asys_rec_osrt_call {
 /* The traced functions; the id is the position (1-based).  Append only. */
 #define ASYS_OSRT_FUNCTIONS(X)                                                                     \
     X(1, read)                                                                                     \
-    X(2, write) X(3, pread) X(4, pwrite) X(5, readv) X(6, writev) X(7, open) X(8, openat)          \
-        X(9, creat) X(10, close) X(11, fsync) X(12, fdatasync) X(13, poll) X(14, ppoll)            \
-            X(15, select) X(16, pselect) X(17, epoll_wait) X(18, epoll_pwait) X(19, ioctl)         \
-                X(20, nanosleep) X(21, clock_nanosleep) X(22, sleep) X(23, usleep) X(24, accept)   \
-                    X(25, accept4) X(26, connect) X(27, recv) X(28, recvfrom) X(29, recvmsg)       \
-                        X(30, send) X(31, sendto) X(32, sendmsg) X(33, wait) X(34, waitpid)        \
-                            X(35, waitid) X(36, sched_yield) X(37, sigsuspend) X(38, sigtimedwait) \
-                                X(39, sigwaitinfo) X(40, sigwait) X(41, pthread_mutex_lock)        \
-                                    X(42, pthread_mutex_timedlock) X(43, pthread_cond_wait)        \
-                                        X(44, pthread_cond_timedwait) X(45, pthread_rwlock_rdlock) \
-                                            X(46, pthread_rwlock_wrlock) X(47, pthread_spin_lock)  \
-                                                X(48, pthread_barrier_wait) X(49, pthread_join) X( \
-                                                    50, sem_wait) X(51, sem_timedwait) X(52, mmap) \
-                                                    X(53, munmap) X(54, mprotect) X(55, fopen)     \
-                                                        X(56, fread) X(57, fwrite) X(58, fflush)   \
-                                                            X(59, fclose) X(60, system)            \
-                                                                X(61, popen) X(62, pclose)         \
-                                                                    X(63, posix_spawn)             \
-                                                                        X(64, posix_spawnp)        \
-                                                                            X(65, futex)
+    X(2, write)                                                                                    \
+    X(3, pread)                                                                                    \
+    X(4, pwrite) X(5, readv) X(6, writev) X(7, open) X(8, openat) X(9, creat) X(10, close) X(      \
+        11, fsync) X(12, fdatasync) X(13, poll) X(14, ppoll) X(15, select) X(16, pselect)          \
+        X(17, epoll_wait) X(18, epoll_pwait) X(19, ioctl) X(20, nanosleep) X(21, clock_nanosleep)  \
+            X(22, sleep) X(23, usleep) X(24, accept) X(25, accept4) X(26, connect) X(27, recv)     \
+                X(28, recvfrom) X(29, recvmsg) X(30, send) X(31, sendto) X(32, sendmsg)            \
+                    X(33, wait) X(34, waitpid) X(35, waitid) X(36, sched_yield) X(37, sigsuspend)  \
+                        X(38, sigtimedwait) X(39, sigwaitinfo) X(40, sigwait)                      \
+                            X(41, pthread_mutex_lock) X(42, pthread_mutex_timedlock)               \
+                                X(43, pthread_cond_wait) X(44, pthread_cond_timedwait)             \
+                                    X(45, pthread_rwlock_rdlock) X(46, pthread_rwlock_wrlock)      \
+                                        X(47, pthread_spin_lock) X(48, pthread_barrier_wait)       \
+                                            X(49, pthread_join) X(50, sem_wait)                    \
+                                                X(51, sem_timedwait) X(52, mmap) X(53, munmap)     \
+                                                    X(54, mprotect) X(55, fopen) X(56, fread)      \
+                                                        X(57, fwrite) X(58, fflush) X(59, fclose)  \
+                                                            X(60, system) X(61, popen)             \
+                                                                X(62, pclose) X(63, posix_spawn)   \
+                                                                    X(64, posix_spawnp)            \
+                                                                        X(65, futex)
 #define ASYS_OSRT_FUNCTION_COUNT 65
+
+/* ---- hggc records ----------------------------------------------------------
+ * Device activity keeps CUPTI's meaning.  Its times are CLOCK_MONOTONIC ns
+ * (CUPTI's timestamp callback returns them), absolute in the body; the record
+ * header's own timestamp is merely when the collector wrote it. */
+
+enum asys_hggc_domain { ASYS_HGGC_RUNTIME_API = 1, ASYS_HGGC_DRIVER_API = 2 };
+
+/* An API call, written when it returns (header timestamp = end). */
+struct asys_rec_hggc_api {
+    asys_rec_word header; /* arg = enum asys_hggc_domain */
+    uint64_t start_ticks;
+    uint32_t name_string_id;
+    uint32_t correlation_id; /* joins the call to the device work it caused */
+    int32_t result;          /* cudaError_t / CUresult */
+    uint32_t cbid;           /* CUPTI callback id */
+    uint32_t callchain_id;   /* 0: no stack (shorter than --hggcbacktrace) */
+    uint32_t reserved;
+};
+
+struct asys_rec_hggc_kernel {
+    asys_rec_word header;
+    uint64_t start_ns;
+    uint64_t end_ns;
+    uint64_t queued_ns;    /* 0 when unknown */
+    uint64_t submitted_ns; /* 0 when unknown */
+    uint32_t device;
+    uint32_t context;
+    uint32_t stream;
+    uint32_t correlation_id;
+    int32_t grid[3];
+    int32_t block[3];
+    int32_t static_shared_memory;
+    int32_t dynamic_shared_memory;
+    uint16_t registers_per_thread;
+    uint8_t launch_type;
+    uint8_t reserved;
+    uint32_t name_string_id; /* mangled */
+    uint64_t graph_node_id;  /* 0: not launched by a graph */
+    uint32_t graph_id;
+    uint32_t reserved2;
+};
+
+/* copy_kind, src_kind, dst_kind keep CUPTI's numbering (HtoD 1, DtoH 2, DtoD 8,
+ * HtoH 9, PtoP 10; pageable 1, pinned 2, device 3). */
+struct asys_rec_hggc_memcpy {
+    asys_rec_word header;
+    uint64_t start_ns;
+    uint64_t end_ns;
+    uint64_t bytes;
+    uint32_t device;
+    uint32_t context;
+    uint32_t stream;
+    uint32_t correlation_id;
+    uint8_t copy_kind;
+    uint8_t src_kind;
+    uint8_t dst_kind;
+    uint8_t flags; /* 1: asynchronous */
+    uint32_t graph_id;
+    uint64_t graph_node_id;
+    uint32_t src_device; /* peer copies (PtoP); 0xffffffff otherwise */
+    uint32_t dst_device;
+};
+
+struct asys_rec_hggc_memset {
+    asys_rec_word header;
+    uint64_t start_ns;
+    uint64_t end_ns;
+    uint64_t bytes;
+    uint32_t device;
+    uint32_t context;
+    uint32_t stream;
+    uint32_t correlation_id;
+    uint32_t value;
+    uint16_t flags; /* 1: asynchronous */
+    uint16_t memory_kind;
+    uint32_t graph_id;
+    uint32_t reserved;
+    uint64_t graph_node_id;
+};
+
+/* A synchronization call (CUPTI Synchronization2): arg = type, 1 event
+ * synchronize, 2 stream wait event, 3 stream synchronize, 4 context synchronize. */
+struct asys_rec_hggc_sync {
+    asys_rec_word header;
+    uint64_t start_ns;
+    uint64_t end_ns;
+    uint32_t context;
+    uint32_t stream; /* 0xffffffff: none */
+    uint32_t correlation_id;
+    uint32_t event_id;      /* 0xffffffff: none */
+    uint64_t event_sync_id; /* which record of the event; UINT64_MAX: none */
+};
+
+/* cudaEventRecord reaching the device (CUPTI CudaEvent2). */
+struct asys_rec_hggc_event_record {
+    asys_rec_word header;
+    uint64_t device_ns; /* when the event completed on the device */
+    uint32_t device;
+    uint32_t context;
+    uint32_t stream;
+    uint32_t correlation_id; /* of the cudaEventRecord call */
+    uint32_t event_id;
+    uint32_t reserved;
+    uint64_t event_sync_id;
+};
+
+/* A device or pinned allocation or release (CUPTI Memory4): arg = 1 allocation, 2 release. */
+struct asys_rec_hggc_memory {
+    asys_rec_word header;
+    uint64_t timestamp_ns;
+    uint64_t address;
+    uint64_t bytes;
+    uint32_t device;
+    uint32_t context;
+    uint32_t stream;
+    uint32_t correlation_id;
+    uint32_t memory_kind;
+    uint32_t reserved;
+};
+
+struct asys_rec_hggc_graph_trace {
+    asys_rec_word header;
+    uint64_t start_ns;
+    uint64_t end_ns;
+    uint32_t device;
+    uint32_t context;
+    uint32_t stream;
+    uint32_t correlation_id;
+    uint32_t graph_id;
+    uint32_t reserved;
+};
+
+/* A device as the process sees it: arg = CUDA ordinal. */
+struct asys_rec_hggc_device {
+    asys_rec_word header;
+    uint64_t global_memory_bytes;
+    uint32_t multiprocessors;
+    uint32_t compute_major;
+    uint32_t compute_minor;
+    uint32_t name_string_id;
+    uint8_t uuid[16];
+    uint32_t
+        physical_index; /* the machine's index (CUDA_VISIBLE_DEVICES undone); 0xffffffff: unknown */
+    uint32_t reserved;
+};
+
+struct asys_rec_hggc_context {
+    asys_rec_word header;
+    uint32_t context;
+    uint32_t device;
+    uint32_t null_stream;
+    uint32_t reserved;
+};
+
+struct asys_rec_hggc_stream {
+    asys_rec_word header;
+    uint32_t context;
+    uint32_t stream;
+    int32_t priority;
+    uint32_t flags; /* 1: non-blocking */
+    uint32_t correlation_id;
+    uint32_t reserved;
+};
+
+/* Graph structure from resource callbacks: arg = 1 node created (other = 0),
+ * 2 node cloned (other = the original), 3 dependency (other = the node this
+ * one depends on). */
+enum asys_hggc_graph_event {
+    ASYS_HGGC_NODE_CREATED = 1,
+    ASYS_HGGC_NODE_CLONED = 2,
+    ASYS_HGGC_NODE_DEPENDENCY = 3
+};
+struct asys_rec_hggc_graph_node {
+    asys_rec_word header;
+    uint64_t node_id;
+    uint64_t other_node_id;
+    uint32_t graph_id;
+    uint32_t correlation_id; /* the API call during which it happened, 0: none */
+    uint32_t node_type;      /* CUgraphNodeType */
+    uint32_t reserved;
+};
+
+/* GRAPH_EXEC: a graph instantiated; GRAPH_LAUNCH: cudaGraphLaunch of it. */
+struct asys_rec_hggc_graph_exec {
+    asys_rec_word header;
+    uint32_t exec_id;
+    uint32_t graph_id;
+    uint32_t correlation_id;
+    uint32_t reserved;
+};
+
+/* Time CUPTI spent on itself (CUPTI Overhead3). */
+struct asys_rec_hggc_overhead {
+    asys_rec_word header;
+    uint64_t start_ns;
+    uint64_t end_ns;
+    uint32_t overhead_kind;
+    uint32_t object_kind;
+};
+
+/* What happened to the collector: arg = code, value and message by code. */
+enum asys_hggc_status_code {
+    ASYS_HGGC_ATTACHED = 1,          /* value = CUPTI version */
+    ASYS_HGGC_CUPTI_UNAVAILABLE = 2, /* message = why */
+    ASYS_HGGC_SUBSCRIBER_BUSY = 3,   /* another tool holds the CUPTI subscription */
+    ASYS_HGGC_CUPTI_DROPPED = 4,     /* value = records CUPTI dropped */
+    ASYS_HGGC_CUPTI_ERROR = 5,       /* message = the call that failed */
+};
+#define ASYS_HGGC_STATUS_MESSAGE_MAX 240 /* bytes; keeps the record under 255 words */
+struct asys_rec_hggc_status {
+    asys_rec_word header;
+    uint64_t value;
+    uint32_t message_length; /* bytes of text that follow, 0: none */
+    uint32_t reserved;
+    /* followed by the message, UTF-8, zero-padded to 8 (inline: the launcher
+     * reads it at finalize without the string table) */
+};
 
 /* ---- static checks ----------------------------------------------------- */
 
@@ -366,6 +604,23 @@ ASYS_CHECK_SIZE(struct asys_rec_module, 72);
 ASYS_CHECK_OFFSET(struct asys_rec_module, build_id, 40);
 ASYS_CHECK_SIZE(struct asys_rec_callchain, 16);
 ASYS_CHECK_SIZE(struct asys_rec_osrt_call, 32);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_api, 40);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_kernel, 112);
+ASYS_CHECK_OFFSET(struct asys_rec_hggc_kernel, grid, 56);
+ASYS_CHECK_OFFSET(struct asys_rec_hggc_kernel, name_string_id, 92);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_memcpy, 72);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_memset, 72);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_sync, 48);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_event_record, 48);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_memory, 56);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_graph_trace, 48);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_device, 56);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_context, 24);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_stream, 32);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_graph_node, 40);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_graph_exec, 24);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_overhead, 32);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_status, 24);
 _Static_assert(sizeof(struct asys_rec_callchain) + 8 * ASYS_CALLCHAIN_MAX_DEPTH <= 254 * 8,
                "a call chain fits a record without the extended size");
 _Static_assert(ASYS_REC_MAX_SIZE % 8 == 0, "records are whole words");

@@ -3,3 +3,7 @@
 CREATE INDEX hgtx_events_by_start ON hgtx_events (start_ns);
 CREATE INDEX osrt_calls_by_start ON osrt_calls (start_ns);
 CREATE INDEX thread_states_by_thread ON thread_states (pid, tid, start_ns);
+CREATE INDEX hggc_api_calls_by_start ON hggc_api_calls (start_ns);
+CREATE INDEX hggc_api_calls_by_correlation ON hggc_api_calls (pid, correlation_id);
+CREATE INDEX ppu_kernels_by_start ON ppu_kernels (start_ns);
+CREATE INDEX ppu_memcpys_by_start ON ppu_memcpys (start_ns);

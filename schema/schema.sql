@@ -176,3 +176,253 @@ CREATE TABLE thread_states (
     start_ns INTEGER NOT NULL, -- interval start
     end_ns   INTEGER NOT NULL  -- interval end
 );
+
+-- ---- HGGC: PPU API calls and device activity (CUPTI) --------------------------
+-- Device, context, stream, event, graph, node and exec numbers are CUPTI's
+-- ids, unique within a process; `device` is the CUDA ordinal the process saw
+-- (ppu_devices.physical_index is the machine's numbering).
+
+-- Runtime and driver API calls (driver calls made inside a runtime call are
+-- that call's detail and not listed).
+CREATE TABLE hggc_api_calls (
+    id             INTEGER PRIMARY KEY, -- call id
+    start_ns       INTEGER NOT NULL,    -- call entry
+    end_ns         INTEGER NOT NULL,    -- call return
+    pid            INTEGER NOT NULL,    -- process
+    tid            INTEGER NOT NULL,    -- thread
+    api            INTEGER NOT NULL,    -- 1 runtime, 2 driver
+    name_id        INTEGER NOT NULL,    -- strings: function name (cudaMemcpyAsync, cuLaunchKernel, ...)
+    cbid           INTEGER NOT NULL,    -- CUPTI callback id
+    correlation_id INTEGER NOT NULL,    -- joins the call to the device work it caused
+    result         INTEGER NOT NULL,    -- cudaError_t / CUresult returned (0 = success)
+    callchain_id   INTEGER              -- callchains.id when --hggcbacktrace captured a stack
+);
+
+-- Devices as each process saw them.
+CREATE TABLE ppu_devices (
+    pid                 INTEGER NOT NULL, -- process
+    device              INTEGER NOT NULL, -- CUDA ordinal in that process
+    physical_index      INTEGER,          -- the machine's index (CUDA_VISIBLE_DEVICES undone), NULL: unknown
+    name_id             INTEGER,          -- strings: device name
+    uuid                TEXT,             -- device UUID, hex
+    global_memory_bytes INTEGER,          -- memory size
+    multiprocessors     INTEGER,          -- SM count
+    compute_major       INTEGER,          -- compute capability
+    compute_minor       INTEGER,          -- compute capability
+    PRIMARY KEY (pid, device)
+) WITHOUT ROWID;
+
+CREATE TABLE ppu_contexts (
+    pid         INTEGER NOT NULL, -- process
+    context     INTEGER NOT NULL, -- context id
+    device      INTEGER NOT NULL, -- CUDA ordinal
+    null_stream INTEGER,          -- id of its default (NULL) stream
+    PRIMARY KEY (pid, context)
+) WITHOUT ROWID;
+
+-- Streams created by the program, and each context's default stream.
+CREATE TABLE ppu_streams (
+    pid            INTEGER NOT NULL, -- process
+    stream         INTEGER NOT NULL, -- stream id
+    context        INTEGER NOT NULL, -- context id
+    priority       INTEGER,          -- stream priority
+    non_blocking   INTEGER NOT NULL, -- 1: created with cudaStreamNonBlocking
+    is_default     INTEGER NOT NULL, -- 1: the context's default (NULL) stream
+    correlation_id INTEGER,          -- the API call that created it, NULL for default streams
+    PRIMARY KEY (pid, stream)
+) WITHOUT ROWID;
+
+-- Kernels executed on a device.
+CREATE TABLE ppu_kernels (
+    id                    INTEGER PRIMARY KEY, -- kernel id
+    start_ns              INTEGER NOT NULL,    -- execution start
+    end_ns                INTEGER NOT NULL,    -- execution end
+    queued_ns             INTEGER,             -- launch queued, NULL: unknown
+    submitted_ns          INTEGER,             -- submitted to the device, NULL: unknown
+    pid                   INTEGER NOT NULL,    -- process
+    device                INTEGER NOT NULL,    -- CUDA ordinal
+    context               INTEGER NOT NULL,    -- context id
+    stream                INTEGER NOT NULL,    -- stream id
+    correlation_id        INTEGER NOT NULL,    -- hggc_api_calls.correlation_id of the launch
+    grid_x                INTEGER NOT NULL,    -- grid dimensions
+    grid_y                INTEGER NOT NULL,
+    grid_z                INTEGER NOT NULL,
+    block_x               INTEGER NOT NULL,    -- block dimensions
+    block_y               INTEGER NOT NULL,
+    block_z               INTEGER NOT NULL,
+    static_shared_bytes   INTEGER NOT NULL,    -- static shared memory per block
+    dynamic_shared_bytes  INTEGER NOT NULL,    -- dynamic shared memory per block
+    registers_per_thread  INTEGER NOT NULL,    -- registers
+    launch_type           INTEGER NOT NULL,    -- CUPTI launch type (0 regular, 1 cooperative ...)
+    mangled_name_id       INTEGER NOT NULL,    -- strings: name as compiled (ppu_kernel_names has the others)
+    graph_id              INTEGER,             -- graph that launched it, NULL: none
+    graph_node_id         INTEGER              -- its node there, NULL: none
+);
+
+-- The names of every kernel name seen.
+CREATE TABLE ppu_kernel_names (
+    mangled_name_id   INTEGER PRIMARY KEY, -- strings: as compiled (_Z10add_kernelPfi)
+    demangled_name_id INTEGER NOT NULL,    -- strings: add_kernel(float*, int); = mangled when not C++
+    base_name_id      INTEGER NOT NULL     -- strings: the function name alone (add_kernel)
+);
+
+-- Memory copies; kinds are named in hggc_copy_kinds and hggc_memory_kinds.
+CREATE TABLE ppu_memcpys (
+    id             INTEGER PRIMARY KEY, -- copy id
+    start_ns       INTEGER NOT NULL,    -- start
+    end_ns         INTEGER NOT NULL,    -- end
+    pid            INTEGER NOT NULL,    -- process
+    device         INTEGER NOT NULL,    -- CUDA ordinal of the device doing the copy
+    context        INTEGER NOT NULL,    -- context id
+    stream         INTEGER NOT NULL,    -- stream id
+    correlation_id INTEGER NOT NULL,    -- the API call
+    bytes          INTEGER NOT NULL,    -- size
+    copy_kind      INTEGER NOT NULL,    -- hggc_copy_kinds.id (1 HtoD, 2 DtoH, 8 DtoD, 9 HtoH, 10 PtoP)
+    src_kind       INTEGER NOT NULL,    -- hggc_memory_kinds.id (1 pageable, 2 pinned, 3 device)
+    dst_kind       INTEGER NOT NULL,    -- hggc_memory_kinds.id
+    async          INTEGER NOT NULL,    -- 1: an asynchronous copy
+    src_device     INTEGER,             -- peer copies: source device ordinal, else NULL
+    dst_device     INTEGER,             -- peer copies: destination device ordinal, else NULL
+    graph_id       INTEGER,             -- graph, NULL: none
+    graph_node_id  INTEGER              -- graph node, NULL: none
+);
+
+CREATE TABLE ppu_memsets (
+    id             INTEGER PRIMARY KEY, -- memset id
+    start_ns       INTEGER NOT NULL,    -- start
+    end_ns         INTEGER NOT NULL,    -- end
+    pid            INTEGER NOT NULL,    -- process
+    device         INTEGER NOT NULL,    -- CUDA ordinal
+    context        INTEGER NOT NULL,    -- context id
+    stream         INTEGER NOT NULL,    -- stream id
+    correlation_id INTEGER NOT NULL,    -- the API call
+    bytes          INTEGER NOT NULL,    -- size
+    value          INTEGER NOT NULL,    -- byte value set
+    memory_kind    INTEGER NOT NULL,    -- hggc_memory_kinds.id
+    async          INTEGER NOT NULL,    -- 1: cudaMemsetAsync
+    graph_id       INTEGER,             -- graph, NULL: none
+    graph_node_id  INTEGER              -- graph node, NULL: none
+);
+
+-- Host waits: event/stream/context synchronization and stream waits on events.
+CREATE TABLE ppu_syncs (
+    id             INTEGER PRIMARY KEY, -- sync id
+    start_ns       INTEGER NOT NULL,    -- start of the wait
+    end_ns         INTEGER NOT NULL,    -- end of the wait
+    pid            INTEGER NOT NULL,    -- process
+    type           INTEGER NOT NULL,    -- hggc_sync_types.id
+    context        INTEGER NOT NULL,    -- context id
+    stream         INTEGER,             -- stream id, NULL: none
+    correlation_id INTEGER NOT NULL,    -- the API call
+    event_id       INTEGER,             -- event waited for, NULL: none
+    event_sync_id  INTEGER              -- which record of that event, NULL: none
+);
+
+-- cudaEventRecord reaching the device.
+CREATE TABLE ppu_event_records (
+    pid            INTEGER NOT NULL, -- process
+    device_ns      INTEGER NOT NULL, -- when the event completed on the device
+    device         INTEGER NOT NULL, -- CUDA ordinal
+    context        INTEGER NOT NULL, -- context id
+    stream         INTEGER NOT NULL, -- stream id
+    correlation_id INTEGER NOT NULL, -- the cudaEventRecord call
+    event_id       INTEGER NOT NULL, -- event id
+    event_sync_id  INTEGER NOT NULL  -- which record of the event (joins ppu_syncs.event_sync_id)
+);
+
+-- Device and pinned memory allocations and releases.
+CREATE TABLE ppu_memory (
+    pid            INTEGER NOT NULL, -- process
+    timestamp_ns   INTEGER NOT NULL, -- when it happened
+    operation      INTEGER NOT NULL, -- 1 allocation, 2 release
+    memory_kind    INTEGER NOT NULL, -- hggc_memory_kinds.id
+    address        INTEGER NOT NULL, -- address
+    bytes          INTEGER NOT NULL, -- size
+    device         INTEGER,          -- CUDA ordinal
+    context        INTEGER,          -- context id
+    stream         INTEGER,          -- stream id (stream-ordered allocations)
+    correlation_id INTEGER           -- the API call
+);
+
+-- Graph launches traced as one range (--hggc-graph-trace=graph).
+CREATE TABLE ppu_graph_traces (
+    start_ns       INTEGER NOT NULL, -- first node starts
+    end_ns         INTEGER NOT NULL, -- last node ends
+    pid            INTEGER NOT NULL, -- process
+    device         INTEGER NOT NULL, -- CUDA ordinal
+    context        INTEGER NOT NULL, -- context id
+    stream         INTEGER NOT NULL, -- stream id
+    correlation_id INTEGER NOT NULL, -- the cudaGraphLaunch call
+    graph_id       INTEGER NOT NULL  -- the graph launched
+);
+
+-- Graph nodes, created (by API calls or stream capture) or cloned (by instantiation).
+CREATE TABLE ppu_graph_nodes (
+    pid              INTEGER NOT NULL, -- process
+    node_id          INTEGER NOT NULL, -- node id (ppu_kernels.graph_node_id)
+    graph_id         INTEGER,          -- graph it belongs to
+    node_type        INTEGER NOT NULL, -- CUgraphNodeType (0 kernel, 1 memcpy, 2 memset ...)
+    original_node_id INTEGER,          -- clones: the node it was cloned from, NULL otherwise
+    correlation_id   INTEGER,          -- the API call that created it (capture: the captured call)
+    PRIMARY KEY (pid, node_id)
+) WITHOUT ROWID;
+
+CREATE TABLE ppu_graph_edges (
+    pid        INTEGER NOT NULL, -- process
+    node_id    INTEGER NOT NULL, -- the dependent node
+    depends_on INTEGER NOT NULL  -- the node it waits for
+);
+
+-- Instantiated graphs and their launches.
+CREATE TABLE ppu_graph_execs (
+    pid            INTEGER NOT NULL, -- process
+    exec_id        INTEGER NOT NULL, -- graph exec id
+    graph_id       INTEGER,          -- the graph instantiated
+    correlation_id INTEGER,          -- the cudaGraphInstantiate call
+    PRIMARY KEY (pid, exec_id)
+) WITHOUT ROWID;
+
+CREATE TABLE ppu_graph_launches (
+    pid            INTEGER NOT NULL, -- process
+    exec_id        INTEGER NOT NULL, -- ppu_graph_execs.exec_id
+    correlation_id INTEGER NOT NULL  -- the cudaGraphLaunch call (hggc_api_calls)
+);
+
+-- Time CUPTI spent on itself.
+CREATE TABLE hggc_overheads (
+    pid           INTEGER NOT NULL, -- process
+    start_ns      INTEGER NOT NULL, -- start
+    end_ns        INTEGER NOT NULL, -- end
+    overhead_kind INTEGER NOT NULL, -- CUpti_ActivityOverheadKind (65536 buffer flush ...)
+    object_kind   INTEGER NOT NULL  -- CUpti_ActivityObjectKind
+);
+
+-- Copies and memsets as one list, each named as nsys names the operation
+-- ('[CUDA memcpy Host-to-Device]', '[CUDA memset]').
+CREATE VIEW ppu_memory_operations AS
+SELECT m.start_ns, m.end_ns, m.pid, m.device, m.context, m.stream, m.correlation_id, m.bytes,
+       m.src_kind, m.dst_kind,
+       '[CUDA memcpy ' || CASE m.copy_kind WHEN 1 THEN 'Host-to-Device'
+                                           WHEN 2 THEN 'Device-to-Host'
+                                           WHEN 8 THEN 'Device-to-Device'
+                                           WHEN 9 THEN 'Host-to-Host'
+                                           WHEN 10 THEN 'Peer-to-Peer'
+                                           ELSE COALESCE((SELECT name FROM hggc_copy_kinds
+                                                          WHERE id = m.copy_kind), 'Unknown')
+                          END || ']' AS operation
+FROM ppu_memcpys AS m
+UNION ALL
+SELECT e.start_ns, e.end_ns, e.pid, e.device, e.context, e.stream, e.correlation_id, e.bytes,
+       NULL, e.memory_kind, '[CUDA memset]'
+FROM ppu_memsets AS e;
+
+-- Names of CUPTI's numbers.
+CREATE TABLE hggc_copy_kinds (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT INTO hggc_copy_kinds VALUES (0, 'Unknown'), (1, 'HtoD'), (2, 'DtoH'), (3, 'HtoA'),
+    (4, 'AtoH'), (5, 'AtoA'), (6, 'AtoD'), (7, 'DtoA'), (8, 'DtoD'), (9, 'HtoH'), (10, 'PtoP');
+CREATE TABLE hggc_memory_kinds (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT INTO hggc_memory_kinds VALUES (0, 'Unknown'), (1, 'Pageable'), (2, 'Pinned'),
+    (3, 'Device'), (4, 'Array'), (5, 'Managed'), (6, 'Device Static'), (7, 'Managed Static');
+CREATE TABLE hggc_sync_types (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT INTO hggc_sync_types VALUES (0, 'Unknown'), (1, 'Event synchronize'),
+    (2, 'Stream wait event'), (3, 'Stream synchronize'), (4, 'Context synchronize');

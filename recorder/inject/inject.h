@@ -29,6 +29,7 @@
 enum asys_collector_bit {
     ASYS_COLLECT_HGTX = 1u << 0,
     ASYS_COLLECT_OSRT = 1u << 1,
+    ASYS_COLLECT_HGGC = 1u << 2,
 };
 
 enum asys_unwind_method {
@@ -47,7 +48,9 @@ struct asys_string_cache_entry {
 
 /* Per-thread cache of string literals: pointer -> string id.  Only pointers
  * into read-only segments of loaded objects go here (their text cannot
- * change); `generation` guards against a dlclose'd object's address reuse. */
+ * change); `generation` guards against a dlclose'd object's address reuse.
+ * string_id 0 remembers a pointer into writable memory: its text is looked
+ * up by content, without asking the loader again. */
 #define ASYS_LITERAL_CACHE_SIZE 256
 struct asys_literal_cache_entry {
     const char *text;
@@ -175,6 +178,9 @@ void asys_osrt_init(void);
 
 /* Debug output, only when ASYS_DEBUG is set. */
 void asys_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* An unsigned decimal from the environment; `fallback` when unset or not a number. */
+uint64_t asys_env_u64(const char *name, uint64_t fallback);
 
 /* Small helpers that allocate nothing (usable after fork and in handlers). */
 char *asys_append_str(char *dst, char *end, const char *s);

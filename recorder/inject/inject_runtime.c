@@ -71,7 +71,7 @@ static uint64_t new_process_uid(void)
     return uid ? uid : 1;
 }
 
-static uint64_t env_u64(const char *name, uint64_t fallback)
+uint64_t asys_env_u64(const char *name, uint64_t fallback)
 {
     const char *v = getenv(name);
     if (!v || !*v)
@@ -93,6 +93,8 @@ static uint32_t parse_collectors(const char *list)
             mask |= ASYS_COLLECT_HGTX;
         if (n == 4 && !strncmp(p, "osrt", 4))
             mask |= ASYS_COLLECT_OSRT;
+        if (n == 4 && !strncmp(p, "hggc", 4))
+            mask |= ASYS_COLLECT_HGGC;
         p += n;
         if (*p == ',')
             p++;
@@ -106,7 +108,7 @@ static double ticks_per_ns(int clock_kind)
 {
     if (clock_kind == ASYS_CLOCK_MONOTONIC)
         return 1.0;
-    uint64_t hz = env_u64("ASYS_TICK_HZ", 0);
+    uint64_t hz = asys_env_u64("ASYS_TICK_HZ", 0);
     if (hz)
         return (double)hz / 1e9;
     struct asys_clock_pair a, b;
@@ -145,8 +147,9 @@ static void init_process(void)
     asys_proc.ticks_per_ns = ticks_per_ns(asys_proc.clock_kind);
     const char *unwind = getenv("ASYS_UNWIND");
     asys_proc.unwind_method = unwind && !strcmp(unwind, "fp") ? ASYS_UNWIND_FP : ASYS_UNWIND_DWARF;
-    asys_proc.chunk_size = env_u64("ASYS_CHUNK_SIZE", ASYS_DEFAULT_CHUNK_SIZE);
-    asys_proc.max_segment_size = env_u64("ASYS_MAX_SEGMENT_SIZE", ASYS_DEFAULT_MAX_SEGMENT_SIZE);
+    asys_proc.chunk_size = asys_env_u64("ASYS_CHUNK_SIZE", ASYS_DEFAULT_CHUNK_SIZE);
+    asys_proc.max_segment_size =
+        asys_env_u64("ASYS_MAX_SEGMENT_SIZE", ASYS_DEFAULT_MAX_SEGMENT_SIZE);
     asys_proc.pid = (uint32_t)getpid();
     asys_proc.ppid = (uint32_t)getppid();
     asys_proc.process_uid = new_process_uid();
@@ -250,8 +253,8 @@ static int open_thread_segment(struct asys_thread *t, uint64_t not_after)
     struct asys_segment_header h;
     memset(&h, 0, sizeof h);
     h.collector = ASYS_SEGMENT_THREAD;
-    h.feature_mask =
-        ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX | ASYS_FEATURE_OSRT | ASYS_FEATURE_STACKS;
+    h.feature_mask = ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX | ASYS_FEATURE_OSRT |
+                     ASYS_FEATURE_STACKS | ASYS_FEATURE_HGGC;
     h.pid = asys_proc.pid;
     h.tid = t->tid;
     h.ppid = asys_proc.ppid;

@@ -46,16 +46,6 @@ enum osrt_function {
 
 static int osrt_on; /* the collector is enabled in this session */
 
-static uint64_t env_ns(const char *name, uint64_t fallback)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return fallback;
-    char *end;
-    unsigned long long n = strtoull(v, &end, 10);
-    return *end ? fallback : (uint64_t)n;
-}
-
 static void resolve_all(void);
 
 void asys_osrt_init(void)
@@ -65,10 +55,10 @@ void asys_osrt_init(void)
     resolve_all();
     double per_ns = asys_proc.ticks_per_ns;
     asys_proc.osrt_threshold_ticks =
-        (uint64_t)((double)env_ns("ASYS_OSRT_THRESHOLD_NS", 1000) * per_ns);
+        (uint64_t)((double)asys_env_u64("ASYS_OSRT_THRESHOLD_NS", 1000) * per_ns);
     asys_proc.osrt_backtrace_ticks =
-        (uint64_t)((double)env_ns("ASYS_OSRT_BACKTRACE_NS", 80000) * per_ns);
-    uint64_t depth = env_ns("ASYS_OSRT_BACKTRACE_DEPTH", 24);
+        (uint64_t)((double)asys_env_u64("ASYS_OSRT_BACKTRACE_NS", 80000) * per_ns);
+    uint64_t depth = asys_env_u64("ASYS_OSRT_BACKTRACE_DEPTH", 24);
     asys_proc.osrt_backtrace_depth =
         (uint32_t)(depth > ASYS_CALLCHAIN_MAX_DEPTH ? ASYS_CALLCHAIN_MAX_DEPTH : depth);
     __atomic_store_n(&osrt_on, 1, __ATOMIC_RELEASE);

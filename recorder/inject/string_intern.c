@@ -135,14 +135,18 @@ uint32_t asys_intern(struct asys_thread *t, const char *text)
     _Static_assert(ASYS_LITERAL_CACHE_SIZE == 1 << 8, "slot uses 8 bits");
     struct asys_literal_cache_entry *lit = &t->literals[slot];
     uint32_t generation = __atomic_load_n(&asys_proc.code_generation, __ATOMIC_RELAXED);
-    if (ASYS_LIKELY(lit->text == text && lit->generation == generation))
-        return lit->string_id;
+    int known_mutable = 0;
+    if (ASYS_LIKELY(lit->text == text && lit->generation == generation)) {
+        if (ASYS_LIKELY(lit->string_id))
+            return lit->string_id;
+        known_mutable = 1; /* heap text: by content, without asking the loader again */
+    }
     size_t length = strlen(text);
     int cached;
     uint32_t id = intern_content(t, text, length, &cached);
-    if (cached && is_immutable(text, length)) {
+    if (cached && !known_mutable) {
         lit->text = text;
-        lit->string_id = id;
+        lit->string_id = is_immutable(text, length) ? id : 0; /* 0: mutable, look up by content */
         lit->generation = generation;
     }
     return id;

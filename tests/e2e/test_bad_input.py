@@ -134,4 +134,4 @@ class BadCommands(AsysTestCase):
 
 
 if __name__ == '__main__':
-    unittest.main()
+    unittest.main(verbosity=2)

@@ -38,4 +38,4 @@ class Drops(AsysTestCase):
 
 
 if __name__ == '__main__':
-    unittest.main()
+    unittest.main(verbosity=2)

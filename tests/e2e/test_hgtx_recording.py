@@ -153,4 +153,4 @@ class Attributes(AsysTestCase):
 
 
 if __name__ == '__main__':
-    unittest.main()
+    unittest.main(verbosity=2)

@@ -153,7 +153,7 @@ class CallStacks(AsysTestCase):
 
 
 if __name__ == '__main__':
-    unittest.main()
+    unittest.main(verbosity=2)
 
 
 class AwkwardPlaces(AsysTestCase):

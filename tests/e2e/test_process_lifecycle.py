@@ -163,4 +163,4 @@ class Environment(AsysTestCase):
 
 
 if __name__ == '__main__':
-    unittest.main()
+    unittest.main(verbosity=2)

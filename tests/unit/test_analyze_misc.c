@@ -1,5 +1,6 @@
 /* Hash maps, clock conversion, SQL functions, report headers, member names. */
 #include "clock_map.h"
+#include "demangle.h"
 #include "hashmap.h"
 #include "report_catalog.h"
 #include "report_reader.h"
@@ -144,7 +145,61 @@ START_TEST(builtin_reports_parse_and_have_aliases)
     ck_assert_ptr_eq(asys_catalog_find(&cat, "nvtx_sum"), asys_catalog_find(&cat, "hgtx_sum"));
     ck_assert_ptr_nonnull(asys_catalog_find(&cat, "report_info"));
     ck_assert_ptr_nonnull(asys_catalog_find(&cat, "nvtx_pushpop_trace"));
+    const char *hggc[] = {"cuda_api_sum",         "cuda_api_trace",        "cuda_gpu_kern_sum",
+                          "cuda_gpu_trace",       "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum",
+                          "cuda_kern_exec_trace", "cuda_kern_exec_sum",    "hggc_graph_sum"};
+    for (size_t i = 0; i < sizeof hggc / sizeof hggc[0]; i++)
+        ck_assert_msg(asys_catalog_find(&cat, hggc[i]), "no report %s", hggc[i]);
     asys_catalog_free(&cat);
+}
+END_TEST
+
+START_TEST(report_arguments)
+{
+    struct asys_report_def d;
+    struct asys_err err;
+    ck_assert_int_eq(asys_report_def_parse("-- name: k\n-- arguments: base, mangled\nSELECT 1;",
+                                           "k.sql", &d, &err),
+                     0);
+    ck_assert_int_eq(asys_report_check_argument(&d, "k", &err), 0);
+    ck_assert_int_eq(asys_report_check_argument(&d, "k:base", &err), 0);
+    ck_assert_int_eq(asys_report_check_argument(&d, "k:mangled", &err), 0);
+    ck_assert_int_eq(asys_report_check_argument(&d, "k:bas", &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.text, "no argument 'bas' (valid: base, mangled)"));
+    asys_report_def_free(&d);
+    ck_assert_int_eq(asys_report_def_parse("-- name: t\nSELECT 1;", "t.sql", &d, &err), 0);
+    ck_assert_int_eq(asys_report_check_argument(&d, "t:x", &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.text, "takes no argument"));
+    asys_report_def_free(&d);
+}
+END_TEST
+
+START_TEST(kernel_names)
+{
+    static const struct {
+        const char *mangled, *demangled, *base;
+    } cases[] = {
+        {"_Z10add_kernelPfPKfi", "add_kernel(float*, float const*, int)", "add_kernel"},
+        {"_ZN2ns5scaleIfEEvPT_", "void ns::scale<float>(float*)", "ns::scale<float>"},
+        {"_Z6reduceILi256EEvPKfPfi", "void reduce<256>(float const*, float*, int)", "reduce<256>"},
+        {"_ZZ4mainENKUlvE_clEv", "main::{lambda()#1}::operator()() const",
+         "main::{lambda()#1}::operator()"},
+        {"_ZN1AltERKS_", "A::operator<(A const&)", "A::operator<"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *d = asys_demangle(cases[i].mangled);
+        ck_assert_ptr_nonnull(d);
+        ck_assert_str_eq(d, cases[i].demangled);
+        char base[128];
+        ck_assert_uint_eq(asys_base_name(d, base, sizeof base), strlen(cases[i].base));
+        ck_assert_str_eq(base, cases[i].base);
+        free(d);
+    }
+    ck_assert_ptr_null(asys_demangle("plain_c_kernel")); /* C names stay as they are */
+    ck_assert_ptr_null(asys_demangle("_Zbroken"));
+    char small[4];
+    ck_assert_uint_eq(asys_base_name("add_kernel(int)", small, sizeof small), 10);
+    ck_assert_str_eq(small, "add"); /* cut to fit, length still told */
 }
 END_TEST
 
@@ -173,6 +228,8 @@ int main(void)
     tcase_add_test(tc, report_headers);
     tcase_add_test(tc, builtin_reports_parse_and_have_aliases);
     tcase_add_test(tc, member_names);
+    tcase_add_test(tc, report_arguments);
+    tcase_add_test(tc, kernel_names);
     suite_add_tcase(s, tc);
     return test_run(&s, 1);
 }

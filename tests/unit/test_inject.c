@@ -404,29 +404,9 @@ END_TEST
 int main(int argc, char **argv)
 {
     (void)argc;
-    if (!getenv("ASYS_SESSION_DIR")) {
-        char dir[PATH_MAX], segs[PATH_MAX + 16], cleanup[PATH_MAX + 16];
-        const char *tmp = getenv("TMPDIR");
-        snprintf(dir, sizeof dir, "%s/asys-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-        if (!mkdtemp(dir))
-            return 1;
-        snprintf(segs, sizeof segs, "%s/segments", dir);
-        mkdir(segs, 0700);
-        setenv("ASYS_SESSION_DIR", dir, 1);
-        setenv("ASYS_COLLECTORS", "hgtx,osrt", 1);
-        setenv("ASYS_CLOCK", "monotonic", 1);
-        pid_t pid = fork();
-        if (pid == 0) {
-            execv("/proc/self/exe", argv);
-            _exit(127);
-        }
-        int status;
-        waitpid(pid, &status, 0);
-        snprintf(cleanup, sizeof cleanup, "rm -rf '%s'", dir);
-        if (system(cleanup) != 0)
-            return 1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-    }
+    int status = test_run_in_session(argv, "hgtx,osrt");
+    if (status >= 0)
+        return status;
     Suite *s = suite_create("inject");
     TCase *tc = tcase_create("inject");
     tcase_set_timeout(tc, 60);

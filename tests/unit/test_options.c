@@ -140,6 +140,35 @@ START_TEST(help_lists_the_manual_options)
 }
 END_TEST
 
+START_TEST(hggc_options)
+{
+    struct asys_profile_options o;
+    struct asys_err err;
+    ck_assert_int_eq(parse(&o, &err, 1, "app"), 0);
+    ck_assert_str_eq(o.hggc_trace_set, "all");
+    ck_assert_int_eq(o.hggc_backtrace_ns, 0);
+    ck_assert_int_eq(o.hggc_backtrace_depth, 24);
+    ck_assert_int_eq(o.hggc_graph_level, 0);
+    ck_assert_int_eq(parse(&o, &err, 9, "--hggc-trace-set=kernel-activity,kernel-api",
+                           "--hggcbacktrace", "all:1000", "--hggc-backtrace-depth", "50",
+                           "--hggc-graph-trace", "graph", "app"),
+                     0);
+    ck_assert_str_eq(o.hggc_trace_set, "kernel-activity,kernel-api");
+    ck_assert_int_eq(o.hggc_backtrace_ns, 1000);
+    ck_assert_int_eq(o.hggc_backtrace_depth, 50);
+    ck_assert_int_eq(o.hggc_graph_level, 1);
+    ck_assert_int_eq(parse(&o, &err, 3, "--hggc-trace-set", "kernels", "app"), -1);
+    ck_assert_ptr_nonnull(strstr(err.text, "unknown --hggc-trace-set subset 'kernels'"));
+    ck_assert_int_eq(parse(&o, &err, 3, "--hggc-trace-set", "sync,", "app"), 0);
+    ck_assert_int_eq(parse(&o, &err, 3, "--hggcbacktrace", "1000", "app"), -1);
+    ck_assert_ptr_nonnull(strstr(err.text, "all:NS"));
+    ck_assert_int_eq(parse(&o, &err, 3, "--hggcbacktrace", "all:0", "app"), -1);
+    ck_assert_int_eq(parse(&o, &err, 3, "--hggcbacktrace", "none", "app"), 0);
+    ck_assert_int_eq(parse(&o, &err, 3, "--hggc-backtrace-depth", "129", "app"), -1);
+    ck_assert_int_eq(parse(&o, &err, 3, "--hggc-graph-trace", "kernel", "app"), -1);
+}
+END_TEST
+
 START_TEST(trace_list_string)
 {
     char out[128];
@@ -161,6 +190,7 @@ int main(void)
     tcase_add_test(tc, planned_options_are_recorded);
     tcase_add_test(tc, errors);
     tcase_add_test(tc, help_lists_the_manual_options);
+    tcase_add_test(tc, hggc_options);
     tcase_add_test(tc, trace_list_string);
     suite_add_tcase(s, tc);
     return test_run(&s, 1);

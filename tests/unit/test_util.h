@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* A fresh directory under $TMPDIR; removed by test_rmdir(). */
@@ -22,6 +24,38 @@ static inline void test_rmdir(const char *dir)
     char cmd[PATH_MAX + 16];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     ck_assert_int_eq(system(cmd), 0);
+}
+
+/* The injected library reads its session from the environment when it
+ * starts: outside a session, this makes one (a directory with segments/),
+ * re-runs the test program inside it and returns the exit status to end
+ * with; inside one, returns -1. */
+static inline int test_run_in_session(char **argv, const char *collectors)
+{
+    if (getenv("ASYS_SESSION_DIR"))
+        return -1;
+    char dir[PATH_MAX], segments[PATH_MAX + 16];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/asys-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir))
+        return 1;
+    snprintf(segments, sizeof segments, "%s/segments", dir);
+    mkdir(segments, 0700);
+    setenv("ASYS_SESSION_DIR", dir, 1);
+    setenv("ASYS_COLLECTORS", collectors, 1);
+    setenv("ASYS_CLOCK", "monotonic", 1);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execv("/proc/self/exe", argv);
+        _exit(127);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    char cleanup[PATH_MAX + 16];
+    snprintf(cleanup, sizeof cleanup, "rm -rf '%s'", dir);
+    if (system(cleanup) != 0)
+        return 1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
 /* Runs every suite given; returns the process exit status. */

@@ -1,0 +1,18 @@
+/* Kernel names for reports: C++ demangling (the C++ runtime's own
+ * __cxa_demangle, so names read as the compiler's toolchain writes them) and
+ * the base name kernels are grouped by. */
+#ifndef ASYS_DEMANGLE_H
+#define ASYS_DEMANGLE_H
+
+#include <stddef.h>
+
+/* The demangled form of `mangled` (malloc'd), or NULL when it is not a
+ * mangled C++ name (plain C names stay as they are). */
+char *asys_demangle(const char *mangled);
+
+/* The name without return type and parameter list (kernels group by it):
+ * "void ns::scale<float>(float*)" -> "ns::scale<float>".
+ * Writes at most `size` bytes (NUL included) and returns the length. */
+size_t asys_base_name(const char *demangled, char *out, size_t size);
+
+#endif

@@ -1,0 +1,486 @@
+/* HGGC records -> the hggc_* and ppu_* tables.  API calls carry clock ticks
+ * (converted like every other record); device activity carries CLOCK_MONOTONIC
+ * ns already.  Kernel names are demangled once per distinct name at the end. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "demangle.h"
+#include "importer_internal.h"
+
+enum hggc_statement {
+    ST_API,
+    ST_DEVICE,
+    ST_CONTEXT,
+    ST_STREAM,
+    ST_KERNEL,
+    ST_MEMCPY,
+    ST_MEMSET,
+    ST_SYNC,
+    ST_EVENT,
+    ST_MEMORY,
+    ST_GRAPH_TRACE,
+    ST_GRAPH_NODE,
+    ST_GRAPH_EDGE,
+    ST_GRAPH_EXEC,
+    ST_GRAPH_LAUNCH,
+    ST_OVERHEAD,
+    ST_COUNT
+};
+
+static const char *const statement_sql[ST_COUNT] = {
+    [ST_API] = "INSERT INTO hggc_api_calls (start_ns, end_ns, pid, tid, api, name_id, cbid, "
+               "correlation_id, result, callchain_id) VALUES (?,?,?,?,?,?,?,?,?,?)",
+    [ST_DEVICE] = "INSERT OR REPLACE INTO ppu_devices (pid, device, physical_index, name_id, uuid, "
+                  "global_memory_bytes, multiprocessors, compute_major, compute_minor) "
+                  "VALUES (?,?,?,?,?,?,?,?,?)",
+    [ST_CONTEXT] = "INSERT OR REPLACE INTO ppu_contexts (pid, context, device, null_stream) "
+                   "VALUES (?,?,?,?)",
+    [ST_STREAM] = "INSERT OR REPLACE INTO ppu_streams (pid, stream, context, priority, "
+                  "non_blocking, is_default, correlation_id) VALUES (?,?,?,?,?,0,?)",
+    [ST_KERNEL] =
+        "INSERT INTO ppu_kernels (start_ns, end_ns, queued_ns, submitted_ns, pid, device, "
+        "context, stream, correlation_id, grid_x, grid_y, grid_z, block_x, block_y, "
+        "block_z, static_shared_bytes, dynamic_shared_bytes, registers_per_thread, "
+        "launch_type, mangled_name_id, graph_id, graph_node_id) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_MEMCPY] = "INSERT INTO ppu_memcpys (start_ns, end_ns, pid, device, context, stream, "
+                  "correlation_id, bytes, copy_kind, src_kind, dst_kind, async, src_device, "
+                  "dst_device, graph_id, graph_node_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_MEMSET] = "INSERT INTO ppu_memsets (start_ns, end_ns, pid, device, context, stream, "
+                  "correlation_id, bytes, value, memory_kind, async, graph_id, graph_node_id) "
+                  "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_SYNC] = "INSERT INTO ppu_syncs (start_ns, end_ns, pid, type, context, stream, "
+                "correlation_id, event_id, event_sync_id) VALUES (?,?,?,?,?,?,?,?,?)",
+    [ST_EVENT] = "INSERT INTO ppu_event_records (pid, device_ns, device, context, stream, "
+                 "correlation_id, event_id, event_sync_id) VALUES (?,?,?,?,?,?,?,?)",
+    [ST_MEMORY] = "INSERT INTO ppu_memory (pid, timestamp_ns, operation, memory_kind, address, "
+                  "bytes, device, context, stream, correlation_id) VALUES (?,?,?,?,?,?,?,?,?,?)",
+    [ST_GRAPH_TRACE] = "INSERT INTO ppu_graph_traces (start_ns, end_ns, pid, device, context, "
+                       "stream, correlation_id, graph_id) VALUES (?,?,?,?,?,?,?,?)",
+    [ST_GRAPH_NODE] = "INSERT OR IGNORE INTO ppu_graph_nodes (pid, node_id, graph_id, node_type, "
+                      "original_node_id, correlation_id) VALUES (?,?,?,?,?,?)",
+    [ST_GRAPH_EDGE] = "INSERT INTO ppu_graph_edges (pid, node_id, depends_on) VALUES (?,?,?)",
+    [ST_GRAPH_EXEC] = "INSERT OR REPLACE INTO ppu_graph_execs (pid, exec_id, graph_id, "
+                      "correlation_id) VALUES (?,?,?,?)",
+    [ST_GRAPH_LAUNCH] = "INSERT INTO ppu_graph_launches (pid, exec_id, correlation_id) "
+                        "VALUES (?,?,?)",
+    [ST_OVERHEAD] = "INSERT INTO hggc_overheads (pid, start_ns, end_ns, overhead_kind, "
+                    "object_kind) VALUES (?,?,?,?,?)",
+};
+
+struct imp_hggc {
+    sqlite3_stmt *st[ST_COUNT];
+    struct asys_u64map kernel_names; /* global string id of every mangled kernel name */
+};
+
+int imp_hggc_init(struct asys_importer *imp, struct asys_err *err)
+{
+    struct imp_hggc *h = calloc(1, sizeof *h);
+    if (!h)
+        return asys_fail(err, "out of memory");
+    imp->hggc = h;
+    asys_u64map_init(&h->kernel_names);
+    for (int i = 0; i < ST_COUNT; i++)
+        if (imp_prepare(imp, statement_sql[i], &h->st[i], err) != 0)
+            return -1;
+    return 0;
+}
+
+void imp_hggc_free(struct asys_importer *imp)
+{
+    struct imp_hggc *h = imp->hggc;
+    if (!h)
+        return;
+    for (int i = 0; i < ST_COUNT; i++)
+        sqlite3_finalize(h->st[i]);
+    asys_u64map_free(&h->kernel_names);
+    free(h);
+    imp->hggc = NULL;
+}
+
+/* Binds values in order from column 1. */
+struct binder {
+    sqlite3_stmt *st;
+    int col;
+};
+
+static void put(struct binder *b, int64_t v)
+{
+    sqlite3_bind_int64(b->st, ++b->col, v);
+}
+
+static void put_opt(struct binder *b, int64_t v, int present)
+{
+    imp_bind_optional(b->st, ++b->col, v, present);
+}
+
+static struct binder bind(struct asys_importer *imp, enum hggc_statement which)
+{
+    struct binder b = {imp->hggc->st[which], 0};
+    return b;
+}
+
+/* Where and when device work ran: start, end, pid, device, context, stream,
+ * correlation id (the leading columns of copies, memsets and graph ranges). */
+static void put_work(struct binder *b, struct asys_importer *imp, uint64_t start_ns,
+                     uint64_t end_ns, uint32_t device, uint32_t context, uint32_t stream,
+                     uint32_t correlation_id)
+{
+    put(b, (int64_t)start_ns);
+    put(b, (int64_t)end_ns);
+    put(b, imp->seg.pid);
+    put(b, device);
+    put(b, context);
+    put(b, stream);
+    put(b, correlation_id);
+}
+
+/* CUPTI's "none" for 32-bit ids. */
+#define NONE32 0xffffffffu
+
+static int import_api(struct asys_importer *imp, const struct asys_record *rec, uint64_t end_ns,
+                      struct asys_err *err)
+{
+    const struct asys_rec_hggc_api *r = (const void *)rec->data;
+    int64_t chain = imp_callchain(imp, r->callchain_id);
+    struct binder b = bind(imp, ST_API);
+    put(&b, (int64_t)imp_ns(imp, r->start_ticks));
+    put(&b, (int64_t)end_ns);
+    put(&b, imp->seg.pid);
+    put(&b, imp->seg.tid);
+    put(&b, rec->arg);
+    put(&b, imp_string(imp, imp->seg.image, r->name_string_id));
+    put(&b, r->cbid);
+    put(&b, r->correlation_id);
+    put(&b, r->result);
+    put_opt(&b, chain, chain != 0);
+    return imp_step(imp, b.st, err);
+}
+
+static int import_kernel(struct asys_importer *imp, const struct asys_record *rec,
+                         struct asys_err *err)
+{
+    const struct asys_rec_hggc_kernel *r = (const void *)rec->data;
+    uint32_t name = imp_string(imp, imp->seg.image, r->name_string_id);
+    if (name && asys_u64map_put(&imp->hggc->kernel_names, name, 1) != 0)
+        return asys_fail(err, "out of memory");
+    struct binder b = bind(imp, ST_KERNEL);
+    put(&b, (int64_t)r->start_ns);
+    put(&b, (int64_t)r->end_ns);
+    put_opt(&b, (int64_t)r->queued_ns, r->queued_ns != 0);
+    put_opt(&b, (int64_t)r->submitted_ns, r->submitted_ns != 0);
+    put(&b, imp->seg.pid);
+    put(&b, r->device);
+    put(&b, r->context);
+    put(&b, r->stream);
+    put(&b, r->correlation_id);
+    for (int i = 0; i < 3; i++)
+        put(&b, r->grid[i]);
+    for (int i = 0; i < 3; i++)
+        put(&b, r->block[i]);
+    put(&b, r->static_shared_memory);
+    put(&b, r->dynamic_shared_memory);
+    put(&b, r->registers_per_thread);
+    put(&b, r->launch_type);
+    put(&b, name);
+    put_opt(&b, r->graph_id, r->graph_id != 0);
+    put_opt(&b, (int64_t)r->graph_node_id, r->graph_node_id != 0);
+    return imp_step(imp, b.st, err);
+}
+
+static int import_memcpy(struct asys_importer *imp, const struct asys_record *rec,
+                         struct asys_err *err)
+{
+    const struct asys_rec_hggc_memcpy *r = (const void *)rec->data;
+    struct binder b = bind(imp, ST_MEMCPY);
+    put_work(&b, imp, r->start_ns, r->end_ns, r->device, r->context, r->stream, r->correlation_id);
+    put(&b, (int64_t)r->bytes);
+    put(&b, r->copy_kind);
+    put(&b, r->src_kind);
+    put(&b, r->dst_kind);
+    put(&b, r->flags & 1);
+    put_opt(&b, r->src_device, r->src_device != NONE32);
+    put_opt(&b, r->dst_device, r->dst_device != NONE32);
+    put_opt(&b, r->graph_id, r->graph_id != 0);
+    put_opt(&b, (int64_t)r->graph_node_id, r->graph_node_id != 0);
+    return imp_step(imp, b.st, err);
+}
+
+static int import_memset(struct asys_importer *imp, const struct asys_record *rec,
+                         struct asys_err *err)
+{
+    const struct asys_rec_hggc_memset *r = (const void *)rec->data;
+    struct binder b = bind(imp, ST_MEMSET);
+    put_work(&b, imp, r->start_ns, r->end_ns, r->device, r->context, r->stream, r->correlation_id);
+    put(&b, (int64_t)r->bytes);
+    put(&b, r->value);
+    put(&b, r->memory_kind);
+    put(&b, r->flags & 1);
+    put_opt(&b, r->graph_id, r->graph_id != 0);
+    put_opt(&b, (int64_t)r->graph_node_id, r->graph_node_id != 0);
+    return imp_step(imp, b.st, err);
+}
+
+static int import_sync(struct asys_importer *imp, const struct asys_record *rec,
+                       struct asys_err *err)
+{
+    const struct asys_rec_hggc_sync *r = (const void *)rec->data;
+    struct binder b = bind(imp, ST_SYNC);
+    put(&b, (int64_t)r->start_ns);
+    put(&b, (int64_t)r->end_ns);
+    put(&b, imp->seg.pid);
+    put(&b, rec->arg);
+    put(&b, r->context);
+    put_opt(&b, r->stream, r->stream != NONE32);
+    put(&b, r->correlation_id);
+    put_opt(&b, r->event_id, r->event_id != NONE32);
+    put_opt(&b, (int64_t)r->event_sync_id, r->event_sync_id != UINT64_MAX);
+    return imp_step(imp, b.st, err);
+}
+
+static int import_event(struct asys_importer *imp, const struct asys_record *rec,
+                        struct asys_err *err)
+{
+    const struct asys_rec_hggc_event_record *r = (const void *)rec->data;
+    struct binder b = bind(imp, ST_EVENT);
+    put(&b, imp->seg.pid);
+    put(&b, (int64_t)r->device_ns);
+    put(&b, r->device);
+    put(&b, r->context);
+    put(&b, r->stream);
+    put(&b, r->correlation_id);
+    put(&b, r->event_id);
+    put(&b, (int64_t)r->event_sync_id);
+    return imp_step(imp, b.st, err);
+}
+
+static int import_memory(struct asys_importer *imp, const struct asys_record *rec,
+                         struct asys_err *err)
+{
+    const struct asys_rec_hggc_memory *r = (const void *)rec->data;
+    struct binder b = bind(imp, ST_MEMORY);
+    put(&b, imp->seg.pid);
+    put(&b, (int64_t)r->timestamp_ns);
+    put(&b, rec->arg);
+    put(&b, r->memory_kind);
+    put(&b, (int64_t)r->address);
+    put(&b, (int64_t)r->bytes);
+    put_opt(&b, r->device, r->device != NONE32);
+    put_opt(&b, r->context, r->context != 0);
+    put_opt(&b, r->stream, r->stream != 0 && r->stream != NONE32);
+    put_opt(&b, r->correlation_id, r->correlation_id != 0);
+    return imp_step(imp, b.st, err);
+}
+
+static int import_graph_trace(struct asys_importer *imp, const struct asys_record *rec,
+                              struct asys_err *err)
+{
+    const struct asys_rec_hggc_graph_trace *r = (const void *)rec->data;
+    struct binder b = bind(imp, ST_GRAPH_TRACE);
+    put_work(&b, imp, r->start_ns, r->end_ns, r->device, r->context, r->stream, r->correlation_id);
+    put(&b, r->graph_id);
+    return imp_step(imp, b.st, err);
+}
+
+static int import_device(struct asys_importer *imp, const struct asys_record *rec,
+                         struct asys_err *err)
+{
+    const struct asys_rec_hggc_device *r = (const void *)rec->data;
+    char uuid[33];
+    for (int i = 0; i < 16; i++)
+        snprintf(uuid + 2 * i, 3, "%02x", r->uuid[i]);
+    struct binder b = bind(imp, ST_DEVICE);
+    put(&b, imp->seg.pid);
+    put(&b, rec->arg);
+    put_opt(&b, r->physical_index, r->physical_index != NONE32);
+    put(&b, imp_string(imp, imp->seg.image, r->name_string_id));
+    sqlite3_bind_text(b.st, ++b.col, uuid, -1, SQLITE_TRANSIENT);
+    put(&b, (int64_t)r->global_memory_bytes);
+    put(&b, r->multiprocessors);
+    put(&b, r->compute_major);
+    put(&b, r->compute_minor);
+    return imp_step(imp, b.st, err);
+}
+
+static int import_context(struct asys_importer *imp, const struct asys_record *rec,
+                          struct asys_err *err)
+{
+    const struct asys_rec_hggc_context *r = (const void *)rec->data;
+    struct binder b = bind(imp, ST_CONTEXT);
+    put(&b, imp->seg.pid);
+    put(&b, r->context);
+    put(&b, r->device);
+    put_opt(&b, r->null_stream, r->null_stream != NONE32);
+    return imp_step(imp, b.st, err);
+}
+
+static int import_stream(struct asys_importer *imp, const struct asys_record *rec,
+                         struct asys_err *err)
+{
+    const struct asys_rec_hggc_stream *r = (const void *)rec->data;
+    struct binder b = bind(imp, ST_STREAM);
+    put(&b, imp->seg.pid);
+    put(&b, r->stream);
+    put(&b, r->context);
+    put(&b, r->priority);
+    put(&b, r->flags & 1);
+    put_opt(&b, r->correlation_id, r->correlation_id != 0);
+    return imp_step(imp, b.st, err);
+}
+
+static int import_graph_node(struct asys_importer *imp, const struct asys_record *rec,
+                             struct asys_err *err)
+{
+    const struct asys_rec_hggc_graph_node *r = (const void *)rec->data;
+    if (rec->arg == ASYS_HGGC_NODE_DEPENDENCY) {
+        struct binder b = bind(imp, ST_GRAPH_EDGE);
+        put(&b, imp->seg.pid);
+        put(&b, (int64_t)r->node_id);
+        put(&b, (int64_t)r->other_node_id);
+        return imp_step(imp, b.st, err);
+    }
+    struct binder b = bind(imp, ST_GRAPH_NODE);
+    put(&b, imp->seg.pid);
+    put(&b, (int64_t)r->node_id);
+    put_opt(&b, r->graph_id, r->graph_id != 0);
+    put(&b, r->node_type);
+    put_opt(&b, (int64_t)r->other_node_id, rec->arg == ASYS_HGGC_NODE_CLONED && r->other_node_id);
+    put_opt(&b, r->correlation_id, r->correlation_id != 0);
+    return imp_step(imp, b.st, err);
+}
+
+static int import_graph_exec(struct asys_importer *imp, const struct asys_record *rec,
+                             struct asys_err *err)
+{
+    const struct asys_rec_hggc_graph_exec *r = (const void *)rec->data;
+    if (rec->type == ASYS_REC_HGGC_GRAPH_LAUNCH) {
+        struct binder b = bind(imp, ST_GRAPH_LAUNCH);
+        put(&b, imp->seg.pid);
+        put(&b, r->exec_id);
+        put(&b, r->correlation_id);
+        return imp_step(imp, b.st, err);
+    }
+    struct binder b = bind(imp, ST_GRAPH_EXEC);
+    put(&b, imp->seg.pid);
+    put(&b, r->exec_id);
+    put_opt(&b, r->graph_id, r->graph_id != 0);
+    put_opt(&b, r->correlation_id, r->correlation_id != 0);
+    return imp_step(imp, b.st, err);
+}
+
+static int import_overhead(struct asys_importer *imp, const struct asys_record *rec,
+                           struct asys_err *err)
+{
+    const struct asys_rec_hggc_overhead *r = (const void *)rec->data;
+    struct binder b = bind(imp, ST_OVERHEAD);
+    put(&b, imp->seg.pid);
+    put(&b, (int64_t)r->start_ns);
+    put(&b, (int64_t)r->end_ns);
+    put(&b, r->overhead_kind);
+    put(&b, r->object_kind);
+    return imp_step(imp, b.st, err);
+}
+
+int imp_hggc_record(struct asys_importer *imp, const struct asys_record *rec, uint64_t ns,
+                    struct asys_err *err)
+{
+    switch (rec->type) {
+    case ASYS_REC_HGGC_API:
+        return import_api(imp, rec, ns, err);
+    case ASYS_REC_HGGC_KERNEL:
+        return import_kernel(imp, rec, err);
+    case ASYS_REC_HGGC_MEMCPY:
+        return import_memcpy(imp, rec, err);
+    case ASYS_REC_HGGC_MEMSET:
+        return import_memset(imp, rec, err);
+    case ASYS_REC_HGGC_SYNC:
+        return import_sync(imp, rec, err);
+    case ASYS_REC_HGGC_EVENT_RECORD:
+        return import_event(imp, rec, err);
+    case ASYS_REC_HGGC_MEMORY:
+        return import_memory(imp, rec, err);
+    case ASYS_REC_HGGC_GRAPH_TRACE:
+        return import_graph_trace(imp, rec, err);
+    case ASYS_REC_HGGC_DEVICE:
+        return import_device(imp, rec, err);
+    case ASYS_REC_HGGC_CONTEXT:
+        return import_context(imp, rec, err);
+    case ASYS_REC_HGGC_STREAM:
+        return import_stream(imp, rec, err);
+    case ASYS_REC_HGGC_GRAPH_NODE:
+        return import_graph_node(imp, rec, err);
+    case ASYS_REC_HGGC_GRAPH_EXEC:
+    case ASYS_REC_HGGC_GRAPH_LAUNCH:
+        return import_graph_exec(imp, rec, err);
+    case ASYS_REC_HGGC_OVERHEAD:
+        return import_overhead(imp, rec, err);
+    default: /* STATUS: the manifest has it (session_info hggc_*) */
+        return 0;
+    }
+}
+
+/* ppu_kernel_names: every distinct kernel name demangled once. */
+static int finish_kernel_names(struct asys_importer *imp, struct asys_err *err)
+{
+    sqlite3_stmt *get = NULL, *put_name = NULL;
+    if (imp_prepare(imp, "SELECT value FROM strings WHERE id = ?", &get, err) ||
+        imp_prepare(imp,
+                    "INSERT INTO ppu_kernel_names (mangled_name_id, demangled_name_id, "
+                    "base_name_id) VALUES (?,?,?)",
+                    &put_name, err)) {
+        sqlite3_finalize(get);
+        return -1;
+    }
+    int rc = 0;
+    const struct asys_u64map *names = &imp->hggc->kernel_names;
+    for (size_t i = 0; rc == 0 && i < names->capacity; i++) {
+        if (!names->used[i])
+            continue;
+        uint32_t mangled_id = (uint32_t)names->keys[i];
+        sqlite3_bind_int64(get, 1, mangled_id);
+        const char *mangled =
+            sqlite3_step(get) == SQLITE_ROW ? (const char *)sqlite3_column_text(get, 0) : NULL;
+        char *demangled = asys_demangle(mangled);
+        const char *shown = demangled ? demangled : mangled ? mangled : "";
+        char base[1024];
+        size_t base_length = asys_base_name(shown, base, sizeof base);
+        if (base_length >= sizeof base)
+            base_length = sizeof base - 1;
+        sqlite3_reset(get); /* `mangled` is not used past here */
+        uint32_t demangled_id = mangled_id, base_id = 0;
+        if (demangled)
+            rc = imp_intern_text(imp, demangled, strlen(demangled), &demangled_id, err);
+        if (rc == 0)
+            rc = imp_intern_text(imp, base, base_length, &base_id, err);
+        free(demangled);
+        if (rc != 0)
+            break;
+        sqlite3_bind_int64(put_name, 1, mangled_id);
+        sqlite3_bind_int64(put_name, 2, demangled_id);
+        sqlite3_bind_int64(put_name, 3, base_id);
+        rc = imp_step(imp, put_name, err);
+    }
+    sqlite3_finalize(get);
+    sqlite3_finalize(put_name);
+    return rc;
+}
+
+int imp_hggc_finish(struct asys_importer *imp, struct asys_err *err)
+{
+    if (finish_kernel_names(imp, err) != 0)
+        return -1;
+    char *msg = NULL;
+    /* each context's default stream is a stream too */
+    if (sqlite3_exec(imp->db,
+                     "INSERT OR IGNORE INTO ppu_streams (pid, stream, context, priority, "
+                     "non_blocking, is_default, correlation_id) "
+                     "SELECT pid, null_stream, context, 0, 0, 1, NULL FROM ppu_contexts "
+                     "WHERE null_stream IS NOT NULL",
+                     NULL, NULL, &msg) != SQLITE_OK) {
+        asys_fail(err, "database error: %s", msg ? msg : sqlite3_errmsg(imp->db));
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,347 @@
+// A CUDA program for the HGGC tests: built by nvcc with -cudart shared, it
+// runs unchanged on simppu and on a real GPU.  Each mode exercises one part of
+// the runtime; "all" runs every mode but "threads" and "launches".
+//
+//   hggc_workload MODE [N]
+//   streams   kernels on four streams ordered by events and waits
+//   graphs    a two-stream capture (kernels, copy, memset) launched N times
+//   memcpy    every copy kind, pageable and pinned, sync and async; memsets
+//   devices   kernels and a peer copy on two devices (needs two)
+//   threads   N threads, each launching kernels on its own stream
+//   errors    calls that fail: out of memory, bad launch configuration
+//   launches  N empty launches on one stream (the benchmark's loop)
+//   calls     N cudaGetDevice calls: API cost without device work
+//   reset     work, then cudaDeviceReset, then more work
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+static const size_t kBytes = 1 << 20; // every copy moves 1 MiB
+
+__global__ void produce(float *data, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        data[i] = (float)i;
+}
+
+__global__ void consume(const float *in, float *out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        out[i] = in[i] * 2.0f;
+}
+
+namespace ops
+{
+template <typename T> __global__ void scale(T *data, T factor, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        data[i] *= factor;
+}
+} // namespace ops
+
+__global__ void empty_kernel() {}
+
+static const int kN = (int)(kBytes / sizeof(float));
+static const dim3 kGrid((kN + 255) / 256), kBlock(256);
+
+// Four streams: s0 produces, s1 and s2 wait for it through an event and
+// consume, s3 (a blocking stream) then scales after waiting for both.
+static void run_streams(void)
+{
+    nvtxRangePushA("streams");
+    cudaStream_t s[4];
+    CHECK(cudaStreamCreateWithFlags(&s[0], cudaStreamNonBlocking));
+    CHECK(cudaStreamCreateWithFlags(&s[1], cudaStreamNonBlocking));
+    CHECK(cudaStreamCreateWithPriority(&s[2], cudaStreamNonBlocking, -1));
+    CHECK(cudaStreamCreate(&s[3]));
+    float *a, *b, *c;
+    CHECK(cudaMalloc(&a, kBytes));
+    CHECK(cudaMalloc(&b, kBytes));
+    CHECK(cudaMalloc(&c, kBytes));
+    cudaEvent_t produced, done1, done2;
+    CHECK(cudaEventCreate(&produced));
+    CHECK(cudaEventCreateWithFlags(&done1, cudaEventDisableTiming));
+    CHECK(cudaEventCreateWithFlags(&done2, cudaEventDisableTiming));
+    for (int round = 0; round < 3; round++) {
+        produce<<<kGrid, kBlock, 0, s[0]>>>(a, kN);
+        CHECK(cudaEventRecord(produced, s[0]));
+        CHECK(cudaStreamWaitEvent(s[1], produced, 0));
+        CHECK(cudaStreamWaitEvent(s[2], produced, 0));
+        consume<<<kGrid, kBlock, 0, s[1]>>>(a, b, kN);
+        consume<<<kGrid, kBlock, 0, s[2]>>>(a, c, kN);
+        CHECK(cudaEventRecord(done1, s[1]));
+        CHECK(cudaEventRecord(done2, s[2]));
+        CHECK(cudaStreamWaitEvent(s[3], done1, 0));
+        CHECK(cudaStreamWaitEvent(s[3], done2, 0));
+        ops::scale<float><<<kGrid, kBlock, 0, s[3]>>>(b, 0.5f, kN);
+        cudaEventQuery(produced); // may say not ready: not an error
+        cudaStreamQuery(s[3]);
+    }
+    CHECK(cudaEventSynchronize(done2));
+    CHECK(cudaStreamSynchronize(s[3]));
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, produced, produced));
+    CHECK(cudaDeviceSynchronize());
+    for (int i = 0; i < 4; i++)
+        CHECK(cudaStreamDestroy(s[i]));
+    CHECK(cudaEventDestroy(produced));
+    CHECK(cudaEventDestroy(done1));
+    CHECK(cudaEventDestroy(done2));
+    CHECK(cudaFree(a));
+    CHECK(cudaFree(b));
+    CHECK(cudaFree(c));
+    nvtxRangePop();
+}
+
+// Stream capture across two streams (fork and join through events): the
+// graph has produce -> {consume, memset} -> copy.
+static void run_graphs(int launches)
+{
+    nvtxRangePushA("graphs");
+    cudaStream_t main_stream, side;
+    CHECK(cudaStreamCreateWithFlags(&main_stream, cudaStreamNonBlocking));
+    CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+    float *a, *b, *host;
+    CHECK(cudaMalloc(&a, kBytes));
+    CHECK(cudaMalloc(&b, kBytes));
+    CHECK(cudaMallocHost(&host, kBytes));
+    cudaEvent_t fork, join;
+    CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+    CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+
+    cudaGraph_t graph;
+    CHECK(cudaStreamBeginCapture(main_stream, cudaStreamCaptureModeGlobal));
+    produce<<<kGrid, kBlock, 0, main_stream>>>(a, kN);
+    CHECK(cudaEventRecord(fork, main_stream));
+    CHECK(cudaStreamWaitEvent(side, fork, 0));
+    consume<<<kGrid, kBlock, 0, side>>>(a, b, kN);
+    CHECK(cudaMemsetAsync(a, 0, kBytes, main_stream));
+    CHECK(cudaEventRecord(join, side));
+    CHECK(cudaStreamWaitEvent(main_stream, join, 0));
+    CHECK(cudaMemcpyAsync(host, b, kBytes, cudaMemcpyDeviceToHost, main_stream));
+    CHECK(cudaStreamEndCapture(main_stream, &graph));
+
+    cudaGraphExec_t exec;
+    CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    for (int i = 0; i < launches; i++)
+        CHECK(cudaGraphLaunch(exec, main_stream));
+    CHECK(cudaStreamSynchronize(main_stream));
+    CHECK(cudaGraphExecDestroy(exec));
+    CHECK(cudaGraphDestroy(graph));
+    CHECK(cudaEventDestroy(fork));
+    CHECK(cudaEventDestroy(join));
+    CHECK(cudaStreamDestroy(main_stream));
+    CHECK(cudaStreamDestroy(side));
+    CHECK(cudaFree(a));
+    CHECK(cudaFree(b));
+    CHECK(cudaFreeHost(host));
+    nvtxRangePop();
+}
+
+// HtoD, DtoH, DtoD, HtoH; pageable and pinned host memory; sync and async.
+static void run_memcpy(void)
+{
+    nvtxRangePushA("memcpy");
+    char *pageable = (char *)malloc(kBytes), *pageable2 = (char *)malloc(kBytes);
+    char *pinned, *pinned2, *device, *device2;
+    memset(pageable, 1, kBytes);
+    CHECK(cudaMallocHost(&pinned, kBytes));
+    CHECK(cudaHostAlloc(&pinned2, kBytes, cudaHostAllocDefault));
+    CHECK(cudaMalloc(&device, kBytes));
+    CHECK(cudaMalloc(&device2, kBytes));
+    cudaStream_t s;
+    CHECK(cudaStreamCreate(&s));
+    CHECK(cudaMemcpy(device, pageable, kBytes, cudaMemcpyHostToDevice));  // HtoD pageable
+    CHECK(cudaMemcpy(pageable2, device, kBytes, cudaMemcpyDeviceToHost)); // DtoH pageable
+    if (memcmp(pageable, pageable2, kBytes) != 0) {                       // the bytes really moved
+        fprintf(stderr, "memcpy: data differs\n");
+        exit(1);
+    }
+    CHECK(cudaMemcpy(device, pinned, kBytes, cudaMemcpyHostToDevice));         // HtoD pinned
+    CHECK(cudaMemcpy(pinned2, device, kBytes, cudaMemcpyDeviceToHost));        // DtoH pinned
+    CHECK(cudaMemcpy(device2, device, kBytes, cudaMemcpyDeviceToDevice));      // DtoD
+    CHECK(cudaMemcpy(pinned2, pinned, kBytes, cudaMemcpyHostToHost));          // HtoH pinned
+    CHECK(cudaMemcpyAsync(device, pinned, kBytes, cudaMemcpyHostToDevice, s)); // async HtoD
+    CHECK(cudaMemcpyAsync(pinned, device, kBytes, cudaMemcpyDeviceToHost, s)); // async DtoH
+    CHECK(cudaMemcpyAsync(device2, device, kBytes, cudaMemcpyDefault, s));     // async DtoD
+    CHECK(cudaMemset(device, 0, kBytes));
+    CHECK(cudaMemsetAsync(device2, 7, kBytes, s));
+    CHECK(cudaStreamSynchronize(s));
+    CHECK(cudaStreamDestroy(s));
+    CHECK(cudaFree(device));
+    CHECK(cudaFree(device2));
+    CHECK(cudaFreeHost(pinned));
+    CHECK(cudaFreeHost(pinned2));
+    free(pageable);
+    free(pageable2);
+    nvtxRangePop();
+}
+
+// Work on two devices and a peer copy between them.
+static void run_devices(void)
+{
+    int count = 0;
+    CHECK(cudaGetDeviceCount(&count));
+    if (count < 2) {
+        fprintf(stderr, "devices: needs two devices, found %d\n", count);
+        exit(1);
+    }
+    nvtxRangePushA("devices");
+    float *on[2];
+    for (int d = 0; d < 2; d++) {
+        CHECK(cudaSetDevice(d));
+        CHECK(cudaMalloc(&on[d], kBytes));
+        produce<<<kGrid, kBlock>>>(on[d], kN);
+        CHECK(cudaDeviceSynchronize());
+    }
+    CHECK(cudaSetDevice(0));
+    CHECK(cudaMemcpyPeer(on[1], 1, on[0], 0, kBytes));
+    for (int d = 0; d < 2; d++) {
+        CHECK(cudaSetDevice(d));
+        CHECK(cudaFree(on[d]));
+    }
+    CHECK(cudaSetDevice(0));
+    nvtxRangePop();
+}
+
+struct thread_work {
+    int launches;
+};
+
+static void *launch_thread(void *arg)
+{
+    const struct thread_work *w = (const struct thread_work *)arg;
+    cudaStream_t s;
+    float *a;
+    CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CHECK(cudaMalloc(&a, kBytes));
+    for (int i = 0; i < w->launches; i++)
+        produce<<<kGrid, kBlock, 0, s>>>(a, kN);
+    CHECK(cudaStreamSynchronize(s));
+    CHECK(cudaFree(a));
+    CHECK(cudaStreamDestroy(s));
+    return NULL;
+}
+
+static void run_threads(int threads)
+{
+    pthread_t t[64];
+    struct thread_work w = {10};
+    if (threads > 64)
+        threads = 64;
+    for (int i = 0; i < threads; i++)
+        pthread_create(&t[i], NULL, launch_thread, &w);
+    for (int i = 0; i < threads; i++)
+        pthread_join(t[i], NULL);
+}
+
+// Calls that fail, as programs' calls do: the trace shows their results.
+static void run_errors(void)
+{
+    void *p = NULL;
+    cudaError_t e = cudaMalloc(&p, (size_t)1 << 62);
+    printf("errors: cudaMalloc(2^62) = %d (%s)\n", (int)e, cudaGetErrorName(e));
+    empty_kernel<<<1, 4096>>>(); // more threads per block than allowed
+    e = cudaGetLastError();
+    printf("errors: launch with 4096 threads = %d (%s)\n", (int)e, cudaGetErrorName(e));
+}
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+// Prints the mean host time of one launch call (the benchmark reads it).
+static void run_launches(int n)
+{
+    cudaStream_t s;
+    CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    empty_kernel<<<1, 1, 0, s>>>(); // the first launch pays for setup
+    CHECK(cudaStreamSynchronize(s));
+    double start = now_ns();
+    for (int i = 0; i < n; i++)
+        empty_kernel<<<1, 1, 0, s>>>();
+    double elapsed = now_ns() - start;
+    CHECK(cudaStreamSynchronize(s));
+    CHECK(cudaStreamDestroy(s));
+    printf("launch_ns %.1f\n", elapsed / n);
+}
+
+// Prints the mean host time of a call that does no device work.
+static void run_calls(int n)
+{
+    int device;
+    CHECK(cudaGetDevice(&device)); // the first call pays for setup
+    double start = now_ns();
+    for (int i = 0; i < n; i++)
+        cudaGetDevice(&device);
+    printf("call_ns %.1f\n", (now_ns() - start) / n);
+}
+
+static void run_reset(void)
+{
+    float *a;
+    CHECK(cudaMalloc(&a, kBytes));
+    produce<<<kGrid, kBlock>>>(a, kN);
+    CHECK(cudaDeviceReset()); // destroys the context: its records are flushed there
+    CHECK(cudaMalloc(&a, kBytes));
+    produce<<<kGrid, kBlock>>>(a, kN);
+    CHECK(cudaDeviceSynchronize());
+    CHECK(cudaFree(a));
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "all";
+    int n = argc > 2 ? atoi(argv[2]) : 0;
+    if (!strcmp(mode, "streams"))
+        run_streams();
+    else if (!strcmp(mode, "graphs"))
+        run_graphs(n ? n : 3);
+    else if (!strcmp(mode, "memcpy"))
+        run_memcpy();
+    else if (!strcmp(mode, "devices"))
+        run_devices();
+    else if (!strcmp(mode, "threads"))
+        run_threads(n ? n : 4);
+    else if (!strcmp(mode, "errors"))
+        run_errors();
+    else if (!strcmp(mode, "launches"))
+        run_launches(n ? n : 1000);
+    else if (!strcmp(mode, "calls"))
+        run_calls(n ? n : 1000000);
+    else if (!strcmp(mode, "reset"))
+        run_reset();
+    else if (!strcmp(mode, "all")) {
+        run_streams();
+        run_graphs(n ? n : 3);
+        run_memcpy();
+        run_errors();
+    } else {
+        fprintf(stderr,
+                "usage: %s streams|graphs N|memcpy|devices|threads N|errors|launches "
+                "N|calls N|reset|all\n",
+                argv[0]);
+        return 2;
+    }
+    printf("%s: done\n", mode);
+    return 0;
+}
