@@ -289,6 +289,8 @@ static void pad(FILE *out, size_t n, char c)
 struct grid {
     struct column *cols;
     int ncols;
+    int tree_label; /* column indexes, -1: not a tree */
+    int tree_level;
     char **cells; /* row-major, NULL for SQL NULL */
     size_t rows;
     size_t cap;
@@ -351,6 +353,23 @@ static void print_header(FILE *out, const struct grid *g, enum asys_format f)
 }
 
 /* Reads one row's cells as display strings. */
+/* The label indented by its level (tree reports). */
+static char *indented(char *text, long long level)
+{
+    if (!text || level <= 0)
+        return text;
+    if (level > 64)
+        level = 64;
+    size_t n = strlen(text), indent = (size_t)level * 2;
+    char *out = malloc(indent + n + 1);
+    if (out) {
+        memset(out, ' ', indent);
+        memcpy(out + indent, text, n + 1);
+    }
+    free(text);
+    return out;
+}
+
 static char **row_cells(sqlite3_stmt *st, struct grid *g, const struct asys_output_options *o)
 {
     char **cells = calloc((size_t)g->ncols, sizeof *cells);
@@ -367,6 +386,8 @@ static char **row_cells(sqlite3_stmt *st, struct grid *g, const struct asys_outp
             c->numeric_known = 1;
         }
         cells[i] = display_text(text);
+        if (i == g->tree_label && g->tree_level >= 0)
+            cells[i] = indented(cells[i], sqlite3_column_int64(st, g->tree_level));
     }
     return cells;
 }
@@ -534,6 +555,14 @@ long long asys_write_rows(FILE *out, sqlite3_stmt *st, const struct asys_output_
     if (!g.cols)
         return asys_fail(err, "out of memory");
     long long rc = -1;
+    g.tree_label = g.tree_level = -1;
+    for (int i = 0; i < g.ncols; i++) {
+        const char *name = sqlite3_column_name(st, i);
+        if (o->tree_label && !strcmp(name, o->tree_label))
+            g.tree_label = i;
+        if (o->tree_level && !strcmp(name, o->tree_level))
+            g.tree_level = i;
+    }
     for (int i = 0; i < g.ncols; i++) {
         g.cols[i].header = header_for(sqlite3_column_name(st, i), o, &g.cols[i].is_time);
         g.cols[i].decimals = g.cols[i].header && strstr(g.cols[i].header, "(MB") ? 3 : 1;

@@ -17,6 +17,10 @@ struct asys_output_options {
     long long time_divisor;    /* 1 ns, 1000 us, ... */
     const char *time_unit;     /* "ns", "us", "ms", "s" */
     const char *empty_message; /* column/table: printed instead of an empty table */
+    /* column/table: a tree report's label column, indented two spaces per
+     * level given by the level column (both by header; NULL: not a tree) */
+    const char *tree_label;
+    const char *tree_level;
 };
 
 int asys_format_from_name(const char *name, enum asys_format *out);

@@ -115,6 +115,14 @@ int asys_report_def_parse(const char *text, const char *origin, struct asys_repo
         } else if (key_len == 7 && !strncmp(key, "columns", 7)) {
             oom |= append_text(&def->columns, value, value_len);
             last = &def->columns;
+        } else if (key_len == 4 && !strncmp(key, "tree", 4)) {
+            const char *comma = memchr(value, ',', value_len);
+            size_t first = comma ? (size_t)(comma - value) : value_len;
+            free(def->tree_label);
+            free(def->tree_level);
+            def->tree_label = trimmed(value, first);
+            def->tree_level = comma ? trimmed(comma + 1, value_len - first - 1) : NULL;
+            oom |= !def->tree_label || (comma && !def->tree_level);
         } else if (key_len == 9 && !strncmp(key, "arguments", 9)) {
             oom |= append_text(&def->arguments, value, value_len);
             last = &def->arguments;
@@ -144,6 +152,8 @@ void asys_report_def_free(struct asys_report_def *def)
     free(def->description);
     free(def->columns);
     free(def->arguments);
+    free(def->tree_label);
+    free(def->tree_level);
     free(def->sql);
     free(def->origin);
     memset(def, 0, sizeof *def);

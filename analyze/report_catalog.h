@@ -7,6 +7,7 @@
  *   -- description: one or more lines; continuation lines start with "--   "
  *   -- columns: ... (documentation only)
  *   -- arguments: base, mangled   (what NAME:ARG may say; none: no argument)
+ *   -- tree: Node, Level          (column/table output indents Node by Level)
  *   SELECT ...
  *
  * Built-in reports come from queries/ (compiled in); --report-dir adds or
@@ -28,7 +29,9 @@ struct asys_report_def {
     char *title;
     char *description;
     char *columns;
-    char *arguments; /* comma separated, NULL: the report takes none */
+    char *arguments;  /* comma separated, NULL: the report takes none */
+    char *tree_label; /* tree reports: the label column and the level column */
+    char *tree_level;
     int is_default;
     char *sql;
     char *origin; /* "built-in" or the file's path */

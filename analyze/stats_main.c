@@ -29,6 +29,9 @@ struct stats_args {
     int help_reports;
     int force_export;
     int quiet;
+    const char *group_by;      /* --group-by base|hgtx */
+    const char *api_name_mode; /* --api-name-mode host|kernel */
+    long long buckets;         /* --buckets N */
     const char *input;
 };
 
@@ -47,6 +50,11 @@ static void usage(FILE *out)
             "      --timeunit UNIT           ns (default), us, ms, s for the (ns) columns\n"
             "      --filter-time START/END   only this window, relative to the session\n"
             "                                start; e.g. 1.5s/3s, 2000000/ (ns by default)\n"
+            "      --group-by base|hgtx      kernels grouped by base name (default) or by\n"
+            "                                the innermost HGTX range open at the launch\n"
+            "      --api-name-mode host|kernel  launch calls shown by their own name\n"
+            "                                (default) or by the kernel they launched\n"
+            "      --buckets N               time buckets of series reports (default 50)\n"
             "      --report-dir DIR          add or replace reports with DIR/*.sql\n"
             "      --help-reports [NAME]     list the reports, or describe one\n"
             "      --sqlite PATH             the analysis database to use or build\n"
@@ -98,6 +106,29 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
         } else if (!strcmp(name, "--filter-time")) {
             TAKE_VALUE();
             a->filter = value;
+        } else if (!strcmp(name, "--group-by")) {
+            TAKE_VALUE();
+            if (strcmp(value, "base") && strcmp(value, "hgtx")) {
+                fprintf(stderr, "%s: --group-by takes base or hgtx, not '%s'\n", PROG, value);
+                return -1;
+            }
+            a->group_by = value;
+        } else if (!strcmp(name, "--api-name-mode")) {
+            TAKE_VALUE();
+            if (strcmp(value, "host") && strcmp(value, "kernel")) {
+                fprintf(stderr, "%s: --api-name-mode takes host or kernel, not '%s'\n", PROG,
+                        value);
+                return -1;
+            }
+            a->api_name_mode = value;
+        } else if (!strcmp(name, "--buckets")) {
+            TAKE_VALUE();
+            char *end;
+            a->buckets = strtoll(value, &end, 10);
+            if (*end || end == value || a->buckets < 1 || a->buckets > 100000) {
+                fprintf(stderr, "%s: --buckets takes 1 to 100000, not '%s'\n", PROG, value);
+                return -1;
+            }
         } else if (!strcmp(name, "--report-dir")) {
             TAKE_VALUE();
             a->report_dir = value;
@@ -226,12 +257,14 @@ static void on_build(void *ctx, const char *report, const char *db_path)
         fprintf(stderr, "%s: importing '%s' into '%s'\n", PROG, report, db_path);
 }
 
-static long long session_start(sqlite3 *db)
+/* A time of session_info ('start_ns', 'end_ns'); 0 when absent. */
+static long long session_time(sqlite3 *db, const char *key)
 {
     sqlite3_stmt *st = NULL;
     long long v = 0;
-    if (sqlite3_prepare_v2(db, "SELECT value FROM session_info WHERE key = 'start_ns'", -1, &st,
-                           NULL) == SQLITE_OK &&
+    if (sqlite3_prepare_v2(db, "SELECT value FROM session_info WHERE key = ?", -1, &st, NULL) ==
+            SQLITE_OK &&
+        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW)
         v = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
@@ -240,8 +273,12 @@ static long long session_start(sqlite3 *db)
 
 struct run_params {
     long long session_start;
+    long long session_end;
     long long filter_start;
     long long filter_end;
+    long long buckets;
+    const char *group_by;
+    const char *api_name_mode;
 };
 
 static void bind_named(sqlite3_stmt *st, const char *name, long long v)
@@ -249,6 +286,13 @@ static void bind_named(sqlite3_stmt *st, const char *name, long long v)
     int i = sqlite3_bind_parameter_index(st, name);
     if (i > 0)
         sqlite3_bind_int64(st, i, v);
+}
+
+static void bind_named_text(sqlite3_stmt *st, const char *name, const char *v)
+{
+    int i = sqlite3_bind_parameter_index(st, name);
+    if (i > 0)
+        sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
 }
 
 /* Runs one report into `out`.  Returns 0, or -1 after printing the error. */
@@ -265,8 +309,12 @@ static int run_report(sqlite3 *db, const struct asys_report_def *d, const char *
         return -1;
     }
     bind_named(st, ":session_start", p->session_start);
+    bind_named(st, ":session_end", p->session_end);
     bind_named(st, ":filter_start", p->filter_start);
     bind_named(st, ":filter_end", p->filter_end);
+    bind_named(st, ":buckets", p->buckets);
+    bind_named_text(st, ":group_by", p->group_by);
+    bind_named_text(st, ":api_name_mode", p->api_name_mode);
     const char *arg = strchr(requested, ':');
     int ai = sqlite3_bind_parameter_index(st, ":report_arg");
     if (ai > 0) {
@@ -281,6 +329,8 @@ static int run_report(sqlite3 *db, const struct asys_report_def *d, const char *
     snprintf(empty, sizeof empty, "SKIPPED: '%s' has no data for this report.", input);
     struct asys_output_options opts = *o;
     opts.empty_message = with_title ? empty : NULL;
+    opts.tree_label = d->tree_label;
+    opts.tree_level = d->tree_level;
     struct asys_err err = {{0}};
     long long rows = asys_write_rows(out, st, &opts, &err);
     sqlite3_finalize(st);
@@ -354,7 +404,7 @@ int main(int argc, char **argv)
         return known ? 0 : 2;
     }
 
-    struct asys_output_options o = {ASYS_FMT_COLUMN, 1, "ns", NULL};
+    struct asys_output_options o = {ASYS_FMT_COLUMN, 1, "ns", NULL, NULL, NULL};
     int to_files = a.output && strcmp(a.output, "-") && a.output[0] != '@';
     if (to_files)
         o.format = ASYS_FMT_CSV;
@@ -417,7 +467,11 @@ int main(int argc, char **argv)
         return 1;
     }
     struct run_params p;
-    p.session_start = session_start(rdb.db);
+    p.session_start = session_time(rdb.db, "start_ns");
+    p.session_end = session_time(rdb.db, "end_ns");
+    p.buckets = a.buckets ? a.buckets : 50;
+    p.group_by = a.group_by ? a.group_by : "base";
+    p.api_name_mode = a.api_name_mode ? a.api_name_mode : "host";
     /* without --filter-time nothing is clipped, not even before the session start */
     p.filter_start = a.filter ? p.session_start + filter_start : LLONG_MIN;
     p.filter_end = a.filter && filter_end != LLONG_MAX ? p.session_start + filter_end : LLONG_MAX;

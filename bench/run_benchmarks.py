@@ -5,16 +5,19 @@ figures for the README and the issue notes.
 
 usage: bench/run_benchmarks.py [--build DIR] [--pairs N] [--runs K]
                                [--import-ranges N] [--osrt-calls N] [--launches N] [--kernel-ns NS]
-                               [--only hgtx|uftrace|osrt|import|hggc]
+                               [--bulk-kernels N] [--bulk-copies N] [--bulk-ranges N]
+                               [--only hgtx|uftrace|osrt|import|hggc|timeline]
 """
 import argparse
 import json
 import os
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 
 def run_child(argv):
@@ -280,6 +283,54 @@ def bench_hggc(args, work):
                                  dropped))
 
 
+def bench_timeline(args, work):
+    """The timeline analysis on a large recorded report (a CUDA program on simppu):
+    building the derived tables at import, then the reports on top of them."""
+    asys = os.path.join(args.build, 'bin', 'asys')
+    stats = os.path.join(args.build, 'bin', 'asys-stats')
+    workload = os.path.join(args.build, 'tests', 'progs', 'hggc_workload')
+    simppu = os.path.join(args.build, 'simppu', 'simppu-run')
+    if not os.path.exists(workload):
+        print('\n## Timeline analysis: skipped (nvcc was not found at build time)')
+        return
+    report = os.path.join(work, 'bulk.asys-rep')
+    env = dict(os.environ, TMPDIR=work, SIMPPU_KERNEL_NS='300')
+    subprocess.run([simppu, asys, 'profile', '-t', 'hggc,hgtx', '-o', report,
+                    '--force-overwrite=true', workload, 'bulk', str(args.bulk_kernels),
+                    str(args.bulk_copies), str(args.bulk_ranges)],
+                   capture_output=True, check=True, env=env)
+    imports = []
+    for _ in range(args.runs):
+        db = os.path.join(work, 'bulk.sqlite')
+        if os.path.exists(db):
+            os.unlink(db)
+        start = time.monotonic()
+        _, rss = peak_rss_kib([stats, '-q', '-r', 'report_info', report], cwd=work)
+        total = time.monotonic() - start
+        con = sqlite3.connect(db)
+        derived = con.execute("SELECT value FROM session_info WHERE key = 'import_derived_ns'"
+                              ).fetchone()[0] / 1e9
+        con.close()
+        imports.append((total, derived, rss))
+    print('\n## Timeline analysis: %d kernels, %d copies, %d HGTX ranges (recorded on simppu), '
+          'median of %d runs' % (args.bulk_kernels, args.bulk_copies, args.bulk_ranges, args.runs))
+    print('| step | seconds | peak RSS MiB |')
+    print('|---|---:|---:|')
+    print('| import, total | %.2f | %.0f |' % (median(i[0] for i in imports),
+                                              max(i[2] for i in imports) / 1024))
+    print('| of which derived tables (activities, range links, projection) | %.2f | |'
+          % median(i[1] for i in imports))
+    for name in ('stream_pct', 'ppu_device_sum', 'ppu_util_trace', 'hgtx_gpu_proj_sum',
+                 'hgtx_kern_sum', 'hggc_kern_sum'):
+        times, peaks = [], []
+        for _ in range(args.runs):
+            start = time.monotonic()
+            _, rss = peak_rss_kib([stats, '-q', '-r', name, '-f', 'csv', report], cwd=work)
+            times.append(time.monotonic() - start)
+            peaks.append(rss)
+        print('| report %s | %.2f | %.0f |' % (name, median(times), max(peaks) / 1024))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--build', default=os.path.join(os.path.dirname(__file__), '..', 'build'))
@@ -288,9 +339,12 @@ def main():
     ap.add_argument('--import-ranges', type=int, default=10000000)
     ap.add_argument('--osrt-calls', type=int, default=2000000)
     ap.add_argument('--launches', type=int, default=50000)
+    ap.add_argument('--bulk-kernels', type=int, default=1000000)
+    ap.add_argument('--bulk-copies', type=int, default=200000)
+    ap.add_argument('--bulk-ranges', type=int, default=100000)
     ap.add_argument('--kernel-ns', type=int, default=5000,
                     help='simulated kernel time: long enough that the device thread sleeps')
-    ap.add_argument('--only', choices=['hgtx', 'uftrace', 'osrt', 'import', 'hggc'])
+    ap.add_argument('--only', choices=['hgtx', 'uftrace', 'osrt', 'import', 'hggc', 'timeline'])
     args = ap.parse_args()
     args.build = os.path.abspath(args.build)
     work = tempfile.mkdtemp(prefix='asys-bench-')
@@ -307,6 +361,8 @@ def main():
             bench_import(args, work)
         if args.only in (None, 'hggc'):
             bench_hggc(args, work)
+        if args.only in (None, 'timeline'):
+            bench_timeline(args, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

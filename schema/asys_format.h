@@ -324,29 +324,74 @@ struct asys_rec_osrt_call {
 };
 
 /* The traced functions; the id is the position (1-based).  Append only. */
+// clang-format off
 #define ASYS_OSRT_FUNCTIONS(X)                                                                     \
     X(1, read)                                                                                     \
     X(2, write)                                                                                    \
     X(3, pread)                                                                                    \
-    X(4, pwrite) X(5, readv) X(6, writev) X(7, open) X(8, openat) X(9, creat) X(10, close) X(      \
-        11, fsync) X(12, fdatasync) X(13, poll) X(14, ppoll) X(15, select) X(16, pselect)          \
-        X(17, epoll_wait) X(18, epoll_pwait) X(19, ioctl) X(20, nanosleep) X(21, clock_nanosleep)  \
-            X(22, sleep) X(23, usleep) X(24, accept) X(25, accept4) X(26, connect) X(27, recv)     \
-                X(28, recvfrom) X(29, recvmsg) X(30, send) X(31, sendto) X(32, sendmsg)            \
-                    X(33, wait) X(34, waitpid) X(35, waitid) X(36, sched_yield) X(37, sigsuspend)  \
-                        X(38, sigtimedwait) X(39, sigwaitinfo) X(40, sigwait)                      \
-                            X(41, pthread_mutex_lock) X(42, pthread_mutex_timedlock)               \
-                                X(43, pthread_cond_wait) X(44, pthread_cond_timedwait)             \
-                                    X(45, pthread_rwlock_rdlock) X(46, pthread_rwlock_wrlock)      \
-                                        X(47, pthread_spin_lock) X(48, pthread_barrier_wait)       \
-                                            X(49, pthread_join) X(50, sem_wait)                    \
-                                                X(51, sem_timedwait) X(52, mmap) X(53, munmap)     \
-                                                    X(54, mprotect) X(55, fopen) X(56, fread)      \
-                                                        X(57, fwrite) X(58, fflush) X(59, fclose)  \
-                                                            X(60, system) X(61, popen)             \
-                                                                X(62, pclose) X(63, posix_spawn)   \
-                                                                    X(64, posix_spawnp)            \
-                                                                        X(65, futex)
+    X(4, pwrite)                                                                                   \
+    X(5, readv)                                                                                    \
+    X(6, writev)                                                                                   \
+    X(7, open)                                                                                     \
+    X(8, openat)                                                                                   \
+    X(9, creat)                                                                                    \
+    X(10, close)                                                                                   \
+    X(11, fsync)                                                                                   \
+    X(12, fdatasync)                                                                               \
+    X(13, poll)                                                                                    \
+    X(14, ppoll)                                                                                   \
+    X(15, select)                                                                                  \
+    X(16, pselect)                                                                                 \
+    X(17, epoll_wait)                                                                              \
+    X(18, epoll_pwait)                                                                             \
+    X(19, ioctl)                                                                                   \
+    X(20, nanosleep)                                                                               \
+    X(21, clock_nanosleep)                                                                         \
+    X(22, sleep)                                                                                   \
+    X(23, usleep)                                                                                  \
+    X(24, accept)                                                                                  \
+    X(25, accept4)                                                                                 \
+    X(26, connect)                                                                                 \
+    X(27, recv)                                                                                    \
+    X(28, recvfrom)                                                                                \
+    X(29, recvmsg)                                                                                 \
+    X(30, send)                                                                                    \
+    X(31, sendto)                                                                                  \
+    X(32, sendmsg)                                                                                 \
+    X(33, wait)                                                                                    \
+    X(34, waitpid)                                                                                 \
+    X(35, waitid)                                                                                  \
+    X(36, sched_yield)                                                                             \
+    X(37, sigsuspend)                                                                              \
+    X(38, sigtimedwait)                                                                            \
+    X(39, sigwaitinfo)                                                                             \
+    X(40, sigwait)                                                                                 \
+    X(41, pthread_mutex_lock)                                                                      \
+    X(42, pthread_mutex_timedlock)                                                                 \
+    X(43, pthread_cond_wait)                                                                       \
+    X(44, pthread_cond_timedwait)                                                                  \
+    X(45, pthread_rwlock_rdlock)                                                                   \
+    X(46, pthread_rwlock_wrlock)                                                                   \
+    X(47, pthread_spin_lock)                                                                       \
+    X(48, pthread_barrier_wait)                                                                    \
+    X(49, pthread_join)                                                                            \
+    X(50, sem_wait)                                                                                \
+    X(51, sem_timedwait)                                                                           \
+    X(52, mmap)                                                                                    \
+    X(53, munmap)                                                                                  \
+    X(54, mprotect)                                                                                \
+    X(55, fopen)                                                                                   \
+    X(56, fread)                                                                                   \
+    X(57, fwrite)                                                                                  \
+    X(58, fflush)                                                                                  \
+    X(59, fclose)                                                                                  \
+    X(60, system)                                                                                  \
+    X(61, popen)                                                                                   \
+    X(62, pclose)                                                                                  \
+    X(63, posix_spawn)                                                                             \
+    X(64, posix_spawnp)                                                                            \
+    X(65, futex)
+// clang-format on
 #define ASYS_OSRT_FUNCTION_COUNT 65
 
 /* ---- hggc records ----------------------------------------------------------

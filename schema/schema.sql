@@ -16,7 +16,8 @@ CREATE TABLE asys_cache (
 );
 
 -- Facts about the session, from manifest.json: key/value pairs such as
--- start_ns, end_ns, duration_ns, command, hostname, clock_kind.
+-- start_ns, end_ns, duration_ns, command, hostname, clock_kind; and
+-- import_derived_ns, the time this database's derived tables took to build.
 CREATE TABLE session_info (
     key   TEXT PRIMARY KEY, -- name of the fact
     value ANY               -- its value (INTEGER for times and counts)
@@ -426,3 +427,64 @@ INSERT INTO hggc_memory_kinds VALUES (0, 'Unknown'), (1, 'Pageable'), (2, 'Pinne
 CREATE TABLE hggc_sync_types (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
 INSERT INTO hggc_sync_types VALUES (0, 'Unknown'), (1, 'Event synchronize'),
     (2, 'Stream wait event'), (3, 'Stream synchronize'), (4, 'Context synchronize');
+
+-- ---- derived at import (schema/derived.sql) from the tables above ----------------
+
+-- Every device activity in one table: what the timeline, percentage and
+-- projection reports work on.
+CREATE TABLE ppu_activities (
+    id             INTEGER PRIMARY KEY, -- activity id
+    kind           INTEGER NOT NULL,    -- 1 kernel, 2 memcpy, 3 memset, 4 graph range (--hggc-graph-trace=graph)
+    source_id      INTEGER NOT NULL,    -- its row in ppu_kernels / ppu_memcpys / ppu_memsets / ppu_graph_traces (rowid)
+    pid            INTEGER NOT NULL,    -- process
+    device         INTEGER NOT NULL,    -- CUDA ordinal in that process
+    physical       INTEGER NOT NULL,    -- the machine's device index (the ordinal when unknown)
+    context        INTEGER NOT NULL,    -- context id
+    stream         INTEGER NOT NULL,    -- stream id
+    start_ns       INTEGER NOT NULL,    -- start
+    end_ns         INTEGER NOT NULL,    -- end
+    correlation_id INTEGER NOT NULL,    -- of the API call that caused it
+    api_id         INTEGER,             -- hggc_api_calls.id of that call, NULL when not recorded
+    graph_id       INTEGER,             -- graph that launched it, NULL: none
+    graph_node_id  INTEGER,             -- its node there, NULL: none
+    graph_exec_id  INTEGER,             -- the executable graph launched, NULL: none or unknown
+    name_id        INTEGER,             -- kernels: strings, demangled name
+    base_name_id   INTEGER,             -- kernels: strings, name without return type and parameters
+    copy_kind      INTEGER,             -- memcpys: hggc_copy_kinds.id
+    src_kind       INTEGER,             -- memcpys: hggc_memory_kinds.id
+    dst_kind       INTEGER,             -- memcpys and memsets: hggc_memory_kinds.id
+    bytes          INTEGER,             -- memcpys and memsets: size
+    hgtx_range_id  INTEGER              -- hgtx_events.id of the innermost push/pop range open on the
+                                        -- launching thread when the API call started, NULL: none
+);
+
+-- Which HGTX ranges enclose which HGGC API calls: the call started inside the
+-- range on the range's (starting) thread.  A call belongs to every enclosing range.
+CREATE TABLE hggc_api_ranges (
+    api_id   INTEGER NOT NULL, -- hggc_api_calls.id
+    range_id INTEGER NOT NULL, -- hgtx_events.id (push/pop or start/end range)
+    kind     INTEGER NOT NULL, -- the range's kind (1 push/pop, 2 start/end)
+    level    INTEGER           -- push/pop: its nesting level, NULL for start/end
+);
+
+-- HGTX ranges projected onto the streams: [first start, last end] of the
+-- device work of the HGGC calls made inside the range on its thread, and of
+-- the graph nodes created inside it (stream capture), per stream.
+CREATE TABLE hgtx_gpu_projection (
+    range_id INTEGER NOT NULL, -- hgtx_events.id
+    pid      INTEGER NOT NULL, -- process of the work
+    physical INTEGER NOT NULL, -- the machine's device index
+    context  INTEGER NOT NULL, -- context id
+    stream   INTEGER NOT NULL, -- stream id
+    start_ns INTEGER NOT NULL, -- first work starts
+    end_ns   INTEGER NOT NULL, -- last work ends
+    op_count INTEGER NOT NULL, -- device activities projected
+    PRIMARY KEY (range_id, pid, context, stream)
+) WITHOUT ROWID;
+
+-- Host <-> device: each API call with the device activities it caused.
+CREATE VIEW hggc_api_activities AS
+SELECT a.id AS api_id, p.id AS activity_id, p.kind, a.pid, a.tid, a.correlation_id,
+       a.start_ns AS api_start_ns, a.end_ns AS api_end_ns, p.start_ns, p.end_ns, p.physical,
+       p.context, p.stream
+FROM ppu_activities AS p JOIN hggc_api_calls AS a ON a.id = p.api_id;

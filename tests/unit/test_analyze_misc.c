@@ -147,7 +147,9 @@ START_TEST(builtin_reports_parse_and_have_aliases)
     ck_assert_ptr_nonnull(asys_catalog_find(&cat, "nvtx_pushpop_trace"));
     const char *hggc[] = {"cuda_api_sum",         "cuda_api_trace",        "cuda_gpu_kern_sum",
                           "cuda_gpu_trace",       "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum",
-                          "cuda_kern_exec_trace", "cuda_kern_exec_sum",    "hggc_graph_sum"};
+                          "cuda_kern_exec_trace", "cuda_kern_exec_sum",    "hggc_graph_sum",
+                          "stream_pct",           "ppu_device_sum",        "ppu_util_trace",
+                          "nvtx_gpu_proj_trace",  "nvtx_gpu_proj_sum",     "nvtx_kern_sum"};
     for (size_t i = 0; i < sizeof hggc / sizeof hggc[0]; i++)
         ck_assert_msg(asys_catalog_find(&cat, hggc[i]), "no report %s", hggc[i]);
     asys_catalog_free(&cat);
@@ -169,6 +171,7 @@ START_TEST(report_arguments)
     asys_report_def_free(&d);
     ck_assert_int_eq(asys_report_def_parse("-- name: t\nSELECT 1;", "t.sql", &d, &err), 0);
     ck_assert_int_eq(asys_report_check_argument(&d, "t:x", &err), -1);
+    ck_assert_ptr_null(d.tree_label);
     ck_assert_ptr_nonnull(strstr(err.text, "takes no argument"));
     asys_report_def_free(&d);
 }

@@ -14,10 +14,11 @@ static void teardown(void)
     sqlite3_close(db);
 }
 
-/* Runs `sql` and returns what the format writes (caller frees). */
+/* Runs `sql` and returns what the format writes (caller frees); a tree when
+ * the query has Node and Level columns. */
 static char *render(const char *sql, enum asys_format f, const char *unit)
 {
-    struct asys_output_options o = {f, 1, "ns", NULL};
+    struct asys_output_options o = {f, 1, "ns", NULL, "Node", "Level"};
     if (unit)
         ck_assert_int_eq(asys_timeunit_from_name(unit, &o), 0);
     sqlite3_stmt *st = NULL;
@@ -89,6 +90,20 @@ START_TEST(column_aligns_numbers_right_text_left)
 }
 END_TEST
 
+START_TEST(tree_labels_are_indented_by_level)
+{
+    const char *sql = "SELECT 'root' AS Node, 0 AS Level UNION ALL SELECT 'child', 1 "
+                      "UNION ALL SELECT 'leaf', 2";
+    char *t = render(sql, ASYS_FMT_COLUMN, NULL);
+    ck_assert_str_eq(t, " Node      Level\n --------  -----\n root          0\n"
+                        "   child       1\n     leaf      2\n");
+    free(t);
+    t = render(sql, ASYS_FMT_CSV, NULL); /* flat rows elsewhere */
+    ck_assert_str_eq(t, "Node,Level\nroot,0\nchild,1\nleaf,2\n");
+    free(t);
+}
+END_TEST
+
 START_TEST(names)
 {
     enum asys_format f;
@@ -113,6 +128,7 @@ int main(void)
     tcase_add_test(tc, time_units_convert_ns_columns);
     tcase_add_test(tc, column_aligns_numbers_right_text_left);
     tcase_add_test(tc, names);
+    tcase_add_test(tc, tree_labels_are_indented_by_level);
     suite_add_tcase(s, tc);
     return test_run(&s, 1);
 }

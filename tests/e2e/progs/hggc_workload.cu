@@ -11,6 +11,11 @@
 //   errors    calls that fail: out of memory, bad launch configuration
 //   launches  N empty launches on one stream (the benchmark's loop)
 //   calls     N cudaGetDevice calls: API cost without device work
+//   one-stream  kernels, a copy and a memset on the legacy default stream only
+//   streams3  kernels and a copy on three created streams
+//   ranges    nested HGTX ranges around launches; a graph captured in a range
+//   names     overloaded and templated kernels
+//   bulk      K C R: K kernels and C copies inside R HGTX ranges (benchmarks)
 //   reset     work, then cudaDeviceReset, then more work
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
@@ -56,6 +61,21 @@ template <typename T> __global__ void scale(T *data, T factor, int n)
 } // namespace ops
 
 __global__ void empty_kernel() {}
+
+// Overloads and template instances: base names merge the first, keep the second apart.
+__global__ void fill(float *data, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        data[i] = 1.0f;
+}
+
+__global__ void fill(int *data, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        data[i] = 1;
+}
 
 static const int kN = (int)(kBytes / sizeof(float));
 static const dim3 kGrid((kN + 255) / 256), kBlock(256);
@@ -285,6 +305,123 @@ static void run_launches(int n)
     printf("launch_ns %.1f\n", elapsed / n);
 }
 
+// Timeline shapes for the percentage tree (durations from SIMPPU_KERNEL_TIMES):
+// "one-stream" uses only the legacy default stream (context and stream hidden),
+// "streams" three created streams ([All Stream]).
+static void run_one_stream(void)
+{
+    float *a, *pinned;
+    CHECK(cudaMalloc(&a, kBytes));
+    CHECK(cudaMallocHost(&pinned, kBytes));
+    produce<<<kGrid, kBlock>>>(a, kN);
+    produce<<<kGrid, kBlock>>>(a, kN);
+    consume<<<kGrid, kBlock>>>(a, a, kN);
+    CHECK(cudaMemcpy(a, pinned, kBytes, cudaMemcpyHostToDevice));
+    CHECK(cudaMemset(a, 0, kBytes));
+    CHECK(cudaDeviceSynchronize());
+    CHECK(cudaFree(a));
+    CHECK(cudaFreeHost(pinned));
+}
+
+static void run_three_streams(void)
+{
+    cudaStream_t s[3];
+    float *a, *pinned;
+    CHECK(cudaMalloc(&a, kBytes));
+    CHECK(cudaMallocHost(&pinned, kBytes));
+    for (int i = 0; i < 3; i++)
+        CHECK(cudaStreamCreateWithFlags(&s[i], cudaStreamNonBlocking));
+    produce<<<kGrid, kBlock, 0, s[0]>>>(a, kN);
+    produce<<<kGrid, kBlock, 0, s[0]>>>(a, kN);
+    consume<<<kGrid, kBlock, 0, s[1]>>>(a, a, kN);
+    CHECK(cudaMemcpyAsync(a, pinned, kBytes, cudaMemcpyHostToDevice, s[2]));
+    CHECK(cudaDeviceSynchronize());
+    for (int i = 0; i < 3; i++)
+        CHECK(cudaStreamDestroy(s[i]));
+    CHECK(cudaFree(a));
+    CHECK(cudaFreeHost(pinned));
+}
+
+// Nested HGTX ranges around launches, and a graph captured inside a range but
+// launched outside every range.
+static void run_ranges(void)
+{
+    cudaStream_t s[3];
+    float *a, *b;
+    CHECK(cudaMalloc(&a, kBytes));
+    CHECK(cudaMalloc(&b, kBytes));
+    for (int i = 0; i < 3; i++)
+        CHECK(cudaStreamCreateWithFlags(&s[i], cudaStreamNonBlocking));
+    nvtxRangePushA("outer");
+    produce<<<kGrid, kBlock, 0, s[0]>>>(a, kN);
+    nvtxRangePushA("inner");
+    consume<<<kGrid, kBlock, 0, s[0]>>>(a, b, kN);
+    consume<<<kGrid, kBlock, 0, s[1]>>>(a, b, kN);
+    nvtxRangePop();
+    nvtxRangePop();
+    nvtxRangePushA("capture");
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CHECK(cudaStreamBeginCapture(s[2], cudaStreamCaptureModeGlobal));
+    ops::scale<float><<<kGrid, kBlock, 0, s[2]>>>(a, 2.0f, kN);
+    CHECK(cudaMemsetAsync(b, 0, kBytes, s[2]));
+    CHECK(cudaStreamEndCapture(s[2], &graph));
+    CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    nvtxRangePop();
+    CHECK(cudaDeviceSynchronize());
+    for (int i = 0; i < 2; i++)
+        CHECK(cudaGraphLaunch(exec, s[2]));
+    CHECK(cudaDeviceSynchronize());
+    CHECK(cudaGraphExecDestroy(exec));
+    CHECK(cudaGraphDestroy(graph));
+    for (int i = 0; i < 3; i++)
+        CHECK(cudaStreamDestroy(s[i]));
+    CHECK(cudaFree(a));
+    CHECK(cudaFree(b));
+}
+
+static void run_names(void)
+{
+    float *f;
+    int *i;
+    CHECK(cudaMalloc(&f, kBytes));
+    CHECK(cudaMalloc(&i, kBytes));
+    ops::scale<float><<<kGrid, kBlock>>>(f, 2.0f, kN);
+    ops::scale<int><<<kGrid, kBlock>>>(i, 2, kN);
+    fill<<<kGrid, kBlock>>>(f, kN);
+    fill<<<kGrid, kBlock>>>(i, kN);
+    CHECK(cudaDeviceSynchronize());
+    CHECK(cudaFree(f));
+    CHECK(cudaFree(i));
+}
+
+// A large report for the analysis benchmarks: `ranges` HGTX ranges, each
+// launching its share of `kernels` kernels over four streams and of `copies`
+// small device-to-device copies.
+static void run_bulk(int kernels, int copies, int ranges)
+{
+    cudaStream_t s[4];
+    char *a;
+    CHECK(cudaMalloc(&a, 2 * 4096));
+    for (int i = 0; i < 4; i++)
+        CHECK(cudaStreamCreateWithFlags(&s[i], cudaStreamNonBlocking));
+    int k = 0, c = 0;
+    for (int r = 0; r < ranges; r++) {
+        nvtxRangePushA(r % 2 ? "step" : "phase");
+        int k_end = (int)((long long)kernels * (r + 1) / ranges);
+        int c_end = (int)((long long)copies * (r + 1) / ranges);
+        for (; k < k_end; k++)
+            empty_kernel<<<1, 1, 0, s[k % 4]>>>();
+        for (; c < c_end; c++)
+            CHECK(cudaMemcpyAsync(a + 4096, a, 4096, cudaMemcpyDeviceToDevice, s[c % 4]));
+        nvtxRangePop();
+    }
+    CHECK(cudaDeviceSynchronize());
+    for (int i = 0; i < 4; i++)
+        CHECK(cudaStreamDestroy(s[i]));
+    CHECK(cudaFree(a));
+}
+
 // Prints the mean host time of a call that does no device work.
 static void run_calls(int n)
 {
@@ -326,6 +463,17 @@ int main(int argc, char **argv)
         run_errors();
     else if (!strcmp(mode, "launches"))
         run_launches(n ? n : 1000);
+    else if (!strcmp(mode, "one-stream"))
+        run_one_stream();
+    else if (!strcmp(mode, "streams3"))
+        run_three_streams();
+    else if (!strcmp(mode, "ranges"))
+        run_ranges();
+    else if (!strcmp(mode, "names"))
+        run_names();
+    else if (!strcmp(mode, "bulk"))
+        run_bulk(n ? n : 1000000, argc > 3 ? atoi(argv[3]) : 200000,
+                 argc > 4 ? atoi(argv[4]) : 100000);
     else if (!strcmp(mode, "calls"))
         run_calls(n ? n : 1000000);
     else if (!strcmp(mode, "reset"))
@@ -338,7 +486,7 @@ int main(int argc, char **argv)
     } else {
         fprintf(stderr,
                 "usage: %s streams|graphs N|memcpy|devices|threads N|errors|launches "
-                "N|calls N|reset|all\n",
+                "N|calls N|one-stream|streams3|ranges|names|bulk K C R|reset|all\n",
                 argv[0]);
         return 2;
     }
