@@ -796,10 +796,14 @@ int asys_import_report(const char *report_path, sqlite3 *db, asys_warn_fn warn, 
     uint64_t derive_start = monotonic_ns();
     if (exec_sql(&imp, asys_schema_text("derived.sql"), err) != 0)
         goto out;
-    char timing[160];
+    uint64_t deps_start = monotonic_ns();
+    if (exec_sql(&imp, asys_schema_text("deps.sql"), err) != 0)
+        goto out;
+    char timing[200];
     snprintf(timing, sizeof timing,
-             "INSERT OR REPLACE INTO session_info VALUES ('import_derived_ns', %" PRIu64 ");",
-             monotonic_ns() - derive_start);
+             "INSERT OR REPLACE INTO session_info VALUES ('import_derived_ns', %" PRIu64
+             "), ('import_deps_ns', %" PRIu64 ");",
+             deps_start - derive_start, monotonic_ns() - deps_start);
     if (exec_sql(&imp, timing, err) != 0 || exec_sql(&imp, "COMMIT", err) != 0)
         goto out;
     stats->hgtx_events = (uint64_t)(imp.next_hgtx_id - 1);

@@ -12,6 +12,7 @@
 #include "output_format.h"
 #include "report_catalog.h"
 #include "report_db.h"
+#include "time_filter.h"
 
 #define PROG "asys-stats"
 #define MAX_REPORTS 64
@@ -169,40 +170,6 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
 }
 
 /* "1.5s", "200ms", "3000us", "42" (ns) -> ns; -1 if malformed. */
-static long long parse_time(const char *s, size_t n)
-{
-    char buf[64];
-    if (n == 0 || n >= sizeof buf)
-        return -1;
-    memcpy(buf, s, n);
-    buf[n] = '\0';
-    char *end;
-    errno = 0;
-    double v = strtod(buf, &end);
-    if (end == buf || errno || v < 0)
-        return -1;
-    double scale = 1;
-    if (!strcmp(end, "s") || !strcmp(end, "sec"))
-        scale = 1e9;
-    else if (!strcmp(end, "ms") || !strcmp(end, "msec"))
-        scale = 1e6;
-    else if (!strcmp(end, "us") || !strcmp(end, "usec"))
-        scale = 1e3;
-    else if (*end && strcmp(end, "ns") && strcmp(end, "nsec"))
-        return -1;
-    return (long long)(v * scale + 0.5);
-}
-
-static int parse_filter(const char *spec, long long *start, long long *end)
-{
-    const char *slash = strchr(spec, '/');
-    if (!slash)
-        return -1;
-    *start = slash == spec ? 0 : parse_time(spec, (size_t)(slash - spec));
-    *end = slash[1] ? parse_time(slash + 1, strlen(slash + 1)) : LLONG_MAX;
-    return *start < 0 || *end < 0 || *end < *start ? -1 : 0;
-}
-
 static void print_help_reports(const struct asys_report_catalog *cat, const char *name)
 {
     if (name && *name && strcmp(name, "ALL") != 0) {
@@ -255,20 +222,6 @@ static void on_build(void *ctx, const char *report, const char *db_path)
     const struct stats_args *a = ctx;
     if (!a->quiet && isatty(STDERR_FILENO))
         fprintf(stderr, "%s: importing '%s' into '%s'\n", PROG, report, db_path);
-}
-
-/* A time of session_info ('start_ns', 'end_ns'); 0 when absent. */
-static long long session_time(sqlite3 *db, const char *key)
-{
-    sqlite3_stmt *st = NULL;
-    long long v = 0;
-    if (sqlite3_prepare_v2(db, "SELECT value FROM session_info WHERE key = ?", -1, &st, NULL) ==
-            SQLITE_OK &&
-        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
 }
 
 struct run_params {
@@ -420,7 +373,7 @@ int main(int argc, char **argv)
         return 2;
     }
     long long filter_start = 0, filter_end = LLONG_MAX;
-    if (a.filter && parse_filter(a.filter, &filter_start, &filter_end) != 0) {
+    if (a.filter && asys_parse_filter_time(a.filter, &filter_start, &filter_end) != 0) {
         fprintf(stderr, "%s: bad --filter-time '%s' (START/END, e.g. 1.5s/3s)\n", PROG, a.filter);
         asys_catalog_free(&cat);
         return 2;
@@ -467,8 +420,8 @@ int main(int argc, char **argv)
         return 1;
     }
     struct run_params p;
-    p.session_start = session_time(rdb.db, "start_ns");
-    p.session_end = session_time(rdb.db, "end_ns");
+    p.session_start = asys_session_time(rdb.db, "start_ns");
+    p.session_end = asys_session_time(rdb.db, "end_ns");
     p.buckets = a.buckets ? a.buckets : 50;
     p.group_by = a.group_by ? a.group_by : "base";
     p.api_name_mode = a.api_name_mode ? a.api_name_mode : "host";

@@ -6,7 +6,8 @@ figures for the README and the issue notes.
 usage: bench/run_benchmarks.py [--build DIR] [--pairs N] [--runs K]
                                [--import-ranges N] [--osrt-calls N] [--launches N] [--kernel-ns NS]
                                [--bulk-kernels N] [--bulk-copies N] [--bulk-ranges N]
-                               [--only hgtx|uftrace|osrt|import|hggc|timeline]
+                               [--deps-kernels N] [--deps-waits N]
+                               [--only hgtx|uftrace|osrt|import|hggc|timeline|deps]
 """
 import argparse
 import json
@@ -283,25 +284,33 @@ def bench_hggc(args, work):
                                  dropped))
 
 
+def record_on_simppu(args, work, name, kernel_ns, trace, *workload_args):
+    """Records hggc_workload WORKLOAD_ARGS on simppu into WORK/NAME.asys-rep; None
+    when the workload was not built (no nvcc)."""
+    workload = os.path.join(args.build, 'tests', 'progs', 'hggc_workload')
+    if not os.path.exists(workload):
+        return None
+    report = os.path.join(work, name + '.asys-rep')
+    subprocess.run([os.path.join(args.build, 'simppu', 'simppu-run'),
+                    os.path.join(args.build, 'bin', 'asys'), 'profile', '-t', trace, '-o', report,
+                    '--force-overwrite=true', workload, *map(str, workload_args)],
+                   capture_output=True, check=True,
+                   env=dict(os.environ, TMPDIR=work, SIMPPU_KERNEL_NS=kernel_ns))
+    return report
+
+
 def bench_timeline(args, work):
     """The timeline analysis on a large recorded report (a CUDA program on simppu):
     building the derived tables at import, then the reports on top of them."""
-    asys = os.path.join(args.build, 'bin', 'asys')
     stats = os.path.join(args.build, 'bin', 'asys-stats')
-    workload = os.path.join(args.build, 'tests', 'progs', 'hggc_workload')
-    simppu = os.path.join(args.build, 'simppu', 'simppu-run')
-    if not os.path.exists(workload):
+    report = record_on_simppu(args, work, 'bulk', '300', 'hggc,hgtx', 'bulk', args.bulk_kernels,
+                              args.bulk_copies, args.bulk_ranges)
+    if not report:
         print('\n## Timeline analysis: skipped (nvcc was not found at build time)')
         return
-    report = os.path.join(work, 'bulk.asys-rep')
-    env = dict(os.environ, TMPDIR=work, SIMPPU_KERNEL_NS='300')
-    subprocess.run([simppu, asys, 'profile', '-t', 'hggc,hgtx', '-o', report,
-                    '--force-overwrite=true', workload, 'bulk', str(args.bulk_kernels),
-                    str(args.bulk_copies), str(args.bulk_ranges)],
-                   capture_output=True, check=True, env=env)
     imports = []
     for _ in range(args.runs):
-        db = os.path.join(work, 'bulk.sqlite')
+        db = report[:-len('.asys-rep')] + '.sqlite'
         if os.path.exists(db):
             os.unlink(db)
         start = time.monotonic()
@@ -331,6 +340,50 @@ def bench_timeline(args, work):
         print('| report %s | %.2f | %.0f |' % (name, median(times), max(peaks) / 1024))
 
 
+def bench_deps(args, work):
+    """Dependencies of a large recorded report (a CUDA program on simppu, device-bound
+    so that the critical path is long): building ppu_deps at import, then the
+    critical path and the summary with asys-deps."""
+    stats = os.path.join(args.build, 'bin', 'asys-stats')
+    deps = os.path.join(args.build, 'bin', 'asys-deps')
+    report = record_on_simppu(args, work, 'deps', '20000', 'hggc', 'bulkdeps', args.deps_kernels,
+                              args.deps_waits)
+    if not report:
+        print('\n## Dependencies: skipped (nvcc was not found at build time)')
+        return
+    builds, paths, summaries = [], [], []
+    for _ in range(args.runs):
+        db = report[:-len('.asys-rep')] + '.sqlite'
+        if os.path.exists(db):
+            os.unlink(db)
+        _, import_rss = peak_rss_kib([stats, '-q', '-r', 'report_info', report], cwd=work)
+        con = sqlite3.connect(db)
+        built = con.execute("SELECT value FROM session_info WHERE key = 'import_deps_ns'"
+                            ).fetchone()[0] / 1e9
+        edges = con.execute('SELECT COUNT(*) FROM ppu_deps').fetchone()[0]
+        con.close()
+        builds.append((built, import_rss, edges))
+        start = time.monotonic()
+        out, rss = peak_rss_kib([deps, '-q', '--critical-path', '-f', 'csv', report], cwd=work)
+        paths.append((time.monotonic() - start, rss, out.count('\n') - 1))
+        start = time.monotonic()
+        _, rss = peak_rss_kib([deps, '-q', '-f', 'csv', report], cwd=work)
+        summaries.append((time.monotonic() - start, rss))
+    build = median(b[0] for b in builds)
+    path = median(p[0] for p in paths)
+    print('\n## Dependencies: %d kernels on 4 streams, %d cross-stream waits (recorded on simppu), '
+          'median of %d runs' % (args.deps_kernels, args.deps_waits, args.runs))
+    print('| step | seconds | peak RSS MiB |')
+    print('|---|---:|---:|')
+    print('| ppu_deps at import (%d edges) | %.2f | %.0f (whole import) |'
+          % (builds[0][2], build, max(b[1] for b in builds) / 1024))
+    print('| asys-deps --critical-path (%d steps) | %.2f | %.0f |'
+          % (paths[0][2], path, max(p[1] for p in paths) / 1024))
+    print('| edges + critical path | %.2f | |' % (build + path))
+    print('| asys-deps summary | %.2f | %.0f |'
+          % (median(s[0] for s in summaries), max(s[1] for s in summaries) / 1024))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--build', default=os.path.join(os.path.dirname(__file__), '..', 'build'))
@@ -342,9 +395,12 @@ def main():
     ap.add_argument('--bulk-kernels', type=int, default=1000000)
     ap.add_argument('--bulk-copies', type=int, default=200000)
     ap.add_argument('--bulk-ranges', type=int, default=100000)
+    ap.add_argument('--deps-kernels', type=int, default=1000000)
+    ap.add_argument('--deps-waits', type=int, default=100000)
     ap.add_argument('--kernel-ns', type=int, default=5000,
                     help='simulated kernel time: long enough that the device thread sleeps')
-    ap.add_argument('--only', choices=['hgtx', 'uftrace', 'osrt', 'import', 'hggc', 'timeline'])
+    ap.add_argument('--only',
+                    choices=['hgtx', 'uftrace', 'osrt', 'import', 'hggc', 'timeline', 'deps'])
     args = ap.parse_args()
     args.build = os.path.abspath(args.build)
     work = tempfile.mkdtemp(prefix='asys-bench-')
@@ -363,6 +419,8 @@ def main():
             bench_hggc(args, work)
         if args.only in (None, 'timeline'):
             bench_timeline(args, work)
+        if args.only in (None, 'deps'):
+            bench_deps(args, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

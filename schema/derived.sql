@@ -12,11 +12,12 @@ CREATE INDEX hggc_api_ranges_by_api ON hggc_api_ranges (api_id, kind, level);
 
 -- Every device activity, joined to its API call, graph exec and innermost range.
 INSERT INTO ppu_activities (kind, source_id, pid, device, physical, context, stream, start_ns,
-                            end_ns, correlation_id, api_id, graph_id, graph_node_id,
+                            end_ns, correlation_id, api_id, api_start_ns, graph_id, graph_node_id,
                             graph_exec_id, name_id, base_name_id, copy_kind, src_kind, dst_kind,
                             bytes, hgtx_range_id)
 SELECT r.kind, r.source_id, r.pid, r.device, COALESCE(d.physical_index, r.device), r.context,
-       r.stream, r.start_ns, r.end_ns, r.correlation_id, a.id, r.graph_id, r.graph_node_id,
+       r.stream, r.start_ns, r.end_ns, r.correlation_id, a.id, a.start_ns, r.graph_id,
+       r.graph_node_id,
        CASE WHEN r.graph_id IS NOT NULL
             THEN (SELECT l.exec_id FROM ppu_graph_launches AS l
                   WHERE l.pid = r.pid AND l.correlation_id = r.correlation_id) END,

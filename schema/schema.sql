@@ -17,7 +17,8 @@ CREATE TABLE asys_cache (
 
 -- Facts about the session, from manifest.json: key/value pairs such as
 -- start_ns, end_ns, duration_ns, command, hostname, clock_kind; and
--- import_derived_ns, the time this database's derived tables took to build.
+-- import_derived_ns and import_deps_ns, the time this database's derived tables
+-- and its dependency table took to build.
 CREATE TABLE session_info (
     key   TEXT PRIMARY KEY, -- name of the fact
     value ANY               -- its value (INTEGER for times and counts)
@@ -403,14 +404,8 @@ CREATE TABLE hggc_overheads (
 CREATE VIEW ppu_memory_operations AS
 SELECT m.start_ns, m.end_ns, m.pid, m.device, m.context, m.stream, m.correlation_id, m.bytes,
        m.src_kind, m.dst_kind,
-       '[CUDA memcpy ' || CASE m.copy_kind WHEN 1 THEN 'Host-to-Device'
-                                           WHEN 2 THEN 'Device-to-Host'
-                                           WHEN 8 THEN 'Device-to-Device'
-                                           WHEN 9 THEN 'Host-to-Host'
-                                           WHEN 10 THEN 'Peer-to-Peer'
-                                           ELSE COALESCE((SELECT name FROM hggc_copy_kinds
-                                                          WHERE id = m.copy_kind), 'Unknown')
-                          END || ']' AS operation
+       '[CUDA memcpy ' || COALESCE((SELECT direction FROM hggc_copy_kinds WHERE id = m.copy_kind),
+                                   'Unknown') || ']' AS operation
 FROM ppu_memcpys AS m
 UNION ALL
 SELECT e.start_ns, e.end_ns, e.pid, e.device, e.context, e.stream, e.correlation_id, e.bytes,
@@ -418,9 +413,15 @@ SELECT e.start_ns, e.end_ns, e.pid, e.device, e.context, e.stream, e.correlation
 FROM ppu_memsets AS e;
 
 -- Names of CUPTI's numbers.
-CREATE TABLE hggc_copy_kinds (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
-INSERT INTO hggc_copy_kinds VALUES (0, 'Unknown'), (1, 'HtoD'), (2, 'DtoH'), (3, 'HtoA'),
-    (4, 'AtoH'), (5, 'AtoA'), (6, 'AtoD'), (7, 'DtoA'), (8, 'DtoD'), (9, 'HtoH'), (10, 'PtoP');
+CREATE TABLE hggc_copy_kinds (
+    id        INTEGER PRIMARY KEY, -- CUpti_ActivityMemcpyKind
+    name      TEXT NOT NULL,       -- short: HtoD
+    direction TEXT NOT NULL        -- as nsys writes it in operation names: Host-to-Device
+);
+INSERT INTO hggc_copy_kinds VALUES (0, 'Unknown', 'Unknown'), (1, 'HtoD', 'Host-to-Device'),
+    (2, 'DtoH', 'Device-to-Host'), (3, 'HtoA', 'Host-to-Array'), (4, 'AtoH', 'Array-to-Host'),
+    (5, 'AtoA', 'Array-to-Array'), (6, 'AtoD', 'Array-to-Device'), (7, 'DtoA', 'Device-to-Array'),
+    (8, 'DtoD', 'Device-to-Device'), (9, 'HtoH', 'Host-to-Host'), (10, 'PtoP', 'Peer-to-Peer');
 CREATE TABLE hggc_memory_kinds (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
 INSERT INTO hggc_memory_kinds VALUES (0, 'Unknown'), (1, 'Pageable'), (2, 'Pinned'),
     (3, 'Device'), (4, 'Array'), (5, 'Managed'), (6, 'Device Static'), (7, 'Managed Static');
@@ -445,6 +446,7 @@ CREATE TABLE ppu_activities (
     end_ns         INTEGER NOT NULL,    -- end
     correlation_id INTEGER NOT NULL,    -- of the API call that caused it
     api_id         INTEGER,             -- hggc_api_calls.id of that call, NULL when not recorded
+    api_start_ns   INTEGER,             -- when that call started (the work was enqueued), NULL: unknown
     graph_id       INTEGER,             -- graph that launched it, NULL: none
     graph_node_id  INTEGER,             -- its node there, NULL: none
     graph_exec_id  INTEGER,             -- the executable graph launched, NULL: none or unknown
@@ -481,6 +483,41 @@ CREATE TABLE hgtx_gpu_projection (
     op_count INTEGER NOT NULL, -- device activities projected
     PRIMARY KEY (range_id, pid, context, stream)
 ) WITHOUT ROWID;
+
+-- Dependencies between device activities (and of host waits on them), as the
+-- manual's dependency view shows them (asys-deps).  Stream order is the order in
+-- which the work was enqueued (its API calls); a graph launch is one unit of
+-- its stream, its nodes follow the graph's edges.  Event dependencies keep, per
+-- waiting activity and depended-on stream, only the last record, and never one
+-- of the waiter's own stream.
+CREATE TABLE ppu_deps (
+    id            INTEGER PRIMARY KEY, -- dependency id
+    kind          INTEGER NOT NULL,    -- 1 stream order, 2 legacy default stream order,
+                                       -- 3 event (cudaEventRecord on a stream, cudaStreamWaitEvent
+                                       --   on another), 4 graph edge, 5 host wait (synchronize)
+    activity_id   INTEGER,             -- ppu_activities.id that waits; NULL for host waits
+    sync_id       INTEGER,             -- host waits: ppu_syncs.id of the waiting call;
+                                       -- events: ppu_syncs.id of the stream wait
+    depends_on    INTEGER NOT NULL,    -- ppu_activities.id waited for
+    record_api_id INTEGER,             -- events: hggc_api_calls.id of the cudaEventRecord
+    wait_api_id   INTEGER,             -- events and host waits: hggc_api_calls.id of the waiting call
+    effective     INTEGER NOT NULL,    -- 1: still unresolved when the waiter was enqueued (its launch
+                                       -- call started) or, for host waits, when the wait began
+    delay_ns      INTEGER NOT NULL     -- how long after that point it resolved (0 when it already had)
+);
+
+-- A display name for every activity: the demangled kernel name, or the
+-- operation as nsys names it ('[CUDA memcpy Host-to-Device]', '[CUDA memset]',
+-- '[CUDA graph 14]').
+CREATE VIEW ppu_activity_names AS
+SELECT p.id,
+       CASE p.kind WHEN 1 THEN (SELECT value FROM strings WHERE id = p.name_id)
+                   WHEN 2 THEN '[CUDA memcpy ' || COALESCE((SELECT direction FROM hggc_copy_kinds
+                                                           WHERE id = p.copy_kind), 'Unknown')
+                               || ']'
+                   WHEN 3 THEN '[CUDA memset]'
+                   ELSE '[CUDA graph ' || p.graph_id || ']' END AS name
+FROM ppu_activities AS p;
 
 -- Host <-> device: each API call with the device activities it caused.
 CREATE VIEW hggc_api_activities AS

@@ -16,6 +16,9 @@
 //   ranges    nested HGTX ranges around launches; a graph captured in a range
 //   names     overloaded and templated kernels
 //   bulk      K C R: K kernels and C copies inside R HGTX ranges (benchmarks)
+//   bulkdeps K W  K kernels on four streams with W cross-stream waits (benchmarks)
+//   deps SHAPE  a dependency shape: fork-join, rerecord, same-stream, satisfied,
+//             two-streams, legacy, diamond, two-threads, path
 //   reset     work, then cudaDeviceReset, then more work
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
@@ -305,6 +308,221 @@ static void run_launches(int n)
     printf("launch_ns %.1f\n", elapsed / n);
 }
 
+// ---- dependency shapes (asys-deps): kernels named by their role ------------------
+
+__global__ void step_a() {}
+__global__ void step_b() {}
+__global__ void step_c() {}
+__global__ void step_d() {}
+
+static void streams_new(cudaStream_t *s, int n, unsigned flags)
+{
+    for (int i = 0; i < n; i++)
+        CHECK(cudaStreamCreateWithFlags(&s[i], flags));
+}
+
+static void streams_free(cudaStream_t *s, int n)
+{
+    CHECK(cudaDeviceSynchronize());
+    for (int i = 0; i < n; i++)
+        CHECK(cudaStreamDestroy(s[i]));
+}
+
+static cudaEvent_t event_new(void)
+{
+    cudaEvent_t e;
+    CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    return e;
+}
+
+// a on s0; b on s1 and c on s2 after a; d on s0 after b and c
+static void deps_fork_join(void)
+{
+    cudaStream_t s[3];
+    streams_new(s, 3, cudaStreamNonBlocking);
+    cudaEvent_t fork = event_new(), join1 = event_new(), join2 = event_new();
+    step_a<<<1, 1, 0, s[0]>>>();
+    CHECK(cudaEventRecord(fork, s[0]));
+    CHECK(cudaStreamWaitEvent(s[1], fork, 0));
+    CHECK(cudaStreamWaitEvent(s[2], fork, 0));
+    step_b<<<1, 1, 0, s[1]>>>();
+    step_c<<<1, 1, 0, s[2]>>>();
+    CHECK(cudaEventRecord(join1, s[1]));
+    CHECK(cudaEventRecord(join2, s[2]));
+    CHECK(cudaStreamWaitEvent(s[0], join1, 0));
+    CHECK(cudaStreamWaitEvent(s[0], join2, 0));
+    step_d<<<1, 1, 0, s[0]>>>();
+    streams_free(s, 3);
+}
+
+// one event recorded twice: each wait links to the record it waited for
+static void deps_rerecord(void)
+{
+    cudaStream_t s[3];
+    streams_new(s, 3, cudaStreamNonBlocking);
+    cudaEvent_t e = event_new();
+    step_a<<<1, 1, 0, s[0]>>>();
+    CHECK(cudaEventRecord(e, s[0]));
+    CHECK(cudaStreamWaitEvent(s[1], e, 0));
+    step_b<<<1, 1, 0, s[1]>>>();
+    step_c<<<1, 1, 0, s[0]>>>();
+    CHECK(cudaEventRecord(e, s[0]));
+    CHECK(cudaStreamWaitEvent(s[2], e, 0));
+    step_d<<<1, 1, 0, s[2]>>>();
+    streams_free(s, 3);
+}
+
+// a wait on an event of the waiting stream itself
+static void deps_same_stream(void)
+{
+    cudaStream_t s[1];
+    streams_new(s, 1, cudaStreamNonBlocking);
+    cudaEvent_t e = event_new();
+    step_a<<<1, 1, 0, s[0]>>>();
+    CHECK(cudaEventRecord(e, s[0]));
+    CHECK(cudaStreamWaitEvent(s[0], e, 0));
+    step_b<<<1, 1, 0, s[0]>>>();
+    streams_free(s, 1);
+}
+
+// the awaited work ended before the waiting kernel was launched
+static void deps_satisfied(void)
+{
+    cudaStream_t s[2];
+    streams_new(s, 2, cudaStreamNonBlocking);
+    cudaEvent_t e = event_new();
+    step_a<<<1, 1, 0, s[0]>>>();
+    CHECK(cudaEventRecord(e, s[0]));
+    CHECK(cudaEventSynchronize(e));
+    CHECK(cudaStreamWaitEvent(s[1], e, 0));
+    step_b<<<1, 1, 0, s[1]>>>();
+    streams_free(s, 2);
+}
+
+// d waits for two events of s0 (only the last counts) and one of s1
+static void deps_two_streams(void)
+{
+    cudaStream_t s[3];
+    streams_new(s, 3, cudaStreamNonBlocking);
+    cudaEvent_t first = event_new(), second = event_new(), other = event_new();
+    step_a<<<1, 1, 0, s[0]>>>();
+    CHECK(cudaEventRecord(first, s[0]));
+    step_b<<<1, 1, 0, s[0]>>>();
+    CHECK(cudaEventRecord(second, s[0]));
+    step_c<<<1, 1, 0, s[1]>>>();
+    CHECK(cudaEventRecord(other, s[1]));
+    CHECK(cudaStreamWaitEvent(s[2], first, 0));
+    CHECK(cudaStreamWaitEvent(s[2], second, 0));
+    CHECK(cudaStreamWaitEvent(s[2], other, 0));
+    step_d<<<1, 1, 0, s[2]>>>();
+    streams_free(s, 3);
+}
+
+// the legacy default stream waits for a blocking stream, and the other way round;
+// a non-blocking stream is left alone
+static void deps_legacy(void)
+{
+    cudaStream_t blocking, free_running;
+    CHECK(cudaStreamCreate(&blocking));
+    CHECK(cudaStreamCreateWithFlags(&free_running, cudaStreamNonBlocking));
+    step_a<<<1, 1, 0, blocking>>>();
+    step_c<<<1, 1, 0, free_running>>>();
+    step_b<<<1, 1>>>(); // legacy stream
+    step_d<<<1, 1, 0, blocking>>>();
+    CHECK(cudaDeviceSynchronize());
+    CHECK(cudaStreamDestroy(blocking));
+    CHECK(cudaStreamDestroy(free_running));
+}
+
+// a diamond captured across two streams: a -> {b, c} -> d
+static void deps_diamond(void)
+{
+    cudaStream_t s[2];
+    streams_new(s, 2, cudaStreamNonBlocking);
+    cudaEvent_t fork = event_new(), join = event_new();
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CHECK(cudaStreamBeginCapture(s[0], cudaStreamCaptureModeGlobal));
+    step_a<<<1, 1, 0, s[0]>>>();
+    CHECK(cudaEventRecord(fork, s[0]));
+    CHECK(cudaStreamWaitEvent(s[1], fork, 0));
+    step_b<<<1, 1, 0, s[0]>>>();
+    step_c<<<1, 1, 0, s[1]>>>();
+    CHECK(cudaEventRecord(join, s[1]));
+    CHECK(cudaStreamWaitEvent(s[0], join, 0));
+    step_d<<<1, 1, 0, s[0]>>>();
+    CHECK(cudaStreamEndCapture(s[0], &graph));
+    CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    empty_kernel<<<1, 1, 0, s[0]>>>();
+    CHECK(cudaGraphLaunch(exec, s[0]));
+    streams_free(s, 2);
+    CHECK(cudaGraphExecDestroy(exec));
+    CHECK(cudaGraphDestroy(graph));
+}
+
+static cudaStream_t shared_stream;
+
+static void *launch_on_shared(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 5; i++)
+        step_b<<<1, 1, 0, shared_stream>>>();
+    return NULL;
+}
+
+// two threads drive one stream
+static void deps_two_threads(void)
+{
+    CHECK(cudaStreamCreateWithFlags(&shared_stream, cudaStreamNonBlocking));
+    pthread_t t;
+    pthread_create(&t, NULL, launch_on_shared, NULL);
+    for (int i = 0; i < 5; i++)
+        step_a<<<1, 1, 0, shared_stream>>>();
+    pthread_join(t, NULL);
+    CHECK(cudaStreamSynchronize(shared_stream));
+    CHECK(cudaStreamDestroy(shared_stream));
+}
+
+// a known critical path: a (s0) -> b (s1) -> c (s0); d on s2 ends earlier
+static void deps_path(void)
+{
+    cudaStream_t s[3];
+    streams_new(s, 3, cudaStreamNonBlocking);
+    cudaEvent_t e1 = event_new(), e2 = event_new();
+    step_a<<<1, 1, 0, s[0]>>>();
+    CHECK(cudaEventRecord(e1, s[0]));
+    CHECK(cudaStreamWaitEvent(s[1], e1, 0));
+    step_b<<<1, 1, 0, s[1]>>>();
+    CHECK(cudaEventRecord(e2, s[1]));
+    CHECK(cudaStreamWaitEvent(s[0], e2, 0));
+    step_c<<<1, 1, 0, s[0]>>>();
+    step_d<<<1, 1, 0, s[2]>>>();
+    streams_free(s, 3);
+}
+
+static int run_deps(const char *shape)
+{
+    static const struct {
+        const char *name;
+        void (*run)(void);
+    } shapes[] = {{"fork-join", deps_fork_join},
+                  {"rerecord", deps_rerecord},
+                  {"same-stream", deps_same_stream},
+                  {"satisfied", deps_satisfied},
+                  {"two-streams", deps_two_streams},
+                  {"legacy", deps_legacy},
+                  {"diamond", deps_diamond},
+                  {"two-threads", deps_two_threads},
+                  {"path", deps_path}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        if (!strcmp(shape, shapes[i].name)) {
+            shapes[i].run();
+            return 0;
+        }
+    fprintf(stderr, "deps: unknown shape '%s'\n", shape);
+    return 2;
+}
+
 // Timeline shapes for the percentage tree (durations from SIMPPU_KERNEL_TIMES):
 // "one-stream" uses only the legacy default stream (context and stream hidden),
 // "streams" three created streams ([All Stream]).
@@ -422,6 +640,31 @@ static void run_bulk(int kernels, int copies, int ranges)
     CHECK(cudaFree(a));
 }
 
+// A large dependency graph for the benchmarks: `kernels` launches over four
+// streams, `waits` of them preceded by a wait on the previous stream's event.
+static void run_bulk_deps(int kernels, int waits)
+{
+    cudaStream_t s[4];
+    cudaEvent_t e[4];
+    for (int i = 0; i < 4; i++) {
+        CHECK(cudaStreamCreateWithFlags(&s[i], cudaStreamNonBlocking));
+        e[i] = event_new();
+    }
+    int every = waits ? kernels / waits : kernels + 1;
+    for (int k = 0; k < kernels; k++) {
+        int i = k % 4;
+        if (every && k % every == every - 1) {
+            int from = (i + 3) % 4;
+            CHECK(cudaEventRecord(e[from], s[from]));
+            CHECK(cudaStreamWaitEvent(s[i], e[from], 0));
+        }
+        empty_kernel<<<1, 1, 0, s[i]>>>();
+    }
+    CHECK(cudaDeviceSynchronize());
+    for (int i = 0; i < 4; i++)
+        CHECK(cudaStreamDestroy(s[i]));
+}
+
 // Prints the mean host time of a call that does no device work.
 static void run_calls(int n)
 {
@@ -474,7 +717,12 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "bulk"))
         run_bulk(n ? n : 1000000, argc > 3 ? atoi(argv[3]) : 200000,
                  argc > 4 ? atoi(argv[4]) : 100000);
-    else if (!strcmp(mode, "calls"))
+    else if (!strcmp(mode, "bulkdeps"))
+        run_bulk_deps(n ? n : 1000000, argc > 3 ? atoi(argv[3]) : 100000);
+    else if (!strcmp(mode, "deps")) {
+        if (argc < 3 || run_deps(argv[2]) != 0)
+            return 2;
+    } else if (!strcmp(mode, "calls"))
         run_calls(n ? n : 1000000);
     else if (!strcmp(mode, "reset"))
         run_reset();
@@ -486,7 +734,8 @@ int main(int argc, char **argv)
     } else {
         fprintf(stderr,
                 "usage: %s streams|graphs N|memcpy|devices|threads N|errors|launches "
-                "N|calls N|one-stream|streams3|ranges|names|bulk K C R|reset|all\n",
+                "N|calls N|one-stream|streams3|ranges|names|bulk K C R|bulkdeps K W|deps "
+                "SHAPE|reset|all\n",
                 argv[0]);
         return 2;
     }
