@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_args.h"
 #include "deps_path.h"
 #include "output_format.h"
 #include "report_db.h"
@@ -81,71 +82,57 @@ static int parse_kernel(const char *v, struct deps_args *a)
 static int parse_args(int argc, char **argv, struct deps_args *a)
 {
     memset(a, 0, sizeof *a);
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        const char *eq = strncmp(arg, "--", 2) == 0 ? strchr(arg, '=') : NULL;
-        char name[64];
-        snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
-        const char *value = eq ? eq + 1 : NULL;
-        int takes = !strcmp(name, "--activity") || !strcmp(name, "--correlation") ||
-                    !strcmp(name, "--kernel") || !strcmp(name, "--mode") ||
-                    !strcmp(name, "--filter-time") || !strcmp(name, "-f") ||
-                    !strcmp(name, "--format") || !strcmp(name, "-o") || !strcmp(name, "--output") ||
-                    !strcmp(name, "--sqlite");
-        if (takes && !value) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "%s: option %s needs a value\n", PROG, name);
-                return -1;
-            }
-            value = argv[++i];
-        }
-        if ((!strcmp(name, "--activity") || !strcmp(name, "--correlation") ||
-             !strcmp(name, "--kernel")) &&
-            a->selector != SELECT_NONE) {
+    struct asys_cli c;
+    asys_cli_init(&c, PROG, argc, argv);
+    while (asys_cli_next(&c)) {
+        int selects = asys_cli_is(&c, NULL, "--activity") ||
+                      asys_cli_is(&c, NULL, "--correlation") || asys_cli_is(&c, NULL, "--kernel");
+        if (selects && a->selector != SELECT_NONE) {
             fprintf(stderr, "%s: give one of --activity, --correlation, --kernel\n", PROG);
             return -1;
         }
-        if (!strcmp(name, "--activity") || !strcmp(name, "--correlation")) {
+        const char *value;
+        if (asys_cli_is(&c, NULL, "--activity") || asys_cli_is(&c, NULL, "--correlation")) {
+            if (!(value = asys_cli_value(&c)))
+                return -1;
             if (parse_long(value, &a->id) != 0) {
-                fprintf(stderr, "%s: %s takes a number, not '%s'\n", PROG, name, value);
+                fprintf(stderr, "%s: %s takes a number, not '%s'\n", PROG, c.name, value);
                 return -1;
             }
-            a->selector = !strcmp(name, "--activity") ? SELECT_ACTIVITY : SELECT_CORRELATION;
-        } else if (!strcmp(name, "--kernel")) {
+            a->selector = !strcmp(c.name, "--activity") ? SELECT_ACTIVITY : SELECT_CORRELATION;
+        } else if (asys_cli_is(&c, NULL, "--kernel")) {
+            if (!(value = asys_cli_value(&c)))
+                return -1;
             if (parse_kernel(value, a) != 0) {
                 fprintf(stderr, "%s: --kernel takes NAME or NAME#N (N >= 1), not '%s'\n", PROG,
                         value);
                 return -1;
             }
             a->selector = SELECT_KERNEL;
-        } else if (!strcmp(name, "--mode")) {
-            if (strcmp(value, "effective") && strcmp(value, "all")) {
-                fprintf(stderr, "%s: --mode takes effective or all, not '%s'\n", PROG, value);
+        } else if (asys_cli_is(&c, NULL, "--mode")) {
+            if (!(value = asys_cli_choice(&c, "effective", "all")))
                 return -1;
-            }
             a->all = !strcmp(value, "all");
-        } else if (!strcmp(name, "--critical-path")) {
+        } else if (asys_cli_is(&c, NULL, "--critical-path")) {
             a->critical_path = 1;
-        } else if (!strcmp(name, "--filter-time")) {
-            a->filter = value;
-        } else if (!strcmp(name, "-f") || !strcmp(name, "--format")) {
-            a->format_name = value;
-        } else if (!strcmp(name, "-o") || !strcmp(name, "--output")) {
-            a->output = value;
-        } else if (!strcmp(name, "--sqlite")) {
-            a->sqlite_path = value;
-        } else if (!strcmp(name, "-q") || !strcmp(name, "--quiet")) {
+        } else if (asys_cli_is(&c, NULL, "--filter-time")) {
+            if (!(a->filter = asys_cli_value(&c)))
+                return -1;
+        } else if (asys_cli_is(&c, "-f", "--format")) {
+            if (!(a->format_name = asys_cli_value(&c)))
+                return -1;
+        } else if (asys_cli_is(&c, "-o", "--output")) {
+            if (!(a->output = asys_cli_value(&c)))
+                return -1;
+        } else if (asys_cli_is(&c, NULL, "--sqlite")) {
+            if (!(a->sqlite_path = asys_cli_value(&c)))
+                return -1;
+        } else if (asys_cli_is(&c, "-q", "--quiet")) {
             a->quiet = 1;
-        } else if (!strcmp(name, "-h") || !strcmp(name, "--help")) {
+        } else if (asys_cli_is(&c, "-h", "--help")) {
             usage(stdout);
             exit(0);
-        } else if (arg[0] == '-') {
-            fprintf(stderr, "%s: unknown option '%s' (see %s --help)\n", PROG, arg, PROG);
-            return -1;
-        } else if (!a->input) {
-            a->input = arg;
-        } else {
-            fprintf(stderr, "%s: more than one report given ('%s', '%s')\n", PROG, a->input, arg);
+        } else if (asys_cli_positional(&c, &a->input) != 0) {
             return -1;
         }
     }

@@ -130,7 +130,7 @@ static int is_number_type(int type)
 /* ---- escaping ---------------------------------------------------------------- */
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid. */
-static size_t utf8_sequence(const unsigned char *s, size_t left)
+size_t asys_utf8_sequence(const unsigned char *s, size_t left)
 {
     unsigned c = s[0];
     size_t n;
@@ -168,7 +168,7 @@ void asys_json_write_string(FILE *out, const char *s, size_t len)
     fputc('"', out);
     for (size_t i = 0; i < len;) {
         unsigned c = p[i];
-        size_t n = utf8_sequence(p + i, len - i);
+        size_t n = asys_utf8_sequence(p + i, len - i);
         if (n == 0) {
             fputs("\\ufffd", out);
             i++;

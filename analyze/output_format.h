@@ -33,7 +33,12 @@ int asys_timeunit_from_name(const char *name, struct asys_output_options *o);
 long long asys_write_rows(FILE *out, sqlite3_stmt *st, const struct asys_output_options *o,
                           struct asys_err *err);
 
-/* Writes `s` as a JSON string literal (escaping controls, invalid UTF-8 as U+FFFD). */
+/* Length of the valid UTF-8 sequence at s (1..4; at most `left` bytes), or 0
+ * when the byte there does not start one. */
+size_t asys_utf8_sequence(const unsigned char *s, size_t left);
+
+/* Writes `s` as a JSON string literal (escaping controls; each byte that does
+ * not start valid UTF-8 becomes U+FFFD). */
 void asys_json_write_string(FILE *out, const char *s, size_t len);
 
 #endif

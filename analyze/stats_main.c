@@ -9,9 +9,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli_args.h"
 #include "output_format.h"
 #include "report_catalog.h"
 #include "report_db.h"
+#include "report_run.h"
 #include "time_filter.h"
 
 #define PROG "asys-stats"
@@ -67,109 +69,69 @@ static void usage(FILE *out)
 static int parse_args(int argc, char **argv, struct stats_args *a)
 {
     memset(a, 0, sizeof *a);
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        const char *value = NULL;
-        const char *eq = strncmp(arg, "--", 2) == 0 ? strchr(arg, '=') : NULL;
-        char name[64];
-        snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
-        if (eq)
-            value = eq + 1;
-#define TAKE_VALUE()                                                                               \
-    do {                                                                                           \
-        if (!value) {                                                                              \
-            if (i + 1 >= argc) {                                                                   \
-                fprintf(stderr, "%s: option %s needs a value\n", PROG, name);                      \
-                return -1;                                                                         \
-            }                                                                                      \
-            value = argv[++i];                                                                     \
-        }                                                                                          \
-    } while (0)
-        if (!strcmp(name, "-r") || !strcmp(name, "--report")) {
-            TAKE_VALUE();
-            char *copy = strdup(value); /* lives until exit */
-            for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
-                if (a->report_count == MAX_REPORTS) {
-                    fprintf(stderr, "%s: too many reports\n", PROG);
-                    return -1;
-                }
-                a->reports[a->report_count++] = tok;
-            }
-        } else if (!strcmp(name, "-f") || !strcmp(name, "--format")) {
-            TAKE_VALUE();
-            a->format_name = value;
-        } else if (!strcmp(name, "-o") || !strcmp(name, "--output")) {
-            TAKE_VALUE();
-            a->output = value;
-        } else if (!strcmp(name, "--timeunit")) {
-            TAKE_VALUE();
-            a->timeunit = value;
-        } else if (!strcmp(name, "--filter-time")) {
-            TAKE_VALUE();
-            a->filter = value;
-        } else if (!strcmp(name, "--group-by")) {
-            TAKE_VALUE();
-            if (strcmp(value, "base") && strcmp(value, "hgtx")) {
-                fprintf(stderr, "%s: --group-by takes base or hgtx, not '%s'\n", PROG, value);
+    struct asys_cli c;
+    asys_cli_init(&c, PROG, argc, argv);
+    while (asys_cli_next(&c)) {
+        if (asys_cli_is(&c, "-r", "--report")) {
+            if (asys_cli_list(&c, a->reports, &a->report_count, MAX_REPORTS) != 0)
                 return -1;
-            }
-            a->group_by = value;
-        } else if (!strcmp(name, "--api-name-mode")) {
-            TAKE_VALUE();
-            if (strcmp(value, "host") && strcmp(value, "kernel")) {
-                fprintf(stderr, "%s: --api-name-mode takes host or kernel, not '%s'\n", PROG,
-                        value);
+        } else if (asys_cli_is(&c, "-f", "--format")) {
+            if (!(a->format_name = asys_cli_value(&c)))
                 return -1;
-            }
-            a->api_name_mode = value;
-        } else if (!strcmp(name, "--buckets")) {
-            TAKE_VALUE();
+        } else if (asys_cli_is(&c, "-o", "--output")) {
+            if (!(a->output = asys_cli_value(&c)))
+                return -1;
+        } else if (asys_cli_is(&c, NULL, "--timeunit")) {
+            if (!(a->timeunit = asys_cli_value(&c)))
+                return -1;
+        } else if (asys_cli_is(&c, NULL, "--filter-time")) {
+            if (!(a->filter = asys_cli_value(&c)))
+                return -1;
+        } else if (asys_cli_is(&c, NULL, "--group-by")) {
+            if (!(a->group_by = asys_cli_choice(&c, "base", "hgtx")))
+                return -1;
+        } else if (asys_cli_is(&c, NULL, "--api-name-mode")) {
+            if (!(a->api_name_mode = asys_cli_choice(&c, "host", "kernel")))
+                return -1;
+        } else if (asys_cli_is(&c, NULL, "--buckets")) {
+            const char *value = asys_cli_value(&c);
+            if (!value)
+                return -1;
             char *end;
             a->buckets = strtoll(value, &end, 10);
             if (*end || end == value || a->buckets < 1 || a->buckets > 100000) {
                 fprintf(stderr, "%s: --buckets takes 1 to 100000, not '%s'\n", PROG, value);
                 return -1;
             }
-        } else if (!strcmp(name, "--report-dir")) {
-            TAKE_VALUE();
-            a->report_dir = value;
-        } else if (!strcmp(name, "--sqlite")) {
-            TAKE_VALUE();
-            a->sqlite_path = value;
-        } else if (!strcmp(name, "--help-reports")) {
+        } else if (asys_cli_is(&c, NULL, "--report-dir")) {
+            if (!(a->report_dir = asys_cli_value(&c)))
+                return -1;
+        } else if (asys_cli_is(&c, NULL, "--sqlite")) {
+            if (!(a->sqlite_path = asys_cli_value(&c)))
+                return -1;
+        } else if (asys_cli_is(&c, NULL, "--help-reports")) {
+            /* an optional name: the next argument unless it is an option or a report */
             a->help_reports = 1;
-            if (value)
-                a->help_report = value;
-            else if (i + 1 < argc && argv[i + 1][0] != '-' && !strstr(argv[i + 1], ".asys-rep"))
-                a->help_report = argv[++i];
-        } else if (!strcmp(name, "--force-export")) {
-            a->force_export = 1;
-            if (value)
-                a->force_export = strcmp(value, "false") != 0;
-            else if (i + 1 < argc &&
-                     (!strcmp(argv[i + 1], "true") || !strcmp(argv[i + 1], "false")))
-                a->force_export = !strcmp(argv[++i], "true");
-        } else if (!strcmp(name, "-q") || !strcmp(name, "--quiet")) {
+            if (c.value)
+                a->help_report = c.value;
+            else if (c.i + 1 < argc && argv[c.i + 1][0] != '-' &&
+                     !strstr(argv[c.i + 1], ".asys-rep"))
+                a->help_report = argv[++c.i];
+        } else if (asys_cli_is(&c, NULL, "--force-export")) {
+            a->force_export = asys_cli_switch(&c);
+        } else if (asys_cli_is(&c, "-q", "--quiet")) {
             a->quiet = 1;
-        } else if (!strcmp(name, "-h") || !strcmp(name, "--help")) {
+        } else if (asys_cli_is(&c, "-h", "--help")) {
             usage(stdout);
             exit(0);
-        } else if (arg[0] == '-' && arg[1]) {
-            fprintf(stderr, "%s: unknown option '%s' (see %s --help)\n", PROG, arg, PROG);
-            return -1;
-        } else if (!a->input) {
-            a->input = arg;
-        } else {
-            fprintf(stderr, "%s: only one report file may be given ('%s' and '%s')\n", PROG,
-                    a->input, arg);
+        } else if (asys_cli_positional(&c, &a->input) != 0) {
             return -1;
         }
-#undef TAKE_VALUE
     }
     return 0;
 }
 
-/* "1.5s", "200ms", "3000us", "42" (ns) -> ns; -1 if malformed. */
+/* --help-reports: the list of reports, or one described. */
 static void print_help_reports(const struct asys_report_catalog *cat, const char *name)
 {
     if (name && *name && strcmp(name, "ALL") != 0) {
@@ -224,57 +186,16 @@ static void on_build(void *ctx, const char *report, const char *db_path)
         fprintf(stderr, "%s: importing '%s' into '%s'\n", PROG, report, db_path);
 }
 
-struct run_params {
-    long long session_start;
-    long long session_end;
-    long long filter_start;
-    long long filter_end;
-    long long buckets;
-    const char *group_by;
-    const char *api_name_mode;
-};
-
-static void bind_named(sqlite3_stmt *st, const char *name, long long v)
-{
-    int i = sqlite3_bind_parameter_index(st, name);
-    if (i > 0)
-        sqlite3_bind_int64(st, i, v);
-}
-
-static void bind_named_text(sqlite3_stmt *st, const char *name, const char *v)
-{
-    int i = sqlite3_bind_parameter_index(st, name);
-    if (i > 0)
-        sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
-}
-
 /* Runs one report into `out`.  Returns 0, or -1 after printing the error. */
 static int run_report(sqlite3 *db, const struct asys_report_def *d, const char *requested,
-                      const struct run_params *p, const struct asys_output_options *o, FILE *out,
-                      int with_title, const char *input)
+                      const struct asys_report_params *p, const struct asys_output_options *o,
+                      FILE *out, int with_title, const char *input)
 {
     sqlite3_stmt *st = NULL;
-    const char *tail = NULL;
-    if (sqlite3_prepare_v2(db, d->sql, -1, &st, &tail) != SQLITE_OK || !st) {
-        fprintf(stderr, "%s: cannot run report '%s': %s\n", PROG, d->name,
-                st ? sqlite3_errmsg(db) : sqlite3_errmsg(db));
-        sqlite3_finalize(st);
+    struct asys_err prepare_err = {{0}};
+    if (asys_report_prepare(db, d, requested, p, &st, &prepare_err) != 0) {
+        fprintf(stderr, "%s: cannot run report '%s': %s\n", PROG, d->name, prepare_err.text);
         return -1;
-    }
-    bind_named(st, ":session_start", p->session_start);
-    bind_named(st, ":session_end", p->session_end);
-    bind_named(st, ":filter_start", p->filter_start);
-    bind_named(st, ":filter_end", p->filter_end);
-    bind_named(st, ":buckets", p->buckets);
-    bind_named_text(st, ":group_by", p->group_by);
-    bind_named_text(st, ":api_name_mode", p->api_name_mode);
-    const char *arg = strchr(requested, ':');
-    int ai = sqlite3_bind_parameter_index(st, ":report_arg");
-    if (ai > 0) {
-        if (arg)
-            sqlite3_bind_text(st, ai, arg + 1, -1, SQLITE_STATIC);
-        else
-            sqlite3_bind_null(st, ai);
     }
     if (with_title)
         fprintf(out, "\n ** %s (%s):\n\n", d->title, d->name);
@@ -304,7 +225,7 @@ static void give_default_mode(const char *path)
 
 /* Writes one report to BASE_NAME.EXT through a temporary file. */
 static int run_to_file(sqlite3 *db, const struct asys_report_def *d, const char *requested,
-                       const struct run_params *p, const struct asys_output_options *o,
+                       const struct asys_report_params *p, const struct asys_output_options *o,
                        const struct stats_args *a)
 {
     char path[PATH_MAX], tmp[PATH_MAX + 16];
@@ -419,12 +340,14 @@ int main(int argc, char **argv)
         asys_catalog_free(&cat);
         return 1;
     }
-    struct run_params p;
-    p.session_start = asys_session_time(rdb.db, "start_ns");
-    p.session_end = asys_session_time(rdb.db, "end_ns");
-    p.buckets = a.buckets ? a.buckets : 50;
-    p.group_by = a.group_by ? a.group_by : "base";
-    p.api_name_mode = a.api_name_mode ? a.api_name_mode : "host";
+    struct asys_report_params p;
+    asys_report_params_init(&p, rdb.db);
+    if (a.buckets)
+        p.buckets = a.buckets;
+    if (a.group_by)
+        p.group_by = a.group_by;
+    if (a.api_name_mode)
+        p.api_name_mode = a.api_name_mode;
     /* without --filter-time nothing is clipped, not even before the session start */
     p.filter_start = a.filter ? p.session_start + filter_start : LLONG_MIN;
     p.filter_end = a.filter && filter_end != LLONG_MAX ? p.session_start + filter_end : LLONG_MAX;

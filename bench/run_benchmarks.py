@@ -6,8 +6,8 @@ figures for the README and the issue notes.
 usage: bench/run_benchmarks.py [--build DIR] [--pairs N] [--runs K]
                                [--import-ranges N] [--osrt-calls N] [--launches N] [--kernel-ns NS]
                                [--bulk-kernels N] [--bulk-copies N] [--bulk-ranges N]
-                               [--deps-kernels N] [--deps-waits N]
-                               [--only hgtx|uftrace|osrt|import|hggc|timeline|deps]
+                               [--deps-kernels N] [--deps-waits N] [--export-events N]
+                               [--only hgtx|uftrace|osrt|import|hggc|timeline|deps|export]
 """
 import argparse
 import json
@@ -384,6 +384,108 @@ def bench_deps(args, work):
           % (median(s[0] for s in summaries), max(s[1] for s in summaries) / 1024))
 
 
+def timed(argv, cwd):
+    """Runs argv; returns (seconds, peak RSS KiB, stderr text)."""
+    err_path = os.path.join(cwd, '.bench-err')
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        fd = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(fd, 2)
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.execv(argv[0], argv)
+    _, status, usage = os.wait4(pid, 0)
+    seconds = time.monotonic() - start
+    err = open(err_path).read()
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit('benchmark step failed: %s\n%s' % (' '.join(argv), err))
+    return seconds, usage.ru_maxrss, err
+
+
+def export_rows(args, work, report, label):
+    """asys-export of `report` to pftrace and JSON (the analysis database built
+    first, so only the export is timed): one table row per format."""
+    stats = os.path.join(args.build, 'bin', 'asys-stats')
+    export = os.path.join(args.build, 'bin', 'asys-export')
+    run_child([stats, '-q', '-r', 'report_info', report])
+    records = manifest(report)['totals']['records']
+    rows = {}
+    for kind in ('pftrace', 'json'):
+        out = os.path.join(work, 'export.' + kind)
+        runs = []
+        for _ in range(args.runs):
+            seconds, rss, err = timed([export, '-v', '-t', kind, '-o', out, '--force-overwrite',
+                                       report], work)
+            runs.append((seconds, rss))
+        # "wrote 'x': N slices, N instants, N counter values, N flows, N tracks"
+        counts = [int(w) for w in err.split(':', 2)[2].replace(',', ' ').split() if w.isdigit()]
+        drawn = counts[0] + counts[1] + counts[2]
+        seconds = median(r[0] for r in runs)
+        rows[kind] = {'seconds': seconds, 'rss': max(r[1] for r in runs), 'bytes': os.path.getsize(out),
+                      'records': records, 'drawn': drawn}
+        os.unlink(out)
+        print('| %s | %s | %d | %d | %.2f | %.2f M | %.2f M | %.1f | %.0f |' % (
+            label, kind, records, drawn, seconds, records / seconds / 1e6, drawn / seconds / 1e6,
+            rows[kind]['bytes'] / records, rows[kind]['rss'] / 1024))
+    return rows
+
+
+def uftrace_chrome_rate(args, work):
+    """`uftrace dump --chrome` of a recorded loop: its events (entries and
+    exits) written per second, the JSON anchor."""
+    if not shutil.which('uftrace'):
+        return None
+    prog = os.path.join(args.build, 'bench', 'uftrace_loop')
+    pairs = min(args.export_events // 2, 2000000)
+    data = os.path.join(work, 'uftrace.data')
+    shutil.rmtree(data, ignore_errors=True)
+    run_child(['uftrace', 'record', '-d', data, prog, str(pairs)])
+    times = []
+    for _ in range(args.runs):
+        start = time.monotonic()
+        with open(os.path.join(work, 'uftrace.json'), 'w') as out:
+            subprocess.run(['uftrace', 'dump', '--chrome', '-d', data], stdout=out, check=True,
+                           stderr=subprocess.DEVNULL)
+        times.append(time.monotonic() - start)
+    size = os.path.getsize(os.path.join(work, 'uftrace.json'))
+    shutil.rmtree(data, ignore_errors=True)
+    events = 2 * pairs
+    print('| uftrace loop (%d calls) | uftrace dump --chrome | %d | %d | %.2f | %.2f M | %.2f M '
+          '| %.1f | |' % (pairs, events, events, median(times), events / median(times) / 1e6,
+                         events / median(times) / 1e6, size / events))
+    return events / median(times)
+
+
+def bench_export(args, work):
+    """asys-export of a 10 M-event report (HGTX push/pop ranges: two records
+    each) and of a recorded CUDA program on simppu; uftrace's Chrome dump of as
+    many entry/exit events is the anchor for JSON."""
+    asys = os.path.join(args.build, 'bin', 'asys')
+    loop = os.path.join(args.build, 'tests', 'progs', 'hgtx_loop')
+    report = os.path.join(work, 'export-hgtx.asys-rep')
+    subprocess.run([asys, 'profile', '-t', 'nvtx', '-o', report, '--force-overwrite=true', loop,
+                    str(args.export_events // 2)], capture_output=True, check=True,
+                   env=dict(os.environ, TMPDIR=work))
+    print('\n## Export: report events (records) and drawn events (slices, instants, counter '
+          'values) per second, median of %d runs' % args.runs)
+    print('| report | format | report events | drawn events | seconds | report events/s '
+          '| drawn events/s | bytes/report event | peak RSS MiB |')
+    print('|---|---|---:|---:|---:|---:|---:|---:|---:|')
+    hgtx = export_rows(args, work, report, 'HGTX ranges')
+    os.unlink(report)
+    os.unlink(report[:-len('.asys-rep')] + '.sqlite')
+    gpu = record_on_simppu(args, work, 'export-gpu', '300', 'hggc,hgtx', 'bulk',
+                           args.bulk_kernels, args.bulk_copies, args.bulk_ranges)
+    if gpu:
+        export_rows(args, work, gpu, 'simppu bulk (%d kernels)' % args.bulk_kernels)
+    uftrace = uftrace_chrome_rate(args, work)
+    rate = {k: hgtx[k]['records'] / hgtx[k]['seconds'] for k in hgtx}
+    print('\npftrace/JSON size: %.2f' % (hgtx['pftrace']['bytes'] / hgtx['json']['bytes']))
+    if uftrace:
+        print('asys JSON/uftrace --chrome events per second: %.2f' % (rate['json'] / uftrace))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--build', default=os.path.join(os.path.dirname(__file__), '..', 'build'))
@@ -397,10 +499,12 @@ def main():
     ap.add_argument('--bulk-ranges', type=int, default=100000)
     ap.add_argument('--deps-kernels', type=int, default=1000000)
     ap.add_argument('--deps-waits', type=int, default=100000)
+    ap.add_argument('--export-events', type=int, default=10000000)
     ap.add_argument('--kernel-ns', type=int, default=5000,
                     help='simulated kernel time: long enough that the device thread sleeps')
     ap.add_argument('--only',
-                    choices=['hgtx', 'uftrace', 'osrt', 'import', 'hggc', 'timeline', 'deps'])
+                    choices=['hgtx', 'uftrace', 'osrt', 'import', 'hggc', 'timeline', 'deps',
+                             'export'])
     args = ap.parse_args()
     args.build = os.path.abspath(args.build)
     work = tempfile.mkdtemp(prefix='asys-bench-')
@@ -421,6 +525,8 @@ def main():
             bench_timeline(args, work)
         if args.only in (None, 'deps'):
             bench_deps(args, work)
+        if args.only in (None, 'export'):
+            bench_export(args, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

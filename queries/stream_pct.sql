@@ -11,19 +11,22 @@
 --   open at the launch.  With --filter-time, durations are clipped to the window and every %
 --   is recomputed and re-sorted.  Siblings are sorted by time; the column format indents the
 --   tree, csv and json give flat rows with their parent's Id.
--- columns: Node, Percent (%), Time (ns), Level, Id, Parent Id, Kind
+-- columns: Node, Percent (%), Time (ns), Level, Id, Parent Id, Kind, Key (a stable path of
+--   ids: D<device>/C<pid>.<context>/S<stream>/R<row>/G<group>/X<exec>, used by asys-export)
 -- tree: Node, Level
-WITH act AS MATERIALIZED (
+WITH act AS MATERIALIZED (  -- the activities summed by everything the tree splits on
     SELECT p.kind, p.pid, p.physical, p.context, p.stream, p.graph_id, p.graph_exec_id,
            p.copy_kind,
            CASE WHEN p.kind = 1 AND :group_by = 'hgtx'
                 THEN COALESCE('h' || e.domain_id || ':' || COALESCE(e.text_id, ''), 'h')
                 WHEN p.kind = 1 THEN 'b' || p.base_name_id END AS kernel_group,
-           p.hgtx_range_id,
-           MIN(p.end_ns, :filter_end) - MAX(p.start_ns, :filter_start) AS dur
+           MIN(p.hgtx_range_id) AS hgtx_range_id,
+           SUM(MIN(p.end_ns, :filter_end) - MAX(p.start_ns, :filter_start)) AS dur
     FROM ppu_activities AS p
     LEFT JOIN hgtx_events AS e ON e.id = p.hgtx_range_id AND :group_by = 'hgtx'
     WHERE p.end_ns >= :filter_start AND p.start_ns <= :filter_end
+    GROUP BY p.kind, p.pid, p.physical, p.context, p.stream, p.graph_id, p.graph_exec_id,
+             p.copy_kind, kernel_group
 ), dev AS (
     SELECT physical, SUM(dur) AS total, COUNT(DISTINCT pid * 4294967296 + context) AS contexts
     FROM act GROUP BY physical
@@ -174,7 +177,8 @@ SELECT CASE WHEN n.pct IS NULL THEN n.label ELSE printf('%.1f%% %s', n.pct, n.la
        n.level AS "Level",
        n.id AS "Id",
        parent.id AS "Parent Id",
-       n.kind AS "Kind"
+       n.kind AS "Kind",
+       n.key AS "Key"
 FROM numbered AS n
 LEFT JOIN numbered AS parent ON parent.key = n.parent_key
 ORDER BY n.id;

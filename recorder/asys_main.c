@@ -32,6 +32,11 @@ static int cmd_stats(int argc, char **argv)
     return run_sibling("asys-stats", argc, argv);
 }
 
+static int cmd_export(int argc, char **argv)
+{
+    return run_sibling("asys-export", argc, argv);
+}
+
 static int cmd_deps(int argc, char **argv)
 {
     return run_sibling("asys-deps", argc, argv);
@@ -46,6 +51,8 @@ static const struct command {
 } commands[] = {
     {"profile", asys_cmd_profile, "record a program into NAME.asys-rep"},
     {"stats", cmd_stats, "summary reports of a report (same as asys-stats)"},
+    {"export", cmd_export,
+     "a report as Perfetto, Chrome JSON, CSV or SQLite (same as asys-export)"},
     {"deps", cmd_deps, "dependencies between PPU activities (same as asys-deps)"},
     {"finalize", asys_cmd_finalize, "pack an interrupted session directory into a report"},
     {"help", cmd_help, "show this help"},

@@ -1,0 +1,97 @@
+#include "cli_args.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void asys_cli_init(struct asys_cli *c, const char *prog, int argc, char **argv)
+{
+    memset(c, 0, sizeof *c);
+    c->prog = prog;
+    c->argc = argc;
+    c->argv = argv;
+    c->i = 0;
+}
+
+int asys_cli_next(struct asys_cli *c)
+{
+    if (++c->i >= c->argc)
+        return 0;
+    c->arg = c->argv[c->i];
+    const char *eq = strncmp(c->arg, "--", 2) == 0 ? strchr(c->arg, '=') : NULL;
+    snprintf(c->name, sizeof c->name, "%.*s", eq ? (int)(eq - c->arg) : (int)strlen(c->arg),
+             c->arg);
+    c->value = eq ? eq + 1 : NULL;
+    return 1;
+}
+
+int asys_cli_is(const struct asys_cli *c, const char *short_name, const char *long_name)
+{
+    return (short_name && !strcmp(c->name, short_name)) || !strcmp(c->name, long_name);
+}
+
+const char *asys_cli_value(struct asys_cli *c)
+{
+    if (c->value)
+        return c->value;
+    if (c->i + 1 >= c->argc) {
+        fprintf(stderr, "%s: option %s needs a value\n", c->prog, c->name);
+        return NULL;
+    }
+    c->value = c->argv[++c->i];
+    return c->value;
+}
+
+const char *asys_cli_choice(struct asys_cli *c, const char *one, const char *other)
+{
+    const char *v = asys_cli_value(c);
+    if (v && strcmp(v, one) && strcmp(v, other)) {
+        fprintf(stderr, "%s: %s takes %s or %s, not '%s'\n", c->prog, c->name, one, other, v);
+        return NULL;
+    }
+    return v;
+}
+
+int asys_cli_list(struct asys_cli *c, const char **list, int *count, int max)
+{
+    const char *v = asys_cli_value(c);
+    char *copy = v ? strdup(v) : NULL; /* the items point into it: it lives until exit */
+    if (!copy) {
+        if (v)
+            fprintf(stderr, "%s: out of memory\n", c->prog);
+        return -1;
+    }
+    for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
+        if (*count == max) {
+            fprintf(stderr, "%s: more than %d names given to %s\n", c->prog, max, c->name);
+            return -1;
+        }
+        list[(*count)++] = tok;
+    }
+    return 0;
+}
+
+int asys_cli_switch(struct asys_cli *c)
+{
+    if (c->value)
+        return strcmp(c->value, "false") != 0;
+    if (c->i + 1 < c->argc &&
+        (!strcmp(c->argv[c->i + 1], "true") || !strcmp(c->argv[c->i + 1], "false")))
+        return !strcmp(c->argv[++c->i], "true");
+    return 1;
+}
+
+int asys_cli_positional(struct asys_cli *c, const char **input)
+{
+    if (c->arg[0] == '-' && c->arg[1]) {
+        fprintf(stderr, "%s: unknown option '%s' (see %s --help)\n", c->prog, c->arg, c->prog);
+        return -1;
+    }
+    if (*input) {
+        fprintf(stderr, "%s: only one report file may be given ('%s' and '%s')\n", c->prog, *input,
+                c->arg);
+        return -1;
+    }
+    *input = c->arg;
+    return 0;
+}

@@ -1,0 +1,44 @@
+/* Command-line options of the analysis tools (asys-stats, asys-deps,
+ * asys-export): "--name=value", "--name value", "-n value"; one positional
+ * argument, the report.  Errors are printed as one line `prog: ...`. */
+#ifndef ASYS_CLI_ARGS_H
+#define ASYS_CLI_ARGS_H
+
+struct asys_cli {
+    const char *prog;
+    int argc;
+    char **argv;
+    int i;             /* index of the current argument */
+    const char *arg;   /* the current argument as given */
+    char name[64];     /* its option name, without any "=value" */
+    const char *value; /* the text after '=', or NULL */
+};
+
+void asys_cli_init(struct asys_cli *c, const char *prog, int argc, char **argv);
+
+/* Moves to the next argument; 0 when there are no more. */
+int asys_cli_next(struct asys_cli *c);
+
+/* Whether the current argument is the option `short_name` (may be NULL) or
+ * `long_name`. */
+int asys_cli_is(const struct asys_cli *c, const char *short_name, const char *long_name);
+
+/* The current option's value: after '=', else the next argument.  NULL
+ * after printing "option X needs a value". */
+const char *asys_cli_value(struct asys_cli *c);
+
+/* A value that must be one of two words; NULL after printing why. */
+const char *asys_cli_choice(struct asys_cli *c, const char *one, const char *other);
+
+/* A comma-separated value ("a,b,c") appended to list[*count] (at most max);
+ * 0, or -1 after printing why. */
+int asys_cli_list(struct asys_cli *c, const char **list, int *count, int max);
+
+/* A switch that may carry true or false: "--x", "--x=false", "--x true". */
+int asys_cli_switch(struct asys_cli *c);
+
+/* The current argument is not a known option: the report when it is the
+ * first positional one (*input set, 0), else -1 after printing why. */
+int asys_cli_positional(struct asys_cli *c, const char **input);
+
+#endif

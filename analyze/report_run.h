@@ -1,0 +1,29 @@
+/* Running a named report: its SQL prepared with the parameters every report
+ * may use (asys-stats, asys-export). */
+#ifndef ASYS_REPORT_RUN_H
+#define ASYS_REPORT_RUN_H
+
+#include <sqlite3.h>
+
+#include "asys_error.h"
+#include "report_catalog.h"
+
+struct asys_report_params {
+    long long session_start, session_end; /* absolute ns */
+    long long filter_start, filter_end;   /* absolute ns; LLONG_MIN / LLONG_MAX: open */
+    long long buckets;                    /* series reports */
+    const char *group_by;                 /* "base" or "hgtx" */
+    const char *api_name_mode;            /* "host" or "kernel" */
+};
+
+/* Fills in the defaults of the report parameters from the database. */
+void asys_report_params_init(struct asys_report_params *p, sqlite3 *db);
+
+/* Prepares `def` for `requested` ("name" or "name:arg") with :session_start,
+ * :session_end, :filter_start, :filter_end, :buckets, :group_by,
+ * :api_name_mode and :report_arg bound.  Returns 0 or -1 with err. */
+int asys_report_prepare(sqlite3 *db, const struct asys_report_def *def, const char *requested,
+                        const struct asys_report_params *p, sqlite3_stmt **stmt,
+                        struct asys_err *err);
+
+#endif

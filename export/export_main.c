@@ -1,0 +1,631 @@
+/* asys-export: a report as a Perfetto trace (.pftrace), Chrome JSON, CSV files
+ * (one per table or per stats report) or a standalone SQLite database. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <pcre2.h>
+
+#include "cli_args.h"
+#include "out_file.h"
+#include "output_format.h"
+#include "report_catalog.h"
+#include "report_db.h"
+#include "report_run.h"
+#include "sink_json.h"
+#include "sink_pftrace.h"
+#include "time_filter.h"
+#include "timeline.h"
+
+#define PROG "asys-export"
+#define MAX_REPORTS 64
+
+enum export_type { TYPE_PFTRACE, TYPE_JSON, TYPE_CSV, TYPE_SQLITE };
+static const char *const type_names[] = {"pftrace", "json", "csv", "sqlite"};
+
+struct export_args {
+    const char *input;
+    enum export_type type;
+    const char *output;
+    const char *tables;
+    const char *filter;
+    const char *api_name_mode;
+    const char *group_kernels;
+    const char *reports[MAX_REPORTS];
+    int report_count;
+    const char *sqlite_path;
+    int gzip;
+    int force;
+    int quiet;
+    int verbose;
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: asys-export [options] REPORT.asys-rep\n\n"
+            "Writes the report's timeline or data in another format.\n\n"
+            "  -t, --type TYPE               pftrace (default): Perfetto's native protobuf\n"
+            "                                json: Chrome Trace Event Format (chrome://tracing,\n"
+            "                                      Perfetto)\n"
+            "                                csv: one file per table, or per stats report\n"
+            "                                     with --report\n"
+            "                                sqlite: the analysis database as one file\n"
+            "  -o, --output PATH             the file (csv: the base of BASE_NAME.csv);\n"
+            "                                default: beside the report, REPORT.pftrace,\n"
+            "                                REPORT.json, REPORT_NAME.csv, REPORT.sqlite\n"
+            "      --tables REGEX            only what comes from the tables whose name\n"
+            "                                matches (PCRE2), e.g. 'hggc|ppu'\n"
+            "      --filter-time START/END   only this window, relative to the session start\n"
+            "                                (pftrace, json, csv with --report)\n"
+            "      --api-name-mode host|kernel  launch calls named by themselves (default)\n"
+            "                                or by the kernel they launched\n"
+            "      --group-kernels base|hgtx kernel rows per base name (default) or per\n"
+            "                                innermost HGTX range at the launch\n"
+            "  -r, --report NAME[,NAME...]   csv: stats reports instead of tables\n"
+            "      --gzip                    compress (pftrace, json, csv): adds .gz\n"
+            "      --force-overwrite [true]  replace existing output files\n"
+            "      --sqlite PATH             the analysis database to use or build\n"
+            "  -q, --quiet                   no progress bar\n"
+            "  -v, --verbose                 print what was written\n"
+            "  -h, --help                    this help\n");
+}
+
+static int parse_type(const char *v, enum export_type *out)
+{
+    for (size_t i = 0; i < sizeof type_names / sizeof type_names[0]; i++)
+        if (!strcmp(v, type_names[i])) {
+            *out = (enum export_type)i;
+            return 0;
+        }
+    return -1;
+}
+
+static int parse_args(int argc, char **argv, struct export_args *a)
+{
+    memset(a, 0, sizeof *a);
+    struct asys_cli c;
+    asys_cli_init(&c, PROG, argc, argv);
+    while (asys_cli_next(&c)) {
+        const char *v;
+        if (asys_cli_is(&c, "-t", "--type")) {
+            if (!(v = asys_cli_value(&c)))
+                return -1;
+            if (parse_type(v, &a->type) != 0) {
+                fprintf(stderr, "%s: unknown type '%s' (pftrace, json, csv, sqlite)\n", PROG, v);
+                return -1;
+            }
+        } else if (asys_cli_is(&c, "-o", "--output")) {
+            if (!(a->output = asys_cli_value(&c)))
+                return -1;
+        } else if (asys_cli_is(&c, NULL, "--tables")) {
+            if (!(a->tables = asys_cli_value(&c)))
+                return -1;
+        } else if (asys_cli_is(&c, NULL, "--filter-time")) {
+            if (!(a->filter = asys_cli_value(&c)))
+                return -1;
+        } else if (asys_cli_is(&c, NULL, "--api-name-mode")) {
+            if (!(a->api_name_mode = asys_cli_choice(&c, "host", "kernel")))
+                return -1;
+        } else if (asys_cli_is(&c, NULL, "--group-kernels")) {
+            if (!(a->group_kernels = asys_cli_choice(&c, "base", "hgtx")))
+                return -1;
+        } else if (asys_cli_is(&c, "-r", "--report")) {
+            if (asys_cli_list(&c, a->reports, &a->report_count, MAX_REPORTS) != 0)
+                return -1;
+        } else if (asys_cli_is(&c, NULL, "--sqlite")) {
+            if (!(a->sqlite_path = asys_cli_value(&c)))
+                return -1;
+        } else if (asys_cli_is(&c, NULL, "--gzip")) {
+            a->gzip = 1;
+        } else if (asys_cli_is(&c, NULL, "--force-overwrite")) {
+            a->force = asys_cli_switch(&c);
+        } else if (asys_cli_is(&c, "-q", "--quiet")) {
+            a->quiet = 1;
+        } else if (asys_cli_is(&c, "-v", "--verbose")) {
+            a->verbose = 1;
+        } else if (asys_cli_is(&c, "-h", "--help")) {
+            usage(stdout);
+            exit(0);
+        } else if (asys_cli_positional(&c, &a->input) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Options that do not apply to the chosen type are refused, not ignored. */
+static int check_combination(const struct export_args *a)
+{
+    const char *type = type_names[a->type];
+    if (!a->input) {
+        fprintf(stderr, "%s: no report file given (usage: %s [options] REPORT.asys-rep)\n", PROG,
+                PROG);
+        return -1;
+    }
+    if (a->report_count && a->type != TYPE_CSV) {
+        fprintf(stderr, "%s: --report needs --type csv\n", PROG);
+        return -1;
+    }
+    if (a->report_count && a->tables) {
+        fprintf(stderr, "%s: --report and --tables do not go together\n", PROG);
+        return -1;
+    }
+    if (a->filter && (a->type == TYPE_SQLITE || (a->type == TYPE_CSV && !a->report_count))) {
+        fprintf(stderr,
+                "%s: --filter-time applies to pftrace, json and csv with --report, not %s\n", PROG,
+                a->type == TYPE_SQLITE ? "sqlite" : "csv tables");
+        return -1;
+    }
+    if (a->gzip && a->type == TYPE_SQLITE) {
+        fprintf(stderr, "%s: --gzip does not apply to %s\n", PROG, type);
+        return -1;
+    }
+    return 0;
+}
+
+/* REPORT.asys-rep -> REPORT */
+static void report_base(const char *input, char *out, size_t size)
+{
+    snprintf(out, size, "%s", input);
+    size_t n = strlen(out);
+    const char *ext = ".asys-rep";
+    size_t e = strlen(ext);
+    if (n > e && !strcmp(out + n - e, ext))
+        out[n - e] = '\0';
+}
+
+/* ---- progress ------------------------------------------------------------------------------ */
+
+struct progress {
+    int enabled; /* stderr is a terminal and not --quiet */
+    int shown;   /* percent last drawn, -1: none */
+    const char *what;
+};
+
+static void progress_draw(void *ctx, double done)
+{
+    struct progress *p = ctx;
+    int pct = done >= 1 ? 100 : (int)(done * 100);
+    if (!p->enabled || pct == p->shown)
+        return;
+    p->shown = pct;
+    char bar[41];
+    int filled = pct * 40 / 100;
+    for (int i = 0; i < 40; i++)
+        bar[i] = i < filled ? '#' : '.';
+    bar[40] = '\0';
+    fprintf(stderr, "\r%s: %s [%s] %3d%%", PROG, p->what, bar, pct);
+}
+
+static void progress_clear(struct progress *p)
+{
+    if (p->enabled && p->shown >= 0)
+        fprintf(stderr, "\r\033[K");
+    p->shown = -1;
+}
+
+/* Opens `path` (through a temporary file) or prints why not. */
+static FILE *open_output(const struct export_args *a, const char *path, struct asys_out_file **file)
+{
+    struct asys_err err = {{0}};
+    FILE *out = NULL;
+    if (asys_out_file_open(file, path, a->force, a->gzip, &out, &err) != 0) {
+        asys_err_print(PROG, "write", path, &err);
+        return NULL;
+    }
+    return out;
+}
+
+/* ---- pftrace and json ---------------------------------------------------------------------- */
+
+static int export_timeline(const struct export_args *a, sqlite3 *db, const char *path,
+                           const struct tl_options *opts, long long session_start,
+                           struct progress *bar)
+{
+    struct asys_err err = {{0}};
+    struct asys_out_file *file = NULL;
+    FILE *out = open_output(a, path, &file);
+    if (!out)
+        return -1;
+    struct tl_stats stats;
+    int rc;
+    if (a->type == TYPE_PFTRACE) {
+        struct asys_pftrace_sink *sink = asys_pftrace_sink_new(out, session_start);
+        rc = sink ? asys_timeline_walk(db, opts, &asys_pftrace_sink_ops, sink, &stats, &err)
+                  : asys_fail(&err, "out of memory");
+        if (rc == 0 && asys_pftrace_sink_finish(sink) != 0)
+            rc = asys_fail(&err, "%s", strerror(errno));
+        asys_pftrace_sink_free(sink);
+    } else {
+        struct asys_json_sink *sink = asys_json_sink_new(out, session_start);
+        rc = sink ? asys_timeline_walk(db, opts, &asys_json_sink_ops, sink, &stats, &err)
+                  : asys_fail(&err, "out of memory");
+        if (rc == 0 && asys_json_sink_finish(sink) != 0)
+            rc = asys_fail(&err, "%s", strerror(errno));
+        asys_json_sink_free(sink);
+    }
+    progress_clear(bar);
+    if (rc == 0 && ferror(out))
+        rc = asys_fail(&err, "%s", strerror(errno));
+    if (rc != 0) {
+        asys_out_file_discard(file);
+        asys_err_print(PROG, "write", path, &err);
+        return -1;
+    }
+    if (asys_out_file_close(file, 1, &err) != 0) {
+        asys_err_print(PROG, "write", path, &err);
+        return -1;
+    }
+    if (a->verbose)
+        fprintf(stderr,
+                "%s: wrote '%s': %llu slices, %llu instants, %llu counter values, %llu flows, "
+                "%llu tracks\n",
+                PROG, path, (unsigned long long)stats.slices, (unsigned long long)stats.instants,
+                (unsigned long long)stats.counter_values, (unsigned long long)stats.flows,
+                (unsigned long long)stats.tracks);
+    return 0;
+}
+
+/* ---- csv --------------------------------------------------------------------------------- */
+
+/* The files of one csv export, committed together so that a failure leaves
+ * none of them behind. */
+struct file_set {
+    struct asys_out_file **files;
+    size_t count, cap;
+};
+
+static int file_set_add(struct file_set *s, struct asys_out_file *f)
+{
+    if (s->count == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 16;
+        struct asys_out_file **bigger = realloc(s->files, cap * sizeof *bigger);
+        if (!bigger)
+            return -1;
+        s->files = bigger;
+        s->cap = cap;
+    }
+    s->files[s->count++] = f;
+    return 0;
+}
+
+/* Commits every file (ok) or discards them all; frees the set. */
+static int file_set_close(struct file_set *s, int ok)
+{
+    int rc = ok ? 0 : -1;
+    for (size_t i = 0; i < s->count; i++) {
+        struct asys_err err = {{0}};
+        if (rc == 0 && asys_out_file_commit(s->files[i], &err) != 0) {
+            fprintf(stderr, "%s: cannot write a csv file: %s\n", PROG, err.text);
+            rc = -1;
+        } else if (rc != 0) {
+            asys_out_file_discard(s->files[i]);
+        }
+    }
+    free(s->files);
+    return rc;
+}
+
+/* Writes the rows of `st` to BASE_NAME.csv[.gz] and adds it to `set`. */
+static int write_csv(const struct export_args *a, const char *base, const char *name,
+                     sqlite3_stmt *st, struct file_set *set)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s_%s.csv%s", base, name, a->gzip ? ".gz" : "") >=
+        (int)sizeof path) {
+        fprintf(stderr, "%s: cannot write '%s_%s.csv': path too long\n", PROG, base, name);
+        return -1;
+    }
+    struct asys_err err = {{0}};
+    struct asys_out_file *file = NULL;
+    FILE *out = open_output(a, path, &file);
+    if (!out)
+        return -1;
+    struct asys_output_options o = {ASYS_FMT_CSV, 1, "ns", NULL, NULL, NULL};
+    long long rows = asys_write_rows(out, st, &o, &err);
+    if (rows < 0 || ferror(out) || asys_out_file_finish(file, &err) != 0) {
+        if (rows >= 0 && !err.text[0])
+            asys_fail(&err, "%s", strerror(errno));
+        asys_err_print(PROG, "write", path, &err);
+        asys_out_file_discard(file);
+        return -1;
+    }
+    if (file_set_add(set, file) != 0) {
+        asys_out_file_discard(file);
+        fprintf(stderr, "%s: out of memory\n", PROG);
+        return -1;
+    }
+    if (a->verbose)
+        fprintf(stderr, "%s: wrote '%s': %lld rows\n", PROG, path, rows);
+    return 0;
+}
+
+static int table_matches(pcre2_code *re, const char *name)
+{
+    if (!re)
+        return 1;
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+    int rc = md ? pcre2_match(re, (PCRE2_SPTR)name, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) : -1;
+    pcre2_match_data_free(md);
+    return rc >= 0;
+}
+
+/* One csv file per table of the analysis database (matching --tables). */
+static int export_csv_tables(const struct export_args *a, sqlite3 *db, const char *base,
+                             pcre2_code *re)
+{
+    sqlite3_stmt *list = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT name FROM sqlite_schema WHERE type = 'table'\n"
+                           "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
+                           -1, &list, NULL) != SQLITE_OK) {
+        fprintf(stderr, "%s: cannot list the tables: %s\n", PROG, sqlite3_errmsg(db));
+        return -1;
+    }
+    struct file_set set = {0};
+    int rc = 0, written = 0;
+    while (rc == 0 && sqlite3_step(list) == SQLITE_ROW) {
+        const char *table = (const char *)sqlite3_column_text(list, 0);
+        if (!table_matches(re, table))
+            continue;
+        char *sql = sqlite3_mprintf("SELECT * FROM \"%w\"", table);
+        sqlite3_stmt *st = NULL;
+        if (!sql || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+            fprintf(stderr, "%s: cannot read table '%s': %s\n", PROG, table, sqlite3_errmsg(db));
+            rc = -1;
+        } else {
+            rc = write_csv(a, base, table, st, &set);
+            written++;
+        }
+        sqlite3_finalize(st);
+        sqlite3_free(sql);
+    }
+    sqlite3_finalize(list);
+    if (rc == 0 && !written) {
+        fprintf(stderr, "%s: no table matches --tables '%s'\n", PROG, a->tables);
+        rc = -1;
+    }
+    return file_set_close(&set, rc == 0);
+}
+
+/* One csv file per stats report, with the report parameters of the options. */
+static int export_csv_reports(const struct export_args *a, sqlite3 *db, const char *base,
+                              const struct asys_report_params *p)
+{
+    struct asys_report_catalog cat = {0};
+    struct asys_err err = {{0}};
+    if (asys_catalog_load_builtin(&cat, &err) != 0) {
+        fprintf(stderr, "%s: cannot load the reports: %s\n", PROG, err.text);
+        return -1;
+    }
+    struct file_set set = {0};
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < a->report_count; i++) {
+        const struct asys_report_def *d = asys_catalog_find(&cat, a->reports[i]);
+        sqlite3_stmt *st = NULL;
+        if (!d) {
+            fprintf(stderr, "%s: unknown report '%s' (see asys-stats --help-reports)\n", PROG,
+                    a->reports[i]);
+            rc = -1;
+        } else if (asys_report_check_argument(d, a->reports[i], &err) != 0) {
+            fprintf(stderr, "%s: %s\n", PROG, err.text);
+            rc = -1;
+        } else if (asys_report_prepare(db, d, a->reports[i], p, &st, &err) != 0) {
+            fprintf(stderr, "%s: cannot run report '%s': %s\n", PROG, d->name, err.text);
+            rc = -1;
+        } else {
+            rc = write_csv(a, base, d->name, st, &set);
+        }
+        sqlite3_finalize(st);
+    }
+    asys_catalog_free(&cat);
+    return file_set_close(&set, rc == 0);
+}
+
+/* ---- sqlite ------------------------------------------------------------------------------- */
+
+/* Drops the tables that do not match, then the views that no longer work. */
+static int keep_tables(sqlite3 *db, pcre2_code *re, struct asys_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT type, name FROM sqlite_schema WHERE type IN ('table', 'view')\n"
+                           "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'\n"
+                           "ORDER BY type = 'view'",
+                           -1, &st, NULL) != SQLITE_OK)
+        return asys_fail(err, "%s", sqlite3_errmsg(db));
+    /* names first: the schema changes under a running statement otherwise */
+    char **names = NULL;
+    int *views = NULL;
+    size_t count = 0;
+    int rc = 0;
+    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+        char **more_names = realloc(names, (count + 1) * sizeof *names);
+        int *more_views = realloc(views, (count + 1) * sizeof *views);
+        if (more_names)
+            names = more_names;
+        if (more_views)
+            views = more_views;
+        if (!more_names || !more_views ||
+            !(names[count] = strdup((const char *)sqlite3_column_text(st, 1)))) {
+            rc = asys_fail(err, "out of memory");
+            break;
+        }
+        views[count++] = !strcmp((const char *)sqlite3_column_text(st, 0), "view");
+    }
+    sqlite3_finalize(st);
+    for (size_t i = 0; rc == 0 && i < count; i++) {
+        char *sql = NULL;
+        if (!views[i] && !table_matches(re, names[i])) {
+            sql = sqlite3_mprintf("DROP TABLE \"%w\"", names[i]);
+        } else if (views[i]) {
+            char *probe = sqlite3_mprintf("SELECT * FROM \"%w\" LIMIT 0", names[i]);
+            sqlite3_stmt *test = NULL;
+            if (probe && sqlite3_prepare_v2(db, probe, -1, &test, NULL) != SQLITE_OK)
+                sql = sqlite3_mprintf("DROP VIEW \"%w\"", names[i]);
+            sqlite3_finalize(test);
+            sqlite3_free(probe);
+        }
+        if (sql && sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+            rc = asys_fail(err, "%s", sqlite3_errmsg(db));
+        sqlite3_free(sql);
+    }
+    for (size_t i = 0; i < count; i++)
+        free(names[i]);
+    free(names);
+    free(views);
+    return rc;
+}
+
+static int export_sqlite(const struct export_args *a, struct asys_report_db *rdb, const char *path,
+                         pcre2_code *re)
+{
+    char real_out[PATH_MAX], real_db[PATH_MAX];
+    if (realpath(path, real_out) && realpath(rdb->path, real_db) && !strcmp(real_out, real_db)) {
+        if (re) {
+            fprintf(stderr,
+                    "%s: cannot write '%s': it is the analysis database; give --output for a "
+                    "copy with only some tables\n",
+                    PROG, path);
+            return -1;
+        }
+        if (a->verbose)
+            fprintf(stderr, "%s: '%s' is the analysis database, up to date\n", PROG, path);
+        return 0;
+    }
+    struct asys_err err = {{0}};
+    struct asys_out_file *file = NULL;
+    if (asys_out_file_open(&file, path, a->force, 0, NULL, &err) != 0) {
+        asys_err_print(PROG, "write", path, &err);
+        return -1;
+    }
+    const char *tmp = asys_out_file_temp_path(file);
+    char *sql = sqlite3_mprintf("VACUUM INTO %Q", tmp);
+    int rc = sql && sqlite3_exec(rdb->db, sql, NULL, NULL, NULL) == SQLITE_OK
+                 ? 0
+                 : asys_fail(&err, "%s", sqlite3_errmsg(rdb->db));
+    sqlite3_free(sql);
+    if (rc == 0 && re) {
+        sqlite3 *copy = NULL;
+        if (sqlite3_open_v2(tmp, &copy, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
+            rc = asys_fail(&err, "%s", sqlite3_errmsg(copy));
+        else if (keep_tables(copy, re, &err) == 0 &&
+                 sqlite3_exec(copy, "VACUUM", NULL, NULL, NULL) != SQLITE_OK)
+            rc = asys_fail(&err, "%s", sqlite3_errmsg(copy));
+        else if (err.text[0])
+            rc = -1;
+        sqlite3_close(copy);
+    }
+    if (rc != 0 || asys_out_file_close(file, 1, &err) != 0) {
+        if (rc != 0)
+            asys_out_file_discard(file);
+        asys_err_print(PROG, "write", path, &err);
+        return -1;
+    }
+    if (a->verbose)
+        fprintf(stderr, "%s: wrote '%s'\n", PROG, path);
+    return 0;
+}
+
+/* ---- main ------------------------------------------------------------------------------------ */
+
+static void warn(void *ctx, const char *text)
+{
+    (void)ctx;
+    fprintf(stderr, "%s: warning: %s\n", PROG, text);
+}
+
+static void on_build(void *ctx, const char *report, const char *db_path)
+{
+    const struct export_args *a = ctx;
+    if (!a->quiet && isatty(STDERR_FILENO))
+        fprintf(stderr, "%s: importing '%s' into '%s'\n", PROG, report, db_path);
+}
+
+static pcre2_code *compile_tables(const char *pattern)
+{
+    int code;
+    PCRE2_SIZE offset;
+    pcre2_code *re =
+        pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, 0, &code, &offset, NULL);
+    if (!re) {
+        PCRE2_UCHAR message[256];
+        pcre2_get_error_message(code, message, sizeof message);
+        fprintf(stderr, "%s: bad --tables '%s': %s at offset %zu\n", PROG, pattern,
+                (const char *)message, (size_t)offset);
+    }
+    return re;
+}
+
+/* The default output: beside the report, named after it. */
+static void default_output(const struct export_args *a, const struct asys_report_db *rdb, char *out,
+                           size_t size)
+{
+    char base[PATH_MAX];
+    report_base(a->input, base, sizeof base);
+    if (a->type == TYPE_CSV)
+        snprintf(out, size, "%s", base);
+    else if (a->type == TYPE_SQLITE)
+        snprintf(out, size, "%s", rdb->path);
+    else
+        snprintf(out, size, "%s.%s%s", base, type_names[a->type], a->gzip ? ".gz" : "");
+}
+
+int main(int argc, char **argv)
+{
+    struct export_args a;
+    if (parse_args(argc, argv, &a) != 0 || check_combination(&a) != 0)
+        return 2;
+    long long filter_start = 0, filter_end = LLONG_MAX;
+    if (a.filter && asys_parse_filter_time(a.filter, &filter_start, &filter_end) != 0) {
+        fprintf(stderr, "%s: bad --filter-time '%s' (START/END, e.g. 1.5s/3s)\n", PROG, a.filter);
+        return 2;
+    }
+    pcre2_code *re = a.tables ? compile_tables(a.tables) : NULL;
+    if (a.tables && !re)
+        return 2;
+
+    struct asys_err err = {{0}};
+    struct asys_db_options dbo = {a.sqlite_path, 0, warn, &a, on_build};
+    struct asys_report_db rdb;
+    if (asys_report_db_open(a.input, &dbo, &rdb, &err) != 0) {
+        asys_err_print(PROG, "open", a.input, &err);
+        pcre2_code_free(re);
+        return 1;
+    }
+    struct asys_report_params p;
+    asys_report_params_init(&p, rdb.db);
+    if (a.group_kernels)
+        p.group_by = a.group_kernels;
+    if (a.api_name_mode)
+        p.api_name_mode = a.api_name_mode;
+    p.filter_start = a.filter ? p.session_start + filter_start : LLONG_MIN;
+    p.filter_end = a.filter && filter_end != LLONG_MAX ? p.session_start + filter_end : LLONG_MAX;
+
+    char path[PATH_MAX + 64];
+    if (a.output)
+        snprintf(path, sizeof path, "%s", a.output);
+    else
+        default_output(&a, &rdb, path, sizeof path);
+    int rc;
+    if (a.type == TYPE_PFTRACE || a.type == TYPE_JSON) {
+        struct progress bar = {!a.quiet && isatty(STDERR_FILENO), -1, "exporting"};
+        struct tl_options opts = {p.filter_start, p.filter_end, p.group_by, p.api_name_mode, re,
+                                  progress_draw,  &bar};
+        rc = export_timeline(&a, rdb.db, path, &opts, p.session_start, &bar);
+    } else if (a.type == TYPE_CSV) {
+        rc = a.report_count ? export_csv_reports(&a, rdb.db, path, &p)
+                            : export_csv_tables(&a, rdb.db, path, re);
+    } else {
+        rc = export_sqlite(&a, &rdb, path, re);
+    }
+    asys_report_db_close(&rdb);
+    pcre2_code_free(re);
+    return rc == 0 ? 0 : 1;
+}

@@ -1,0 +1,191 @@
+#define _GNU_SOURCE
+#include "out_file.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct asys_out_file {
+    char path[PATH_MAX];
+    char tmp[PATH_MAX + 32];
+    int fd;
+    FILE *stream;
+    struct archive *gz; /* NULL: plain */
+    int failed;         /* a write failed (errno kept in error) */
+    int error;
+    int has_tmp; /* the temporary file exists */
+};
+
+/* fopencookie write: into the gzip writer. */
+static ssize_t gz_write(void *cookie, const char *buf, size_t size)
+{
+    struct asys_out_file *f = cookie;
+    la_ssize_t n = archive_write_data(f->gz, buf, size);
+    if (n < 0) {
+        f->failed = 1;
+        f->error = archive_errno(f->gz) ? archive_errno(f->gz) : EIO;
+        errno = f->error;
+        return -1;
+    }
+    return (ssize_t)n;
+}
+
+static int open_gzip(struct asys_out_file *f, struct asys_err *err)
+{
+    f->gz = archive_write_new();
+    struct archive_entry *e = NULL;
+    if (!f->gz || archive_write_add_filter_gzip(f->gz) != ARCHIVE_OK ||
+        archive_write_set_format_raw(f->gz) != ARCHIVE_OK ||
+        archive_write_open_fd(f->gz, f->fd) != ARCHIVE_OK)
+        return asys_fail(err, "gzip: %s", f->gz ? archive_error_string(f->gz) : "out of memory");
+    /* the raw format wants one entry header before the data */
+    e = archive_entry_new();
+    if (!e)
+        return asys_fail(err, "out of memory");
+    archive_entry_set_filetype(e, AE_IFREG);
+    archive_entry_set_pathname(e, "data");
+    int rc = archive_write_header(f->gz, e);
+    archive_entry_free(e);
+    if (rc != ARCHIVE_OK)
+        return asys_fail(err, "gzip: %s", archive_error_string(f->gz));
+    cookie_io_functions_t io = {NULL, gz_write, NULL, NULL};
+    f->stream = fopencookie(f, "w", io);
+    if (!f->stream)
+        return asys_fail(err, "%s", strerror(errno));
+    return 0;
+}
+
+int asys_out_file_open(struct asys_out_file **out, const char *path, int force, int gzip,
+                       FILE **stream, struct asys_err *err)
+{
+    *out = NULL;
+    struct asys_out_file *f = calloc(1, sizeof *f);
+    if (!f)
+        return asys_fail(err, "out of memory");
+    f->fd = -1;
+    if (snprintf(f->path, sizeof f->path, "%s", path) >= (int)sizeof f->path) {
+        free(f);
+        return asys_fail(err, "path too long");
+    }
+    struct stat st;
+    if (!force && stat(path, &st) == 0) {
+        free(f);
+        return asys_fail(err, "file exists (use --force-overwrite)");
+    }
+    char dir[PATH_MAX], base[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    snprintf(base, sizeof base, "%s", path);
+    snprintf(f->tmp, sizeof f->tmp, "%s/.%s.XXXXXX", dirname(dir), basename(base));
+    f->fd = mkostemp(f->tmp, O_CLOEXEC);
+    if (f->fd < 0) {
+        int e = errno;
+        free(f);
+        return asys_fail(err, "%s", strerror(e));
+    }
+    f->has_tmp = 1;
+    int rc = 0;
+    if (!stream) {
+        close(f->fd); /* the caller writes the temporary file by name */
+        f->fd = -1;
+    } else if (gzip) {
+        rc = open_gzip(f, err);
+    } else if (!(f->stream = fdopen(f->fd, "w"))) {
+        rc = asys_fail(err, "%s", strerror(errno));
+    } else {
+        f->fd = -1; /* the stream owns it */
+    }
+    if (rc != 0) {
+        asys_out_file_discard(f);
+        return -1;
+    }
+    if (stream) {
+        setvbuf(f->stream, NULL, _IOFBF, 1 << 20);
+        *stream = f->stream;
+    }
+    *out = f;
+    return 0;
+}
+
+const char *asys_out_file_temp_path(const struct asys_out_file *f)
+{
+    return f->tmp;
+}
+
+/* Closes what is open; returns 0, or -1 with err (when `report`). */
+static int close_parts(struct asys_out_file *f, int report, struct asys_err *err)
+{
+    int rc = 0;
+    if (f->stream) {
+        if (fclose(f->stream) != 0 && report)
+            rc = asys_fail(err, "%s", strerror(f->failed ? f->error : errno));
+        f->stream = NULL;
+    }
+    if (f->gz) {
+        if (archive_write_close(f->gz) != ARCHIVE_OK && report && rc == 0)
+            rc = asys_fail(err, "%s", archive_error_string(f->gz));
+        archive_write_free(f->gz);
+        f->gz = NULL;
+    }
+    if (f->fd >= 0) {
+        if (close(f->fd) != 0 && report && rc == 0)
+            rc = asys_fail(err, "%s", strerror(errno));
+        f->fd = -1;
+    }
+    return rc;
+}
+
+int asys_out_file_finish(struct asys_out_file *f, struct asys_err *err)
+{
+    if (close_parts(f, 1, err) != 0) {
+        unlink(f->tmp);
+        f->has_tmp = 0;
+        return -1;
+    }
+    return f->has_tmp ? 0 : asys_fail(err, "nothing written");
+}
+
+int asys_out_file_commit(struct asys_out_file *f, struct asys_err *err)
+{
+    int rc = 0;
+    mode_t mask = umask(0);
+    umask(mask);
+    chmod(f->tmp, 0666 & ~mask); /* mkstemp made it 0600 */
+    if (rename(f->tmp, f->path) != 0) {
+        rc = asys_fail(err, "%s", strerror(errno));
+        unlink(f->tmp);
+    }
+    free(f);
+    return rc;
+}
+
+void asys_out_file_discard(struct asys_out_file *f)
+{
+    if (!f)
+        return;
+    close_parts(f, 0, NULL);
+    if (f->has_tmp)
+        unlink(f->tmp);
+    free(f);
+}
+
+int asys_out_file_close(struct asys_out_file *f, int ok, struct asys_err *err)
+{
+    if (!f)
+        return 0;
+    if (!ok) {
+        asys_out_file_discard(f);
+        return 0;
+    }
+    if (asys_out_file_finish(f, err) != 0) {
+        free(f);
+        return -1;
+    }
+    return asys_out_file_commit(f, err);
+}

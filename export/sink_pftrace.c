@@ -1,0 +1,397 @@
+/* Perfetto's native format: a Trace is repeated TracePacket (field 1).  Field
+ * numbers from Perfetto's published protos (trace_packet, track_descriptor,
+ * track_event, interned_data, clock_snapshot).
+ *
+ * Track descriptors go on sequence 1.  Every track that has events gets a
+ * sequence of its own: its first packet clears the incremental state, sets
+ * the track as the default of its events and defines clock 64 as an
+ * incremental clock over CLOCK_MONOTONIC, so each event's timestamp is a small
+ * delta; event names and categories are interned per sequence. */
+#include "sink_pftrace.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "hashmap.h"
+#include "output_format.h"
+#include "protobuf.h"
+
+enum {
+    /* Trace */
+    F_TRACE_PACKET = 1,
+    /* TracePacket */
+    F_CLOCK_SNAPSHOT = 6,
+    F_TIMESTAMP = 8,
+    F_SEQUENCE_ID = 10,
+    F_TRACK_EVENT = 11,
+    F_INTERNED_DATA = 12,
+    F_SEQUENCE_FLAGS = 13,
+    F_TIMESTAMP_CLOCK_ID = 58,
+    F_PACKET_DEFAULTS = 59,
+    F_TRACK_DESCRIPTOR = 60,
+    /* TracePacketDefaults */
+    F_DEFAULTS_CLOCK_ID = 58,
+    F_DEFAULTS_TRACK_EVENT = 11,
+    /* TrackEventDefaults */
+    F_DEFAULT_TRACK_UUID = 11,
+    /* ClockSnapshot, Clock */
+    F_SNAPSHOT_CLOCKS = 1,
+    F_SNAPSHOT_PRIMARY = 2,
+    F_CLOCK_ID = 1,
+    F_CLOCK_TIMESTAMP = 2,
+    F_CLOCK_INCREMENTAL = 3,
+    /* TrackDescriptor */
+    F_TD_UUID = 1,
+    F_TD_NAME = 2,
+    F_TD_PROCESS = 3,
+    F_TD_PARENT = 5,
+    F_TD_COUNTER = 8,
+    F_TD_CHILD_ORDERING = 11,
+    F_TD_SIBLING_RANK = 12,
+    /* ProcessDescriptor */
+    F_PD_PID = 1,
+    F_PD_NAME = 6,
+    /* TrackEvent */
+    F_TE_CATEGORY_IIDS = 3,
+    F_TE_TYPE = 9,
+    F_TE_NAME_IID = 10,
+    F_TE_COUNTER_DOUBLE = 44,
+    F_TE_FLOW_IDS = 47,
+    F_TE_TERMINATING_FLOW_IDS = 48,
+    /* InternedData, EventName / EventCategory */
+    F_ID_CATEGORIES = 1,
+    F_ID_NAMES = 2,
+    F_IID = 1,
+    F_INTERNED_NAME = 2,
+};
+
+enum { TYPE_BEGIN = 1, TYPE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
+enum { CLOCK_MONOTONIC_ID = 3, CLOCK_BOOTTIME_ID = 6, CLOCK_INCREMENTAL_ID = 64 };
+enum { SEQ_INCREMENTAL_STATE_CLEARED = 1 };
+enum { CHILD_ORDERING_EXPLICIT = 3 };
+#define DESCRIPTOR_SEQUENCE 1
+
+/* A track's sequence: incremental clock and interning state. */
+struct sequence {
+    uint32_t id;
+    int64_t last_ts;
+    struct asys_u64map names; /* name iids defined on this sequence */
+    uint64_t last_name;       /* the iid defined or used last (runs of one name) */
+    uint32_t categories;      /* bit per defined category */
+};
+
+#define FLUSH_AT (1u << 20)
+
+struct asys_pftrace_sink {
+    FILE *out;
+    int64_t start_ns; /* for the first clock snapshot */
+    uint32_t next_sequence;
+    struct asys_u64map sequences; /* track uuid -> struct sequence * */
+    uint64_t last_track;          /* sequences' last answer */
+    struct sequence *last_sequence;
+    struct pb_buf out_buf; /* whole packets waiting to be written */
+    struct pb_buf packet, inner, inner2, text;
+    int clock_written;
+    int failed;
+};
+
+struct asys_pftrace_sink *asys_pftrace_sink_new(FILE *out, int64_t start_ns)
+{
+    struct asys_pftrace_sink *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->out = out;
+    s->start_ns = start_ns;
+    s->next_sequence = DESCRIPTOR_SEQUENCE + 1;
+    asys_u64map_init(&s->sequences);
+    return s;
+}
+
+void asys_pftrace_sink_free(struct asys_pftrace_sink *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->sequences.capacity; i++)
+        if (s->sequences.used[i]) {
+            struct sequence *q = (struct sequence *)(uintptr_t)s->sequences.values[i];
+            asys_u64map_free(&q->names);
+            free(q);
+        }
+    asys_u64map_free(&s->sequences);
+    pb_free(&s->packet);
+    pb_free(&s->inner);
+    pb_free(&s->inner2);
+    pb_free(&s->out_buf);
+    pb_free(&s->text);
+    free(s);
+}
+
+/* A string field with valid UTF-8 (protobuf strings must be): each byte that
+ * does not start a valid sequence becomes U+FFFD, as in the JSON export. */
+static void put_text(struct asys_pftrace_sink *s, struct pb_buf *b, uint32_t field,
+                     const char *text)
+{
+    const unsigned char *p = (const unsigned char *)text;
+    size_t len = strlen(text), i = 0;
+    while (i < len && p[i] < 0x80)
+        i++;
+    if (i == len) {
+        pb_bytes(b, field, text, len);
+        return;
+    }
+    static const unsigned char replacement[] = {0xef, 0xbf, 0xbd};
+    struct pb_buf *clean = &s->text;
+    pb_reset(clean);
+    pb_raw(clean, p, i);
+    while (i < len) {
+        size_t n = asys_utf8_sequence(p + i, len - i);
+        if (n)
+            pb_raw(clean, p + i, n);
+        else
+            pb_raw(clean, replacement, sizeof replacement);
+        i += n ? n : 1;
+    }
+    pb_bytes(b, field, clean->data, clean->len);
+}
+
+/* Writes out what is waiting (all of it, or once there is enough). */
+static int write_out(struct asys_pftrace_sink *s, int all)
+{
+    struct pb_buf *b = &s->out_buf;
+    if (b->oom)
+        s->failed = 1;
+    if (!s->failed && (all || b->len >= FLUSH_AT) && b->len &&
+        fwrite(b->data, 1, b->len, s->out) != b->len)
+        s->failed = 1;
+    if (all || b->len >= FLUSH_AT)
+        pb_reset(b);
+    return s->failed ? -1 : 0;
+}
+
+/* Queues s->packet as one Trace.packet. */
+static int flush_packet(struct asys_pftrace_sink *s)
+{
+    pb_message(&s->out_buf, F_TRACE_PACKET, &s->packet);
+    pb_reset(&s->packet);
+    return write_out(s, 0);
+}
+
+int asys_pftrace_sink_finish(struct asys_pftrace_sink *s)
+{
+    return write_out(s, 1);
+}
+
+/* The trace's clock: CLOCK_MONOTONIC (what asys records), snapshotted with
+ * BOOTTIME so that either works as the trace clock. */
+static int write_trace_clock(struct asys_pftrace_sink *s)
+{
+    s->clock_written = 1;
+    struct pb_buf *snapshot = &s->inner, *clock = &s->inner2;
+    pb_reset(snapshot);
+    const int ids[] = {CLOCK_MONOTONIC_ID, CLOCK_BOOTTIME_ID};
+    for (int i = 0; i < 2; i++) {
+        pb_reset(clock);
+        pb_uint(clock, F_CLOCK_ID, (uint64_t)ids[i]);
+        pb_uint(clock, F_CLOCK_TIMESTAMP, (uint64_t)s->start_ns);
+        pb_message(snapshot, F_SNAPSHOT_CLOCKS, clock);
+    }
+    pb_uint(snapshot, F_SNAPSHOT_PRIMARY, CLOCK_MONOTONIC_ID);
+    pb_uint(&s->packet, F_SEQUENCE_ID, DESCRIPTOR_SEQUENCE);
+    pb_message(&s->packet, F_CLOCK_SNAPSHOT, snapshot);
+    return flush_packet(s);
+}
+
+static int track(void *sink, const struct tl_track *t)
+{
+    struct asys_pftrace_sink *s = sink;
+    if (!s->clock_written && write_trace_clock(s) != 0)
+        return -1;
+    struct pb_buf *d = &s->inner, *sub = &s->inner2;
+    pb_reset(d);
+    pb_uint(d, F_TD_UUID, t->uuid);
+    if (t->parent_uuid)
+        pb_uint(d, F_TD_PARENT, t->parent_uuid);
+    put_text(s, d, F_TD_NAME, t->name);
+    if (t->kind == TL_PROCESS) {
+        pb_reset(sub);
+        pb_uint(sub, F_PD_PID, t->pid);
+        put_text(s, sub, F_PD_NAME, t->name);
+        pb_message(d, F_TD_PROCESS, sub);
+    }
+    if (t->kind == TL_COUNTER) {
+        pb_reset(sub);
+        pb_message(d, F_TD_COUNTER, sub); /* an empty CounterDescriptor */
+    } else {
+        pb_uint(d, F_TD_CHILD_ORDERING, CHILD_ORDERING_EXPLICIT);
+    }
+    pb_sint(d, F_TD_SIBLING_RANK, (int64_t)t->order);
+    pb_uint(&s->packet, F_SEQUENCE_ID, DESCRIPTOR_SEQUENCE);
+    pb_message(&s->packet, F_TRACK_DESCRIPTOR, d);
+    return flush_packet(s);
+}
+
+/* The sequence of `uuid`, started at `ts` on first use. */
+static struct sequence *sequence_of(struct asys_pftrace_sink *s, uint64_t uuid, int64_t ts)
+{
+    if (s->last_sequence && s->last_track == uuid)
+        return s->last_sequence;
+    uint64_t *found = asys_u64map_get(&s->sequences, uuid);
+    if (found) {
+        s->last_track = uuid;
+        s->last_sequence = (struct sequence *)(uintptr_t)*found;
+        return s->last_sequence;
+    }
+    struct sequence *q = calloc(1, sizeof *q);
+    if (!q || asys_u64map_put(&s->sequences, uuid, (uint64_t)(uintptr_t)q) != 0) {
+        free(q);
+        s->failed = 1;
+        return NULL;
+    }
+    asys_u64map_init(&q->names);
+    q->id = s->next_sequence++;
+    q->last_ts = ts;
+    /* defaults, then the incremental clock anchored at ts on CLOCK_MONOTONIC */
+    struct pb_buf *defaults = &s->inner, *te = &s->inner2;
+    pb_reset(te);
+    pb_uint(te, F_DEFAULT_TRACK_UUID, uuid);
+    pb_reset(defaults);
+    pb_uint(defaults, F_DEFAULTS_CLOCK_ID, CLOCK_INCREMENTAL_ID);
+    pb_message(defaults, F_DEFAULTS_TRACK_EVENT, te);
+    pb_uint(&s->packet, F_SEQUENCE_ID, q->id);
+    pb_uint(&s->packet, F_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+    pb_message(&s->packet, F_PACKET_DEFAULTS, defaults);
+    pb_uint(&s->packet, F_TIMESTAMP, (uint64_t)ts);
+    pb_uint(&s->packet, F_TIMESTAMP_CLOCK_ID, CLOCK_MONOTONIC_ID);
+    struct pb_buf *snapshot = &s->inner, *clock = &s->inner2;
+    pb_reset(snapshot);
+    pb_reset(clock);
+    pb_uint(clock, F_CLOCK_ID, CLOCK_INCREMENTAL_ID);
+    pb_uint(clock, F_CLOCK_TIMESTAMP, (uint64_t)ts);
+    pb_uint(clock, F_CLOCK_INCREMENTAL, 1);
+    pb_message(snapshot, F_SNAPSHOT_CLOCKS, clock);
+    pb_reset(clock);
+    pb_uint(clock, F_CLOCK_ID, CLOCK_MONOTONIC_ID);
+    pb_uint(clock, F_CLOCK_TIMESTAMP, (uint64_t)ts);
+    pb_message(snapshot, F_SNAPSHOT_CLOCKS, clock);
+    pb_message(&s->packet, F_CLOCK_SNAPSHOT, snapshot);
+    if (flush_packet(s) != 0)
+        return NULL;
+    s->last_track = uuid;
+    s->last_sequence = q;
+    return q;
+}
+
+/* Starts an event packet in place: the delta timestamp and the sequence.
+ * Returns where the packet's content begins (for pb_close). */
+static size_t packet_open(struct asys_pftrace_sink *s, struct sequence *q, int64_t ts)
+{
+    size_t packet = pb_open(&s->out_buf, F_TRACE_PACKET);
+    pb_uint(&s->out_buf, F_TIMESTAMP, (uint64_t)(ts - q->last_ts));
+    q->last_ts = ts;
+    pb_uint(&s->out_buf, F_SEQUENCE_ID, q->id);
+    return packet;
+}
+
+static int packet_close(struct asys_pftrace_sink *s, size_t packet)
+{
+    pb_close(&s->out_buf, packet);
+    return write_out(s, 0);
+}
+
+/* Interns a name (and category) on the sequence: interned_data when new. */
+static void intern(struct asys_pftrace_sink *s, struct sequence *q, struct tl_name name,
+                   enum tl_category cat)
+{
+    int new_name = q->last_name != name.iid && !asys_u64map_get(&q->names, name.iid);
+    int new_category = !(q->categories & (1u << cat));
+    q->last_name = name.iid;
+    if (!new_name && !new_category)
+        return;
+    struct pb_buf *b = &s->out_buf;
+    size_t data = pb_open(b, F_INTERNED_DATA);
+    if (new_name) {
+        if (asys_u64map_put(&q->names, name.iid, 1) != 0)
+            s->failed = 1;
+        size_t entry = pb_open(b, F_ID_NAMES);
+        pb_uint(b, F_IID, name.iid);
+        put_text(s, b, F_INTERNED_NAME, name.text);
+        pb_close(b, entry);
+    }
+    if (new_category) {
+        q->categories |= 1u << cat;
+        size_t entry = pb_open(b, F_ID_CATEGORIES);
+        pb_uint(b, F_IID, (uint64_t)cat + 1);
+        pb_string(b, F_INTERNED_NAME, tl_category_names[cat]);
+        pb_close(b, entry);
+    }
+    pb_close(b, data);
+}
+
+/* A BEGIN or INSTANT event with its name, category and flows. */
+static int named_event(struct asys_pftrace_sink *s, uint64_t track, int64_t ts, int type,
+                       struct tl_name name, enum tl_category cat, const struct tl_flows *flows)
+{
+    struct sequence *q = sequence_of(s, track, ts);
+    if (!q)
+        return -1;
+    struct pb_buf *b = &s->out_buf;
+    size_t packet = packet_open(s, q, ts);
+    intern(s, q, name, cat);
+    size_t te = pb_open(b, F_TRACK_EVENT);
+    pb_uint(b, F_TE_CATEGORY_IIDS, (uint64_t)cat + 1);
+    pb_uint(b, F_TE_TYPE, (uint64_t)type);
+    pb_uint(b, F_TE_NAME_IID, name.iid);
+    for (size_t i = 0; flows && i < flows->out_count; i++)
+        pb_fixed64(b, F_TE_FLOW_IDS, flows->out[i]);
+    for (size_t i = 0; flows && i < flows->in_count; i++)
+        pb_fixed64(b, F_TE_TERMINATING_FLOW_IDS, flows->in[i]);
+    pb_close(b, te);
+    return packet_close(s, packet);
+}
+
+static int begin(void *sink, uint64_t track, int64_t start, int64_t end, struct tl_name name,
+                 enum tl_category cat, const struct tl_flows *flows)
+{
+    (void)end; /* END comes as its own event */
+    return named_event(sink, track, start, TYPE_BEGIN, name, cat, flows);
+}
+
+static int end(void *sink, uint64_t track, int64_t ts, const uint64_t *late, size_t late_count)
+{
+    struct asys_pftrace_sink *s = sink;
+    struct sequence *q = sequence_of(s, track, ts);
+    if (!q)
+        return -1;
+    struct pb_buf *b = &s->out_buf;
+    size_t packet = packet_open(s, q, ts);
+    size_t te = pb_open(b, F_TRACK_EVENT);
+    pb_uint(b, F_TE_TYPE, TYPE_END);
+    /* flows on an END event bind to the slice it ends */
+    for (size_t i = 0; i < late_count; i++)
+        pb_fixed64(b, F_TE_TERMINATING_FLOW_IDS, late[i]);
+    pb_close(b, te);
+    return packet_close(s, packet);
+}
+
+static int instant(void *sink, uint64_t track, int64_t ts, struct tl_name name,
+                   enum tl_category cat)
+{
+    return named_event(sink, track, ts, TYPE_INSTANT, name, cat, NULL);
+}
+
+static int counter(void *sink, uint64_t track, int64_t ts, double value)
+{
+    struct asys_pftrace_sink *s = sink;
+    struct sequence *q = sequence_of(s, track, ts);
+    if (!q)
+        return -1;
+    struct pb_buf *b = &s->out_buf;
+    size_t packet = packet_open(s, q, ts);
+    size_t te = pb_open(b, F_TRACK_EVENT);
+    pb_uint(b, F_TE_TYPE, TYPE_COUNTER);
+    pb_double(b, F_TE_COUNTER_DOUBLE, value);
+    pb_close(b, te);
+    return packet_close(s, packet);
+}
+
+const struct tl_sink_ops asys_pftrace_sink_ops = {track, begin, end, instant, counter};

@@ -1,0 +1,111 @@
+/* The timeline an export draws: a tree of tracks (processes > threads > rows
+ * per collector; PPU devices > contexts > streams > rows, as stream_pct
+ * builds it) and the slices, instants and counter values on them, in an
+ * order every backend can stream.  Overlapping work on one row is split into
+ * lanes (extra tracks of the same name) so that every track is one stack:
+ * a lane's events come in time order and its slices nest.
+ *
+ * A backend (sink) implements struct tl_sink_ops; asys_timeline_walk() reads
+ * the analysis database and calls it. */
+#ifndef ASYS_TIMELINE_H
+#define ASYS_TIMELINE_H
+
+#include <pcre2.h>
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "asys_error.h"
+
+enum tl_track_kind {
+    TL_PROCESS, /* a traced process (pid set) */
+    TL_GROUP,   /* a top-level group without a process: a PPU device */
+    TL_PLAIN,   /* any other track, under a parent */
+    TL_COUNTER, /* a counter series, under a parent */
+};
+
+struct tl_track {
+    uint64_t uuid;
+    uint64_t parent_uuid; /* 0: top level */
+    enum tl_track_kind kind;
+    const char *name;
+    uint32_t order; /* rank among its siblings, from 1 */
+    uint32_t pid;   /* TL_PROCESS */
+    uint32_t lane;  /* 0: the row itself; n: its n-th extra lane */
+    /* a total order of the tracks for backends with one number per track:
+     * the ranks along the track's path, 8 bits a level */
+    uint64_t sort_index;
+};
+
+/* The collector an event comes from: HGGC covers the API calls and the
+ * device work (one category, so that flows between them bind in consumers
+ * that match a flow to slices of its own category). */
+enum tl_category { TL_CAT_HGGC, TL_CAT_HGTX, TL_CAT_OSRT, TL_CAT_COUNT };
+extern const char *const tl_category_names[TL_CAT_COUNT];
+
+/* A name: `iid` is stable for equal text (backends intern by it). */
+struct tl_name {
+    uint64_t iid;
+    const char *text;
+};
+
+/* Flows: host API call -> device work, and dependency -> dependent work (a
+ * host wait's dependency ends on the waiting API call).  A flow's id is on
+ * both its ends; the timeline only names flows whose two ends it draws.
+ * Consumers bind flows in time order, so a flow starts at its source slice's
+ * begin and ends at its destination's begin when that comes later, else at
+ * the destination's end ("late"). */
+struct tl_flows {
+    const uint64_t *out; /* start here */
+    size_t out_count;
+    const uint64_t *in; /* end here, at the begin */
+    size_t in_count;
+    const uint64_t *late; /* end here, at the end (end() repeats them) */
+    size_t late_count;
+    /* an instant inside the slice after every late flow's source began, for
+     * formats that bind a flow at a point in time */
+    int64_t late_ts;
+    /* the slice's host flow joins a call to the only work it launched and
+     * ends at the begin (formats with one flow per event use it for that) */
+    int host_one_to_one;
+};
+
+struct tl_sink_ops {
+    /* declared before any event of the track */
+    int (*track)(void *sink, const struct tl_track *t);
+    /* a slice starts; `end` is when it will end (its end() follows in order) */
+    int (*begin)(void *sink, uint64_t track, int64_t start, int64_t end, struct tl_name name,
+                 enum tl_category cat, const struct tl_flows *flows);
+    /* the slice ends; `late` are the flows that end on it there */
+    int (*end)(void *sink, uint64_t track, int64_t ts, const uint64_t *late, size_t late_count);
+    int (*instant)(void *sink, uint64_t track, int64_t ts, struct tl_name name,
+                   enum tl_category cat);
+    int (*counter)(void *sink, uint64_t track, int64_t ts, double value);
+};
+
+struct tl_options {
+    long long filter_start, filter_end; /* absolute ns; LLONG_MIN / LLONG_MAX: open */
+    const char *group_kernels;          /* "base" or "hgtx" */
+    const char *api_name_mode;          /* "host" or "kernel" */
+    pcre2_code *tables;                 /* source tables to draw from; NULL: all */
+    /* called every few thousand events with the share done (0..1) */
+    void (*progress)(void *ctx, double done);
+    void *progress_ctx;
+};
+
+struct tl_stats {
+    uint64_t slices;
+    uint64_t instants;
+    uint64_t counter_values;
+    uint64_t tracks;
+    uint64_t flows;
+};
+
+/* Flow ids: distinct spaces for host->device and dependency flows. */
+#define TL_FLOW_HOST (1ull << 62)
+#define TL_FLOW_DEPENDENCY (2ull << 62)
+
+int asys_timeline_walk(sqlite3 *db, const struct tl_options *opts, const struct tl_sink_ops *ops,
+                       void *sink, struct tl_stats *stats, struct asys_err *err);
+
+#endif

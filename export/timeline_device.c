@@ -1,0 +1,397 @@
+/* The timeline's device side: the stream_pct tree (devices > contexts >
+ * streams > rows), the activities on it, HGTX projection, memory counters. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_catalog.h"
+#include "report_run.h"
+#include "timeline_walk.h"
+
+/* Declares every node of the tree, names prefixed with their percentage. */
+int tw_build_tree(struct walk *w)
+{
+    struct asys_report_catalog cat = {0};
+    if (asys_catalog_load_builtin(&cat, w->err) != 0)
+        return w->failed = 1, -1;
+    const struct asys_report_def *def = asys_catalog_find(&cat, "stream_pct");
+    struct asys_report_params p;
+    asys_report_params_init(&p, w->db);
+    p.filter_start = w->o->filter_start;
+    p.filter_end = w->o->filter_end;
+    p.group_by = w->o->group_kernels;
+    sqlite3_stmt *st = NULL;
+    int rc = def ? asys_report_prepare(w->db, def, "stream_pct", &p, &st, w->err)
+                 : asys_fail(w->err, "the stream_pct report is missing");
+    /* columns: Node, Percent, Time, Level, Id, Parent Id, Kind, Key; parents come first */
+    struct asys_u64map by_id;
+    asys_u64map_init(&by_id);
+    uint32_t sibling_rank[64] = {0};
+    while (rc == 0 && !w->failed && sqlite3_step(st) == SQLITE_ROW) {
+        const char *node = (const char *)sqlite3_column_text(st, 0);
+        int level = sqlite3_column_int(st, 3);
+        int64_t id = sqlite3_column_int64(st, 4);
+        const char *kind = (const char *)sqlite3_column_text(st, 6);
+        const char *key = (const char *)sqlite3_column_text(st, 7);
+        if (level < 0 || level >= 63)
+            continue;
+        sibling_rank[level]++;
+        sibling_rank[level + 1] = 0;
+        uint64_t *parent_row = sqlite3_column_type(st, 5) == SQLITE_NULL
+                                   ? NULL
+                                   : asys_u64map_get(&by_id, (uint64_t)sqlite3_column_int64(st, 5));
+        struct row *parent = parent_row ? tw_row_at(w, (uint32_t)*parent_row) : NULL;
+        int device = !strcmp(kind, "device");
+        /* under a device, the tree starts at rank 11: its summary rows (1, 2) go first */
+        uint32_t order = device ? sibling_rank[level] : 10 + sibling_rank[level];
+        uint32_t row = tw_row_new(w, key, strlen(key), parent ? parent->lanes[0].uuid : 0,
+                                  parent ? parent->sort_index : 0, device ? TL_GROUP : TL_PLAIN,
+                                  node, order, 0);
+        if (!row || asys_u64map_put(&by_id, (uint64_t)id, row) != 0)
+            rc = tw_fail(w, "out of memory");
+    }
+    asys_u64map_free(&by_id);
+    sqlite3_finalize(st);
+    asys_catalog_free(&cat);
+    return rc != 0 || w->failed ? -1 : 0;
+}
+
+/* The row of a tree node by key, 0 when the node is not in the tree. */
+uint32_t tw_node_row(struct walk *w, const char *key)
+{
+    return key ? tw_row_find(w, key, strlen(key)) : 0;
+}
+
+/* A row of its own under a tree node (device summaries, HGTX projection). */
+uint32_t tw_child_row(struct walk *w, uint32_t parent, const char *suffix, const char *name,
+                      uint32_t order)
+{
+    struct row *p = tw_row_at(w, parent);
+    if (!p)
+        return 0;
+    char key[64];
+    int n = snprintf(key, sizeof key, "%u/%s", parent, suffix);
+    uint32_t id = tw_row_find(w, key, (size_t)n);
+    if (id)
+        return id;
+    return tw_row_new(w, key, (size_t)n, p->lanes[0].uuid, p->sort_index, TL_PLAIN, name, order, 0);
+}
+
+/* Where an activity is drawn: its leaf (kernel group, memory operation,
+ * graph), its graph exec, its context's [All Stream] row and its device's
+ * Kernels or Memory row (0 where there is none). */
+struct place {
+    uint32_t leaf, exec, all_streams, summary;
+};
+
+/* What decides an activity's place (memset to zero: hashed as bytes). */
+struct place_key {
+    int64_t physical, pid, context, stream;
+    int64_t group_a, group_b; /* base name id; or HGTX domain and text; or copy kind */
+    int64_t graph_id, exec_id;
+    int32_t kind;
+    int32_t by_base; /* kernels grouped by base name (else by HGTX range) */
+};
+
+#define NONE INT64_MIN /* a NULL column in a place key */
+
+static int64_t column_or_none(sqlite3_stmt *st, int col)
+{
+    return sqlite3_column_type(st, col) == SQLITE_NULL ? NONE : sqlite3_column_int64(st, col);
+}
+
+/* The stream_pct key of the activity's leaf ("D0/C12.1/S7/RKernels/Gb42"). */
+static void leaf_key(const struct place_key *k, char *out, size_t size)
+{
+    int n = snprintf(out, size, "D%lld/C%lld.%lld/S%lld", (long long)k->physical, (long long)k->pid,
+                     (long long)k->context, (long long)k->stream);
+    char *p = out + n;
+    size_t left = size - (size_t)n;
+    if (k->kind == 1 && k->by_base)
+        snprintf(p, left, "/RKernels/Gb%lld", (long long)k->group_a);
+    else if (k->kind == 1 && k->group_a == NONE) /* by HGTX range: none, or no domain */
+        snprintf(p, left, "/RKernels/Gh");
+    else if (k->kind == 1 && k->group_b == NONE)
+        snprintf(p, left, "/RKernels/Gh%lld:", (long long)k->group_a);
+    else if (k->kind == 1)
+        snprintf(p, left, "/RKernels/Gh%lld:%lld", (long long)k->group_a, (long long)k->group_b);
+    else if (k->kind == 2)
+        snprintf(p, left, "/RMemory/Gc%lld", (long long)k->group_a);
+    else if (k->kind == 3)
+        snprintf(p, left, "/RMemory/GMemset");
+    else
+        snprintf(p, left, "/RGraph Group/Gg%lld", (long long)k->graph_id);
+}
+
+/* Finds the rows of a place (first time it is met). */
+static struct place find_place(struct walk *w, const struct place_key *k)
+{
+    struct place pl = {0, 0, 0, 0};
+    char key[256];
+    leaf_key(k, key, sizeof key);
+    pl.leaf = tw_node_row(w, key);
+    if (k->graph_id != NONE && k->kind != 4) {
+        int n = snprintf(key, sizeof key, "D%lld/C%lld.%lld/S%lld/RGraph Group/Gg%lld",
+                         (long long)k->physical, (long long)k->pid, (long long)k->context,
+                         (long long)k->stream, (long long)k->graph_id);
+        if (k->exec_id != NONE)
+            snprintf(key + n, sizeof key - (size_t)n, "/X%lld", (long long)k->exec_id);
+        pl.exec = tw_node_row(w, key);
+    }
+    snprintf(key, sizeof key, "D%lld/C%lld.%lld/A", (long long)k->physical, (long long)k->pid,
+             (long long)k->context);
+    pl.all_streams = tw_node_row(w, key);
+    snprintf(key, sizeof key, "D%lld", (long long)k->physical);
+    uint32_t device = tw_node_row(w, key);
+    if (device && k->kind == 1)
+        pl.summary = tw_child_row(w, device, "k", "Kernels (all streams)", 1);
+    else if (device && (k->kind == 2 || k->kind == 3))
+        pl.summary = tw_child_row(w, device, "m", "Memory (all streams)", 2);
+    return pl;
+}
+
+/* The place of the current row of the device query (cached by key). */
+static struct place place_of(struct walk *w, sqlite3_stmt *st, struct asys_strmap *cache,
+                             struct place **places, size_t *count)
+{
+    struct place_key k;
+    memset(&k, 0, sizeof k);
+    k.kind = sqlite3_column_int(st, 1);
+    k.physical = sqlite3_column_int64(st, 2);
+    k.pid = sqlite3_column_int64(st, 3);
+    k.context = sqlite3_column_int64(st, 4);
+    k.stream = sqlite3_column_int64(st, 5);
+    k.graph_id = column_or_none(st, 13);
+    k.exec_id = column_or_none(st, 14);
+    if (k.kind == 1 && strcmp(w->o->group_kernels, "hgtx") != 0) {
+        k.group_a = sqlite3_column_int64(st, 10);
+        k.by_base = 1;
+    } else if (k.kind == 1) {
+        k.group_a = column_or_none(st, 11);
+        k.group_b = column_or_none(st, 12);
+    } else if (k.kind == 2) {
+        k.group_a = sqlite3_column_int64(st, 9);
+    }
+    uint32_t index = asys_strmap_get(cache, (const char *)&k, sizeof k);
+    if (index)
+        return (*places)[index - 1];
+    struct place pl = find_place(w, &k);
+    struct place *bigger = realloc(*places, (*count + 1) * sizeof *bigger);
+    if (!bigger || asys_strmap_put(cache, (const char *)&k, sizeof k, (uint32_t)*count + 1) != 0) {
+        if (bigger)
+            *places = bigger;
+        tw_fail(w, "out of memory");
+        return pl;
+    }
+    *places = bigger;
+    (*places)[(*count)++] = pl;
+    return pl;
+}
+
+/* An activity's name: a kernel's demangled name, or the operation as nsys
+ * names it ("[CUDA memcpy Host-to-Device]", "[CUDA memset]", "[CUDA graph 3]"). */
+static struct tl_name activity_name(struct walk *w, sqlite3_stmt *st, sqlite3_stmt *directions,
+                                    char *text, size_t size)
+{
+    int kind = sqlite3_column_int(st, 1);
+    if (kind == 1)
+        return tw_string_name(w, sqlite3_column_int64(st, 8));
+    if (kind == 2) {
+        sqlite3_reset(directions);
+        sqlite3_bind_int64(directions, 1, sqlite3_column_int64(st, 9));
+        const char *direction = sqlite3_step(directions) == SQLITE_ROW
+                                    ? (const char *)sqlite3_column_text(directions, 0)
+                                    : NULL;
+        snprintf(text, size, "[CUDA memcpy %s]", direction ? direction : "Unknown");
+    } else if (kind == 3) {
+        snprintf(text, size, "[CUDA memset]");
+    } else {
+        snprintf(text, size, "[CUDA graph %lld]", (long long)sqlite3_column_int64(st, 13));
+    }
+    return tw_synthetic_name(w, text);
+}
+
+/* The flows of the current activity: from its API call, and along the
+ * effective dependencies whose both ends are drawn. */
+static struct tl_flows activity_flows(struct walk *w, sqlite3_stmt *st, int64_t start, int64_t end)
+{
+    int64_t latest_late = INT64_MIN;
+    tw_flows_clear(w);
+    int64_t launched = sqlite3_column_int64(st, 15);
+    int one_to_one = 0;
+    if (launched > 0) {
+        enum flow_place place =
+            tw_flows_add_in(w, TL_FLOW_HOST | (uint64_t)sqlite3_column_int64(st, 0),
+                            sqlite3_column_int64(st, 16), start, end, &latest_late);
+        one_to_one = launched == 1 && place == FLOW_AT_BEGIN;
+    }
+    tw_refs_parse(w, sqlite3_column_text(st, 18));
+    for (size_t i = 0; i < w->ref_count; i++)
+        tw_flows_add_in(w, TL_FLOW_DEPENDENCY | w->refs[i].id, w->refs[i].start, start, end,
+                        &latest_late);
+    tw_refs_parse(w, sqlite3_column_text(st, 17));
+    tw_flows_add_out(w, TL_FLOW_DEPENDENCY, start);
+    return tw_flows_of(w, end, latest_late, one_to_one);
+}
+
+/* Every activity in time order, on each row that shows it: its leaf (with
+ * its flows), its graph exec, [All Stream] and the device's summary row. */
+int tw_walk_activities(struct walk *w)
+{
+    int host = tw_table_wanted(w, "hggc_api_calls"), deps = tw_table_wanted(w, "ppu_deps");
+    char sql[4096];
+    snprintf(sql, sizeof sql,
+             "SELECT p.id, p.kind, p.physical, p.pid, p.context, p.stream, p.start_ns,\n"
+             "       p.end_ns, p.name_id, p.copy_kind, p.base_name_id, e.domain_id, e.text_id,\n"
+             "       p.graph_id, p.graph_exec_id,\n"
+             /* 15, 16: the launching call's work in the window, and when the call began */
+             "       CASE WHEN a.id IS NOT NULL THEN\n"
+             "         (SELECT COUNT(*) FROM ppu_activities AS q WHERE q.api_id = p.api_id\n"
+             "            AND " IN_WINDOW(
+                 "q") ") ELSE 0 END, a.start_ns,\n"
+                      "       %s,\n"
+                      "       %s\n"
+                      "FROM ppu_activities AS p\n"
+                      "LEFT JOIN hgtx_events AS e ON e.id = p.hgtx_range_id AND :group = 'hgtx'\n"
+                      "LEFT JOIN hggc_api_calls AS a ON a.id = p.api_id AND :host AND " IN_WINDOW(
+                          "a") "\n"
+                               "WHERE " IN_WINDOW("p") "\n"
+                                                       "ORDER BY p.start_ns",
+             /* 17: dependencies on this activity, with the waiter's times */
+             deps ? "(SELECT group_concat(d.id || ':' || COALESCE(q.start_ns, w.start_ns) || ':'\n"
+                    "                     || COALESCE(q.end_ns, w.end_ns))\n"
+                    "  FROM ppu_deps AS d\n"
+                    "  LEFT JOIN ppu_activities AS q ON q.id = d.activity_id\n"
+                    "  LEFT JOIN hggc_api_calls AS w ON w.id = d.wait_api_id AND d.kind = 5\n"
+                    "  WHERE d.depends_on = p.id AND d.effective\n"
+                    "    AND (" IN_WINDOW("q") " OR (:host AND " IN_WINDOW("w") ")))"
+                  : "NULL",
+             /* 18: this activity's dependencies, with when the depended-on work started */
+             deps ? "(SELECT group_concat(d.id || ':' || q.start_ns) FROM ppu_deps AS d\n"
+                    "  JOIN ppu_activities AS q ON q.id = d.depends_on\n"
+                    "  WHERE d.activity_id = p.id AND d.effective AND " IN_WINDOW("q") ")"
+                  : "NULL");
+    sqlite3_stmt *st = tw_prepare(w, sql);
+    sqlite3_stmt *directions = tw_prepare(w, "SELECT direction FROM hggc_copy_kinds WHERE id = ?");
+    if (!st || !directions) {
+        sqlite3_finalize(st);
+        sqlite3_finalize(directions);
+        return -1;
+    }
+    sqlite3_bind_text(st, sqlite3_bind_parameter_index(st, ":group"), w->o->group_kernels, -1,
+                      SQLITE_STATIC);
+    sqlite3_bind_int(st, sqlite3_bind_parameter_index(st, ":host"), host);
+    struct asys_strmap cache;
+    asys_strmap_init(&cache);
+    struct place *places = NULL;
+    size_t place_count = 0;
+    char text[96];
+    while (!w->failed && sqlite3_step(st) == SQLITE_ROW) {
+        struct place pl = place_of(w, st, &cache, &places, &place_count);
+        if (!pl.leaf)
+            continue;
+        struct tl_name name = activity_name(w, st, directions, text, sizeof text);
+        int64_t start = tw_clip_start(w, sqlite3_column_int64(st, 6));
+        int64_t end = tw_clip_end(w, sqlite3_column_int64(st, 7), start);
+        struct tl_flows f = activity_flows(w, st, start, end);
+        tw_emit_slice(w, pl.leaf, start, end, name, TL_CAT_HGGC, &f);
+        uint32_t also[] = {pl.exec, pl.all_streams, pl.summary};
+        for (size_t i = 0; i < sizeof also / sizeof also[0]; i++)
+            if (also[i] && also[i] != pl.leaf)
+                tw_emit_slice(w, also[i], start, end, name, TL_CAT_HGGC, NULL);
+    }
+    asys_strmap_free(&cache);
+    free(places);
+    sqlite3_finalize(directions);
+    sqlite3_finalize(st);
+    return w->failed ? -1 : 0;
+}
+
+/* HGTX ranges projected onto the streams: an "HGTX" row in each stream. */
+int tw_walk_projection(struct walk *w)
+{
+    sqlite3_stmt *st = tw_prepare(
+        w, "SELECT g.start_ns, g.end_ns, e.text_id,\n"
+           "       'D' || g.physical || '/C' || g.pid || '.' || g.context,\n"
+           "       '/S' || g.stream, 'D' || g.physical\n"
+           "FROM hgtx_gpu_projection AS g\n"
+           "JOIN hgtx_events AS e ON e.id = g.range_id\n"
+           "WHERE " IN_WINDOW("g") "\n"
+                                   "ORDER BY g.physical, g.pid, g.context, g.stream, g.start_ns,\n"
+                                   "         g.end_ns DESC");
+    if (!st)
+        return -1;
+    while (!w->failed && sqlite3_step(st) == SQLITE_ROW) {
+        char stream_key[256];
+        const char *ctx = (const char *)sqlite3_column_text(st, 3);
+        snprintf(stream_key, sizeof stream_key, "%s%s", ctx, sqlite3_column_text(st, 4));
+        /* where the stream's rows hang: the stream, or its context or device when hidden */
+        uint32_t parent = tw_node_row(w, stream_key);
+        if (!parent)
+            parent = tw_node_row(w, ctx);
+        if (!parent)
+            parent = tw_node_row(w, (const char *)sqlite3_column_text(st, 5));
+        char suffix[300];
+        snprintf(suffix, sizeof suffix, "h%s", sqlite3_column_text(st, 4));
+        uint32_t row = tw_child_row(w, parent, suffix, "HGTX", 200);
+        tw_emit_slice(w, row, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                      tw_string_name(w, sqlite3_column_int64(st, 2)), TL_CAT_HGTX, NULL);
+    }
+    sqlite3_finalize(st);
+    return w->failed ? -1 : 0;
+}
+
+/* Device and pinned memory in use over time, per process. */
+int tw_walk_memory(struct walk *w)
+{
+    sqlite3_stmt *st =
+        tw_prepare(w, "SELECT m.pid, COALESCE(d.physical_index, m.device),\n"
+                      "       m.memory_kind, m.timestamp_ns,\n"
+                      "       SUM(CASE m.operation WHEN 1 THEN m.bytes ELSE -m.bytes END)\n"
+                      "         OVER (PARTITION BY m.pid, m.memory_kind,\n"
+                      "                  COALESCE(d.physical_index, m.device)\n"
+                      "               ORDER BY m.timestamp_ns, m.rowid)\n"
+                      "FROM ppu_memory AS m\n"
+                      "LEFT JOIN ppu_devices AS d ON d.pid = m.pid AND d.device = m.device\n"
+                      "WHERE m.memory_kind IN (2, 3) AND m.timestamp_ns <= :hi\n"
+                      "ORDER BY m.pid, m.memory_kind, 2, m.timestamp_ns, m.rowid");
+    if (!st)
+        return -1;
+    while (!w->failed && sqlite3_step(st) == SQLITE_ROW) {
+        uint32_t pid = (uint32_t)sqlite3_column_int64(st, 0);
+        int pinned = sqlite3_column_int(st, 2) == 2;
+        char key[64], name[128];
+        int n = snprintf(key, sizeof key, "mem/%u/%d/%lld", pid, pinned,
+                         (long long)sqlite3_column_int64(st, 1));
+        uint32_t row = tw_row_find(w, key, (size_t)n);
+        if (!row) {
+            uint32_t parent;
+            if (pinned) {
+                parent = tw_process_row(w, pid);
+                snprintf(name, sizeof name, "Pinned memory (bytes)");
+            } else {
+                char device[32];
+                snprintf(device, sizeof device, "D%lld", (long long)sqlite3_column_int64(st, 1));
+                parent = tw_node_row(w, device);
+                snprintf(name, sizeof name, "Device memory, pid %u (bytes)", pid);
+            }
+            struct row *p = tw_row_at(w, parent);
+            if (!p)
+                continue;
+            row = tw_row_new(w, key, (size_t)n, p->lanes[0].uuid, p->sort_index, TL_COUNTER, name,
+                             3, 0);
+        }
+        int64_t ts = sqlite3_column_int64(st, 3);
+        if (ts < w->o->filter_start)
+            ts = w->o->filter_start;
+        struct row *r = tw_row_at(w, row);
+        if (!r)
+            break;
+        w->stats->counter_values++;
+        tw_progress(w);
+        if (w->ops->counter(w->sink, r->lanes[0].uuid, ts, (double)sqlite3_column_int64(st, 4)))
+            tw_sink_failed(w);
+    }
+    sqlite3_finalize(st);
+    return w->failed ? -1 : 0;
+}

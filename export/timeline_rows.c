@@ -1,0 +1,447 @@
+/* The timeline walk's rows and lanes, names, queries and flows. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "timeline_walk.h"
+
+/* Names that are not strings of the database get ids above theirs. */
+#define SYNTHETIC_NAME_BASE (1ull << 40)
+#define PROGRESS_EVERY 65536
+
+/* ---- rows and lanes ----------------------------------------------------------- */
+
+struct row *tw_row_at(struct walk *w, uint32_t id)
+{
+    return id ? &w->rows[id - 1] : NULL;
+}
+
+int tw_fail(struct walk *w, const char *what)
+{
+    if (!w->failed)
+        asys_fail(w->err, "%s", what);
+    w->failed = 1;
+    return -1;
+}
+
+/* A backend could not write: the reason is in errno (a full disk...). */
+int tw_sink_failed(struct walk *w)
+{
+    int e = errno;
+    if (!w->failed)
+        asys_fail(w->err, "%s", e ? strerror(e) : "write failed");
+    w->failed = 1;
+    return -1;
+}
+
+static int declare(struct walk *w, uint64_t uuid, uint64_t parent, enum tl_track_kind kind,
+                   const char *name, uint32_t order, uint32_t pid, uint32_t lane,
+                   uint64_t sort_index)
+{
+    struct tl_track t = {uuid, parent, kind, name, order, pid, lane, sort_index};
+    w->stats->tracks++;
+    if (w->ops->track(w->sink, &t) != 0)
+        return tw_sink_failed(w);
+    return 0;
+}
+
+/* A row's order under its parent, packed into the parent's sort index (8
+ * bits a level: backends that need one number per track sort by it). */
+static uint64_t sort_under(struct walk *w, uint64_t parent_sort, uint32_t order)
+{
+    (void)w;
+    return (parent_sort << 8) | (order > 255 ? 255 : order);
+}
+
+/* Creates a row (and declares its track) under `key`; returns its id or 0. */
+uint32_t tw_row_new(struct walk *w, const void *key, size_t key_len, uint64_t parent,
+                    uint64_t parent_sort, enum tl_track_kind kind, const char *name, uint32_t order,
+                    uint32_t pid)
+{
+    if (w->row_count == w->row_cap) {
+        size_t cap = w->row_cap ? w->row_cap * 2 : 64;
+        struct row *bigger = realloc(w->rows, cap * sizeof *bigger);
+        if (!bigger)
+            return tw_fail(w, "out of memory"), 0;
+        w->rows = bigger;
+        w->row_cap = cap;
+    }
+    struct row *r = &w->rows[w->row_count];
+    memset(r, 0, sizeof *r);
+    r->parent = parent;
+    r->name = strdup(name);
+    r->order = order;
+    r->sort_index =
+        kind == TL_PROCESS || kind == TL_GROUP ? order : sort_under(w, parent_sort, order);
+    r->lanes = calloc(1, sizeof *r->lanes);
+    if (!r->name || !r->lanes) {
+        free(r->name);
+        free(r->lanes);
+        return tw_fail(w, "out of memory"), 0;
+    }
+    r->lanes[0].uuid = ++w->next_uuid;
+    r->lanes[0].last_ts = INT64_MIN;
+    r->lane_count = 1;
+    uint32_t id = (uint32_t)++w->row_count;
+    if (asys_strmap_put(&w->rows_by_key, key, key_len, id) != 0)
+        return tw_fail(w, "out of memory"), 0;
+    if (declare(w, r->lanes[0].uuid, parent, kind, name, order, pid, 0, r->sort_index) != 0)
+        return 0;
+    return id;
+}
+
+uint32_t tw_row_find(struct walk *w, const void *key, size_t key_len)
+{
+    return asys_strmap_get(&w->rows_by_key, key, key_len);
+}
+
+static void lane_pop(struct walk *w, struct lane *l, int64_t until)
+{
+    while (l->depth && l->open[l->depth - 1].end <= until) {
+        struct open_slice *o = &l->open[--l->depth];
+        if (o->end > l->last_ts)
+            l->last_ts = o->end;
+        if (w->ops->end(w->sink, l->uuid, o->end, o->late, o->late_count) != 0)
+            tw_sink_failed(w);
+        free(o->late);
+        o->late = NULL;
+        o->late_count = 0;
+    }
+}
+
+static int lane_push(struct walk *w, struct lane *l, int64_t end, const struct tl_flows *flows)
+{
+    if (l->depth == l->cap) {
+        uint32_t cap = l->cap ? l->cap * 2 : 8;
+        struct open_slice *bigger = realloc(l->open, cap * sizeof *bigger);
+        if (!bigger)
+            return tw_fail(w, "out of memory");
+        l->open = bigger;
+        l->cap = cap;
+    }
+    struct open_slice *o = &l->open[l->depth];
+    o->end = end;
+    o->late = NULL;
+    o->late_count = 0;
+    if (flows && flows->late_count) {
+        o->late = malloc(flows->late_count * sizeof *o->late);
+        if (!o->late)
+            return tw_fail(w, "out of memory");
+        memcpy(o->late, flows->late, flows->late_count * sizeof *o->late);
+        o->late_count = flows->late_count;
+    }
+    l->depth++;
+    return 0;
+}
+
+/* The lane of row `r` that can take [start, end]: time order kept, nesting kept. */
+static struct lane *lane_for(struct walk *w, struct row *r, int64_t start, int64_t end)
+{
+    for (uint32_t i = 0; i < r->lane_count; i++) {
+        struct lane *l = &r->lanes[i];
+        lane_pop(w, l, start);
+        if (l->last_ts <= start && (!l->depth || l->open[l->depth - 1].end >= end))
+            return l;
+    }
+    struct lane *bigger = realloc(r->lanes, (r->lane_count + 1) * sizeof *bigger);
+    if (!bigger)
+        return tw_fail(w, "out of memory"), NULL;
+    r->lanes = bigger;
+    struct lane *l = &r->lanes[r->lane_count];
+    memset(l, 0, sizeof *l);
+    l->uuid = ++w->next_uuid;
+    l->last_ts = INT64_MIN;
+    if (declare(w, l->uuid, r->parent, TL_PLAIN, r->name, r->order, 0, r->lane_count,
+                r->sort_index) != 0)
+        return NULL;
+    r->lane_count++;
+    return l;
+}
+
+void tw_progress(struct walk *w)
+{
+    if (++w->done % PROGRESS_EVERY == 0 && w->o->progress && w->total)
+        w->o->progress(w->o->progress_ctx, (double)w->done / (double)w->total);
+}
+
+int tw_emit_slice(struct walk *w, uint32_t row_id, int64_t start, int64_t end, struct tl_name name,
+                  enum tl_category cat, const struct tl_flows *flows)
+{
+    struct row *r = tw_row_at(w, row_id);
+    if (!r || w->failed)
+        return -1;
+    if (start < w->o->filter_start)
+        start = w->o->filter_start;
+    if (end > w->o->filter_end)
+        end = w->o->filter_end;
+    if (end < start)
+        end = start;
+    struct lane *l = lane_for(w, r, start, end);
+    if (!l || lane_push(w, l, end, flows) != 0)
+        return -1;
+    l->last_ts = start;
+    w->stats->slices++;
+    if (flows)
+        w->stats->flows += flows->out_count;
+    tw_progress(w);
+    if (w->ops->begin(w->sink, l->uuid, start, end, name, cat, flows) != 0)
+        return tw_sink_failed(w);
+    return 0;
+}
+
+int tw_emit_instant(struct walk *w, uint32_t row_id, int64_t ts, struct tl_name name,
+                    enum tl_category cat)
+{
+    struct row *r = tw_row_at(w, row_id);
+    if (!r || w->failed)
+        return -1;
+    struct lane *l = lane_for(w, r, ts, ts);
+    if (!l)
+        return -1;
+    l->last_ts = ts;
+    w->stats->instants++;
+    tw_progress(w);
+    if (w->ops->instant(w->sink, l->uuid, ts, name, cat) != 0)
+        return tw_sink_failed(w);
+    return 0;
+}
+
+void tw_rows_finish(struct walk *w)
+{
+    for (size_t i = 0; i < w->row_count; i++)
+        for (uint32_t j = 0; j < w->rows[i].lane_count; j++)
+            lane_pop(w, &w->rows[i].lanes[j], INT64_MAX);
+}
+
+void tw_rows_free(struct walk *w)
+{
+    for (size_t i = 0; i < w->row_count; i++) {
+        for (uint32_t j = 0; j < w->rows[i].lane_count; j++) {
+            struct lane *l = &w->rows[i].lanes[j];
+            for (uint32_t k = 0; k < l->depth; k++)
+                free(l->open[k].late); /* left open by a failure */
+            free(l->open);
+        }
+        free(w->rows[i].lanes);
+        free(w->rows[i].name);
+    }
+    free(w->rows);
+}
+
+/* ---- names --------------------------------------------------------------------- */
+
+/* The text of database string `id` (cached; the map owns the copies). */
+struct tl_name tw_string_name(struct walk *w, int64_t id)
+{
+    struct tl_name n = {(uint64_t)id, ""};
+    if (id <= 0)
+        return n;
+    if (id == w->last_name_id) { /* runs of one name are common */
+        n.text = w->last_name_text;
+        return n;
+    }
+    uint64_t *cached = asys_u64map_get(&w->names, (uint64_t)id);
+    if (cached) {
+        n.text = (const char *)(uintptr_t)*cached;
+        w->last_name_id = id;
+        w->last_name_text = n.text;
+        return n;
+    }
+    sqlite3_reset(w->string_text);
+    sqlite3_bind_int64(w->string_text, 1, id);
+    const char *text = sqlite3_step(w->string_text) == SQLITE_ROW
+                           ? (const char *)sqlite3_column_text(w->string_text, 0)
+                           : NULL;
+    char *copy = strdup(text ? text : "");
+    if (!copy || asys_u64map_put(&w->names, (uint64_t)id, (uint64_t)(uintptr_t)copy) != 0) {
+        free(copy);
+        tw_fail(w, "out of memory");
+        return n;
+    }
+    n.text = copy;
+    return n;
+}
+
+/* A name that is not a database string ("[CUDA memset]"): interned by text. */
+struct tl_name tw_synthetic_name(struct walk *w, const char *text)
+{
+    size_t len = strlen(text);
+    uint32_t id = asys_strmap_get(&w->synthetic, text, len);
+    if (!id) {
+        id = ++w->synthetic_count;
+        if (asys_strmap_put(&w->synthetic, text, len, id) != 0)
+            tw_fail(w, "out of memory");
+    }
+    struct tl_name n = {SYNTHETIC_NAME_BASE + id, text};
+    return n;
+}
+
+void tw_names_free(struct walk *w)
+{
+    for (size_t i = 0; i < w->names.capacity; i++)
+        if (w->names.used[i])
+            free((void *)(uintptr_t)w->names.values[i]);
+    asys_u64map_free(&w->names);
+    asys_strmap_free(&w->synthetic);
+}
+
+/* ---- queries --------------------------------------------------------------------- */
+
+int tw_table_wanted(struct walk *w, const char *table)
+{
+    if (!w->o->tables)
+        return 1;
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(w->o->tables, NULL);
+    int rc =
+        md ? pcre2_match(w->o->tables, (PCRE2_SPTR)table, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL)
+           : -1;
+    pcre2_match_data_free(md);
+    return rc >= 0;
+}
+
+sqlite3_stmt *tw_prepare(struct walk *w, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(w->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        asys_fail(w->err, "%s", sqlite3_errmsg(w->db));
+        w->failed = 1;
+        sqlite3_finalize(st);
+        return NULL;
+    }
+    int lo = sqlite3_bind_parameter_index(st, ":lo"), hi = sqlite3_bind_parameter_index(st, ":hi");
+    if (lo > 0)
+        sqlite3_bind_int64(st, lo, w->o->filter_start);
+    if (hi > 0)
+        sqlite3_bind_int64(st, hi, w->o->filter_end);
+    int all = sqlite3_bind_parameter_index(st, ":all");
+    if (all > 0)
+        sqlite3_bind_int(st, all, w->o->filter_start == LLONG_MIN && w->o->filter_end == LLONG_MAX);
+    return st;
+}
+
+int tw_ids_push(struct walk *w, struct id_list *l, uint64_t id)
+{
+    if (l->count == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        uint64_t *bigger = realloc(l->ids, cap * sizeof *bigger);
+        if (!bigger)
+            return tw_fail(w, "out of memory");
+        l->ids = bigger;
+        l->cap = cap;
+    }
+    l->ids[l->count++] = id;
+    return 0;
+}
+
+void tw_refs_push(struct walk *w, uint64_t id, int64_t start, int64_t end)
+{
+    if (w->ref_count == w->ref_cap) {
+        size_t cap = w->ref_cap ? w->ref_cap * 2 : 64;
+        struct flow_ref *bigger = realloc(w->refs, cap * sizeof *bigger);
+        if (!bigger) {
+            tw_fail(w, "out of memory");
+            return;
+        }
+        w->refs = bigger;
+        w->ref_cap = cap;
+    }
+    w->refs[w->ref_count++] = (struct flow_ref){id, start, end};
+}
+
+/* Parses "id:start:end,..." (a group_concat; end optional) into w->refs. */
+size_t tw_refs_parse(struct walk *w, const unsigned char *list)
+{
+    w->ref_count = 0;
+    for (const char *p = (const char *)list; p && *p && !w->failed;) {
+        char *end;
+        uint64_t id = strtoull(p, &end, 10);
+        int64_t start = 0, stop = 0;
+        if (end == p)
+            break;
+        if (*end == ':')
+            start = stop = strtoll(end + 1, &end, 10);
+        if (*end == ':')
+            stop = strtoll(end + 1, &end, 10);
+        tw_refs_push(w, id, start, stop);
+        p = *end == ',' ? end + 1 : end;
+    }
+    return w->ref_count;
+}
+
+/* Times as drawn: clipped to the --filter-time window. */
+int64_t tw_clip_start(const struct walk *w, int64_t ts)
+{
+    return ts < w->o->filter_start ? w->o->filter_start : ts;
+}
+
+int64_t tw_clip_end(const struct walk *w, int64_t ts, int64_t start)
+{
+    if (ts > w->o->filter_end)
+        ts = w->o->filter_end;
+    return ts < start ? start : ts;
+}
+
+/* Where a flow ends on its destination slice.  Consumers bind flows in time
+ * order (Perfetto's importer, Chrome's), so the end must come after the
+ * source slice begins: at the destination's begin when that is later, else
+ * at its end (device work stamped a little before its launch call, a
+ * synchronizing call that began before the work it waits for); nowhere when
+ * the destination is over before the source begins. */
+enum flow_place tw_flow_place(int64_t source_start, int64_t dest_start, int64_t dest_end)
+{
+    if (dest_start > source_start)
+        return FLOW_AT_BEGIN;
+    return dest_end > source_start ? FLOW_AT_END : FLOW_NOWHERE;
+}
+
+void tw_flows_clear(struct walk *w)
+{
+    w->flows_out.count = w->flows_in.count = w->flows_late.count = 0;
+}
+
+/* The flows starting on [start, end] toward the slices of w->refs. */
+void tw_flows_add_out(struct walk *w, uint64_t space, int64_t start)
+{
+    for (size_t i = 0; i < w->ref_count; i++) {
+        const struct flow_ref *r = &w->refs[i];
+        int64_t dest_start = tw_clip_start(w, r->start);
+        if (tw_flow_place(start, dest_start, tw_clip_end(w, r->end, dest_start)) != FLOW_NOWHERE)
+            tw_ids_push(w, &w->flows_out, space | r->id);
+    }
+}
+
+/* A flow ending on [start, end] from a source that starts at source_start;
+ * returns where it went.  *latest_late: the latest source of a late one. */
+enum flow_place tw_flows_add_in(struct walk *w, uint64_t id, int64_t source_start, int64_t start,
+                                int64_t end, int64_t *latest_late)
+{
+    source_start = tw_clip_start(w, source_start);
+    enum flow_place place = tw_flow_place(source_start, start, end);
+    if (place == FLOW_AT_BEGIN) {
+        tw_ids_push(w, &w->flows_in, id);
+    } else if (place == FLOW_AT_END) {
+        tw_ids_push(w, &w->flows_late, id);
+        if (source_start > *latest_late)
+            *latest_late = source_start;
+    }
+    return place;
+}
+
+/* The slice's flows as collected; late_ts inside the slice, after every late
+ * source begins (for formats that bind a flow at an instant). */
+struct tl_flows tw_flows_of(struct walk *w, int64_t end, int64_t latest_late, int one_to_one)
+{
+    struct tl_flows f = {w->flows_out.ids,
+                         w->flows_out.count,
+                         w->flows_in.ids,
+                         w->flows_in.count,
+                         w->flows_late.ids,
+                         w->flows_late.count,
+                         0,
+                         one_to_one};
+    if (f.late_count)
+        f.late_ts = latest_late + (end - latest_late + 1) / 2;
+    return f;
+}

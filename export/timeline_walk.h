@@ -1,0 +1,137 @@
+/* The timeline walk's shared state and helpers (timeline_rows.c), used by
+ * the host side (timeline_host.c) and the device side (timeline_device.c). */
+#ifndef ASYS_TIMELINE_WALK_H
+#define ASYS_TIMELINE_WALK_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "hashmap.h"
+#include "timeline.h"
+
+/* An open slice: when it ends, and the flows that end on its end. */
+struct open_slice {
+    int64_t end;
+    uint64_t *late; /* owned; NULL when none */
+    size_t late_count;
+};
+
+/* One stack of a row: its events come in time order and nest. */
+struct lane {
+    uint64_t uuid;
+    int64_t last_ts;
+    struct open_slice *open; /* outermost first */
+    uint32_t depth, cap;
+};
+
+/* A row: a track that receives events; its lanes are tracks of the same name. */
+struct row {
+    uint64_t parent;
+    char *name;
+    uint32_t order;
+    uint64_t sort_index;
+    struct lane *lanes;
+    uint32_t lane_count;
+};
+
+/* A flow of a slice, as the database lists it: its id and the times of the
+ * slice at its other end. */
+struct flow_ref {
+    uint64_t id;
+    int64_t start, end;
+};
+
+/* Flow ids of one slice, grown as needed (a graph launch can start thousands). */
+struct id_list {
+    uint64_t *ids;
+    size_t count, cap;
+};
+
+struct walk {
+    sqlite3 *db;
+    const struct tl_options *o;
+    const struct tl_sink_ops *ops;
+    void *sink;
+    struct tl_stats *stats;
+    struct asys_err *err;
+    uint64_t next_uuid;
+    struct row *rows; /* index + 1 = the row's id in the maps below */
+    size_t row_count, row_cap;
+    struct asys_strmap rows_by_key; /* binary or text key -> row id */
+    struct asys_u64map names;       /* string id -> char * (text of the database's strings) */
+    struct asys_strmap synthetic;   /* text -> synthetic id - SYNTHETIC_NAME_BASE */
+    struct id_list flows_out, flows_in, flows_late; /* the current slice's */
+    struct flow_ref *refs;                          /* a parsed flow list */
+    size_t ref_count, ref_cap;
+    uint32_t synthetic_count;
+    sqlite3_stmt *string_text;
+    int64_t last_name_id; /* tw_string_name's last answer */
+    const char *last_name_text;
+    uint64_t done, total;     /* events, for progress */
+    uint8_t last_row_key[18]; /* collector_row's last answer */
+    uint32_t last_row;
+    int failed;
+};
+
+/* Whether the row `alias` is drawn (inside the window).  Without
+ * --filter-time, :all short-circuits the comparisons (a fifth of an HGTX
+ * walk's time otherwise); tw_prepare binds :all, :lo and :hi. */
+#define IN_WINDOW(alias) "(:all OR (" alias ".end_ns >= :lo AND " alias ".start_ns <= :hi))"
+
+/* Where a flow ends on its destination slice (tw_flow_place). */
+enum flow_place { FLOW_AT_BEGIN, FLOW_AT_END, FLOW_NOWHERE };
+
+/* rows, lanes, events */
+struct row *tw_row_at(struct walk *w, uint32_t id);
+int tw_fail(struct walk *w, const char *what);
+int tw_sink_failed(struct walk *w);
+uint32_t tw_row_new(struct walk *w, const void *key, size_t key_len, uint64_t parent,
+                    uint64_t parent_sort, enum tl_track_kind kind, const char *name, uint32_t order,
+                    uint32_t pid);
+uint32_t tw_row_find(struct walk *w, const void *key, size_t key_len);
+int tw_emit_slice(struct walk *w, uint32_t row_id, int64_t start, int64_t end, struct tl_name name,
+                  enum tl_category cat, const struct tl_flows *flows);
+int tw_emit_instant(struct walk *w, uint32_t row_id, int64_t ts, struct tl_name name,
+                    enum tl_category cat);
+void tw_progress(struct walk *w);
+void tw_rows_finish(struct walk *w);
+void tw_rows_free(struct walk *w);
+
+/* names */
+struct tl_name tw_string_name(struct walk *w, int64_t id);
+struct tl_name tw_synthetic_name(struct walk *w, const char *text);
+void tw_names_free(struct walk *w);
+
+/* queries */
+int tw_table_wanted(struct walk *w, const char *table);
+sqlite3_stmt *tw_prepare(struct walk *w, const char *sql);
+
+/* flows */
+int tw_ids_push(struct walk *w, struct id_list *l, uint64_t id);
+void tw_refs_push(struct walk *w, uint64_t id, int64_t start, int64_t end);
+size_t tw_refs_parse(struct walk *w, const unsigned char *list);
+int64_t tw_clip_start(const struct walk *w, int64_t ts);
+int64_t tw_clip_end(const struct walk *w, int64_t ts, int64_t start);
+enum flow_place tw_flow_place(int64_t source_start, int64_t dest_start, int64_t dest_end);
+void tw_flows_clear(struct walk *w);
+void tw_flows_add_out(struct walk *w, uint64_t space, int64_t start);
+enum flow_place tw_flows_add_in(struct walk *w, uint64_t id, int64_t source_start, int64_t start,
+                                int64_t end, int64_t *latest_late);
+struct tl_flows tw_flows_of(struct walk *w, int64_t end, int64_t latest_late, int one_to_one);
+
+/* host side */
+uint32_t tw_process_row(struct walk *w, uint32_t pid);
+int tw_walk_api(struct walk *w);
+int tw_walk_hgtx(struct walk *w);
+int tw_walk_osrt(struct walk *w);
+
+/* device side */
+int tw_build_tree(struct walk *w);
+uint32_t tw_node_row(struct walk *w, const char *key);
+uint32_t tw_child_row(struct walk *w, uint32_t parent, const char *suffix, const char *name,
+                      uint32_t order);
+int tw_walk_activities(struct walk *w);
+int tw_walk_projection(struct walk *w);
+int tw_walk_memory(struct walk *w);
+
+#endif
