@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "importer_internal.h"
 
 #define DOMAIN_NONE UINT64_MAX
@@ -291,14 +292,8 @@ static int push(struct asys_importer *imp, uint16_t domain_local, struct hgtx_op
     struct hgtx_stack *s = stack_of(imp, domain_local, 1);
     if (!s)
         return asys_fail(err, "out of memory");
-    if (s->count == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 16;
-        struct hgtx_open *bigger = realloc(s->items, cap * sizeof *bigger);
-        if (!bigger)
-            return asys_fail(err, "out of memory");
-        s->items = bigger;
-        s->cap = cap;
-    }
+    if (asys_grow(&s->items, &s->cap, s->count, sizeof *s->items, 16))
+        return asys_fail(err, "out of memory");
     o->id = imp->next_hgtx_id++;
     o->level = (int32_t)s->count;
     o->parent = s->count ? s->items[s->count - 1].id : -1;
@@ -355,14 +350,8 @@ static int64_t pool_take(struct asys_importer *imp)
         imp->open_free = imp->open_pool[i].id;
         return i;
     }
-    if (imp->open_count == imp->open_cap) {
-        size_t cap = imp->open_cap ? imp->open_cap * 2 : 64;
-        struct hgtx_open *bigger = realloc(imp->open_pool, cap * sizeof *bigger);
-        if (!bigger)
-            return -1;
-        imp->open_pool = bigger;
-        imp->open_cap = cap;
-    }
+    if (asys_grow(&imp->open_pool, &imp->open_cap, imp->open_count, sizeof *imp->open_pool, 64))
+        return -1;
     return (int64_t)imp->open_count++;
 }
 
@@ -402,14 +391,8 @@ static int end(struct asys_importer *imp, uint64_t range_id, uint64_t ns, struct
         pool_give_back(imp, i);
         return rc;
     }
-    if (imp->end_count == imp->end_cap) {
-        size_t cap = imp->end_cap ? imp->end_cap * 2 : 64;
-        struct hgtx_end *bigger = realloc(imp->end_pool, cap * sizeof *bigger);
-        if (!bigger)
-            return asys_fail(err, "out of memory");
-        imp->end_pool = bigger;
-        imp->end_cap = cap;
-    }
+    if (asys_grow(&imp->end_pool, &imp->end_cap, imp->end_count, sizeof *imp->end_pool, 64))
+        return asys_fail(err, "out of memory");
     imp->end_pool[imp->end_count] = (struct hgtx_end){ns, imp->seg.tid};
     if (asys_u64map_put(&img->ends, range_id, imp->end_count++) != 0)
         return asys_fail(err, "out of memory");

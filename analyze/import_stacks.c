@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "importer_internal.h"
 #include "json_util.h"
 
@@ -102,14 +103,8 @@ static int import_module(struct asys_importer *imp, const struct asys_record *re
     for (size_t i = 0; i < img->module_count; i++)
         if (img->modules[i].start == m->start)
             return 0; /* every thread writes the list; once is enough */
-    if (img->module_count == img->module_cap) {
-        size_t cap = img->module_cap ? img->module_cap * 2 : 32;
-        struct imp_module *bigger = realloc(img->modules, cap * sizeof *bigger);
-        if (!bigger)
-            return asys_fail(err, "out of memory");
-        img->modules = bigger;
-        img->module_cap = cap;
-    }
+    if (asys_grow(&img->modules, &img->module_cap, img->module_count, sizeof *img->modules, 32))
+        return asys_fail(err, "out of memory");
     int64_t id = imp->next_module_id++;
     img->modules[img->module_count++] = (struct imp_module){m->start, m->end, id};
     char build_id[2 * ASYS_BUILD_ID_MAX + 1] = "";

@@ -23,14 +23,19 @@ struct report_identity {
     long long mtime_ns;
 };
 
-void asys_default_db_path(const char *report_path, char *out, size_t size)
+void asys_report_base(const char *report_path, char *out, size_t size)
 {
     const char *suffix = ".asys-rep";
     size_t n = strlen(report_path), m = strlen(suffix);
-    if (n > m && !strcmp(report_path + n - m, suffix))
-        snprintf(out, size, "%.*s.sqlite", (int)(n - m), report_path);
-    else
-        snprintf(out, size, "%s.sqlite", report_path);
+    int cut = n > m && !strcmp(report_path + n - m, suffix);
+    snprintf(out, size, "%.*s", (int)(cut ? n - m : n), report_path);
+}
+
+void asys_default_db_path(const char *report_path, char *out, size_t size)
+{
+    char base[PATH_MAX];
+    asys_report_base(report_path, base, sizeof base);
+    snprintf(out, size, "%s.sqlite", base);
 }
 
 static int read_identity(const char *report_path, struct report_identity *id, struct asys_err *err)

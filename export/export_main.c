@@ -12,6 +12,7 @@
 #include <pcre2.h>
 
 #include "cli_args.h"
+#include "grow.h"
 #include "out_file.h"
 #include "output_format.h"
 #include "report_catalog.h"
@@ -169,17 +170,6 @@ static int check_combination(const struct export_args *a)
     return 0;
 }
 
-/* REPORT.asys-rep -> REPORT */
-static void report_base(const char *input, char *out, size_t size)
-{
-    snprintf(out, size, "%s", input);
-    size_t n = strlen(out);
-    const char *ext = ".asys-rep";
-    size_t e = strlen(ext);
-    if (n > e && !strcmp(out + n - e, ext))
-        out[n - e] = '\0';
-}
-
 /* ---- progress ------------------------------------------------------------------------------ */
 
 struct progress {
@@ -283,14 +273,8 @@ struct file_set {
 
 static int file_set_add(struct file_set *s, struct asys_out_file *f)
 {
-    if (s->count == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 16;
-        struct asys_out_file **bigger = realloc(s->files, cap * sizeof *bigger);
-        if (!bigger)
-            return -1;
-        s->files = bigger;
-        s->cap = cap;
-    }
+    if (asys_grow(&s->files, &s->cap, s->count, sizeof *s->files, 16))
+        return -1;
     s->files[s->count++] = f;
     return 0;
 }
@@ -346,16 +330,6 @@ static int write_csv(const struct export_args *a, const char *base, const char *
     return 0;
 }
 
-static int table_matches(pcre2_code *re, const char *name)
-{
-    if (!re)
-        return 1;
-    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
-    int rc = md ? pcre2_match(re, (PCRE2_SPTR)name, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) : -1;
-    pcre2_match_data_free(md);
-    return rc >= 0;
-}
-
 /* One csv file per table of the analysis database (matching --tables). */
 static int export_csv_tables(const struct export_args *a, sqlite3 *db, const char *base,
                              pcre2_code *re)
@@ -372,7 +346,7 @@ static int export_csv_tables(const struct export_args *a, sqlite3 *db, const cha
     int rc = 0, written = 0;
     while (rc == 0 && sqlite3_step(list) == SQLITE_ROW) {
         const char *table = (const char *)sqlite3_column_text(list, 0);
-        if (!table_matches(re, table))
+        if (!tl_table_matches(re, table))
             continue;
         char *sql = sqlite3_mprintf("SELECT * FROM \"%w\"", table);
         sqlite3_stmt *st = NULL;
@@ -395,36 +369,49 @@ static int export_csv_tables(const struct export_args *a, sqlite3 *db, const cha
 }
 
 /* One csv file per stats report, with the report parameters of the options. */
-static int export_csv_reports(const struct export_args *a, sqlite3 *db, const char *base,
-                              const struct asys_report_params *p)
+/* The --report names, checked before anything is imported; 0 or -1 after
+ * printing why. */
+static int find_reports(const struct export_args *a, struct asys_report_catalog *cat,
+                        const struct asys_report_def **defs)
 {
-    struct asys_report_catalog cat = {0};
     struct asys_err err = {{0}};
-    if (asys_catalog_load_builtin(&cat, &err) != 0) {
+    if (asys_catalog_load_builtin(cat, &err) != 0) {
         fprintf(stderr, "%s: cannot load the reports: %s\n", PROG, err.text);
         return -1;
     }
+    for (int i = 0; i < a->report_count; i++) {
+        defs[i] = asys_catalog_find(cat, a->reports[i]);
+        if (!defs[i]) {
+            fprintf(stderr, "%s: unknown report '%s' (see asys-stats --help-reports)\n", PROG,
+                    a->reports[i]);
+            return -1;
+        }
+        if (asys_report_check_argument(defs[i], a->reports[i], &err) != 0) {
+            fprintf(stderr, "%s: %s\n", PROG, err.text);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* One csv file per stats report, with the report parameters of the options. */
+static int export_csv_reports(const struct export_args *a, sqlite3 *db, const char *base,
+                              const struct asys_report_def *const *defs,
+                              const struct asys_report_params *p)
+{
+    struct asys_err err = {{0}};
     struct file_set set = {0};
     int rc = 0;
     for (int i = 0; rc == 0 && i < a->report_count; i++) {
-        const struct asys_report_def *d = asys_catalog_find(&cat, a->reports[i]);
         sqlite3_stmt *st = NULL;
-        if (!d) {
-            fprintf(stderr, "%s: unknown report '%s' (see asys-stats --help-reports)\n", PROG,
-                    a->reports[i]);
-            rc = -1;
-        } else if (asys_report_check_argument(d, a->reports[i], &err) != 0) {
-            fprintf(stderr, "%s: %s\n", PROG, err.text);
-            rc = -1;
-        } else if (asys_report_prepare(db, d, a->reports[i], p, &st, &err) != 0) {
-            fprintf(stderr, "%s: cannot run report '%s': %s\n", PROG, d->name, err.text);
+        if (asys_report_prepare(db, defs[i], a->reports[i], p, &st, &err) != 0) {
+            fprintf(stderr, "%s: cannot run report '%s': %s\n", PROG, defs[i]->name, err.text);
             rc = -1;
         } else {
-            rc = write_csv(a, base, d->name, st, &set);
+            rc = write_csv(a, base, defs[i]->name, st, &set);
         }
         sqlite3_finalize(st);
     }
-    asys_catalog_free(&cat);
     return file_set_close(&set, rc == 0);
 }
 
@@ -462,7 +449,7 @@ static int keep_tables(sqlite3 *db, pcre2_code *re, struct asys_err *err)
     sqlite3_finalize(st);
     for (size_t i = 0; rc == 0 && i < count; i++) {
         char *sql = NULL;
-        if (!views[i] && !table_matches(re, names[i])) {
+        if (!views[i] && !tl_table_matches(re, names[i])) {
             sql = sqlite3_mprintf("DROP TABLE \"%w\"", names[i]);
         } else if (views[i]) {
             char *probe = sqlite3_mprintf("SELECT * FROM \"%w\" LIMIT 0", names[i]);
@@ -568,7 +555,7 @@ static void default_output(const struct export_args *a, const struct asys_report
                            size_t size)
 {
     char base[PATH_MAX];
-    report_base(a->input, base, sizeof base);
+    asys_report_base(a->input, base, sizeof base);
     if (a->type == TYPE_CSV)
         snprintf(out, size, "%s", base);
     else if (a->type == TYPE_SQLITE)
@@ -590,6 +577,12 @@ int main(int argc, char **argv)
     pcre2_code *re = a.tables ? compile_tables(a.tables) : NULL;
     if (a.tables && !re)
         return 2;
+    struct asys_report_catalog cat = {0};
+    const struct asys_report_def *defs[MAX_REPORTS];
+    if (a.report_count && find_reports(&a, &cat, defs) != 0) {
+        asys_catalog_free(&cat);
+        return 1;
+    }
 
     struct asys_err err = {{0}};
     struct asys_db_options dbo = {a.sqlite_path, 0, warn, &a, on_build};
@@ -597,6 +590,7 @@ int main(int argc, char **argv)
     if (asys_report_db_open(a.input, &dbo, &rdb, &err) != 0) {
         asys_err_print(PROG, "open", a.input, &err);
         pcre2_code_free(re);
+        asys_catalog_free(&cat);
         return 1;
     }
     struct asys_report_params p;
@@ -620,12 +614,13 @@ int main(int argc, char **argv)
                                   progress_draw,  &bar};
         rc = export_timeline(&a, rdb.db, path, &opts, p.session_start, &bar);
     } else if (a.type == TYPE_CSV) {
-        rc = a.report_count ? export_csv_reports(&a, rdb.db, path, &p)
+        rc = a.report_count ? export_csv_reports(&a, rdb.db, path, defs, &p)
                             : export_csv_tables(&a, rdb.db, path, re);
     } else {
         rc = export_sqlite(&a, &rdb, path, re);
     }
     asys_report_db_close(&rdb);
     pcre2_code_free(re);
+    asys_catalog_free(&cat);
     return rc == 0 ? 0 : 1;
 }

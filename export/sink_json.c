@@ -21,11 +21,8 @@
 struct json_track {
     uint32_t pid;
     uint32_t tid; /* 0: not given one yet (no events so far) */
-    int counter;
-    uint64_t parent;
     uint64_t sort_index;
     char *path; /* names below the process, joined by " / " */
-    char *name;
 };
 
 #define BUFFER_SIZE (1u << 20)
@@ -156,7 +153,6 @@ void asys_json_sink_free(struct asys_json_sink *s)
         if (s->tracks.used[i]) {
             struct json_track *t = (struct json_track *)(uintptr_t)s->tracks.values[i];
             free(t->path);
-            free(t->name);
             free(t);
         }
     asys_u64map_free(&s->tracks);
@@ -228,14 +224,10 @@ static int track(void *sink, const struct tl_track *t)
         free(j);
         return -1;
     }
-    j->parent = t->parent_uuid;
     j->sort_index = t->sort_index;
-    j->counter = t->kind == TL_COUNTER;
-    j->name = strdup(t->name);
     if (t->kind == TL_PROCESS || t->kind == TL_GROUP) {
         j->pid = t->kind == TL_PROCESS ? t->pid : s->next_group_pid++;
-        j->path = strdup("");
-        if (!j->name || !j->path)
+        if (!(j->path = strdup("")))
             return -1;
         put_metadata(s, "process_name", j->pid, 0, t->name, 0);
         put_metadata(s, "process_sort_index", j->pid, 0, NULL,
@@ -246,8 +238,7 @@ static int track(void *sink, const struct tl_track *t)
     j->pid = parent ? parent->pid : 0;
     const char *above = parent ? parent->path : "";
     size_t n = strlen(above) + strlen(t->name) + 32;
-    j->path = malloc(n);
-    if (!j->name || !j->path)
+    if (!(j->path = malloc(n)))
         return -1;
     if (t->lane)
         snprintf(j->path, n, "%s%s%s [lane %u]", above, *above ? " / " : "", t->name, t->lane + 1);
@@ -300,26 +291,28 @@ static int is_host_flow(uint64_t id)
     return (id & (TL_FLOW_HOST | TL_FLOW_DEPENDENCY)) == TL_FLOW_HOST;
 }
 
+/* The first host flow among ids, 0 when there is none. */
+static uint64_t first_host_flow(const uint64_t *ids, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (is_host_flow(ids[i]))
+            return ids[i];
+    return 0;
+}
+
 /* The slice's flow as flow v2 fields: a host flow between a call and the
  * only work it launched (one per event in this form). */
 static void put_v2_flow(struct asys_json_sink *s, const struct tl_flows *f)
 {
     if (!f || !f->host_one_to_one)
         return;
-    for (size_t i = 0; i < f->out_count; i++)
-        if (is_host_flow(f->out[i])) {
-            put_str(s, ",\"bind_id\":");
-            put_hex(s, f->out[i]);
-            put_str(s, ",\"flow_out\":true");
-            return;
-        }
-    for (size_t i = 0; i < f->in_count; i++)
-        if (is_host_flow(f->in[i])) {
-            put_str(s, ",\"bind_id\":");
-            put_hex(s, f->in[i]);
-            put_str(s, ",\"flow_in\":true");
-            return;
-        }
+    uint64_t out = first_host_flow(f->out, f->out_count);
+    uint64_t id = out ? out : first_host_flow(f->in, f->in_count);
+    if (!id)
+        return;
+    put_str(s, ",\"bind_id\":");
+    put_hex(s, id);
+    put_str(s, out ? ",\"flow_out\":true" : ",\"flow_in\":true");
 }
 
 /* The other flows as flow v1 events bound to the slice that encloses them:

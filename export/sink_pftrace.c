@@ -356,21 +356,36 @@ static int begin(void *sink, uint64_t track, int64_t start, int64_t end, struct 
     return named_event(sink, track, start, TYPE_BEGIN, name, cat, flows);
 }
 
+/* Starts an event of type `type` without a name (END, COUNTER) in place:
+ * returns where its packet begins and sets *te, or 0 on failure. */
+static size_t unnamed_event_open(struct asys_pftrace_sink *s, uint64_t track, int64_t ts, int type,
+                                 size_t *te)
+{
+    struct sequence *q = sequence_of(s, track, ts);
+    if (!q)
+        return 0;
+    size_t packet = packet_open(s, q, ts);
+    *te = pb_open(&s->out_buf, F_TRACK_EVENT);
+    pb_uint(&s->out_buf, F_TE_TYPE, (uint64_t)type);
+    return packet;
+}
+
+static int unnamed_event_close(struct asys_pftrace_sink *s, size_t packet, size_t te)
+{
+    pb_close(&s->out_buf, te);
+    return packet_close(s, packet);
+}
+
 static int end(void *sink, uint64_t track, int64_t ts, const uint64_t *late, size_t late_count)
 {
     struct asys_pftrace_sink *s = sink;
-    struct sequence *q = sequence_of(s, track, ts);
-    if (!q)
+    size_t te, packet = unnamed_event_open(s, track, ts, TYPE_END, &te);
+    if (!packet)
         return -1;
-    struct pb_buf *b = &s->out_buf;
-    size_t packet = packet_open(s, q, ts);
-    size_t te = pb_open(b, F_TRACK_EVENT);
-    pb_uint(b, F_TE_TYPE, TYPE_END);
     /* flows on an END event bind to the slice it ends */
     for (size_t i = 0; i < late_count; i++)
-        pb_fixed64(b, F_TE_TERMINATING_FLOW_IDS, late[i]);
-    pb_close(b, te);
-    return packet_close(s, packet);
+        pb_fixed64(&s->out_buf, F_TE_TERMINATING_FLOW_IDS, late[i]);
+    return unnamed_event_close(s, packet, te);
 }
 
 static int instant(void *sink, uint64_t track, int64_t ts, struct tl_name name,
@@ -382,16 +397,11 @@ static int instant(void *sink, uint64_t track, int64_t ts, struct tl_name name,
 static int counter(void *sink, uint64_t track, int64_t ts, double value)
 {
     struct asys_pftrace_sink *s = sink;
-    struct sequence *q = sequence_of(s, track, ts);
-    if (!q)
+    size_t te, packet = unnamed_event_open(s, track, ts, TYPE_COUNTER, &te);
+    if (!packet)
         return -1;
-    struct pb_buf *b = &s->out_buf;
-    size_t packet = packet_open(s, q, ts);
-    size_t te = pb_open(b, F_TRACK_EVENT);
-    pb_uint(b, F_TE_TYPE, TYPE_COUNTER);
-    pb_double(b, F_TE_COUNTER_DOUBLE, value);
-    pb_close(b, te);
-    return packet_close(s, packet);
+    pb_double(&s->out_buf, F_TE_COUNTER_DOUBLE, value);
+    return unnamed_event_close(s, packet, te);
 }
 
 const struct tl_sink_ops asys_pftrace_sink_ops = {track, begin, end, instant, counter};

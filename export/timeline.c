@@ -9,6 +9,17 @@
 
 const char *const tl_category_names[TL_CAT_COUNT] = {"hggc", "hgtx", "osrt"};
 
+int tl_table_matches(pcre2_code *tables, const char *table)
+{
+    if (!tables)
+        return 1;
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(tables, NULL);
+    int rc =
+        md ? pcre2_match(tables, (PCRE2_SPTR)table, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) : -1;
+    pcre2_match_data_free(md);
+    return rc >= 0;
+}
+
 static uint64_t count_rows(struct walk *w, const char *table)
 {
     char sql[128];

@@ -105,6 +105,9 @@ struct tl_stats {
 #define TL_FLOW_HOST (1ull << 62)
 #define TL_FLOW_DEPENDENCY (2ull << 62)
 
+/* Whether `table` matches --tables (NULL: every table does). */
+int tl_table_matches(pcre2_code *tables, const char *table);
+
 int asys_timeline_walk(sqlite3 *db, const struct tl_options *opts, const struct tl_sink_ops *ops,
                        void *sink, struct tl_stats *stats, struct asys_err *err);
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "report_catalog.h"
 #include "report_run.h"
 #include "timeline_walk.h"
@@ -150,9 +151,15 @@ static struct place find_place(struct walk *w, const struct place_key *k)
     return pl;
 }
 
-/* The place of the current row of the device query (cached by key). */
-static struct place place_of(struct walk *w, sqlite3_stmt *st, struct asys_strmap *cache,
-                             struct place **places, size_t *count)
+/* The places met so far, by key. */
+struct place_cache {
+    struct asys_strmap by_key; /* key -> index + 1 */
+    struct place *items;
+    size_t count, cap;
+};
+
+/* The place of the current row of the device query. */
+static struct place place_of(struct walk *w, sqlite3_stmt *st, struct place_cache *cache)
 {
     struct place_key k;
     memset(&k, 0, sizeof k);
@@ -172,19 +179,16 @@ static struct place place_of(struct walk *w, sqlite3_stmt *st, struct asys_strma
     } else if (k.kind == 2) {
         k.group_a = sqlite3_column_int64(st, 9);
     }
-    uint32_t index = asys_strmap_get(cache, (const char *)&k, sizeof k);
+    uint32_t index = asys_strmap_get(&cache->by_key, (const char *)&k, sizeof k);
     if (index)
-        return (*places)[index - 1];
+        return cache->items[index - 1];
     struct place pl = find_place(w, &k);
-    struct place *bigger = realloc(*places, (*count + 1) * sizeof *bigger);
-    if (!bigger || asys_strmap_put(cache, (const char *)&k, sizeof k, (uint32_t)*count + 1) != 0) {
-        if (bigger)
-            *places = bigger;
+    if (asys_grow(&cache->items, &cache->cap, cache->count, sizeof *cache->items, 64) != 0 ||
+        asys_strmap_put(&cache->by_key, (const char *)&k, sizeof k, (uint32_t)cache->count + 1)) {
         tw_fail(w, "out of memory");
         return pl;
     }
-    *places = bigger;
-    (*places)[(*count)++] = pl;
+    cache->items[cache->count++] = pl;
     return pl;
 }
 
@@ -281,13 +285,11 @@ int tw_walk_activities(struct walk *w)
     sqlite3_bind_text(st, sqlite3_bind_parameter_index(st, ":group"), w->o->group_kernels, -1,
                       SQLITE_STATIC);
     sqlite3_bind_int(st, sqlite3_bind_parameter_index(st, ":host"), host);
-    struct asys_strmap cache;
-    asys_strmap_init(&cache);
-    struct place *places = NULL;
-    size_t place_count = 0;
+    struct place_cache cache = {0};
+    asys_strmap_init(&cache.by_key);
     char text[96];
     while (!w->failed && sqlite3_step(st) == SQLITE_ROW) {
-        struct place pl = place_of(w, st, &cache, &places, &place_count);
+        struct place pl = place_of(w, st, &cache);
         if (!pl.leaf)
             continue;
         struct tl_name name = activity_name(w, st, directions, text, sizeof text);
@@ -300,8 +302,8 @@ int tw_walk_activities(struct walk *w)
             if (also[i] && also[i] != pl.leaf)
                 tw_emit_slice(w, also[i], start, end, name, TL_CAT_HGGC, NULL);
     }
-    asys_strmap_free(&cache);
-    free(places);
+    asys_strmap_free(&cache.by_key);
+    free(cache.items);
     sqlite3_finalize(directions);
     sqlite3_finalize(st);
     return w->failed ? -1 : 0;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "timeline_walk.h"
+#include "grow.h"
 
 /* Names that are not strings of the database get ids above theirs. */
 #define SYNTHETIC_NAME_BASE (1ull << 40)
@@ -49,9 +50,8 @@ static int declare(struct walk *w, uint64_t uuid, uint64_t parent, enum tl_track
 
 /* A row's order under its parent, packed into the parent's sort index (8
  * bits a level: backends that need one number per track sort by it). */
-static uint64_t sort_under(struct walk *w, uint64_t parent_sort, uint32_t order)
+static uint64_t sort_under(uint64_t parent_sort, uint32_t order)
 {
-    (void)w;
     return (parent_sort << 8) | (order > 255 ? 255 : order);
 }
 
@@ -60,21 +60,14 @@ uint32_t tw_row_new(struct walk *w, const void *key, size_t key_len, uint64_t pa
                     uint64_t parent_sort, enum tl_track_kind kind, const char *name, uint32_t order,
                     uint32_t pid)
 {
-    if (w->row_count == w->row_cap) {
-        size_t cap = w->row_cap ? w->row_cap * 2 : 64;
-        struct row *bigger = realloc(w->rows, cap * sizeof *bigger);
-        if (!bigger)
-            return tw_fail(w, "out of memory"), 0;
-        w->rows = bigger;
-        w->row_cap = cap;
-    }
+    if (asys_grow(&w->rows, &w->row_cap, w->row_count, sizeof *w->rows, 64))
+        return tw_fail(w, "out of memory"), 0;
     struct row *r = &w->rows[w->row_count];
     memset(r, 0, sizeof *r);
     r->parent = parent;
     r->name = strdup(name);
     r->order = order;
-    r->sort_index =
-        kind == TL_PROCESS || kind == TL_GROUP ? order : sort_under(w, parent_sort, order);
+    r->sort_index = kind == TL_PROCESS || kind == TL_GROUP ? order : sort_under(parent_sort, order);
     r->lanes = calloc(1, sizeof *r->lanes);
     if (!r->name || !r->lanes) {
         free(r->name);
@@ -113,14 +106,8 @@ static void lane_pop(struct walk *w, struct lane *l, int64_t until)
 
 static int lane_push(struct walk *w, struct lane *l, int64_t end, const struct tl_flows *flows)
 {
-    if (l->depth == l->cap) {
-        uint32_t cap = l->cap ? l->cap * 2 : 8;
-        struct open_slice *bigger = realloc(l->open, cap * sizeof *bigger);
-        if (!bigger)
-            return tw_fail(w, "out of memory");
-        l->open = bigger;
-        l->cap = cap;
-    }
+    if (asys_grow(&l->open, &l->cap, l->depth, sizeof *l->open, 8))
+        return tw_fail(w, "out of memory");
     struct open_slice *o = &l->open[l->depth];
     o->end = end;
     o->late = NULL;
@@ -291,14 +278,7 @@ void tw_names_free(struct walk *w)
 
 int tw_table_wanted(struct walk *w, const char *table)
 {
-    if (!w->o->tables)
-        return 1;
-    pcre2_match_data *md = pcre2_match_data_create_from_pattern(w->o->tables, NULL);
-    int rc =
-        md ? pcre2_match(w->o->tables, (PCRE2_SPTR)table, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL)
-           : -1;
-    pcre2_match_data_free(md);
-    return rc >= 0;
+    return tl_table_matches(w->o->tables, table);
 }
 
 sqlite3_stmt *tw_prepare(struct walk *w, const char *sql)
@@ -323,29 +303,17 @@ sqlite3_stmt *tw_prepare(struct walk *w, const char *sql)
 
 int tw_ids_push(struct walk *w, struct id_list *l, uint64_t id)
 {
-    if (l->count == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 64;
-        uint64_t *bigger = realloc(l->ids, cap * sizeof *bigger);
-        if (!bigger)
-            return tw_fail(w, "out of memory");
-        l->ids = bigger;
-        l->cap = cap;
-    }
+    if (asys_grow(&l->ids, &l->cap, l->count, sizeof *l->ids, 64))
+        return tw_fail(w, "out of memory");
     l->ids[l->count++] = id;
     return 0;
 }
 
 void tw_refs_push(struct walk *w, uint64_t id, int64_t start, int64_t end)
 {
-    if (w->ref_count == w->ref_cap) {
-        size_t cap = w->ref_cap ? w->ref_cap * 2 : 64;
-        struct flow_ref *bigger = realloc(w->refs, cap * sizeof *bigger);
-        if (!bigger) {
-            tw_fail(w, "out of memory");
-            return;
-        }
-        w->refs = bigger;
-        w->ref_cap = cap;
+    if (asys_grow(&w->refs, &w->ref_cap, w->ref_count, sizeof *w->refs, 64)) {
+        tw_fail(w, "out of memory");
+        return;
     }
     w->refs[w->ref_count++] = (struct flow_ref){id, start, end};
 }

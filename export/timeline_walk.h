@@ -21,7 +21,8 @@ struct lane {
     uint64_t uuid;
     int64_t last_ts;
     struct open_slice *open; /* outermost first */
-    uint32_t depth, cap;
+    uint32_t depth;
+    size_t cap;
 };
 
 /* A row: a track that receives events; its lanes are tracks of the same name. */

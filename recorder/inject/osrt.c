@@ -148,6 +148,34 @@ static void *next_symbol(const char *name, const char *version)
         osrt_end(id, start_, rc_, (uint32_t)(rc_ > 0 ? rc_ : 0));                                  \
         return rc_;                                                                                \
     } while (0)
+/* Locks are timed only when contended: `trylock` first (as nsys does); an
+ * error other than EBUSY is what `lock` would report too. */
+#define TRACE_CONTENDED(id, lock, trylock, object, ...)                                            \
+    do {                                                                                           \
+        RESOLVE(lock, EINVAL);                                                                     \
+        if (ASYS_LIKELY(!osrt_on))                                                                 \
+            return real_##lock(object, ##__VA_ARGS__);                                             \
+        RESOLVE(trylock, EINVAL);                                                                  \
+        int try_ = real_##trylock(object);                                                         \
+        if (try_ != EBUSY)                                                                         \
+            return try_;                                                                           \
+        TRACE_RESULT(id, real_##lock(object, ##__VA_ARGS__));                                      \
+    } while (0)
+/* The same for semaphores, which fail with -1 and EAGAIN (errno kept). */
+#define TRACE_CONTENDED_SEM(id, wait, object, ...)                                                 \
+    do {                                                                                           \
+        RESOLVE(wait, -1);                                                                         \
+        if (ASYS_LIKELY(!osrt_on))                                                                 \
+            return real_##wait(object, ##__VA_ARGS__);                                             \
+        RESOLVE(sem_trywait, -1);                                                                  \
+        int saved_errno_ = errno;                                                                  \
+        if (real_sem_trywait(object) == 0)                                                         \
+            return 0;                                                                              \
+        if (errno != EAGAIN)                                                                       \
+            return -1;                                                                             \
+        errno = saved_errno_;                                                                      \
+        TRACE_ERRNO(id, int, real_##wait(object, ##__VA_ARGS__));                                  \
+    } while (0)
 
 /* ---- file and socket I/O ------------------------------------------------------ */
 
@@ -503,33 +531,20 @@ ASYS_EXPORT int sigwait(const sigset_t *set, int *sig)
     TRACE_RESULT(OSRT_sigwait, real_sigwait(set, sig));
 }
 
-/* ---- locks: timed only when the try-lock failed ------------------------------------ */
+/* ---- locks and semaphores: timed only when the try failed ---------------------------- */
 
 static int (*real_pthread_mutex_lock)(pthread_mutex_t *);
 static int (*real_pthread_mutex_trylock)(pthread_mutex_t *);
 ASYS_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 {
-    RESOLVE(pthread_mutex_lock, EINVAL);
-    if (ASYS_LIKELY(!osrt_on))
-        return real_pthread_mutex_lock(m);
-    RESOLVE(pthread_mutex_trylock, EINVAL);
-    int rc = real_pthread_mutex_trylock(m);
-    if (rc != EBUSY) /* acquired (or an error lock would report too) */
-        return rc;
-    TRACE_RESULT(OSRT_pthread_mutex_lock, real_pthread_mutex_lock(m));
+    TRACE_CONTENDED(OSRT_pthread_mutex_lock, pthread_mutex_lock, pthread_mutex_trylock, m);
 }
 
 static int (*real_pthread_mutex_timedlock)(pthread_mutex_t *, const struct timespec *);
 ASYS_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *timeout)
 {
-    RESOLVE(pthread_mutex_timedlock, EINVAL);
-    if (ASYS_LIKELY(!osrt_on))
-        return real_pthread_mutex_timedlock(m, timeout);
-    RESOLVE(pthread_mutex_trylock, EINVAL);
-    int rc = real_pthread_mutex_trylock(m);
-    if (rc != EBUSY)
-        return rc;
-    TRACE_RESULT(OSRT_pthread_mutex_timedlock, real_pthread_mutex_timedlock(m, timeout));
+    TRACE_CONTENDED(OSRT_pthread_mutex_timedlock, pthread_mutex_timedlock, pthread_mutex_trylock, m,
+                    timeout);
 }
 
 /* The default pthread_cond_* in glibc is the GLIBC_2.3.2 version; plain dlsym
@@ -554,55 +569,29 @@ static int (*real_pthread_rwlock_rdlock)(pthread_rwlock_t *);
 static int (*real_pthread_rwlock_tryrdlock)(pthread_rwlock_t *);
 ASYS_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 {
-    RESOLVE(pthread_rwlock_rdlock, EINVAL);
-    if (ASYS_LIKELY(!osrt_on))
-        return real_pthread_rwlock_rdlock(l);
-    RESOLVE(pthread_rwlock_tryrdlock, EINVAL);
-    int rc = real_pthread_rwlock_tryrdlock(l);
-    if (rc != EBUSY)
-        return rc;
-    TRACE_RESULT(OSRT_pthread_rwlock_rdlock, real_pthread_rwlock_rdlock(l));
+    TRACE_CONTENDED(OSRT_pthread_rwlock_rdlock, pthread_rwlock_rdlock, pthread_rwlock_tryrdlock, l);
 }
 
 static int (*real_pthread_rwlock_wrlock)(pthread_rwlock_t *);
 static int (*real_pthread_rwlock_trywrlock)(pthread_rwlock_t *);
 ASYS_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 {
-    RESOLVE(pthread_rwlock_wrlock, EINVAL);
-    if (ASYS_LIKELY(!osrt_on))
-        return real_pthread_rwlock_wrlock(l);
-    RESOLVE(pthread_rwlock_trywrlock, EINVAL);
-    int rc = real_pthread_rwlock_trywrlock(l);
-    if (rc != EBUSY)
-        return rc;
-    TRACE_RESULT(OSRT_pthread_rwlock_wrlock, real_pthread_rwlock_wrlock(l));
+    TRACE_CONTENDED(OSRT_pthread_rwlock_wrlock, pthread_rwlock_wrlock, pthread_rwlock_trywrlock, l);
 }
 
 static int (*real_pthread_spin_lock)(pthread_spinlock_t *);
 static int (*real_pthread_spin_trylock)(pthread_spinlock_t *);
 ASYS_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 {
-    RESOLVE(pthread_spin_lock, EINVAL);
-    if (ASYS_LIKELY(!osrt_on))
-        return real_pthread_spin_lock(l);
-    RESOLVE(pthread_spin_trylock, EINVAL);
-    int rc = real_pthread_spin_trylock(l);
-    if (rc != EBUSY)
-        return rc;
-    TRACE_RESULT(OSRT_pthread_spin_lock, real_pthread_spin_lock(l));
+    TRACE_CONTENDED(OSRT_pthread_spin_lock, pthread_spin_lock, pthread_spin_trylock, l);
 }
 
 static int (*real_pthread_barrier_wait)(pthread_barrier_t *);
 ASYS_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 {
     RESOLVE(pthread_barrier_wait, EINVAL);
-    uint64_t start;
-    if (!osrt_begin(&start))
-        return real_pthread_barrier_wait(b);
-    int rc = real_pthread_barrier_wait(b);
-    /* PTHREAD_BARRIER_SERIAL_THREAD (-1) is a success */
-    osrt_end(OSRT_pthread_barrier_wait, start, rc, (uint32_t)(rc > 0 ? rc : 0));
-    return rc;
+    /* PTHREAD_BARRIER_SERIAL_THREAD (-1) is a success: TRACE_RESULT keeps no error */
+    TRACE_RESULT(OSRT_pthread_barrier_wait, real_pthread_barrier_wait(b));
 }
 
 static int (*real_pthread_join)(pthread_t, void **);
@@ -616,33 +605,13 @@ static int (*real_sem_wait)(sem_t *);
 static int (*real_sem_trywait)(sem_t *);
 ASYS_EXPORT int sem_wait(sem_t *s)
 {
-    RESOLVE(sem_wait, -1);
-    if (ASYS_LIKELY(!osrt_on))
-        return real_sem_wait(s);
-    RESOLVE(sem_trywait, -1);
-    int saved_errno = errno;
-    if (real_sem_trywait(s) == 0)
-        return 0;
-    if (errno != EAGAIN)
-        return -1;
-    errno = saved_errno;
-    TRACE_ERRNO(OSRT_sem_wait, int, real_sem_wait(s));
+    TRACE_CONTENDED_SEM(OSRT_sem_wait, sem_wait, s);
 }
 
 static int (*real_sem_timedwait)(sem_t *, const struct timespec *);
 ASYS_EXPORT int sem_timedwait(sem_t *s, const struct timespec *timeout)
 {
-    RESOLVE(sem_timedwait, -1);
-    if (ASYS_LIKELY(!osrt_on))
-        return real_sem_timedwait(s, timeout);
-    RESOLVE(sem_trywait, -1);
-    int saved_errno = errno;
-    if (real_sem_trywait(s) == 0)
-        return 0;
-    if (errno != EAGAIN)
-        return -1;
-    errno = saved_errno;
-    TRACE_ERRNO(OSRT_sem_timedwait, int, real_sem_timedwait(s, timeout));
+    TRACE_CONTENDED_SEM(OSRT_sem_timedwait, sem_timedwait, s, timeout);
 }
 
 /* ---- memory mappings ------------------------------------------------------------------ */
