@@ -215,25 +215,95 @@ static struct tl_name activity_name(struct walk *w, sqlite3_stmt *st, sqlite3_st
     return tw_synthetic_name(w, text);
 }
 
+/* What an activity's flows need besides its own row: the dependency flows,
+ * read alongside the activities in their (start, id) order, and the calls
+ * that launched several of the drawn activities (graph launches), with how
+ * many; every other call launched one. */
+struct activity_links {
+    struct ref_cursor on_it;    /* effective dependencies on the activity: the waiters' times */
+    struct ref_cursor its_own;  /* the activity's own: when the depended-on work started */
+    struct asys_u64map several; /* api id -> activities in the window, when more than one */
+};
+
+static int load_shared_launches(struct walk *w, struct asys_u64map *several)
+{
+    /* clang-format off */
+    sqlite3_stmt *st = tw_prepare(w,
+        "SELECT p.api_id, COUNT(*) FROM ppu_activities AS p\n"
+        "WHERE p.api_id IS NOT NULL AND " IN_WINDOW("p") "\n"
+        "GROUP BY p.api_id HAVING COUNT(*) > 1");
+    /* clang-format on */
+    while (st && !w->failed && sqlite3_step(st) == SQLITE_ROW)
+        if (asys_u64map_put(several, (uint64_t)sqlite3_column_int64(st, 0),
+                            (uint64_t)sqlite3_column_int64(st, 1)) != 0)
+            tw_fail(w, "out of memory");
+    sqlite3_finalize(st);
+    return st && !w->failed ? 0 : -1;
+}
+
+static int links_open(struct walk *w, struct activity_links *c)
+{
+    memset(c, 0, sizeof *c);
+    asys_u64map_init(&c->several);
+    if (load_shared_launches(w, &c->several) != 0)
+        return -1;
+    if (!tw_table_wanted(w, "ppu_deps"))
+        return 0;
+    /* a host wait's end lies on its API call: drawn only when the calls are */
+    /* clang-format off */
+    if (tw_cursor_open(w, &c->on_it,
+            "SELECT p.start_ns, p.id, d.id, COALESCE(q.start_ns, a.start_ns),\n"
+            "       COALESCE(q.end_ns, a.end_ns)\n"
+            "FROM ppu_deps AS d\n"
+            "JOIN ppu_activities AS p ON p.id = d.depends_on\n"
+            "LEFT JOIN ppu_activities AS q ON q.id = d.activity_id\n"
+            "LEFT JOIN hggc_api_calls AS a ON a.id = d.wait_api_id AND d.kind = 5\n"
+            "WHERE d.effective AND ((q.id IS NOT NULL AND " IN_WINDOW("q") ")\n"
+            "                       OR (:host AND a.id IS NOT NULL AND " IN_WINDOW("a") "))\n"
+            "ORDER BY p.start_ns, p.id, d.id") != 0)
+        return -1;
+    /* clang-format on */
+    sqlite3_bind_int(c->on_it.st, sqlite3_bind_parameter_index(c->on_it.st, ":host"),
+                     tw_table_wanted(w, "hggc_api_calls"));
+    /* clang-format off */
+    return tw_cursor_open(w, &c->its_own,
+        "SELECT a.start_ns, a.id, d.id, q.start_ns, q.start_ns\n"
+        "FROM ppu_deps AS d\n"
+        "JOIN ppu_activities AS a ON a.id = d.activity_id\n"
+        "JOIN ppu_activities AS q ON q.id = d.depends_on\n"
+        "WHERE d.effective AND " IN_WINDOW("q") "\n"
+        "ORDER BY a.start_ns, a.id, d.id");
+    /* clang-format on */
+}
+
+static void links_close(struct activity_links *c)
+{
+    tw_cursor_close(&c->on_it);
+    tw_cursor_close(&c->its_own);
+    asys_u64map_free(&c->several);
+}
+
 /* The flows of the current activity: from its API call, and along the
  * effective dependencies whose both ends are drawn. */
-static struct tl_flows activity_flows(struct walk *w, sqlite3_stmt *st, int64_t start, int64_t end)
+static struct tl_flows activity_flows(struct walk *w, sqlite3_stmt *st,
+                                      struct activity_links *links, int64_t start, int64_t end)
 {
     int64_t latest_late = INT64_MIN;
     tw_flows_clear(w);
-    int64_t launched = sqlite3_column_int64(st, 15);
+    int64_t id = sqlite3_column_int64(st, 0), raw_start = sqlite3_column_int64(st, 6);
     int one_to_one = 0;
-    if (launched > 0) {
-        enum flow_place place =
-            tw_flows_add_in(w, TL_FLOW_HOST | (uint64_t)sqlite3_column_int64(st, 0),
-                            sqlite3_column_int64(st, 16), start, end, &latest_late);
-        one_to_one = launched == 1 && place == FLOW_AT_BEGIN;
+    if (sqlite3_column_type(st, 16) != SQLITE_NULL) { /* its call is drawn */
+        const uint64_t *several =
+            asys_u64map_get(&links->several, (uint64_t)sqlite3_column_int64(st, 15));
+        enum flow_place place = tw_flows_add_in(
+            w, TL_FLOW_HOST | (uint64_t)id, sqlite3_column_int64(st, 16), start, end, &latest_late);
+        one_to_one = !several && place == FLOW_AT_BEGIN;
     }
-    tw_refs_parse(w, sqlite3_column_text(st, 18));
+    tw_cursor_refs(w, &links->its_own, raw_start, id);
     for (size_t i = 0; i < w->ref_count; i++)
         tw_flows_add_in(w, TL_FLOW_DEPENDENCY | w->refs[i].id, w->refs[i].start, start, end,
                         &latest_late);
-    tw_refs_parse(w, sqlite3_column_text(st, 17));
+    tw_cursor_refs(w, &links->on_it, raw_start, id);
     tw_flows_add_out(w, TL_FLOW_DEPENDENCY, start);
     return tw_flows_of(w, end, latest_late, one_to_one);
 }
@@ -242,44 +312,27 @@ static struct tl_flows activity_flows(struct walk *w, sqlite3_stmt *st, int64_t 
  * its flows), its graph exec, [All Stream] and the device's summary row. */
 int tw_walk_activities(struct walk *w)
 {
-    int host = tw_table_wanted(w, "hggc_api_calls"), deps = tw_table_wanted(w, "ppu_deps");
-    char sql[4096];
-    snprintf(sql, sizeof sql,
-             "SELECT p.id, p.kind, p.physical, p.pid, p.context, p.stream, p.start_ns,\n"
-             "       p.end_ns, p.name_id, p.copy_kind, p.base_name_id, e.domain_id, e.text_id,\n"
-             "       p.graph_id, p.graph_exec_id,\n"
-             /* 15, 16: the launching call's work in the window, and when the call began */
-             "       CASE WHEN a.id IS NOT NULL THEN\n"
-             "         (SELECT COUNT(*) FROM ppu_activities AS q WHERE q.api_id = p.api_id\n"
-             "            AND " IN_WINDOW(
-                 "q") ") ELSE 0 END, a.start_ns,\n"
-                      "       %s,\n"
-                      "       %s\n"
-                      "FROM ppu_activities AS p\n"
-                      "LEFT JOIN hgtx_events AS e ON e.id = p.hgtx_range_id AND :group = 'hgtx'\n"
-                      "LEFT JOIN hggc_api_calls AS a ON a.id = p.api_id AND :host AND " IN_WINDOW(
-                          "a") "\n"
-                               "WHERE " IN_WINDOW("p") "\n"
-                                                       "ORDER BY p.start_ns",
-             /* 17: dependencies on this activity, with the waiter's times */
-             deps ? "(SELECT group_concat(d.id || ':' || COALESCE(q.start_ns, w.start_ns) || ':'\n"
-                    "                     || COALESCE(q.end_ns, w.end_ns))\n"
-                    "  FROM ppu_deps AS d\n"
-                    "  LEFT JOIN ppu_activities AS q ON q.id = d.activity_id\n"
-                    "  LEFT JOIN hggc_api_calls AS w ON w.id = d.wait_api_id AND d.kind = 5\n"
-                    "  WHERE d.depends_on = p.id AND d.effective\n"
-                    "    AND (" IN_WINDOW("q") " OR (:host AND " IN_WINDOW("w") ")))"
-                  : "NULL",
-             /* 18: this activity's dependencies, with when the depended-on work started */
-             deps ? "(SELECT group_concat(d.id || ':' || q.start_ns) FROM ppu_deps AS d\n"
-                    "  JOIN ppu_activities AS q ON q.id = d.depends_on\n"
-                    "  WHERE d.activity_id = p.id AND d.effective AND " IN_WINDOW("q") ")"
-                  : "NULL");
-    sqlite3_stmt *st = tw_prepare(w, sql);
+    int host = tw_table_wanted(w, "hggc_api_calls");
+    /* clang-format off */
+    sqlite3_stmt *st = tw_prepare(w,
+        "SELECT p.id, p.kind, p.physical, p.pid, p.context, p.stream, p.start_ns,\n"
+        "       p.end_ns, p.name_id, p.copy_kind, p.base_name_id, e.domain_id, e.text_id,\n"
+        "       p.graph_id, p.graph_exec_id,\n"
+        /* 15, 16: the launching call, and when it began when it is drawn */
+        "       p.api_id, a.start_ns\n"
+        "FROM ppu_activities AS p\n"
+        "LEFT JOIN hgtx_events AS e ON e.id = p.hgtx_range_id AND :group = 'hgtx'\n"
+        "LEFT JOIN hggc_api_calls AS a ON a.id = p.api_id AND :host AND " IN_WINDOW("a") "\n"
+        "WHERE " IN_WINDOW("p") "\n"
+        "ORDER BY p.start_ns, p.id");
+    /* clang-format on */
     sqlite3_stmt *directions = tw_prepare(w, "SELECT direction FROM hggc_copy_kinds WHERE id = ?");
-    if (!st || !directions) {
+    struct activity_links links;
+    if (!st || !directions || links_open(w, &links) != 0) {
         sqlite3_finalize(st);
         sqlite3_finalize(directions);
+        if (st && directions)
+            links_close(&links);
         return -1;
     }
     sqlite3_bind_text(st, sqlite3_bind_parameter_index(st, ":group"), w->o->group_kernels, -1,
@@ -295,7 +348,7 @@ int tw_walk_activities(struct walk *w)
         struct tl_name name = activity_name(w, st, directions, text, sizeof text);
         int64_t start = tw_clip_start(w, sqlite3_column_int64(st, 6));
         int64_t end = tw_clip_end(w, sqlite3_column_int64(st, 7), start);
-        struct tl_flows f = activity_flows(w, st, start, end);
+        struct tl_flows f = activity_flows(w, st, &links, start, end);
         tw_emit_slice(w, pl.leaf, start, end, name, TL_CAT_HGGC, &f);
         uint32_t also[] = {pl.exec, pl.all_streams, pl.summary};
         for (size_t i = 0; i < sizeof also / sizeof also[0]; i++)
@@ -304,6 +357,7 @@ int tw_walk_activities(struct walk *w)
     }
     asys_strmap_free(&cache.by_key);
     free(cache.items);
+    links_close(&links);
     sqlite3_finalize(directions);
     sqlite3_finalize(st);
     return w->failed ? -1 : 0;

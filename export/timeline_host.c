@@ -115,71 +115,49 @@ static uint32_t collector_row(struct walk *w, uint32_t pid, uint32_t tid, enum t
     return id;
 }
 
-/* The work an API call launched, read alongside the calls: both in id order,
- * one pass over the activities by their API index instead of a search per call. */
-struct launched_cursor {
-    sqlite3_stmt *st; /* api_id, id, start_ns, end_ns; NULL: none wanted */
-    int has_row;
-};
-
-static void launched_next(struct launched_cursor *c)
-{
-    c->has_row = c->st && sqlite3_step(c->st) == SQLITE_ROW;
-}
-
-/* Fills w->refs with the activities of call `api_id`; returns how many. */
-static size_t launched_by(struct walk *w, struct launched_cursor *c, int64_t api_id)
-{
-    w->ref_count = 0;
-    while (c->has_row && sqlite3_column_int64(c->st, 0) < api_id)
-        launched_next(c);
-    while (c->has_row && sqlite3_column_int64(c->st, 0) == api_id) {
-        tw_refs_push(w, (uint64_t)sqlite3_column_int64(c->st, 1), sqlite3_column_int64(c->st, 2),
-                     sqlite3_column_int64(c->st, 3));
-        launched_next(c);
-    }
-    return w->ref_count;
-}
-
 int tw_walk_api(struct walk *w)
 {
     /* flows to the call's work, and from the work a synchronizing call waited for */
     int flows = tw_table_wanted(w, "ppu_activities");
     int deps = flows && tw_table_wanted(w, "ppu_deps");
-    sqlite3_stmt *st = tw_prepare(
-        w, "SELECT a.pid, a.tid, a.start_ns, a.end_ns,\n"
-           "       CASE WHEN :mode = 'kernel'\n"
-           "            THEN COALESCE((SELECT CASE WHEN COUNT(*) = 1 AND MAX(p.graph_id) IS NULL\n"
-           "                                       THEN MAX(p.name_id) END\n"
-           "                           FROM ppu_activities AS p\n"
-           "                           WHERE p.api_id = a.id AND p.kind = 1), a.name_id)\n"
-           "            ELSE a.name_id END,\n"
-           "       a.id, h.ids\n"
-           "FROM hggc_api_calls AS a\n"
-           /* host waits, gathered once (ppu_deps has no index by waiting call) */
-           "LEFT JOIN (SELECT d.wait_api_id AS api_id,\n"
-           "                  group_concat(d.id || ':' || p.start_ns) AS ids\n"
-           "           FROM ppu_deps AS d JOIN ppu_activities AS p ON p.id = d.depends_on\n"
-           "           WHERE :deps AND d.kind = 5 AND d.effective AND " IN_WINDOW(
-               "p") "\n"
-                    "           GROUP BY d.wait_api_id) AS h ON h.api_id = a.id\n"
-                    "WHERE " IN_WINDOW("a") "\n"
-                                            "ORDER BY a.id");
-    struct launched_cursor launched = {NULL, 0};
-    if (st && flows)
-        launched.st =
-            tw_prepare(w, "SELECT p.api_id, p.id, p.start_ns, p.end_ns\n"
-                          "FROM ppu_activities AS p\n"
-                          "WHERE p.api_id IS NOT NULL AND " IN_WINDOW("p") "\n"
-                                                                           "ORDER BY p.api_id");
-    if (!st || (flows && !launched.st)) {
+    /* clang-format off */
+    sqlite3_stmt *st = tw_prepare(w,
+        "SELECT a.pid, a.tid, a.start_ns, a.end_ns,\n"
+        "       CASE WHEN :mode = 'kernel'\n"
+        "            THEN COALESCE((SELECT CASE WHEN COUNT(*) = 1 AND MAX(p.graph_id) IS NULL\n"
+        "                                       THEN MAX(p.name_id) END\n"
+        "                           FROM ppu_activities AS p\n"
+        "                           WHERE p.api_id = a.id AND p.kind = 1), a.name_id)\n"
+        "            ELSE a.name_id END,\n"
+        "       a.id, h.ids\n"
+        "FROM hggc_api_calls AS a\n"
+        /* host waits, gathered once (ppu_deps has no index by waiting call) */
+        "LEFT JOIN (SELECT d.wait_api_id AS api_id,\n"
+        "                  group_concat(d.id || ':' || p.start_ns) AS ids\n"
+        "           FROM ppu_deps AS d JOIN ppu_activities AS p ON p.id = d.depends_on\n"
+        "           WHERE :deps AND d.kind = 5 AND d.effective AND " IN_WINDOW("p") "\n"
+        "           GROUP BY d.wait_api_id) AS h ON h.api_id = a.id\n"
+        "WHERE " IN_WINDOW("a") "\n"
+        "ORDER BY a.id");
+    /* clang-format on */
+    /* the work each call launched, read alongside the calls (both in id order) */
+    struct ref_cursor launched = {NULL, 0, 0};
+    /* clang-format off */
+    if (st && flows &&
+        tw_cursor_open(w, &launched,
+            "SELECT p.api_id, 0, p.id, p.start_ns, p.end_ns\n"
+            "FROM ppu_activities AS p\n"
+            "WHERE p.api_id IS NOT NULL AND " IN_WINDOW("p") "\n"
+            "ORDER BY p.api_id, p.start_ns") != 0) {
+        /* clang-format on */
         sqlite3_finalize(st);
         return -1;
     }
+    if (!st)
+        return -1;
     sqlite3_bind_text(st, sqlite3_bind_parameter_index(st, ":mode"), w->o->api_name_mode, -1,
                       SQLITE_STATIC);
     sqlite3_bind_int(st, sqlite3_bind_parameter_index(st, ":deps"), deps);
-    launched_next(&launched);
     while (!w->failed && sqlite3_step(st) == SQLITE_ROW) {
         uint32_t row = collector_row(w, (uint32_t)sqlite3_column_int64(st, 0),
                                      (uint32_t)sqlite3_column_int64(st, 1), ROW_API, 0);
@@ -188,7 +166,7 @@ int tw_walk_api(struct walk *w)
         tw_flows_clear(w);
         /* to the work launched; a call that launched one thing points at it alone */
         int one_to_one = 0;
-        if (launched_by(w, &launched, sqlite3_column_int64(st, 5)) == 1) {
+        if (tw_cursor_refs(w, &launched, sqlite3_column_int64(st, 5), 0) == 1) {
             int64_t dest_start = tw_clip_start(w, w->refs[0].start);
             one_to_one = tw_flow_place(start, dest_start,
                                        tw_clip_end(w, w->refs[0].end, dest_start)) == FLOW_AT_BEGIN;
@@ -203,7 +181,7 @@ int tw_walk_api(struct walk *w)
         tw_emit_slice(w, row, start, end, tw_string_name(w, sqlite3_column_int64(st, 4)),
                       TL_CAT_HGGC, &f);
     }
-    sqlite3_finalize(launched.st);
+    tw_cursor_close(&launched);
     sqlite3_finalize(st);
     return w->failed ? -1 : 0;
 }

@@ -318,6 +318,46 @@ void tw_refs_push(struct walk *w, uint64_t id, int64_t start, int64_t end)
     w->refs[w->ref_count++] = (struct flow_ref){id, start, end};
 }
 
+/* Prepared only: parameters may still be bound before the first tw_cursor_refs. */
+int tw_cursor_open(struct walk *w, struct ref_cursor *c, const char *sql)
+{
+    c->st = tw_prepare(w, sql);
+    c->started = c->has_row = 0;
+    return c->st ? 0 : -1;
+}
+
+static int cursor_before(const struct ref_cursor *c, int64_t key_a, int64_t key_b)
+{
+    int64_t a = sqlite3_column_int64(c->st, 0);
+    return a < key_a || (a == key_a && sqlite3_column_int64(c->st, 1) < key_b);
+}
+
+/* Fills w->refs with the cursor's rows of key (key_a, key_b); returns how many. */
+size_t tw_cursor_refs(struct walk *w, struct ref_cursor *c, int64_t key_a, int64_t key_b)
+{
+    w->ref_count = 0;
+    if (!c->started && c->st) {
+        c->started = 1;
+        c->has_row = sqlite3_step(c->st) == SQLITE_ROW;
+    }
+    while (c->has_row && cursor_before(c, key_a, key_b))
+        c->has_row = sqlite3_step(c->st) == SQLITE_ROW;
+    while (c->has_row && sqlite3_column_int64(c->st, 0) == key_a &&
+           sqlite3_column_int64(c->st, 1) == key_b) {
+        tw_refs_push(w, (uint64_t)sqlite3_column_int64(c->st, 2), sqlite3_column_int64(c->st, 3),
+                     sqlite3_column_int64(c->st, 4));
+        c->has_row = sqlite3_step(c->st) == SQLITE_ROW;
+    }
+    return w->ref_count;
+}
+
+void tw_cursor_close(struct ref_cursor *c)
+{
+    sqlite3_finalize(c->st);
+    c->st = NULL;
+    c->started = c->has_row = 0;
+}
+
 /* Parses "id:start:end,..." (a group_concat; end optional) into w->refs. */
 size_t tw_refs_parse(struct walk *w, const unsigned char *list)
 {

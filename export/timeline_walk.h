@@ -107,6 +107,17 @@ void tw_names_free(struct walk *w);
 int tw_table_wanted(struct walk *w, const char *table);
 sqlite3_stmt *tw_prepare(struct walk *w, const char *sql);
 
+/* References read alongside a walk: a query of (key_a, key_b, id, start, end)
+ * sorted by (key_a, key_b) like the walk's own rows, merged in one pass
+ * instead of one lookup per row. */
+struct ref_cursor {
+    sqlite3_stmt *st; /* NULL: nothing wanted */
+    int started, has_row;
+};
+int tw_cursor_open(struct walk *w, struct ref_cursor *c, const char *sql);
+size_t tw_cursor_refs(struct walk *w, struct ref_cursor *c, int64_t key_a, int64_t key_b);
+void tw_cursor_close(struct ref_cursor *c);
+
 /* flows */
 int tw_ids_push(struct walk *w, struct id_list *l, uint64_t id);
 void tw_refs_push(struct walk *w, uint64_t id, int64_t start, int64_t end);

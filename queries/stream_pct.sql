@@ -14,7 +14,20 @@
 -- columns: Node, Percent (%), Time (ns), Level, Id, Parent Id, Kind, Key (a stable path of
 --   ids: D<device>/C<pid>.<context>/S<stream>/R<row>/G<group>/X<exec>, used by asys-export)
 -- tree: Node, Level
-WITH act AS MATERIALIZED (  -- the activities summed by everything the tree splits on
+WITH whole AS (  -- the window holds every activity: the sums made at import serve
+    SELECT COALESCE(:filter_start <= MIN(first_start) AND :filter_end >= MAX(last_end), 0) AS yes
+    FROM ppu_activity_groups
+), act AS MATERIALIZED (  -- the activities summed by everything the tree splits on
+    SELECT g.kind, g.pid, g.physical, g.context, g.stream, g.graph_id, g.graph_exec_id,
+           g.copy_kind,
+           CASE WHEN g.kind = 1 AND :group_by = 'hgtx' THEN g.hgtx_group
+                WHEN g.kind = 1 THEN 'b' || g.base_name_id END AS kernel_group,
+           MIN(g.hgtx_range_id) AS hgtx_range_id, SUM(g.duration_ns) AS dur
+    FROM ppu_activity_groups AS g
+    WHERE (SELECT yes FROM whole)
+    GROUP BY g.kind, g.pid, g.physical, g.context, g.stream, g.graph_id, g.graph_exec_id,
+             g.copy_kind, kernel_group
+    UNION ALL
     SELECT p.kind, p.pid, p.physical, p.context, p.stream, p.graph_id, p.graph_exec_id,
            p.copy_kind,
            CASE WHEN p.kind = 1 AND :group_by = 'hgtx'
@@ -24,7 +37,7 @@ WITH act AS MATERIALIZED (  -- the activities summed by everything the tree spli
            SUM(MIN(p.end_ns, :filter_end) - MAX(p.start_ns, :filter_start)) AS dur
     FROM ppu_activities AS p
     LEFT JOIN hgtx_events AS e ON e.id = p.hgtx_range_id AND :group_by = 'hgtx'
-    WHERE p.end_ns >= :filter_start AND p.start_ns <= :filter_end
+    WHERE NOT (SELECT yes FROM whole) AND p.end_ns >= :filter_start AND p.start_ns <= :filter_end
     GROUP BY p.kind, p.pid, p.physical, p.context, p.stream, p.graph_id, p.graph_exec_id,
              p.copy_kind, kernel_group
 ), dev AS (

@@ -45,10 +45,23 @@ FROM (SELECT 1 AS kind, k.id AS source_id, k.pid, k.device, k.context, k.stream,
       FROM ppu_graph_traces AS g) AS r
 LEFT JOIN hggc_api_calls AS a ON a.pid = r.pid AND a.correlation_id = r.correlation_id
 LEFT JOIN ppu_devices AS d ON d.pid = r.pid AND d.device = r.device;
-CREATE INDEX ppu_activities_by_api ON ppu_activities (api_id);
+-- covering the times: the export reads each call's work in this order
+CREATE INDEX ppu_activities_by_api ON ppu_activities (api_id, start_ns, end_ns);
 CREATE INDEX ppu_activities_by_stream ON ppu_activities (physical, pid, context, stream, start_ns);
 CREATE INDEX ppu_activities_by_node ON ppu_activities (pid, graph_node_id)
     WHERE graph_node_id IS NOT NULL;
+
+-- The stream percentage tree's sums (see schema.sql).
+INSERT INTO ppu_activity_groups
+SELECT p.kind, p.pid, p.physical, p.context, p.stream, p.graph_id, p.graph_exec_id, p.copy_kind,
+       p.base_name_id,
+       CASE WHEN p.kind = 1 THEN COALESCE('h' || e.domain_id || ':' || COALESCE(e.text_id, ''), 'h')
+       END AS hgtx_group,
+       MIN(p.hgtx_range_id), MIN(p.start_ns), MAX(p.end_ns), SUM(p.end_ns - p.start_ns), COUNT(*)
+FROM ppu_activities AS p
+LEFT JOIN hgtx_events AS e ON e.id = p.hgtx_range_id
+GROUP BY p.kind, p.pid, p.physical, p.context, p.stream, p.graph_id, p.graph_exec_id,
+         p.copy_kind, p.base_name_id, hgtx_group;
 
 -- Projection: the work of the calls inside each range, then that of the graph
 -- nodes created inside it (their clones run when an instantiated graph

@@ -460,6 +460,28 @@ CREATE TABLE ppu_activities (
                                         -- launching thread when the API call started, NULL: none
 );
 
+-- The activities summed by everything the stream percentage tree splits on,
+-- so that the whole-report tree (stats, export) reads a few rows instead of
+-- sorting every activity; a --filter-time window inside the activities' span
+-- still clips the activities themselves.
+CREATE TABLE ppu_activity_groups (
+    kind          INTEGER NOT NULL, -- as ppu_activities
+    pid           INTEGER NOT NULL,
+    physical      INTEGER NOT NULL,
+    context       INTEGER NOT NULL,
+    stream        INTEGER NOT NULL,
+    graph_id      INTEGER,
+    graph_exec_id INTEGER,
+    copy_kind     INTEGER,
+    base_name_id  INTEGER,          -- kernels: the base-name group
+    hgtx_group    TEXT,             -- kernels: the HGTX group, 'h<domain id>:<text id>', 'h' for none
+    hgtx_range_id INTEGER,          -- the least hgtx_range_id of the group's activities
+    first_start   INTEGER NOT NULL, -- the earliest start of the group's activities
+    last_end      INTEGER NOT NULL, -- the latest end
+    duration_ns   INTEGER NOT NULL, -- sum of the activities' durations
+    count         INTEGER NOT NULL  -- activities
+);
+
 -- Which HGTX ranges enclose which HGGC API calls: the call started inside the
 -- range on the range's (starting) thread.  A call belongs to every enclosing range.
 CREATE TABLE hggc_api_ranges (

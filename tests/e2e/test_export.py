@@ -243,6 +243,11 @@ class Timeline(ExportCase):
         device = self.pftrace('--tables', 'ppu_activities')
         self.assertFalse([t for t in device.tracks.values() if t.name == 'HGGC API'])
         self.assertEqual(device.flows, [])
+        # dependencies without the host calls: device-to-device flows only, none left
+        # dangling toward a synchronizing call that is not drawn (pftrace() checks)
+        deps = self.pftrace('--tables', '^ppu_')
+        self.assertTrue(deps.flows)
+        self.chrome_json('--tables', '^ppu_')
         r = self.export('--tables', '(', expect_rc=2)
         self.assertIn(b'bad --tables', r.stderr)
 

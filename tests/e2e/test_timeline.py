@@ -219,6 +219,17 @@ class Ranges(TimelineCase):
         rows = self.tree('--group-by', 'hgtx')
         self.assertIn(':inner', [r['label'] for r in rows if r['Kind'] == 'kernel group'])
 
+    def test_import_sums_give_the_tree_of_the_activities(self):
+        # unfiltered, the tree reads ppu_activity_groups; without them it sums
+        # ppu_activities itself: both ways must give the same tree, by either grouping
+        modes = (('--group-by', 'base'), ('--group-by', 'hgtx'))
+        from_sums = [self.stats_rows('stream_pct', 'rep', *m) for m in modes]
+        db = self.db()
+        self.assertGreater(db.execute('SELECT COUNT(*) FROM ppu_activity_groups').fetchone()[0], 3)
+        db.execute('DELETE FROM ppu_activity_groups')
+        db.commit()
+        self.assertEqual([self.stats_rows('stream_pct', 'rep', *m) for m in modes], from_sums)
+
     def test_graph_rows_under_the_stream(self):
         rows = self.tree()
         graph = [r for r in rows if r['Kind'] == 'graph']
