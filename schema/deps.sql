@@ -25,16 +25,30 @@ JOIN dep_nodes AS n ON n.pid = e.pid AND n.node_id = e.node_id
 JOIN dep_nodes AS d ON d.pid = e.pid AND d.node_id = e.depends_on;
 CREATE INDEX temp.dep_edges_by_node ON dep_edges (pid, node);
 
--- Graph edges between the activities of one launch.
+-- Graph edges between the activities of one launch.  A node that ran no
+-- device work in the launch (a host function, an empty or event node) is
+-- looked through: its dependencies become those of the nodes after it.
 CREATE TEMP TABLE raw_deps (kind, activity_id, sync_id, depends_on, record_api_id, wait_api_id);
+WITH RECURSIVE upstream(activity_id, pid, unit, node) AS (
+    SELECT a.id, a.pid, a.unit, e.dep
+    FROM dep_act AS a
+    JOIN dep_nodes AS an ON an.pid = a.pid AND an.node_id = a.graph_node_id
+    JOIN dep_edges AS e ON e.pid = a.pid AND e.node = an.logical
+    WHERE a.graph_id IS NOT NULL
+    UNION
+    SELECT u.activity_id, u.pid, u.unit, e.dep
+    FROM upstream AS u
+    JOIN dep_edges AS e ON e.pid = u.pid AND e.node = u.node
+    WHERE NOT EXISTS (SELECT 1 FROM dep_nodes AS n
+                      JOIN dep_act AS b ON b.pid = n.pid AND b.unit = u.unit
+                                       AND b.graph_node_id = n.node_id
+                      WHERE n.pid = u.pid AND n.logical = u.node)
+)
 INSERT INTO raw_deps
-SELECT 4, a.id, NULL, b.id, NULL, NULL
-FROM dep_act AS a
-JOIN dep_nodes AS an ON an.pid = a.pid AND an.node_id = a.graph_node_id
-JOIN dep_edges AS e ON e.pid = a.pid AND e.node = an.logical
-JOIN dep_nodes AS bn ON bn.pid = a.pid AND bn.logical = e.dep
-JOIN dep_act AS b ON b.pid = a.pid AND b.unit = a.unit AND b.graph_node_id = bn.node_id
-WHERE a.graph_id IS NOT NULL;
+SELECT DISTINCT 4, u.activity_id, NULL, b.id, NULL, NULL
+FROM upstream AS u
+JOIN dep_nodes AS bn ON bn.pid = u.pid AND bn.logical = u.node
+JOIN dep_act AS b ON b.pid = u.pid AND b.unit = u.unit AND b.graph_node_id = bn.node_id;
 
 UPDATE dep_act SET root = 0
 WHERE graph_id IS NOT NULL AND id IN (SELECT activity_id FROM raw_deps WHERE kind = 4);

@@ -509,7 +509,8 @@ CREATE TABLE hgtx_gpu_projection (
 -- Dependencies between device activities (and of host waits on them), as the
 -- manual's dependency view shows them (asys-deps).  Stream order is the order in
 -- which the work was enqueued (its API calls); a graph launch is one unit of
--- its stream, its nodes follow the graph's edges.  Event dependencies keep, per
+-- its stream, its nodes follow the graph's edges (through the nodes that ran no
+-- device work: host functions, empty and event nodes).  Event dependencies keep, per
 -- waiting activity and depended-on stream, only the last record, and never one
 -- of the waiter's own stream.
 CREATE TABLE ppu_deps (

@@ -166,6 +166,21 @@ class Diamond(DepsCase):
             (STREAM, 'step_a', 'empty_kernel')})
 
 
+class HostNode(DepsCase):
+    shape = 'host-node'
+
+    def test_edges_through_a_node_without_device_work(self):
+        # a -> host function -> {b, c}: b and c wait for a through it, not for the
+        # work before the launch (they are not roots of the launch)
+        self.assertEqual(self.deps(), {
+            (GRAPH, 'step_b', 'step_a'), (GRAPH, 'step_c', 'step_a'),
+            (STREAM, 'step_a', 'empty_kernel')})
+        calls = [r[0] for r in self.db().execute(
+            "SELECT s.value FROM hggc_api_calls AS a JOIN strings AS s ON s.id = a.name_id "
+            "WHERE s.value = 'cudaLaunchHostFunc'")]
+        self.assertEqual(len(calls), 2)
+
+
 class TwoThreads(DepsCase):
     shape = 'two-threads'
 

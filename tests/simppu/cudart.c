@@ -49,7 +49,7 @@ struct sim_kernel {
     struct sim_kernel *next;
 };
 
-enum op_kind { OP_KERNEL, OP_MEMCPY, OP_MEMSET, OP_EVENT_RECORD, OP_WAIT, OP_GRAPH };
+enum op_kind { OP_KERNEL, OP_MEMCPY, OP_MEMSET, OP_EVENT_RECORD, OP_WAIT, OP_GRAPH, OP_HOST };
 
 struct sim_stream;
 struct sim_event;
@@ -85,6 +85,9 @@ struct sim_op {
     uint64_t sync_id;
     /* graph launch */
     struct sim_exec *exec;
+    /* host function */
+    cudaHostFn_t host_fn;
+    void *host_data;
 };
 
 struct sim_context {
@@ -140,6 +143,8 @@ struct sim_node {
     uint8_t copy_kind, src_kind, dst_kind;
     int src_device, dst_device;
     uint32_t memset_value;
+    cudaHostFn_t host_fn; /* host nodes */
+    void *host_data;
     /* simulated times of the current launch */
     uint64_t start, end;
 };
@@ -1050,6 +1055,15 @@ static void emit_memset(const struct sim_op *op, struct sim_stream *s, uint64_t 
     emit(&r, sizeof r);
 }
 
+/* A host function, called once the simulated clock reaches its start. */
+static void run_host_fn(cudaHostFn_t fn, void *data, uint64_t start)
+{
+    if (start > simppu_now_ns())
+        sleep_until(start);
+    if (fn)
+        fn(data);
+}
+
 /* Decides when `op` runs and reports it; returns its end. */
 static uint64_t run_op(struct sim_stream *s, struct sim_op *op)
 {
@@ -1094,6 +1108,9 @@ static uint64_t run_op(struct sim_stream *s, struct sim_op *op)
         }
         break;
     case OP_WAIT:
+        break;
+    case OP_HOST: /* no device work and no record: the function runs in stream order */
+        run_host_fn(op->host_fn, op->host_data, start);
         break;
     case OP_GRAPH:
         fill_graph_and_emit(op, s, start);
@@ -1554,6 +1571,8 @@ EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph
         c->src_device = o->src_device;
         c->dst_device = o->dst_device;
         c->memset_value = o->memset_value;
+        c->host_fn = o->host_fn;
+        c->host_data = o->host_data;
     }
     CUpti_GraphData data;
     memset(&data, 0, sizeof data);
@@ -1595,6 +1614,10 @@ static void fill_graph_and_emit(struct sim_op *op, struct sim_stream *s, uint64_
         case CU_GRAPH_NODE_TYPE_MEMSET:
             n->end = n->start + 1000 + (uint64_t)((double)n->bytes / rt.memset_gbps);
             emit_memset(op, s, n->start, n->end, n->bytes, n->memset_value, 1, n->id, graph_id);
+            break;
+        case CU_GRAPH_NODE_TYPE_HOST:
+            n->end = n->start;
+            run_host_fn(n->host_fn, n->host_data, n->start);
             break;
         default:
             n->end = n->start;
@@ -2053,6 +2076,30 @@ EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, voi
     struct sim_kernel *k = kernel_of(func);
     call_.data.symbolName = k ? k->name : NULL;
     RETURN(launch(k, grid, block, shared, stream));
+}
+
+/* A host function in stream order (a host node when the stream is captured):
+ * no device work, so no activity record, as with CUPTI. */
+EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *user_data)
+{
+    struct cudaLaunchHostFunc_v10000_params_st params = {stream, fn, user_data};
+    API(cudaLaunchHostFunc, v10000, &params);
+    struct sim_stream *s = resolve_stream(stream);
+    if (!s)
+        RETURN(cudaErrorInvalidResourceHandle);
+    if (!fn)
+        RETURN(cudaErrorInvalidValue);
+    if (s->capture) {
+        struct sim_node *n = capture_node(s, CU_GRAPH_NODE_TYPE_HOST);
+        n->host_fn = fn;
+        n->host_data = user_data;
+        RETURN(cudaSuccess);
+    }
+    struct sim_op *op = op_new(OP_HOST);
+    op->host_fn = fn;
+    op->host_data = user_data;
+    enqueue(s, op);
+    RETURN(cudaSuccess);
 }
 
 /* ---- the entry points nvcc's host code calls

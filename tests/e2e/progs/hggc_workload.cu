@@ -18,7 +18,7 @@
 //   bulk      K C R: K kernels and C copies inside R HGTX ranges (benchmarks)
 //   bulkdeps K W  K kernels on four streams with W cross-stream waits (benchmarks)
 //   deps SHAPE  a dependency shape: fork-join, rerecord, same-stream, satisfied,
-//             two-streams, legacy, diamond, two-threads, path
+//             two-streams, legacy, diamond, host-node, two-threads, path
 //   reset     work, then cudaDeviceReset, then more work
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
@@ -460,6 +460,44 @@ static void deps_diamond(void)
     CHECK(cudaGraphDestroy(graph));
 }
 
+static void host_step(void *calls)
+{
+    ++*(int *)calls;
+}
+
+// a graph whose middle node is a host function (no device work): a -> host -> {b, c};
+// b and c depend on a through it
+static void deps_host_node(void)
+{
+    cudaStream_t s[2];
+    streams_new(s, 2, cudaStreamNonBlocking);
+    cudaEvent_t fork = event_new(), join = event_new();
+    static int calls;
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CHECK(cudaStreamBeginCapture(s[0], cudaStreamCaptureModeGlobal));
+    step_a<<<1, 1, 0, s[0]>>>();
+    CHECK(cudaLaunchHostFunc(s[0], host_step, &calls));
+    CHECK(cudaEventRecord(fork, s[0]));
+    CHECK(cudaStreamWaitEvent(s[1], fork, 0));
+    step_b<<<1, 1, 0, s[0]>>>();
+    step_c<<<1, 1, 0, s[1]>>>();
+    CHECK(cudaEventRecord(join, s[1]));
+    CHECK(cudaStreamWaitEvent(s[0], join, 0));
+    CHECK(cudaStreamEndCapture(s[0], &graph));
+    CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    empty_kernel<<<1, 1, 0, s[0]>>>();
+    CHECK(cudaGraphLaunch(exec, s[0]));
+    CHECK(cudaLaunchHostFunc(s[0], host_step, &calls)); // outside a graph too
+    streams_free(s, 2);
+    if (calls != 2) {
+        fprintf(stderr, "host-node: the host function ran %d times, not 2\n", calls);
+        exit(1);
+    }
+    CHECK(cudaGraphExecDestroy(exec));
+    CHECK(cudaGraphDestroy(graph));
+}
+
 static cudaStream_t shared_stream;
 
 static void *launch_on_shared(void *arg)
@@ -505,15 +543,11 @@ static int run_deps(const char *shape)
     static const struct {
         const char *name;
         void (*run)(void);
-    } shapes[] = {{"fork-join", deps_fork_join},
-                  {"rerecord", deps_rerecord},
-                  {"same-stream", deps_same_stream},
-                  {"satisfied", deps_satisfied},
-                  {"two-streams", deps_two_streams},
-                  {"legacy", deps_legacy},
-                  {"diamond", deps_diamond},
-                  {"two-threads", deps_two_threads},
-                  {"path", deps_path}};
+    } shapes[] = {{"fork-join", deps_fork_join},     {"rerecord", deps_rerecord},
+                  {"same-stream", deps_same_stream}, {"satisfied", deps_satisfied},
+                  {"two-streams", deps_two_streams}, {"legacy", deps_legacy},
+                  {"diamond", deps_diamond},         {"host-node", deps_host_node},
+                  {"two-threads", deps_two_threads}, {"path", deps_path}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         if (!strcmp(shape, shapes[i].name)) {
             shapes[i].run();
