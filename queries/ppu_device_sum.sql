@@ -12,31 +12,18 @@ WITH win AS (
     SELECT MAX(:filter_start, :session_start) AS lo,
            MIN(:filter_end, CASE WHEN :session_end > :session_start THEN :session_end
                                  ELSE (SELECT MAX(end_ns) FROM ppu_activities) END) AS hi
-), act AS MATERIALIZED (
+), act AS (
     SELECT p.physical, p.kind, p.pid, p.copy_kind, p.src_kind, p.dst_kind, p.graph_id,
            p.correlation_id, MAX(p.start_ns, :filter_start) AS s, MIN(p.end_ns, :filter_end) AS e
     FROM ppu_activities AS p
     WHERE p.end_ns >= :filter_start AND p.start_ns <= :filter_end
-), kernel_islands AS (  -- busy time: overlapping kernels merged
-    SELECT physical, s, e,
-           MAX(e) OVER (PARTITION BY physical ORDER BY s, e
-                        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach
-    FROM act WHERE kind = 1
-), kernel_busy AS (
-    SELECT physical, SUM(e - MAX(s, COALESCE(reach, s))) AS busy
-    FROM kernel_islands WHERE e > COALESCE(reach, s) GROUP BY physical
-), memory_islands AS (
-    SELECT physical, s, e,
-           MAX(e) OVER (PARTITION BY physical ORDER BY s, e
-                        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach
-    FROM act WHERE kind IN (2, 3)
-), memory_busy AS (
-    SELECT physical, SUM(e - MAX(s, COALESCE(reach, s))) AS busy
-    FROM memory_islands WHERE e > COALESCE(reach, s) GROUP BY physical
 ), sums AS (
     SELECT physical,
            SUM(kind = 1) AS kernels,
            SUM(CASE WHEN kind = 1 THEN e - s ELSE 0 END) AS kernel_time,
+           -- busy: the union of the intervals, overlapping work counts once
+           covered_ns(CASE WHEN kind = 1 THEN s END, e) AS kernel_busy,
+           covered_ns(CASE WHEN kind IN (2, 3) THEN s END, e) AS memory_busy,
            SUM(kind IN (2, 3)) AS memory_ops,
            SUM(CASE WHEN kind = 2 AND copy_kind = 1 THEN e - s ELSE 0 END) AS htod,
            SUM(CASE WHEN kind = 2 AND copy_kind = 2 THEN e - s ELSE 0 END) AS dtoh,
@@ -57,16 +44,14 @@ SELECT s.physical AS "Device",
         WHERE COALESCE(d.physical_index, d.device) = s.physical LIMIT 1) AS "Name",
        s.kernels AS "Kernels",
        s.kernel_time AS "Kernel Time (ns)",
-       COALESCE(k.busy, 0) AS "Kernel Busy (ns)",
-       CASE WHEN w.hi > w.lo THEN 100.0 * COALESCE(k.busy, 0) / (w.hi - w.lo) END
+       s.kernel_busy AS "Kernel Busy (ns)",
+       CASE WHEN w.hi > w.lo THEN 100.0 * s.kernel_busy / (w.hi - w.lo) END
            AS "Kernel Busy (%)",
        s.memory_ops AS "Memory Ops",
-       COALESCE(m.busy, 0) AS "Memory Busy (ns)",
+       s.memory_busy AS "Memory Busy (ns)",
        s.htod AS "HtoD (ns)", s.dtoh AS "DtoH (ns)", s.dtod AS "DtoD (ns)", s.htoh AS "HtoH (ns)",
        s.ptop AS "PtoP (ns)", s.memset AS "Memset (ns)",
        s.pinned AS "Pinned (ns)", s.pageable AS "Pageable (ns)",
        s.graph_launches AS "Graph Launches", s.graph_time AS "Graph Time (ns)"
 FROM sums AS s CROSS JOIN win AS w
-LEFT JOIN kernel_busy AS k ON k.physical = s.physical
-LEFT JOIN memory_busy AS m ON m.physical = s.physical
 ORDER BY s.physical;

@@ -17,33 +17,25 @@ WITH RECURSIVE win AS (
     SELECT b.idx + 1, w.lo + ((b.idx + 1) * w.w + :buckets - 1) / :buckets,
            MIN(w.hi, w.lo + ((b.idx + 2) * w.w + :buckets - 1) / :buckets)
     FROM buckets AS b CROSS JOIN width AS w WHERE b.idx + 1 < :buckets
-), act AS MATERIALIZED (
-    SELECT p.physical, p.kind IN (2, 3) AS memory, MAX(p.start_ns, w.lo) AS s,
-           MIN(p.end_ns, w.hi) AS e
-    FROM ppu_activities AS p CROSS JOIN width AS w
-    WHERE p.end_ns > w.lo AND p.start_ns < w.hi AND p.kind IN (1, 2, 3)
-), reach AS (
-    SELECT physical, memory, s, e,
-           MAX(e) OVER (PARTITION BY physical, memory ORDER BY s, e
-                        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS r
-    FROM act
-), pieces AS MATERIALIZED (  -- what each activity adds to the covered time: disjoint pieces
-    SELECT p.physical, p.memory, p.s, p.e,
-           (p.s - w.lo) * :buckets / w.w AS first,
-           (p.e - 1 - w.lo) * :buckets / w.w AS last
-    FROM (SELECT physical, memory, MAX(s, COALESCE(r, s)) AS s, e FROM reach) AS p
-    CROSS JOIN width AS w
-    WHERE p.e > p.s
-), covered AS (  -- most pieces fall in one bucket; the rest are cut at the boundaries
-    SELECT physical, memory, first AS idx, e - s AS ns FROM pieces WHERE first = last
-    UNION ALL
-    SELECT i.physical, i.memory, b.idx, MIN(i.e, b.hi) - MAX(i.s, b.lo)
-    FROM pieces AS i JOIN buckets AS b ON b.idx BETWEEN i.first AND i.last
-    WHERE i.first < i.last
-), sums AS (
+), pieces AS MATERIALIZED (  -- the activities clipped to the window, and the buckets they touch
+    SELECT physical, memory, s, e, (s - lo) * :buckets / w AS first,
+           (e - 1 - lo) * :buckets / w AS last
+    FROM (SELECT p.physical, p.kind IN (2, 3) AS memory, MAX(p.start_ns, w.lo) AS s,
+                 MIN(p.end_ns, w.hi) AS e, w.lo, w.w
+          FROM ppu_activities AS p CROSS JOIN width AS w
+          WHERE p.end_ns > w.lo AND p.start_ns < w.hi AND p.kind IN (1, 2, 3))
+    WHERE e > s
+), sums AS (  -- most activities fall in one bucket; the rest are cut at the boundaries
     SELECT physical, idx, SUM(CASE WHEN NOT memory THEN ns ELSE 0 END) AS kernel,
            SUM(CASE WHEN memory THEN ns ELSE 0 END) AS memory
-    FROM covered GROUP BY physical, idx
+    FROM (SELECT physical, memory, idx, covered_ns(s, e) AS ns  -- overlaps count once
+          FROM (SELECT physical, memory, first AS idx, s, e FROM pieces WHERE first = last
+                UNION ALL
+                SELECT i.physical, i.memory, b.idx, MAX(i.s, b.lo), MIN(i.e, b.hi)
+                FROM pieces AS i JOIN buckets AS b ON b.idx BETWEEN i.first AND i.last
+                WHERE i.first < i.last)
+          GROUP BY physical, memory, idx)
+    GROUP BY physical, idx
 ), devices AS (
     SELECT DISTINCT physical FROM ppu_activities
 )

@@ -113,6 +113,33 @@ START_TEST(median_and_stdev)
 }
 END_TEST
 
+START_TEST(covered_length_of_intervals)
+{
+    sqlite3 *db;
+    ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+    ck_assert_int_eq(asys_sql_register_functions(db), 0);
+    /* out of order; nested, overlapping, touching, disjoint, empty and reversed */
+    sqlite3_exec(db,
+                 "CREATE TABLE t(s, e); INSERT INTO t VALUES (50, 60), (0, 10), (2, 5), (8, 20),"
+                 "(20, 25), (40, 40), (45, 30), (100, NULL), (55, 70);",
+                 0, 0, 0);
+    ck_assert_double_eq(scalar(db, "SELECT covered_ns(s, e) FROM t"), 25 + 20);
+    ck_assert_double_eq(scalar(db, "SELECT covered_ns(s, e) FROM t WHERE s > 1000"), 0);
+    /* many random intervals against a brute-force count over a small range */
+    sqlite3_exec(db,
+                 "DELETE FROM t; WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c "
+                 "WHERE i < 1000) INSERT INTO t SELECT (i * 7919) % 4999, "
+                 "(i * 7919) % 4999 + (i * 104729) % 37 FROM c;",
+                 0, 0, 0);
+    double covered = scalar(db, "SELECT covered_ns(s, e) FROM t");
+    double brute = scalar(db, "WITH RECURSIVE p(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM p "
+                              "WHERE x < 5100) SELECT COUNT(*) FROM p WHERE EXISTS "
+                              "(SELECT 1 FROM t WHERE t.s <= p.x AND p.x < t.e)");
+    ck_assert_double_eq(covered, brute);
+    sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(report_headers)
 {
     struct asys_report_def d;
@@ -228,6 +255,7 @@ int main(void)
     tcase_add_test(tc, strmap_interns_by_content);
     tcase_add_test(tc, clock_map_interpolates);
     tcase_add_test(tc, median_and_stdev);
+    tcase_add_test(tc, covered_length_of_intervals);
     tcase_add_test(tc, report_headers);
     tcase_add_test(tc, builtin_reports_parse_and_have_aliases);
     tcase_add_test(tc, member_names);
