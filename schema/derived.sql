@@ -51,6 +51,13 @@ CREATE INDEX ppu_activities_by_stream ON ppu_activities (physical, pid, context,
 CREATE INDEX ppu_activities_by_node ON ppu_activities (pid, graph_node_id)
     WHERE graph_node_id IS NOT NULL;
 
+-- A stream with work but no creation record is the per-thread default stream
+-- (cudaStreamPerThread, --default-stream per-thread): CUDA makes it blocking,
+-- it synchronizes with the legacy default stream.
+INSERT OR IGNORE INTO ppu_streams (pid, stream, context, priority, non_blocking, is_default,
+                                   correlation_id)
+SELECT DISTINCT pid, stream, context, NULL, 0, 0, NULL FROM ppu_activities;
+
 -- The stream percentage tree's sums (see schema.sql).
 INSERT INTO ppu_activity_groups
 SELECT p.kind, p.pid, p.physical, p.context, p.stream, p.graph_id, p.graph_exec_id, p.copy_kind,

@@ -231,6 +231,8 @@ CREATE TABLE ppu_streams (
     non_blocking   INTEGER NOT NULL, -- 1: created with cudaStreamNonBlocking
     is_default     INTEGER NOT NULL, -- 1: the context's default (NULL) stream
     correlation_id INTEGER,          -- the API call that created it, NULL for default streams
+                                     -- (a stream with work but no creation record is the
+                                     -- per-thread default stream: blocking, not is_default)
     PRIMARY KEY (pid, stream)
 ) WITHOUT ROWID;
 

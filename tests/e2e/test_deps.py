@@ -156,6 +156,20 @@ class Legacy(DepsCase):
         self.assertNotIn('step_c', {d[1] for d in self.deps()} | {d[2] for d in self.deps()})
 
 
+class PerThread(DepsCase):
+    shape = 'per-thread'
+
+    def test_per_thread_stream_is_blocking(self):
+        # no creation record: the import takes it as a blocking stream
+        self.assertEqual(self.deps(), {(LEGACY, 'step_b', 'step_a')})
+        streams = self.db().execute(
+            'SELECT s.non_blocking, s.is_default, s.correlation_id FROM ppu_streams AS s '
+            'JOIN ppu_activities AS p ON p.pid = s.pid AND p.stream = s.stream '
+            'JOIN ppu_activity_names AS n ON n.id = p.id WHERE n.name = ?', ('step_a()',)
+        ).fetchall()
+        self.assertEqual(streams, [(0, 0, None)])
+
+
 class Diamond(DepsCase):
     shape = 'diamond'
 

@@ -892,9 +892,22 @@ static int stream_registered(struct sim_stream *s)
 }
 
 /* A user's stream handle; NULL when it names nothing. */
+/* The calling thread's default stream (cudaStreamPerThread): created on first
+ * use, blocking (it synchronizes with the legacy stream, not with others), and
+ * like CUDA's never reported as a created stream. */
+static struct sim_stream *per_thread_stream(void)
+{
+    static __thread struct sim_stream *mine[MAX_DEVICES];
+    if (!mine[current_device])
+        mine[current_device] = stream_new(context_of(current_device), 0, 0, 0);
+    return mine[current_device];
+}
+
 static struct sim_stream *resolve_stream(cudaStream_t handle)
 {
-    if (!handle || handle == cudaStreamLegacy || handle == cudaStreamPerThread)
+    if (handle == cudaStreamPerThread)
+        return per_thread_stream();
+    if (!handle || handle == cudaStreamLegacy)
         return context_of(current_device)->legacy;
     struct sim_stream *s = (struct sim_stream *)handle;
     return stream_registered(s) ? s : NULL;

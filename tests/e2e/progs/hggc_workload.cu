@@ -18,7 +18,7 @@
 //   bulk      K C R: K kernels and C copies inside R HGTX ranges (benchmarks)
 //   bulkdeps K W  K kernels on four streams with W cross-stream waits (benchmarks)
 //   deps SHAPE  a dependency shape: fork-join, rerecord, same-stream, satisfied,
-//             two-streams, legacy, diamond, host-node, two-threads, path
+//             two-streams, legacy, per-thread, diamond, host-node, two-threads, path
 //   reset     work, then cudaDeviceReset, then more work
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
@@ -434,6 +434,19 @@ static void deps_legacy(void)
     CHECK(cudaStreamDestroy(free_running));
 }
 
+// the per-thread default stream is blocking: the legacy stream waits for it, a
+// non-blocking stream does not
+static void deps_per_thread(void)
+{
+    cudaStream_t free_running;
+    CHECK(cudaStreamCreateWithFlags(&free_running, cudaStreamNonBlocking));
+    step_a<<<1, 1, 0, cudaStreamPerThread>>>();
+    step_c<<<1, 1, 0, free_running>>>();
+    step_b<<<1, 1>>>(); // legacy stream
+    CHECK(cudaDeviceSynchronize());
+    CHECK(cudaStreamDestroy(free_running));
+}
+
 // a diamond captured across two streams: a -> {b, c} -> d
 static void deps_diamond(void)
 {
@@ -543,11 +556,17 @@ static int run_deps(const char *shape)
     static const struct {
         const char *name;
         void (*run)(void);
-    } shapes[] = {{"fork-join", deps_fork_join},     {"rerecord", deps_rerecord},
-                  {"same-stream", deps_same_stream}, {"satisfied", deps_satisfied},
-                  {"two-streams", deps_two_streams}, {"legacy", deps_legacy},
-                  {"diamond", deps_diamond},         {"host-node", deps_host_node},
-                  {"two-threads", deps_two_threads}, {"path", deps_path}};
+    } shapes[] = {{"fork-join", deps_fork_join},
+                  {"rerecord", deps_rerecord},
+                  {"same-stream", deps_same_stream},
+                  {"satisfied", deps_satisfied},
+                  {"two-streams", deps_two_streams},
+                  {"legacy", deps_legacy},
+                  {"per-thread", deps_per_thread},
+                  {"diamond", deps_diamond},
+                  {"host-node", deps_host_node},
+                  {"two-threads", deps_two_threads},
+                  {"path", deps_path}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         if (!strcmp(shape, shapes[i].name)) {
             shapes[i].run();
