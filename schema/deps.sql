@@ -25,30 +25,43 @@ JOIN dep_nodes AS n ON n.pid = e.pid AND n.node_id = e.node_id
 JOIN dep_nodes AS d ON d.pid = e.pid AND d.node_id = e.depends_on;
 CREATE INDEX temp.dep_edges_by_node ON dep_edges (pid, node);
 
--- Graph edges between the activities of one launch.  A node that ran no
--- device work in the launch (a host function, an empty or event node) is
--- looked through: its dependencies become those of the nodes after it.
+-- Graph edges between the activities of one launch.
 CREATE TEMP TABLE raw_deps (kind, activity_id, sync_id, depends_on, record_api_id, wait_api_id);
-WITH RECURSIVE upstream(activity_id, pid, unit, node) AS (
+INSERT INTO raw_deps
+SELECT 4, a.id, NULL, b.id, NULL, NULL
+FROM dep_act AS a
+JOIN dep_nodes AS an ON an.pid = a.pid AND an.node_id = a.graph_node_id
+JOIN dep_edges AS e ON e.pid = a.pid AND e.node = an.logical
+JOIN dep_nodes AS bn ON bn.pid = a.pid AND bn.logical = e.dep
+JOIN dep_act AS b ON b.pid = a.pid AND b.unit = a.unit AND b.graph_node_id = bn.node_id
+WHERE a.graph_id IS NOT NULL;
+
+-- A node that runs no device work (host function, empty, event, semaphore,
+-- memory alloc/free, batched memory op: every CUgraphNodeType but kernel,
+-- memcpy, memset, child graph and conditional) is looked through: the nodes
+-- after it depend on the nodes before it.
+CREATE TEMP TABLE dep_idle AS
+SELECT DISTINCT pid, COALESCE(original_node_id, node_id) AS logical FROM ppu_graph_nodes
+WHERE node_type NOT IN (0, 1, 2, 4, 13);
+CREATE INDEX temp.dep_idle_by_node ON dep_idle (pid, logical);
+WITH RECURSIVE through(activity_id, pid, unit, node) AS (
     SELECT a.id, a.pid, a.unit, e.dep
     FROM dep_act AS a
     JOIN dep_nodes AS an ON an.pid = a.pid AND an.node_id = a.graph_node_id
     JOIN dep_edges AS e ON e.pid = a.pid AND e.node = an.logical
+    JOIN dep_idle AS i ON i.pid = a.pid AND i.logical = e.dep
     WHERE a.graph_id IS NOT NULL
     UNION
-    SELECT u.activity_id, u.pid, u.unit, e.dep
-    FROM upstream AS u
-    JOIN dep_edges AS e ON e.pid = u.pid AND e.node = u.node
-    WHERE NOT EXISTS (SELECT 1 FROM dep_nodes AS n
-                      JOIN dep_act AS b ON b.pid = n.pid AND b.unit = u.unit
-                                       AND b.graph_node_id = n.node_id
-                      WHERE n.pid = u.pid AND n.logical = u.node)
+    SELECT t.activity_id, t.pid, t.unit, e.dep
+    FROM through AS t
+    JOIN dep_idle AS i ON i.pid = t.pid AND i.logical = t.node
+    JOIN dep_edges AS e ON e.pid = t.pid AND e.node = t.node
 )
 INSERT INTO raw_deps
-SELECT DISTINCT 4, u.activity_id, NULL, b.id, NULL, NULL
-FROM upstream AS u
-JOIN dep_nodes AS bn ON bn.pid = u.pid AND bn.logical = u.node
-JOIN dep_act AS b ON b.pid = u.pid AND b.unit = u.unit AND b.graph_node_id = bn.node_id;
+SELECT DISTINCT 4, t.activity_id, NULL, b.id, NULL, NULL
+FROM through AS t
+JOIN dep_nodes AS bn ON bn.pid = t.pid AND bn.logical = t.node
+JOIN dep_act AS b ON b.pid = t.pid AND b.unit = t.unit AND b.graph_node_id = bn.node_id;
 
 UPDATE dep_act SET root = 0
 WHERE graph_id IS NOT NULL AND id IN (SELECT activity_id FROM raw_deps WHERE kind = 4);
