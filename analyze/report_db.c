@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file_mode.h"
 #include "json_util.h"
 #include "report_reader.h"
 #include "sql_functions.h"
@@ -181,10 +182,13 @@ int asys_report_db_open(const char *report_path, const struct asys_db_options *o
     if (in_tmpdir) {
         snprintf(rdb->path, sizeof rdb->path, "%s", tmp);
         rdb->temporary = 1;
-    } else if (rename(tmp, rdb->path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return asys_fail(err, "cannot create '%s': %s", rdb->path, strerror(e));
+    } else {
+        asys_give_default_mode(tmp); /* a database next to the report: as shareable */
+        if (rename(tmp, rdb->path) != 0) {
+            int e = errno;
+            unlink(tmp);
+            return asys_fail(err, "cannot create '%s': %s", rdb->path, strerror(e));
+        }
     }
     if (open_for_queries(rdb, err) != 0) {
         asys_report_db_close(rdb);

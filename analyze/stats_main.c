@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli_args.h"
+#include "file_mode.h"
 #include "output_format.h"
 #include "report_catalog.h"
 #include "report_db.h"
@@ -215,14 +216,6 @@ static int run_report(sqlite3 *db, const struct asys_report_def *d, const char *
     return 0;
 }
 
-/* mkstemp creates 0600; a report file gets what the umask allows. */
-static void give_default_mode(const char *path)
-{
-    mode_t mask = umask(0);
-    umask(mask);
-    chmod(path, 0666 & ~mask);
-}
-
 /* Writes one report to BASE_NAME.EXT through a temporary file. */
 static int run_to_file(sqlite3 *db, const struct asys_report_def *d, const char *requested,
                        const struct asys_report_params *p, const struct asys_output_options *o,
@@ -246,7 +239,7 @@ static int run_to_file(sqlite3 *db, const struct asys_report_def *d, const char 
         fprintf(stderr, "%s: cannot write '%s': %s\n", PROG, path, strerror(errno));
         rc = -1;
     }
-    if (rc == 0 && (give_default_mode(tmp), rename(tmp, path) != 0)) {
+    if (rc == 0 && (asys_give_default_mode(tmp), rename(tmp, path) != 0)) {
         fprintf(stderr, "%s: cannot write '%s': %s\n", PROG, path, strerror(errno));
         rc = -1;
     }

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file_mode.h"
+
 struct asys_out_file {
     char path[PATH_MAX];
     char tmp[PATH_MAX + 32];
@@ -154,9 +156,7 @@ int asys_out_file_finish(struct asys_out_file *f, struct asys_err *err)
 int asys_out_file_commit(struct asys_out_file *f, struct asys_err *err)
 {
     int rc = 0;
-    mode_t mask = umask(0);
-    umask(mask);
-    chmod(f->tmp, 0666 & ~mask); /* mkstemp made it 0600 */
+    asys_give_default_mode(f->tmp);
     if (rename(f->tmp, f->path) != 0) {
         rc = asys_fail(err, "%s", strerror(errno));
         unlink(f->tmp);

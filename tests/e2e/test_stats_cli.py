@@ -37,6 +37,24 @@ class StatsCli(AsysTestCase):
         self.assertEqual({d['Range'] for d in data}, {':outer', ':inner', ':main'})
         self.assertIsInstance(data[0]['Instances'], int)
 
+    def test_files_get_the_mode_the_umask_allows(self):
+        # written through mkstemp temporaries (0600): renamed with the umask's mode,
+        # like the report itself, so a shared directory stays shared
+        export = os.path.join(os.path.dirname(STATS), 'asys-export')
+        for mask in (0o022, 0o077):
+            for name in ('rep.sqlite', 'out_hgtx_sum.csv', 'out.pftrace'):
+                if os.path.exists(self.path(name)):
+                    os.unlink(self.path(name))
+            old = os.umask(mask)
+            try:
+                self.stats('-q', '-r', 'hgtx_sum', '-o', self.path('out'), self.report())
+                r = self.run_cmd([export, '-q', '-o', self.path('out.pftrace'), self.report()])
+            finally:
+                os.umask(old)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            for name in ('rep.sqlite', 'out_hgtx_sum.csv', 'out.pftrace'):
+                self.assertEqual(os.stat(self.path(name)).st_mode & 0o777, 0o666 & ~mask, name)
+
     def test_timeunit(self):
         ns = {r['Range']: r for r in self.stats_rows('hgtx_sum')}
         ms = {r['Range']: r for r in self.stats_rows('hgtx_sum', 'rep', '--timeunit', 'ms')}
