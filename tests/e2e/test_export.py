@@ -246,7 +246,8 @@ class Timeline(ExportCase):
         # dependencies without the host calls: device-to-device flows only, none left
         # dangling toward a synchronizing call that is not drawn (pftrace() checks)
         deps = self.pftrace('--tables', '^ppu_')
-        self.assertTrue(deps.flows)
+        self.assertEqual(len(deps.flows), self.count(
+            'SELECT COUNT(*) FROM ppu_deps WHERE effective AND activity_id IS NOT NULL'))
         self.chrome_json('--tables', '^ppu_')
         r = self.export('--tables', '(', expect_rc=2)
         self.assertIn(b'bad --tables', r.stderr)
