@@ -794,7 +794,8 @@ int asys_import_report(const char *report_path, sqlite3 *db, asys_warn_fn warn, 
     if (exec_sql(&imp, asys_schema_text("indexes.sql"), err) != 0)
         goto out;
     uint64_t derive_start = monotonic_ns();
-    if (exec_sql(&imp, asys_schema_text("derived.sql"), err) != 0)
+    if (exec_sql(&imp, asys_schema_text("derived.sql"), err) != 0 ||
+        imp_hggc_activity_groups(&imp, err) != 0)
         goto out;
     uint64_t deps_start = monotonic_ns();
     if (exec_sql(&imp, asys_schema_text("deps.sql"), err) != 0)

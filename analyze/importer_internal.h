@@ -198,6 +198,8 @@ int imp_hggc_init(struct asys_importer *imp, struct asys_err *err);
 int imp_hggc_record(struct asys_importer *imp, const struct asys_record *rec, uint64_t ns,
                     struct asys_err *err);
 int imp_hggc_finish(struct asys_importer *imp, struct asys_err *err);
+/* After derived.sql: fills ppu_activity_groups from ppu_activities. */
+int imp_hggc_activity_groups(struct asys_importer *imp, struct asys_err *err);
 void imp_hggc_free(struct asys_importer *imp);
 
 /* import_stacks.c */

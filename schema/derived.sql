@@ -58,17 +58,9 @@ INSERT OR IGNORE INTO ppu_streams (pid, stream, context, priority, non_blocking,
                                    correlation_id)
 SELECT DISTINCT pid, stream, context, NULL, 0, 0, NULL FROM ppu_activities;
 
--- The stream percentage tree's sums (see schema.sql).
-INSERT INTO ppu_activity_groups
-SELECT p.kind, p.pid, p.physical, p.context, p.stream, p.graph_id, p.graph_exec_id, p.copy_kind,
-       p.base_name_id,
-       CASE WHEN p.kind = 1 THEN COALESCE('h' || e.domain_id || ':' || COALESCE(e.text_id, ''), 'h')
-       END AS hgtx_group,
-       MIN(p.hgtx_range_id), MIN(p.start_ns), MAX(p.end_ns), SUM(p.end_ns - p.start_ns), COUNT(*)
-FROM ppu_activities AS p
-LEFT JOIN hgtx_events AS e ON e.id = p.hgtx_range_id
-GROUP BY p.kind, p.pid, p.physical, p.context, p.stream, p.graph_id, p.graph_exec_id,
-         p.copy_kind, p.base_name_id, hgtx_group;
+-- ppu_activity_groups, the stream percentage tree's sums, is filled after this
+-- file by the importer (imp_hggc_activity_groups): one hashed scan of the
+-- activities instead of a sort on ten keys.
 
 -- Projection: the work of the calls inside each range, then that of the graph
 -- nodes created inside it (their clones run when an instantiated graph
