@@ -225,7 +225,19 @@ class Ranges(TimelineCase):
         modes = (('--group-by', 'base'), ('--group-by', 'hgtx'))
         from_sums = [self.stats_rows('stream_pct', 'rep', *m) for m in modes]
         db = self.db()
-        self.assertGreater(db.execute('SELECT COUNT(*) FROM ppu_activity_groups').fetchone()[0], 3)
+        # the importer's hashed sums are the GROUP BY they stand for
+        reference = db.execute(
+            "SELECT p.kind, p.pid, p.physical, p.context, p.stream, p.graph_id, p.graph_exec_id, "
+            "p.copy_kind, p.base_name_id, CASE WHEN p.kind = 1 THEN "
+            "COALESCE('h' || e.domain_id || ':' || COALESCE(e.text_id, ''), 'h') END AS g, "
+            "MIN(p.hgtx_range_id), MIN(p.start_ns), MAX(p.end_ns), SUM(p.end_ns - p.start_ns), "
+            "COUNT(*) FROM ppu_activities AS p LEFT JOIN hgtx_events AS e "
+            "ON e.id = p.hgtx_range_id GROUP BY p.kind, p.pid, p.physical, p.context, p.stream, "
+            "p.graph_id, p.graph_exec_id, p.copy_kind, p.base_name_id, g").fetchall()
+        groups = db.execute('SELECT * FROM ppu_activity_groups').fetchall()
+        self.assertEqual(sorted(groups, key=repr), sorted(reference, key=repr))
+        self.assertGreater(len(groups), 3)
+        self.assertIn(':', ''.join(g[9] or '' for g in groups))  # kernels in named ranges
         db.execute('DELETE FROM ppu_activity_groups')
         db.commit()
         self.assertEqual([self.stats_rows('stream_pct', 'rep', *m) for m in modes], from_sums)
