@@ -891,7 +891,6 @@ static int stream_registered(struct sim_stream *s)
     return found;
 }
 
-/* A user's stream handle; NULL when it names nothing. */
 /* The calling thread's default stream (cudaStreamPerThread): created on first
  * use, blocking (it synchronizes with the legacy stream, not with others), and
  * like CUDA's never reported as a created stream. */
@@ -903,6 +902,7 @@ static struct sim_stream *per_thread_stream(void)
     return mine[current_device];
 }
 
+/* A user's stream handle; NULL when it names nothing. */
 static struct sim_stream *resolve_stream(cudaStream_t handle)
 {
     if (handle == cudaStreamPerThread)
