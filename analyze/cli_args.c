@@ -52,6 +52,18 @@ const char *asys_cli_choice(struct asys_cli *c, const char *one, const char *oth
     return v;
 }
 
+int asys_cli_take_text(struct asys_cli *c, const struct asys_cli_text_option *options, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        const struct asys_cli_text_option *o = &options[i];
+        if (!asys_cli_is(c, o->short_name, o->long_name))
+            continue;
+        *o->dest = o->one ? asys_cli_choice(c, o->one, o->other) : asys_cli_value(c);
+        return *o->dest ? 1 : -1;
+    }
+    return 0;
+}
+
 int asys_cli_list(struct asys_cli *c, const char **list, int *count, int max)
 {
     const char *v = asys_cli_value(c);

@@ -4,6 +4,8 @@
 #ifndef ASYS_CLI_ARGS_H
 #define ASYS_CLI_ARGS_H
 
+#include <stddef.h>
+
 struct asys_cli {
     const char *prog;
     int argc;
@@ -36,6 +38,20 @@ int asys_cli_list(struct asys_cli *c, const char **list, int *count, int max);
 
 /* A switch that may carry true or false: "--x", "--x=false", "--x true". */
 int asys_cli_switch(struct asys_cli *c);
+
+/* Options that only take a text value (or one of two words, when `one` is
+ * set), stored where `dest` points. */
+struct asys_cli_text_option {
+    const char *short_name; /* may be NULL */
+    const char *long_name;
+    const char **dest;
+    const char *one, *other; /* the two choices, or NULL */
+};
+
+/* Takes the current argument when it is one of `options`: 1 when taken, 0
+ * when it is none of them, -1 after printing why its value is refused. */
+int asys_cli_take_text(struct asys_cli *c, const struct asys_cli_text_option *options,
+                       size_t count);
 
 /* The current argument is not a known option: the report when it is the
  * first positional one (*input set, 0), else -1 after printing why. */

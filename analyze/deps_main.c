@@ -84,7 +84,18 @@ static int parse_args(int argc, char **argv, struct deps_args *a)
     memset(a, 0, sizeof *a);
     struct asys_cli c;
     asys_cli_init(&c, PROG, argc, argv);
+    const struct asys_cli_text_option text[] = {
+        {NULL, "--filter-time", &a->filter, NULL, NULL},
+        {"-f", "--format", &a->format_name, NULL, NULL},
+        {"-o", "--output", &a->output, NULL, NULL},
+        {NULL, "--sqlite", &a->sqlite_path, NULL, NULL},
+    };
     while (asys_cli_next(&c)) {
+        int taken = asys_cli_take_text(&c, text, sizeof text / sizeof text[0]);
+        if (taken < 0)
+            return -1;
+        if (taken)
+            continue;
         int selects = asys_cli_is(&c, NULL, "--activity") ||
                       asys_cli_is(&c, NULL, "--correlation") || asys_cli_is(&c, NULL, "--kernel");
         if (selects && a->selector != SELECT_NONE) {
@@ -115,18 +126,6 @@ static int parse_args(int argc, char **argv, struct deps_args *a)
             a->all = !strcmp(value, "all");
         } else if (asys_cli_is(&c, NULL, "--critical-path")) {
             a->critical_path = 1;
-        } else if (asys_cli_is(&c, NULL, "--filter-time")) {
-            if (!(a->filter = asys_cli_value(&c)))
-                return -1;
-        } else if (asys_cli_is(&c, "-f", "--format")) {
-            if (!(a->format_name = asys_cli_value(&c)))
-                return -1;
-        } else if (asys_cli_is(&c, "-o", "--output")) {
-            if (!(a->output = asys_cli_value(&c)))
-                return -1;
-        } else if (asys_cli_is(&c, NULL, "--sqlite")) {
-            if (!(a->sqlite_path = asys_cli_value(&c)))
-                return -1;
         } else if (asys_cli_is(&c, "-q", "--quiet")) {
             a->quiet = 1;
         } else if (asys_cli_is(&c, "-h", "--help")) {

@@ -72,27 +72,24 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
     memset(a, 0, sizeof *a);
     struct asys_cli c;
     asys_cli_init(&c, PROG, argc, argv);
+    const struct asys_cli_text_option text[] = {
+        {"-f", "--format", &a->format_name, NULL, NULL},
+        {"-o", "--output", &a->output, NULL, NULL},
+        {NULL, "--timeunit", &a->timeunit, NULL, NULL},
+        {NULL, "--filter-time", &a->filter, NULL, NULL},
+        {NULL, "--group-by", &a->group_by, "base", "hgtx"},
+        {NULL, "--api-name-mode", &a->api_name_mode, "host", "kernel"},
+        {NULL, "--report-dir", &a->report_dir, NULL, NULL},
+        {NULL, "--sqlite", &a->sqlite_path, NULL, NULL},
+    };
     while (asys_cli_next(&c)) {
+        int taken = asys_cli_take_text(&c, text, sizeof text / sizeof text[0]);
+        if (taken < 0)
+            return -1;
+        if (taken)
+            continue;
         if (asys_cli_is(&c, "-r", "--report")) {
             if (asys_cli_list(&c, a->reports, &a->report_count, MAX_REPORTS) != 0)
-                return -1;
-        } else if (asys_cli_is(&c, "-f", "--format")) {
-            if (!(a->format_name = asys_cli_value(&c)))
-                return -1;
-        } else if (asys_cli_is(&c, "-o", "--output")) {
-            if (!(a->output = asys_cli_value(&c)))
-                return -1;
-        } else if (asys_cli_is(&c, NULL, "--timeunit")) {
-            if (!(a->timeunit = asys_cli_value(&c)))
-                return -1;
-        } else if (asys_cli_is(&c, NULL, "--filter-time")) {
-            if (!(a->filter = asys_cli_value(&c)))
-                return -1;
-        } else if (asys_cli_is(&c, NULL, "--group-by")) {
-            if (!(a->group_by = asys_cli_choice(&c, "base", "hgtx")))
-                return -1;
-        } else if (asys_cli_is(&c, NULL, "--api-name-mode")) {
-            if (!(a->api_name_mode = asys_cli_choice(&c, "host", "kernel")))
                 return -1;
         } else if (asys_cli_is(&c, NULL, "--buckets")) {
             const char *value = asys_cli_value(&c);
@@ -104,12 +101,6 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
                 fprintf(stderr, "%s: --buckets takes 1 to 100000, not '%s'\n", PROG, value);
                 return -1;
             }
-        } else if (asys_cli_is(&c, NULL, "--report-dir")) {
-            if (!(a->report_dir = asys_cli_value(&c)))
-                return -1;
-        } else if (asys_cli_is(&c, NULL, "--sqlite")) {
-            if (!(a->sqlite_path = asys_cli_value(&c)))
-                return -1;
         } else if (asys_cli_is(&c, NULL, "--help-reports")) {
             /* an optional name: the next argument unless it is an option or a report */
             a->help_reports = 1;

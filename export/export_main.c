@@ -92,7 +92,20 @@ static int parse_args(int argc, char **argv, struct export_args *a)
     memset(a, 0, sizeof *a);
     struct asys_cli c;
     asys_cli_init(&c, PROG, argc, argv);
+    const struct asys_cli_text_option text[] = {
+        {"-o", "--output", &a->output, NULL, NULL},
+        {NULL, "--tables", &a->tables, NULL, NULL},
+        {NULL, "--filter-time", &a->filter, NULL, NULL},
+        {NULL, "--api-name-mode", &a->api_name_mode, "host", "kernel"},
+        {NULL, "--group-kernels", &a->group_kernels, "base", "hgtx"},
+        {NULL, "--sqlite", &a->sqlite_path, NULL, NULL},
+    };
     while (asys_cli_next(&c)) {
+        int taken = asys_cli_take_text(&c, text, sizeof text / sizeof text[0]);
+        if (taken < 0)
+            return -1;
+        if (taken)
+            continue;
         const char *v;
         if (asys_cli_is(&c, "-t", "--type")) {
             if (!(v = asys_cli_value(&c)))
@@ -101,26 +114,8 @@ static int parse_args(int argc, char **argv, struct export_args *a)
                 fprintf(stderr, "%s: unknown type '%s' (pftrace, json, csv, sqlite)\n", PROG, v);
                 return -1;
             }
-        } else if (asys_cli_is(&c, "-o", "--output")) {
-            if (!(a->output = asys_cli_value(&c)))
-                return -1;
-        } else if (asys_cli_is(&c, NULL, "--tables")) {
-            if (!(a->tables = asys_cli_value(&c)))
-                return -1;
-        } else if (asys_cli_is(&c, NULL, "--filter-time")) {
-            if (!(a->filter = asys_cli_value(&c)))
-                return -1;
-        } else if (asys_cli_is(&c, NULL, "--api-name-mode")) {
-            if (!(a->api_name_mode = asys_cli_choice(&c, "host", "kernel")))
-                return -1;
-        } else if (asys_cli_is(&c, NULL, "--group-kernels")) {
-            if (!(a->group_kernels = asys_cli_choice(&c, "base", "hgtx")))
-                return -1;
         } else if (asys_cli_is(&c, "-r", "--report")) {
             if (asys_cli_list(&c, a->reports, &a->report_count, MAX_REPORTS) != 0)
-                return -1;
-        } else if (asys_cli_is(&c, NULL, "--sqlite")) {
-            if (!(a->sqlite_path = asys_cli_value(&c)))
                 return -1;
         } else if (asys_cli_is(&c, NULL, "--gzip")) {
             a->gzip = 1;

@@ -225,14 +225,20 @@ static int apply_osrt_backtrace_threshold(struct asys_profile_options *o, const 
     return 0;
 }
 
+/* A call-stack depth option: 0 to 128 frames. */
+static int parse_depth(const char *option, const char *v, uint32_t *depth, struct asys_err *err)
+{
+    uint64_t n;
+    if (parse_count(v, 128, &n) != 0)
+        return asys_fail(err, "%s takes 0 to 128, not '%s'", option, v);
+    *depth = (uint32_t)n;
+    return 0;
+}
+
 static int apply_osrt_backtrace_depth(struct asys_profile_options *o, const char *v,
                                       struct asys_err *err)
 {
-    uint64_t depth;
-    if (parse_count(v, 128, &depth) != 0)
-        return asys_fail(err, "--osrt-backtrace-depth takes 0 to 128, not '%s'", v);
-    o->osrt_backtrace_depth = (uint32_t)depth;
-    return 0;
+    return parse_depth("--osrt-backtrace-depth", v, &o->osrt_backtrace_depth, err);
 }
 
 /* --hggc-trace-set: the collector's subsets (recorder/inject/hggc.c). */
@@ -286,11 +292,7 @@ static int apply_hggc_backtrace(struct asys_profile_options *o, const char *v, s
 static int apply_hggc_backtrace_depth(struct asys_profile_options *o, const char *v,
                                       struct asys_err *err)
 {
-    uint64_t depth;
-    if (parse_count(v, 128, &depth) != 0)
-        return asys_fail(err, "--hggc-backtrace-depth takes 0 to 128, not '%s'", v);
-    o->hggc_backtrace_depth = (uint32_t)depth;
-    return 0;
+    return parse_depth("--hggc-backtrace-depth", v, &o->hggc_backtrace_depth, err);
 }
 
 static int apply_help(struct asys_profile_options *o, const char *v, struct asys_err *err)

@@ -229,10 +229,28 @@ static void status_cupti_error(struct asys_thread *t, unsigned code, const char 
 
 /* ---- API callbacks ------------------------------------------------------------------ */
 
-static const char *api_display_name(const char *name)
+/* nvcc's launch stub calls __cudaLaunchKernel for a <<<>>> launch: shown as
+ * cudaLaunchKernel.  Told by the callback id, not a string compare per call. */
+static const char *api_display_name(int driver, CUpti_CallbackId cbid, const char *name)
 {
-    /* nvcc's launch stub calls __cudaLaunchKernel for a <<<>>> launch */
-    return strcmp(name, "__cudaLaunchKernel") ? name : "cudaLaunchKernel";
+    int stub = !driver && (cbid == CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000 ||
+                           cbid == CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000);
+    return stub ? "cudaLaunchKernel" : name ? name : "?";
+}
+
+/* A graph exec record: its instantiation (GRAPH_EXEC) or a launch of it (GRAPH_LAUNCH). */
+static void write_exec_record(struct asys_thread *t, unsigned kind, uint32_t exec_id,
+                              uint32_t graph_id, uint32_t correlation_id, uint64_t ts)
+{
+    uint32_t delta;
+    struct asys_rec_hggc_graph_exec *r = asys_segment_reserve(&t->seg, sizeof *r, ts, &delta);
+    if (!r)
+        return;
+    r->exec_id = exec_id;
+    r->graph_id = graph_id;
+    r->correlation_id = correlation_id;
+    r->reserved = 0;
+    asys_segment_commit(&r->header, ASYS_REC_WORD(kind, sizeof *r / 8, 0, delta));
 }
 
 static void write_graph_launch(struct asys_thread *t, CUpti_CallbackId cbid, int driver,
@@ -251,16 +269,8 @@ static void write_graph_launch(struct asys_thread *t, CUpti_CallbackId cbid, int
     uint32_t exec_id = 0;
     if (!exec || hggc.f.get_graph_exec_id(exec, &exec_id) != CUPTI_SUCCESS)
         return;
-    uint32_t delta;
-    struct asys_rec_hggc_graph_exec *r = asys_segment_reserve(&t->seg, sizeof *r, end, &delta);
-    if (!r)
-        return;
-    r->exec_id = exec_id;
-    r->graph_id = 0; /* known from the exec's instantiation */
-    r->correlation_id = data->correlationId;
-    r->reserved = 0;
-    asys_segment_commit(&r->header,
-                        ASYS_REC_WORD(ASYS_REC_HGGC_GRAPH_LAUNCH, sizeof *r / 8, 0, delta));
+    /* the graph is known from the exec's instantiation */
+    write_exec_record(t, ASYS_REC_HGGC_GRAPH_LAUNCH, exec_id, 0, data->correlationId, end);
 }
 
 static void api_exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -273,8 +283,7 @@ static void api_exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
         return;
     }
     int driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
-    uint32_t name_id =
-        asys_intern(t, api_display_name(data->functionName ? data->functionName : "?"));
+    uint32_t name_id = asys_intern(t, api_display_name(driver, cbid, data->functionName));
     uint32_t chain = 0;
     if (hggc.backtrace_ticks && end - start >= hggc.backtrace_ticks)
         chain = asys_callstack_capture(t, hggc.backtrace_depth);
@@ -361,17 +370,8 @@ static void write_graph_exec(struct asys_thread *t, const CUpti_GraphData *g)
     CUgraph source = g->originalGraph ? g->originalGraph : g->graph;
     if (source && hggc.f.get_graph_id(source, &graph_id) != CUPTI_SUCCESS)
         graph_id = 0;
-    uint32_t delta;
-    struct asys_rec_hggc_graph_exec *r =
-        asys_segment_reserve(&t->seg, sizeof *r, asys_now(), &delta);
-    if (!r)
-        return;
-    r->exec_id = exec_id;
-    r->graph_id = graph_id;
-    r->correlation_id = hggc_tls.correlation;
-    r->reserved = 0;
-    asys_segment_commit(&r->header,
-                        ASYS_REC_WORD(ASYS_REC_HGGC_GRAPH_EXEC, sizeof *r / 8, 0, delta));
+    write_exec_record(t, ASYS_REC_HGGC_GRAPH_EXEC, exec_id, graph_id, hggc_tls.correlation,
+                      asys_now());
 }
 
 static void flush_activity(uint32_t flag);
