@@ -129,35 +129,37 @@ int tw_walk_api(struct walk *w)
         "                           FROM ppu_activities AS p\n"
         "                           WHERE p.api_id = a.id AND p.kind = 1), a.name_id)\n"
         "            ELSE a.name_id END,\n"
-        "       a.id, h.ids\n"
+        "       a.id\n"
         "FROM hggc_api_calls AS a\n"
-        /* host waits, gathered once (ppu_deps has no index by waiting call) */
-        "LEFT JOIN (SELECT d.wait_api_id AS api_id,\n"
-        "                  group_concat(d.id || ':' || p.start_ns) AS ids\n"
-        "           FROM ppu_deps AS d JOIN ppu_activities AS p ON p.id = d.depends_on\n"
-        "           WHERE :deps AND d.kind = 5 AND d.effective AND " IN_WINDOW("p") "\n"
-        "           GROUP BY d.wait_api_id) AS h ON h.api_id = a.id\n"
         "WHERE " IN_WINDOW("a") "\n"
         "ORDER BY a.id");
     /* clang-format on */
-    /* the work each call launched, read alongside the calls (both in id order) */
-    struct ref_cursor launched = {NULL, 0, 0};
+    /* read alongside the calls, in their id order: the work each call launched,
+     * and the work each synchronizing call waited for */
+    struct ref_cursor launched = {NULL, 0, 0}, waited = {NULL, 0, 0};
+    int rc = st ? 0 : -1;
     /* clang-format off */
-    if (st && flows &&
-        tw_cursor_open(w, &launched,
+    if (rc == 0 && flows)
+        rc = tw_cursor_open(w, &launched,
             "SELECT p.api_id, 0, p.id, p.start_ns, p.end_ns\n"
             "FROM ppu_activities AS p\n"
             "WHERE p.api_id IS NOT NULL AND " IN_WINDOW("p") "\n"
-            "ORDER BY p.api_id, p.start_ns") != 0) {
-        /* clang-format on */
+            "ORDER BY p.api_id, p.start_ns");
+    if (rc == 0 && deps)
+        rc = tw_cursor_open(w, &waited,
+            "SELECT d.wait_api_id, 0, d.id, p.start_ns, p.start_ns\n"
+            "FROM ppu_deps AS d JOIN ppu_activities AS p ON p.id = d.depends_on\n"
+            "WHERE d.kind = 5 AND d.effective AND " IN_WINDOW("p") "\n"
+            "ORDER BY d.wait_api_id, d.id");
+    /* clang-format on */
+    if (rc != 0) {
+        tw_cursor_close(&launched);
+        tw_cursor_close(&waited);
         sqlite3_finalize(st);
         return -1;
     }
-    if (!st)
-        return -1;
     sqlite3_bind_text(st, sqlite3_bind_parameter_index(st, ":mode"), w->o->api_name_mode, -1,
                       SQLITE_STATIC);
-    sqlite3_bind_int(st, sqlite3_bind_parameter_index(st, ":deps"), deps);
     while (!w->failed && sqlite3_step(st) == SQLITE_ROW) {
         uint32_t row = collector_row(w, (uint32_t)sqlite3_column_int64(st, 0),
                                      (uint32_t)sqlite3_column_int64(st, 1), ROW_API, 0);
@@ -173,7 +175,7 @@ int tw_walk_api(struct walk *w)
         }
         tw_flows_add_out(w, TL_FLOW_HOST, start);
         /* from the work a synchronizing call waited for */
-        tw_refs_parse(w, sqlite3_column_text(st, 6));
+        tw_cursor_refs(w, &waited, sqlite3_column_int64(st, 5), 0);
         for (size_t i = 0; i < w->ref_count; i++)
             tw_flows_add_in(w, TL_FLOW_DEPENDENCY | w->refs[i].id, w->refs[i].start, start, end,
                             &latest_late);
@@ -182,6 +184,7 @@ int tw_walk_api(struct walk *w)
                       TL_CAT_HGGC, &f);
     }
     tw_cursor_close(&launched);
+    tw_cursor_close(&waited);
     sqlite3_finalize(st);
     return w->failed ? -1 : 0;
 }

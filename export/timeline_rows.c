@@ -358,26 +358,6 @@ void tw_cursor_close(struct ref_cursor *c)
     c->started = c->has_row = 0;
 }
 
-/* Parses "id:start:end,..." (a group_concat; end optional) into w->refs. */
-size_t tw_refs_parse(struct walk *w, const unsigned char *list)
-{
-    w->ref_count = 0;
-    for (const char *p = (const char *)list; p && *p && !w->failed;) {
-        char *end;
-        uint64_t id = strtoull(p, &end, 10);
-        int64_t start = 0, stop = 0;
-        if (end == p)
-            break;
-        if (*end == ':')
-            start = stop = strtoll(end + 1, &end, 10);
-        if (*end == ':')
-            stop = strtoll(end + 1, &end, 10);
-        tw_refs_push(w, id, start, stop);
-        p = *end == ',' ? end + 1 : end;
-    }
-    return w->ref_count;
-}
-
 /* Times as drawn: clipped to the --filter-time window. */
 int64_t tw_clip_start(const struct walk *w, int64_t ts)
 {

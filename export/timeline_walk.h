@@ -62,7 +62,7 @@ struct walk {
     struct asys_u64map names;       /* string id -> char * (text of the database's strings) */
     struct asys_strmap synthetic;   /* text -> synthetic id - SYNTHETIC_NAME_BASE */
     struct id_list flows_out, flows_in, flows_late; /* the current slice's */
-    struct flow_ref *refs;                          /* a parsed flow list */
+    struct flow_ref *refs;                          /* a cursor's rows of one key */
     size_t ref_count, ref_cap;
     uint32_t synthetic_count;
     sqlite3_stmt *string_text;
@@ -121,7 +121,6 @@ void tw_cursor_close(struct ref_cursor *c);
 /* flows */
 int tw_ids_push(struct walk *w, struct id_list *l, uint64_t id);
 void tw_refs_push(struct walk *w, uint64_t id, int64_t start, int64_t end);
-size_t tw_refs_parse(struct walk *w, const unsigned char *list);
 int64_t tw_clip_start(const struct walk *w, int64_t ts);
 int64_t tw_clip_end(const struct walk *w, int64_t ts, int64_t start);
 enum flow_place tw_flow_place(int64_t source_start, int64_t dest_start, int64_t dest_end);
