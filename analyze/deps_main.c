@@ -271,7 +271,7 @@ static int write_query(struct run *r, const char *title, const char *sql)
         return -1;
     if (title && (r->out_opts.format == ASYS_FMT_COLUMN || r->out_opts.format == ASYS_FMT_TABLE))
         fprintf(r->out, "\n ** %s:\n\n", title);
-    struct asys_err err = {{0}};
+    struct asys_err err = {0};
     long long rows = asys_write_rows(r->out, st, &r->out_opts, &err);
     sqlite3_finalize(st);
     if (rows < 0) {
@@ -366,7 +366,7 @@ static int open_output(struct run *r, const char *path)
 static int run_deps(struct run *r, const struct deps_args *a)
 {
     if (a->critical_path) {
-        struct asys_err err = {{0}};
+        struct asys_err err = {0};
         struct asys_critical_path_window win = {r->filter_start, r->filter_end};
         if (asys_critical_path_build(r->db, &win, &err) != 0) {
             fprintf(stderr, "%s: cannot find the critical path in '%s': %s\n", PROG, a->input,
@@ -388,7 +388,7 @@ static int run_deps(struct run *r, const struct deps_args *a)
             return no_match(a);
         warn_shared_streams(r);
         if (r->dot) {
-            struct asys_err err = {{0}};
+            struct asys_err err = {0};
             return asys_deps_dot(r->db, r->out, "SELECT id FROM temp.selected", r->session_start,
                                  r->all, &err)
                        ? 1
@@ -401,7 +401,7 @@ static int run_deps(struct run *r, const struct deps_args *a)
     }
     warn_shared_streams(r);
     if (r->dot) {
-        struct asys_err err = {{0}};
+        struct asys_err err = {0};
         char window[256];
         snprintf(window, sizeof window,
                  "CREATE TEMP TABLE window AS SELECT id FROM ppu_activities "
@@ -458,7 +458,7 @@ int main(int argc, char **argv)
     }
     struct asys_db_options dbo = {a.sqlite_path, 0, warn, &a, on_build};
     struct asys_report_db rdb;
-    struct asys_err err = {{0}};
+    struct asys_err err = {0};
     if (asys_report_db_open(a.input, &dbo, &rdb, &err) != 0) {
         asys_err_print(PROG, "open", a.input, &err);
         return 1;

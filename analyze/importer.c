@@ -429,7 +429,7 @@ static int import_segment(struct asys_importer *imp, struct asys_report_reader *
     if (begin_segment(imp, member, &s->header, err) != 0)
         return -1;
     struct asys_record rec;
-    struct asys_err seg_err = {{0}};
+    struct asys_err seg_err = {0};
     int rc;
     while ((rc = asys_segment_stream_next(s, &rec, &seg_err)) > 0) {
         if (imp->seg.image) {
@@ -741,7 +741,7 @@ static int import_all_segments(struct asys_importer *imp, struct asys_report_rea
         struct asys_segment_stream s;
         const char *member = NULL;
         int bad = 0;
-        struct asys_err seg_err = {{0}};
+        struct asys_err seg_err = {0};
         int rc = asys_report_next_segment(reader, &s, &member, &bad, &seg_err);
         if (rc == 0)
             return 0;

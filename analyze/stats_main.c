@@ -184,7 +184,7 @@ static int run_report(sqlite3 *db, const struct asys_report_def *d, const char *
                       FILE *out, int with_title, const char *input)
 {
     sqlite3_stmt *st = NULL;
-    struct asys_err prepare_err = {{0}};
+    struct asys_err prepare_err = {0};
     if (asys_report_prepare(db, d, requested, p, &st, &prepare_err) != 0) {
         fprintf(stderr, "%s: cannot run report '%s': %s\n", PROG, d->name, prepare_err.text);
         return -1;
@@ -197,7 +197,7 @@ static int run_report(sqlite3 *db, const struct asys_report_def *d, const char *
     opts.empty_message = with_title ? empty : NULL;
     opts.tree_label = d->tree_label;
     opts.tree_level = d->tree_level;
-    struct asys_err err = {{0}};
+    struct asys_err err = {0};
     long long rows = asys_write_rows(out, st, &opts, &err);
     sqlite3_finalize(st);
     if (rows < 0) {
@@ -247,7 +247,7 @@ int main(int argc, char **argv)
     if (parse_args(argc, argv, &a) != 0)
         return 2;
     struct asys_report_catalog cat = {0};
-    struct asys_err err = {{0}};
+    struct asys_err err = {0};
     if (asys_catalog_load_builtin(&cat, &err) != 0 ||
         (a.report_dir && asys_catalog_load_dir(&cat, a.report_dir, &err) != 0)) {
         fprintf(stderr, "%s: %s\n", PROG, err.text);
@@ -302,7 +302,7 @@ int main(int argc, char **argv)
             asys_catalog_free(&cat);
             return 2;
         }
-        struct asys_err arg_err = {{0}};
+        struct asys_err arg_err = {0};
         if (asys_report_check_argument(defs[n], a.reports[i], &arg_err) != 0) {
             fprintf(stderr, "%s: %s\n", PROG, arg_err.text);
             asys_catalog_free(&cat);

@@ -198,7 +198,7 @@ static void progress_clear(struct progress *p)
 /* Opens `path` (through a temporary file) or prints why not. */
 static FILE *open_output(const struct export_args *a, const char *path, struct asys_out_file **file)
 {
-    struct asys_err err = {{0}};
+    struct asys_err err = {0};
     FILE *out = NULL;
     if (asys_out_file_open(file, path, a->force, a->gzip, &out, &err) != 0) {
         asys_err_print(PROG, "write", path, &err);
@@ -213,7 +213,7 @@ static int export_timeline(const struct export_args *a, sqlite3 *db, const char 
                            const struct tl_options *opts, long long session_start,
                            struct progress *bar)
 {
-    struct asys_err err = {{0}};
+    struct asys_err err = {0};
     struct asys_out_file *file = NULL;
     FILE *out = open_output(a, path, &file);
     if (!out)
@@ -279,7 +279,7 @@ static int file_set_close(struct file_set *s, int ok)
 {
     int rc = ok ? 0 : -1;
     for (size_t i = 0; i < s->count; i++) {
-        struct asys_err err = {{0}};
+        struct asys_err err = {0};
         if (rc == 0 && asys_out_file_commit(s->files[i], &err) != 0) {
             fprintf(stderr, "%s: cannot write a csv file: %s\n", PROG, err.text);
             rc = -1;
@@ -301,7 +301,7 @@ static int write_csv(const struct export_args *a, const char *base, const char *
         fprintf(stderr, "%s: cannot write '%s_%s.csv': path too long\n", PROG, base, name);
         return -1;
     }
-    struct asys_err err = {{0}};
+    struct asys_err err = {0};
     struct asys_out_file *file = NULL;
     FILE *out = open_output(a, path, &file);
     if (!out)
@@ -369,7 +369,7 @@ static int export_csv_tables(const struct export_args *a, sqlite3 *db, const cha
 static int find_reports(const struct export_args *a, struct asys_report_catalog *cat,
                         const struct asys_report_def **defs)
 {
-    struct asys_err err = {{0}};
+    struct asys_err err = {0};
     if (asys_catalog_load_builtin(cat, &err) != 0) {
         fprintf(stderr, "%s: cannot load the reports: %s\n", PROG, err.text);
         return -1;
@@ -394,7 +394,7 @@ static int export_csv_reports(const struct export_args *a, sqlite3 *db, const ch
                               const struct asys_report_def *const *defs,
                               const struct asys_report_params *p)
 {
-    struct asys_err err = {{0}};
+    struct asys_err err = {0};
     struct file_set set = {0};
     int rc = 0;
     for (int i = 0; rc == 0 && i < a->report_count; i++) {
@@ -481,7 +481,7 @@ static int export_sqlite(const struct export_args *a, struct asys_report_db *rdb
             fprintf(stderr, "%s: '%s' is the analysis database, up to date\n", PROG, path);
         return 0;
     }
-    struct asys_err err = {{0}};
+    struct asys_err err = {0};
     struct asys_out_file *file = NULL;
     if (asys_out_file_open(&file, path, a->force, 0, NULL, &err) != 0) {
         asys_err_print(PROG, "write", path, &err);
@@ -579,7 +579,7 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    struct asys_err err = {{0}};
+    struct asys_err err = {0};
     struct asys_db_options dbo = {a.sqlite_path, 0, warn, &a, on_build};
     struct asys_report_db rdb;
     if (asys_report_db_open(a.input, &dbo, &rdb, &err) != 0) {

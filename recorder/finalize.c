@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "hggc_tally.h"
+#include "collector.h"
 #include "json_util.h"
 #include "manifest.h"
 #include "report_archive.h"
@@ -50,10 +50,49 @@ static long read_fd(void *ctx, void *buf, size_t size)
 
 /* Counts a segment's records and finds where they end; clock pairs of the
  * launcher's segment are appended to `pairs`; stacks go to the symbolizer. */
-static void scan_segment(const char *path, struct segment_scan *scan, cJSON *pairs,
-                         struct asys_symbolizer *symbols, struct asys_hggc_tally *hggc)
+/* The collectors' finalize hooks, with their state for this report. */
+struct collector_tallies {
+    const struct asys_collector *collector[32];
+    void *state[32];
+    int count;
+};
+
+static void tallies_begin(struct collector_tallies *t)
 {
-    struct asys_err err = {{0}};
+    t->count = 0;
+    for (const struct asys_collector *const *c = asys_collectors; *c && t->count < 32; c++) {
+        if (!(*c)->built || !(*c)->finalize_begin)
+            continue;
+        t->collector[t->count] = *c;
+        t->state[t->count++] = (*c)->finalize_begin();
+    }
+}
+
+static void tallies_record(struct collector_tallies *t, const struct asys_segment_header *h,
+                           const struct asys_record *rec)
+{
+    for (int i = 0; i < t->count; i++)
+        if (t->collector[i]->feature & h->feature_mask)
+            t->collector[i]->finalize_record(t->state[i], h, rec);
+}
+
+/* Each collector's manifest object under its name; frees the states. */
+static void tallies_end(struct collector_tallies *t, cJSON *root)
+{
+    for (int i = 0; i < t->count; i++) {
+        cJSON *o = t->collector[i]->finalize_end(t->state[i]);
+        if (o && root)
+            cJSON_AddItemToObject(root, t->collector[i]->name, o);
+        else
+            cJSON_Delete(o);
+    }
+    t->count = 0;
+}
+
+static void scan_segment(const char *path, struct segment_scan *scan, cJSON *pairs,
+                         struct asys_symbolizer *symbols, struct collector_tallies *tallies)
+{
+    struct asys_err err = {0};
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {
@@ -83,7 +122,7 @@ static void scan_segment(const char *path, struct segment_scan *scan, cJSON *pai
             continue;
         scan->records++;
         asys_symbolizer_add(symbols, &rec);
-        asys_hggc_tally_add(hggc, scan->pid, &rec);
+        tallies_record(tallies, &s.header, &rec);
         if (rec.type == ASYS_REC_CLOCK_PAIR && pairs) {
             const struct asys_rec_clock_pair *p = (const void *)rec.data;
             cJSON *pair = cJSON_CreateArray();
@@ -304,7 +343,8 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
     size_t n = 0;
     cJSON *symbols = NULL;
     struct asys_symbolizer *symbolizer = asys_symbolizer_new();
-    struct asys_hggc_tally *hggc = asys_hggc_tally_new();
+    struct collector_tallies tallies;
+    tallies_begin(&tallies);
     char segment_dir[PATH_MAX], session_file[PATH_MAX + 32], tmp[PATH_MAX + 32];
     tmp[0] = '\0';
     memset(result, 0, sizeof *result);
@@ -317,7 +357,7 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
         root = cJSON_CreateObject();
         cJSON_AddNumberToObject(root, "format_version", ASYS_FORMAT_VERSION);
     }
-    if (!symbolizer || !hggc) {
+    if (!symbolizer) {
         asys_fail(err, "out of memory");
         goto out;
     }
@@ -328,11 +368,9 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
         char path[PATH_MAX + 300];
         snprintf(path, sizeof path, "%s/%s", segment_dir, scans[i].name);
         scan_segment(path, &scans[i], strcmp(scans[i].name, ASYS_LAUNCHER_SEGMENT) ? NULL : pairs,
-                     symbolizer, hggc);
+                     symbolizer, &tallies);
     }
-    cJSON *hggc_json = asys_hggc_tally_json(hggc);
-    if (hggc_json)
-        cJSON_AddItemToObject(root, "hggc", hggc_json);
+    tallies_end(&tallies, root);
     symbols = asys_symbolizer_resolve(symbolizer);
     add_clock(root, pairs);
     add_report_id(root);
@@ -381,6 +419,6 @@ out:
     cJSON_Delete(root);
     cJSON_Delete(symbols);
     asys_symbolizer_free(symbolizer);
-    asys_hggc_tally_free(hggc);
+    tallies_end(&tallies, NULL); /* after a failure: frees what was left */
     return rc;
 }

@@ -72,24 +72,28 @@ static cJSON *cpu_json(int clock_kind)
     return cpu;
 }
 
+/* Every option with the value the run used (given or default): numbers as
+ * numbers, the rest as the collector receives them; `given` lists what the
+ * user wrote. */
 static cJSON *options_json(const struct asys_profile_options *o, const char *report_path)
 {
     cJSON *opts = cJSON_CreateObject();
-    char trace[256];
-    asys_trace_list_string(o->trace_mask, trace, sizeof trace);
-    cJSON_AddStringToObject(opts, "trace", trace);
-    cJSON_AddStringToObject(opts, "output", report_path);
-    cJSON_AddBoolToObject(opts, "force-overwrite", o->force_overwrite);
-    cJSON_AddStringToObject(opts, "wait", o->wait == ASYS_WAIT_ALL ? "all" : "primary");
-    asys_json_add_u64(opts, "max-segment-size", o->max_segment_size);
-    asys_json_add_u64(opts, "chunk-size", o->chunk_size);
-    asys_json_add_u64(opts, "osrt-threshold", o->osrt_threshold_ns);
-    asys_json_add_u64(opts, "osrt-backtrace-threshold", o->osrt_backtrace_ns);
-    cJSON_AddNumberToObject(opts, "osrt-backtrace-depth", o->osrt_backtrace_depth);
-    cJSON_AddStringToObject(opts, "hggc-trace-set", o->hggc_trace_set);
-    cJSON_AddStringToObject(opts, "hggc-graph-trace", o->hggc_graph_level ? "graph" : "node");
-    asys_json_add_u64(opts, "hggcbacktrace", o->hggc_backtrace_ns);
-    cJSON_AddNumberToObject(opts, "hggc-backtrace-depth", o->hggc_backtrace_depth);
+    for (size_t i = 0; i < o->value_count; i++) {
+        const struct asys_option_value *v = &o->values[i].value;
+        const struct asys_option *spec = v->option;
+        if (spec->planned || spec->type == ASYS_OPT_FLAG || (!v->given && !spec->default_value))
+            continue;
+        if (spec->type == ASYS_OPT_BOOL)
+            cJSON_AddBoolToObject(opts, spec->name, v->number != 0);
+        else if (v->has_number && spec->type != ASYS_OPT_TEXT)
+            asys_json_add_u64(opts, spec->name, v->number);
+        else if (!strcmp(spec->name, "output"))
+            cJSON_AddStringToObject(opts, spec->name, report_path);
+        else
+            cJSON_AddStringToObject(opts, spec->name, v->canonical);
+    }
+    if (!cJSON_GetObjectItemCaseSensitive(opts, "output"))
+        cJSON_AddStringToObject(opts, "output", report_path);
     cJSON *given = cJSON_AddArrayToObject(opts, "given");
     for (int i = 0; i < o->given_count; i++) {
         cJSON *g = cJSON_CreateObject();
@@ -107,14 +111,14 @@ static cJSON *collectors_json(const struct asys_profile_options *o)
     cJSON *c = cJSON_CreateObject();
     cJSON *enabled = cJSON_AddArrayToObject(c, "enabled");
     cJSON *unavailable = cJSON_AddArrayToObject(c, "unavailable");
-    for (const struct asys_trace_name *t = asys_trace_names; t->name; t++) {
-        if (!(o->trace_mask & t->bit))
+    for (const struct asys_collector *const *col = asys_collectors; *col; col++) {
+        if (!(*col)->feature || !(o->features & (*col)->feature))
             continue;
-        if (t->available) {
-            cJSON_AddItemToArray(enabled, cJSON_CreateString(t->name));
+        if ((*col)->built) {
+            cJSON_AddItemToArray(enabled, cJSON_CreateString((*col)->name));
         } else {
             cJSON *u = cJSON_CreateObject();
-            cJSON_AddStringToObject(u, "name", t->name);
+            cJSON_AddStringToObject(u, "name", (*col)->name);
             cJSON_AddStringToObject(u, "reason", "not built into this asys yet");
             cJSON_AddItemToArray(unavailable, u);
         }

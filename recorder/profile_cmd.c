@@ -87,32 +87,19 @@ static int program_error(const char *name)
 
 static void warn_unavailable(const struct asys_profile_options *o)
 {
-    char names[256] = "";
-    size_t used = 0;
-    for (const struct asys_trace_name *t = asys_trace_names; t->name; t++) {
-        if ((o->trace_mask & t->bit) && !t->available) {
-            int n = snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", t->name);
-            if (n > 0 && (size_t)n < sizeof names - used)
-                used += (size_t)n;
-        }
-    }
-    if (used)
+    char names[256];
+    uint64_t planned = 0;
+    for (const struct asys_collector *const *c = asys_collectors; *c; c++)
+        if (!(*c)->built)
+            planned |= (*c)->feature;
+    asys_collector_names(o->features & planned, 0, ", ", names, sizeof names);
+    if (names[0])
         fprintf(stderr, "%s: warning: not built into this asys yet, recording without: %s\n", PROG,
                 names);
     for (int i = 0; i < o->given_count; i++)
         if (!o->given[i].supported)
             fprintf(stderr, "%s: warning: --%s is not implemented in this asys yet; ignored\n",
                     PROG, o->given[i].name);
-}
-
-/* Collectors the injected library should run, as it parses them. */
-static void inject_collectors(uint32_t mask, char *out, size_t size)
-{
-    uint32_t available = 0;
-    for (const struct asys_trace_name *t = asys_trace_names; t->name; t++)
-        if (t->available)
-            available |= t->bit;
-    asys_trace_list_string(mask & available, out, size);
 }
 
 static void tick(void *arg)
@@ -130,111 +117,150 @@ static void format_size(uint64_t bytes, char *out, size_t size)
         snprintf(out, size, "%" PRIu64 " bytes", bytes);
 }
 
+/* The session directory with session.json; removed again on failure. */
+static int start_session(const struct asys_profile_options *o, const char *report_path,
+                         struct asys_session *session, struct asys_err *err)
+{
+    if (asys_session_create(session, err) != 0)
+        return -1;
+    char session_file[PATH_MAX + 32];
+    snprintf(session_file, sizeof session_file, "%s/%s", session->dir, ASYS_SESSION_FILE);
+    cJSON *desc = asys_session_json_new(o, session, report_path);
+    int rc = asys_json_save(session_file, desc, err);
+    cJSON_Delete(desc);
+    if (rc != 0) {
+        asys_session_close_launcher(session);
+        asys_session_remove_dir(session->dir);
+    }
+    return rc;
+}
+
+/* The session and every collector option, for the injected library. */
+static int target_environment(const struct asys_collector_setup *setup,
+                              const struct asys_session *session, struct asys_env *env,
+                              struct asys_err *err)
+{
+    char tick_hz[32];
+    snprintf(tick_hz, sizeof tick_hz, "%" PRIu64, asys_session_tick_hz(session));
+    if (asys_env_set(env, "LD_PRELOAD", setup->inject_library, err) != 0 ||
+        asys_env_set(env, "NVTX_INJECTION64_PATH", setup->inject_library, err) != 0 ||
+        asys_env_set(env, "ASYS_SESSION_DIR", session->dir, err) != 0 ||
+        asys_env_set(env, "ASYS_CLOCK", asys_clock_name(session->clock_kind), err) != 0 ||
+        asys_env_set(env, "ASYS_TICK_HZ", tick_hz, err) != 0)
+        return -1;
+    return asys_profile_environment(setup->options, setup, env, err);
+}
+
+/* The launcher-side samplers of the collectors this run records. */
+struct samplers {
+    const struct asys_collector *collector[16];
+    void *state[16];
+    int count;
+};
+
+static void start_samplers(const struct asys_collector_setup *setup, pid_t target,
+                           struct samplers *s)
+{
+    for (const struct asys_collector *const *c = asys_collectors; *c; c++) {
+        if (!(*c)->start || !asys_profile_collects(setup->options, *c) || s->count == 16)
+            continue;
+        struct asys_err err = {0};
+        void *state = NULL;
+        if ((*c)->start(setup, target, &state, &err) != 0) {
+            /* the recording goes on without it; the manifest says why */
+            fprintf(stderr, "%s: warning: %s: %s\n", PROG, (*c)->name, err.text);
+            continue;
+        }
+        s->collector[s->count] = *c;
+        s->state[s->count++] = state;
+    }
+}
+
+static void stop_samplers(struct samplers *s)
+{
+    for (int i = s->count - 1; i >= 0; i--)
+        s->collector[i]->stop(s->state[i]);
+    s->count = 0;
+}
+
+static void report_written(const char *report_path, const struct asys_finalize_result *res)
+{
+    char size[32];
+    format_size(res->report_bytes, size, sizeof size);
+    fprintf(stderr, "asys: report written: '%s' (%s, %" PRIu64 " records", report_path, size,
+            res->records);
+    if (res->dropped_records)
+        fprintf(stderr, ", %" PRIu64 " dropped", res->dropped_records);
+    fprintf(stderr, ")\n");
+}
+
 static int record(const struct asys_profile_options *o, const char *report_path)
 {
-    struct asys_err err = {{0}};
+    struct asys_err err = {0};
+    struct asys_session session;
+    struct asys_target target;
+    struct samplers samplers = {.count = 0};
+    static struct asys_env env; /* 16 KiB of text: not on the stack */
     char inject[PATH_MAX];
+    int rc = ASYS_EXIT_FAILURE, have_session = 0;
     if (asys_inject_library_path(inject, sizeof inject) != 0) {
         fprintf(stderr,
                 "%s: cannot find 'libasys-inject.so' (looked in ../lib next to asys; set "
                 "ASYS_INJECT_LIB)\n",
                 PROG);
-        return 1;
+        goto out;
     }
     if (strpbrk(inject, " :"))
         fprintf(stderr, "%s: warning: '%s' contains a space or colon; LD_PRELOAD cannot name it\n",
                 PROG, inject);
-
     asys_target_block_signals();
-    struct asys_session session;
-    if (asys_session_create(&session, &err) != 0) {
+    if (start_session(o, report_path, &session, &err) != 0) {
         fprintf(stderr, "%s: cannot start a session: %s\n", PROG, err.text);
-        return 1;
+        goto out;
     }
-    char session_file[PATH_MAX + 32];
-    snprintf(session_file, sizeof session_file, "%s/%s", session.dir, ASYS_SESSION_FILE);
-    cJSON *desc = asys_session_json_new(o, &session, report_path);
-    int saved = asys_json_save(session_file, desc, &err);
-    cJSON_Delete(desc);
-    if (saved != 0) {
+    have_session = 1;
+    struct asys_collector_setup setup = {o, inject, session.dir};
+    if (target_environment(&setup, &session, &env, &err) != 0) {
         fprintf(stderr, "%s: cannot start a session: %s\n", PROG, err.text);
-        asys_session_remove_dir(session.dir);
-        return 1;
+        goto out;
     }
-
-    char collectors[128], chunk[32], max_size[32], tick_hz[32], osrt_ns[32], osrt_bt_ns[32],
-        osrt_depth[16], hggc_bt_ns[32], hggc_depth[16];
-    inject_collectors(o->trace_mask, collectors, sizeof collectors);
-    snprintf(chunk, sizeof chunk, "%" PRIu64, o->chunk_size);
-    snprintf(max_size, sizeof max_size, "%" PRIu64, o->max_segment_size);
-    snprintf(tick_hz, sizeof tick_hz, "%" PRIu64, asys_session_tick_hz(&session));
-    snprintf(osrt_ns, sizeof osrt_ns, "%" PRIu64, o->osrt_threshold_ns);
-    snprintf(osrt_bt_ns, sizeof osrt_bt_ns, "%" PRIu64, o->osrt_backtrace_ns);
-    snprintf(osrt_depth, sizeof osrt_depth, "%" PRIu32, o->osrt_backtrace_depth);
-    snprintf(hggc_bt_ns, sizeof hggc_bt_ns, "%" PRIu64, o->hggc_backtrace_ns);
-    snprintf(hggc_depth, sizeof hggc_depth, "%" PRIu32, o->hggc_backtrace_depth);
-    int hggc = (o->trace_mask & ASYS_TRACE_HGGC) != 0;
-    const struct asys_env_var vars[] = {
-        {"LD_PRELOAD", inject},
-        {"NVTX_INJECTION64_PATH", inject},
-        {"ASYS_SESSION_DIR", session.dir},
-        {"ASYS_COLLECTORS", collectors},
-        {"ASYS_CLOCK", asys_clock_name(session.clock_kind)},
-        {"ASYS_CHUNK_SIZE", chunk},
-        {"ASYS_MAX_SEGMENT_SIZE", max_size},
-        {"ASYS_TICK_HZ", tick_hz},
-        {"ASYS_OSRT_THRESHOLD_NS", osrt_ns},
-        {"ASYS_OSRT_BACKTRACE_NS", osrt_bt_ns},
-        {"ASYS_OSRT_BACKTRACE_DEPTH", osrt_depth},
-        {"ASYS_HGGC_TRACE_SET", o->hggc_trace_set},
-        {"ASYS_HGGC_GRAPH_TRACE", o->hggc_graph_level ? "graph" : "node"},
-        {"ASYS_HGGC_BT_NS", hggc_bt_ns},
-        {"ASYS_HGGC_BT_DEPTH", hggc_depth},
-        /* the CUDA driver loads it at initialization and calls InitializeInjection;
-         * kept last: left out when HGGC is not traced */
-        {"CUDA_INJECTION64_PATH", inject},
-    };
-    int var_count = (int)(sizeof vars / sizeof *vars) - (hggc ? 0 : 1);
-    struct asys_target target;
-    if (asys_target_spawn(&target, o->target_argv, vars, var_count, &err) != 0) {
+    if (asys_target_spawn(&target, o->target_argv, &env, &err) != 0) {
         fprintf(stderr, "%s: cannot run '%s': %s\n", PROG, o->target_argv[0], err.text);
-        asys_session_close_launcher(&session);
-        asys_session_remove_dir(session.dir);
-        return strstr(err.text, "ermission") ? 126 : 127;
+        rc = asys_exec_exit_code(&err);
+        goto out;
     }
+    start_samplers(&setup, target.pid, &samplers);
     asys_target_wait(&target, o->wait, tick, &session, CLOCK_PAIR_INTERVAL_MS);
+    stop_samplers(&samplers);
     asys_session_close_launcher(&session);
-
     if (WIFSIGNALED(target.status))
         fprintf(stderr, "asys: '%s' was terminated by signal %d (%s)\n", o->target_argv[0],
                 WTERMSIG(target.status), strsignal(WTERMSIG(target.status)));
     struct asys_finalize_result res;
-    int rc = asys_finalize(session.dir, report_path, o->force_overwrite, &target, &res, &err);
-    if (getenv("ASYS_KEEP_SESSION"))
-        fprintf(stderr, "asys: session kept in '%s'\n", session.dir);
-    else
-        asys_session_remove_dir(session.dir);
-    if (rc != 0) {
+    if (asys_finalize(session.dir, report_path, o->force_overwrite, &target, &res, &err) != 0) {
         fprintf(stderr, "%s: cannot write '%s': %s\n", PROG, report_path, err.text);
-        return 1;
+        goto out;
     }
-    char size[32];
-    format_size(res.report_bytes, size, sizeof size);
-    fprintf(stderr, "asys: report written: '%s' (%s, %" PRIu64 " records", report_path, size,
-            res.records);
-    if (res.dropped_records)
-        fprintf(stderr, ", %" PRIu64 " dropped", res.dropped_records);
-    fprintf(stderr, ")\n");
-    return asys_target_exit_code(&target);
+    report_written(report_path, &res);
+    rc = asys_target_exit_code(&target);
+out:
+    if (have_session) {
+        asys_session_close_launcher(&session);
+        if (getenv("ASYS_KEEP_SESSION"))
+            fprintf(stderr, "asys: session kept in '%s'\n", session.dir);
+        else
+            asys_session_remove_dir(session.dir);
+    }
+    return rc;
 }
 
 int asys_cmd_profile(int argc, char **argv)
 {
     struct asys_profile_options opts;
-    struct asys_err err = {{0}};
+    struct asys_err err = {0};
     if (asys_profile_parse(argc, argv, &opts, &err) != 0) {
         fprintf(stderr, "%s: %s\n", PROG, err.text);
-        return 2;
+        return asys_exit_code(&err);
     }
     if (opts.show_help) {
         asys_profile_print_help(stdout);
@@ -247,8 +273,9 @@ int asys_cmd_profile(int argc, char **argv)
     }
     int e = program_error(opts.target_argv[0]);
     if (e) {
-        fprintf(stderr, "%s: cannot run '%s': %s\n", PROG, opts.target_argv[0], strerror(e));
-        return e == EACCES ? 126 : 127;
+        asys_fail_errno(&err, e, "cannot run '%s'", opts.target_argv[0]);
+        fprintf(stderr, "%s: %s\n", PROG, err.text);
+        return asys_exec_exit_code(&err);
     }
     warn_unavailable(&opts);
     return record(&opts, report_path);
@@ -285,7 +312,7 @@ int asys_cmd_finalize(int argc, char **argv)
     o.output = output ? output : "recovered";
     o.force_overwrite = force;
     char report_path[PATH_MAX];
-    struct asys_err err = {{0}};
+    struct asys_err err = {0};
     if (resolve_report_path(&o, report_path, sizeof report_path, &err) != 0) {
         fprintf(stderr, "asys finalize: cannot write '%s': %s\n", report_path, err.text);
         return 1;

@@ -1,6 +1,8 @@
-/* `asys profile` options: one table that drives parsing, --help and the
- * manifest.  Options of the manual this build cannot honour yet are accepted,
- * reported once on stderr and recorded as unavailable. */
+/* `asys profile` options: the launcher's own (profile_options.c) followed by
+ * every collector's (the registry, collector.h), parsed from one catalogue
+ * that also drives --help, the manifest and the target's environment.
+ * Options of the manual this build cannot honour yet are accepted, reported
+ * once on stderr and recorded as unavailable. */
 #ifndef ASYS_PROFILE_OPTIONS_H
 #define ASYS_PROFILE_OPTIONS_H
 
@@ -9,35 +11,13 @@
 #include <stdio.h>
 
 #include "asys_error.h"
-
-/* Collectors named by -t/--trace. */
-enum asys_trace_bit {
-    ASYS_TRACE_HGGC = 1u << 0,
-    ASYS_TRACE_HGTX = 1u << 1,
-    ASYS_TRACE_ACDNN = 1u << 2,
-    ASYS_TRACE_ACBLAS = 1u << 3,
-    ASYS_TRACE_PCCL = 1u << 4,
-    ASYS_TRACE_OSRT = 1u << 5,
-    ASYS_TRACE_HGVIDEO = 1u << 6,
-};
-
-struct asys_trace_name {
-    const char *name;  /* the manual's spelling */
-    const char *alias; /* nsys spelling, or NULL */
-    uint32_t bit;
-    int available; /* built into this asys */
-};
-
-/* Every -t name, in --help order; terminated by a NULL name. */
-extern const struct asys_trace_name asys_trace_names[];
-
-/* Parses "hggc,nvtx,..." (or "none"); unknown names fail listing the valid ones. */
-int asys_parse_trace_list(const char *list, uint32_t *mask, struct asys_err *err);
-/* Writes the manual names of `mask` joined by commas. */
-void asys_trace_list_string(uint32_t mask, char *out, size_t size);
+#include "asys_format.h"
+#include "collector.h"
+#include "options.h"
 
 enum asys_wait_mode { ASYS_WAIT_ALL, ASYS_WAIT_PRIMARY };
 
+#define ASYS_MAX_OPTIONS 96
 #define ASYS_MAX_GIVEN_OPTIONS 64
 
 struct asys_given_option {
@@ -46,21 +26,23 @@ struct asys_given_option {
     int supported;
 };
 
+/* An option of the catalogue with the value it ended up with. */
+struct asys_profile_value {
+    struct asys_option_value value;
+    const struct asys_collector *collector; /* NULL: a launcher option */
+};
+
 struct asys_profile_options {
-    uint32_t trace_mask;
+    uint64_t features;  /* collectors asked for (enum asys_feature bits), built or not */
     const char *output; /* as given, or NULL for reportN */
     int force_overwrite;
     enum asys_wait_mode wait;
     uint64_t max_segment_size;
     uint64_t chunk_size;
-    uint64_t osrt_threshold_ns;
-    uint64_t osrt_backtrace_ns;
-    uint32_t osrt_backtrace_depth;
-    char hggc_trace_set[160];   /* validated subset names, comma separated */
-    int hggc_graph_level;       /* --hggc-graph-trace=graph */
-    uint64_t hggc_backtrace_ns; /* 0: no stacks */
-    uint32_t hggc_backtrace_depth;
     int show_help;
+    /* every option of the catalogue, in --help order */
+    struct asys_profile_value values[ASYS_MAX_OPTIONS];
+    size_t value_count;
     /* every option seen, in order (for the manifest and the warnings) */
     struct asys_given_option given[ASYS_MAX_GIVEN_OPTIONS];
     int given_count;
@@ -70,9 +52,27 @@ struct asys_profile_options {
 };
 
 /* Parses `asys profile` arguments (argv[0] is "profile").  Returns 0, or -1
- * with a one-line reason. */
+ * with a one-line reason (kind USAGE). */
 int asys_profile_parse(int argc, char **argv, struct asys_profile_options *opts,
                        struct asys_err *err);
+
+/* The value of option `name` (long name); NULL when there is no such option. */
+const struct asys_option_value *asys_profile_value(const struct asys_profile_options *o,
+                                                   const char *name);
+/* Whether collector `c` records in this run (asked for and built). */
+int asys_profile_collects(const struct asys_profile_options *o, const struct asys_collector *c);
+
+/* Parses "hggc,nvtx,..." (or "none") into enum asys_feature bits; unknown
+ * names fail listing the valid ones. */
+int asys_parse_trace_list(const char *list, uint64_t *features, struct asys_err *err);
+/* The -t names of `features` joined by commas ("none" when empty). */
+void asys_trace_list_string(uint64_t features, char *out, size_t size);
+
+/* The target's environment for the collectors this run records: ASYS_COLLECTORS,
+ * every option's variable and each collector's prepare hook. */
+int asys_profile_environment(const struct asys_profile_options *o,
+                             const struct asys_collector_setup *setup, struct asys_env *env,
+                             struct asys_err *err);
 
 /* Prints --help: every option of the manual and whether this build has it. */
 void asys_profile_print_help(FILE *out);

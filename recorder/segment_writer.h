@@ -18,9 +18,7 @@
 
 #include "asys_format.h"
 
-#define ASYS_DEFAULT_CHUNK_SIZE (1u << 20)
 #define ASYS_MIN_CHUNK_SIZE (2u * ASYS_REC_MAX_SIZE)
-#define ASYS_DEFAULT_MAX_SEGMENT_SIZE (2ull << 30)
 
 struct asys_segment_writer {
     /* hot */

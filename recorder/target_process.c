@@ -58,27 +58,27 @@ static void set_env(const struct asys_env_var *v)
     setenv(v->name, v->value, 1);
 }
 
-int asys_target_spawn(struct asys_target *t, char **argv, const struct asys_env_var *vars,
-                      int var_count, struct asys_err *err)
+int asys_target_spawn(struct asys_target *t, char **argv, const struct asys_env *env,
+                      struct asys_err *err)
 {
     memset(t, 0, sizeof *t);
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) != 0)
-        return asys_fail(err, "pipe: %s", strerror(errno));
+        return asys_fail_errno(err, errno, "pipe");
     /* Orphaned descendants are re-parented to us, so --wait all sees them. */
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     pid_t pid = fork();
     if (pid < 0) {
         close(pipefd[0]);
         close(pipefd[1]);
-        return asys_fail(err, "fork: %s", strerror(errno));
+        return asys_fail_errno(err, errno, "fork");
     }
     if (pid == 0) {
         close(pipefd[0]);
         signal(SIGCHLD, SIG_DFL);
         sigprocmask(SIG_SETMASK, &original_mask, NULL);
-        for (int i = 0; i < var_count; i++)
-            set_env(&vars[i]);
+        for (int i = 0; i < env->count; i++)
+            set_env(&env->vars[i]);
         execvp(argv[0], argv);
         int e = errno;
         ssize_t ignored = write(pipefd[1], &e, sizeof e);
@@ -94,7 +94,7 @@ int asys_target_spawn(struct asys_target *t, char **argv, const struct asys_env_
     close(pipefd[0]);
     if (n == (ssize_t)sizeof exec_errno) {
         waitpid(pid, NULL, 0);
-        return asys_fail(err, "%s", strerror(exec_errno));
+        return asys_fail_errno(err, exec_errno, "%s", "");
     }
     t->pid = pid;
     return 0;

@@ -7,11 +7,7 @@
 
 #include "asys_error.h"
 #include "profile_options.h"
-
-struct asys_env_var {
-    const char *name;
-    const char *value;
-};
+#include "target_env.h"
 
 struct asys_target {
     pid_t pid;
@@ -24,10 +20,10 @@ struct asys_target {
  * signal should not interrupt. */
 void asys_target_block_signals(void);
 
-/* fork + exec with `vars` set (LD_PRELOAD is prepended to any existing value).
- * A program that cannot be executed is an error (errno text). */
-int asys_target_spawn(struct asys_target *t, char **argv, const struct asys_env_var *vars,
-                      int var_count, struct asys_err *err);
+/* fork + exec with `env` set (LD_PRELOAD is prepended to any existing value).
+ * A program that cannot be executed is an error (errno text and kind). */
+int asys_target_spawn(struct asys_target *t, char **argv, const struct asys_env *env,
+                      struct asys_err *err);
 
 /* Waits, calling tick() about every `tick_ms`; SIGINT/SIGTERM/SIGHUP/SIGQUIT
  * sent to the launcher by a process are forwarded to the program (the

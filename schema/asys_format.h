@@ -32,7 +32,9 @@
 #define ASYS_SEGMENT_DIR "segments/"
 #define ASYS_SEGMENT_SUFFIX ".seg"
 
-/* ---- feature mask: record families a segment may contain -------------- */
+/* ---- feature mask: record families a segment may contain -------------- *
+ * One bit set names the collectors everywhere: `-t` and the other options,
+ * the manifest, a segment's feature mask and the importer's families. */
 
 enum asys_feature {
     ASYS_FEATURE_CORE = 1u << 0, /* PAD, TIME_BASE, STRING_DEF, PROCESS/THREAD, DROP, CLOCK_PAIR */
@@ -40,6 +42,12 @@ enum asys_feature {
     ASYS_FEATURE_OSRT = 1u << 2, /* OS runtime calls */
     ASYS_FEATURE_STACKS = 1u << 3, /* call stacks and the modules they point into */
     ASYS_FEATURE_HGGC = 1u << 4,   /* PPU API calls and device activity (CUPTI) */
+    /* Collectors of the manual this version does not build yet: their bits
+     * name them in options and manifests; no segment carries them. */
+    ASYS_FEATURE_ACDNN = 1u << 5,
+    ASYS_FEATURE_ACBLAS = 1u << 6,
+    ASYS_FEATURE_PCCL = 1u << 7,
+    ASYS_FEATURE_HGVIDEO = 1u << 8,
 };
 /* Every feature this version of the tools can decode. */
 #define ASYS_FEATURES_KNOWN                                                                        \

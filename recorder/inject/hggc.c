@@ -670,14 +670,19 @@ static void enable_callbacks(void)
     }
 }
 
-static void read_options(void)
+/* At process start: the options (CUPTI is attached later, when CUDA
+ * initializes and calls InitializeInjection). */
+int asys_hggc_init(void)
 {
-    hggc.trace_set = parse_trace_set(getenv("ASYS_HGGC_TRACE_SET"));
-    const char *graph = getenv("ASYS_HGGC_GRAPH_TRACE");
-    hggc.graph_level = graph && !strcmp(graph, "graph");
-    hggc.backtrace_ticks =
-        (uint64_t)((double)asys_env_u64("ASYS_HGGC_BT_NS", 0) * asys_proc.ticks_per_ns);
-    uint64_t depth = asys_env_u64("ASYS_HGGC_BT_DEPTH", 24);
+    const char *set = asys_option_text("ASYS_HGGC_TRACE_SET");
+    const char *graph = asys_option_text("ASYS_HGGC_GRAPH_TRACE");
+    uint64_t backtrace_ns, depth;
+    if (!set || !graph || asys_option_u64("ASYS_HGGC_BT_NS", &backtrace_ns) != 0 ||
+        asys_option_u64("ASYS_HGGC_BT_DEPTH", &depth) != 0)
+        return -1;
+    hggc.trace_set = parse_trace_set(set);
+    hggc.graph_level = !strcmp(graph, "graph");
+    hggc.backtrace_ticks = (uint64_t)((double)backtrace_ns * asys_proc.ticks_per_ns);
     hggc.backtrace_depth =
         (uint32_t)(depth > ASYS_CALLCHAIN_MAX_DEPTH ? ASYS_CALLCHAIN_MAX_DEPTH : depth);
     /* whole multiples of the alignment, as aligned_alloc wants */
@@ -685,6 +690,7 @@ static void read_options(void)
         asys_env_u64("ASYS_HGGC_BUFFER_SIZE", DEFAULT_BUFFER_SIZE) & ~(size_t)(BUFFER_ALIGN - 1);
     if (hggc.buffer_size < 4096)
         hggc.buffer_size = 4096;
+    return 0;
 }
 
 static void attach(struct asys_thread *t)
@@ -697,7 +703,6 @@ static void attach(struct asys_thread *t)
         return;
     }
     hggc.library = lib;
-    read_options();
     CUptiResult rc = hggc.f.subscribe(&hggc.subscriber, on_callback, NULL);
     if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
         status_cupti_error(t, ASYS_HGGC_SUBSCRIBER_BUSY, "cuptiSubscribe", rc);
@@ -731,7 +736,7 @@ static void attach(struct asys_thread *t)
 ASYS_EXPORT int InitializeInjection(void)
 {
     asys_inject_init();
-    if (!asys_proc.enabled || !(asys_proc.collectors & ASYS_COLLECT_HGGC))
+    if (!asys_proc.enabled || !(asys_proc.features & ASYS_FEATURE_HGGC))
         return 1;
     if (__atomic_exchange_n(&hggc.started, 1, __ATOMIC_ACQ_REL))
         return 1;

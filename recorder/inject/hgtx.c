@@ -633,7 +633,7 @@ static int install(const NvtxExportTableCallbacks *etbl, NvtxCallbackModule modu
 ASYS_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
 {
     asys_inject_init();
-    if (!asys_proc.enabled || !(asys_proc.collectors & ASYS_COLLECT_HGTX) || !get_export_table)
+    if (!asys_proc.enabled || !(asys_proc.features & ASYS_FEATURE_HGTX) || !get_export_table)
         return 0; /* NVTX turns every call of this module into a no-op */
     const NvtxExportTableCallbacks *etbl = get_export_table(NVTX_ETID_CALLBACKS);
     if (!etbl || etbl->struct_size < sizeof *etbl)

@@ -26,11 +26,17 @@
 #define ASYS_LIKELY(x) __builtin_expect(!!(x), 1)
 #define ASYS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-enum asys_collector_bit {
-    ASYS_COLLECT_HGTX = 1u << 0,
-    ASYS_COLLECT_OSRT = 1u << 1,
-    ASYS_COLLECT_HGGC = 1u << 2,
+/* One entry of the injected library's collector registry (collectors.c). */
+struct asys_inject_collector {
+    const char *name; /* as ASYS_COLLECTORS names it */
+    uint64_t feature; /* enum asys_feature: the collector */
+    uint64_t records; /* the record families it writes (the segments' feature mask) */
+    /* at process start, once the session is known: reads the collector's
+     * options; -1 turns the collector off (asys_debug says why) */
+    int (*init)(void);
 };
+/* NULL-terminated. */
+extern const struct asys_inject_collector asys_inject_collectors[];
 
 enum asys_unwind_method {
     ASYS_UNWIND_DWARF =
@@ -84,8 +90,9 @@ struct asys_thread {
 };
 
 struct asys_process {
-    int enabled; /* a session is configured and its directory is writable */
-    uint32_t collectors;
+    int enabled;               /* a session is configured and its directory is writable */
+    uint64_t features;         /* enum asys_feature: the collectors recording in this process */
+    uint64_t segment_features; /* what their segments may hold: core + their record families */
     int clock_kind;
     uint32_t pid;
     uint32_t ppid;
@@ -173,14 +180,22 @@ uint32_t asys_callstack_capture(struct asys_thread *t, uint32_t depth);
 /* Finds the address range of this library's code, once (callstack.c). */
 void asys_callstack_init(void);
 
-/* OS runtime wrappers (osrt.c): reads the thresholds from the environment. */
-void asys_osrt_init(void);
+/* Collector start-up (the registry calls them): they read their options. */
+int asys_osrt_init(void);
+int asys_hggc_init(void);
 
 /* Debug output, only when ASYS_DEBUG is set. */
 void asys_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* An unsigned decimal from the environment; `fallback` when unset or not a number. */
+/* An unsigned decimal from the environment; `fallback` when unset or not a number
+ * (tuning knobs and test hooks, which have no option). */
 uint64_t asys_env_u64(const char *name, uint64_t fallback);
+/* An option the launcher passes (every option of an enabled collector has
+ * its variable set; the default lives only in the launcher's option table):
+ * 0, or -1 after a debug line when it is missing or not a number. */
+int asys_option_u64(const char *name, uint64_t *out);
+/* The same for text options; NULL when missing. */
+const char *asys_option_text(const char *name);
 
 /* Small helpers that allocate nothing (usable after fork and in handlers). */
 char *asys_append_str(char *dst, char *end, const char *s);

@@ -81,25 +81,47 @@ uint64_t asys_env_u64(const char *name, uint64_t fallback)
     return *end ? fallback : (uint64_t)n;
 }
 
-static uint32_t parse_collectors(const char *list)
+int asys_option_u64(const char *name, uint64_t *out)
 {
-    uint32_t mask = 0;
-    if (!list)
-        return 0;
-    const char *p = list;
-    while (*p) {
-        size_t n = strcspn(p, ",");
-        if (n == 4 && !strncmp(p, "hgtx", 4))
-            mask |= ASYS_COLLECT_HGTX;
-        if (n == 4 && !strncmp(p, "osrt", 4))
-            mask |= ASYS_COLLECT_OSRT;
-        if (n == 4 && !strncmp(p, "hggc", 4))
-            mask |= ASYS_COLLECT_HGGC;
-        p += n;
-        if (*p == ',')
-            p++;
+    const char *v = getenv(name);
+    char *end;
+    if (v && *v && *v != '-') {
+        unsigned long long n = strtoull(v, &end, 10);
+        if (!*end) {
+            *out = (uint64_t)n;
+            return 0;
+        }
     }
-    return mask;
+    asys_debug("option %s is %s; its collector stays off", name, v ? "not a number" : "missing");
+    return -1;
+}
+
+const char *asys_option_text(const char *name)
+{
+    const char *v = getenv(name);
+    if (!v)
+        asys_debug("option %s is missing; its collector stays off", name);
+    return v;
+}
+
+/* ASYS_COLLECTORS ("hgtx,osrt") -> the registry's entries; each starts. */
+static void start_collectors(const char *list)
+{
+    asys_proc.segment_features = ASYS_FEATURE_CORE;
+    for (const char *p = list ? list : ""; *p;) {
+        size_t n = strcspn(p, ",");
+        for (const struct asys_inject_collector *c = asys_inject_collectors; c->name; c++) {
+            if (strlen(c->name) != n || strncmp(p, c->name, n))
+                continue;
+            asys_proc.features |= c->feature; /* before init: it may check its own bit */
+            if (c->init && c->init() != 0) {
+                asys_proc.features &= ~c->feature;
+                continue;
+            }
+            asys_proc.segment_features |= c->records;
+        }
+        p += n + (p[n] == ',');
+    }
 }
 
 /* Clock ticks per ns, for thresholds given in ns: the launcher measures the
@@ -140,16 +162,15 @@ static void init_process(void)
         asys_debug("session directory '%s' is not writable; recording off", asys_proc.segment_dir);
         goto out;
     }
-    asys_proc.collectors = parse_collectors(getenv("ASYS_COLLECTORS"));
     asys_proc.clock_kind = asys_clock_from_name(getenv("ASYS_CLOCK"));
     if (!asys_proc.clock_kind)
         asys_proc.clock_kind = asys_clock_detect();
     asys_proc.ticks_per_ns = ticks_per_ns(asys_proc.clock_kind);
     const char *unwind = getenv("ASYS_UNWIND");
     asys_proc.unwind_method = unwind && !strcmp(unwind, "fp") ? ASYS_UNWIND_FP : ASYS_UNWIND_DWARF;
-    asys_proc.chunk_size = asys_env_u64("ASYS_CHUNK_SIZE", ASYS_DEFAULT_CHUNK_SIZE);
-    asys_proc.max_segment_size =
-        asys_env_u64("ASYS_MAX_SEGMENT_SIZE", ASYS_DEFAULT_MAX_SEGMENT_SIZE);
+    if (asys_option_u64("ASYS_CHUNK_SIZE", &asys_proc.chunk_size) != 0 ||
+        asys_option_u64("ASYS_MAX_SEGMENT_SIZE", &asys_proc.max_segment_size) != 0)
+        goto out;
     asys_proc.pid = (uint32_t)getpid();
     asys_proc.ppid = (uint32_t)getppid();
     asys_proc.process_uid = new_process_uid();
@@ -159,9 +180,9 @@ static void init_process(void)
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);
     asys_callstack_init();
     asys_proc.enabled = 1;
-    asys_osrt_init();
-    asys_debug("recording into %s (collectors 0x%x, clock %s)", asys_proc.segment_dir,
-               asys_proc.collectors, asys_clock_name(asys_proc.clock_kind));
+    start_collectors(getenv("ASYS_COLLECTORS"));
+    asys_debug("recording into %s (collectors 0x%llx, clock %s)", asys_proc.segment_dir,
+               (unsigned long long)asys_proc.features, asys_clock_name(asys_proc.clock_kind));
 out:
     asys_tls_busy = was_busy;
     errno = saved_errno;
@@ -253,8 +274,7 @@ static int open_thread_segment(struct asys_thread *t, uint64_t not_after)
     struct asys_segment_header h;
     memset(&h, 0, sizeof h);
     h.collector = ASYS_SEGMENT_THREAD;
-    h.feature_mask = ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX | ASYS_FEATURE_OSRT |
-                     ASYS_FEATURE_STACKS | ASYS_FEATURE_HGGC;
+    h.feature_mask = asys_proc.segment_features;
     h.pid = asys_proc.pid;
     h.tid = t->tid;
     h.ppid = asys_proc.ppid;

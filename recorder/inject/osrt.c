@@ -48,20 +48,21 @@ static int osrt_on; /* the collector is enabled in this session */
 
 static void resolve_all(void);
 
-void asys_osrt_init(void)
+int asys_osrt_init(void)
 {
-    if (!(asys_proc.collectors & ASYS_COLLECT_OSRT))
-        return;
+    uint64_t threshold_ns, backtrace_ns, depth;
+    if (asys_option_u64("ASYS_OSRT_THRESHOLD_NS", &threshold_ns) != 0 ||
+        asys_option_u64("ASYS_OSRT_BACKTRACE_NS", &backtrace_ns) != 0 ||
+        asys_option_u64("ASYS_OSRT_BACKTRACE_DEPTH", &depth) != 0)
+        return -1;
     resolve_all();
     double per_ns = asys_proc.ticks_per_ns;
-    asys_proc.osrt_threshold_ticks =
-        (uint64_t)((double)asys_env_u64("ASYS_OSRT_THRESHOLD_NS", 1000) * per_ns);
-    asys_proc.osrt_backtrace_ticks =
-        (uint64_t)((double)asys_env_u64("ASYS_OSRT_BACKTRACE_NS", 80000) * per_ns);
-    uint64_t depth = asys_env_u64("ASYS_OSRT_BACKTRACE_DEPTH", 24);
+    asys_proc.osrt_threshold_ticks = (uint64_t)((double)threshold_ns * per_ns);
+    asys_proc.osrt_backtrace_ticks = (uint64_t)((double)backtrace_ns * per_ns);
     asys_proc.osrt_backtrace_depth =
         (uint32_t)(depth > ASYS_CALLCHAIN_MAX_DEPTH ? ASYS_CALLCHAIN_MAX_DEPTH : depth);
     __atomic_store_n(&osrt_on, 1, __ATOMIC_RELEASE);
+    return 0;
 }
 
 /* ---- the common path ------------------------------------------------------ */

@@ -209,7 +209,7 @@ static void count_warning(void *ctx, const char *text)
 static sqlite3 *import_report(void)
 {
     struct asys_finalize_result res;
-    struct asys_err err = {{0}};
+    struct asys_err err = {0};
     ck_assert_msg(asys_finalize(dir, report, 0, NULL, &res, &err) == 0, "%s", err.text);
     sqlite3 *db = NULL;
     ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
@@ -351,7 +351,7 @@ static void expect_refused(const char *path, const char *reason)
     sqlite3 *db = NULL;
     ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
     struct asys_import_stats stats;
-    struct asys_err err = {{0}};
+    struct asys_err err = {0};
     ck_assert_int_eq(asys_import_report(path, db, NULL, NULL, &stats, &err), -1);
     ck_assert_msg(strstr(err.text, reason) != NULL, "expected '%s' in '%s'", reason, err.text);
     sqlite3_close(db);
@@ -433,7 +433,7 @@ START_TEST(refuses_truncated_report)
     }
     asys_segment_close(&w);
     struct asys_finalize_result res;
-    struct asys_err err = {{0}};
+    struct asys_err err = {0};
     ck_assert_msg(asys_finalize(dir, report, 0, NULL, &res, &err) == 0, "%s", err.text);
     struct stat st;
     ck_assert_int_eq(stat(report, &st), 0);
@@ -447,7 +447,7 @@ START_TEST(finalize_refuses_to_overwrite)
 {
     write_session();
     struct asys_finalize_result res;
-    struct asys_err err = {{0}};
+    struct asys_err err = {0};
     ck_assert_int_eq(asys_finalize(dir, report, 0, NULL, &res, &err), 0);
     ck_assert_int_eq(asys_finalize(dir, report, 0, NULL, &res, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.text, "file exists"));

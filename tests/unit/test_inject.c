@@ -396,7 +396,7 @@ END_TEST
 START_TEST(disabled_collector_declines_injection)
 {
     /* a process whose session lacks hgtx: NVTX turns the module into no-ops */
-    asys_proc.collectors = 0;
+    asys_proc.features = 0;
     ck_assert_int_eq(attach(&modules[0]), 0);
 }
 END_TEST

@@ -171,7 +171,7 @@ END_TEST
 
 START_TEST(collector_off)
 {
-    asys_proc.collectors &= ~ASYS_COLLECT_HGGC;
+    asys_proc.features &= ~(uint64_t)ASYS_FEATURE_HGGC;
     ck_assert_int_eq(InitializeInjection(), 1);
     small_workload();
     struct tally t;

@@ -22,8 +22,8 @@ START_TEST(defaults)
     struct asys_profile_options o;
     struct asys_err err;
     ck_assert_int_eq(parse(&o, &err, 2, "./app", "arg"), 0);
-    ck_assert_uint_eq(o.trace_mask,
-                      ASYS_TRACE_HGGC | ASYS_TRACE_HGTX | ASYS_TRACE_ACDNN | ASYS_TRACE_ACBLAS);
+    ck_assert_uint_eq(o.features, ASYS_FEATURE_HGGC | ASYS_FEATURE_HGTX | ASYS_FEATURE_ACDNN |
+                                      ASYS_FEATURE_ACBLAS);
     ck_assert_ptr_null(o.output);
     ck_assert_int_eq(o.force_overwrite, 0);
     ck_assert_int_eq(o.wait, ASYS_WAIT_ALL);
@@ -38,12 +38,12 @@ START_TEST(trace_names_and_aliases)
     struct asys_profile_options o;
     struct asys_err err;
     ck_assert_int_eq(parse(&o, &err, 3, "-t", "nvtx,cuda", "app"), 0);
-    ck_assert_uint_eq(o.trace_mask, ASYS_TRACE_HGTX | ASYS_TRACE_HGGC);
+    ck_assert_uint_eq(o.features, ASYS_FEATURE_HGTX | ASYS_FEATURE_HGGC);
     ck_assert_int_eq(parse(&o, &err, 2, "--trace=hgtx,acdnn,cublas,pccl,osrt", "app"), 0);
-    ck_assert_uint_eq(o.trace_mask, ASYS_TRACE_HGTX | ASYS_TRACE_ACDNN | ASYS_TRACE_ACBLAS |
-                                        ASYS_TRACE_PCCL | ASYS_TRACE_OSRT);
+    ck_assert_uint_eq(o.features, ASYS_FEATURE_HGTX | ASYS_FEATURE_ACDNN | ASYS_FEATURE_ACBLAS |
+                                      ASYS_FEATURE_PCCL | ASYS_FEATURE_OSRT);
     ck_assert_int_eq(parse(&o, &err, 2, "-tnone", "app"), 0);
-    ck_assert_uint_eq(o.trace_mask, 0);
+    ck_assert_uint_eq(o.features, 0);
     ck_assert_int_eq(parse(&o, &err, 3, "-t", "nvtx,bogus", "app"), -1);
     ck_assert_ptr_nonnull(strstr(err.text, "unknown --trace value 'bogus'"));
     ck_assert_ptr_nonnull(strstr(err.text, "hgtx/nvtx")); /* lists the valid ones */
@@ -140,23 +140,29 @@ START_TEST(help_lists_the_manual_options)
 }
 END_TEST
 
+/* A collector option's value as the injected library receives it. */
+static const char *env_value(const struct asys_profile_options *o, const char *name)
+{
+    return asys_profile_value(o, name)->canonical;
+}
+
 START_TEST(hggc_options)
 {
     struct asys_profile_options o;
     struct asys_err err;
     ck_assert_int_eq(parse(&o, &err, 1, "app"), 0);
-    ck_assert_str_eq(o.hggc_trace_set, "all");
-    ck_assert_int_eq(o.hggc_backtrace_ns, 0);
-    ck_assert_int_eq(o.hggc_backtrace_depth, 24);
-    ck_assert_int_eq(o.hggc_graph_level, 0);
+    ck_assert_str_eq(env_value(&o, "hggc-trace-set"), "all");
+    ck_assert_str_eq(env_value(&o, "hggcbacktrace"), "0");
+    ck_assert_str_eq(env_value(&o, "hggc-backtrace-depth"), "24");
+    ck_assert_str_eq(env_value(&o, "hggc-graph-trace"), "node");
     ck_assert_int_eq(parse(&o, &err, 9, "--hggc-trace-set=kernel-activity,kernel-api",
                            "--hggcbacktrace", "all:1000", "--hggc-backtrace-depth", "50",
                            "--hggc-graph-trace", "graph", "app"),
                      0);
-    ck_assert_str_eq(o.hggc_trace_set, "kernel-activity,kernel-api");
-    ck_assert_int_eq(o.hggc_backtrace_ns, 1000);
-    ck_assert_int_eq(o.hggc_backtrace_depth, 50);
-    ck_assert_int_eq(o.hggc_graph_level, 1);
+    ck_assert_str_eq(env_value(&o, "hggc-trace-set"), "kernel-activity,kernel-api");
+    ck_assert_str_eq(env_value(&o, "hggcbacktrace"), "1000");
+    ck_assert_str_eq(env_value(&o, "hggc-backtrace-depth"), "50");
+    ck_assert_str_eq(env_value(&o, "hggc-graph-trace"), "graph");
     ck_assert_int_eq(parse(&o, &err, 3, "--hggc-trace-set", "kernels", "app"), -1);
     ck_assert_ptr_nonnull(strstr(err.text, "unknown --hggc-trace-set subset 'kernels'"));
     ck_assert_int_eq(parse(&o, &err, 3, "--hggc-trace-set", "sync,", "app"), 0);
@@ -172,7 +178,7 @@ END_TEST
 START_TEST(trace_list_string)
 {
     char out[128];
-    asys_trace_list_string(ASYS_TRACE_HGTX | ASYS_TRACE_OSRT, out, sizeof out);
+    asys_trace_list_string(ASYS_FEATURE_HGTX | ASYS_FEATURE_OSRT, out, sizeof out);
     ck_assert_str_eq(out, "hgtx,osrt");
     asys_trace_list_string(0, out, sizeof out);
     ck_assert_str_eq(out, "none");

@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "profile_options.h"
+
 /* A fresh directory under $TMPDIR; removed by test_rmdir(). */
 static inline void test_mkdtemp(char *out, size_t size)
 {
@@ -24,6 +26,28 @@ static inline void test_rmdir(const char *dir)
     char cmd[PATH_MAX + 16];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     ck_assert_int_eq(system(cmd), 0);
+}
+
+/* The environment `asys profile -t COLLECTORS` gives a program (every
+ * option at its default), set in this process; 0 or -1. */
+static inline int test_collector_environment(const char *collectors)
+{
+    char *argv[] = {"profile", "-t", (char *)collectors, "program", NULL};
+    static struct asys_profile_options o;
+    static struct asys_env env;
+    struct asys_err err = {0};
+    struct asys_collector_setup setup = {&o, "libasys-inject.so", ""};
+    env.count = 0;
+    env.used = 0;
+    if (asys_profile_parse(4, argv, &o, &err) != 0 ||
+        asys_profile_environment(&o, &setup, &env, &err) != 0) {
+        fprintf(stderr, "test environment: %s\n", err.text);
+        return -1;
+    }
+    for (int i = 0; i < env.count; i++)
+        if (strcmp(env.vars[i].name, "CUDA_INJECTION64_PATH"))
+            setenv(env.vars[i].name, env.vars[i].value, 1);
+    return 0;
 }
 
 /* The injected library reads its session from the environment when it
@@ -42,7 +66,8 @@ static inline int test_run_in_session(char **argv, const char *collectors)
     snprintf(segments, sizeof segments, "%s/segments", dir);
     mkdir(segments, 0700);
     setenv("ASYS_SESSION_DIR", dir, 1);
-    setenv("ASYS_COLLECTORS", collectors, 1);
+    if (test_collector_environment(collectors) != 0)
+        return 1;
     setenv("ASYS_CLOCK", "monotonic", 1);
     pid_t pid = fork();
     if (pid == 0) {

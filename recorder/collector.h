@@ -1,0 +1,71 @@
+/* The collector registry (collectors.c): one entry per collector of the
+ * manual, built or planned.  Options, --help, the manifest, the target's
+ * environment, the launcher's samplers and finalize all read it; a collector
+ * is a collector_NAME.c file that defines one struct asys_collector and a
+ * line in collectors.c (CONTRIBUTING.md, "Adding a collector").
+ *
+ * The collector's bit is its enum asys_feature bit (schema/asys_format.h):
+ * the same bit selects it on the command line, names it in the manifest,
+ * marks its records in a segment and picks its importer family. */
+#ifndef ASYS_COLLECTOR_H
+#define ASYS_COLLECTOR_H
+
+#include <cJSON.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "asys_error.h"
+#include "options.h"
+#include "segment_stream.h"
+#include "target_env.h"
+
+struct asys_profile_options;
+
+/* What a collector's launcher hooks see. */
+struct asys_collector_setup {
+    const struct asys_profile_options *options;
+    const char *inject_library; /* libasys-inject.so */
+    const char *session_dir;
+};
+
+struct asys_collector {
+    const char *name;    /* the manual's name; the -t value of traced collectors */
+    const char *alias;   /* nsys spelling, or NULL */
+    uint64_t feature;    /* enum asys_feature bit; 0: options of a planned collector only */
+    int built;           /* recorded by this asys (else planned: accepted and reported) */
+    int traced;          /* selected with -t (else enabled by its options, see enabled()) */
+    const char *summary; /* one line for --help */
+    const struct asys_option *options;
+    size_t option_count;
+
+    /* ---- launcher hooks; NULL: nothing to do ---- */
+    /* Collectors not selected by -t: whether their options switch them on. */
+    int (*enabled)(const struct asys_profile_options *o);
+    /* Before the program starts: what the target's environment needs beyond
+     * the options' own variables (which the registry sets). */
+    int (*prepare)(const struct asys_collector_setup *s, struct asys_env *env,
+                   struct asys_err *err);
+    /* Samplers the launcher runs while the program runs (the program's pid). */
+    int (*start)(const struct asys_collector_setup *s, pid_t target, void **state,
+                 struct asys_err *err);
+    void (*stop)(void *state);
+    /* Finalize: sees every record of every segment; finalize_end returns the
+     * manifest's object for the collector (under its name), or NULL. */
+    void *(*finalize_begin)(void);
+    void (*finalize_record)(void *state, const struct asys_segment_header *h,
+                            const struct asys_record *rec);
+    cJSON *(*finalize_end)(void *state); /* also frees the state */
+};
+
+/* The registry, in --help order; NULL-terminated. */
+extern const struct asys_collector *const asys_collectors[];
+
+/* By manual name or alias; NULL when unknown. */
+const struct asys_collector *asys_collector_find(const char *name, size_t len);
+/* The names of the collectors `features` selects (only the built ones when
+ * built_only), joined by `sep`. */
+void asys_collector_names(uint64_t features, int built_only, const char *sep, char *out,
+                          size_t size);
+
+#endif

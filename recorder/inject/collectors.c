@@ -1,0 +1,13 @@
+/* The injected library's collector registry: what each collector's records
+ * are (the segment's feature mask) and what it does when a traced process
+ * starts.  The entry points that external loaders call (NVTX's
+ * InitializeInjectionNvtx2, the CUDA driver's InitializeInjection) live in
+ * the collectors' own files. */
+#include "inject.h"
+
+const struct asys_inject_collector asys_inject_collectors[] = {
+    {"hgtx", ASYS_FEATURE_HGTX, ASYS_FEATURE_HGTX, NULL},
+    {"osrt", ASYS_FEATURE_OSRT, ASYS_FEATURE_OSRT | ASYS_FEATURE_STACKS, asys_osrt_init},
+    {"hggc", ASYS_FEATURE_HGGC, ASYS_FEATURE_HGGC | ASYS_FEATURE_STACKS, asys_hggc_init},
+    {NULL, 0, 0, NULL},
+};
