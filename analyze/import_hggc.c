@@ -4,10 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "demangle.h"
 #include "grow.h"
-#include "importer_internal.h"
+#include "embedded_files.h"
+#include "import_family.h"
+#include "json_util.h"
 
 enum hggc_statement {
     ST_API,
@@ -71,33 +74,36 @@ static const char *const statement_sql[ST_COUNT] = {
 };
 
 struct imp_hggc {
+    struct asys_importer *imp;
     sqlite3_stmt *st[ST_COUNT];
     struct asys_u64map kernel_names; /* global string id of every mangled kernel name */
 };
 
-int imp_hggc_init(struct asys_importer *imp, struct asys_err *err)
+static int import_status(struct asys_importer *imp, struct asys_err *err);
+
+static int hggc_init(struct asys_importer *imp, void **state, struct asys_err *err)
 {
     struct imp_hggc *h = calloc(1, sizeof *h);
     if (!h)
         return asys_fail(err, "out of memory");
-    imp->hggc = h;
+    *state = h;
+    h->imp = imp;
     asys_u64map_init(&h->kernel_names);
     for (int i = 0; i < ST_COUNT; i++)
         if (imp_prepare(imp, statement_sql[i], &h->st[i], err) != 0)
             return -1;
-    return 0;
+    return import_status(imp, err);
 }
 
-void imp_hggc_free(struct asys_importer *imp)
+static void hggc_free(void *state)
 {
-    struct imp_hggc *h = imp->hggc;
+    struct imp_hggc *h = state;
     if (!h)
         return;
     for (int i = 0; i < ST_COUNT; i++)
         sqlite3_finalize(h->st[i]);
     asys_u64map_free(&h->kernel_names);
     free(h);
-    imp->hggc = NULL;
 }
 
 /* Binds values in order from column 1. */
@@ -116,9 +122,9 @@ static void put_opt(struct binder *b, int64_t v, int present)
     imp_bind_optional(b->st, ++b->col, v, present);
 }
 
-static struct binder bind(struct asys_importer *imp, enum hggc_statement which)
+static struct binder bind(struct imp_hggc *h, enum hggc_statement which)
 {
-    struct binder b = {imp->hggc->st[which], 0};
+    struct binder b = {h->st[which], 0};
     return b;
 }
 
@@ -140,12 +146,14 @@ static void put_work(struct binder *b, struct asys_importer *imp, uint64_t start
 /* CUPTI's "none" for 32-bit ids. */
 #define NONE32 0xffffffffu
 
-static int import_api(struct asys_importer *imp, const struct asys_record *rec, uint64_t end_ns,
+static int import_api(void *state, const struct asys_record *rec, uint64_t end_ns,
                       struct asys_err *err)
 {
+    struct imp_hggc *h = state;
+    struct asys_importer *imp = h->imp;
     const struct asys_rec_hggc_api *r = (const void *)rec->data;
     int64_t chain = imp_callchain(imp, r->callchain_id);
-    struct binder b = bind(imp, ST_API);
+    struct binder b = bind(h, ST_API);
     put(&b, (int64_t)imp_ns(imp, r->start_ticks));
     put(&b, (int64_t)end_ns);
     put(&b, imp->seg.pid);
@@ -159,14 +167,17 @@ static int import_api(struct asys_importer *imp, const struct asys_record *rec, 
     return imp_step(imp, b.st, err);
 }
 
-static int import_kernel(struct asys_importer *imp, const struct asys_record *rec,
+static int import_kernel(void *state, const struct asys_record *rec, uint64_t ns,
                          struct asys_err *err)
 {
+    (void)ns;
+    struct imp_hggc *h = state;
+    struct asys_importer *imp = h->imp;
     const struct asys_rec_hggc_kernel *r = (const void *)rec->data;
     uint32_t name = imp_string(imp, imp->seg.image, r->name_string_id);
-    if (name && asys_u64map_put(&imp->hggc->kernel_names, name, 1) != 0)
+    if (name && asys_u64map_put(&h->kernel_names, name, 1) != 0)
         return asys_fail(err, "out of memory");
-    struct binder b = bind(imp, ST_KERNEL);
+    struct binder b = bind(h, ST_KERNEL);
     put(&b, (int64_t)r->start_ns);
     put(&b, (int64_t)r->end_ns);
     put_opt(&b, (int64_t)r->queued_ns, r->queued_ns != 0);
@@ -190,11 +201,14 @@ static int import_kernel(struct asys_importer *imp, const struct asys_record *re
     return imp_step(imp, b.st, err);
 }
 
-static int import_memcpy(struct asys_importer *imp, const struct asys_record *rec,
+static int import_memcpy(void *state, const struct asys_record *rec, uint64_t ns,
                          struct asys_err *err)
 {
+    (void)ns;
+    struct imp_hggc *h = state;
+    struct asys_importer *imp = h->imp;
     const struct asys_rec_hggc_memcpy *r = (const void *)rec->data;
-    struct binder b = bind(imp, ST_MEMCPY);
+    struct binder b = bind(h, ST_MEMCPY);
     put_work(&b, imp, r->start_ns, r->end_ns, r->device, r->context, r->stream, r->correlation_id);
     put(&b, (int64_t)r->bytes);
     put(&b, r->copy_kind);
@@ -208,11 +222,14 @@ static int import_memcpy(struct asys_importer *imp, const struct asys_record *re
     return imp_step(imp, b.st, err);
 }
 
-static int import_memset(struct asys_importer *imp, const struct asys_record *rec,
+static int import_memset(void *state, const struct asys_record *rec, uint64_t ns,
                          struct asys_err *err)
 {
+    (void)ns;
+    struct imp_hggc *h = state;
+    struct asys_importer *imp = h->imp;
     const struct asys_rec_hggc_memset *r = (const void *)rec->data;
-    struct binder b = bind(imp, ST_MEMSET);
+    struct binder b = bind(h, ST_MEMSET);
     put_work(&b, imp, r->start_ns, r->end_ns, r->device, r->context, r->stream, r->correlation_id);
     put(&b, (int64_t)r->bytes);
     put(&b, r->value);
@@ -223,11 +240,14 @@ static int import_memset(struct asys_importer *imp, const struct asys_record *re
     return imp_step(imp, b.st, err);
 }
 
-static int import_sync(struct asys_importer *imp, const struct asys_record *rec,
+static int import_sync(void *state, const struct asys_record *rec, uint64_t ns,
                        struct asys_err *err)
 {
+    (void)ns;
+    struct imp_hggc *h = state;
+    struct asys_importer *imp = h->imp;
     const struct asys_rec_hggc_sync *r = (const void *)rec->data;
-    struct binder b = bind(imp, ST_SYNC);
+    struct binder b = bind(h, ST_SYNC);
     put(&b, (int64_t)r->start_ns);
     put(&b, (int64_t)r->end_ns);
     put(&b, imp->seg.pid);
@@ -240,11 +260,14 @@ static int import_sync(struct asys_importer *imp, const struct asys_record *rec,
     return imp_step(imp, b.st, err);
 }
 
-static int import_event(struct asys_importer *imp, const struct asys_record *rec,
+static int import_event(void *state, const struct asys_record *rec, uint64_t ns,
                         struct asys_err *err)
 {
+    (void)ns;
+    struct imp_hggc *h = state;
+    struct asys_importer *imp = h->imp;
     const struct asys_rec_hggc_event_record *r = (const void *)rec->data;
-    struct binder b = bind(imp, ST_EVENT);
+    struct binder b = bind(h, ST_EVENT);
     put(&b, imp->seg.pid);
     put(&b, (int64_t)r->device_ns);
     put(&b, r->device);
@@ -256,11 +279,14 @@ static int import_event(struct asys_importer *imp, const struct asys_record *rec
     return imp_step(imp, b.st, err);
 }
 
-static int import_memory(struct asys_importer *imp, const struct asys_record *rec,
+static int import_memory(void *state, const struct asys_record *rec, uint64_t ns,
                          struct asys_err *err)
 {
+    (void)ns;
+    struct imp_hggc *h = state;
+    struct asys_importer *imp = h->imp;
     const struct asys_rec_hggc_memory *r = (const void *)rec->data;
-    struct binder b = bind(imp, ST_MEMORY);
+    struct binder b = bind(h, ST_MEMORY);
     put(&b, imp->seg.pid);
     put(&b, (int64_t)r->timestamp_ns);
     put(&b, rec->arg);
@@ -274,24 +300,30 @@ static int import_memory(struct asys_importer *imp, const struct asys_record *re
     return imp_step(imp, b.st, err);
 }
 
-static int import_graph_trace(struct asys_importer *imp, const struct asys_record *rec,
+static int import_graph_trace(void *state, const struct asys_record *rec, uint64_t ns,
                               struct asys_err *err)
 {
+    (void)ns;
+    struct imp_hggc *h = state;
+    struct asys_importer *imp = h->imp;
     const struct asys_rec_hggc_graph_trace *r = (const void *)rec->data;
-    struct binder b = bind(imp, ST_GRAPH_TRACE);
+    struct binder b = bind(h, ST_GRAPH_TRACE);
     put_work(&b, imp, r->start_ns, r->end_ns, r->device, r->context, r->stream, r->correlation_id);
     put(&b, r->graph_id);
     return imp_step(imp, b.st, err);
 }
 
-static int import_device(struct asys_importer *imp, const struct asys_record *rec,
+static int import_device(void *state, const struct asys_record *rec, uint64_t ns,
                          struct asys_err *err)
 {
+    (void)ns;
+    struct imp_hggc *h = state;
+    struct asys_importer *imp = h->imp;
     const struct asys_rec_hggc_device *r = (const void *)rec->data;
     char uuid[33];
     for (int i = 0; i < 16; i++)
         snprintf(uuid + 2 * i, 3, "%02x", r->uuid[i]);
-    struct binder b = bind(imp, ST_DEVICE);
+    struct binder b = bind(h, ST_DEVICE);
     put(&b, imp->seg.pid);
     put(&b, rec->arg);
     put_opt(&b, r->physical_index, r->physical_index != NONE32);
@@ -304,11 +336,14 @@ static int import_device(struct asys_importer *imp, const struct asys_record *re
     return imp_step(imp, b.st, err);
 }
 
-static int import_context(struct asys_importer *imp, const struct asys_record *rec,
-                          struct asys_err *err)
+static int import_ppu_context(void *state, const struct asys_record *rec, uint64_t ns,
+                              struct asys_err *err)
 {
+    (void)ns;
+    struct imp_hggc *h = state;
+    struct asys_importer *imp = h->imp;
     const struct asys_rec_hggc_context *r = (const void *)rec->data;
-    struct binder b = bind(imp, ST_CONTEXT);
+    struct binder b = bind(h, ST_CONTEXT);
     put(&b, imp->seg.pid);
     put(&b, r->context);
     put(&b, r->device);
@@ -316,11 +351,14 @@ static int import_context(struct asys_importer *imp, const struct asys_record *r
     return imp_step(imp, b.st, err);
 }
 
-static int import_stream(struct asys_importer *imp, const struct asys_record *rec,
+static int import_stream(void *state, const struct asys_record *rec, uint64_t ns,
                          struct asys_err *err)
 {
+    (void)ns;
+    struct imp_hggc *h = state;
+    struct asys_importer *imp = h->imp;
     const struct asys_rec_hggc_stream *r = (const void *)rec->data;
-    struct binder b = bind(imp, ST_STREAM);
+    struct binder b = bind(h, ST_STREAM);
     put(&b, imp->seg.pid);
     put(&b, r->stream);
     put(&b, r->context);
@@ -330,18 +368,21 @@ static int import_stream(struct asys_importer *imp, const struct asys_record *re
     return imp_step(imp, b.st, err);
 }
 
-static int import_graph_node(struct asys_importer *imp, const struct asys_record *rec,
+static int import_graph_node(void *state, const struct asys_record *rec, uint64_t ns,
                              struct asys_err *err)
 {
+    (void)ns;
+    struct imp_hggc *h = state;
+    struct asys_importer *imp = h->imp;
     const struct asys_rec_hggc_graph_node *r = (const void *)rec->data;
     if (rec->arg == ASYS_HGGC_NODE_DEPENDENCY) {
-        struct binder b = bind(imp, ST_GRAPH_EDGE);
+        struct binder b = bind(h, ST_GRAPH_EDGE);
         put(&b, imp->seg.pid);
         put(&b, (int64_t)r->node_id);
         put(&b, (int64_t)r->other_node_id);
         return imp_step(imp, b.st, err);
     }
-    struct binder b = bind(imp, ST_GRAPH_NODE);
+    struct binder b = bind(h, ST_GRAPH_NODE);
     put(&b, imp->seg.pid);
     put(&b, (int64_t)r->node_id);
     put_opt(&b, r->graph_id, r->graph_id != 0);
@@ -351,18 +392,21 @@ static int import_graph_node(struct asys_importer *imp, const struct asys_record
     return imp_step(imp, b.st, err);
 }
 
-static int import_graph_exec(struct asys_importer *imp, const struct asys_record *rec,
+static int import_graph_exec(void *state, const struct asys_record *rec, uint64_t ns,
                              struct asys_err *err)
 {
+    (void)ns;
+    struct imp_hggc *h = state;
+    struct asys_importer *imp = h->imp;
     const struct asys_rec_hggc_graph_exec *r = (const void *)rec->data;
     if (rec->type == ASYS_REC_HGGC_GRAPH_LAUNCH) {
-        struct binder b = bind(imp, ST_GRAPH_LAUNCH);
+        struct binder b = bind(h, ST_GRAPH_LAUNCH);
         put(&b, imp->seg.pid);
         put(&b, r->exec_id);
         put(&b, r->correlation_id);
         return imp_step(imp, b.st, err);
     }
-    struct binder b = bind(imp, ST_GRAPH_EXEC);
+    struct binder b = bind(h, ST_GRAPH_EXEC);
     put(&b, imp->seg.pid);
     put(&b, r->exec_id);
     put_opt(&b, r->graph_id, r->graph_id != 0);
@@ -370,11 +414,14 @@ static int import_graph_exec(struct asys_importer *imp, const struct asys_record
     return imp_step(imp, b.st, err);
 }
 
-static int import_overhead(struct asys_importer *imp, const struct asys_record *rec,
+static int import_overhead(void *state, const struct asys_record *rec, uint64_t ns,
                            struct asys_err *err)
 {
+    (void)ns;
+    struct imp_hggc *h = state;
+    struct asys_importer *imp = h->imp;
     const struct asys_rec_hggc_overhead *r = (const void *)rec->data;
-    struct binder b = bind(imp, ST_OVERHEAD);
+    struct binder b = bind(h, ST_OVERHEAD);
     put(&b, imp->seg.pid);
     put(&b, (int64_t)r->start_ns);
     put(&b, (int64_t)r->end_ns);
@@ -383,47 +430,10 @@ static int import_overhead(struct asys_importer *imp, const struct asys_record *
     return imp_step(imp, b.st, err);
 }
 
-int imp_hggc_record(struct asys_importer *imp, const struct asys_record *rec, uint64_t ns,
-                    struct asys_err *err)
-{
-    switch (rec->type) {
-    case ASYS_REC_HGGC_API:
-        return import_api(imp, rec, ns, err);
-    case ASYS_REC_HGGC_KERNEL:
-        return import_kernel(imp, rec, err);
-    case ASYS_REC_HGGC_MEMCPY:
-        return import_memcpy(imp, rec, err);
-    case ASYS_REC_HGGC_MEMSET:
-        return import_memset(imp, rec, err);
-    case ASYS_REC_HGGC_SYNC:
-        return import_sync(imp, rec, err);
-    case ASYS_REC_HGGC_EVENT_RECORD:
-        return import_event(imp, rec, err);
-    case ASYS_REC_HGGC_MEMORY:
-        return import_memory(imp, rec, err);
-    case ASYS_REC_HGGC_GRAPH_TRACE:
-        return import_graph_trace(imp, rec, err);
-    case ASYS_REC_HGGC_DEVICE:
-        return import_device(imp, rec, err);
-    case ASYS_REC_HGGC_CONTEXT:
-        return import_context(imp, rec, err);
-    case ASYS_REC_HGGC_STREAM:
-        return import_stream(imp, rec, err);
-    case ASYS_REC_HGGC_GRAPH_NODE:
-        return import_graph_node(imp, rec, err);
-    case ASYS_REC_HGGC_GRAPH_EXEC:
-    case ASYS_REC_HGGC_GRAPH_LAUNCH:
-        return import_graph_exec(imp, rec, err);
-    case ASYS_REC_HGGC_OVERHEAD:
-        return import_overhead(imp, rec, err);
-    default: /* STATUS: the manifest has it (session_info hggc_*) */
-        return 0;
-    }
-}
-
 /* ppu_kernel_names: every distinct kernel name demangled once. */
-static int finish_kernel_names(struct asys_importer *imp, struct asys_err *err)
+static int finish_kernel_names(struct imp_hggc *h, struct asys_err *err)
 {
+    struct asys_importer *imp = h->imp;
     sqlite3_stmt *get = NULL, *put_name = NULL;
     if (imp_prepare(imp, "SELECT value FROM strings WHERE id = ?", &get, err) ||
         imp_prepare(imp,
@@ -434,7 +444,7 @@ static int finish_kernel_names(struct asys_importer *imp, struct asys_err *err)
         return -1;
     }
     int rc = 0;
-    const struct asys_u64map *names = &imp->hggc->kernel_names;
+    const struct asys_u64map *names = &h->kernel_names;
     for (size_t i = 0; rc == 0 && i < names->capacity; i++) {
         if (!names->used[i])
             continue;
@@ -467,23 +477,18 @@ static int finish_kernel_names(struct asys_importer *imp, struct asys_err *err)
     return rc;
 }
 
-int imp_hggc_finish(struct asys_importer *imp, struct asys_err *err)
+static int hggc_finish(void *state, struct asys_err *err)
 {
-    if (finish_kernel_names(imp, err) != 0)
+    struct imp_hggc *h = state;
+    if (finish_kernel_names(h, err) != 0)
         return -1;
-    char *msg = NULL;
     /* each context's default stream is a stream too */
-    if (sqlite3_exec(imp->db,
-                     "INSERT OR IGNORE INTO ppu_streams (pid, stream, context, priority, "
-                     "non_blocking, is_default, correlation_id) "
-                     "SELECT pid, null_stream, context, 0, 0, 1, NULL FROM ppu_contexts "
-                     "WHERE null_stream IS NOT NULL",
-                     NULL, NULL, &msg) != SQLITE_OK) {
-        asys_fail(err, "database error: %s", msg ? msg : sqlite3_errmsg(imp->db));
-        sqlite3_free(msg);
-        return -1;
-    }
-    return 0;
+    return imp_exec(h->imp,
+                    "INSERT OR IGNORE INTO ppu_streams (pid, stream, context, priority, "
+                    "non_blocking, is_default, correlation_id) "
+                    "SELECT pid, null_stream, context, 0, 0, 1, NULL FROM ppu_contexts "
+                    "WHERE null_stream IS NOT NULL",
+                    err);
 }
 
 /* ---- ppu_activity_groups: the stream percentage tree's sums ----------------------------
@@ -591,7 +596,7 @@ static int groups_write(struct asys_importer *imp, const struct group_table *g,
     return rc;
 }
 
-int imp_hggc_activity_groups(struct asys_importer *imp, struct asys_err *err)
+static int activity_groups(struct asys_importer *imp, struct asys_err *err)
 {
     sqlite3_stmt *st;
     if (imp_prepare(imp,
@@ -616,3 +621,85 @@ int imp_hggc_activity_groups(struct asys_importer *imp, struct asys_err *err)
     free(g.items);
     return rc;
 }
+
+/* What the collector said about itself, as finalize gathered it into the
+ * manifest's "hggc" object. */
+static int import_status(struct asys_importer *imp, struct asys_err *err)
+{
+    const cJSON *hggc = cJSON_GetObjectItemCaseSensitive(imp->manifest, "hggc");
+    if (!hggc)
+        return 0;
+    static const char *const texts[][2] = {{"hggc_status", "status"}, {"hggc_message", "message"}};
+    static const char *const numbers[][2] = {
+        {"hggc_cupti_version", "cupti_version"},
+        {"hggc_cupti_dropped_records", "cupti_dropped_records"},
+        {"hggc_cupti_overhead_ns", "cupti_overhead_ns"}};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+        if (imp_session_info(imp, texts[i][0], asys_json_get_str(hggc, texts[i][1], ""), 0, err))
+            return -1;
+    for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
+        int64_t v;
+        if (asys_json_get_i64(hggc, numbers[i][1], &v) == 0 &&
+            imp_session_info(imp, numbers[i][0], NULL, v, err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The PPU timeline's derived tables (schema/derived.sql), the stream
+ * percentage sums, and the dependency table (schema/deps.sql); the time each
+ * took goes into session_info. */
+static int hggc_analyze(void *state, struct asys_err *err)
+{
+    struct asys_importer *imp = ((struct imp_hggc *)state)->imp;
+    uint64_t derive_start = monotonic_ns();
+    if (imp_exec(imp, asys_schema_text("derived.sql"), err) != 0 || activity_groups(imp, err) != 0)
+        return -1;
+    uint64_t deps_start = monotonic_ns();
+    if (imp_exec(imp, asys_schema_text("deps.sql"), err) != 0)
+        return -1;
+    uint64_t done = monotonic_ns();
+    return imp_session_info(imp, "import_derived_ns", NULL, (int64_t)(deps_start - derive_start),
+                            err) ||
+                   imp_session_info(imp, "import_deps_ns", NULL, (int64_t)(done - deps_start), err)
+               ? -1
+               : 0;
+}
+
+static const struct imp_record_op hggc_ops[] = {
+    {ASYS_REC_HGGC_API, import_api},
+    {ASYS_REC_HGGC_KERNEL, import_kernel},
+    {ASYS_REC_HGGC_MEMCPY, import_memcpy},
+    {ASYS_REC_HGGC_MEMSET, import_memset},
+    {ASYS_REC_HGGC_SYNC, import_sync},
+    {ASYS_REC_HGGC_EVENT_RECORD, import_event},
+    {ASYS_REC_HGGC_MEMORY, import_memory},
+    {ASYS_REC_HGGC_GRAPH_TRACE, import_graph_trace},
+    {ASYS_REC_HGGC_DEVICE, import_device},
+    {ASYS_REC_HGGC_CONTEXT, import_ppu_context},
+    {ASYS_REC_HGGC_STREAM, import_stream},
+    {ASYS_REC_HGGC_GRAPH_NODE, import_graph_node},
+    {ASYS_REC_HGGC_GRAPH_EXEC, import_graph_exec},
+    {ASYS_REC_HGGC_GRAPH_LAUNCH, import_graph_exec},
+    {ASYS_REC_HGGC_OVERHEAD, import_overhead},
+    {ASYS_REC_HGGC_STATUS, NULL}, /* the manifest has it (import_status) */
+};
+
+const struct imp_family imp_family_hggc = {
+    .name = "hggc",
+    .feature = ASYS_FEATURE_HGGC,
+    .schema = "hggc.sql",
+    .ops = hggc_ops,
+    .op_count = sizeof hggc_ops / sizeof hggc_ops[0],
+    .init = hggc_init,
+    .finish = hggc_finish,
+    .analyze = hggc_analyze,
+    .free = hggc_free,
+};

@@ -9,89 +9,198 @@
 #include <string.h>
 
 #include "grow.h"
-#include "importer_internal.h"
+#include "import_family.h"
 
 #define DOMAIN_NONE UINT64_MAX
 
 enum { KIND_PUSHPOP = 1, KIND_STARTEND = 2, KIND_MARK = 3 };
 
-int imp_hgtx_init(struct asys_importer *imp, struct asys_err *err)
+/* A range waiting for its end (push/pop or start/end). */
+struct hgtx_open {
+    int64_t id;
+    uint64_t start_ns;
+    uint32_t pid;
+    uint32_t tid;
+    uint32_t domain; /* global hgtx_domains.id */
+    uint32_t text_id;
+    int64_t category;      /* -1: none */
+    int64_t color;         /* -1: none */
+    uint32_t payload_type; /* 0: none */
+    uint64_t payload;
+    int32_t level;  /* -1: not nested (start/end) */
+    int64_t parent; /* -1: none */
+};
+
+struct hgtx_end {
+    uint64_t end_ns;
+    uint32_t tid;
+};
+
+struct imp_domain {
+    uint32_t pid;
+    uint32_t name_id;
+    uint64_t created_ns;
+    uint64_t destroyed_ns;
+    uint64_t pending_uid;   /* placeholder: image that used it before it was defined */
+    uint32_t pending_local; /* its local id there */
+};
+
+/* The push/pop stack of one domain in the current segment. */
+struct hgtx_stack {
+    uint16_t domain_local;
+    struct hgtx_open *items;
+    size_t count;
+    size_t cap;
+};
+
+/* Per process image: its domain and range ids. */
+struct hgtx_image {
+    struct asys_u64map domains; /* local domain id -> global id */
+    struct asys_u64map starts;  /* range id -> index in the open pool */
+    struct asys_u64map ends;    /* range id -> index in the end pool */
+};
+
+struct hgtx {
+    struct asys_importer *imp;
+    int slot;
+    sqlite3_stmt *insert_hgtx;
+    int64_t next_hgtx_id;
+    struct imp_domain *domains; /* index = global id; 0 = default */
+    size_t domain_count;
+    size_t domain_cap;
+    struct asys_u64map categories; /* domain << 32 | category -> name id */
+    struct hgtx_open *open_pool;   /* start/end ranges waiting for their end */
+    size_t open_count, open_cap;
+    int64_t open_free; /* free list through .id, -1 = empty */
+    struct hgtx_end *end_pool;
+    size_t end_count, end_cap;
+    uint64_t unmatched_pops;
+    uint64_t unmatched_ends;
+    uint64_t open_ranges;
+    struct hgtx_stack *stacks; /* of the current segment */
+    size_t stack_count;
+    struct asys_err *finish_err; /* for finish_open_ranges */
+};
+
+static void image_free(void *p)
 {
-    imp->open_free = -1;
-    asys_u64map_init(&imp->categories);
-    imp->domain_cap = 16;
-    imp->domains = calloc(imp->domain_cap, sizeof *imp->domains);
-    if (!imp->domains)
+    struct hgtx_image *hi = p;
+    asys_u64map_free(&hi->domains);
+    asys_u64map_free(&hi->starts);
+    asys_u64map_free(&hi->ends);
+    free(hi);
+}
+
+/* The image's HGTX state, created on first use.  Out of memory aborts the
+ * import at the next allocation check; a static empty state keeps callers
+ * simple until then. */
+static struct hgtx_image *hgtx_image(struct hgtx *h, struct imp_image *img)
+{
+    if (!img->slot[h->slot]) {
+        struct hgtx_image *hi = calloc(1, sizeof *hi);
+        if (!hi)
+            return NULL;
+        asys_u64map_init(&hi->domains);
+        asys_u64map_init(&hi->starts);
+        asys_u64map_init(&hi->ends);
+        img->slot[h->slot] = hi;
+    }
+    return img->slot[h->slot];
+}
+
+static int hgtx_init(struct asys_importer *imp, void **state, struct asys_err *err)
+{
+    struct hgtx *h = calloc(1, sizeof *h);
+    if (!h)
         return asys_fail(err, "out of memory");
-    imp->domain_count = 1; /* 0: the default domain */
+    *state = h;
+    h->imp = imp;
+    h->next_hgtx_id = 1;
+    h->slot = imp_image_slot_new(imp, image_free);
+    if (h->slot < 0)
+        return asys_fail(err, "too many per-image states");
+    h->open_free = -1;
+    asys_u64map_init(&h->categories);
+    h->domain_cap = 16;
+    h->domains = calloc(h->domain_cap, sizeof *h->domains);
+    if (!h->domains)
+        return asys_fail(err, "out of memory");
+    h->domain_count = 1; /* 0: the default domain */
     const char *sql = "INSERT INTO hgtx_events (id, kind, start_ns, end_ns, pid, tid, end_tid, "
                       "domain_id, text_id, category, color, payload_type, payload, nesting_level, "
                       "parent_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
-    if (sqlite3_prepare_v3(imp->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &imp->insert_hgtx, NULL) !=
+    if (sqlite3_prepare_v3(imp->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &h->insert_hgtx, NULL) !=
         SQLITE_OK)
         return imp_sql_error(imp, err);
     return 0;
 }
 
-void imp_hgtx_free(struct asys_importer *imp)
+static void hgtx_free(void *state)
 {
-    sqlite3_finalize(imp->insert_hgtx);
-    imp->insert_hgtx = NULL;
-    free(imp->domains);
-    free(imp->open_pool);
-    free(imp->end_pool);
-    asys_u64map_free(&imp->categories);
-    for (size_t i = 0; i < imp->seg.stack_count; i++)
-        free(imp->seg.stacks[i].items);
-    free(imp->seg.stacks);
-    imp->seg.stacks = NULL;
-    imp->seg.stack_count = 0;
+    struct hgtx *h = state;
+    if (!h)
+        return;
+    sqlite3_finalize(h->insert_hgtx);
+    h->insert_hgtx = NULL;
+    free(h->domains);
+    free(h->open_pool);
+    free(h->end_pool);
+    asys_u64map_free(&h->categories);
+    for (size_t i = 0; i < h->stack_count; i++)
+        free(h->stacks[i].items);
+    free(h->stacks);
+    free(h);
 }
 
 /* ---- domains ---------------------------------------------------------------- */
 
-static uint32_t new_domain(struct asys_importer *imp)
+static uint32_t new_domain(struct hgtx *h)
 {
-    if (imp->domain_count == imp->domain_cap) {
-        size_t cap = imp->domain_cap * 2;
-        struct imp_domain *bigger = realloc(imp->domains, cap * sizeof *bigger);
+    if (h->domain_count == h->domain_cap) {
+        size_t cap = h->domain_cap * 2;
+        struct imp_domain *bigger = realloc(h->domains, cap * sizeof *bigger);
         if (!bigger)
             return 0;
-        imp->domains = bigger;
-        imp->domain_cap = cap;
+        h->domains = bigger;
+        h->domain_cap = cap;
     }
-    memset(&imp->domains[imp->domain_count], 0, sizeof *imp->domains);
-    return (uint32_t)imp->domain_count++;
+    memset(&h->domains[h->domain_count], 0, sizeof *h->domains);
+    return (uint32_t)h->domain_count++;
 }
 
 /* The global id of a domain of the current image; a placeholder when its
  * DOMAIN record has not been read (yet). */
-static uint32_t domain_global(struct asys_importer *imp, uint16_t local)
+static uint32_t domain_global(struct hgtx *h, uint16_t local)
 {
+    struct asys_importer *imp = h->imp;
     if (local == 0)
         return 0;
     struct imp_image *img = imp->seg.image;
-    uint64_t *v = asys_u64map_get(&img->domains, local);
+    struct hgtx_image *hi = hgtx_image(h, img);
+    if (!hi)
+        return 0;
+    uint64_t *v = asys_u64map_get(&hi->domains, local);
     if (v)
         return (uint32_t)*v;
-    uint32_t id = new_domain(imp);
+    uint32_t id = new_domain(h);
     if (!id)
         return 0;
-    imp->domains[id].pid = img->pid;
-    imp->domains[id].pending_uid = img->uid;
-    imp->domains[id].pending_local = local;
-    if (asys_u64map_put(&img->domains, local, id) != 0)
+    h->domains[id].pid = img->pid;
+    h->domains[id].pending_uid = img->uid;
+    h->domains[id].pending_local = local;
+    if (asys_u64map_put(&hi->domains, local, id) != 0)
         return 0;
     return id;
 }
 
-static int import_domain(struct asys_importer *imp, const struct asys_record *rec, uint64_t ns)
+static int import_domain(struct hgtx *h, const struct asys_record *rec, uint64_t ns)
 {
+    struct asys_importer *imp = h->imp;
     const struct asys_rec_hgtx_domain *r = (const void *)rec->data;
-    uint32_t id = domain_global(imp, (uint16_t)rec->arg);
+    uint32_t id = domain_global(h, (uint16_t)rec->arg);
     if (!id)
         return 0;
-    struct imp_domain *d = &imp->domains[id];
+    struct imp_domain *d = &h->domains[id];
     if (r->destroyed) {
         d->destroyed_ns = ns;
     } else {
@@ -104,20 +213,23 @@ static int import_domain(struct asys_importer *imp, const struct asys_record *re
 
 /* A domain used by a fork child but created by its parent before the fork
  * takes the parent's name. */
-static uint32_t inherited_domain_name(struct asys_importer *imp, const struct imp_domain *d)
+static uint32_t inherited_domain_name(struct hgtx *h, const struct imp_domain *d)
 {
+    struct asys_importer *imp = h->imp;
     struct imp_image *img = imp_image_get(imp, d->pending_uid);
     while (img && img->parent_uid) {
         img = imp_image_get(imp, img->parent_uid);
-        uint64_t *v = img ? asys_u64map_get(&img->domains, d->pending_local) : NULL;
-        if (v && imp->domains[*v].name_id)
-            return imp->domains[*v].name_id;
+        struct hgtx_image *hi = img ? hgtx_image(h, img) : NULL;
+        uint64_t *v = hi ? asys_u64map_get(&hi->domains, d->pending_local) : NULL;
+        if (v && h->domains[*v].name_id)
+            return h->domains[*v].name_id;
     }
     return 0;
 }
 
-static int finish_domains(struct asys_importer *imp, struct asys_err *err)
+static int finish_domains(struct hgtx *h, struct asys_err *err)
 {
+    struct asys_importer *imp = h->imp;
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(imp->db,
                            "INSERT INTO hgtx_domains (id, pid, name_id, created_ns, "
@@ -125,10 +237,10 @@ static int finish_domains(struct asys_importer *imp, struct asys_err *err)
                            -1, &st, NULL) != SQLITE_OK)
         return imp_sql_error(imp, err);
     int rc = 0;
-    for (size_t id = 0; rc == 0 && id < imp->domain_count; id++) {
-        struct imp_domain *d = &imp->domains[id];
+    for (size_t id = 0; rc == 0 && id < h->domain_count; id++) {
+        struct imp_domain *d = &h->domains[id];
         if (id && !d->name_id && d->pending_uid)
-            d->name_id = inherited_domain_name(imp, d);
+            d->name_id = inherited_domain_name(h, d);
         sqlite3_bind_int64(st, 1, (int64_t)id);
         imp_bind_optional(st, 2, d->pid, id != 0);
         imp_bind_optional(st, 3, d->name_id, d->name_id != 0);
@@ -141,16 +253,17 @@ static int finish_domains(struct asys_importer *imp, struct asys_err *err)
     return rc;
 }
 
-static int import_category(struct asys_importer *imp, const struct asys_record *rec)
+static int import_category(struct hgtx *h, const struct asys_record *rec)
 {
+    struct asys_importer *imp = h->imp;
     const struct asys_rec_hgtx_category *r = (const void *)rec->data;
-    uint64_t key = (uint64_t)domain_global(imp, (uint16_t)rec->arg) << 32 | r->category;
-    return asys_u64map_put(&imp->categories, key,
-                           imp_string(imp, imp->seg.image, r->name_string_id));
+    uint64_t key = (uint64_t)domain_global(h, (uint16_t)rec->arg) << 32 | r->category;
+    return asys_u64map_put(&h->categories, key, imp_string(imp, imp->seg.image, r->name_string_id));
 }
 
-static int finish_categories(struct asys_importer *imp, struct asys_err *err)
+static int finish_categories(struct hgtx *h, struct asys_err *err)
 {
+    struct asys_importer *imp = h->imp;
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(imp->db,
                            "INSERT INTO hgtx_categories (domain_id, category, name_id) "
@@ -158,12 +271,12 @@ static int finish_categories(struct asys_importer *imp, struct asys_err *err)
                            -1, &st, NULL) != SQLITE_OK)
         return imp_sql_error(imp, err);
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < imp->categories.capacity; i++) {
-        if (!imp->categories.used[i])
+    for (size_t i = 0; rc == 0 && i < h->categories.capacity; i++) {
+        if (!h->categories.used[i])
             continue;
-        sqlite3_bind_int64(st, 1, (int64_t)(imp->categories.keys[i] >> 32));
-        sqlite3_bind_int64(st, 2, (int64_t)(imp->categories.keys[i] & 0xffffffffu));
-        sqlite3_bind_int64(st, 3, (int64_t)imp->categories.values[i]);
+        sqlite3_bind_int64(st, 1, (int64_t)(h->categories.keys[i] >> 32));
+        sqlite3_bind_int64(st, 2, (int64_t)(h->categories.keys[i] & 0xffffffffu));
+        sqlite3_bind_int64(st, 3, (int64_t)h->categories.values[i]);
         rc = sqlite3_step(st) == SQLITE_DONE ? 0 : imp_sql_error(imp, err);
         sqlite3_reset(st);
     }
@@ -171,9 +284,10 @@ static int finish_categories(struct asys_importer *imp, struct asys_err *err)
     return rc;
 }
 
-static int import_thread_name(struct asys_importer *imp, const struct asys_record *rec, uint64_t ns,
+static int import_thread_name(struct hgtx *h, const struct asys_record *rec, uint64_t ns,
                               struct asys_err *err)
 {
+    struct asys_importer *imp = h->imp;
     const struct asys_rec_hgtx_thread_name *r = (const void *)rec->data;
     struct imp_thread *t = imp_thread_get(imp, imp->seg.pid, r->os_tid);
     if (!t)
@@ -187,8 +301,9 @@ static int import_thread_name(struct asys_importer *imp, const struct asys_recor
 
 /* ---- events ------------------------------------------------------------------ */
 
-static void open_plain(struct asys_importer *imp, struct hgtx_open *o, uint32_t sid, uint64_t ns)
+static void open_plain(struct hgtx *h, struct hgtx_open *o, uint32_t sid, uint64_t ns)
 {
+    struct asys_importer *imp = h->imp;
     o->start_ns = ns;
     o->pid = imp->seg.pid;
     o->tid = imp->seg.tid;
@@ -202,11 +317,11 @@ static void open_plain(struct asys_importer *imp, struct hgtx_open *o, uint32_t 
     o->parent = -1;
 }
 
-static void open_from_attributes(struct asys_importer *imp, struct hgtx_open *o,
+static void open_from_attributes(struct hgtx *h, struct hgtx_open *o,
                                  const struct asys_hgtx_attributes *a, uint64_t ns)
 {
-    open_plain(imp, o, a->message_string_id, ns);
-    o->domain = domain_global(imp, a->domain_id);
+    open_plain(h, o, a->message_string_id, ns);
+    o->domain = domain_global(h, a->domain_id);
     if (a->flags & ASYS_HGTX_HAS_CATEGORY)
         o->category = a->category;
     if (a->flags & ASYS_HGTX_HAS_COLOR)
@@ -242,10 +357,11 @@ static void bind_payload(sqlite3_stmt *st, int col, uint32_t type, uint64_t bits
     }
 }
 
-static int insert_event(struct asys_importer *imp, int kind, const struct hgtx_open *o,
-                        int64_t end_ns, uint32_t end_tid, struct asys_err *err)
+static int insert_event(struct hgtx *h, int kind, const struct hgtx_open *o, int64_t end_ns,
+                        uint32_t end_tid, struct asys_err *err)
 {
-    sqlite3_stmt *st = imp->insert_hgtx;
+    struct asys_importer *imp = h->imp;
+    sqlite3_stmt *st = h->insert_hgtx;
     sqlite3_bind_int64(st, 1, o->id);
     sqlite3_bind_int64(st, 2, kind);
     sqlite3_bind_int64(st, 3, (int64_t)o->start_ns);
@@ -268,206 +384,278 @@ static int insert_event(struct asys_importer *imp, int kind, const struct hgtx_o
 
 /* ---- push / pop ---------------------------------------------------------------- */
 
-static struct hgtx_stack *stack_of(struct asys_importer *imp, uint16_t domain_local, int create)
+static struct hgtx_stack *stack_of(struct hgtx *h, uint16_t domain_local, int create)
 {
-    struct imp_segment *seg = &imp->seg;
-    for (size_t i = 0; i < seg->stack_count; i++)
-        if (seg->stacks[i].domain_local == domain_local)
-            return &seg->stacks[i];
+    for (size_t i = 0; i < h->stack_count; i++)
+        if (h->stacks[i].domain_local == domain_local)
+            return &h->stacks[i];
     if (!create)
         return NULL;
-    struct hgtx_stack *bigger = realloc(seg->stacks, (seg->stack_count + 1) * sizeof *bigger);
+    struct hgtx_stack *bigger = realloc(h->stacks, (h->stack_count + 1) * sizeof *bigger);
     if (!bigger)
         return NULL;
-    seg->stacks = bigger;
-    struct hgtx_stack *s = &seg->stacks[seg->stack_count++];
+    h->stacks = bigger;
+    struct hgtx_stack *s = &h->stacks[h->stack_count++];
     memset(s, 0, sizeof *s);
     s->domain_local = domain_local;
     return s;
 }
 
-static int push(struct asys_importer *imp, uint16_t domain_local, struct hgtx_open *o,
-                struct asys_err *err)
+static int push(struct hgtx *h, uint16_t domain_local, struct hgtx_open *o, struct asys_err *err)
 {
-    struct hgtx_stack *s = stack_of(imp, domain_local, 1);
+    struct hgtx_stack *s = stack_of(h, domain_local, 1);
     if (!s)
         return asys_fail(err, "out of memory");
     if (asys_grow(&s->items, &s->cap, s->count, sizeof *s->items, 16))
         return asys_fail(err, "out of memory");
-    o->id = imp->next_hgtx_id++;
+    o->id = h->next_hgtx_id++;
     o->level = (int32_t)s->count;
     o->parent = s->count ? s->items[s->count - 1].id : -1;
     s->items[s->count++] = *o;
     return 0;
 }
 
-static int pop(struct asys_importer *imp, uint16_t domain_local, uint64_t ns, struct asys_err *err)
+static int pop(struct hgtx *h, uint16_t domain_local, uint64_t ns, struct asys_err *err)
 {
-    struct hgtx_stack *s = stack_of(imp, domain_local, 0);
+    struct hgtx_stack *s = stack_of(h, domain_local, 0);
     if (!s || !s->count) {
-        imp->unmatched_pops++;
+        h->unmatched_pops++;
         return 0;
     }
     const struct hgtx_open *o = &s->items[--s->count];
-    return insert_event(imp, KIND_PUSHPOP, o, (int64_t)ns, 0, err);
+    return insert_event(h, KIND_PUSHPOP, o, (int64_t)ns, 0, err);
 }
 
-int imp_hgtx_segment_end(struct asys_importer *imp, struct asys_err *err)
+static int hgtx_segment_end(void *state, struct asys_err *err)
 {
+    struct hgtx *h = state;
     int rc = 0;
-    struct imp_segment *seg = &imp->seg;
-    for (size_t i = 0; i < seg->stack_count; i++) {
-        struct hgtx_stack *s = &seg->stacks[i];
+    for (size_t i = 0; i < h->stack_count; i++) {
+        struct hgtx_stack *s = &h->stacks[i];
         for (size_t j = 0; rc == 0 && j < s->count; j++) {
-            imp->open_ranges++;
-            rc = insert_event(imp, KIND_PUSHPOP, &s->items[j], -1, 0, err);
+            h->open_ranges++;
+            rc = insert_event(h, KIND_PUSHPOP, &s->items[j], -1, 0, err);
         }
         free(s->items);
     }
-    free(seg->stacks);
-    seg->stacks = NULL;
-    seg->stack_count = 0;
+    free(h->stacks);
+    h->stacks = NULL;
+    h->stack_count = 0;
     return rc;
 }
 
 /* ---- marks ------------------------------------------------------------------------ */
 
-static int mark(struct asys_importer *imp, uint16_t domain_local, struct hgtx_open *o,
-                struct asys_err *err)
+static int mark(struct hgtx *h, uint16_t domain_local, struct hgtx_open *o, struct asys_err *err)
 {
-    struct hgtx_stack *s = stack_of(imp, domain_local, 0);
-    o->id = imp->next_hgtx_id++;
+    struct hgtx_stack *s = stack_of(h, domain_local, 0);
+    o->id = h->next_hgtx_id++;
     o->parent = s && s->count ? s->items[s->count - 1].id : -1;
-    return insert_event(imp, KIND_MARK, o, (int64_t)o->start_ns, 0, err);
+    return insert_event(h, KIND_MARK, o, (int64_t)o->start_ns, 0, err);
 }
 
 /* ---- start / end ---------------------------------------------------------------------- */
 
-static int64_t pool_take(struct asys_importer *imp)
+static int64_t pool_take(struct hgtx *h)
 {
-    if (imp->open_free >= 0) {
-        int64_t i = imp->open_free;
-        imp->open_free = imp->open_pool[i].id;
+    if (h->open_free >= 0) {
+        int64_t i = h->open_free;
+        h->open_free = h->open_pool[i].id;
         return i;
     }
-    if (asys_grow(&imp->open_pool, &imp->open_cap, imp->open_count, sizeof *imp->open_pool, 64))
+    if (asys_grow(&h->open_pool, &h->open_cap, h->open_count, sizeof *h->open_pool, 64))
         return -1;
-    return (int64_t)imp->open_count++;
+    return (int64_t)h->open_count++;
 }
 
-static void pool_give_back(struct asys_importer *imp, int64_t i)
+static void pool_give_back(struct hgtx *h, int64_t i)
 {
-    imp->open_pool[i].id = imp->open_free;
-    imp->open_free = i;
+    h->open_pool[i].id = h->open_free;
+    h->open_free = i;
 }
 
-static int start(struct asys_importer *imp, uint64_t range_id, struct hgtx_open *o,
-                 struct asys_err *err)
+static int start(struct hgtx *h, uint64_t range_id, struct hgtx_open *o, struct asys_err *err)
 {
-    struct imp_image *img = imp->seg.image;
-    o->id = imp->next_hgtx_id++;
-    uint64_t *end_index = asys_u64map_get(&img->ends, range_id);
-    if (end_index) { /* its end was read first (another thread's segment) */
-        struct hgtx_end e = imp->end_pool[*end_index];
-        asys_u64map_remove(&img->ends, range_id);
-        return insert_event(imp, KIND_STARTEND, o, (int64_t)e.end_ns, e.tid, err);
-    }
-    int64_t i = pool_take(imp);
-    if (i < 0 || asys_u64map_put(&img->starts, range_id, (uint64_t)i) != 0)
+    struct hgtx_image *hi = hgtx_image(h, h->imp->seg.image);
+    if (!hi)
         return asys_fail(err, "out of memory");
-    imp->open_pool[i] = *o;
+    o->id = h->next_hgtx_id++;
+    uint64_t *end_index = asys_u64map_get(&hi->ends, range_id);
+    if (end_index) { /* its end was read first (another thread's segment) */
+        struct hgtx_end e = h->end_pool[*end_index];
+        asys_u64map_remove(&hi->ends, range_id);
+        return insert_event(h, KIND_STARTEND, o, (int64_t)e.end_ns, e.tid, err);
+    }
+    int64_t i = pool_take(h);
+    if (i < 0 || asys_u64map_put(&hi->starts, range_id, (uint64_t)i) != 0)
+        return asys_fail(err, "out of memory");
+    h->open_pool[i] = *o;
     return 0;
 }
 
-static int end(struct asys_importer *imp, uint64_t range_id, uint64_t ns, struct asys_err *err)
+static int end(struct hgtx *h, uint64_t range_id, uint64_t ns, struct asys_err *err)
 {
-    struct imp_image *img = imp->seg.image;
-    uint64_t *start_index = asys_u64map_get(&img->starts, range_id);
+    uint32_t tid = h->imp->seg.tid;
+    struct hgtx_image *hi = hgtx_image(h, h->imp->seg.image);
+    if (!hi)
+        return asys_fail(err, "out of memory");
+    uint64_t *start_index = asys_u64map_get(&hi->starts, range_id);
     if (start_index) {
         int64_t i = (int64_t)*start_index;
-        asys_u64map_remove(&img->starts, range_id);
-        int rc =
-            insert_event(imp, KIND_STARTEND, &imp->open_pool[i], (int64_t)ns, imp->seg.tid, err);
-        pool_give_back(imp, i);
+        asys_u64map_remove(&hi->starts, range_id);
+        int rc = insert_event(h, KIND_STARTEND, &h->open_pool[i], (int64_t)ns, tid, err);
+        pool_give_back(h, i);
         return rc;
     }
-    if (asys_grow(&imp->end_pool, &imp->end_cap, imp->end_count, sizeof *imp->end_pool, 64))
+    if (asys_grow(&h->end_pool, &h->end_cap, h->end_count, sizeof *h->end_pool, 64))
         return asys_fail(err, "out of memory");
-    imp->end_pool[imp->end_count] = (struct hgtx_end){ns, imp->seg.tid};
-    if (asys_u64map_put(&img->ends, range_id, imp->end_count++) != 0)
+    h->end_pool[h->end_count] = (struct hgtx_end){ns, tid};
+    if (asys_u64map_put(&hi->ends, range_id, h->end_count++) != 0)
         return asys_fail(err, "out of memory");
     return 0;
 }
 
-/* ---- dispatch ------------------------------------------------------------------------------ */
+/* ---- the record handlers -------------------------------------------------------------------- */
 
-int imp_hgtx_record(struct asys_importer *imp, const struct asys_record *rec, uint64_t ns,
-                    struct asys_err *err)
+static int on_push(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err)
 {
     struct hgtx_open o;
-    switch (rec->type) {
-    case ASYS_REC_HGTX_PUSH:
-        open_plain(imp, &o, rec->arg, ns);
-        return push(imp, 0, &o, err);
-    case ASYS_REC_HGTX_PUSH_EX: {
-        const struct asys_rec_hgtx_ex *r = (const void *)rec->data;
-        open_from_attributes(imp, &o, &r->attr, ns);
-        return push(imp, r->attr.domain_id, &o, err);
-    }
-    case ASYS_REC_HGTX_POP:
-        return pop(imp, (uint16_t)rec->arg, ns, err);
-    case ASYS_REC_HGTX_MARK:
-        open_plain(imp, &o, rec->arg, ns);
-        return mark(imp, 0, &o, err);
-    case ASYS_REC_HGTX_MARK_EX: {
-        const struct asys_rec_hgtx_ex *r = (const void *)rec->data;
-        open_from_attributes(imp, &o, &r->attr, ns);
-        return mark(imp, r->attr.domain_id, &o, err);
-    }
-    case ASYS_REC_HGTX_START: {
-        const struct asys_rec_hgtx_range *r = (const void *)rec->data;
-        open_plain(imp, &o, rec->arg, ns);
-        return start(imp, r->range_id, &o, err);
-    }
-    case ASYS_REC_HGTX_START_EX: {
-        const struct asys_rec_hgtx_start_ex *r = (const void *)rec->data;
-        open_from_attributes(imp, &o, &r->attr, ns);
-        return start(imp, r->range_id, &o, err);
-    }
-    case ASYS_REC_HGTX_END:
-        return end(imp, ((const struct asys_rec_hgtx_range *)(const void *)rec->data)->range_id, ns,
-                   err);
-    case ASYS_REC_HGTX_DOMAIN:
-        return import_domain(imp, rec, ns);
-    case ASYS_REC_HGTX_CATEGORY:
-        return import_category(imp, rec) == 0 ? 0 : asys_fail(err, "out of memory");
-    case ASYS_REC_HGTX_THREAD_NAME:
-        return import_thread_name(imp, rec, ns, err);
-    default:
-        return 0;
-    }
+    open_plain(state, &o, rec->arg, ns);
+    return push(state, 0, &o, err);
 }
 
-int imp_hgtx_finish(struct asys_importer *imp, struct asys_err *err)
+static int on_push_ex(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err)
 {
-    for (size_t i = 0; i < imp->images.capacity; i++) {
-        if (!imp->images.used[i])
-            continue;
-        struct imp_image *img = (struct imp_image *)(uintptr_t)imp->images.values[i];
-        for (size_t j = 0; j < img->starts.capacity; j++) {
-            if (!img->starts.used[j])
-                continue;
-            imp->open_ranges++;
-            if (insert_event(imp, KIND_STARTEND, &imp->open_pool[img->starts.values[j]], -1, 0,
-                             err) != 0)
-                return -1;
-        }
-        imp->unmatched_ends += img->ends.count;
-    }
-    if (imp->unmatched_pops)
-        imp_warn(imp, "%" PRIu64 " HGTX pops had no matching push (ignored)", imp->unmatched_pops);
-    if (imp->unmatched_ends)
-        imp_warn(imp, "%" PRIu64 " HGTX range ends had no matching start (ignored)",
-                 imp->unmatched_ends);
-    return finish_domains(imp, err) == 0 && finish_categories(imp, err) == 0 ? 0 : -1;
+    const struct asys_rec_hgtx_ex *r = (const void *)rec->data;
+    struct hgtx_open o;
+    open_from_attributes(state, &o, &r->attr, ns);
+    return push(state, r->attr.domain_id, &o, err);
 }
+
+static int on_pop(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err)
+{
+    return pop(state, (uint16_t)rec->arg, ns, err);
+}
+
+static int on_mark(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err)
+{
+    struct hgtx_open o;
+    open_plain(state, &o, rec->arg, ns);
+    return mark(state, 0, &o, err);
+}
+
+static int on_mark_ex(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err)
+{
+    const struct asys_rec_hgtx_ex *r = (const void *)rec->data;
+    struct hgtx_open o;
+    open_from_attributes(state, &o, &r->attr, ns);
+    return mark(state, r->attr.domain_id, &o, err);
+}
+
+static int on_start(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err)
+{
+    const struct asys_rec_hgtx_range *r = (const void *)rec->data;
+    struct hgtx_open o;
+    open_plain(state, &o, rec->arg, ns);
+    return start(state, r->range_id, &o, err);
+}
+
+static int on_start_ex(void *state, const struct asys_record *rec, uint64_t ns,
+                       struct asys_err *err)
+{
+    const struct asys_rec_hgtx_start_ex *r = (const void *)rec->data;
+    struct hgtx_open o;
+    open_from_attributes(state, &o, &r->attr, ns);
+    return start(state, r->range_id, &o, err);
+}
+
+static int on_end(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err)
+{
+    const struct asys_rec_hgtx_range *r = (const void *)rec->data;
+    return end(state, r->range_id, ns, err);
+}
+
+static int on_domain(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err)
+{
+    (void)err;
+    return import_domain(state, rec, ns);
+}
+
+static int on_category(void *state, const struct asys_record *rec, uint64_t ns,
+                       struct asys_err *err)
+{
+    (void)ns;
+    return import_category(state, rec) == 0 ? 0 : asys_fail(err, "out of memory");
+}
+
+static int on_thread_name(void *state, const struct asys_record *rec, uint64_t ns,
+                          struct asys_err *err)
+{
+    return import_thread_name(state, rec, ns, err);
+}
+
+/* Start/end ranges whose end never came, image by image. */
+static int finish_open_ranges(struct asys_importer *imp, struct imp_image *img, void *arg)
+{
+    (void)imp;
+    struct hgtx *h = arg;
+    struct hgtx_image *hi = img->slot[h->slot];
+    if (!hi)
+        return 0;
+    for (size_t j = 0; j < hi->starts.capacity; j++) {
+        if (!hi->starts.used[j])
+            continue;
+        h->open_ranges++;
+        if (insert_event(h, KIND_STARTEND, &h->open_pool[hi->starts.values[j]], -1, 0,
+                         h->finish_err) != 0)
+            return -1;
+    }
+    h->unmatched_ends += hi->ends.count;
+    return 0;
+}
+
+static int hgtx_finish(void *state, struct asys_err *err)
+{
+    struct hgtx *h = state;
+    struct asys_importer *imp = h->imp;
+    h->finish_err = err;
+    if (imp_each_image(imp, finish_open_ranges, h) != 0)
+        return -1;
+    if (h->unmatched_pops)
+        imp_warn(imp, "%" PRIu64 " HGTX pops had no matching push (ignored)", h->unmatched_pops);
+    if (h->unmatched_ends)
+        imp_warn(imp, "%" PRIu64 " HGTX range ends had no matching start (ignored)",
+                 h->unmatched_ends);
+    imp->stats->hgtx_events = (uint64_t)(h->next_hgtx_id - 1);
+    if (imp_session_info(imp, "hgtx_unmatched_pops", NULL, (int64_t)h->unmatched_pops, err) ||
+        imp_session_info(imp, "hgtx_unmatched_ends", NULL, (int64_t)h->unmatched_ends, err) ||
+        imp_session_info(imp, "hgtx_open_ranges", NULL, (int64_t)h->open_ranges, err))
+        return -1;
+    return finish_domains(h, err) == 0 && finish_categories(h, err) == 0 ? 0 : -1;
+}
+
+static const struct imp_record_op hgtx_ops[] = {
+    {ASYS_REC_HGTX_PUSH, on_push},
+    {ASYS_REC_HGTX_PUSH_EX, on_push_ex},
+    {ASYS_REC_HGTX_POP, on_pop},
+    {ASYS_REC_HGTX_MARK, on_mark},
+    {ASYS_REC_HGTX_MARK_EX, on_mark_ex},
+    {ASYS_REC_HGTX_START, on_start},
+    {ASYS_REC_HGTX_START_EX, on_start_ex},
+    {ASYS_REC_HGTX_END, on_end},
+    {ASYS_REC_HGTX_DOMAIN, on_domain},
+    {ASYS_REC_HGTX_CATEGORY, on_category},
+    {ASYS_REC_HGTX_THREAD_NAME, on_thread_name},
+};
+
+const struct imp_family imp_family_hgtx = {
+    .name = "hgtx",
+    .feature = ASYS_FEATURE_HGTX,
+    .schema = "hgtx.sql",
+    .ops = hgtx_ops,
+    .op_count = sizeof hgtx_ops / sizeof hgtx_ops[0],
+    .init = hgtx_init,
+    .segment_end = hgtx_segment_end,
+    .finish = hgtx_finish,
+    .free = hgtx_free,
+};

@@ -1,9 +1,10 @@
 /* OSRT_CALL records -> osrt_calls, and the estimated thread states derived
  * from them (manual §5.2: without CPU sampling, time inside a traced OS
  * runtime call is "Possibly Waiting", the rest "Possibly Running"). */
+#include <stdlib.h>
 #include <string.h>
 
-#include "importer_internal.h"
+#include "import_family.h"
 
 static const char *const function_names[] = {
 #define OSRT_NAME(id, name) [id] = #name,
@@ -11,41 +12,56 @@ static const char *const function_names[] = {
 #undef OSRT_NAME
 };
 
-int imp_osrt_init(struct asys_importer *imp, struct asys_err *err)
+struct osrt {
+    struct asys_importer *imp;
+    sqlite3_stmt *insert;
+    uint32_t names[ASYS_OSRT_FUNCTION_COUNT + 1]; /* function id -> strings.id */
+};
+
+static int osrt_init(struct asys_importer *imp, void **state, struct asys_err *err)
 {
+    struct osrt *o = calloc(1, sizeof *o);
+    if (!o)
+        return asys_fail(err, "out of memory");
+    *state = o;
+    o->imp = imp;
     return imp_prepare(
         imp,
         "INSERT INTO osrt_calls (start_ns, end_ns, pid, tid, name_id, result, error, "
         "callchain_id) VALUES (?,?,?,?,?,?,?,?)",
-        &imp->insert_osrt, err);
+        &o->insert, err);
 }
 
-void imp_osrt_free(struct asys_importer *imp)
+static void osrt_free(void *state)
 {
-    sqlite3_finalize(imp->insert_osrt);
-    imp->insert_osrt = NULL;
+    struct osrt *o = state;
+    if (o)
+        sqlite3_finalize(o->insert);
+    free(o);
 }
 
-int imp_osrt_record(struct asys_importer *imp, const struct asys_record *rec, uint64_t end_ns,
-                    struct asys_err *err)
+static int import_call(void *state, const struct asys_record *rec, uint64_t end_ns,
+                       struct asys_err *err)
 {
+    struct osrt *o = state;
+    struct asys_importer *imp = o->imp;
     const struct asys_rec_osrt_call *r = (const void *)rec->data;
     unsigned fn = rec->arg;
     if (fn == 0 || fn > ASYS_OSRT_FUNCTION_COUNT) {
         imp_warn(imp, "%s: unknown OS runtime function %u; call ignored", imp->seg.member, fn);
         return 0;
     }
-    if (!imp->osrt_names[fn] && imp_intern_text(imp, function_names[fn], strlen(function_names[fn]),
-                                                &imp->osrt_names[fn], err) != 0)
+    if (!o->names[fn] && imp_intern_text(imp, function_names[fn], strlen(function_names[fn]),
+                                         &o->names[fn], err) != 0)
         return -1;
     uint64_t start_ns = imp_ns(imp, rec->ticks - r->duration_ticks);
     int64_t chain = imp_callchain(imp, r->callchain_id);
-    sqlite3_stmt *st = imp->insert_osrt;
+    sqlite3_stmt *st = o->insert;
     sqlite3_bind_int64(st, 1, (int64_t)start_ns);
     sqlite3_bind_int64(st, 2, (int64_t)end_ns);
     sqlite3_bind_int64(st, 3, imp->seg.pid);
     sqlite3_bind_int64(st, 4, imp->seg.tid);
-    sqlite3_bind_int64(st, 5, imp->osrt_names[fn]);
+    sqlite3_bind_int64(st, 5, o->names[fn]);
     sqlite3_bind_int64(st, 6, r->result);
     imp_bind_optional(st, 7, r->error, r->error != 0);
     imp_bind_optional(st, 8, chain, chain != 0);
@@ -88,8 +104,10 @@ static const char thread_states_sql[] =
     "WHERE t.end_ns > t.start_ns AND NOT EXISTS\n"
     "  (SELECT 1 FROM osrt_calls AS o WHERE o.pid = t.pid AND o.tid = t.tid);\n";
 
-int imp_osrt_finish(struct asys_importer *imp, struct asys_err *err)
+/* Derived thread_states, once the threads table is in place. */
+static int osrt_derive(void *state, struct asys_err *err)
 {
+    struct asys_importer *imp = ((struct osrt *)state)->imp;
     sqlite3_stmt *st = NULL;
     int traced = 0;
     if (sqlite3_prepare_v2(imp->db,
@@ -100,11 +118,20 @@ int imp_osrt_finish(struct asys_importer *imp, struct asys_err *err)
     sqlite3_finalize(st);
     if (!traced)
         return 0; /* without OS runtime tracing there is nothing to estimate from */
-    char *msg = NULL;
-    if (sqlite3_exec(imp->db, thread_states_sql, NULL, NULL, &msg) != SQLITE_OK) {
-        asys_fail(err, "database error: %s", msg ? msg : sqlite3_errmsg(imp->db));
-        sqlite3_free(msg);
-        return -1;
-    }
-    return 0;
+    return imp_exec(imp, thread_states_sql, err);
 }
+
+static const struct imp_record_op osrt_ops[] = {
+    {ASYS_REC_OSRT_CALL, import_call},
+};
+
+const struct imp_family imp_family_osrt = {
+    .name = "osrt",
+    .feature = ASYS_FEATURE_OSRT,
+    .schema = "osrt.sql",
+    .ops = osrt_ops,
+    .op_count = sizeof osrt_ops / sizeof osrt_ops[0],
+    .init = osrt_init,
+    .derive = osrt_derive,
+    .free = osrt_free,
+};

@@ -1,0 +1,229 @@
+/* The core records (strings, processes, threads, drops) and the manifest's
+ * session facts; the tables they feed are written by import_context.c once
+ * every segment is read. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "import_family.h"
+#include "json_util.h"
+
+struct core {
+    struct asys_importer *imp;
+    sqlite3_stmt *insert_drop;
+};
+
+static void load_clock(struct asys_importer *imp, const cJSON *manifest)
+{
+    const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(manifest, "clock"), "pairs");
+    const cJSON *pair;
+    cJSON_ArrayForEach(pair, pairs)
+    {
+        uint64_t ticks, ns;
+        if (asys_json_to_u64(cJSON_GetArrayItem(pair, 0), &ticks) == 0 &&
+            asys_json_to_u64(cJSON_GetArrayItem(pair, 1), &ns) == 0)
+            asys_clock_map_add(&imp->clock, ticks, ns);
+    }
+    imp->has_clock_pairs = asys_clock_map_build(&imp->clock) >= 2;
+}
+
+static int put_info(struct asys_importer *imp, sqlite3_stmt *st, const char *key, const char *text,
+                    const int64_t *number, struct asys_err *err)
+{
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    if (number)
+        sqlite3_bind_int64(st, 2, *number);
+    else if (text)
+        sqlite3_bind_text(st, 2, text, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, 2);
+    return imp_step(imp, st, err);
+}
+
+/* Joins a JSON array of strings (or of objects' "name") with `sep`. */
+static void join_array(const cJSON *arr, const char *field, const char *sep, char *out, size_t size)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    const cJSON *item;
+    cJSON_ArrayForEach(item, arr)
+    {
+        const char *s = field ? asys_json_get_str(item, field, NULL)
+                              : (cJSON_IsString(item) ? item->valuestring : NULL);
+        if (!s)
+            continue;
+        int n = snprintf(out + used, size - used, "%s%s", used ? sep : "", s);
+        if (n < 0 || (size_t)n >= size - used)
+            break;
+        used += (size_t)n;
+    }
+}
+
+static int import_session_info(struct asys_importer *imp, const cJSON *m, struct asys_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (imp_prepare(imp, "INSERT OR REPLACE INTO session_info (key, value) VALUES (?, ?)", &st,
+                    err))
+        return -1;
+    const cJSON *session = cJSON_GetObjectItemCaseSensitive(m, "session");
+    const cJSON *host = cJSON_GetObjectItemCaseSensitive(m, "host");
+    const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(m, "cpu");
+    const cJSON *clock = cJSON_GetObjectItemCaseSensitive(m, "clock");
+    const cJSON *target = cJSON_GetObjectItemCaseSensitive(m, "target");
+    const cJSON *collectors = cJSON_GetObjectItemCaseSensitive(m, "collectors");
+    char text[8192];
+    int64_t v, start = 0, end = 0;
+    int rc = 0;
+#define NUM(key, expr) rc |= (expr) == 0 ? put_info(imp, st, key, NULL, &v, err) : 0
+#define TXT(key, s) rc |= put_info(imp, st, key, s, NULL, err)
+    if (asys_json_get_i64(session, "start_monotonic_ns", &start) == 0)
+        NUM("start_ns", (v = start, 0));
+    if (asys_json_get_i64(session, "end_monotonic_ns", &end) == 0)
+        NUM("end_ns", (v = end, 0));
+    if (start && end)
+        NUM("duration_ns", (v = end - start, 0));
+    NUM("start_realtime_ns", asys_json_get_i64(session, "start_realtime_ns", &v));
+    NUM("realtime_minus_monotonic_ns", asys_json_get_i64(clock, "realtime_minus_monotonic_ns", &v));
+    join_array(cJSON_GetObjectItemCaseSensitive(m, "command"), NULL, " ", text, sizeof text);
+    TXT("command", text);
+    TXT("report_id", asys_json_get_str(m, "report_id", ""));
+    TXT("asys_version", asys_json_get_str(m, "asys_version", ""));
+    NUM("format_version", asys_json_get_i64(m, "format_version", &v));
+    TXT("hostname", asys_json_get_str(host, "hostname", ""));
+    TXT("kernel", asys_json_get_str(host, "kernel", ""));
+    TXT("os", asys_json_get_str(host, "os", ""));
+    TXT("cpu_model", asys_json_get_str(cpu, "model", ""));
+    NUM("logical_cpus", asys_json_get_i64(cpu, "logical_cpus", &v));
+    TXT("clock_kind", asys_json_get_str(clock, "kind", ""));
+    NUM("target_pid", asys_json_get_i64(target, "pid", &v));
+    NUM("target_exit_code", asys_json_get_i64(target, "exit_code", &v));
+    NUM("target_signal", asys_json_get_i64(target, "signal", &v));
+    join_array(cJSON_GetObjectItemCaseSensitive(collectors, "enabled"), NULL, ",", text,
+               sizeof text);
+    TXT("collectors_enabled", text);
+    join_array(cJSON_GetObjectItemCaseSensitive(collectors, "unavailable"), "name", ",", text,
+               sizeof text);
+    TXT("collectors_unavailable", text);
+    const cJSON *tick_hz = cJSON_GetObjectItemCaseSensitive(clock, "tick_hz");
+    if (cJSON_IsNumber(tick_hz))
+        NUM("clock_tick_hz", (v = (int64_t)tick_hz->valuedouble, 0));
+#undef NUM
+#undef TXT
+    sqlite3_finalize(st);
+    return rc ? -1 : 0;
+}
+
+static int import_string_def(void *state, const struct asys_record *rec, uint64_t ns,
+                             struct asys_err *err)
+{
+    (void)ns;
+    struct asys_importer *imp = ((struct core *)state)->imp;
+    const struct asys_rec_string_def *s = (const void *)rec->data;
+    if (s->length > rec->size - sizeof *s) {
+        imp_warn(imp, "%s: string %u at offset %" PRIu64 " is longer than its record; ignored",
+                 imp->seg.member, s->string_id, rec->offset);
+        return 0;
+    }
+    return imp_define_string(imp, imp->seg.image, s->string_id, (const char *)(s + 1), s->length,
+                             err);
+}
+
+static int import_process_info(void *state, const struct asys_record *rec, uint64_t ns,
+                               struct asys_err *err)
+{
+    struct asys_importer *imp = ((struct core *)state)->imp;
+    const struct asys_rec_process_info *r = (const void *)rec->data;
+    struct imp_process *p = imp_process_get(imp, r->pid);
+    if (!p)
+        return asys_fail(err, "out of memory");
+    int exec_image = r->origin == ASYS_PROCESS_LAUNCHED;
+    /* an exec'd image names the process; the latest exec wins over a fork copy */
+    if ((exec_image && (!p->exec_named || ns >= p->info_ns)) ||
+        (!exec_image && !p->exec_named && !p->exe_id)) {
+        p->ppid = r->ppid;
+        p->exe_id = imp_string(imp, imp->seg.image, r->exe_string_id);
+        p->cmdline_id = imp_string(imp, imp->seg.image, r->cmdline_string_id);
+        p->info_ns = ns;
+        p->exec_named = exec_image;
+    }
+    return 0;
+}
+
+static int import_thread_record(void *state, const struct asys_record *rec, uint64_t ns,
+                                struct asys_err *err)
+{
+    struct asys_importer *imp = ((struct core *)state)->imp;
+    const struct asys_rec_thread *r = (const void *)rec->data;
+    struct imp_thread *t = imp_thread_get(imp, imp->seg.pid, r->tid);
+    if (!t)
+        return asys_fail(err, "out of memory");
+    if (!t->name_id || ns >= t->name_ns) {
+        t->name_id = imp_string(imp, imp->seg.image, r->name_string_id);
+        t->name_ns = ns;
+    }
+    return 0;
+}
+
+static int import_drop(void *state, const struct asys_record *rec, uint64_t ns,
+                       struct asys_err *err)
+{
+    struct core *c = state;
+    struct asys_importer *imp = c->imp;
+    const struct asys_rec_drop *d = (const void *)rec->data;
+    sqlite3_stmt *st = c->insert_drop;
+    sqlite3_bind_int64(st, 1, imp->seg.pid);
+    sqlite3_bind_int64(st, 2, imp->seg.tid);
+    sqlite3_bind_int64(st, 3, (int64_t)imp_ns(imp, d->first_drop_ticks));
+    sqlite3_bind_int64(st, 4, (int64_t)ns);
+    sqlite3_bind_int64(st, 5, (int64_t)d->records);
+    sqlite3_bind_int64(st, 6, (int64_t)d->bytes);
+    return imp_step(imp, st, err);
+}
+
+static int core_init(struct asys_importer *imp, void **state, struct asys_err *err)
+{
+    struct core *c = calloc(1, sizeof *c);
+    if (!c)
+        return asys_fail(err, "out of memory");
+    *state = c;
+    c->imp = imp;
+    load_clock(imp, imp->manifest);
+    if (imp_prepare(imp,
+                    "INSERT INTO drops (pid, tid, start_ns, end_ns, records, bytes) "
+                    "VALUES (?,?,?,?,?,?)",
+                    &c->insert_drop, err) != 0)
+        return -1;
+    return import_session_info(imp, imp->manifest, err);
+}
+
+static void core_free(void *state)
+{
+    struct core *c = state;
+    if (!c)
+        return;
+    sqlite3_finalize(c->insert_drop);
+    free(c);
+}
+
+/* PAD and TIME_BASE are the stream's own and never reach a family; CLOCK_PAIR
+ * records are read from the manifest, where finalize copied them. */
+static const struct imp_record_op core_ops[] = {
+    {ASYS_REC_STRING_DEF, import_string_def},
+    {ASYS_REC_PROCESS_INFO, import_process_info},
+    {ASYS_REC_THREAD_START, import_thread_record},
+    {ASYS_REC_THREAD_END, import_thread_record},
+    {ASYS_REC_DROP, import_drop},
+    {ASYS_REC_CLOCK_PAIR, NULL},
+};
+
+const struct imp_family imp_family_core = {
+    .name = "core",
+    .feature = ASYS_FEATURE_CORE,
+    .schema = "core.sql",
+    .ops = core_ops,
+    .op_count = sizeof core_ops / sizeof core_ops[0],
+    .init = core_init,
+    .free = core_free,
+};
