@@ -263,14 +263,14 @@ static uint32_t tid_of(struct asys_json_sink *s, struct json_track *j)
 
 /* ---- events ------------------------------------------------------------------------------ */
 
-static void event_head(struct asys_json_sink *s, const char *name, enum tl_category cat,
+static void event_head(struct asys_json_sink *s, const char *name, struct tl_category cat,
                        const char *phase, int64_t ts)
 {
     begin_event(s);
     put_str(s, "{\"name\":");
     put_json_string(s, name);
     put_str(s, ",\"cat\":\"");
-    put_str(s, tl_category_names[cat]);
+    put_str(s, cat.name);
     put_str(s, "\",\"ph\":\"");
     put_str(s, phase);
     put_str(s, "\",\"ts\":");
@@ -318,7 +318,7 @@ static void put_v2_flow(struct asys_json_sink *s, const struct tl_flows *f)
 /* The other flows as flow v1 events bound to the slice that encloses them:
  * "s" where one starts, "f" (binding point "e") where one ends. */
 static void put_v1_flows(struct asys_json_sink *s, struct json_track *j, int64_t ts,
-                         enum tl_category cat, const uint64_t *ids, size_t count, int terminating,
+                         struct tl_category cat, const uint64_t *ids, size_t count, int terminating,
                          int one_to_one)
 {
     for (size_t i = 0; i < count; i++) {
@@ -329,7 +329,7 @@ static void put_v1_flows(struct asys_json_sink *s, struct json_track *j, int64_t
         /* the slice's category: consumers bind a flow event to a slice of its own */
         put_str(s,
                 host ? "{\"name\":\"launch\",\"cat\":\"" : "{\"name\":\"dependency\",\"cat\":\"");
-        put_str(s, tl_category_names[cat]);
+        put_str(s, cat.name);
         put_str(s,
                 terminating ? "\",\"ph\":\"f\",\"bp\":\"e\",\"id\":" : "\",\"ph\":\"s\",\"id\":");
         put_hex(s, ids[i]);
@@ -341,7 +341,7 @@ static void put_v1_flows(struct asys_json_sink *s, struct json_track *j, int64_t
 }
 
 static int begin(void *sink, uint64_t track, int64_t start, int64_t end, struct tl_name name,
-                 enum tl_category cat, const struct tl_flows *flows)
+                 struct tl_category cat, const struct tl_flows *flows)
 {
     struct asys_json_sink *s = sink;
     struct json_track *j = track_of(s, track);
@@ -373,7 +373,7 @@ static int end(void *sink, uint64_t track, int64_t ts, const uint64_t *late, siz
 }
 
 static int instant(void *sink, uint64_t track, int64_t ts, struct tl_name name,
-                   enum tl_category cat)
+                   struct tl_category cat)
 {
     struct asys_json_sink *s = sink;
     struct json_track *j = track_of(s, track);

@@ -300,10 +300,10 @@ static int packet_close(struct asys_pftrace_sink *s, size_t packet)
 
 /* Interns a name (and category) on the sequence: interned_data when new. */
 static void intern(struct asys_pftrace_sink *s, struct sequence *q, struct tl_name name,
-                   enum tl_category cat)
+                   struct tl_category cat)
 {
     int new_name = q->last_name != name.iid && !asys_u64map_get(&q->names, name.iid);
-    int new_category = !(q->categories & (1u << cat));
+    int new_category = !(q->categories & (1u << cat.id));
     q->last_name = name.iid;
     if (!new_name && !new_category)
         return;
@@ -318,10 +318,10 @@ static void intern(struct asys_pftrace_sink *s, struct sequence *q, struct tl_na
         pb_close(b, entry);
     }
     if (new_category) {
-        q->categories |= 1u << cat;
+        q->categories |= 1u << cat.id;
         size_t entry = pb_open(b, F_ID_CATEGORIES);
-        pb_uint(b, F_IID, (uint64_t)cat + 1);
-        pb_string(b, F_INTERNED_NAME, tl_category_names[cat]);
+        pb_uint(b, F_IID, (uint64_t)cat.id + 1);
+        pb_string(b, F_INTERNED_NAME, cat.name);
         pb_close(b, entry);
     }
     pb_close(b, data);
@@ -329,7 +329,7 @@ static void intern(struct asys_pftrace_sink *s, struct sequence *q, struct tl_na
 
 /* A BEGIN or INSTANT event with its name, category and flows. */
 static int named_event(struct asys_pftrace_sink *s, uint64_t track, int64_t ts, int type,
-                       struct tl_name name, enum tl_category cat, const struct tl_flows *flows)
+                       struct tl_name name, struct tl_category cat, const struct tl_flows *flows)
 {
     struct sequence *q = sequence_of(s, track, ts);
     if (!q)
@@ -338,7 +338,7 @@ static int named_event(struct asys_pftrace_sink *s, uint64_t track, int64_t ts, 
     size_t packet = packet_open(s, q, ts);
     intern(s, q, name, cat);
     size_t te = pb_open(b, F_TRACK_EVENT);
-    pb_uint(b, F_TE_CATEGORY_IIDS, (uint64_t)cat + 1);
+    pb_uint(b, F_TE_CATEGORY_IIDS, (uint64_t)cat.id + 1);
     pb_uint(b, F_TE_TYPE, (uint64_t)type);
     pb_uint(b, F_TE_NAME_IID, name.iid);
     for (size_t i = 0; flows && i < flows->out_count; i++)
@@ -350,7 +350,7 @@ static int named_event(struct asys_pftrace_sink *s, uint64_t track, int64_t ts, 
 }
 
 static int begin(void *sink, uint64_t track, int64_t start, int64_t end, struct tl_name name,
-                 enum tl_category cat, const struct tl_flows *flows)
+                 struct tl_category cat, const struct tl_flows *flows)
 {
     (void)end; /* END comes as its own event */
     return named_event(sink, track, start, TYPE_BEGIN, name, cat, flows);
@@ -389,7 +389,7 @@ static int end(void *sink, uint64_t track, int64_t ts, const uint64_t *late, siz
 }
 
 static int instant(void *sink, uint64_t track, int64_t ts, struct tl_name name,
-                   enum tl_category cat)
+                   struct tl_category cat)
 {
     return named_event(sink, track, ts, TYPE_INSTANT, name, cat, NULL);
 }

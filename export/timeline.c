@@ -1,4 +1,4 @@
-/* The timeline walk: host rows first, then the device tree and its work. */
+/* The timeline walk: the families of timeline_walk.h, in order. */
 #include "timeline.h"
 
 #include <stdio.h>
@@ -7,18 +7,15 @@
 
 #include "timeline_walk.h"
 
-const char *const tl_category_names[TL_CAT_COUNT] = {"hggc", "hgtx", "osrt"};
-
-int tl_table_matches(pcre2_code *tables, const char *table)
-{
-    if (!tables)
-        return 1;
-    pcre2_match_data *md = pcre2_match_data_create_from_pattern(tables, NULL);
-    int rc =
-        md ? pcre2_match(tables, (PCRE2_SPTR)table, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) : -1;
-    pcre2_match_data_free(md);
-    return rc >= 0;
-}
+/* The registry: one line per family, in drawing order.  The host first: a
+ * flow's source mostly comes before its end in the file, which consumers
+ * that bind flows in file order need. */
+extern const struct tl_family tl_family_hggc_api, tl_family_hgtx, tl_family_osrt, tl_family_ppu,
+    tl_family_ppu_memory;
+static const struct tl_family *const families[] = {
+    &tl_family_hggc_api, &tl_family_hgtx, &tl_family_osrt, &tl_family_ppu, &tl_family_ppu_memory,
+};
+#define FAMILY_COUNT (sizeof families / sizeof families[0])
 
 static uint64_t count_rows(struct walk *w, const char *table)
 {
@@ -51,34 +48,15 @@ int asys_timeline_walk(sqlite3 *db, const struct tl_options *opts, const struct 
     if (sqlite3_prepare_v2(db, "SELECT value FROM strings WHERE id = ?", -1, &w.string_text,
                            NULL) != SQLITE_OK)
         tw_fail(&w, sqlite3_errmsg(db));
-    int activities = tw_table_wanted(&w, "ppu_activities");
-    struct {
-        const char *table;
-        int (*walk)(struct walk *);
-        int wanted;
-    } host[] = {{"hggc_api_calls", tw_walk_api, 0},
-                {"hgtx_events", tw_walk_hgtx, 0},
-                {"osrt_calls", tw_walk_osrt, 0}};
-    for (size_t i = 0; i < sizeof host / sizeof host[0]; i++) {
-        host[i].wanted = tw_table_wanted(&w, host[i].table);
-        if (host[i].wanted)
-            w.total += count_rows(&w, host[i].table);
+    int wanted[FAMILY_COUNT];
+    for (size_t i = 0; i < FAMILY_COUNT; i++) {
+        wanted[i] = tw_table_wanted(&w, families[i]->table);
+        if (wanted[i] && families[i]->events_per_row)
+            w.total += families[i]->events_per_row * count_rows(&w, families[i]->table);
     }
-    if (activities)
-        w.total += 3 * count_rows(&w, "ppu_activities");
-    /* the host first: a flow's source mostly comes before its end in the file,
-     * which consumers that bind flows in file order need */
-    for (size_t i = 0; i < sizeof host / sizeof host[0] && !w.failed; i++)
-        if (host[i].wanted)
-            host[i].walk(&w);
-    if (!w.failed && activities)
-        tw_build_tree(&w);
-    if (!w.failed && activities)
-        tw_walk_activities(&w);
-    if (!w.failed && activities && tw_table_wanted(&w, "hgtx_gpu_projection"))
-        tw_walk_projection(&w);
-    if (!w.failed && tw_table_wanted(&w, "ppu_memory"))
-        tw_walk_memory(&w);
+    for (size_t i = 0; i < FAMILY_COUNT && !w.failed; i++)
+        if (wanted[i])
+            families[i]->walk(&w);
     if (!w.failed)
         tw_rows_finish(&w);
     sqlite3_finalize(w.string_text);

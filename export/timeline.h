@@ -37,11 +37,15 @@ struct tl_track {
     uint64_t sort_index;
 };
 
-/* The collector an event comes from: HGGC covers the API calls and the
- * device work (one category, so that flows between them bind in consumers
- * that match a flow to slices of its own category). */
-enum tl_category { TL_CAT_HGGC, TL_CAT_HGTX, TL_CAT_OSRT, TL_CAT_COUNT };
-extern const char *const tl_category_names[TL_CAT_COUNT];
+/* The collector an event comes from ("hggc", "hgtx", "osrt"): HGGC covers
+ * the API calls and the device work (one category, so that flows between them
+ * bind in consumers that match a flow to slices of its own category).  `id`
+ * is small and stable for equal names within one walk (backends intern by it). */
+#define TL_MAX_CATEGORIES 32
+struct tl_category {
+    uint32_t id; /* 0 .. TL_MAX_CATEGORIES-1 */
+    const char *name;
+};
 
 /* A name: `iid` is stable for equal text (backends intern by it). */
 struct tl_name {
@@ -75,11 +79,11 @@ struct tl_sink_ops {
     int (*track)(void *sink, const struct tl_track *t);
     /* a slice starts; `end` is when it will end (its end() follows in order) */
     int (*begin)(void *sink, uint64_t track, int64_t start, int64_t end, struct tl_name name,
-                 enum tl_category cat, const struct tl_flows *flows);
+                 struct tl_category cat, const struct tl_flows *flows);
     /* the slice ends; `late` are the flows that end on it there */
     int (*end)(void *sink, uint64_t track, int64_t ts, const uint64_t *late, size_t late_count);
     int (*instant)(void *sink, uint64_t track, int64_t ts, struct tl_name name,
-                   enum tl_category cat);
+                   struct tl_category cat);
     int (*counter)(void *sink, uint64_t track, int64_t ts, double value);
 };
 
@@ -105,7 +109,7 @@ struct tl_stats {
 #define TL_FLOW_HOST (1ull << 62)
 #define TL_FLOW_DEPENDENCY (2ull << 62)
 
-/* Whether `table` matches --tables (NULL: every table does). */
+/* Whether `table` matches --tables (NULL: every table does; timeline_rows.c). */
 int tl_table_matches(pcre2_code *tables, const char *table);
 
 int asys_timeline_walk(sqlite3 *db, const struct tl_options *opts, const struct tl_sink_ops *ops,

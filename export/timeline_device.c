@@ -10,7 +10,7 @@
 #include "timeline_walk.h"
 
 /* Declares every node of the tree, names prefixed with their percentage. */
-int tw_build_tree(struct walk *w)
+static int build_tree(struct walk *w)
 {
     struct asys_report_catalog cat = {0};
     if (asys_catalog_load_builtin(&cat, w->err) != 0)
@@ -58,14 +58,14 @@ int tw_build_tree(struct walk *w)
 }
 
 /* The row of a tree node by key, 0 when the node is not in the tree. */
-uint32_t tw_node_row(struct walk *w, const char *key)
+static uint32_t node_row(struct walk *w, const char *key)
 {
     return key ? tw_row_find(w, key, strlen(key)) : 0;
 }
 
 /* A row of its own under a tree node (device summaries, HGTX projection). */
-uint32_t tw_child_row(struct walk *w, uint32_t parent, const char *suffix, const char *name,
-                      uint32_t order)
+static uint32_t child_row(struct walk *w, uint32_t parent, const char *suffix, const char *name,
+                          uint32_t order)
 {
     struct row *p = tw_row_at(w, parent);
     if (!p)
@@ -130,24 +130,24 @@ static struct place find_place(struct walk *w, const struct place_key *k)
     struct place pl = {0, 0, 0, 0};
     char key[256];
     leaf_key(k, key, sizeof key);
-    pl.leaf = tw_node_row(w, key);
+    pl.leaf = node_row(w, key);
     if (k->graph_id != NONE && k->kind != 4) {
         int n = snprintf(key, sizeof key, "D%lld/C%lld.%lld/S%lld/RGraph Group/Gg%lld",
                          (long long)k->physical, (long long)k->pid, (long long)k->context,
                          (long long)k->stream, (long long)k->graph_id);
         if (k->exec_id != NONE)
             snprintf(key + n, sizeof key - (size_t)n, "/X%lld", (long long)k->exec_id);
-        pl.exec = tw_node_row(w, key);
+        pl.exec = node_row(w, key);
     }
     snprintf(key, sizeof key, "D%lld/C%lld.%lld/A", (long long)k->physical, (long long)k->pid,
              (long long)k->context);
-    pl.all_streams = tw_node_row(w, key);
+    pl.all_streams = node_row(w, key);
     snprintf(key, sizeof key, "D%lld", (long long)k->physical);
-    uint32_t device = tw_node_row(w, key);
+    uint32_t device = node_row(w, key);
     if (device && k->kind == 1)
-        pl.summary = tw_child_row(w, device, "k", "Kernels (all streams)", 1);
+        pl.summary = child_row(w, device, "k", "Kernels (all streams)", 1);
     else if (device && (k->kind == 2 || k->kind == 3))
-        pl.summary = tw_child_row(w, device, "m", "Memory (all streams)", 2);
+        pl.summary = child_row(w, device, "m", "Memory (all streams)", 2);
     return pl;
 }
 
@@ -310,7 +310,7 @@ static struct tl_flows activity_flows(struct walk *w, sqlite3_stmt *st,
 
 /* Every activity in time order, on each row that shows it: its leaf (with
  * its flows), its graph exec, [All Stream] and the device's summary row. */
-int tw_walk_activities(struct walk *w)
+static int walk_activities(struct walk *w)
 {
     int host = tw_table_wanted(w, "hggc_api_calls");
     /* clang-format off */
@@ -349,11 +349,11 @@ int tw_walk_activities(struct walk *w)
         int64_t start = tw_clip_start(w, sqlite3_column_int64(st, 6));
         int64_t end = tw_clip_end(w, sqlite3_column_int64(st, 7), start);
         struct tl_flows f = activity_flows(w, st, &links, start, end);
-        tw_emit_slice(w, pl.leaf, start, end, name, TL_CAT_HGGC, &f);
+        tw_emit_slice(w, pl.leaf, start, end, name, tw_category(w, "hggc"), &f);
         uint32_t also[] = {pl.exec, pl.all_streams, pl.summary};
         for (size_t i = 0; i < sizeof also / sizeof also[0]; i++)
             if (also[i] && also[i] != pl.leaf)
-                tw_emit_slice(w, also[i], start, end, name, TL_CAT_HGGC, NULL);
+                tw_emit_slice(w, also[i], start, end, name, tw_category(w, "hggc"), NULL);
     }
     asys_strmap_free(&cache.by_key);
     free(cache.items);
@@ -364,7 +364,7 @@ int tw_walk_activities(struct walk *w)
 }
 
 /* HGTX ranges projected onto the streams: an "HGTX" row in each stream. */
-int tw_walk_projection(struct walk *w)
+static int walk_projection(struct walk *w)
 {
     sqlite3_stmt *st = tw_prepare(
         w, "SELECT g.start_ns, g.end_ns, e.text_id,\n"
@@ -382,23 +382,23 @@ int tw_walk_projection(struct walk *w)
         const char *ctx = (const char *)sqlite3_column_text(st, 3);
         snprintf(stream_key, sizeof stream_key, "%s%s", ctx, sqlite3_column_text(st, 4));
         /* where the stream's rows hang: the stream, or its context or device when hidden */
-        uint32_t parent = tw_node_row(w, stream_key);
+        uint32_t parent = node_row(w, stream_key);
         if (!parent)
-            parent = tw_node_row(w, ctx);
+            parent = node_row(w, ctx);
         if (!parent)
-            parent = tw_node_row(w, (const char *)sqlite3_column_text(st, 5));
+            parent = node_row(w, (const char *)sqlite3_column_text(st, 5));
         char suffix[300];
         snprintf(suffix, sizeof suffix, "h%s", sqlite3_column_text(st, 4));
-        uint32_t row = tw_child_row(w, parent, suffix, "HGTX", 200);
+        uint32_t row = child_row(w, parent, suffix, "HGTX", 200);
         tw_emit_slice(w, row, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-                      tw_string_name(w, sqlite3_column_int64(st, 2)), TL_CAT_HGTX, NULL);
+                      tw_string_name(w, sqlite3_column_int64(st, 2)), tw_category(w, "hgtx"), NULL);
     }
     sqlite3_finalize(st);
     return w->failed ? -1 : 0;
 }
 
 /* Device and pinned memory in use over time, per process. */
-int tw_walk_memory(struct walk *w)
+static int walk_memory(struct walk *w)
 {
     sqlite3_stmt *st =
         tw_prepare(w, "SELECT m.pid, COALESCE(d.physical_index, m.device),\n"
@@ -428,7 +428,7 @@ int tw_walk_memory(struct walk *w)
             } else {
                 char device[32];
                 snprintf(device, sizeof device, "D%lld", (long long)sqlite3_column_int64(st, 1));
-                parent = tw_node_row(w, device);
+                parent = node_row(w, device);
                 snprintf(name, sizeof name, "Device memory, pid %u (bytes)", pid);
             }
             struct row *p = tw_row_at(w, parent);
@@ -451,3 +451,15 @@ int tw_walk_memory(struct walk *w)
     sqlite3_finalize(st);
     return w->failed ? -1 : 0;
 }
+
+/* The device tree as stream_pct builds it, the work on it, and the HGTX
+ * ranges projected onto the streams. */
+static int walk_ppu(struct walk *w)
+{
+    if (build_tree(w) != 0 || walk_activities(w) != 0)
+        return -1;
+    return tw_table_wanted(w, "hgtx_gpu_projection") ? walk_projection(w) : 0;
+}
+
+const struct tl_family tl_family_ppu = {"ppu_activities", 3, walk_ppu};
+const struct tl_family tl_family_ppu_memory = {"ppu_memory", 0, walk_memory};

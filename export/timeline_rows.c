@@ -154,7 +154,7 @@ void tw_progress(struct walk *w)
 }
 
 int tw_emit_slice(struct walk *w, uint32_t row_id, int64_t start, int64_t end, struct tl_name name,
-                  enum tl_category cat, const struct tl_flows *flows)
+                  struct tl_category cat, const struct tl_flows *flows)
 {
     struct row *r = tw_row_at(w, row_id);
     if (!r || w->failed)
@@ -179,7 +179,7 @@ int tw_emit_slice(struct walk *w, uint32_t row_id, int64_t start, int64_t end, s
 }
 
 int tw_emit_instant(struct walk *w, uint32_t row_id, int64_t ts, struct tl_name name,
-                    enum tl_category cat)
+                    struct tl_category cat)
 {
     struct row *r = tw_row_at(w, row_id);
     if (!r || w->failed)
@@ -265,6 +265,17 @@ struct tl_name tw_synthetic_name(struct walk *w, const char *text)
     return n;
 }
 
+struct tl_category tw_category(struct walk *w, const char *name)
+{
+    for (uint32_t i = 0; i < w->category_count; i++)
+        if (w->categories[i] == name || !strcmp(w->categories[i], name))
+            return (struct tl_category){i, w->categories[i]};
+    if (w->category_count == TL_MAX_CATEGORIES) /* more collectors than a sink can tell apart */
+        return (struct tl_category){TL_MAX_CATEGORIES - 1, w->categories[TL_MAX_CATEGORIES - 1]};
+    w->categories[w->category_count] = name;
+    return (struct tl_category){w->category_count++, name};
+}
+
 void tw_names_free(struct walk *w)
 {
     for (size_t i = 0; i < w->names.capacity; i++)
@@ -275,6 +286,17 @@ void tw_names_free(struct walk *w)
 }
 
 /* ---- queries --------------------------------------------------------------------- */
+
+int tl_table_matches(pcre2_code *tables, const char *table)
+{
+    if (!tables)
+        return 1;
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(tables, NULL);
+    int rc =
+        md ? pcre2_match(tables, (PCRE2_SPTR)table, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) : -1;
+    pcre2_match_data_free(md);
+    return rc >= 0;
+}
 
 int tw_table_wanted(struct walk *w, const char *table)
 {

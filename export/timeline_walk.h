@@ -1,5 +1,8 @@
-/* The timeline walk's shared state and helpers (timeline_rows.c), used by
- * the host side (timeline_host.c) and the device side (timeline_device.c). */
+/* The timeline walk's shared state and helpers (timeline_rows.c for rows,
+ * lanes, names, queries and flows; timeline_threads.c for the process and
+ * thread rows), and the timeline families: one per kind of rows
+ * (timeline_hggc_api.c, timeline_hgtx.c, timeline_osrt.c, timeline_device.c),
+ * registered in timeline.c. */
 #ifndef ASYS_TIMELINE_WALK_H
 #define ASYS_TIMELINE_WALK_H
 
@@ -48,6 +51,15 @@ struct id_list {
     size_t count, cap;
 };
 
+struct walk;
+
+/* A timeline family: draws the rows of one source table. */
+struct tl_family {
+    const char *table; /* the source table: --tables selects it, its rows count for progress */
+    uint32_t events_per_row; /* for progress: events drawn per row of `table` */
+    int (*walk)(struct walk *w);
+};
+
 struct walk {
     sqlite3 *db;
     const struct tl_options *o;
@@ -69,8 +81,10 @@ struct walk {
     int64_t last_name_id; /* tw_string_name's last answer */
     const char *last_name_text;
     uint64_t done, total;     /* events, for progress */
-    uint8_t last_row_key[18]; /* collector_row's last answer */
+    uint8_t last_row_key[24]; /* tw_thread_child_row's last answer */
     uint32_t last_row;
+    const char *categories[TL_MAX_CATEGORIES]; /* tw_category's names, by id */
+    uint32_t category_count;
     int failed;
 };
 
@@ -91,15 +105,17 @@ uint32_t tw_row_new(struct walk *w, const void *key, size_t key_len, uint64_t pa
                     uint32_t pid);
 uint32_t tw_row_find(struct walk *w, const void *key, size_t key_len);
 int tw_emit_slice(struct walk *w, uint32_t row_id, int64_t start, int64_t end, struct tl_name name,
-                  enum tl_category cat, const struct tl_flows *flows);
+                  struct tl_category cat, const struct tl_flows *flows);
 int tw_emit_instant(struct walk *w, uint32_t row_id, int64_t ts, struct tl_name name,
-                    enum tl_category cat);
+                    struct tl_category cat);
 void tw_progress(struct walk *w);
 void tw_rows_finish(struct walk *w);
 void tw_rows_free(struct walk *w);
 
 /* names */
 struct tl_name tw_string_name(struct walk *w, int64_t id);
+/* The category of that name (a static string), with its id. */
+struct tl_category tw_category(struct walk *w, const char *name);
 struct tl_name tw_synthetic_name(struct walk *w, const char *text);
 void tw_names_free(struct walk *w);
 
@@ -130,19 +146,16 @@ enum flow_place tw_flows_add_in(struct walk *w, uint64_t id, int64_t source_star
                                 int64_t end, int64_t *latest_late);
 struct tl_flows tw_flows_of(struct walk *w, int64_t end, int64_t latest_late, int one_to_one);
 
-/* host side */
+/* process and thread rows (timeline_threads.c) */
 uint32_t tw_process_row(struct walk *w, uint32_t pid);
-int tw_walk_api(struct walk *w);
-int tw_walk_hgtx(struct walk *w);
-int tw_walk_osrt(struct walk *w);
-
-/* device side */
-int tw_build_tree(struct walk *w);
-uint32_t tw_node_row(struct walk *w, const char *key);
-uint32_t tw_child_row(struct walk *w, uint32_t parent, const char *suffix, const char *name,
-                      uint32_t order);
-int tw_walk_activities(struct walk *w);
-int tw_walk_projection(struct walk *w);
-int tw_walk_memory(struct walk *w);
+/* A kind of row under a thread: each family that draws per-thread rows has one. */
+struct tl_thread_row {
+    uint32_t order; /* rank under the thread; a row with a sub id adds (sub & 0xff) */
+    /* the row's name for sub id `sub` (an HGTX domain...); called once per row */
+    void (*name)(struct walk *w, int64_t sub, char *out, size_t size);
+};
+/* The row of `kind` (and sub id) under thread (pid, tid), created on first use. */
+uint32_t tw_thread_child_row(struct walk *w, uint32_t pid, uint32_t tid,
+                             const struct tl_thread_row *kind, int64_t sub);
 
 #endif

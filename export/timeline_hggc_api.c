@@ -1,0 +1,92 @@
+/* HGGC API calls on their thread's "HGGC API" row, with flows to the device
+ * work each call launched and from the work a synchronizing call waited for. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "timeline_walk.h"
+
+static void api_row_name(struct walk *w, int64_t sub, char *out, size_t size)
+{
+    (void)w;
+    (void)sub;
+    snprintf(out, size, "HGGC API");
+}
+
+static const struct tl_thread_row api_row = {1, api_row_name};
+
+static int walk_api(struct walk *w)
+{
+    /* flows to the call's work, and from the work a synchronizing call waited for */
+    int flows = tw_table_wanted(w, "ppu_activities");
+    int deps = flows && tw_table_wanted(w, "ppu_deps");
+    /* clang-format off */
+    sqlite3_stmt *st = tw_prepare(w,
+        "SELECT a.pid, a.tid, a.start_ns, a.end_ns,\n"
+        "       CASE WHEN :mode = 'kernel'\n"
+        "            THEN COALESCE((SELECT CASE WHEN COUNT(*) = 1 AND MAX(p.graph_id) IS NULL\n"
+        "                                       THEN MAX(p.name_id) END\n"
+        "                           FROM ppu_activities AS p\n"
+        "                           WHERE p.api_id = a.id AND p.kind = 1), a.name_id)\n"
+        "            ELSE a.name_id END,\n"
+        "       a.id\n"
+        "FROM hggc_api_calls AS a\n"
+        "WHERE " IN_WINDOW("a") "\n"
+        "ORDER BY a.id");
+    /* clang-format on */
+    /* read alongside the calls, in their id order: the work each call launched,
+     * and the work each synchronizing call waited for */
+    struct ref_cursor launched = {NULL, 0, 0}, waited = {NULL, 0, 0};
+    int rc = st ? 0 : -1;
+    /* clang-format off */
+    if (rc == 0 && flows)
+        rc = tw_cursor_open(w, &launched,
+            "SELECT p.api_id, 0, p.id, p.start_ns, p.end_ns\n"
+            "FROM ppu_activities AS p\n"
+            "WHERE p.api_id IS NOT NULL AND " IN_WINDOW("p") "\n"
+            "ORDER BY p.api_id, p.start_ns");
+    if (rc == 0 && deps)
+        rc = tw_cursor_open(w, &waited,
+            "SELECT d.wait_api_id, 0, d.id, p.start_ns, p.start_ns\n"
+            "FROM ppu_deps AS d JOIN ppu_activities AS p ON p.id = d.depends_on\n"
+            "WHERE d.kind = 5 AND d.effective AND " IN_WINDOW("p") "\n"
+            "ORDER BY d.wait_api_id, d.id");
+    /* clang-format on */
+    if (rc != 0) {
+        tw_cursor_close(&launched);
+        tw_cursor_close(&waited);
+        sqlite3_finalize(st);
+        return -1;
+    }
+    sqlite3_bind_text(st, sqlite3_bind_parameter_index(st, ":mode"), w->o->api_name_mode, -1,
+                      SQLITE_STATIC);
+    while (!w->failed && sqlite3_step(st) == SQLITE_ROW) {
+        uint32_t row = tw_thread_child_row(w, (uint32_t)sqlite3_column_int64(st, 0),
+                                           (uint32_t)sqlite3_column_int64(st, 1), &api_row, 0);
+        int64_t start = tw_clip_start(w, sqlite3_column_int64(st, 2));
+        int64_t end = tw_clip_end(w, sqlite3_column_int64(st, 3), start), latest_late = INT64_MIN;
+        tw_flows_clear(w);
+        /* to the work launched; a call that launched one thing points at it alone */
+        int one_to_one = 0;
+        if (tw_cursor_refs(w, &launched, sqlite3_column_int64(st, 5), 0) == 1) {
+            int64_t dest_start = tw_clip_start(w, w->refs[0].start);
+            one_to_one = tw_flow_place(start, dest_start,
+                                       tw_clip_end(w, w->refs[0].end, dest_start)) == FLOW_AT_BEGIN;
+        }
+        tw_flows_add_out(w, TL_FLOW_HOST, start);
+        /* from the work a synchronizing call waited for */
+        tw_cursor_refs(w, &waited, sqlite3_column_int64(st, 5), 0);
+        for (size_t i = 0; i < w->ref_count; i++)
+            tw_flows_add_in(w, TL_FLOW_DEPENDENCY | w->refs[i].id, w->refs[i].start, start, end,
+                            &latest_late);
+        struct tl_flows f = tw_flows_of(w, end, latest_late, one_to_one);
+        tw_emit_slice(w, row, start, end, tw_string_name(w, sqlite3_column_int64(st, 4)),
+                      tw_category(w, "hggc"), &f);
+    }
+    tw_cursor_close(&launched);
+    tw_cursor_close(&waited);
+    sqlite3_finalize(st);
+    return w->failed ? -1 : 0;
+}
+
+const struct tl_family tl_family_hggc_api = {"hggc_api_calls", 1, walk_api};

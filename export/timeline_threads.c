@@ -1,0 +1,86 @@
+/* The timeline's host side: processes > threads > one row per kind of
+ * thread row (the families' struct tl_thread_row). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "timeline_walk.h"
+
+uint32_t tw_process_row(struct walk *w, uint32_t pid)
+{
+    uint8_t key[5] = {'p'};
+    memcpy(key + 1, &pid, 4);
+    uint32_t id = tw_row_find(w, key, sizeof key);
+    if (id)
+        return id;
+    char name[512];
+    sqlite3_stmt *st = tw_prepare(w, "SELECT s.value FROM processes AS p\n"
+                                     "LEFT JOIN strings AS s ON s.id = p.name_id WHERE p.pid = ?");
+    if (!st)
+        return 0;
+    sqlite3_bind_int64(st, 1, pid);
+    const char *exe =
+        sqlite3_step(st) == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+    snprintf(name, sizeof name, "%s (%u)", exe ? exe : "process", pid);
+    sqlite3_finalize(st);
+    /* processes after the devices */
+    return tw_row_new(w, key, sizeof key, 0, 0, TL_PROCESS, name, 1000000 + pid, pid);
+}
+
+static uint32_t thread_row(struct walk *w, uint32_t pid, uint32_t tid)
+{
+    uint8_t key[9] = {'t'};
+    memcpy(key + 1, &pid, 4);
+    memcpy(key + 5, &tid, 4);
+    uint32_t id = tw_row_find(w, key, sizeof key);
+    if (id)
+        return id;
+    uint32_t process = tw_process_row(w, pid);
+    if (!process)
+        return 0;
+    sqlite3_stmt *st = tw_prepare(w, "SELECT s.value FROM threads AS t\n"
+                                     "LEFT JOIN strings AS s ON s.id = t.name_id\n"
+                                     "WHERE t.pid = ? AND t.tid = ?");
+    if (!st)
+        return 0;
+    sqlite3_bind_int64(st, 1, pid);
+    sqlite3_bind_int64(st, 2, tid);
+    const char *comm =
+        sqlite3_step(st) == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+    char name[512];
+    snprintf(name, sizeof name, "%s (%u)", comm ? comm : "thread", tid);
+    sqlite3_finalize(st);
+    struct row *p = tw_row_at(w, process);
+    /* the main thread first, then by tid */
+    return tw_row_new(w, key, sizeof key, p->lanes[0].uuid, p->sort_index, TL_PLAIN, name,
+                      tid == pid ? 1 : 2 + (tid & 0xffff), 0);
+}
+
+/* Rows come in runs of one thread: the last one found is kept at hand. */
+uint32_t tw_thread_child_row(struct walk *w, uint32_t pid, uint32_t tid,
+                             const struct tl_thread_row *kind, int64_t sub)
+{
+    uint8_t key[24] = {'r'};
+    uintptr_t kind_key = (uintptr_t)kind;
+    memcpy(key + 1, &pid, 4);
+    memcpy(key + 5, &tid, 4);
+    memcpy(key + 9, &kind_key, sizeof kind_key);
+    memcpy(key + 16, &sub, 8);
+    if (w->last_row && !memcmp(key, w->last_row_key, sizeof key))
+        return w->last_row;
+    uint32_t id = tw_row_find(w, key, sizeof key);
+    if (!id) {
+        uint32_t thread = thread_row(w, pid, tid);
+        if (!thread)
+            return 0;
+        char name[512];
+        kind->name(w, sub, name, sizeof name);
+        struct row *t = tw_row_at(w, thread);
+        uint32_t order = kind->order + (sub ? (uint32_t)(sub & 0xff) : 0);
+        id = tw_row_new(w, key, sizeof key, t->lanes[0].uuid, t->sort_index, TL_PLAIN, name, order,
+                        0);
+    }
+    memcpy(w->last_row_key, key, sizeof key);
+    w->last_row = id;
+    return id;
+}
