@@ -1,8 +1,6 @@
 #define _GNU_SOURCE
 #include "out_file.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -11,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "file_mode.h"
 
@@ -19,8 +18,8 @@ struct asys_out_file {
     char tmp[PATH_MAX + 32];
     int fd;
     FILE *stream;
-    struct archive *gz; /* NULL: plain */
-    int failed;         /* a write failed (errno kept in error) */
+    gzFile gz;  /* NULL: plain */
+    int failed; /* a write failed (errno kept in error) */
     int error;
     int has_tmp; /* the temporary file exists */
 };
@@ -29,10 +28,10 @@ struct asys_out_file {
 static ssize_t gz_write(void *cookie, const char *buf, size_t size)
 {
     struct asys_out_file *f = cookie;
-    la_ssize_t n = archive_write_data(f->gz, buf, size);
-    if (n < 0) {
+    int n = size ? gzwrite(f->gz, buf, (unsigned)(size > (1u << 30) ? 1u << 30 : size)) : 0;
+    if (size && n <= 0) {
         f->failed = 1;
-        f->error = archive_errno(f->gz) ? archive_errno(f->gz) : EIO;
+        f->error = errno ? errno : EIO;
         errno = f->error;
         return -1;
     }
@@ -41,26 +40,14 @@ static ssize_t gz_write(void *cookie, const char *buf, size_t size)
 
 static int open_gzip(struct asys_out_file *f, struct asys_err *err)
 {
-    f->gz = archive_write_new();
-    struct archive_entry *e = NULL;
-    if (!f->gz || archive_write_add_filter_gzip(f->gz) != ARCHIVE_OK ||
-        archive_write_set_format_raw(f->gz) != ARCHIVE_OK ||
-        archive_write_open_fd(f->gz, f->fd) != ARCHIVE_OK)
-        return asys_fail(err, "gzip: %s", f->gz ? archive_error_string(f->gz) : "out of memory");
-    /* the raw format wants one entry header before the data */
-    e = archive_entry_new();
-    if (!e)
-        return asys_fail(err, "out of memory");
-    archive_entry_set_filetype(e, AE_IFREG);
-    archive_entry_set_pathname(e, "data");
-    int rc = archive_write_header(f->gz, e);
-    archive_entry_free(e);
-    if (rc != ARCHIVE_OK)
-        return asys_fail(err, "gzip: %s", archive_error_string(f->gz));
+    f->gz = gzdopen(f->fd, "wb6");
+    if (!f->gz)
+        return asys_fail(err, "gzip: out of memory");
+    f->fd = -1; /* gzclose closes it */
     cookie_io_functions_t io = {NULL, gz_write, NULL, NULL};
     f->stream = fopencookie(f, "w", io);
     if (!f->stream)
-        return asys_fail(err, "%s", strerror(errno));
+        return asys_fail_errno(err, errno, "%s", "");
     return 0;
 }
 
@@ -130,9 +117,9 @@ static int close_parts(struct asys_out_file *f, int report, struct asys_err *err
         f->stream = NULL;
     }
     if (f->gz) {
-        if (archive_write_close(f->gz) != ARCHIVE_OK && report && rc == 0)
-            rc = asys_fail(err, "%s", archive_error_string(f->gz));
-        archive_write_free(f->gz);
+        int e = gzclose(f->gz);
+        if (e != Z_OK && report && rc == 0)
+            rc = asys_fail(err, "%s", e == Z_ERRNO ? strerror(errno) : "gzip: write error");
         f->gz = NULL;
     }
     if (f->fd >= 0) {

@@ -1,7 +1,6 @@
 /* An export's output file: written under a temporary name beside the target
  * and renamed into place when complete, so a failed or interrupted export
- * leaves nothing half-written; optionally gzip-compressed on the way (through
- * libarchive's raw format, no extra library). */
+ * leaves nothing half-written; optionally gzip-compressed on the way (zlib). */
 #ifndef ASYS_OUT_FILE_H
 #define ASYS_OUT_FILE_H
 

@@ -22,7 +22,7 @@
 #include "collector.h"
 #include "json_util.h"
 #include "manifest.h"
-#include "report_archive.h"
+#include "archive.h"
 #include "segment_stream.h"
 #include "symbolize.h"
 

@@ -3,7 +3,7 @@
 # toolkit (NVTX and CUPTI headers) is expected at /usr/local/cuda.
 set -euo pipefail
 packages=(build-essential cmake pkg-config python3 zstd tar
-          libsqlite3-dev libarchive-dev libcjson-dev libpcre2-dev libzstd-dev libdw-dev check)
+          libsqlite3-dev zlib1g-dev libcjson-dev libpcre2-dev libzstd-dev libdw-dev check)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

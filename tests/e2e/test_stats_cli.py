@@ -4,6 +4,7 @@ import csv
 import io
 import json
 import os
+import subprocess
 import time
 import unittest
 
@@ -143,6 +144,13 @@ class StatsCli(AsysTestCase):
 
 
 class ProfileCli(AsysTestCase):
+    def test_launcher_links_neither_sqlite_nor_the_cxx_runtime(self):
+        # asys links libasys-common only: the analysis side (SQLite, the C++
+        # demangler) stays out of the program that runs every recording
+        out = subprocess.run(['ldd', ASYS], capture_output=True, check=True).stdout.decode()
+        self.assertNotIn('libstdc++', out)
+        self.assertNotIn('libsqlite3', out)
+
     def test_default_report_names(self):
         for expected in ['report1.asys-rep', 'report2.asys-rep']:
             r = self.run_cmd([ASYS, 'profile', '-t', 'none', 'true'])

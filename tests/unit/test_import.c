@@ -1,13 +1,12 @@
 /* Importer: a session written record by record (no process involved), packed
  * by finalize and imported; and reports that must be refused. */
-#include <archive.h>
-#include <archive_entry.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 
 #include "finalize.h"
 #include "importer.h"
 #include "segment_writer.h"
+#include "archive.h"
 #include "test_util.h"
 
 static char dir[PATH_MAX];
@@ -365,25 +364,20 @@ static void write_file(const char *path, const void *data, size_t size)
     fclose(f);
 }
 
-/* A zstd tar with the given members (name, text). */
+/* A zstd tar with the given members (name, text), as finalize writes one. */
 static void write_archive(const char *path, const char *const *members, int count)
 {
-    struct archive *a = archive_write_new();
-    archive_write_add_filter_zstd(a);
-    archive_write_set_format_pax_restricted(a);
-    ck_assert_int_eq(archive_write_open_filename(a, path), ARCHIVE_OK);
-    for (int i = 0; i < count; i++) {
-        struct archive_entry *e = archive_entry_new();
-        archive_entry_set_pathname(e, members[2 * i]);
-        archive_entry_set_size(e, (la_int64_t)strlen(members[2 * i + 1]));
-        archive_entry_set_filetype(e, AE_IFREG);
-        archive_entry_set_perm(e, 0644);
-        ck_assert_int_eq(archive_write_header(a, e), ARCHIVE_OK);
-        archive_write_data(a, members[2 * i + 1], strlen(members[2 * i + 1]));
-        archive_entry_free(e);
-    }
-    archive_write_close(a);
-    archive_write_free(a);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    ck_assert_int_ge(fd, 0);
+    struct asys_archive_writer *w = NULL;
+    struct asys_err err = {0};
+    ck_assert_int_eq(asys_archive_writer_open(&w, fd, &err), 0);
+    for (int i = 0; i < count; i++)
+        ck_assert_int_eq(asys_archive_add_buffer(w, members[2 * i], members[2 * i + 1],
+                                                 strlen(members[2 * i + 1]), &err),
+                         0);
+    ck_assert_int_eq(asys_archive_writer_close(w, &err), 0);
+    close(fd);
 }
 
 START_TEST(refuses_bad_reports)

@@ -1,0 +1,58 @@
+/* The report archive, NAME.asys-rep: a POSIX tar stream compressed with
+ * zstd (schema/FORMAT.md §1).  Both directions live here: the launcher
+ * writes reports, the analysis tools and `asys dump` read them.
+ *
+ * The reader is strict, as a reader of hostile files should be: only the
+ * tar forms a report can hold are understood (ustar, pax extended headers,
+ * GNU long names); members that are not regular files are reported as such
+ * for the caller to skip; every size is checked against the bytes the
+ * stream really has. */
+#ifndef ASYS_ARCHIVE_H
+#define ASYS_ARCHIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "asys_error.h"
+
+/* ---- writing ---- */
+
+struct asys_archive_writer;
+
+/* Opens an archive on `fd` (not closed by the writer). */
+int asys_archive_writer_open(struct asys_archive_writer **out, int fd, struct asys_err *err);
+int asys_archive_add_buffer(struct asys_archive_writer *w, const char *name, const void *data,
+                            size_t size, struct asys_err *err);
+/* Adds the first `size` bytes of the file at `path`. */
+int asys_archive_add_file(struct asys_archive_writer *w, const char *name, const char *path,
+                          uint64_t size, struct asys_err *err);
+/* Finishes the archive; frees the writer even on error. */
+int asys_archive_writer_close(struct asys_archive_writer *w, struct asys_err *err);
+
+/* ---- reading ---- */
+
+struct asys_archive_reader;
+
+struct asys_archive_member {
+    char name[1024];
+    uint64_t size;
+    int regular; /* a regular file (else a link, device, directory...: skip it) */
+};
+
+/* Opens `path`; kind INPUT when it is not a zstd stream. */
+int asys_archive_reader_open(struct asys_archive_reader **out, const char *path,
+                             struct asys_err *err);
+/* The next member (the rest of the current one is skipped): 1, 0 at the
+ * end of the archive, -1 when the archive is damaged or cut short. */
+int asys_archive_next(struct asys_archive_reader *r, struct asys_archive_member *m,
+                      struct asys_err *err);
+/* Up to `size` bytes of the current member: bytes read, 0 at its end, -1
+ * when the archive is damaged (asys_archive_error says why). */
+long asys_archive_read(struct asys_archive_reader *r, void *buf, size_t size);
+/* Why the last read failed, or NULL. */
+const char *asys_archive_error(const struct asys_archive_reader *r);
+/* Decompressed bytes so far. */
+uint64_t asys_archive_position(const struct asys_archive_reader *r);
+void asys_archive_reader_close(struct asys_archive_reader *r);
+
+#endif

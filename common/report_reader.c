@@ -1,0 +1,214 @@
+#include "report_reader.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "archive.h"
+#include "json_util.h"
+
+#define MANIFEST_LIMIT (256u << 20)
+
+struct asys_report_reader {
+    struct asys_archive_reader *archive;
+    cJSON *manifest;
+    cJSON *symbols;                     /* symbols.json, when the report has one */
+    struct asys_archive_member current; /* the member being read */
+    int pending;                        /* `current` was read ahead, not handed out yet */
+    int at_end;
+    char member[512];
+    char archive_error[256]; /* set when reading member data failed */
+};
+
+int asys_member_name_is_safe(const char *name)
+{
+    if (!name || !*name || name[0] == '/')
+        return 0;
+    const char *p = name;
+    while (*p) {
+        size_t n = strcspn(p, "/");
+        if (n == 0 || (n == 2 && p[0] == '.' && p[1] == '.'))
+            return 0;
+        p += n;
+        if (*p == '/')
+            p++;
+    }
+    return 1;
+}
+
+/* Reads the current member as a JSON object. */
+static cJSON *read_json_member(struct asys_report_reader *r, const char *what, struct asys_err *err)
+{
+    uint64_t size = r->current.size;
+    if (!r->current.regular || size == 0 || size > MANIFEST_LIMIT) {
+        asys_fail(err, "not an asys report (bad %s size)", what);
+        return NULL;
+    }
+    char *text = malloc((size_t)size + 1);
+    if (!text) {
+        asys_fail(err, "out of memory");
+        return NULL;
+    }
+    uint64_t got = 0;
+    while (got < size) {
+        long n = asys_archive_read(r->archive, text + got, (size_t)(size - got));
+        if (n <= 0) {
+            free(text);
+            asys_fail_kind(err, ASYS_ERR_INPUT, "truncated report (%s)",
+                           asys_archive_error(r->archive) ? asys_archive_error(r->archive)
+                                                          : "cut short");
+            return NULL;
+        }
+        got += (uint64_t)n;
+    }
+    text[size] = '\0';
+    cJSON *json = cJSON_Parse(text);
+    free(text);
+    if (!json || !cJSON_IsObject(json)) {
+        cJSON_Delete(json);
+        asys_fail(err, "not an asys report (%s is not valid JSON)", what);
+        return NULL;
+    }
+    return json;
+}
+
+static int read_manifest(struct asys_report_reader *r, struct asys_err *err)
+{
+    r->manifest = read_json_member(r, "manifest.json", err);
+    if (!r->manifest)
+        return -1;
+    uint64_t version;
+    if (asys_json_get_u64(r->manifest, "format_version", &version) != 0)
+        return asys_fail_kind(err, ASYS_ERR_INPUT,
+                              "not an asys report (manifest has no format_version)");
+    if (version == 0 || version > ASYS_FORMAT_VERSION)
+        return asys_fail_kind(err, ASYS_ERR_INPUT,
+                              "report format version %llu is newer than this asys supports (%d)",
+                              (unsigned long long)version, ASYS_FORMAT_VERSION);
+    return 0;
+}
+
+int asys_report_reader_open(struct asys_report_reader **out, const char *path, struct asys_err *err)
+{
+    *out = NULL;
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return asys_fail_errno(err, errno, "%s", "");
+    if (!S_ISREG(st.st_mode))
+        return asys_fail_kind(err, ASYS_ERR_INPUT, "not a regular file");
+    if (st.st_size == 0)
+        return asys_fail_kind(err, ASYS_ERR_INPUT, "not an asys report (empty file)");
+    struct asys_report_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return asys_fail_kind(err, ASYS_ERR_NOMEM, "out of memory");
+    if (asys_archive_reader_open(&r->archive, path, err) != 0)
+        goto fail;
+    int rc = asys_archive_next(r->archive, &r->current, err);
+    if (rc < 0) {
+        asys_err_wrap(err, "not an asys report");
+        goto fail;
+    }
+    if (rc == 0) {
+        asys_fail_kind(err, ASYS_ERR_INPUT, "not an asys report (empty archive)");
+        goto fail;
+    }
+    if (strcmp(r->current.name, ASYS_MANIFEST_NAME) != 0) {
+        asys_fail_kind(err, ASYS_ERR_INPUT,
+                       "not an asys report (first member is '%s', not manifest.json)",
+                       r->current.name);
+        goto fail;
+    }
+    if (read_manifest(r, err) != 0)
+        goto fail;
+    /* symbols.json, when present, comes next; anything else is kept for later */
+    rc = asys_archive_next(r->archive, &r->current, err);
+    if (rc == 0) {
+        r->at_end = 1;
+    } else if (rc < 0) {
+        asys_err_wrap(err, "truncated or damaged report");
+        goto fail;
+    } else if (!strcmp(r->current.name, ASYS_SYMBOLS_NAME)) {
+        r->symbols = read_json_member(r, ASYS_SYMBOLS_NAME, err);
+        if (!r->symbols)
+            goto fail;
+    } else {
+        r->pending = 1;
+    }
+    *out = r;
+    return 0;
+fail:
+    asys_report_reader_close(r);
+    return -1;
+}
+
+const cJSON *asys_report_manifest(const struct asys_report_reader *r)
+{
+    return r->manifest;
+}
+
+const cJSON *asys_report_symbols(const struct asys_report_reader *r)
+{
+    return r->symbols;
+}
+
+static long read_archive(void *ctx, void *buf, size_t size)
+{
+    struct asys_report_reader *r = ctx;
+    long n = asys_archive_read(r->archive, buf, size);
+    if (n < 0)
+        snprintf(r->archive_error, sizeof r->archive_error, "%s",
+                 asys_archive_error(r->archive) ? asys_archive_error(r->archive)
+                                                : "damaged archive");
+    return n;
+}
+
+const char *asys_report_archive_error(const struct asys_report_reader *r)
+{
+    return r->archive_error[0] ? r->archive_error : NULL;
+}
+
+int asys_report_next_segment(struct asys_report_reader *r, struct asys_segment_stream *s,
+                             const char **member, int *bad, struct asys_err *err)
+{
+    *bad = 0;
+    for (;;) {
+        if (r->at_end)
+            return 0;
+        if (!r->pending) {
+            int rc = asys_archive_next(r->archive, &r->current, err);
+            if (rc == 0)
+                return 0;
+            if (rc < 0)
+                return asys_err_wrap(err, "truncated or damaged report");
+        }
+        r->pending = 0;
+        const char *name = r->current.name;
+        if (!asys_member_name_is_safe(name))
+            return asys_fail_kind(err, ASYS_ERR_INPUT, "unsafe member name '%s' in the report",
+                                  name);
+        size_t dir_len = strlen(ASYS_SEGMENT_DIR);
+        if (strncmp(name, ASYS_SEGMENT_DIR, dir_len) != 0 || !r->current.regular)
+            continue; /* members of later format additions are not segments */
+        snprintf(r->member, sizeof r->member, "%s", name);
+        *member = r->member;
+        if (asys_segment_stream_open(s, read_archive, r, r->current.size, err) != 0) {
+            if (r->archive_error[0])
+                return asys_fail_kind(err, ASYS_ERR_INPUT, "truncated or damaged report (%s)",
+                                      r->archive_error);
+            *bad = 1;
+        }
+        return 1;
+    }
+}
+
+void asys_report_reader_close(struct asys_report_reader *r)
+{
+    if (!r)
+        return;
+    asys_archive_reader_close(r->archive);
+    cJSON_Delete(r->manifest);
+    cJSON_Delete(r->symbols);
+    free(r);
+}
