@@ -82,7 +82,8 @@ static int insert_segment_row(struct asys_importer *imp, const char *member,
     sqlite3_stmt *st = NULL;
     if (imp_prepare(imp,
                     "INSERT INTO segments (file, pid, tid, collector, records, bytes, "
-                    "dropped_records, dropped_bytes, error) VALUES (?,?,?,?,?,?,?,?,?)",
+                    "dropped_records, dropped_bytes, error, dropped_full, dropped_reentry, "
+                    "dropped_big, format_version) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     &st, err) != 0)
         return -1;
     const struct asys_segment_header *h = &s->header;
@@ -94,6 +95,11 @@ static int insert_segment_row(struct asys_importer *imp, const char *member,
                           SQLITE_STATIC);
         sqlite3_bind_int64(st, 7, (int64_t)h->dropped_records);
         sqlite3_bind_int64(st, 8, (int64_t)h->dropped_bytes);
+        int by_cause = h->format_version >= 2;
+        imp_bind_optional(st, 10, (int64_t)h->dropped_full, by_cause);
+        imp_bind_optional(st, 11, (int64_t)h->dropped_reentry, by_cause);
+        imp_bind_optional(st, 12, (int64_t)h->dropped_big, by_cause);
+        sqlite3_bind_int64(st, 13, h->format_version);
     } else {
         sqlite3_bind_int64(st, 7, 0);
         sqlite3_bind_int64(st, 8, 0);

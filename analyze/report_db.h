@@ -11,7 +11,7 @@
 #include "asys_error.h"
 #include "importer.h"
 
-#define ASYS_SCHEMA_VERSION 7
+#define ASYS_SCHEMA_VERSION 8
 
 struct asys_db_options {
     const char *sqlite_path; /* NULL: NAME.sqlite beside the report */

@@ -28,7 +28,14 @@ rows(ord, property, value) AS (
     UNION ALL SELECT 17 + ROW_NUMBER() OVER (ORDER BY collector), 'Records (' || collector || ')', records
         FROM collector_records
     UNION ALL SELECT 40, 'Dropped records', (SELECT COALESCE(SUM(dropped_records), 0) FROM segments)
-    UNION ALL SELECT 41, 'HGTX ranges never ended', (SELECT value FROM info WHERE key = 'hgtx_open_ranges')
+    UNION ALL SELECT 40 + cause, 'Dropped records (' || name || ')', n FROM (
+        SELECT 1 AS cause, 'buffer full' AS name, SUM(dropped_full) AS n FROM segments
+        UNION ALL SELECT 2, 're-entry inside the tool', SUM(dropped_reentry) FROM segments
+        UNION ALL SELECT 3, 'record too big', SUM(dropped_big) FROM segments
+        UNION ALL SELECT 4, 'cause not recorded', SUM(dropped_records) FROM segments
+                  WHERE dropped_full IS NULL)
+      WHERE n > 0
+    UNION ALL SELECT 45, 'HGTX ranges never ended', (SELECT value FROM info WHERE key = 'hgtx_open_ranges')
     UNION ALL SELECT 50 + ROW_NUMBER() OVER (ORDER BY p.pid), 'Process ' || p.pid,
         COALESCE(n.value, '?') || ' (' || (SELECT COUNT(*) FROM threads AS t WHERE t.pid = p.pid) ||
         ' threads)' || CASE WHEN p.forked THEN ', forked' ELSE '' END

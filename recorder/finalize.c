@@ -35,6 +35,7 @@ struct segment_scan {
     uint64_t end;
     uint64_t dropped_records;
     uint64_t dropped_bytes;
+    uint64_t dropped_by_cause[3]; /* full, re-entry, too big */
     char error[sizeof(((struct asys_err *)0)->text)];
 };
 
@@ -112,6 +113,9 @@ static void scan_segment(const char *path, struct segment_scan *scan, cJSON *pai
     scan->collector = s.header.collector;
     scan->dropped_records = s.header.dropped_records;
     scan->dropped_bytes = s.header.dropped_bytes;
+    scan->dropped_by_cause[0] = s.header.dropped_full;
+    scan->dropped_by_cause[1] = s.header.dropped_reentry;
+    scan->dropped_by_cause[2] = s.header.dropped_big;
     scan->end = s.header.header_size;
     struct asys_record rec;
     int rc;
@@ -266,6 +270,12 @@ static cJSON *segments_json(const struct segment_scan *scans, size_t n, uint64_t
         cJSON_AddNumberToObject(seg, "bytes", (double)s->end);
         cJSON_AddNumberToObject(seg, "dropped_records", (double)s->dropped_records);
         cJSON_AddNumberToObject(seg, "dropped_bytes", (double)s->dropped_bytes);
+        if (s->dropped_records) {
+            cJSON *causes = cJSON_AddObjectToObject(seg, "dropped_by_cause");
+            cJSON_AddNumberToObject(causes, "full", (double)s->dropped_by_cause[0]);
+            cJSON_AddNumberToObject(causes, "reentry", (double)s->dropped_by_cause[1]);
+            cJSON_AddNumberToObject(causes, "big", (double)s->dropped_by_cause[2]);
+        }
         if (s->error[0])
             cJSON_AddStringToObject(seg, "error", s->error);
         cJSON_AddItemToArray(arr, seg);

@@ -78,6 +78,7 @@ int asys_segment_open(struct asys_segment_writer *w, const char *path,
     w->header->chunk_size = chunk_size;
     w->header->dropped_records = 0;
     w->header->dropped_bytes = 0;
+    w->header->dropped_full = w->header->dropped_reentry = w->header->dropped_big = 0;
     w->header->data_end = 0;
     w->cur = w->chunk + ASYS_SEGMENT_HEADER_SIZE;
     w->end = w->chunk + chunk_size;
@@ -192,16 +193,26 @@ static int grow(struct asys_segment_writer *w)
     return 1;
 }
 
-void asys_segment_count_drop(struct asys_segment_writer *w, uint32_t size, uint64_t ticks)
+void asys_segment_count_lost(struct asys_segment_header *h, uint32_t size,
+                             enum asys_drop_cause cause)
+{
+    uint64_t *by_cause = cause == ASYS_DROP_REENTRY ? &h->dropped_reentry
+                         : cause == ASYS_DROP_BIG   ? &h->dropped_big
+                                                    : &h->dropped_full;
+    __atomic_fetch_add(by_cause, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&h->dropped_records, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&h->dropped_bytes, size, __ATOMIC_RELAXED);
+}
+
+void asys_segment_count_drop(struct asys_segment_writer *w, uint32_t size, uint64_t ticks,
+                             enum asys_drop_cause cause)
 {
     if (!w->pending_drop_records)
         w->first_drop_ticks = ticks;
     w->pending_drop_records++;
     w->pending_drop_bytes += size;
-    if (w->header) {
-        __atomic_fetch_add(&w->header->dropped_records, 1, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&w->header->dropped_bytes, size, __ATOMIC_RELAXED);
-    }
+    if (w->header)
+        asys_segment_count_lost(w->header, size, cause);
 }
 
 static void *take(struct asys_segment_writer *w, uint32_t size, uint64_t stamp, uint32_t *delta)
@@ -223,7 +234,8 @@ void *asys_segment_reserve_slow(struct asys_segment_writer *w, uint32_t size, ui
         (uint64_t)size + sizeof(struct asys_rec_time_base) + sizeof(struct asys_rec_drop);
     if (w->full || !w->chunk || size > ASYS_REC_MAX_SIZE ||
         ((uint64_t)(w->end - w->cur) < worst && !grow(w))) {
-        asys_segment_count_drop(w, size, stamp);
+        asys_segment_count_drop(w, size, stamp,
+                                size > ASYS_REC_MAX_SIZE ? ASYS_DROP_BIG : ASYS_DROP_FULL);
         if (w->chunk)
             w->end = w->cur; /* route every record through here until space returns */
         return NULL;

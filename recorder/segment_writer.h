@@ -54,7 +54,11 @@ void asys_segment_abandon(struct asys_segment_writer *w);
 /* Slow paths (segment_writer.c). */
 void *asys_segment_reserve_slow(struct asys_segment_writer *w, uint32_t size, uint64_t ticks,
                                 uint32_t *delta);
-void asys_segment_count_drop(struct asys_segment_writer *w, uint32_t size, uint64_t ticks);
+void asys_segment_count_drop(struct asys_segment_writer *w, uint32_t size, uint64_t ticks,
+                             enum asys_drop_cause cause);
+/* A drop counted in the header only (no DROP record follows): re-entry. */
+void asys_segment_count_lost(struct asys_segment_header *h, uint32_t size,
+                             enum asys_drop_cause cause);
 
 /* Reserves `size` bytes (a multiple of 8) for a record stamped `ticks` and
  * sets *delta for its header.  NULL when the record had to be dropped (the

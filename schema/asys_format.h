@@ -24,8 +24,9 @@
 
 #define ASYS_SEGMENT_MAGIC "ASYSSEG\0"
 #define ASYS_SEGMENT_MAGIC_LEN 8
-/* Bumped on any incompatible change; readers refuse newer versions. */
-#define ASYS_FORMAT_VERSION 1
+/* Bumped on any incompatible change; readers refuse newer versions and read
+ * older ones (1: drops not counted by cause). */
+#define ASYS_FORMAT_VERSION 2
 /* Archive member names. */
 #define ASYS_MANIFEST_NAME "manifest.json"
 #define ASYS_SYMBOLS_NAME "symbols.json"
@@ -91,10 +92,22 @@ struct asys_segment_header {
     uint64_t calib_ticks;            /* (ticks, CLOCK_MONOTONIC ns) pair taken at creation */
     uint64_t calib_mono_ns;
     uint64_t chunk_size;      /* the writer grows the file by this many bytes */
-    uint64_t dropped_records; /* updated in place by the writer */
+    uint64_t dropped_records; /* updated in place by the writer: every cause */
     uint64_t dropped_bytes;   /* updated in place by the writer */
     uint64_t data_end;        /* file offset after the last record; 0 = scan for it */
-    uint8_t reserved[136];    /* zero */
+    /* format 2: dropped_records by cause (enum asys_drop_cause), in place */
+    uint64_t dropped_full;    /* no room: --max-segment-size reached, or the file could not grow */
+    uint64_t dropped_reentry; /* an event inside the tool's own work (a signal handler, a hook
+                                 called by the collector) */
+    uint64_t dropped_big;     /* a record larger than ASYS_REC_MAX_SIZE */
+    uint8_t reserved[112];    /* zero */
+};
+
+/* Why a record was lost (lttng-ust's records_lost_full/_wrap/_big). */
+enum asys_drop_cause {
+    ASYS_DROP_FULL = 1,
+    ASYS_DROP_REENTRY = 2,
+    ASYS_DROP_BIG = 3,
 };
 
 /* ---- record header: one little-endian u64 at the start of every record --
@@ -635,7 +648,9 @@ ASYS_CHECK_OFFSET(struct asys_segment_header, inherited_string_limit, 56);
 ASYS_CHECK_OFFSET(struct asys_segment_header, base_ticks, 64);
 ASYS_CHECK_OFFSET(struct asys_segment_header, dropped_records, 96);
 ASYS_CHECK_OFFSET(struct asys_segment_header, data_end, 112);
-ASYS_CHECK_OFFSET(struct asys_segment_header, reserved, 120);
+ASYS_CHECK_OFFSET(struct asys_segment_header, dropped_full, 120);
+ASYS_CHECK_OFFSET(struct asys_segment_header, dropped_big, 136);
+ASYS_CHECK_OFFSET(struct asys_segment_header, reserved, 144);
 ASYS_CHECK_SIZE(asys_rec_word, 8);
 ASYS_CHECK_SIZE(struct asys_rec_time_base, 16);
 ASYS_CHECK_SIZE(struct asys_rec_string_def, 24);

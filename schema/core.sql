@@ -65,8 +65,13 @@ CREATE TABLE segments (
     collector       TEXT,                -- 'thread' or 'launcher'
     records         INTEGER NOT NULL,    -- records imported
     bytes           INTEGER NOT NULL,    -- segment size
-    dropped_records INTEGER NOT NULL,    -- records the writer lost (buffer limit, re-entry)
+    dropped_records INTEGER NOT NULL,    -- records the writer lost, every cause
     dropped_bytes   INTEGER NOT NULL,    -- bytes they would have taken
+    dropped_full    INTEGER,             -- of those: no room (segment limit, disk full); NULL:
+                                         --   a format 1 segment (no counts by cause)
+    dropped_reentry INTEGER,             -- of those: events inside the tool's own work
+    dropped_big     INTEGER,             -- of those: records larger than the format allows
+    format_version  INTEGER,             -- the writer's format version
     error           TEXT                 -- why the rest of the segment was unreadable, or NULL
 );
 

@@ -329,10 +329,8 @@ out:
 void asys_thread_count_lost(uint32_t size)
 {
     struct asys_thread *t = asys_tls_thread;
-    if (t && t->seg.header) {
-        __atomic_fetch_add(&t->seg.header->dropped_records, 1, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&t->seg.header->dropped_bytes, size, __ATOMIC_RELAXED);
-    }
+    if (t && t->seg.header)
+        asys_segment_count_lost(t->seg.header, size, ASYS_DROP_REENTRY);
 }
 
 static void unlink_thread(struct asys_thread *t)

@@ -27,6 +27,12 @@ class Drops(AsysTestCase):
         self.assertEqual(records + dropped, 2 * pairs + fixed)
         info = {r['Property']: r['Value'] for r in self.stats_rows('report_info', 'full')}
         self.assertEqual(int(info['Dropped records']), dropped)
+        # by cause: all of them for want of room, none another way
+        self.assertEqual(int(info['Dropped records (buffer full)']), dropped)
+        self.assertNotIn('Dropped records (re-entry inside the tool)', info)
+        self.assertNotIn('Dropped records (cause not recorded)', info)
+        causes = [s['dropped_by_cause'] for s in m['segments'] if s['dropped_records']]
+        self.assertEqual(sum(c['full'] for c in causes), dropped)
 
     def test_no_drops_at_default_settings(self):
         pairs = 1000000

@@ -174,7 +174,7 @@ class ProfileCli(AsysTestCase):
     def test_manifest_contents(self):
         self.profile([prog('hgtx_threads'), '1', '1', '10'], options=['-t', 'nvtx'])
         m = self.manifest()
-        self.assertEqual(m['format_version'], 1)
+        self.assertEqual(m['format_version'], 2)
         self.assertEqual(len(m['report_id']), 32)
         for key in ['asys_version', 'command', 'options', 'host', 'cpu', 'clock', 'session',
                     'target', 'collectors', 'segments', 'totals']:

@@ -437,6 +437,42 @@ START_TEST(refuses_truncated_report)
 }
 END_TEST
 
+/* A format 1 segment (no drop counts by cause) is still read; its drops
+ * are counted, with no cause; a format 2 one's by cause. */
+START_TEST(reads_format_1_segments)
+{
+    write_session();
+    struct asys_segment_writer w;
+    seg_open(&w, "d-t30.seg", 30, 30, 0xC, 0, 0);
+    put_string(&w, 1, "old");
+    put_pair(&w, ASYS_REC_THREAD_START, 0, 30, 1, 2000);
+    w.header->format_version = 1;
+    w.header->dropped_records = 5;
+    w.header->dropped_bytes = 40;
+    asys_segment_close(&w);
+    seg_open(&w, "e-t40.seg", 40, 40, 0xD, 0, 0);
+    put_pair(&w, ASYS_REC_THREAD_START, 0, 40, 0, 2100);
+    asys_segment_count_lost(w.header, 8, ASYS_DROP_REENTRY);
+    asys_segment_close(&w);
+
+    struct asys_finalize_result res;
+    struct asys_err err = {0};
+    ck_assert_msg(asys_finalize(dir, report, 0, NULL, &res, &err) == 0, "%s", err.text);
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+    struct asys_import_stats stats;
+    ck_assert_msg(asys_import_report(report, db, NULL, NULL, &stats, &err) == 0, "%s", err.text);
+    ck_assert_uint_eq(stats.bad_segments, 0);
+    ck_assert_int_eq(query_int(db, "SELECT format_version FROM segments WHERE pid = 30"), 1);
+    ck_assert_int_eq(query_int(db, "SELECT dropped_records FROM segments WHERE pid = 30"), 5);
+    ck_assert_int_eq(query_int(db, "SELECT dropped_full FROM segments WHERE pid = 30"), -999);
+    ck_assert_int_eq(query_int(db, "SELECT dropped_reentry FROM segments WHERE pid = 40"), 1);
+    ck_assert_int_eq(query_int(db, "SELECT dropped_full FROM segments WHERE pid = 40"), 0);
+    ck_assert_int_eq(query_int(db, "SELECT COUNT(*) FROM threads WHERE pid = 30"), 1);
+    sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(finalize_refuses_to_overwrite)
 {
     write_session();
@@ -459,6 +495,7 @@ int main(void)
     tcase_add_test(tc, imports_ranges_threads_processes);
     tcase_add_test(tc, refuses_bad_reports);
     tcase_add_test(tc, refuses_truncated_report);
+    tcase_add_test(tc, reads_format_1_segments);
     tcase_add_test(tc, finalize_refuses_to_overwrite);
     suite_add_tcase(s, tc);
     return test_run(&s, 1);

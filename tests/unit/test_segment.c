@@ -203,6 +203,10 @@ START_TEST(full_segment_counts_every_drop)
     ck_assert_int_lt(written, attempts);
     ck_assert_uint_eq(w.header->dropped_records, (uint64_t)(attempts - written));
     ck_assert_uint_eq(w.header->dropped_bytes, 8ull * (uint64_t)(attempts - written));
+    /* every one of them for want of room */
+    ck_assert_uint_eq(w.header->dropped_full, (uint64_t)(attempts - written));
+    ck_assert_uint_eq(w.header->dropped_reentry, 0);
+    ck_assert_uint_eq(w.header->dropped_big, 0);
     asys_segment_close(&w);
 
     struct reader r;
@@ -214,6 +218,26 @@ START_TEST(full_segment_counts_every_drop)
         n++;
     ck_assert_int_eq(n, written);
     close_reader(&r);
+}
+END_TEST
+
+START_TEST(drops_are_counted_by_cause)
+{
+    struct asys_segment_writer w;
+    open_writer(&w, ASYS_MIN_CHUNK_SIZE, 4 * ASYS_MIN_CHUNK_SIZE);
+    uint32_t delta;
+    /* a record larger than the format allows never fits, whatever the room */
+    ck_assert_ptr_null(asys_segment_reserve(&w, ASYS_REC_MAX_SIZE + 8, 100, &delta));
+    ck_assert_ptr_null(asys_segment_reserve(&w, ASYS_REC_MAX_SIZE + 8, 101, &delta));
+    /* an event the collector gave up on inside its own work */
+    asys_segment_count_lost(w.header, 16, ASYS_DROP_REENTRY);
+    ck_assert_int_eq(write_word(&w, ASYS_REC_HGTX_PUSH, 1, 200), 1);
+    ck_assert_uint_eq(w.header->dropped_big, 2);
+    ck_assert_uint_eq(w.header->dropped_reentry, 1);
+    ck_assert_uint_eq(w.header->dropped_full, 0);
+    ck_assert_uint_eq(w.header->dropped_records, 3);
+    ck_assert_uint_eq(w.header->dropped_bytes, 2ull * (ASYS_REC_MAX_SIZE + 8) + 16);
+    asys_segment_close(&w);
 }
 END_TEST
 
@@ -340,6 +364,7 @@ int main(void)
     tcase_add_test(tc, round_trip_with_time_base_and_long_strings);
     tcase_add_test(tc, chunks_grow_and_pad);
     tcase_add_test(tc, full_segment_counts_every_drop);
+    tcase_add_test(tc, drops_are_counted_by_cause);
     tcase_add_test(tc, torn_record_reads_as_end);
     tcase_add_test(tc, damaged_records_are_reported);
     tcase_add_test(tc, bad_headers_are_refused);
