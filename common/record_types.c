@@ -1,48 +1,289 @@
-/* The table every decoder shares: name, minimum size and feature family of
- * each record type.  Importers keep their own dispatch tables keyed the same. */
+/* The table every decoder shares: per record type its name, minimum size,
+ * feature family, what the header's arg means, and every field of its
+ * struct (for `asys dump`; a unit test checks the fields tie together over
+ * the whole struct, so a field added to asys_format.h and not here fails). */
+#include <stddef.h>
+
 #include "segment_stream.h"
 
-#define REC(type, struct_size, feature) [type] = {#type + 9, struct_size, feature}
+#define F(type, member, kind)                                                                      \
+    {                                                                                              \
+#member, (uint16_t)offsetof(type, member), (uint16_t)sizeof(((type *)0)->member), 0, kind  \
+    }
+/* an array of `elem`-byte items */
+#define A(type, member, elem, kind)                                                                \
+    {                                                                                              \
+#member, (uint16_t)offsetof(type, member), (uint16_t)sizeof(((type *)0)->member), elem,    \
+            kind                                                                                   \
+    }
+#define FIELDS(array) array, (uint16_t)(sizeof array / sizeof array[0])
+#define NO_FIELDS NULL, 0
+
+enum {
+    U = ASYS_FIELD_UNSIGNED,
+    I = ASYS_FIELD_SIGNED,
+    X = ASYS_FIELD_HEX,
+    S = ASYS_FIELD_STRING,
+    T = ASYS_FIELD_TICKS,
+    N = ASYS_FIELD_NS,
+    B = ASYS_FIELD_BYTES,
+    R = ASYS_FIELD_RESERVED
+};
+
+static const struct asys_rec_field time_base[] = {F(struct asys_rec_time_base, ticks, T)};
+static const struct asys_rec_field string_def[] = {
+    F(struct asys_rec_string_def, size_bytes, U), F(struct asys_rec_string_def, string_id, U),
+    F(struct asys_rec_string_def, length, U), F(struct asys_rec_string_def, flags, X)};
+static const struct asys_rec_field process_info[] = {
+    F(struct asys_rec_process_info, pid, U),
+    F(struct asys_rec_process_info, ppid, U),
+    F(struct asys_rec_process_info, exe_string_id, S),
+    F(struct asys_rec_process_info, cmdline_string_id, S),
+    F(struct asys_rec_process_info, origin, U),
+    F(struct asys_rec_process_info, reserved, R)};
+static const struct asys_rec_field thread[] = {F(struct asys_rec_thread, tid, U),
+                                               F(struct asys_rec_thread, name_string_id, S)};
+static const struct asys_rec_field drop[] = {F(struct asys_rec_drop, records, U),
+                                             F(struct asys_rec_drop, bytes, U),
+                                             F(struct asys_rec_drop, first_drop_ticks, T)};
+static const struct asys_rec_field clock_pair[] = {F(struct asys_rec_clock_pair, ticks, T),
+                                                   F(struct asys_rec_clock_pair, monotonic_ns, N),
+                                                   F(struct asys_rec_clock_pair, realtime_ns, N)};
+static const struct asys_rec_field module[] = {F(struct asys_rec_module, load_bias, X),
+                                               F(struct asys_rec_module, start, X),
+                                               F(struct asys_rec_module, end, X),
+                                               F(struct asys_rec_module, path_string_id, S),
+                                               F(struct asys_rec_module, build_id_length, U),
+                                               A(struct asys_rec_module, build_id, 1, B)};
+static const struct asys_rec_field callchain[] = {F(struct asys_rec_callchain, callchain_id, U),
+                                                  F(struct asys_rec_callchain, depth, U)};
+
+#define HGTX_ATTR(type)                                                                            \
+    F(type, attr.message_string_id, S), F(type, attr.category, U), F(type, attr.color_argb, X),    \
+        F(type, attr.domain_id, U), F(type, attr.message_type, U), F(type, attr.flags, X),         \
+        F(type, attr.payload_type, U), F(type, attr.reserved, R), F(type, attr.payload, X)
+static const struct asys_rec_field hgtx_ex[] = {HGTX_ATTR(struct asys_rec_hgtx_ex)};
+static const struct asys_rec_field hgtx_range[] = {F(struct asys_rec_hgtx_range, range_id, U)};
+static const struct asys_rec_field hgtx_start_ex[] = {F(struct asys_rec_hgtx_start_ex, range_id, U),
+                                                      HGTX_ATTR(struct asys_rec_hgtx_start_ex)};
+static const struct asys_rec_field hgtx_domain[] = {
+    F(struct asys_rec_hgtx_domain, name_string_id, S),
+    F(struct asys_rec_hgtx_domain, destroyed, U)};
+static const struct asys_rec_field hgtx_category[] = {
+    F(struct asys_rec_hgtx_category, category, U),
+    F(struct asys_rec_hgtx_category, name_string_id, S)};
+static const struct asys_rec_field hgtx_thread_name[] = {
+    F(struct asys_rec_hgtx_thread_name, os_tid, U),
+    F(struct asys_rec_hgtx_thread_name, name_string_id, S)};
+static const struct asys_rec_field osrt_call[] = {
+    F(struct asys_rec_osrt_call, duration_ticks, U), F(struct asys_rec_osrt_call, result, I),
+    F(struct asys_rec_osrt_call, error, U), F(struct asys_rec_osrt_call, callchain_id, U)};
+
+static const struct asys_rec_field hggc_api[] = {
+    F(struct asys_rec_hggc_api, start_ticks, T),    F(struct asys_rec_hggc_api, name_string_id, S),
+    F(struct asys_rec_hggc_api, correlation_id, U), F(struct asys_rec_hggc_api, result, I),
+    F(struct asys_rec_hggc_api, cbid, U),           F(struct asys_rec_hggc_api, callchain_id, U),
+    F(struct asys_rec_hggc_api, reserved, R)};
+static const struct asys_rec_field hggc_kernel[] = {
+    F(struct asys_rec_hggc_kernel, start_ns, N),
+    F(struct asys_rec_hggc_kernel, end_ns, N),
+    F(struct asys_rec_hggc_kernel, queued_ns, N),
+    F(struct asys_rec_hggc_kernel, submitted_ns, N),
+    F(struct asys_rec_hggc_kernel, device, U),
+    F(struct asys_rec_hggc_kernel, context, U),
+    F(struct asys_rec_hggc_kernel, stream, U),
+    F(struct asys_rec_hggc_kernel, correlation_id, U),
+    A(struct asys_rec_hggc_kernel, grid, 4, I),
+    A(struct asys_rec_hggc_kernel, block, 4, I),
+    F(struct asys_rec_hggc_kernel, static_shared_memory, I),
+    F(struct asys_rec_hggc_kernel, dynamic_shared_memory, I),
+    F(struct asys_rec_hggc_kernel, registers_per_thread, U),
+    F(struct asys_rec_hggc_kernel, launch_type, U),
+    F(struct asys_rec_hggc_kernel, reserved, R),
+    F(struct asys_rec_hggc_kernel, name_string_id, S),
+    F(struct asys_rec_hggc_kernel, graph_node_id, U),
+    F(struct asys_rec_hggc_kernel, graph_id, U),
+    F(struct asys_rec_hggc_kernel, reserved2, R)};
+static const struct asys_rec_field hggc_memcpy[] = {
+    F(struct asys_rec_hggc_memcpy, start_ns, N),
+    F(struct asys_rec_hggc_memcpy, end_ns, N),
+    F(struct asys_rec_hggc_memcpy, bytes, U),
+    F(struct asys_rec_hggc_memcpy, device, U),
+    F(struct asys_rec_hggc_memcpy, context, U),
+    F(struct asys_rec_hggc_memcpy, stream, U),
+    F(struct asys_rec_hggc_memcpy, correlation_id, U),
+    F(struct asys_rec_hggc_memcpy, copy_kind, U),
+    F(struct asys_rec_hggc_memcpy, src_kind, U),
+    F(struct asys_rec_hggc_memcpy, dst_kind, U),
+    F(struct asys_rec_hggc_memcpy, flags, X),
+    F(struct asys_rec_hggc_memcpy, graph_id, U),
+    F(struct asys_rec_hggc_memcpy, graph_node_id, U),
+    F(struct asys_rec_hggc_memcpy, src_device, U),
+    F(struct asys_rec_hggc_memcpy, dst_device, U)};
+static const struct asys_rec_field hggc_memset[] = {
+    F(struct asys_rec_hggc_memset, start_ns, N),
+    F(struct asys_rec_hggc_memset, end_ns, N),
+    F(struct asys_rec_hggc_memset, bytes, U),
+    F(struct asys_rec_hggc_memset, device, U),
+    F(struct asys_rec_hggc_memset, context, U),
+    F(struct asys_rec_hggc_memset, stream, U),
+    F(struct asys_rec_hggc_memset, correlation_id, U),
+    F(struct asys_rec_hggc_memset, value, X),
+    F(struct asys_rec_hggc_memset, flags, X),
+    F(struct asys_rec_hggc_memset, memory_kind, U),
+    F(struct asys_rec_hggc_memset, graph_id, U),
+    F(struct asys_rec_hggc_memset, reserved, R),
+    F(struct asys_rec_hggc_memset, graph_node_id, U)};
+static const struct asys_rec_field hggc_sync[] = {
+    F(struct asys_rec_hggc_sync, start_ns, N),       F(struct asys_rec_hggc_sync, end_ns, N),
+    F(struct asys_rec_hggc_sync, context, U),        F(struct asys_rec_hggc_sync, stream, U),
+    F(struct asys_rec_hggc_sync, correlation_id, U), F(struct asys_rec_hggc_sync, event_id, U),
+    F(struct asys_rec_hggc_sync, event_sync_id, U)};
+static const struct asys_rec_field hggc_event_record[] = {
+    F(struct asys_rec_hggc_event_record, device_ns, N),
+    F(struct asys_rec_hggc_event_record, device, U),
+    F(struct asys_rec_hggc_event_record, context, U),
+    F(struct asys_rec_hggc_event_record, stream, U),
+    F(struct asys_rec_hggc_event_record, correlation_id, U),
+    F(struct asys_rec_hggc_event_record, event_id, U),
+    F(struct asys_rec_hggc_event_record, reserved, R),
+    F(struct asys_rec_hggc_event_record, event_sync_id, U)};
+static const struct asys_rec_field hggc_memory[] = {
+    F(struct asys_rec_hggc_memory, timestamp_ns, N),
+    F(struct asys_rec_hggc_memory, address, X),
+    F(struct asys_rec_hggc_memory, bytes, U),
+    F(struct asys_rec_hggc_memory, device, U),
+    F(struct asys_rec_hggc_memory, context, U),
+    F(struct asys_rec_hggc_memory, stream, U),
+    F(struct asys_rec_hggc_memory, correlation_id, U),
+    F(struct asys_rec_hggc_memory, memory_kind, U),
+    F(struct asys_rec_hggc_memory, reserved, R)};
+static const struct asys_rec_field hggc_graph_trace[] = {
+    F(struct asys_rec_hggc_graph_trace, start_ns, N),
+    F(struct asys_rec_hggc_graph_trace, end_ns, N),
+    F(struct asys_rec_hggc_graph_trace, device, U),
+    F(struct asys_rec_hggc_graph_trace, context, U),
+    F(struct asys_rec_hggc_graph_trace, stream, U),
+    F(struct asys_rec_hggc_graph_trace, correlation_id, U),
+    F(struct asys_rec_hggc_graph_trace, graph_id, U),
+    F(struct asys_rec_hggc_graph_trace, reserved, R)};
+static const struct asys_rec_field hggc_device[] = {
+    F(struct asys_rec_hggc_device, global_memory_bytes, U),
+    F(struct asys_rec_hggc_device, multiprocessors, U),
+    F(struct asys_rec_hggc_device, compute_major, U),
+    F(struct asys_rec_hggc_device, compute_minor, U),
+    F(struct asys_rec_hggc_device, name_string_id, S),
+    A(struct asys_rec_hggc_device, uuid, 1, B),
+    F(struct asys_rec_hggc_device, physical_index, U),
+    F(struct asys_rec_hggc_device, reserved, R)};
+static const struct asys_rec_field hggc_context[] = {
+    F(struct asys_rec_hggc_context, context, U), F(struct asys_rec_hggc_context, device, U),
+    F(struct asys_rec_hggc_context, null_stream, U), F(struct asys_rec_hggc_context, reserved, R)};
+static const struct asys_rec_field hggc_stream[] = {
+    F(struct asys_rec_hggc_stream, context, U),        F(struct asys_rec_hggc_stream, stream, U),
+    F(struct asys_rec_hggc_stream, priority, I),       F(struct asys_rec_hggc_stream, flags, X),
+    F(struct asys_rec_hggc_stream, correlation_id, U), F(struct asys_rec_hggc_stream, reserved, R)};
+static const struct asys_rec_field hggc_graph_node[] = {
+    F(struct asys_rec_hggc_graph_node, node_id, U),
+    F(struct asys_rec_hggc_graph_node, other_node_id, U),
+    F(struct asys_rec_hggc_graph_node, graph_id, U),
+    F(struct asys_rec_hggc_graph_node, correlation_id, U),
+    F(struct asys_rec_hggc_graph_node, node_type, U),
+    F(struct asys_rec_hggc_graph_node, reserved, R)};
+static const struct asys_rec_field hggc_graph_exec[] = {
+    F(struct asys_rec_hggc_graph_exec, exec_id, U), F(struct asys_rec_hggc_graph_exec, graph_id, U),
+    F(struct asys_rec_hggc_graph_exec, correlation_id, U),
+    F(struct asys_rec_hggc_graph_exec, reserved, R)};
+static const struct asys_rec_field hggc_overhead[] = {
+    F(struct asys_rec_hggc_overhead, start_ns, N), F(struct asys_rec_hggc_overhead, end_ns, N),
+    F(struct asys_rec_hggc_overhead, overhead_kind, U),
+    F(struct asys_rec_hggc_overhead, object_kind, U)};
+static const struct asys_rec_field hggc_status[] = {
+    F(struct asys_rec_hggc_status, value, U), F(struct asys_rec_hggc_status, message_length, U),
+    F(struct asys_rec_hggc_status, reserved, R)};
+
+/* what the header's arg holds */
+#define ARG_NONE NULL, 0
+#define ARG(name, kind) name, kind
+/* what follows the struct: nothing, text (length in a u32 field), frames (count in a u32 field) */
+#define TAIL_NONE ASYS_TAIL_NONE, 0
+#define TAIL(kind, type, member) kind, (uint16_t)offsetof(type, member)
+
+#define REC(type, size, feature, fields, arg, tail)                                                \
+    [ASYS_REC_##type] = {#type, size, feature, fields, arg, tail}
 
 static const struct asys_rec_info rec_infos[ASYS_REC_TYPE_COUNT] = {
-    REC(ASYS_REC_PAD, 8, ASYS_FEATURE_CORE),
-    REC(ASYS_REC_TIME_BASE, sizeof(struct asys_rec_time_base), ASYS_FEATURE_CORE),
-    REC(ASYS_REC_STRING_DEF, sizeof(struct asys_rec_string_def), ASYS_FEATURE_CORE),
-    REC(ASYS_REC_PROCESS_INFO, sizeof(struct asys_rec_process_info), ASYS_FEATURE_CORE),
-    REC(ASYS_REC_THREAD_START, sizeof(struct asys_rec_thread), ASYS_FEATURE_CORE),
-    REC(ASYS_REC_THREAD_END, sizeof(struct asys_rec_thread), ASYS_FEATURE_CORE),
-    REC(ASYS_REC_DROP, sizeof(struct asys_rec_drop), ASYS_FEATURE_CORE),
-    REC(ASYS_REC_CLOCK_PAIR, sizeof(struct asys_rec_clock_pair), ASYS_FEATURE_CORE),
-    REC(ASYS_REC_MODULE, sizeof(struct asys_rec_module), ASYS_FEATURE_STACKS),
-    REC(ASYS_REC_CALLCHAIN, sizeof(struct asys_rec_callchain), ASYS_FEATURE_STACKS),
-    REC(ASYS_REC_HGTX_PUSH, 8, ASYS_FEATURE_HGTX),
-    REC(ASYS_REC_HGTX_PUSH_EX, sizeof(struct asys_rec_hgtx_ex), ASYS_FEATURE_HGTX),
-    REC(ASYS_REC_HGTX_POP, 8, ASYS_FEATURE_HGTX),
-    REC(ASYS_REC_HGTX_MARK, 8, ASYS_FEATURE_HGTX),
-    REC(ASYS_REC_HGTX_MARK_EX, sizeof(struct asys_rec_hgtx_ex), ASYS_FEATURE_HGTX),
-    REC(ASYS_REC_HGTX_START, sizeof(struct asys_rec_hgtx_range), ASYS_FEATURE_HGTX),
-    REC(ASYS_REC_HGTX_START_EX, sizeof(struct asys_rec_hgtx_start_ex), ASYS_FEATURE_HGTX),
-    REC(ASYS_REC_HGTX_END, sizeof(struct asys_rec_hgtx_range), ASYS_FEATURE_HGTX),
-    REC(ASYS_REC_HGTX_DOMAIN, sizeof(struct asys_rec_hgtx_domain), ASYS_FEATURE_HGTX),
-    REC(ASYS_REC_HGTX_CATEGORY, sizeof(struct asys_rec_hgtx_category), ASYS_FEATURE_HGTX),
-    REC(ASYS_REC_HGTX_THREAD_NAME, sizeof(struct asys_rec_hgtx_thread_name), ASYS_FEATURE_HGTX),
-    REC(ASYS_REC_OSRT_CALL, sizeof(struct asys_rec_osrt_call), ASYS_FEATURE_OSRT),
-    REC(ASYS_REC_HGGC_API, sizeof(struct asys_rec_hggc_api), ASYS_FEATURE_HGGC),
-    REC(ASYS_REC_HGGC_KERNEL, sizeof(struct asys_rec_hggc_kernel), ASYS_FEATURE_HGGC),
-    REC(ASYS_REC_HGGC_MEMCPY, sizeof(struct asys_rec_hggc_memcpy), ASYS_FEATURE_HGGC),
-    REC(ASYS_REC_HGGC_MEMSET, sizeof(struct asys_rec_hggc_memset), ASYS_FEATURE_HGGC),
-    REC(ASYS_REC_HGGC_SYNC, sizeof(struct asys_rec_hggc_sync), ASYS_FEATURE_HGGC),
-    REC(ASYS_REC_HGGC_EVENT_RECORD, sizeof(struct asys_rec_hggc_event_record), ASYS_FEATURE_HGGC),
-    REC(ASYS_REC_HGGC_MEMORY, sizeof(struct asys_rec_hggc_memory), ASYS_FEATURE_HGGC),
-    REC(ASYS_REC_HGGC_GRAPH_TRACE, sizeof(struct asys_rec_hggc_graph_trace), ASYS_FEATURE_HGGC),
-    REC(ASYS_REC_HGGC_DEVICE, sizeof(struct asys_rec_hggc_device), ASYS_FEATURE_HGGC),
-    REC(ASYS_REC_HGGC_CONTEXT, sizeof(struct asys_rec_hggc_context), ASYS_FEATURE_HGGC),
-    REC(ASYS_REC_HGGC_STREAM, sizeof(struct asys_rec_hggc_stream), ASYS_FEATURE_HGGC),
-    REC(ASYS_REC_HGGC_GRAPH_NODE, sizeof(struct asys_rec_hggc_graph_node), ASYS_FEATURE_HGGC),
-    REC(ASYS_REC_HGGC_GRAPH_EXEC, sizeof(struct asys_rec_hggc_graph_exec), ASYS_FEATURE_HGGC),
-    REC(ASYS_REC_HGGC_GRAPH_LAUNCH, sizeof(struct asys_rec_hggc_graph_exec), ASYS_FEATURE_HGGC),
-    REC(ASYS_REC_HGGC_OVERHEAD, sizeof(struct asys_rec_hggc_overhead), ASYS_FEATURE_HGGC),
-    REC(ASYS_REC_HGGC_STATUS, sizeof(struct asys_rec_hggc_status), ASYS_FEATURE_HGGC),
+    REC(PAD, 8, ASYS_FEATURE_CORE, NO_FIELDS, ARG_NONE, TAIL_NONE),
+    REC(TIME_BASE, sizeof(struct asys_rec_time_base), ASYS_FEATURE_CORE, FIELDS(time_base),
+        ARG_NONE, TAIL_NONE),
+    REC(STRING_DEF, sizeof(struct asys_rec_string_def), ASYS_FEATURE_CORE, FIELDS(string_def),
+        ARG_NONE, TAIL(ASYS_TAIL_TEXT, struct asys_rec_string_def, length)),
+    REC(PROCESS_INFO, sizeof(struct asys_rec_process_info), ASYS_FEATURE_CORE, FIELDS(process_info),
+        ARG_NONE, TAIL_NONE),
+    REC(THREAD_START, sizeof(struct asys_rec_thread), ASYS_FEATURE_CORE, FIELDS(thread), ARG_NONE,
+        TAIL_NONE),
+    REC(THREAD_END, sizeof(struct asys_rec_thread), ASYS_FEATURE_CORE, FIELDS(thread), ARG_NONE,
+        TAIL_NONE),
+    REC(DROP, sizeof(struct asys_rec_drop), ASYS_FEATURE_CORE, FIELDS(drop), ARG_NONE, TAIL_NONE),
+    REC(CLOCK_PAIR, sizeof(struct asys_rec_clock_pair), ASYS_FEATURE_CORE, FIELDS(clock_pair),
+        ARG_NONE, TAIL_NONE),
+    REC(MODULE, sizeof(struct asys_rec_module), ASYS_FEATURE_STACKS, FIELDS(module), ARG_NONE,
+        TAIL_NONE),
+    REC(CALLCHAIN, sizeof(struct asys_rec_callchain), ASYS_FEATURE_STACKS, FIELDS(callchain),
+        ARG_NONE, TAIL(ASYS_TAIL_FRAMES, struct asys_rec_callchain, depth)),
+    REC(HGTX_PUSH, 8, ASYS_FEATURE_HGTX, NO_FIELDS, ARG("message_string_id", S), TAIL_NONE),
+    REC(HGTX_PUSH_EX, sizeof(struct asys_rec_hgtx_ex), ASYS_FEATURE_HGTX, FIELDS(hgtx_ex), ARG_NONE,
+        TAIL_NONE),
+    REC(HGTX_POP, 8, ASYS_FEATURE_HGTX, NO_FIELDS, ARG("domain", U), TAIL_NONE),
+    REC(HGTX_MARK, 8, ASYS_FEATURE_HGTX, NO_FIELDS, ARG("message_string_id", S), TAIL_NONE),
+    REC(HGTX_MARK_EX, sizeof(struct asys_rec_hgtx_ex), ASYS_FEATURE_HGTX, FIELDS(hgtx_ex), ARG_NONE,
+        TAIL_NONE),
+    REC(HGTX_START, sizeof(struct asys_rec_hgtx_range), ASYS_FEATURE_HGTX, FIELDS(hgtx_range),
+        ARG("message_string_id", S), TAIL_NONE),
+    REC(HGTX_START_EX, sizeof(struct asys_rec_hgtx_start_ex), ASYS_FEATURE_HGTX,
+        FIELDS(hgtx_start_ex), ARG_NONE, TAIL_NONE),
+    REC(HGTX_END, sizeof(struct asys_rec_hgtx_range), ASYS_FEATURE_HGTX, FIELDS(hgtx_range),
+        ARG_NONE, TAIL_NONE),
+    REC(HGTX_DOMAIN, sizeof(struct asys_rec_hgtx_domain), ASYS_FEATURE_HGTX, FIELDS(hgtx_domain),
+        ARG("domain", U), TAIL_NONE),
+    REC(HGTX_CATEGORY, sizeof(struct asys_rec_hgtx_category), ASYS_FEATURE_HGTX,
+        FIELDS(hgtx_category), ARG("domain", U), TAIL_NONE),
+    REC(HGTX_THREAD_NAME, sizeof(struct asys_rec_hgtx_thread_name), ASYS_FEATURE_HGTX,
+        FIELDS(hgtx_thread_name), ARG_NONE, TAIL_NONE),
+    REC(OSRT_CALL, sizeof(struct asys_rec_osrt_call), ASYS_FEATURE_OSRT, FIELDS(osrt_call),
+        ARG("function", U), TAIL_NONE),
+    REC(HGGC_API, sizeof(struct asys_rec_hggc_api), ASYS_FEATURE_HGGC, FIELDS(hggc_api),
+        ARG("api", U), TAIL_NONE),
+    REC(HGGC_KERNEL, sizeof(struct asys_rec_hggc_kernel), ASYS_FEATURE_HGGC, FIELDS(hggc_kernel),
+        ARG_NONE, TAIL_NONE),
+    REC(HGGC_MEMCPY, sizeof(struct asys_rec_hggc_memcpy), ASYS_FEATURE_HGGC, FIELDS(hggc_memcpy),
+        ARG_NONE, TAIL_NONE),
+    REC(HGGC_MEMSET, sizeof(struct asys_rec_hggc_memset), ASYS_FEATURE_HGGC, FIELDS(hggc_memset),
+        ARG_NONE, TAIL_NONE),
+    REC(HGGC_SYNC, sizeof(struct asys_rec_hggc_sync), ASYS_FEATURE_HGGC, FIELDS(hggc_sync),
+        ARG("sync_type", U), TAIL_NONE),
+    REC(HGGC_EVENT_RECORD, sizeof(struct asys_rec_hggc_event_record), ASYS_FEATURE_HGGC,
+        FIELDS(hggc_event_record), ARG_NONE, TAIL_NONE),
+    REC(HGGC_MEMORY, sizeof(struct asys_rec_hggc_memory), ASYS_FEATURE_HGGC, FIELDS(hggc_memory),
+        ARG("operation", U), TAIL_NONE),
+    REC(HGGC_GRAPH_TRACE, sizeof(struct asys_rec_hggc_graph_trace), ASYS_FEATURE_HGGC,
+        FIELDS(hggc_graph_trace), ARG_NONE, TAIL_NONE),
+    REC(HGGC_DEVICE, sizeof(struct asys_rec_hggc_device), ASYS_FEATURE_HGGC, FIELDS(hggc_device),
+        ARG("ordinal", U), TAIL_NONE),
+    REC(HGGC_CONTEXT, sizeof(struct asys_rec_hggc_context), ASYS_FEATURE_HGGC, FIELDS(hggc_context),
+        ARG_NONE, TAIL_NONE),
+    REC(HGGC_STREAM, sizeof(struct asys_rec_hggc_stream), ASYS_FEATURE_HGGC, FIELDS(hggc_stream),
+        ARG_NONE, TAIL_NONE),
+    REC(HGGC_GRAPH_NODE, sizeof(struct asys_rec_hggc_graph_node), ASYS_FEATURE_HGGC,
+        FIELDS(hggc_graph_node), ARG("event", U), TAIL_NONE),
+    REC(HGGC_GRAPH_EXEC, sizeof(struct asys_rec_hggc_graph_exec), ASYS_FEATURE_HGGC,
+        FIELDS(hggc_graph_exec), ARG_NONE, TAIL_NONE),
+    REC(HGGC_GRAPH_LAUNCH, sizeof(struct asys_rec_hggc_graph_exec), ASYS_FEATURE_HGGC,
+        FIELDS(hggc_graph_exec), ARG_NONE, TAIL_NONE),
+    REC(HGGC_OVERHEAD, sizeof(struct asys_rec_hggc_overhead), ASYS_FEATURE_HGGC,
+        FIELDS(hggc_overhead), ARG_NONE, TAIL_NONE),
+    REC(HGGC_STATUS, sizeof(struct asys_rec_hggc_status), ASYS_FEATURE_HGGC, FIELDS(hggc_status),
+        ARG("status", U), TAIL(ASYS_TAIL_TEXT, struct asys_rec_hggc_status, message_length)),
 };
 
 const struct asys_rec_info *asys_rec_info(unsigned type)

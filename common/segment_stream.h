@@ -54,10 +54,43 @@ int asys_segment_header_check(const struct asys_segment_header *h, uint64_t size
                               struct asys_err *err);
 
 /* Static facts about each record type (record_types.c). */
-struct asys_rec_info {
+enum asys_field_kind {
+    ASYS_FIELD_UNSIGNED = 1,
+    ASYS_FIELD_SIGNED,
+    ASYS_FIELD_HEX,
+    ASYS_FIELD_STRING, /* a string id of the record's process image */
+    ASYS_FIELD_TICKS,  /* a timestamp in the segment's clock */
+    ASYS_FIELD_NS,     /* CLOCK_MONOTONIC (or REALTIME) nanoseconds */
+    ASYS_FIELD_BYTES,  /* raw bytes, shown in hex */
+    ASYS_FIELD_RESERVED,
+};
+
+/* One field of a record struct. */
+struct asys_rec_field {
     const char *name;
+    uint16_t offset;
+    uint16_t size;      /* bytes */
+    uint16_t elem_size; /* arrays: bytes per item (0: a scalar) */
+    uint8_t kind;       /* enum asys_field_kind */
+};
+
+/* What follows a record's struct. */
+enum asys_rec_tail {
+    ASYS_TAIL_NONE = 0,
+    ASYS_TAIL_TEXT,   /* text whose length is the u32 at tail_offset */
+    ASYS_TAIL_FRAMES, /* u64 addresses whose count is the u32 at tail_offset */
+};
+
+struct asys_rec_info {
+    const char *name; /* "HGTX_PUSH" */
     uint32_t min_size;
     uint32_t feature; /* enum asys_feature */
+    const struct asys_rec_field *fields;
+    uint16_t field_count;
+    const char *arg_name; /* what the header's arg holds; NULL: nothing */
+    uint8_t arg_kind;     /* enum asys_field_kind */
+    uint8_t tail;         /* enum asys_rec_tail */
+    uint16_t tail_offset;
 };
 const struct asys_rec_info *asys_rec_info(unsigned type);
 

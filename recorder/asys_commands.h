@@ -4,5 +4,6 @@
 
 int asys_cmd_profile(int argc, char **argv);
 int asys_cmd_finalize(int argc, char **argv);
+int asys_cmd_dump(int argc, char **argv);
 
 #endif

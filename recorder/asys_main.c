@@ -55,6 +55,7 @@ static const struct command {
      "a report as Perfetto, Chrome JSON, CSV or SQLite (same as asys-export)"},
     {"deps", cmd_deps, "dependencies between PPU activities (same as asys-deps)"},
     {"finalize", asys_cmd_finalize, "pack an interrupted session directory into a report"},
+    {"dump", asys_cmd_dump, "every record of a report or segment file, decoded, one per line"},
     {"help", cmd_help, "show this help"},
     {NULL, NULL, NULL},
 };

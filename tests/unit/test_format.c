@@ -3,6 +3,7 @@
 
 #include "asys_format.h"
 #include "format_checks.h"
+#include "record_dump.h"
 #include "segment_stream.h"
 #include "test_util.h"
 
@@ -35,6 +36,82 @@ START_TEST(every_record_type_is_documented)
         snprintf(name, sizeof name, "ASYS_REC_%s", info->name);
         ck_assert_msg(documented(name, type), "%s (%u) is not in FORMAT.md", name, type);
         ck_assert_uint_eq(info->min_size % 8, 0);
+    }
+}
+END_TEST
+
+/* ... and the other way: every documented record type has a table entry
+ * (asys dump and the importer know it). */
+START_TEST(every_documented_type_has_an_entry)
+{
+    for (int i = 0; asys_documented_constants[i]; i++) {
+        const char *name = asys_documented_constants[i];
+        if (strncmp(name, "ASYS_REC_", 9) || !strcmp(name, "ASYS_REC_INVALID") ||
+            !strcmp(name, "ASYS_REC_TYPE_COUNT") || !strcmp(name, "ASYS_REC_EXTENDED") ||
+            !strcmp(name, "ASYS_REC_MAX_SIZE") || !strcmp(name, "ASYS_REC_MAX_DELTA"))
+            continue;
+        const struct asys_rec_info *info = asys_rec_info((unsigned)asys_documented_values[i]);
+        ck_assert_msg(info != NULL, "%s has no record-type entry", name);
+        ck_assert_str_eq(info->name, name + 9);
+    }
+}
+END_TEST
+
+/* The field table of each type covers its struct from the header word to its
+ * end, in order, without gaps: a field added to a struct and not to the
+ * table fails here, and asys dump shows every byte of every record. */
+START_TEST(record_fields_cover_every_struct)
+{
+    int types = 0;
+    for (unsigned type = 0; type < ASYS_REC_TYPE_COUNT; type++) {
+        const struct asys_rec_info *info = asys_rec_info(type);
+        if (!info)
+            continue;
+        types++;
+        unsigned end = 8;
+        for (unsigned i = 0; i < info->field_count; i++) {
+            const struct asys_rec_field *f = &info->fields[i];
+            ck_assert_msg(f->offset == end, "%s.%s at %u, previous field ends at %u", info->name,
+                          f->name, f->offset, end);
+            ck_assert_msg(f->size > 0 && (!f->elem_size || f->size % f->elem_size == 0),
+                          "%s.%s size %u", info->name, f->name, f->size);
+            end = f->offset + f->size;
+        }
+        ck_assert_msg(end == info->min_size, "%s: fields end at %u, the struct at %u", info->name,
+                      end, info->min_size);
+        if (info->tail != ASYS_TAIL_NONE)
+            ck_assert(info->tail_offset >= 8 && info->tail_offset + 4u <= info->min_size);
+    }
+    ck_assert_int_ge(types, 38);
+}
+END_TEST
+
+/* Every type dumps to one line naming it and each of its fields. */
+START_TEST(every_record_type_dumps)
+{
+    for (unsigned type = 1; type < ASYS_REC_TYPE_COUNT; type++) {
+        const struct asys_rec_info *info = asys_rec_info(type);
+        if (!info)
+            continue;
+        uint8_t data[512] = {0};
+        struct asys_record rec = {type, 7, 1234, data, info->min_size, 256};
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&text, &size);
+        struct asys_dump_strings strings;
+        asys_dump_strings_init(&strings);
+        asys_dump_record(f, &rec, &strings);
+        asys_dump_strings_free(&strings);
+        fclose(f);
+        ck_assert_msg(strchr(text, '\n') == text + size - 1, "%s: not one line", info->name);
+        ck_assert_msg(strstr(text, info->name), "%s: '%s'", info->name, text);
+        for (unsigned i = 0; i < info->field_count; i++) {
+            char want[80];
+            snprintf(want, sizeof want, " %s=", info->fields[i].name);
+            if (info->fields[i].kind != ASYS_FIELD_RESERVED)
+                ck_assert_msg(strstr(text, want), "%s: no %s in '%s'", info->name, want, text);
+        }
+        free(text);
     }
 }
 END_TEST
@@ -74,6 +151,9 @@ int main(void)
     TCase *tc = tcase_create("format");
     tcase_add_test(tc, doc_tables_match_header);
     tcase_add_test(tc, every_record_type_is_documented);
+    tcase_add_test(tc, every_documented_type_has_an_entry);
+    tcase_add_test(tc, record_fields_cover_every_struct);
+    tcase_add_test(tc, every_record_type_dumps);
     tcase_add_test(tc, osrt_function_ids_match);
     tcase_add_test(tc, record_word_packing);
     suite_add_tcase(s, tc);

@@ -1,0 +1,162 @@
+/* asys dump REPORT|SEGMENT...: every record, decoded, one per line with its
+ * offset (uftrace's dump, perf's -D).  A damaged segment is dumped up to the
+ * damage; the reason goes to stderr and the exit status is 1. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "asys_commands.h"
+#include "asys_error.h"
+#include "record_dump.h"
+#include "report_reader.h"
+#include "segment_stream.h"
+
+#define PROG "asys dump"
+
+static long read_fd(void *ctx, void *buf, size_t size)
+{
+    int fd = *(int *)ctx;
+    for (;;) {
+        ssize_t n = read(fd, buf, size);
+        if (n >= 0 || errno != EINTR)
+            return (long)n;
+    }
+}
+
+/* The records of an open stream; 0, or -1 with err at the first damage. */
+static int dump_stream(struct asys_segment_stream *s, const char *name, struct asys_err *err)
+{
+    struct asys_dump_strings strings;
+    asys_dump_strings_init(&strings);
+    asys_dump_segment_header(stdout, name, &s->header);
+    struct asys_record rec;
+    int rc;
+    while ((rc = asys_segment_stream_next(s, &rec, err)) > 0)
+        asys_dump_record(stdout, &rec, &strings);
+    printf("# end of %s: %llu records\n", name, (unsigned long long)s->records);
+    asys_dump_strings_free(&strings);
+    return rc < 0 ? asys_err_wrap(err, "segment '%s'", name) : 0;
+}
+
+static int dump_segment_file(const char *path, struct asys_err *err)
+{
+    int rc = -1;
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        asys_fail_errno(err, errno, "%s", "");
+        goto out;
+    }
+    struct asys_segment_stream s;
+    if (asys_segment_stream_open(&s, read_fd, &fd, (uint64_t)st.st_size, err) != 0)
+        goto out;
+    rc = dump_stream(&s, path, err);
+    asys_segment_stream_close(&s);
+out:
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
+static int dump_report(const char *path, struct asys_err *err)
+{
+    struct asys_report_reader *r = NULL;
+    int rc = -1;
+    if (asys_report_reader_open(&r, path, err) != 0)
+        goto out;
+    const cJSON *manifest = asys_report_manifest(r);
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(manifest, "report_id");
+    const cJSON *version = cJSON_GetObjectItemCaseSensitive(manifest, "format_version");
+    printf("# report %s: report_id %s, format %d%s\n", path,
+           cJSON_IsString(id) ? id->valuestring : "?",
+           cJSON_IsNumber(version) ? version->valueint : 0,
+           asys_report_symbols(r) ? ", with symbols.json" : "");
+    int failed = 0;
+    for (;;) {
+        struct asys_segment_stream s;
+        const char *member = NULL;
+        int bad = 0;
+        struct asys_err seg_err = {0};
+        int more = asys_report_next_segment(r, &s, &member, &bad, &seg_err);
+        if (more < 0) {
+            *err = seg_err;
+            goto out;
+        }
+        if (more == 0)
+            break;
+        if (bad) {
+            fprintf(stderr, "%s: '%s': segment '%s': %s\n", PROG, path, member, seg_err.text);
+            failed = 1;
+            continue;
+        }
+        int damaged = dump_stream(&s, member, &seg_err) != 0;
+        asys_segment_stream_close(&s);
+        if (asys_report_archive_error(r)) { /* the archive, not the segment: nothing follows */
+            asys_fail_kind(err, ASYS_ERR_INPUT, "truncated or damaged report (%s)",
+                           asys_report_archive_error(r));
+            goto out;
+        }
+        if (damaged) {
+            fprintf(stderr, "%s: '%s': %s\n", PROG, path, seg_err.text);
+            failed = 1;
+        }
+    }
+    rc = failed ? 1 : 0;
+out:
+    asys_report_reader_close(r);
+    return rc;
+}
+
+/* A segment file starts with the segment magic; anything else is read as a report. */
+static int is_segment_file(const char *path)
+{
+    char magic[ASYS_SEGMENT_MAGIC_LEN] = {0};
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, magic, sizeof magic);
+    close(fd);
+    return n == (ssize_t)sizeof magic && !memcmp(magic, ASYS_SEGMENT_MAGIC, sizeof magic);
+}
+
+int asys_cmd_dump(int argc, char **argv)
+{
+    const char *usage = "usage: asys dump REPORT.asys-rep|SEGMENT.seg...";
+    int status = ASYS_EXIT_OK, paths = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("%s\nPrints every record of a report or of a segment file, decoded, one per\n"
+                   "line: @OFFSET TYPE t=TICKS field=value...  String ids show their text\n"
+                   "when the segment defined it before.\n",
+                   usage);
+            return ASYS_EXIT_OK;
+        }
+        if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "%s: unknown option '%s' (%s)\n", PROG, argv[i], usage);
+            return ASYS_EXIT_USAGE;
+        }
+    }
+    for (int i = 1; i < argc; i++) {
+        struct asys_err err = {0};
+        paths++;
+        int rc = is_segment_file(argv[i]) ? dump_segment_file(argv[i], &err)
+                                          : dump_report(argv[i], &err);
+        if (rc < 0)
+            asys_err_print(PROG, "read", argv[i], &err);
+        if (rc != 0)
+            status = ASYS_EXIT_FAILURE;
+    }
+    if (!paths) {
+        fprintf(stderr, "%s: %s\n", PROG, usage);
+        return ASYS_EXIT_USAGE;
+    }
+    if (fflush(stdout) != 0) {
+        fprintf(stderr, "%s: cannot write to standard output: %s\n", PROG, strerror(errno));
+        status = ASYS_EXIT_FAILURE;
+    }
+    return status;
+}
