@@ -123,6 +123,10 @@ int asys_report_def_parse(const char *text, const char *origin, struct asys_repo
             def->tree_label = trimmed(value, first);
             def->tree_level = comma ? trimmed(comma + 1, value_len - first - 1) : NULL;
             oom |= !def->tree_label || (comma && !def->tree_level);
+        } else if (key_len == 7 && !strncmp(key, "summary", 7)) {
+            free(def->summary);
+            def->summary = trimmed(value, value_len);
+            oom |= !def->summary;
         } else if (key_len == 9 && !strncmp(key, "arguments", 9)) {
             oom |= append_text(&def->arguments, value, value_len);
             last = &def->arguments;
@@ -154,6 +158,7 @@ void asys_report_def_free(struct asys_report_def *def)
     free(def->arguments);
     free(def->tree_label);
     free(def->tree_level);
+    free(def->summary);
     free(def->sql);
     free(def->origin);
     memset(def, 0, sizeof *def);

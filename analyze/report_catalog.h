@@ -8,7 +8,15 @@
  *   -- columns: ... (documentation only)
  *   -- arguments: base, mangled   (what NAME:ARG may say; none: no argument)
  *   -- tree: Node, Level          (column/table output indents Node by Level)
+ *   -- summary: Num Calls         (see below)
  *   SELECT ...
+ *
+ * A summary report's query returns samples, not rows: key columns, then
+ * one duration per sample as its last column.  The catalogue wraps it in
+ * the statistics every `_sum` report shows, grouped by the keys:
+ *   Time (%), Total Time (ns), <summary label>, Avg (ns), Med (ns), Min (ns),
+ *   Max (ns), StdDev (ns), then the key columns,
+ * sorted by total time, then by the keys from the last one (the name) back.
  *
  * Built-in reports come from queries/ (compiled in); --report-dir adds or
  * replaces reports by name.  Queries may use the parameters :session_start,
@@ -33,6 +41,7 @@ struct asys_report_def {
     char *tree_label; /* tree reports: the label column and the level column */
     char *tree_level;
     int is_default;
+    char *summary; /* the count column of a summary report, or NULL */
     char *sql;
     char *origin; /* "built-in" or the file's path */
 };

@@ -1,6 +1,9 @@
 #include "report_run.h"
 
 #include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "time_filter.h"
@@ -34,12 +37,118 @@ static void bind_text(sqlite3_stmt *st, const char *name, const char *v)
     }
 }
 
+/* Appends printf text to a growing buffer; -1 when memory runs out. */
+struct text {
+    char *s;
+    size_t len, cap;
+};
+
+static int put(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int put(struct text *t, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(t->s ? t->s + t->len : NULL, t->s ? t->cap - t->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+            return -1;
+        if (t->s && t->len + (size_t)n < t->cap) {
+            t->len += (size_t)n;
+            return 0;
+        }
+        size_t cap = (t->cap ? t->cap : 1024) * 2 + (size_t)n;
+        char *bigger = realloc(t->s, cap);
+        if (!bigger)
+            return -1;
+        t->s = bigger;
+        t->cap = cap;
+    }
+}
+
+/* A column name as an SQL identifier. */
+static int put_name(struct text *t, const char *name)
+{
+    if (put(t, "\"") != 0)
+        return -1;
+    for (const char *c = name; *c; c++)
+        if (put(t, *c == '"' ? "\"\"" : "%c", *c) != 0)
+            return -1;
+    return put(t, "\"");
+}
+
+/* The samples query without its trailing ';' (a subquery cannot have one). */
+static size_t statement_length(const char *sql)
+{
+    size_t n = strlen(sql);
+    while (n && (sql[n - 1] == ';' || sql[n - 1] == ' ' || sql[n - 1] == '\n' ||
+                 sql[n - 1] == '\t' || sql[n - 1] == '\r'))
+        n--;
+    return n;
+}
+
+/* A summary report's SQL (report_catalog.h): the samples query wrapped in
+ * the shared statistics, grouped by its key columns (all but the last). */
+static char *summary_sql(sqlite3 *db, const struct asys_report_def *def, struct asys_err *err)
+{
+    sqlite3_stmt *samples = NULL;
+    struct text t = {0};
+    size_t len = statement_length(def->sql);
+    if (sqlite3_prepare_v2(db, def->sql, (int)len, &samples, NULL) != SQLITE_OK || !samples) {
+        asys_fail(err, "%s", sqlite3_errmsg(db));
+        goto fail;
+    }
+    int keys = sqlite3_column_count(samples) - 1;
+    if (keys < 1) {
+        asys_fail(err, "a summary report needs key columns and a duration column");
+        goto fail;
+    }
+    int rc = put(&t, "WITH samples AS (%.*s\n), grouped AS (SELECT ", (int)len, def->sql);
+    for (int i = 0; i < keys && rc == 0; i++)
+        rc = put_name(&t, sqlite3_column_name(samples, i)) || put(&t, ", ");
+    const char *value = sqlite3_column_name(samples, keys);
+    rc = rc || put(&t, "SUM(") || put_name(&t, value) ||
+         put(&t, ") AS total, COUNT(*) AS n, AVG(") || put_name(&t, value) ||
+         put(&t, ") AS average, median(") || put_name(&t, value) || put(&t, ") AS med, MIN(") ||
+         put_name(&t, value) || put(&t, ") AS shortest, MAX(") || put_name(&t, value) ||
+         put(&t, ") AS longest, stdev(") || put_name(&t, value) ||
+         put(&t, ") AS deviation FROM samples GROUP BY ");
+    for (int i = 0; i < keys && rc == 0; i++)
+        rc = (i ? put(&t, ", ") : 0) || put_name(&t, sqlite3_column_name(samples, i));
+    rc = rc ||
+         put(&t, ")\nSELECT 100.0 * total / SUM(total) OVER () AS \"Time (%%)\", "
+                 "total AS \"Total Time (ns)\", n AS ") ||
+         put_name(&t, def->summary) ||
+         put(&t, ", average AS \"Avg (ns)\", med AS \"Med (ns)\", shortest AS \"Min (ns)\", "
+                 "longest AS \"Max (ns)\", deviation AS \"StdDev (ns)\"");
+    for (int i = 0; i < keys && rc == 0; i++)
+        rc = put(&t, ", ") || put_name(&t, sqlite3_column_name(samples, i));
+    rc = rc || put(&t, "\nFROM grouped ORDER BY total DESC");
+    for (int i = keys - 1; i >= 0 && rc == 0; i--)
+        rc = put(&t, ", ") || put_name(&t, sqlite3_column_name(samples, i));
+    if (rc != 0) {
+        asys_fail(err, "out of memory");
+        goto fail;
+    }
+    sqlite3_finalize(samples);
+    return t.s;
+fail:
+    sqlite3_finalize(samples);
+    free(t.s);
+    return NULL;
+}
+
 int asys_report_prepare(sqlite3 *db, const struct asys_report_def *def, const char *requested,
                         const struct asys_report_params *p, sqlite3_stmt **stmt,
                         struct asys_err *err)
 {
     *stmt = NULL;
-    if (sqlite3_prepare_v2(db, def->sql, -1, stmt, NULL) != SQLITE_OK || !*stmt) {
+    char *wrapped = def->summary ? summary_sql(db, def, err) : NULL;
+    if (def->summary && !wrapped)
+        return -1;
+    int rc = sqlite3_prepare_v2(db, wrapped ? wrapped : def->sql, -1, stmt, NULL);
+    free(wrapped);
+    if (rc != SQLITE_OK || !*stmt) {
         asys_fail(err, "%s", sqlite3_errmsg(db));
         sqlite3_finalize(*stmt);
         *stmt = NULL;

@@ -4,27 +4,10 @@
 -- description: Statistics of the OS runtime calls that lasted at least --osrt-threshold,
 --   grouped by function.  Time (%) is a row's share of the total of all rows.  With
 --   --filter-time, calls are clipped to the window and calls outside it left out.
+-- summary: Num Calls
 -- columns: Time (%), Total Time (ns), Num Calls, Avg (ns), Med (ns), Min (ns), Max (ns),
 --   StdDev (ns), Name
-WITH calls AS (
-    SELECT o.name_id, MIN(o.end_ns, :filter_end) - MAX(o.start_ns, :filter_start) AS duration
-    FROM osrt_calls AS o
-    WHERE o.end_ns >= :filter_start AND o.start_ns <= :filter_end
-), grouped AS (
-    SELECT s.value AS name, SUM(duration) AS total, COUNT(*) AS calls, AVG(duration) AS average,
-           median(duration) AS med, MIN(duration) AS shortest, MAX(duration) AS longest,
-           stdev(duration) AS deviation
-    FROM calls JOIN strings AS s ON s.id = calls.name_id
-    GROUP BY s.value
-)
-SELECT 100.0 * total / SUM(total) OVER () AS "Time (%)",
-       total AS "Total Time (ns)",
-       calls AS "Num Calls",
-       average AS "Avg (ns)",
-       med AS "Med (ns)",
-       shortest AS "Min (ns)",
-       longest AS "Max (ns)",
-       deviation AS "StdDev (ns)",
-       name AS "Name"
-FROM grouped
-ORDER BY total DESC, name;
+SELECT s.value AS "Name",
+       MIN(o.end_ns, :filter_end) - MAX(o.start_ns, :filter_start) AS duration
+FROM osrt_calls AS o JOIN strings AS s ON s.id = o.name_id
+WHERE o.end_ns >= :filter_start AND o.start_ns <= :filter_end;

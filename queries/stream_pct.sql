@@ -10,9 +10,9 @@
 --   row.  Kernels group by base name, or with --group-by hgtx by the innermost HGTX range
 --   open at the launch.  With --filter-time, durations are clipped to the window and every %
 --   is recomputed and re-sorted.  Siblings are sorted by time; the column format indents the
---   tree, csv and json give flat rows with their parent's Id.
--- columns: Node, Percent (%), Time (ns), Level, Id, Parent Id, Kind, Key (a stable path of
---   ids: D<device>/C<pid>.<context>/S<stream>/R<row>/G<group>/X<exec>, used by asys-export)
+--   tree, csv and json give flat rows with their parent's Id.  Key is a stable path of ids
+--   (D<device>/C<pid>.<context>/S<stream>/R<row>/G<group>/X<exec>) that asys-export uses.
+-- columns: Node, Percent (%), Time (ns), Level, Id, Parent Id, Kind, Key
 -- tree: Node, Level
 WITH whole AS (  -- the window holds every activity: the sums made at import serve
     SELECT COALESCE(:filter_start <= MIN(first_start) AND :filter_end >= MAX(last_end), 0) AS yes

@@ -4,6 +4,8 @@
 #include "hashmap.h"
 #include "report_catalog.h"
 #include "report_reader.h"
+#include "report_run.h"
+#include "embedded_files.h"
 #include "sql_functions.h"
 #include "test_util.h"
 
@@ -183,6 +185,91 @@ START_TEST(builtin_reports_parse_and_have_aliases)
 }
 END_TEST
 
+/* An empty analysis database: every schema file of the importer families. */
+static sqlite3 *empty_database(void)
+{
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+    ck_assert_int_eq(asys_sql_register_functions(db), 0);
+    const char *files[] = {"core.sql", "stacks.sql", "hgtx.sql", "osrt.sql", "hggc.sql"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char *msg = NULL;
+        ck_assert_msg(sqlite3_exec(db, asys_schema_text(files[i]), NULL, NULL, &msg) == SQLITE_OK,
+                      "%s: %s", files[i], msg ? msg : "");
+    }
+    return db;
+}
+
+/* What a report's header says it returns is what its query returns. */
+START_TEST(report_columns_are_what_the_header_says)
+{
+    struct asys_report_catalog cat = {0};
+    struct asys_err err;
+    ck_assert_int_eq(asys_catalog_load_builtin(&cat, &err), 0);
+    sqlite3 *db = empty_database();
+    struct asys_report_params p;
+    asys_report_params_init(&p, db);
+    for (size_t i = 0; i < cat.count; i++) {
+        const struct asys_report_def *d = &cat.defs[i];
+        ck_assert_msg(d->columns, "%s declares no -- columns:", d->name);
+        sqlite3_stmt *st = NULL;
+        ck_assert_msg(asys_report_prepare(db, d, d->name, &p, &st, &err) == 0, "%s: %s", d->name,
+                      err.text);
+        char actual[2048] = "";
+        size_t used = 0;
+        for (int c = 0; c < sqlite3_column_count(st); c++)
+            used += (size_t)snprintf(actual + used, sizeof actual - used, "%s%s", c ? ", " : "",
+                                     sqlite3_column_name(st, c));
+        ck_assert_msg(!strcmp(actual, d->columns), "%s: declares '%s', returns '%s'", d->name,
+                      d->columns, actual);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+    asys_catalog_free(&cat);
+}
+END_TEST
+
+/* A summary report: samples in, the shared statistics out, by key. */
+START_TEST(summary_reports_wrap_their_samples)
+{
+    sqlite3 *db = empty_database();
+    struct asys_report_def d;
+    struct asys_err err;
+    const char *text = "-- name: x_sum\n-- summary: Calls\n"
+                       "SELECT k AS \"Key\", v FROM (SELECT 'a' AS k, 10 AS v UNION ALL "
+                       "SELECT 'a', 30 UNION ALL SELECT 'b', 60);\n";
+    ck_assert_int_eq(asys_report_def_parse(text, "x.sql", &d, &err), 0);
+    ck_assert_str_eq(d.summary, "Calls");
+    struct asys_report_params p;
+    asys_report_params_init(&p, db);
+    sqlite3_stmt *st = NULL;
+    ck_assert_int_eq(asys_report_prepare(db, &d, "x_sum", &p, &st, &err), 0);
+    ck_assert_int_eq(sqlite3_column_count(st), 9);
+    ck_assert_str_eq(sqlite3_column_name(st, 2), "Calls");
+    ck_assert_str_eq(sqlite3_column_name(st, 8), "Key");
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW); /* b first: the larger total */
+    ck_assert_str_eq((const char *)sqlite3_column_text(st, 8), "b");
+    ck_assert_double_eq_tol(sqlite3_column_double(st, 0), 60.0, 1e-9);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_str_eq((const char *)sqlite3_column_text(st, 8), "a");
+    ck_assert_int_eq(sqlite3_column_int64(st, 1), 40);
+    ck_assert_int_eq(sqlite3_column_int64(st, 2), 2);
+    ck_assert_double_eq_tol(sqlite3_column_double(st, 3), 20.0, 1e-9);
+    ck_assert_int_eq(sqlite3_column_int64(st, 5), 10);
+    ck_assert_int_eq(sqlite3_column_int64(st, 6), 30);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+    asys_report_def_free(&d);
+    /* a samples query with nothing to group by is refused, with a reason */
+    ck_assert_int_eq(
+        asys_report_def_parse("-- name: y\n-- summary: N\nSELECT 1;", "y.sql", &d, &err), 0);
+    ck_assert_int_eq(asys_report_prepare(db, &d, "y", &p, &st, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.text, "key columns"));
+    asys_report_def_free(&d);
+    sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(report_arguments)
 {
     struct asys_report_def d;
@@ -260,6 +347,8 @@ int main(void)
     tcase_add_test(tc, builtin_reports_parse_and_have_aliases);
     tcase_add_test(tc, member_names);
     tcase_add_test(tc, report_arguments);
+    tcase_add_test(tc, report_columns_are_what_the_header_says);
+    tcase_add_test(tc, summary_reports_wrap_their_samples);
     tcase_add_test(tc, kernel_names);
     suite_add_tcase(s, tc);
     return test_run(&s, 1);
