@@ -20,6 +20,7 @@ enum selector { SELECT_NONE, SELECT_ACTIVITY, SELECT_CORRELATION, SELECT_KERNEL 
 
 struct deps_args {
     const char *input;
+    int help; /* --help: print the usage, do nothing else */
     enum selector selector;
     long long id; /* --activity / --correlation */
     char kernel[1024];
@@ -129,8 +130,8 @@ static int parse_args(int argc, char **argv, struct deps_args *a)
         } else if (asys_cli_is(&c, "-q", "--quiet")) {
             a->quiet = 1;
         } else if (asys_cli_is(&c, "-h", "--help")) {
-            usage(stdout);
-            exit(0);
+            a->help = 1;
+            return 0;
         } else if (asys_cli_positional(&c, &a->input) != 0) {
             return -1;
         }
@@ -436,49 +437,66 @@ static void warn(void *ctx, const char *message)
         fprintf(stderr, "%s: warning: %s\n", PROG, message);
 }
 
+/* The output format from the command line; -1 after printing why not. */
+static int output_format(const struct deps_args *a, struct run *r)
+{
+    r->out_opts = (struct asys_output_options){ASYS_FMT_COLUMN, 1, "ns", NULL, NULL, NULL};
+    if (a->format_name && !strcmp(a->format_name, "dot")) {
+        r->dot = 1;
+    } else if (a->format_name && asys_format_from_name(a->format_name, &r->out_opts.format) != 0) {
+        fprintf(stderr, "%s: unknown format '%s' (column, table, csv, tsv, json, dot)\n", PROG,
+                a->format_name);
+        return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct deps_args a;
-    if (parse_args(argc, argv, &a) != 0)
-        return 2;
     struct run r;
+    struct asys_report_db rdb = {0};
+    struct asys_err err = {0};
+    int rc = ASYS_EXIT_USAGE, have_db = 0;
     memset(&r, 0, sizeof r);
-    r.out_opts = (struct asys_output_options){ASYS_FMT_COLUMN, 1, "ns", NULL, NULL, NULL};
-    if (a.format_name && !strcmp(a.format_name, "dot"))
-        r.dot = 1;
-    else if (a.format_name && asys_format_from_name(a.format_name, &r.out_opts.format) != 0) {
-        fprintf(stderr, "%s: unknown format '%s' (column, table, csv, tsv, json, dot)\n", PROG,
-                a.format_name);
-        return 2;
+    if (parse_args(argc, argv, &a) != 0)
+        goto out;
+    if (a.help) {
+        usage(stdout);
+        rc = ASYS_EXIT_OK;
+        goto out;
     }
+    if (output_format(&a, &r) != 0)
+        goto out;
     long long window_start = 0, window_end = LLONG_MAX;
     if (a.filter && asys_parse_filter_time(a.filter, &window_start, &window_end) != 0) {
         fprintf(stderr, "%s: bad --filter-time '%s' (START/END, e.g. 1.5s/3s)\n", PROG, a.filter);
-        return 2;
+        goto out;
     }
+    rc = ASYS_EXIT_FAILURE;
     struct asys_db_options dbo = {a.sqlite_path, 0, warn, &a, on_build};
-    struct asys_report_db rdb;
-    struct asys_err err = {0};
     if (asys_report_db_open(a.input, &dbo, &rdb, &err) != 0) {
         asys_err_print(PROG, "open", a.input, &err);
-        return 1;
+        goto out;
     }
+    have_db = 1;
     r.db = rdb.db;
     r.all = a.all;
     r.session_start = asys_session_time(r.db, "start_ns");
     r.filter_start = a.filter ? r.session_start + window_start : LLONG_MIN;
     r.filter_end = a.filter && window_end != LLONG_MAX ? r.session_start + window_end : LLONG_MAX;
-    int rc = 1;
-    if (exec(&r, "CREATE TEMP TABLE selected (id INTEGER PRIMARY KEY)") == 0 &&
-        open_output(&r, a.output) == 0) {
-        rc = run_deps(&r, &a);
-        if (r.out != stdout && fclose(r.out) != 0 && rc == 0) {
-            fprintf(stderr, "%s: cannot write '%s': %m\n", PROG, a.output);
-            rc = 1;
-        }
-        if (rc != 0 && r.out != stdout)
-            unlink(a.output); /* nothing half-written */
+    if (exec(&r, "CREATE TEMP TABLE selected (id INTEGER PRIMARY KEY)") != 0 ||
+        open_output(&r, a.output) != 0)
+        goto out;
+    rc = run_deps(&r, &a) ? ASYS_EXIT_FAILURE : ASYS_EXIT_OK;
+    if (r.out != stdout && fclose(r.out) != 0 && rc == ASYS_EXIT_OK) {
+        fprintf(stderr, "%s: cannot write '%s': %m\n", PROG, a.output);
+        rc = ASYS_EXIT_FAILURE;
     }
-    asys_report_db_close(&rdb);
+    if (rc != ASYS_EXIT_OK && r.out != stdout)
+        unlink(a.output); /* nothing half-written */
+out:
+    if (have_db)
+        asys_report_db_close(&rdb);
     return rc;
 }

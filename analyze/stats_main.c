@@ -33,6 +33,7 @@ struct stats_args {
     int help_reports;
     int force_export;
     int quiet;
+    int help;
     const char *group_by;      /* --group-by base|hgtx */
     const char *api_name_mode; /* --api-name-mode host|kernel */
     long long buckets;         /* --buckets N */
@@ -56,6 +57,7 @@ static void usage(FILE *out)
             "                                start; e.g. 1.5s/3s, 2000000/ (ns by default)\n"
             "      --group-by base|hgtx      kernels grouped by base name (default) or by\n"
             "                                the innermost HGTX range open at the launch\n"
+            "                                (--group-kernels: the same)\n"
             "      --api-name-mode host|kernel  launch calls shown by their own name\n"
             "                                (default) or by the kernel they launched\n"
             "      --buckets N               time buckets of series reports (default 50)\n"
@@ -78,6 +80,7 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
         {NULL, "--timeunit", &a->timeunit, NULL, NULL},
         {NULL, "--filter-time", &a->filter, NULL, NULL},
         {NULL, "--group-by", &a->group_by, "base", "hgtx"},
+        {NULL, "--group-kernels", &a->group_by, "base", "hgtx"}, /* asys-export's old name */
         {NULL, "--api-name-mode", &a->api_name_mode, "host", "kernel"},
         {NULL, "--report-dir", &a->report_dir, NULL, NULL},
         {NULL, "--sqlite", &a->sqlite_path, NULL, NULL},
@@ -114,8 +117,8 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
         } else if (asys_cli_is(&c, "-q", "--quiet")) {
             a->quiet = 1;
         } else if (asys_cli_is(&c, "-h", "--help")) {
-            usage(stdout);
-            exit(0);
+            a->help = 1;
+            return 0;
         } else if (asys_cli_positional(&c, &a->input) != 0) {
             return -1;
         }
@@ -241,89 +244,139 @@ static int run_to_file(sqlite3 *db, const struct asys_report_def *d, const char 
     return rc;
 }
 
+/* The reports to run, checked before anything is imported: every default
+ * one, or those asked for.  Returns how many, or -1 after printing why. */
+static int select_reports(const struct asys_report_catalog *cat, const struct stats_args *a,
+                          const struct asys_report_def **defs, const char **requested)
+{
+    int n = 0;
+    if (!a->report_count) {
+        for (size_t i = 0; i < cat->count && n < MAX_REPORTS; i++)
+            if (cat->defs[i].is_default) {
+                defs[n] = &cat->defs[i];
+                requested[n++] = cat->defs[i].name;
+            }
+    }
+    for (int i = 0; i < a->report_count; i++) {
+        defs[n] = asys_catalog_find(cat, a->reports[i]);
+        if (!defs[n]) {
+            fprintf(stderr, "%s: unknown report '%s' (see %s --help-reports)\n", PROG,
+                    a->reports[i], PROG);
+            return -1;
+        }
+        struct asys_err arg_err = {0};
+        if (asys_report_check_argument(defs[n], a->reports[i], &arg_err) != 0) {
+            fprintf(stderr, "%s: %s\n", PROG, arg_err.text);
+            return -1;
+        }
+        requested[n++] = a->reports[i];
+    }
+    return n;
+}
+
+/* The output options from the command line; -1 after printing why not. */
+static int output_options(const struct stats_args *a, struct asys_output_options *o)
+{
+    *o = (struct asys_output_options){ASYS_FMT_COLUMN, 1, "ns", NULL, NULL, NULL};
+    if (a->output && strcmp(a->output, "-") && a->output[0] != '@')
+        o->format = ASYS_FMT_CSV; /* files */
+    if (a->format_name && asys_format_from_name(a->format_name, &o->format) != 0) {
+        fprintf(stderr, "%s: unknown format '%s' (column, table, csv, tsv, json)\n", PROG,
+                a->format_name);
+        return -1;
+    }
+    if (a->timeunit && asys_timeunit_from_name(a->timeunit, o) != 0) {
+        fprintf(stderr, "%s: unknown time unit '%s' (ns, us, ms, s)\n", PROG, a->timeunit);
+        return -1;
+    }
+    return 0;
+}
+
+/* Runs the reports into files, a pipe or stdout; returns how many failed. */
+static int run_reports(sqlite3 *db, const struct asys_report_def **defs, const char **requested,
+                       int n, const struct asys_report_params *p,
+                       const struct asys_output_options *o, const struct stats_args *a)
+{
+    int failures = 0;
+    int to_files = a->output && strcmp(a->output, "-") && a->output[0] != '@';
+    FILE *pipe_out = NULL;
+    if (a->output && a->output[0] == '@') {
+        pipe_out = popen(a->output + 1, "w");
+        if (!pipe_out) {
+            fprintf(stderr, "%s: cannot run '%s': %s\n", PROG, a->output + 1, strerror(errno));
+            return 1;
+        }
+    }
+    for (int i = 0; !failures && i < n; i++) {
+        if (to_files)
+            failures += run_to_file(db, defs[i], requested[i], p, o, a) != 0;
+        else
+            failures += run_report(db, defs[i], requested[i], p, o, pipe_out ? pipe_out : stdout,
+                                   o->format == ASYS_FMT_COLUMN || o->format == ASYS_FMT_TABLE,
+                                   a->input) != 0;
+    }
+    if (pipe_out && pclose(pipe_out) != 0 && !failures) {
+        fprintf(stderr, "%s: '%s' failed\n", PROG, a->output + 1);
+        failures++;
+    }
+    if (fflush(stdout) != 0 && !failures) {
+        fprintf(stderr, "%s: cannot write to standard output: %s\n", PROG, strerror(errno));
+        failures++;
+    }
+    return failures;
+}
+
 int main(int argc, char **argv)
 {
     struct stats_args a;
-    if (parse_args(argc, argv, &a) != 0)
-        return 2;
     struct asys_report_catalog cat = {0};
+    struct asys_report_db rdb = {0};
     struct asys_err err = {0};
+    struct asys_output_options o;
+    const struct asys_report_def *defs[MAX_REPORTS];
+    const char *requested[MAX_REPORTS];
+    int rc = ASYS_EXIT_USAGE, have_db = 0;
+    if (parse_args(argc, argv, &a) != 0)
+        goto out;
+    if (a.help) {
+        usage(stdout);
+        rc = ASYS_EXIT_OK;
+        goto out;
+    }
     if (asys_catalog_load_builtin(&cat, &err) != 0 ||
         (a.report_dir && asys_catalog_load_dir(&cat, a.report_dir, &err) != 0)) {
         fprintf(stderr, "%s: %s\n", PROG, err.text);
-        asys_catalog_free(&cat);
-        return 2;
+        goto out;
     }
     if (a.help_reports) {
         print_help_reports(&cat, a.help_report);
         int known = !a.help_report || !*a.help_report || !strcmp(a.help_report, "ALL") ||
                     asys_catalog_find(&cat, a.help_report);
-        asys_catalog_free(&cat);
-        return known ? 0 : 2;
+        rc = known ? ASYS_EXIT_OK : ASYS_EXIT_USAGE;
+        goto out;
     }
-
-    struct asys_output_options o = {ASYS_FMT_COLUMN, 1, "ns", NULL, NULL, NULL};
-    int to_files = a.output && strcmp(a.output, "-") && a.output[0] != '@';
-    if (to_files)
-        o.format = ASYS_FMT_CSV;
-    if (a.format_name && asys_format_from_name(a.format_name, &o.format) != 0) {
-        fprintf(stderr, "%s: unknown format '%s' (column, table, csv, tsv, json)\n", PROG,
-                a.format_name);
-        asys_catalog_free(&cat);
-        return 2;
-    }
-    if (a.timeunit && asys_timeunit_from_name(a.timeunit, &o) != 0) {
-        fprintf(stderr, "%s: unknown time unit '%s' (ns, us, ms, s)\n", PROG, a.timeunit);
-        asys_catalog_free(&cat);
-        return 2;
-    }
+    if (output_options(&a, &o) != 0)
+        goto out;
     long long filter_start = 0, filter_end = LLONG_MAX;
     if (a.filter && asys_parse_filter_time(a.filter, &filter_start, &filter_end) != 0) {
         fprintf(stderr, "%s: bad --filter-time '%s' (START/END, e.g. 1.5s/3s)\n", PROG, a.filter);
-        asys_catalog_free(&cat);
-        return 2;
+        goto out;
     }
-    /* the reports to run, checked before anything is imported */
-    const struct asys_report_def *defs[MAX_REPORTS];
-    const char *requested[MAX_REPORTS];
-    int n = 0;
-    if (!a.report_count) {
-        for (size_t i = 0; i < cat.count && n < MAX_REPORTS; i++)
-            if (cat.defs[i].is_default) {
-                defs[n] = &cat.defs[i];
-                requested[n++] = cat.defs[i].name;
-            }
-    }
-    for (int i = 0; i < a.report_count; i++) {
-        defs[n] = asys_catalog_find(&cat, a.reports[i]);
-        if (!defs[n]) {
-            fprintf(stderr, "%s: unknown report '%s' (see %s --help-reports)\n", PROG, a.reports[i],
-                    PROG);
-            asys_catalog_free(&cat);
-            return 2;
-        }
-        struct asys_err arg_err = {0};
-        if (asys_report_check_argument(defs[n], a.reports[i], &arg_err) != 0) {
-            fprintf(stderr, "%s: %s\n", PROG, arg_err.text);
-            asys_catalog_free(&cat);
-            return 2;
-        }
-        requested[n++] = a.reports[i];
-    }
+    int n = select_reports(&cat, &a, defs, requested);
+    if (n < 0)
+        goto out;
     if (!a.input) {
         fprintf(stderr, "%s: no report file given (usage: asys-stats [options] REPORT.asys-rep)\n",
                 PROG);
-        asys_catalog_free(&cat);
-        return 2;
+        goto out;
     }
-
     struct asys_db_options dbo = {a.sqlite_path, a.force_export, warn, &a, on_build};
-    struct asys_report_db rdb;
     if (asys_report_db_open(a.input, &dbo, &rdb, &err) != 0) {
         asys_err_print(PROG, "open", a.input, &err);
-        asys_catalog_free(&cat);
-        return 1;
+        rc = ASYS_EXIT_FAILURE;
+        goto out;
     }
+    have_db = 1;
     struct asys_report_params p;
     asys_report_params_init(&p, rdb.db);
     if (a.buckets)
@@ -335,33 +388,10 @@ int main(int argc, char **argv)
     /* without --filter-time nothing is clipped, not even before the session start */
     p.filter_start = a.filter ? p.session_start + filter_start : LLONG_MIN;
     p.filter_end = a.filter && filter_end != LLONG_MAX ? p.session_start + filter_end : LLONG_MAX;
-
-    int failures = 0;
-    FILE *pipe_out = NULL;
-    if (a.output && a.output[0] == '@') {
-        pipe_out = popen(a.output + 1, "w");
-        if (!pipe_out) {
-            fprintf(stderr, "%s: cannot run '%s': %s\n", PROG, a.output + 1, strerror(errno));
-            failures++;
-        }
-    }
-    for (int i = 0; !failures && i < n; i++) {
-        if (to_files)
-            failures += run_to_file(rdb.db, defs[i], requested[i], &p, &o, &a) != 0;
-        else
-            failures +=
-                run_report(rdb.db, defs[i], requested[i], &p, &o, pipe_out ? pipe_out : stdout,
-                           o.format == ASYS_FMT_COLUMN || o.format == ASYS_FMT_TABLE, a.input) != 0;
-    }
-    if (pipe_out && pclose(pipe_out) != 0 && !failures) {
-        fprintf(stderr, "%s: '%s' failed\n", PROG, a.output + 1);
-        failures++;
-    }
-    if (fflush(stdout) != 0 && !failures) {
-        fprintf(stderr, "%s: cannot write to standard output: %s\n", PROG, strerror(errno));
-        failures++;
-    }
-    asys_report_db_close(&rdb);
+    rc = run_reports(rdb.db, defs, requested, n, &p, &o, &a) ? ASYS_EXIT_FAILURE : ASYS_EXIT_OK;
+out:
+    if (have_db)
+        asys_report_db_close(&rdb);
     asys_catalog_free(&cat);
-    return failures ? 1 : 0;
+    return rc;
 }

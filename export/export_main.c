@@ -31,6 +31,7 @@ static const char *const type_names[] = {"pftrace", "json", "csv", "sqlite"};
 
 struct export_args {
     const char *input;
+    int help; /* --help: print the usage, do nothing else */
     enum export_type type;
     const char *output;
     const char *tables;
@@ -66,8 +67,9 @@ static void usage(FILE *out)
             "                                (pftrace, json, csv with --report)\n"
             "      --api-name-mode host|kernel  launch calls named by themselves (default)\n"
             "                                or by the kernel they launched\n"
-            "      --group-kernels base|hgtx kernel rows per base name (default) or per\n"
+            "      --group-by base|hgtx      kernel rows per base name (default) or per\n"
             "                                innermost HGTX range at the launch\n"
+            "                                (--group-kernels: the same)\n"
             "  -r, --report NAME[,NAME...]   csv: stats reports instead of tables\n"
             "      --gzip                    compress (pftrace, json, csv): adds .gz\n"
             "      --force-overwrite [true]  replace existing output files\n"
@@ -97,7 +99,8 @@ static int parse_args(int argc, char **argv, struct export_args *a)
         {NULL, "--tables", &a->tables, NULL, NULL},
         {NULL, "--filter-time", &a->filter, NULL, NULL},
         {NULL, "--api-name-mode", &a->api_name_mode, "host", "kernel"},
-        {NULL, "--group-kernels", &a->group_kernels, "base", "hgtx"},
+        {NULL, "--group-by", &a->group_kernels, "base", "hgtx"},
+        {NULL, "--group-kernels", &a->group_kernels, "base", "hgtx"}, /* the old name */
         {NULL, "--sqlite", &a->sqlite_path, NULL, NULL},
     };
     while (asys_cli_next(&c)) {
@@ -126,8 +129,8 @@ static int parse_args(int argc, char **argv, struct export_args *a)
         } else if (asys_cli_is(&c, "-v", "--verbose")) {
             a->verbose = 1;
         } else if (asys_cli_is(&c, "-h", "--help")) {
-            usage(stdout);
-            exit(0);
+            a->help = 1;
+            return 0;
         } else if (asys_cli_positional(&c, &a->input) != 0) {
             return -1;
         }
@@ -559,35 +562,57 @@ static void default_output(const struct export_args *a, const struct asys_report
         snprintf(out, size, "%s.%s%s", base, type_names[a->type], a->gzip ? ".gz" : "");
 }
 
+/* Writes the export of the chosen type to `path`; 0 or -1 (the reason printed). */
+static int export_to(const struct export_args *a, struct asys_report_db *rdb, const char *path,
+                     const struct asys_report_params *p, const struct asys_report_def **defs,
+                     pcre2_code *re)
+{
+    if (a->type == TYPE_PFTRACE || a->type == TYPE_JSON) {
+        struct progress bar = {!a->quiet && isatty(STDERR_FILENO), -1, "exporting"};
+        struct tl_options opts = {p->filter_start, p->filter_end, p->group_by, p->api_name_mode, re,
+                                  progress_draw,   &bar};
+        return export_timeline(a, rdb->db, path, &opts, p->session_start, &bar);
+    }
+    if (a->type == TYPE_CSV)
+        return a->report_count ? export_csv_reports(a, rdb->db, path, defs, p)
+                               : export_csv_tables(a, rdb->db, path, re);
+    return export_sqlite(a, rdb, path, re);
+}
+
 int main(int argc, char **argv)
 {
     struct export_args a;
-    if (parse_args(argc, argv, &a) != 0 || check_combination(&a) != 0)
-        return 2;
+    struct asys_report_catalog cat = {0};
+    struct asys_report_db rdb = {0};
+    struct asys_err err = {0};
+    const struct asys_report_def *defs[MAX_REPORTS];
+    pcre2_code *re = NULL;
+    int rc = ASYS_EXIT_USAGE, have_db = 0;
+    if (parse_args(argc, argv, &a) != 0)
+        goto out;
+    if (a.help) {
+        usage(stdout);
+        rc = ASYS_EXIT_OK;
+        goto out;
+    }
+    if (check_combination(&a) != 0)
+        goto out;
     long long filter_start = 0, filter_end = LLONG_MAX;
     if (a.filter && asys_parse_filter_time(a.filter, &filter_start, &filter_end) != 0) {
         fprintf(stderr, "%s: bad --filter-time '%s' (START/END, e.g. 1.5s/3s)\n", PROG, a.filter);
-        return 2;
+        goto out;
     }
-    pcre2_code *re = a.tables ? compile_tables(a.tables) : NULL;
-    if (a.tables && !re)
-        return 2;
-    struct asys_report_catalog cat = {0};
-    const struct asys_report_def *defs[MAX_REPORTS];
-    if (a.report_count && find_reports(&a, &cat, defs) != 0) {
-        asys_catalog_free(&cat);
-        return 1;
-    }
-
-    struct asys_err err = {0};
+    if (a.tables && !(re = compile_tables(a.tables)))
+        goto out;
+    rc = ASYS_EXIT_FAILURE;
+    if (a.report_count && find_reports(&a, &cat, defs) != 0)
+        goto out;
     struct asys_db_options dbo = {a.sqlite_path, 0, warn, &a, on_build};
-    struct asys_report_db rdb;
     if (asys_report_db_open(a.input, &dbo, &rdb, &err) != 0) {
         asys_err_print(PROG, "open", a.input, &err);
-        pcre2_code_free(re);
-        asys_catalog_free(&cat);
-        return 1;
+        goto out;
     }
+    have_db = 1;
     struct asys_report_params p;
     asys_report_params_init(&p, rdb.db);
     if (a.group_kernels)
@@ -596,26 +621,16 @@ int main(int argc, char **argv)
         p.api_name_mode = a.api_name_mode;
     p.filter_start = a.filter ? p.session_start + filter_start : LLONG_MIN;
     p.filter_end = a.filter && filter_end != LLONG_MAX ? p.session_start + filter_end : LLONG_MAX;
-
     char path[PATH_MAX + 64];
     if (a.output)
         snprintf(path, sizeof path, "%s", a.output);
     else
         default_output(&a, &rdb, path, sizeof path);
-    int rc;
-    if (a.type == TYPE_PFTRACE || a.type == TYPE_JSON) {
-        struct progress bar = {!a.quiet && isatty(STDERR_FILENO), -1, "exporting"};
-        struct tl_options opts = {p.filter_start, p.filter_end, p.group_by, p.api_name_mode, re,
-                                  progress_draw,  &bar};
-        rc = export_timeline(&a, rdb.db, path, &opts, p.session_start, &bar);
-    } else if (a.type == TYPE_CSV) {
-        rc = a.report_count ? export_csv_reports(&a, rdb.db, path, defs, &p)
-                            : export_csv_tables(&a, rdb.db, path, re);
-    } else {
-        rc = export_sqlite(&a, &rdb, path, re);
-    }
-    asys_report_db_close(&rdb);
+    rc = export_to(&a, &rdb, path, &p, defs, re) == 0 ? ASYS_EXIT_OK : ASYS_EXIT_FAILURE;
+out:
+    if (have_db)
+        asys_report_db_close(&rdb);
     pcre2_code_free(re);
     asys_catalog_free(&cat);
-    return rc == 0 ? 0 : 1;
+    return rc;
 }

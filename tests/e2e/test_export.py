@@ -253,9 +253,14 @@ class Timeline(ExportCase):
         self.assertIn(b'bad --tables', r.stderr)
 
     def test_group_kernels_and_api_name_mode(self):
-        trace = self.pftrace('--group-kernels', 'hgtx', '--api-name-mode', 'kernel')
-        groups = {t.name.split('% ', 1)[1] for t in trace.tracks.values()
-                  if t.parent and trace.tracks[t.parent].name.endswith('% Kernels')}
+        def kernel_groups(trace):
+            return {t.name.split('% ', 1)[1] for t in trace.tracks.values()
+                    if t.parent and trace.tracks[t.parent].name.endswith('% Kernels')}
+        trace = self.pftrace('--group-by', 'hgtx', '--api-name-mode', 'kernel')
+        groups = kernel_groups(trace)
+        # the old spelling is the same option
+        self.assertEqual(kernel_groups(self.pftrace('--group-kernels', 'hgtx', '--api-name-mode',
+                                                    'kernel')), groups)
         rows = self.stats_rows('stream_pct', 'rep', '--group-by', 'hgtx')
         self.assertEqual(groups, {r['Node'].split('% ', 1)[1] for r in rows
                                   if r['Kind'] == 'kernel group'})
@@ -434,6 +439,7 @@ class Errors(ExportCase):
         cases = [(['-t', 'svg'], "unknown type 'svg'"),
                  (['--api-name-mode', 'x'], '--api-name-mode takes host or kernel'),
                  (['--group-kernels', 'x'], '--group-kernels takes base or hgtx'),
+                 (['--group-by', 'x'], '--group-by takes base or hgtx'),
                  (['--filter-time', 'x'], "bad --filter-time 'x'"),
                  (['-t', 'sqlite', '--gzip'], '--gzip does not apply to sqlite'),
                  (['-t', 'sqlite', '--filter-time', '1s/'], '--filter-time applies to'),

@@ -215,6 +215,9 @@ class Ranges(TimelineCase):
     def test_group_kernels_by_innermost_range(self):
         groups = {r['Name']: int(r['Instances'])
                   for r in self.stats_rows('hggc_kern_sum', 'rep', '--group-by', 'hgtx')}
+        self.assertEqual({r['Name']: int(r['Instances']) for r in
+                          self.stats_rows('hggc_kern_sum', 'rep', '--group-kernels', 'hgtx')},
+                         groups)  # asys-export's old spelling is the same option
         self.assertEqual(groups, {':outer': 1, ':inner': 2, '[no HGTX range]': 2})
         rows = self.tree('--group-by', 'hgtx')
         self.assertIn(':inner', [r['label'] for r in rows if r['Kind'] == 'kernel group'])
