@@ -152,10 +152,6 @@ class CallStacks(AsysTestCase):
         self.assertTrue(any('libc.so' in m for m in modules), modules)
 
 
-if __name__ == '__main__':
-    unittest.main(verbosity=2)
-
-
 class AwkwardPlaces(AsysTestCase):
     def test_early_signal_fork_errno_malloc(self):
         plain = self.run_cmd([prog('osrt_edge')])
@@ -186,3 +182,7 @@ class AwkwardPlaces(AsysTestCase):
             for pid, tid, d, error in by_name.get(name, []):
                 if error is not None:
                     self.assertEqual(error, errno.EBADF)
+
+
+if __name__ == '__main__':
+    unittest.main(verbosity=2)
