@@ -18,7 +18,7 @@ struct asys_report_reader {
     struct asys_archive_member current; /* the member being read */
     int pending;                        /* `current` was read ahead, not handed out yet */
     int at_end;
-    char member[512];
+    char member[sizeof(((struct asys_archive_member *)0)->name)];
     char archive_error[256]; /* set when reading member data failed */
 };
 
