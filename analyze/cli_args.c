@@ -1,8 +1,13 @@
 #include "cli_args.h"
 
+#include <inttypes.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "parse_util.h"
+#include "report_reader.h"
 
 void asys_cli_init(struct asys_cli *c, const char *prog, int argc, char **argv)
 {
@@ -105,5 +110,49 @@ int asys_cli_positional(struct asys_cli *c, const char **input)
         return -1;
     }
     *input = c->arg;
+    return 0;
+}
+
+const char asys_cli_limits_help[] =
+    "      --max-expansion RATIO     refuse a report that decompresses to more than\n"
+    "                                RATIO times its size (default 1000; 0: no limit)\n"
+    "      --max-report-size SIZE    refuse one that decompresses to more than SIZE\n"
+    "                                (default 1T; 0: no limit)\n"
+    "      --max-segment-records N   refuse a segment of more than N records\n"
+    "                                (default 4294967296; 0: no limit)\n";
+
+int asys_cli_take_limits(struct asys_cli *c, struct asys_report_limits *limits)
+{
+    const char *v;
+    uint64_t n;
+    if (asys_cli_is(c, NULL, "--max-expansion")) {
+        if (!(v = asys_cli_value(c)))
+            return -1;
+        if (asys_parse_count(v, UINT32_MAX, &n) != 0) {
+            fprintf(stderr, "%s: --max-expansion takes a ratio (0 to %u), not '%s'\n", c->prog,
+                    UINT32_MAX, v);
+            return -1;
+        }
+        limits->max_expansion = (uint32_t)n;
+        return 1;
+    }
+    if (asys_cli_is(c, NULL, "--max-report-size")) {
+        if (!(v = asys_cli_value(c)))
+            return -1;
+        if (asys_parse_size(v, &limits->max_bytes) != 0) {
+            fprintf(stderr, "%s: --max-report-size takes a size (64G, 2T), not '%s'\n", c->prog, v);
+            return -1;
+        }
+        return 1;
+    }
+    if (asys_cli_is(c, NULL, "--max-segment-records")) {
+        if (!(v = asys_cli_value(c)))
+            return -1;
+        if (asys_parse_count(v, UINT64_MAX, &limits->max_segment_records) != 0) {
+            fprintf(stderr, "%s: --max-segment-records takes a count, not '%s'\n", c->prog, v);
+            return -1;
+        }
+        return 1;
+    }
     return 0;
 }

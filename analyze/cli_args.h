@@ -53,6 +53,15 @@ struct asys_cli_text_option {
 int asys_cli_take_text(struct asys_cli *c, const struct asys_cli_text_option *options,
                        size_t count);
 
+struct asys_report_limits;
+
+/* --max-expansion RATIO, --max-report-size SIZE, --max-segment-records N
+ * (every analysis tool has them): 1 when taken, 0 when the argument is none
+ * of them, -1 after printing why its value is refused. */
+int asys_cli_take_limits(struct asys_cli *c, struct asys_report_limits *limits);
+/* Their --help lines. */
+extern const char asys_cli_limits_help[];
+
 /* The current argument is not a known option: the report when it is the
  * first positional one (*input set, 0), else -1 after printing why. */
 int asys_cli_positional(struct asys_cli *c, const char **input);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "cli_args.h"
 #include "deps_path.h"
 #include "output_format.h"
@@ -20,7 +21,8 @@ enum selector { SELECT_NONE, SELECT_ACTIVITY, SELECT_CORRELATION, SELECT_KERNEL 
 
 struct deps_args {
     const char *input;
-    int help; /* --help: print the usage, do nothing else */
+    struct asys_report_limits limits; /* --max-expansion ... */
+    int help;                         /* --help: print the usage, do nothing else */
     enum selector selector;
     long long id; /* --activity / --correlation */
     char kernel[1024];
@@ -32,6 +34,7 @@ struct deps_args {
     const char *output;
     const char *sqlite_path;
     int quiet;
+    int force_overwrite; /* --force-overwrite: --sqlite may replace any file */
 };
 
 static void usage(FILE *out)
@@ -52,8 +55,10 @@ static void usage(FILE *out)
             "  -f, --format FMT              column (default), table, csv, tsv, json, dot\n"
             "  -o, --output PATH             write there instead of stdout\n"
             "      --sqlite PATH             the analysis database to use or build\n"
+            "      --force-overwrite [true]  --sqlite may replace a file that is not one\n"
             "  -q, --quiet                   no progress messages\n"
             "  -h, --help                    this help\n");
+    fputs(asys_cli_limits_help, out);
 }
 
 static int parse_long(const char *v, long long *out)
@@ -83,6 +88,7 @@ static int parse_kernel(const char *v, struct deps_args *a)
 static int parse_args(int argc, char **argv, struct deps_args *a)
 {
     memset(a, 0, sizeof *a);
+    asys_report_limits_default(&a->limits);
     struct asys_cli c;
     asys_cli_init(&c, PROG, argc, argv);
     const struct asys_cli_text_option text[] = {
@@ -92,6 +98,11 @@ static int parse_args(int argc, char **argv, struct deps_args *a)
         {NULL, "--sqlite", &a->sqlite_path, NULL, NULL},
     };
     while (asys_cli_next(&c)) {
+        int limit = asys_cli_take_limits(&c, &a->limits);
+        if (limit < 0)
+            return -1;
+        if (limit)
+            continue;
         int taken = asys_cli_take_text(&c, text, sizeof text / sizeof text[0]);
         if (taken < 0)
             return -1;
@@ -127,6 +138,8 @@ static int parse_args(int argc, char **argv, struct deps_args *a)
             a->all = !strcmp(value, "all");
         } else if (asys_cli_is(&c, NULL, "--critical-path")) {
             a->critical_path = 1;
+        } else if (asys_cli_is(&c, NULL, "--force-overwrite")) {
+            a->force_overwrite = asys_cli_switch(&c);
         } else if (asys_cli_is(&c, "-q", "--quiet")) {
             a->quiet = 1;
         } else if (asys_cli_is(&c, "-h", "--help")) {
@@ -361,6 +374,7 @@ static int open_output(struct run *r, const char *path)
         fprintf(stderr, "%s: cannot write '%s': %m\n", PROG, path);
         return -1;
     }
+    asys_cleanup_add(path); /* a signal must not leave it half-written */
     return 0;
 }
 
@@ -474,7 +488,8 @@ int main(int argc, char **argv)
         goto out;
     }
     rc = ASYS_EXIT_FAILURE;
-    struct asys_db_options dbo = {a.sqlite_path, 0, warn, &a, on_build};
+    struct asys_db_options dbo = {a.sqlite_path,    0, warn, &a, on_build, &a.limits,
+                                  a.force_overwrite};
     if (asys_report_db_open(a.input, &dbo, &rdb, &err) != 0) {
         asys_err_print(PROG, "open", a.input, &err);
         goto out;
@@ -495,6 +510,8 @@ int main(int argc, char **argv)
     }
     if (rc != ASYS_EXIT_OK && r.out != stdout)
         unlink(a.output); /* nothing half-written */
+    if (r.out != stdout)
+        asys_cleanup_remove(a.output);
 out:
     if (have_db)
         asys_report_db_close(&rdb);

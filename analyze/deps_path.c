@@ -1,3 +1,4 @@
+#include "sql_functions.h"
 #include "deps_path.h"
 
 #include <limits.h>
@@ -144,7 +145,7 @@ static int decide(struct path_queries *q, long long id, struct step *s)
         if (found) {
             s->next = sqlite3_column_int64(found, 0);
             snprintf(s->waited_on, sizeof s->waited_on, "host launch (%s, thread %lld) after %s",
-                     call_name, tid, (const char *)sqlite3_column_text(q->prev_call, 1));
+                     call_name, tid, asys_column_text(q->prev_call, 1));
             return 0;
         }
     }
@@ -247,7 +248,7 @@ int asys_deps_dot(sqlite3 *db, FILE *out, const char *ids_sql, long long session
     while (sqlite3_step(st) == SQLITE_ROW) {
         /* name, then a dot line break, then where and when */
         fprintf(out, "  a%lld [label=", (long long)sqlite3_column_int64(st, 0));
-        dot_string(out, (const char *)sqlite3_column_text(st, 1), 0);
+        dot_string(out, asys_column_text(st, 1), 0);
         fprintf(out, "\\nstream %lld, %.3f us at %.3f us\"];\n",
                 (long long)sqlite3_column_int64(st, 2),
                 (double)(sqlite3_column_int64(st, 4) - sqlite3_column_int64(st, 3)) / 1e3,

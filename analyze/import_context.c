@@ -18,18 +18,28 @@
 
 void imp_warn(struct asys_importer *imp, const char *fmt, ...)
 {
-    if (!imp->warn)
-        return;
     char text[600];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    imp->warn(imp->warn_ctx, text);
+    if (imp->warn)
+        imp->warn(imp->warn_ctx, text);
+    /* kept in the database too: report_info says what was skipped, on every run */
+    if (imp->warnings < IMP_MAX_WARNINGS && imp->insert_warning) {
+        sqlite3_bind_text(imp->insert_warning, 1, text, -1, SQLITE_TRANSIENT);
+        if (sqlite3_step(imp->insert_warning) != SQLITE_DONE) {
+            /* a warning that cannot be stored is only printed */
+        }
+        sqlite3_reset(imp->insert_warning);
+    }
+    imp->warnings++;
 }
 
 int imp_sql_error(struct asys_importer *imp, struct asys_err *err)
 {
+    if (sqlite3_errcode(imp->db) == SQLITE_FULL) /* ENOSPC, EDQUOT, EFBIG */
+        return asys_fail_kind(err, ASYS_ERR_NO_SPACE, "no space left on device");
     return asys_fail(err, "database error: %s", sqlite3_errmsg(imp->db));
 }
 
@@ -37,6 +47,10 @@ int imp_exec(struct asys_importer *imp, const char *sql, struct asys_err *err)
 {
     char *msg = NULL;
     if (sqlite3_exec(imp->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        if (sqlite3_errcode(imp->db) == SQLITE_FULL) {
+            sqlite3_free(msg);
+            return imp_sql_error(imp, err);
+        }
         asys_fail(err, "database error: %s", msg ? msg : sqlite3_errmsg(imp->db));
         sqlite3_free(msg);
         return -1;
@@ -76,6 +90,14 @@ uint64_t imp_ns(struct asys_importer *imp, uint64_t ticks)
 
 /* ---- strings ------------------------------------------------------------- */
 
+/* A new global id; 0 when the report holds more strings than ids can name. */
+static uint32_t next_global_string(struct asys_importer *imp)
+{
+    if (imp->next_string_id >= SID_PENDING)
+        return 0;
+    return imp->next_string_id++;
+}
+
 static int insert_string(struct asys_importer *imp, uint32_t id, const char *text, size_t len,
                          struct asys_err *err)
 {
@@ -91,39 +113,72 @@ int imp_intern_text(struct asys_importer *imp, const char *text, size_t len, uin
     *id = asys_strmap_get(&imp->string_ids, text, len);
     if (*id)
         return 0;
-    *id = imp->next_string_id++;
+    *id = next_global_string(imp);
+    if (!*id)
+        return asys_fail_kind(err, ASYS_ERR_INPUT, "more strings than the analysis database holds");
     if (asys_strmap_put(&imp->string_ids, text, len, *id) != 0)
         return asys_fail(err, "out of memory");
     return insert_string(imp, *id, text, len, err);
 }
 
-static uint32_t *sid_slot(struct imp_image *img, uint32_t sid)
+/* Where image `img` keeps string id `sid` (0 in it: unknown yet).  Ids come
+ * from a file: a dense array serves the ids a recorder hands out (1, 2, 3...
+ * per image), grown only as far as the image has defined strings; any other
+ * id lives in a hash map, so no id can make the importer allocate more than
+ * a slot for it. */
+static uint32_t *sid_slot(struct imp_image *img, uint32_t sid, int create)
 {
-    if (sid >= img->sid_cap) {
-        size_t cap = img->sid_cap ? img->sid_cap : 256;
-        while (cap <= sid)
-            cap *= 2;
-        uint32_t *bigger = realloc(img->sids, cap * sizeof *bigger);
-        if (!bigger)
-            return NULL;
-        memset(bigger + img->sid_cap, 0, (cap - img->sid_cap) * sizeof *bigger);
-        img->sids = bigger;
-        img->sid_cap = cap;
+    if (sid < img->sid_cap && img->sids[sid])
+        return &img->sids[sid];
+    uint64_t *mapped = asys_u64map_get(&img->sparse_sids, sid);
+    if (mapped || !create)
+        return mapped ? (uint32_t *)mapped : NULL; /* values are < 2^32: the low word */
+    size_t limit = 1024 + 2 * (size_t)img->defined_strings;
+    if (sid < limit) {
+        if (sid >= img->sid_cap) {
+            size_t cap = img->sid_cap ? img->sid_cap : 256;
+            while (cap <= sid)
+                cap *= 2;
+            uint32_t *bigger = realloc(img->sids, cap * sizeof *bigger);
+            if (!bigger)
+                return NULL;
+            memset(bigger + img->sid_cap, 0, (cap - img->sid_cap) * sizeof *bigger);
+            img->sids = bigger;
+            img->sid_cap = cap;
+        }
+        return &img->sids[sid];
     }
-    return &img->sids[sid];
+    if (asys_u64map_put(&img->sparse_sids, sid, 0) != 0)
+        return NULL;
+    return (uint32_t *)asys_u64map_get(&img->sparse_sids, sid);
+}
+
+/* The image that allocated `sid`: a fork child's ids below its inherited
+ * limit are its parent's (and so on up; a chain from a file may loop or be
+ * long, so the walk is bounded). */
+static struct imp_image *owner_of(struct asys_importer *imp, struct imp_image *img, uint32_t sid)
+{
+    for (int depth = 0; img && sid < img->inherited_limit && img->parent_uid; depth++) {
+        if (depth == 64)
+            return NULL;
+        img = imp_image_get(imp, img->parent_uid);
+    }
+    return img;
 }
 
 uint32_t imp_string(struct asys_importer *imp, struct imp_image *img, uint32_t sid)
 {
     if (!sid || !img)
         return 0;
-    if (sid < img->inherited_limit && img->parent_uid) /* allocated before the fork */
-        return imp_string(imp, imp_image_get(imp, img->parent_uid), sid);
-    uint32_t *slot = sid_slot(img, sid);
+    img = owner_of(imp, img, sid);
+    uint32_t *slot = img ? sid_slot(img, sid, 1) : NULL;
     if (!slot)
         return 0;
     if (!*slot) { /* defined later in the report, or never */
-        *slot = imp->next_string_id++ | SID_PENDING;
+        uint32_t id = next_global_string(imp);
+        if (!id)
+            return 0;
+        *slot = id | SID_PENDING;
         imp->pending_strings++;
     }
     return *slot & ~SID_PENDING;
@@ -132,36 +187,53 @@ uint32_t imp_string(struct asys_importer *imp, struct imp_image *img, uint32_t s
 int imp_define_string(struct asys_importer *imp, struct imp_image *img, uint32_t sid,
                       const char *text, size_t len, struct asys_err *err)
 {
-    uint32_t *slot = sid_slot(img, sid);
+    if (!sid) {
+        imp_warn(imp, "%s: string id 0 is not a valid id; string ignored", imp->seg.member);
+        return 0;
+    }
+    uint32_t *slot = sid_slot(img, sid, 1);
     if (!slot)
         return asys_fail(err, "out of memory");
     if (*slot & SID_PENDING) {
         *slot &= ~SID_PENDING;
         imp->pending_strings--;
+        img->defined_strings++;
         return insert_string(imp, *slot, text, len, err);
     }
     if (*slot)
         return 0; /* defined twice (e.g. re-interned after a cache eviction) */
+    img->defined_strings++;
     return imp_intern_text(imp, text, len, slot, err);
+}
+
+static int name_pending(struct asys_importer *imp, struct imp_image *img, uint32_t sid,
+                        struct asys_err *err)
+{
+    char text[64];
+    int n = snprintf(text, sizeof text, "[unknown string %u]", sid);
+    return imp_define_string(imp, img, sid, text, (size_t)n, err);
 }
 
 /* Placeholders never defined get a visible name. */
 static int finish_strings(struct asys_importer *imp, struct asys_err *err)
 {
+    uint64_t never_defined = imp->pending_strings;
     for (size_t i = 0; imp->pending_strings && i < imp->images.capacity; i++) {
         if (!imp->images.used[i])
             continue;
         struct imp_image *img = (struct imp_image *)(uintptr_t)imp->images.values[i];
-        for (uint32_t sid = 0; sid < img->sid_cap; sid++) {
-            if (!(img->sids[sid] & SID_PENDING))
-                continue;
-            char text[64];
-            int n = snprintf(text, sizeof text, "[unknown string %u]", sid);
-            if (imp_define_string(imp, img, sid, text, (size_t)n, err) != 0)
+        for (uint32_t sid = 0; sid < img->sid_cap; sid++)
+            if ((img->sids[sid] & SID_PENDING) && name_pending(imp, img, sid, err) != 0)
                 return -1;
-        }
+        for (size_t k = 0; k < img->sparse_sids.capacity; k++)
+            if (img->sparse_sids.used[k] && (img->sparse_sids.values[k] & SID_PENDING) &&
+                name_pending(imp, img, (uint32_t)img->sparse_sids.keys[k], err) != 0)
+                return -1;
     }
-    return 0;
+    /* the rows stay right (the text is what is missing): report_info says so */
+    return never_defined
+               ? imp_session_info(imp, "strings_never_defined", NULL, (int64_t)never_defined, err)
+               : 0;
 }
 
 /* ---- images, threads, processes -------------------------------------------- */
@@ -189,6 +261,7 @@ struct imp_image *imp_image_get(struct asys_importer *imp, uint64_t uid)
     if (img && created) {
         img->uid = uid;
         asys_u64map_init(&img->chains);
+        asys_u64map_init(&img->sparse_sids);
     }
     return img;
 }
@@ -207,6 +280,7 @@ static void image_free(struct asys_importer *imp, struct imp_image *img)
         if (img->slot[i])
             imp->slot_free[i](img->slot[i]);
     free(img->sids);
+    asys_u64map_free(&img->sparse_sids);
     asys_u64map_free(&img->chains);
     free(img);
 }
@@ -372,7 +446,11 @@ int imp_context_init(struct asys_importer *imp, sqlite3 *db, struct asys_err *er
     asys_u64map_init(&imp->threads);
     asys_u64map_init(&imp->processes);
     return imp_prepare(imp, "INSERT INTO strings (id, value) VALUES (?, ?)", &imp->insert_string,
-                       err);
+                       err) ||
+                   imp_prepare(imp, "INSERT INTO import_warnings (message) VALUES (?)",
+                               &imp->insert_warning, err)
+               ? -1
+               : 0;
 }
 
 int imp_context_write_tables(struct asys_importer *imp, struct asys_err *err)
@@ -391,7 +469,8 @@ static void free_objects(struct asys_u64map *map)
 void imp_context_free(struct asys_importer *imp)
 {
     sqlite3_finalize(imp->insert_string);
-    imp->insert_string = NULL;
+    sqlite3_finalize(imp->insert_warning);
+    imp->insert_string = imp->insert_warning = NULL;
     for (size_t i = 0; i < imp->images.capacity; i++)
         if (imp->images.used[i])
             image_free(imp, (struct imp_image *)(uintptr_t)imp->images.values[i]);

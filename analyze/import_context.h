@@ -29,8 +29,10 @@ struct imp_image {
     uint64_t parent_uid;
     uint32_t inherited_limit;
     uint32_t pid;
-    uint32_t *sids; /* local string id -> global id | SID_PENDING */
+    uint32_t *sids; /* local string id -> global id | SID_PENDING, for the dense ids */
     size_t sid_cap;
+    struct asys_u64map sparse_sids; /* the same for ids a dense array would not bound */
+    uint32_t defined_strings;       /* STRING_DEFs read for this image */
     struct asys_u64map chains;   /* local call chain id -> callchains.id (every family's stacks) */
     void *slot[IMP_IMAGE_SLOTS]; /* the families' own per-image state */
 };
@@ -70,10 +72,15 @@ struct imp_segment {
     int any_time;
 };
 
+/* Warnings kept in import_warnings (more are counted, not kept). */
+#define IMP_MAX_WARNINGS 1000
+
 struct asys_importer {
     sqlite3 *db;
     asys_warn_fn warn;
     void *warn_ctx;
+    sqlite3_stmt *insert_warning;
+    uint64_t warnings;
     const cJSON *manifest; /* borrowed from the reader */
     const cJSON *symbols;  /* symbols.json, or NULL */
     struct asys_clock_map clock;

@@ -61,6 +61,16 @@ static void join_array(const cJSON *arr, const char *field, const char *sep, cha
     }
 }
 
+/* A session time of the manifest: a CLOCK_MONOTONIC ns value SQLite can hold. */
+static int session_time(const cJSON *session, const char *key, int64_t *out)
+{
+    uint64_t v;
+    if (asys_json_get_u64(session, key, &v) != 0 || v > INT64_MAX)
+        return -1;
+    *out = (int64_t)v;
+    return 0;
+}
+
 static int import_session_info(struct asys_importer *imp, const cJSON *m, struct asys_err *err)
 {
     sqlite3_stmt *st = NULL;
@@ -78,11 +88,18 @@ static int import_session_info(struct asys_importer *imp, const cJSON *m, struct
     int rc = 0;
 #define NUM(key, expr) rc |= (expr) == 0 ? put_info(imp, st, key, NULL, &v, err) : 0
 #define TXT(key, s) rc |= put_info(imp, st, key, s, NULL, err)
-    if (asys_json_get_i64(session, "start_monotonic_ns", &start) == 0)
+    /* times from a file: non-negative, and the end not before the start */
+    int has_start = session_time(session, "start_monotonic_ns", &start) == 0;
+    int has_end = session_time(session, "end_monotonic_ns", &end) == 0;
+    if (has_start && has_end && end < start) {
+        imp_warn(imp, "manifest: the session ends before it starts; its end is not used");
+        has_end = 0;
+    }
+    if (has_start)
         NUM("start_ns", (v = start, 0));
-    if (asys_json_get_i64(session, "end_monotonic_ns", &end) == 0)
+    if (has_end)
         NUM("end_ns", (v = end, 0));
-    if (start && end)
+    if (has_start && has_end && start)
         NUM("duration_ns", (v = end - start, 0));
     NUM("start_realtime_ns", asys_json_get_i64(session, "start_realtime_ns", &v));
     NUM("realtime_minus_monotonic_ns", asys_json_get_i64(clock, "realtime_minus_monotonic_ns", &v));
@@ -107,7 +124,7 @@ static int import_session_info(struct asys_importer *imp, const cJSON *m, struct
                sizeof text);
     TXT("collectors_unavailable", text);
     const cJSON *tick_hz = cJSON_GetObjectItemCaseSensitive(clock, "tick_hz");
-    if (cJSON_IsNumber(tick_hz))
+    if (cJSON_IsNumber(tick_hz) && tick_hz->valuedouble >= 0 && tick_hz->valuedouble < 1e15)
         NUM("clock_tick_hz", (v = (int64_t)tick_hz->valuedouble, 0));
 #undef NUM
 #undef TXT

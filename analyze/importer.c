@@ -28,7 +28,8 @@ struct dispatch {
 };
 
 struct driver {
-    struct asys_importer imp; /* the shared context */
+    struct asys_importer imp;       /* the shared context */
+    struct asys_strmap segment_ids; /* a segment's identity -> its position + 1 */
     void *state[FAMILY_COUNT];
     uint64_t records[FAMILY_COUNT];
     struct dispatch ops[ASYS_REC_TYPE_COUNT];
@@ -184,9 +185,12 @@ static int import_segment(struct driver *d, struct asys_report_reader *reader,
         }
     }
     imp->stats->records += s->records;
-    if (rc < 0 && asys_report_archive_error(reader))
-        return asys_fail(err, "truncated or damaged report (%s)",
-                         asys_report_archive_error(reader));
+    if (rc < 0 &&
+        (asys_report_archive_failure(reader, err) != 0 || seg_err.kind == ASYS_ERR_LIMIT)) {
+        if (seg_err.kind == ASYS_ERR_LIMIT)
+            *err = seg_err;
+        return -1; /* the archive is damaged or past a limit: nothing after this is read */
+    }
     if (rc < 0) {
         imp->stats->bad_segments++;
         imp_warn(imp, "segment '%s': %s; the rest of the segment is skipped", member, seg_err.text);
@@ -289,6 +293,30 @@ static void driver_free(struct driver *d)
         if (families[i]->free)
             families[i]->free(d->state[i]);
     imp_context_free(&d->imp);
+    asys_strmap_free(&d->segment_ids);
+}
+
+/* A segment's identity: the writer (launcher or thread), its process image
+ * and thread.  A second segment of one identity is a copy, not more data. */
+struct segment_identity {
+    uint64_t process_uid;
+    uint32_t collector, pid, tid, thread_index;
+};
+
+/* 1 when a segment of this identity was read before. */
+static int duplicate(struct driver *d, const struct asys_segment_header *h, uint64_t position)
+{
+    struct segment_identity key;
+    memset(&key, 0, sizeof key);
+    key.process_uid = h->process_uid;
+    key.collector = h->collector;
+    key.pid = h->pid;
+    key.tid = h->tid;
+    key.thread_index = h->thread_index;
+    if (asys_strmap_get(&d->segment_ids, (const char *)&key, sizeof key))
+        return 1;
+    asys_strmap_put(&d->segment_ids, (const char *)&key, sizeof key, (uint32_t)position + 1);
+    return 0;
 }
 
 static int import_all_segments(struct driver *d, struct asys_report_reader *reader,
@@ -314,6 +342,16 @@ static int import_all_segments(struct driver *d, struct asys_report_reader *read
                 return -1;
             continue;
         }
+        if (duplicate(d, &s.header, imp->stats->segments)) {
+            imp->stats->duplicate_segments++;
+            imp_warn(imp, "segment '%s' skipped: a second copy of the same thread's segment",
+                     member);
+            rc = insert_segment_row(imp, member, &s, 1, "duplicate segment", err);
+            asys_segment_stream_close(&s);
+            if (rc != 0)
+                return -1;
+            continue;
+        }
         rc = import_segment(d, reader, &s, member, err);
         asys_segment_stream_close(&s);
         if (rc != 0)
@@ -321,7 +359,8 @@ static int import_all_segments(struct driver *d, struct asys_report_reader *read
     }
 }
 
-int asys_import_report(const char *report_path, sqlite3 *db, asys_warn_fn warn, void *warn_ctx,
+int asys_import_report(const char *report_path, sqlite3 *db,
+                       const struct asys_report_limits *limits, asys_warn_fn warn, void *warn_ctx,
                        struct asys_import_stats *stats, struct asys_err *err)
 {
     struct driver *d = calloc(1, sizeof *d);
@@ -333,14 +372,18 @@ int asys_import_report(const char *report_path, sqlite3 *db, asys_warn_fn warn, 
         goto out;
     }
     d->imp.stats = stats;
+    asys_strmap_init(&d->segment_ids);
     d->imp.warn = warn;
     d->imp.warn_ctx = warn_ctx;
-    if (asys_report_reader_open(&reader, report_path, err) != 0 ||
-        driver_init(d, db, asys_report_manifest(reader), asys_report_symbols(reader), err) != 0 ||
-        import_all_segments(d, reader, err) != 0 || run_phase(d, PHASE_FINISH, err) != 0 ||
-        imp_context_write_tables(&d->imp, err) != 0 || run_phase(d, PHASE_DERIVE, err) != 0 ||
-        write_record_counts(d, err) != 0 || create_schema(d, 1, err) != 0 ||
-        run_phase(d, PHASE_ANALYZE, err) != 0 || imp_exec(&d->imp, "COMMIT", err) != 0)
+    /* report_path NULL: an empty database (the schema every import makes) */
+    if ((report_path && asys_report_reader_open(&reader, report_path, limits, err) != 0) ||
+        driver_init(d, db, reader ? asys_report_manifest(reader) : NULL,
+                    reader ? asys_report_symbols(reader) : NULL, err) != 0 ||
+        (reader && import_all_segments(d, reader, err) != 0) ||
+        run_phase(d, PHASE_FINISH, err) != 0 || imp_context_write_tables(&d->imp, err) != 0 ||
+        run_phase(d, PHASE_DERIVE, err) != 0 || write_record_counts(d, err) != 0 ||
+        create_schema(d, 1, err) != 0 || run_phase(d, PHASE_ANALYZE, err) != 0 ||
+        imp_exec(&d->imp, "COMMIT", err) != 0)
         goto out;
     rc = 0;
 out:

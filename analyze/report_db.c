@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "file_mode.h"
 #include "json_util.h"
 #include "report_reader.h"
@@ -39,10 +40,11 @@ void asys_default_db_path(const char *report_path, char *out, size_t size)
     snprintf(out, size, "%s.sqlite", base);
 }
 
-static int read_identity(const char *report_path, struct report_identity *id, struct asys_err *err)
+static int read_identity(const char *report_path, const struct asys_report_limits *limits,
+                         struct report_identity *id, struct asys_err *err)
 {
     struct asys_report_reader *r = NULL;
-    if (asys_report_reader_open(&r, report_path, err) != 0)
+    if (asys_report_reader_open(&r, report_path, limits, err) != 0)
         return -1;
     snprintf(id->report_id, sizeof id->report_id, "%s",
              asys_json_get_str(asys_report_manifest(r), "report_id", ""));
@@ -55,29 +57,162 @@ static int read_identity(const char *report_path, struct report_identity *id, st
     return 0;
 }
 
-/* 1 when the database at `path` was built from this report by this schema. */
+/* "file:PATH?immutable=1": read without locks and without looking at a
+ * journal beside it (a stale or hostile -journal cannot block or alter the
+ * read). */
+static int immutable_uri(const char *path, char *out, size_t size)
+{
+    size_t used = (size_t)snprintf(out, size, "file:");
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+        int plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                    (*p >= '0' && *p <= '9') || strchr("/._-~", *p);
+        int n = plain ? snprintf(out + used, size - used, "%c", *p)
+                      : snprintf(out + used, size - used, "%%%02X", *p);
+        if (n < 0 || (size_t)n >= size - used)
+            return -1;
+        used += (size_t)n;
+    }
+    int n = snprintf(out + used, size - used, "?immutable=1");
+    return n > 0 && (size_t)n < size - used ? 0 : -1;
+}
+
+/* The settings for reading a database from disk: SQLite's defensive mode,
+ * no functions from the schema, no FTS3 tokenizer pointers, a bound on the
+ * work a query may do. */
+static int harden(sqlite3 *db)
+{
+    return sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL) != SQLITE_OK ||
+                   sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL) != SQLITE_OK ||
+                   sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0, NULL) !=
+                       SQLITE_OK ||
+                   sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL) != SQLITE_OK ||
+                   sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 1, NULL) != SQLITE_OK
+               ? -1
+               : 0;
+}
+
+static int open_existing(const char *path, sqlite3 **db)
+{
+    char uri[PATH_MAX * 3 + 32];
+    *db = NULL;
+    if (immutable_uri(path, uri, sizeof uri) != 0 ||
+        sqlite3_open_v2(uri, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK ||
+        harden(*db) != 0) {
+        sqlite3_close(*db);
+        *db = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* The schema objects (type, name, table, sql) of `db`, one text each, in
+ * order; NULL when they cannot be read. */
+static char *schema_text(sqlite3 *db)
+{
+    sqlite3_stmt *st = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    int rc = sqlite3_prepare_v2(db,
+                                "SELECT type, name, tbl_name, COALESCE(sql, '') "
+                                "FROM main.sqlite_schema ORDER BY type, name",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+            for (int c = 0; c < 4; c++) {
+                const unsigned char *v = sqlite3_column_text(st, c);
+                fprintf(f, "%s%c", v ? (const char *)v : "", c == 3 ? '\n' : '\x1f');
+            }
+    sqlite3_finalize(st);
+    fclose(f);
+    if (rc != SQLITE_DONE) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* What an analysis database of this asys holds, object for object: the
+ * schema of an empty import. */
+static const char *expected_schema(void)
+{
+    static char *expected;
+    if (expected)
+        return expected;
+    sqlite3 *db = NULL;
+    struct asys_import_stats stats;
+    struct asys_err err = {0};
+    if (sqlite3_open(":memory:", &db) == SQLITE_OK && asys_sql_register_functions(db) == 0 &&
+        asys_import_report(NULL, db, NULL, NULL, NULL, &stats, &err) == 0)
+        expected = schema_text(db);
+    sqlite3_close(db);
+    return expected;
+}
+
+/* Stops a query that runs away (a cached database is not trusted). */
+static int stop_after(void *budget)
+{
+    return --*(long *)budget < 0;
+}
+
+/* 1 when the database at `path` is one this asys wrote for this report: a
+ * regular file, exactly the expected schema objects (no trigger, view or
+ * table more or less), and the report's identity in asys_cache.  Anything
+ * else is rebuilt, never trusted. */
 static int cache_matches(const char *path, const struct report_identity *id)
 {
-    if (access(path, R_OK) != 0)
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || access(path, R_OK) != 0)
         return 0;
     sqlite3 *db = NULL;
     int match = 0;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
-        sqlite3_stmt *st = NULL;
+    const char *expected = expected_schema();
+    if (!expected || open_existing(path, &db) != 0)
+        return 0;
+    long budget = 1000; /* progress callbacks of 1000 steps each: plenty for the schema */
+    sqlite3_progress_handler(db, 1000, stop_after, &budget);
+    char *actual = schema_text(db);
+    if (actual && !strcmp(actual, expected)) {
+        sqlite3_stmt *q = NULL;
         if (sqlite3_prepare_v2(db,
-                               "SELECT schema_version, report_id, report_size, report_mtime_ns "
-                               "FROM asys_cache",
-                               -1, &st, NULL) == SQLITE_OK &&
-            sqlite3_step(st) == SQLITE_ROW) {
-            const char *rid = (const char *)sqlite3_column_text(st, 1);
-            match = sqlite3_column_int(st, 0) == ASYS_SCHEMA_VERSION && rid &&
-                    !strcmp(rid, id->report_id) && sqlite3_column_int64(st, 2) == id->size &&
-                    sqlite3_column_int64(st, 3) == id->mtime_ns;
+                               "SELECT schema_version, report_id, report_size, report_mtime_ns, "
+                               "(SELECT COUNT(*) FROM asys_cache) FROM asys_cache",
+                               -1, &q, NULL) == SQLITE_OK &&
+            sqlite3_step(q) == SQLITE_ROW) {
+            const char *rid = (const char *)sqlite3_column_text(q, 1);
+            match = sqlite3_column_int(q, 0) == ASYS_SCHEMA_VERSION && rid &&
+                    !strcmp(rid, id->report_id) && sqlite3_column_int64(q, 2) == id->size &&
+                    sqlite3_column_int64(q, 3) == id->mtime_ns && sqlite3_column_int(q, 4) == 1;
         }
-        sqlite3_finalize(st);
+        sqlite3_finalize(q);
     }
+    free(actual);
     sqlite3_close(db);
     return match;
+}
+
+/* A path --sqlite may (re)build: nothing there, or an asys analysis database
+ * (any version: a stale one is what a rebuild is for). */
+static int replaceable(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT;
+    if (!S_ISREG(st.st_mode))
+        return 0;
+    sqlite3 *db = NULL;
+    int ours = 0;
+    if (open_existing(path, &db) == 0) {
+        sqlite3_stmt *q = NULL;
+        ours = sqlite3_prepare_v2(db, "SELECT schema_version FROM asys_cache", -1, &q, NULL) ==
+               SQLITE_OK;
+        sqlite3_finalize(q);
+    }
+    sqlite3_close(db);
+    return ours;
 }
 
 static int write_cache_row(sqlite3 *db, const struct report_identity *id, struct asys_err *err)
@@ -110,7 +245,7 @@ static int build(const char *report_path, const char *tmp, const struct report_i
         asys_fail(err, "cannot create '%s': %s", tmp, db ? sqlite3_errmsg(db) : "out of memory");
         goto out;
     }
-    if (asys_import_report(report_path, db, o->warn, o->warn_ctx, stats, err) != 0)
+    if (asys_import_report(report_path, db, o->limits, o->warn, o->warn_ctx, stats, err) != 0)
         goto out;
     rc = write_cache_row(db, id, err);
 out:
@@ -119,16 +254,22 @@ out:
     return rc;
 }
 
-/* A temporary file for the build: beside the target, else in $TMPDIR. */
+/* A temporary file for the build: beside the target, else in $TMPDIR;
+ * removed if a signal stops the build, and by a later run if the build
+ * died another way. */
 static int make_temp(const char *target, char *tmp, size_t size, int *in_tmpdir)
 {
-    if (snprintf(tmp, size, "%s.tmp-XXXXXX", target) >= (int)size)
+    asys_remove_stale_temps(target, 0);
+    if (asys_temp_template(target, 0, tmp, size) != 0)
         return -1;
     int fd = mkostemp(tmp, O_CLOEXEC);
     *in_tmpdir = 0;
     if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM)) {
         const char *dir = getenv("TMPDIR");
-        if (snprintf(tmp, size, "%s/asys-db-XXXXXX", dir && *dir ? dir : "/tmp") >= (int)size)
+        char in_dir[PATH_MAX];
+        snprintf(in_dir, sizeof in_dir, "%s/asys-db", dir && *dir ? dir : "/tmp");
+        asys_remove_stale_temps(in_dir, 0);
+        if (asys_temp_template(in_dir, 0, tmp, size) != 0)
             return -1;
         fd = mkostemp(tmp, O_CLOEXEC);
         *in_tmpdir = 1;
@@ -136,17 +277,22 @@ static int make_temp(const char *target, char *tmp, size_t size, int *in_tmpdir)
     if (fd < 0)
         return -1;
     close(fd);
+    asys_cleanup_add(tmp);
     return 0;
+}
+
+static void drop_temp(const char *tmp)
+{
+    unlink(tmp);
+    asys_cleanup_remove(tmp);
 }
 
 static int open_for_queries(struct asys_report_db *rdb, struct asys_err *err)
 {
     /* one thread per connection: no mutex on every sqlite3_column_* call */
-    if (sqlite3_open_v2(rdb->path, &rdb->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
-            SQLITE_OK ||
-        asys_sql_register_functions(rdb->db) != 0)
+    if (open_existing(rdb->path, &rdb->db) != 0 || asys_sql_register_functions(rdb->db) != 0)
         return asys_fail(err, "cannot open '%s': %s", rdb->path,
-                         rdb->db ? sqlite3_errmsg(rdb->db) : "out of memory");
+                         rdb->db ? sqlite3_errmsg(rdb->db) : "not a database");
     return 0;
 }
 
@@ -155,7 +301,7 @@ int asys_report_db_open(const char *report_path, const struct asys_db_options *o
 {
     memset(rdb, 0, sizeof *rdb);
     struct report_identity id;
-    if (read_identity(report_path, &id, err) != 0)
+    if (read_identity(report_path, o->limits, &id, err) != 0)
         return -1;
     if (o->sqlite_path)
         snprintf(rdb->path, sizeof rdb->path, "%s", o->sqlite_path);
@@ -163,32 +309,38 @@ int asys_report_db_open(const char *report_path, const struct asys_db_options *o
         asys_default_db_path(report_path, rdb->path, sizeof rdb->path);
     if (!o->force_rebuild && cache_matches(rdb->path, &id))
         return open_for_queries(rdb, err);
+    if (o->sqlite_path && !o->force_overwrite && !replaceable(rdb->path))
+        return asys_fail_kind(err, ASYS_ERR_USAGE,
+                              "'%s' exists and is not an asys analysis database (use "
+                              "--force-overwrite to replace it)",
+                              rdb->path);
 
     char tmp[PATH_MAX + 32];
     int in_tmpdir = 0;
     if (make_temp(rdb->path, tmp, sizeof tmp, &in_tmpdir) != 0)
         return asys_fail(err, "cannot create '%s': %s", rdb->path, strerror(errno));
     if (in_tmpdir && o->sqlite_path) {
-        unlink(tmp);
+        drop_temp(tmp);
         return asys_fail(err, "cannot create '%s': directory not writable", rdb->path);
     }
     if (o->on_build)
         o->on_build(o->warn_ctx, report_path, in_tmpdir ? tmp : rdb->path);
     if (build(report_path, tmp, &id, o, &rdb->stats, err) != 0) {
-        unlink(tmp);
+        drop_temp(tmp);
         return -1;
     }
     rdb->rebuilt = 1;
     if (in_tmpdir) {
         snprintf(rdb->path, sizeof rdb->path, "%s", tmp);
-        rdb->temporary = 1;
+        rdb->temporary = 1; /* stays registered: removed at close or on a signal */
     } else {
         asys_give_default_mode(tmp); /* a database next to the report: as shareable */
         if (rename(tmp, rdb->path) != 0) {
             int e = errno;
-            unlink(tmp);
-            return asys_fail(err, "cannot create '%s': %s", rdb->path, strerror(e));
+            drop_temp(tmp);
+            return asys_fail_errno(err, e, "cannot create '%s'", rdb->path);
         }
+        asys_cleanup_remove(tmp);
     }
     if (open_for_queries(rdb, err) != 0) {
         asys_report_db_close(rdb);
@@ -203,6 +355,6 @@ void asys_report_db_close(struct asys_report_db *rdb)
         sqlite3_close(rdb->db);
     rdb->db = NULL;
     if (rdb->temporary)
-        unlink(rdb->path);
+        drop_temp(rdb->path);
     rdb->temporary = 0;
 }

@@ -10,6 +10,7 @@
 
 #include "asys_error.h"
 #include "importer.h"
+#include "report_reader.h"
 
 #define ASYS_SCHEMA_VERSION 8
 
@@ -20,6 +21,8 @@ struct asys_db_options {
     void *warn_ctx;
     /* called before a (re)build starts, e.g. to tell the user */
     void (*on_build)(void *ctx, const char *report, const char *db_path);
+    const struct asys_report_limits *limits; /* NULL: the defaults */
+    int force_overwrite; /* --sqlite PATH may replace a file that is not an analysis database */
 };
 
 struct asys_report_db {

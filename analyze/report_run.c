@@ -5,11 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "time_filter.h"
 
 void asys_report_params_init(struct asys_report_params *p, sqlite3 *db)
 {
+    p->guard = NULL;
     p->session_start = asys_session_time(db, "start_ns");
     p->session_end = asys_session_time(db, "end_ns");
     p->filter_start = LLONG_MIN;
@@ -138,22 +140,107 @@ fail:
     return NULL;
 }
 
+/* Reads only: a report may not change the database, attach another, or
+ * reach SQLite's risky functions. */
+static int read_only(void *ctx, int action, const char *a, const char *b, const char *db,
+                     const char *trigger)
+{
+    (void)ctx;
+    (void)a;
+    (void)db;
+    (void)trigger;
+    switch (action) {
+    case SQLITE_SELECT:
+    case SQLITE_READ:
+    case SQLITE_RECURSIVE:
+        return SQLITE_OK;
+    case SQLITE_FUNCTION: /* b: the function's name */
+        return b && (!strcmp(b, "fts3_tokenizer") || !strcmp(b, "load_extension")) ? SQLITE_DENY
+                                                                                   : SQLITE_OK;
+    default:
+        return SQLITE_DENY;
+    }
+}
+
+/* Whether `tail` (what follows the first statement) holds another one. */
+static int has_more(const char *tail)
+{
+    while (tail && *tail) {
+        if (*tail == ' ' || *tail == '\t' || *tail == '\n' || *tail == '\r' || *tail == ';') {
+            tail++;
+        } else if (tail[0] == '-' && tail[1] == '-') {
+            tail += strcspn(tail, "\n");
+        } else if (tail[0] == '/' && tail[1] == '*') {
+            const char *end = strstr(tail + 2, "*/");
+            tail = end ? end + 2 : tail + strlen(tail);
+        } else {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int past_deadline(void *arg)
+{
+    struct asys_query_guard *g = arg;
+    if (now_ns() < g->end_ns)
+        return 0;
+    g->fired = 1;
+    return 1;
+}
+
+/* From now on, the connection's queries stop at the guard's deadline. */
+static void arm(sqlite3 *db, struct asys_query_guard *g)
+{
+    if (!g || g->timeout_s <= 0) {
+        sqlite3_progress_handler(db, 0, NULL, NULL);
+        return;
+    }
+    g->fired = 0;
+    g->end_ns = now_ns() + g->timeout_s * 1000000000LL;
+    sqlite3_progress_handler(db, 10000, past_deadline, g);
+}
+
 int asys_report_prepare(sqlite3 *db, const struct asys_report_def *def, const char *requested,
                         const struct asys_report_params *p, sqlite3_stmt **stmt,
                         struct asys_err *err)
 {
     *stmt = NULL;
+    const char *tail = NULL;
+    if (has_more(def->sql) == 0)
+        return asys_fail_kind(err, ASYS_ERR_USAGE, "%s holds no SQL statement", def->origin);
+    sqlite3_set_authorizer(db, read_only, NULL);
+    int rc = SQLITE_OK;
+    /* one statement per file: the rest would be ignored without a word */
+    sqlite3_stmt *first = NULL;
+    if (sqlite3_prepare_v2(db, def->sql, -1, &first, &tail) == SQLITE_OK && has_more(tail)) {
+        sqlite3_finalize(first);
+        sqlite3_set_authorizer(db, NULL, NULL);
+        return asys_fail_kind(err, ASYS_ERR_USAGE, "%s holds more than one SQL statement",
+                              def->origin);
+    }
+    sqlite3_finalize(first);
     char *wrapped = def->summary ? summary_sql(db, def, err) : NULL;
+    if (!def->summary || wrapped)
+        rc = sqlite3_prepare_v2(db, wrapped ? wrapped : def->sql, -1, stmt, NULL);
+    free(wrapped);
+    sqlite3_set_authorizer(db, NULL, NULL);
     if (def->summary && !wrapped)
         return -1;
-    int rc = sqlite3_prepare_v2(db, wrapped ? wrapped : def->sql, -1, stmt, NULL);
-    free(wrapped);
     if (rc != SQLITE_OK || !*stmt) {
-        asys_fail(err, "%s", sqlite3_errmsg(db));
+        asys_fail(err, "%s", *stmt || rc != SQLITE_OK ? sqlite3_errmsg(db) : "no SQL statement");
         sqlite3_finalize(*stmt);
         *stmt = NULL;
         return -1;
     }
+    arm(db, p->guard);
     bind_int(*stmt, ":session_start", p->session_start);
     bind_int(*stmt, ":session_end", p->session_end);
     bind_int(*stmt, ":filter_start", p->filter_start);

@@ -8,18 +8,31 @@
 #include "asys_error.h"
 #include "report_catalog.h"
 
+/* Stops a report's query after its time (a progress handler's state). */
+struct asys_query_guard {
+    long long timeout_s; /* 0: none */
+    long long end_ns;
+    int fired;
+};
+
 struct asys_report_params {
     long long session_start, session_end; /* absolute ns */
     long long filter_start, filter_end;   /* absolute ns; LLONG_MIN / LLONG_MAX: open */
     long long buckets;                    /* series reports */
     const char *group_by;                 /* "base" or "hgtx" */
     const char *api_name_mode;            /* "host" or "kernel" */
+    struct asys_query_guard *guard;       /* --query-timeout; NULL: none */
 };
 
 /* Fills in the defaults of the report parameters from the database. */
 void asys_report_params_init(struct asys_report_params *p, sqlite3 *db);
 
-/* Prepares `def` for `requested` ("name" or "name:arg") with :session_start,
+/* A report's SQL runs read-only: only SELECT and reads are authorized (no
+ * writes, no ATTACH, no PRAGMA, no fts3_tokenizer), a file with more than
+ * one statement or none is refused, and a query that runs longer than
+ * p->guard's timeout is stopped (p->guard->fired then says so).
+ *
+ * Prepares `def` for `requested` ("name" or "name:arg") with :session_start,
  * :session_end, :filter_start, :filter_end, :buckets, :group_by,
  * :api_name_mode and :report_arg bound.  Returns 0 or -1 with err. */
 int asys_report_prepare(sqlite3 *db, const struct asys_report_def *def, const char *requested,

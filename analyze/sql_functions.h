@@ -8,4 +8,12 @@
 
 int asys_sql_register_functions(sqlite3 *db);
 
+/* A text column, "" when NULL: a cached database is not trusted to keep its
+ * NOT NULL promises, and a reader must not crash when it does not. */
+static inline const char *asys_column_text(sqlite3_stmt *st, int col)
+{
+    const unsigned char *t = sqlite3_column_text(st, col);
+    return t ? (const char *)t : "";
+}
+
 #endif

@@ -9,7 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "cli_args.h"
+#include "parse_util.h"
 #include "file_mode.h"
 #include "output_format.h"
 #include "report_catalog.h"
@@ -21,6 +23,7 @@
 #define MAX_REPORTS 64
 
 struct stats_args {
+    struct asys_report_limits limits; /* --max-expansion ... */
     const char *reports[MAX_REPORTS];
     int report_count;
     const char *format_name;
@@ -33,10 +36,12 @@ struct stats_args {
     int help_reports;
     int force_export;
     int quiet;
+    int force_overwrite; /* --force-overwrite: --sqlite may replace any file */
     int help;
     const char *group_by;      /* --group-by base|hgtx */
     const char *api_name_mode; /* --api-name-mode host|kernel */
     long long buckets;         /* --buckets N */
+    long long query_timeout_s; /* --query-timeout S */
     const char *input;
 };
 
@@ -61,17 +66,23 @@ static void usage(FILE *out)
             "      --api-name-mode host|kernel  launch calls shown by their own name\n"
             "                                (default) or by the kernel they launched\n"
             "      --buckets N               time buckets of series reports (default 50)\n"
+            "      --query-timeout S         stop a report's query after S seconds\n"
+            "                                (default 600; 0: never)\n"
             "      --report-dir DIR          add or replace reports with DIR/*.sql\n"
             "      --help-reports [NAME]     list the reports, or describe one\n"
             "      --sqlite PATH             the analysis database to use or build\n"
+            "      --force-overwrite [true]  --sqlite may replace a file that is not one\n"
             "      --force-export [true]     rebuild the analysis database\n"
             "  -q, --quiet                   no progress messages\n"
             "  -h, --help                    this help\n");
+    fputs(asys_cli_limits_help, out);
 }
 
 static int parse_args(int argc, char **argv, struct stats_args *a)
 {
     memset(a, 0, sizeof *a);
+    asys_report_limits_default(&a->limits);
+    a->query_timeout_s = 600;
     struct asys_cli c;
     asys_cli_init(&c, PROG, argc, argv);
     const struct asys_cli_text_option text[] = {
@@ -86,6 +97,11 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
         {NULL, "--sqlite", &a->sqlite_path, NULL, NULL},
     };
     while (asys_cli_next(&c)) {
+        int limit = asys_cli_take_limits(&c, &a->limits);
+        if (limit < 0)
+            return -1;
+        if (limit)
+            continue;
         int taken = asys_cli_take_text(&c, text, sizeof text / sizeof text[0]);
         if (taken < 0)
             return -1;
@@ -94,6 +110,16 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
         if (asys_cli_is(&c, "-r", "--report")) {
             if (asys_cli_list(&c, a->reports, &a->report_count, MAX_REPORTS) != 0)
                 return -1;
+        } else if (asys_cli_is(&c, NULL, "--query-timeout")) {
+            const char *value = asys_cli_value(&c);
+            uint64_t n;
+            if (!value)
+                return -1;
+            if (asys_parse_count(value, 1u << 30, &n) != 0) {
+                fprintf(stderr, "%s: --query-timeout takes seconds, not '%s'\n", PROG, value);
+                return -1;
+            }
+            a->query_timeout_s = (long long)n;
         } else if (asys_cli_is(&c, NULL, "--buckets")) {
             const char *value = asys_cli_value(&c);
             if (!value)
@@ -114,6 +140,8 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
                 a->help_report = argv[++c.i];
         } else if (asys_cli_is(&c, NULL, "--force-export")) {
             a->force_export = asys_cli_switch(&c);
+        } else if (asys_cli_is(&c, NULL, "--force-overwrite")) {
+            a->force_overwrite = asys_cli_switch(&c);
         } else if (asys_cli_is(&c, "-q", "--quiet")) {
             a->quiet = 1;
         } else if (asys_cli_is(&c, "-h", "--help")) {
@@ -203,6 +231,8 @@ static int run_report(sqlite3 *db, const struct asys_report_def *d, const char *
     struct asys_err err = {0};
     long long rows = asys_write_rows(out, st, &opts, &err);
     sqlite3_finalize(st);
+    if (rows < 0 && p->guard && p->guard->fired)
+        asys_fail(&err, "it ran longer than --query-timeout (%lld s)", p->guard->timeout_s);
     if (rows < 0) {
         fprintf(stderr, "%s: cannot run report '%s': %s\n", PROG, d->name, err.text);
         return -1;
@@ -215,16 +245,20 @@ static int run_to_file(sqlite3 *db, const struct asys_report_def *d, const char 
                        const struct asys_report_params *p, const struct asys_output_options *o,
                        const struct stats_args *a)
 {
-    char path[PATH_MAX], tmp[PATH_MAX + 16];
+    char path[PATH_MAX], tmp[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s_%s.%s", a->output, d->name, asys_format_extension(o->format));
-    snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
+    asys_remove_stale_temps(path, 1);
+    asys_temp_template(path, 1, tmp, sizeof tmp);
     int fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd >= 0)
+        asys_cleanup_add(tmp);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
         fprintf(stderr, "%s: cannot write '%s': %s\n", PROG, path, strerror(errno));
         if (fd >= 0) {
             close(fd);
             unlink(tmp);
+            asys_cleanup_remove(tmp);
         }
         return -1;
     }
@@ -239,7 +273,8 @@ static int run_to_file(sqlite3 *db, const struct asys_report_def *d, const char 
     }
     if (rc != 0)
         unlink(tmp);
-    else if (!a->quiet && isatty(STDERR_FILENO))
+    asys_cleanup_remove(tmp);
+    if (rc == 0 && !a->quiet && isatty(STDERR_FILENO))
         fprintf(stderr, "%s: wrote '%s'\n", PROG, path);
     return rc;
 }
@@ -370,7 +405,8 @@ int main(int argc, char **argv)
                 PROG);
         goto out;
     }
-    struct asys_db_options dbo = {a.sqlite_path, a.force_export, warn, &a, on_build};
+    struct asys_db_options dbo = {a.sqlite_path, a.force_export,   warn, &a, on_build,
+                                  &a.limits,     a.force_overwrite};
     if (asys_report_db_open(a.input, &dbo, &rdb, &err) != 0) {
         asys_err_print(PROG, "open", a.input, &err);
         rc = ASYS_EXIT_FAILURE;
@@ -379,6 +415,8 @@ int main(int argc, char **argv)
     have_db = 1;
     struct asys_report_params p;
     asys_report_params_init(&p, rdb.db);
+    struct asys_query_guard guard = {a.query_timeout_s, 0, 0};
+    p.guard = &guard;
     if (a.buckets)
         p.buckets = a.buckets;
     if (a.group_by)

@@ -241,6 +241,9 @@ struct asys_archive_reader {
     uint64_t member_left;
     uint64_t member_pad;
     int in_member;
+    uint64_t compressed_read; /* bytes taken from fd */
+    struct asys_archive_limits limits;
+    int limited; /* the error is a limit, not damage */
     char error[256];
 };
 
@@ -249,6 +252,31 @@ static int fail_read(struct asys_archive_reader *r, const char *what)
     if (!r->error[0])
         snprintf(r->error, sizeof r->error, "%s", what);
     return -1;
+}
+
+/* -1 (the reason set) when `total` decompressed bytes break a limit. */
+static int check_limits(struct asys_archive_reader *r, uint64_t total)
+{
+    const struct asys_archive_limits *l = &r->limits;
+    if (l->max_bytes && total > l->max_bytes) {
+        snprintf(r->error, sizeof r->error,
+                 "report expands beyond %llu bytes (a damaged or hostile report? "
+                 "--max-report-size allows more)",
+                 (unsigned long long)l->max_bytes);
+        r->limited = 1;
+        return -1;
+    }
+    uint64_t consumed = r->compressed_read - (r->in_len - r->in_pos);
+    if (l->max_expansion && total > l->expansion_slack &&
+        total / (consumed ? consumed : 1) >= l->max_expansion) {
+        snprintf(r->error, sizeof r->error,
+                 "report expands more than %u times (a damaged or hostile report? "
+                 "--max-expansion allows more)",
+                 l->max_expansion);
+        r->limited = 1;
+        return -1;
+    }
+    return 0;
 }
 
 /* Decompresses more: 1 when bytes came, 0 at the clean end of the stream, -1 on error. */
@@ -268,6 +296,7 @@ static int refill(struct asys_archive_reader *r)
             r->in_pos = 0;
             r->in_len = (size_t)n;
             r->in_eof = n == 0;
+            r->compressed_read += (uint64_t)n;
         }
         if (r->in_pos == r->in_len && r->in_eof)
             return r->frame_left ? fail_read(r, "cut short") : 0;
@@ -280,7 +309,7 @@ static int refill(struct asys_archive_reader *r)
         r->frame_left = hint;
         if (out.pos) {
             r->out_len = out.pos;
-            return 1;
+            return check_limits(r, r->position + out.pos) ? -1 : 1;
         }
     }
 }
@@ -312,12 +341,14 @@ static int take(struct asys_archive_reader *r, void *buf, uint64_t size)
 }
 
 int asys_archive_reader_open(struct asys_archive_reader **out, const char *path,
-                             struct asys_err *err)
+                             const struct asys_archive_limits *limits, struct asys_err *err)
 {
     *out = NULL;
     struct asys_archive_reader *r = calloc(1, sizeof *r);
     if (!r)
         return asys_fail_kind(err, ASYS_ERR_NOMEM, "out of memory");
+    if (limits)
+        r->limits = *limits;
     r->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (r->fd < 0) {
         asys_fail_errno(err, errno, "%s", "");
@@ -459,6 +490,17 @@ static int read_pax(struct asys_archive_reader *r, uint64_t size, char *path, si
     return rc;
 }
 
+/* The reader's failure as an error: a limit, or damage. */
+static int read_failure(const struct asys_archive_reader *r, struct asys_err *err)
+{
+    return asys_fail_kind(err, r->limited ? ASYS_ERR_LIMIT : ASYS_ERR_INPUT, "%s", r->error);
+}
+
+int asys_archive_failure(const struct asys_archive_reader *r, struct asys_err *err)
+{
+    return r->error[0] ? read_failure(r, err) : 0;
+}
+
 int asys_archive_next(struct asys_archive_reader *r, struct asys_archive_member *m,
                       struct asys_err *err)
 {
@@ -466,13 +508,13 @@ int asys_archive_next(struct asys_archive_reader *r, struct asys_archive_member 
     uint64_t pax_size = 0;
     int has_pax_size = 0;
     if (r->in_member && take(r, NULL, r->member_left + r->member_pad) < 0)
-        return asys_fail_kind(err, ASYS_ERR_INPUT, "%s", r->error);
+        return read_failure(r, err);
     r->in_member = 0;
     for (;;) {
         uint8_t block[TAR_BLOCK];
         int rc = take(r, block, TAR_BLOCK);
         if (rc < 0)
-            return asys_fail_kind(err, ASYS_ERR_INPUT, "%s", r->error);
+            return read_failure(r, err);
         if (rc == 0)
             return 0; /* the stream ended without end blocks: what was there was whole */
         static const uint8_t zeros[TAR_BLOCK];
@@ -487,19 +529,19 @@ int asys_archive_next(struct asys_archive_reader *r, struct asys_archive_member 
         if (type == 'x' || type == 'g' || type == 'L' || type == 'K') {
             if (type == 'x' &&
                 read_pax(r, size, long_name, sizeof long_name, &pax_size, &has_pax_size) != 0)
-                return asys_fail_kind(err, ASYS_ERR_INPUT, "%s", r->error);
+                return read_failure(r, err);
             if (type == 'L') {
                 if (size >= sizeof long_name)
                     return asys_fail_kind(err, ASYS_ERR_INPUT, "member name too long");
                 if (take(r, long_name, size) != 1 ||
                     take(r, NULL, (TAR_BLOCK - size % TAR_BLOCK) % TAR_BLOCK) < 0)
-                    return asys_fail_kind(err, ASYS_ERR_INPUT, "%s",
-                                          r->error[0] ? r->error : "cut short");
+                    return r->error[0] ? read_failure(r, err)
+                                       : asys_fail_kind(err, ASYS_ERR_INPUT, "cut short");
                 long_name[size] = '\0';
             }
             if (type == 'g' || type == 'K') {
                 if (take(r, NULL, size + (TAR_BLOCK - size % TAR_BLOCK) % TAR_BLOCK) < 0)
-                    return asys_fail_kind(err, ASYS_ERR_INPUT, "%s", r->error);
+                    return read_failure(r, err);
             }
             continue;
         }

@@ -39,9 +39,18 @@ struct asys_archive_member {
     int regular; /* a regular file (else a link, device, directory...: skip it) */
 };
 
-/* Opens `path`; kind INPUT when it is not a zstd stream. */
+/* Bounds on what a report may expand to (a zstd bomb is small and
+ * enormous): decompressed bytes per compressed byte read so far (after the
+ * first `expansion_slack` bytes), and in all.  0 disables one. */
+struct asys_archive_limits {
+    uint32_t max_expansion;
+    uint64_t expansion_slack;
+    uint64_t max_bytes;
+};
+
+/* Opens `path`; kind INPUT when it is not a zstd stream.  `limits` may be NULL. */
 int asys_archive_reader_open(struct asys_archive_reader **out, const char *path,
-                             struct asys_err *err);
+                             const struct asys_archive_limits *limits, struct asys_err *err);
 /* The next member (the rest of the current one is skipped): 1, 0 at the
  * end of the archive, -1 when the archive is damaged or cut short. */
 int asys_archive_next(struct asys_archive_reader *r, struct asys_archive_member *m,
@@ -51,6 +60,8 @@ int asys_archive_next(struct asys_archive_reader *r, struct asys_archive_member 
 long asys_archive_read(struct asys_archive_reader *r, void *buf, size_t size);
 /* Why the last read failed, or NULL. */
 const char *asys_archive_error(const struct asys_archive_reader *r);
+/* -1 with that reason in err (kind LIMIT for a limit, else INPUT), 0 when none. */
+int asys_archive_failure(const struct asys_archive_reader *r, struct asys_err *err);
 /* Decompressed bytes so far. */
 uint64_t asys_archive_position(const struct asys_archive_reader *r);
 void asys_archive_reader_close(struct asys_archive_reader *r);

@@ -63,7 +63,10 @@ int asys_fail_errno(struct asys_err *err, int errnum, const char *fmt, ...)
     set(err, (int)asys_err_kind_of_errno(errnum), errnum, fmt, ap);
     va_end(ap);
     size_t used = strlen(err->text);
-    snprintf(err->text + used, sizeof err->text - used, "%s%s", used ? ": " : "", strerror(errnum));
+    /* one wording for ENOSPC, EDQUOT and EFBIG, which a full disk gives alike */
+    const char *reason =
+        err->kind == ASYS_ERR_NO_SPACE ? "no space left on device" : strerror(errnum);
+    snprintf(err->text + used, sizeof err->text - used, "%s%s", used ? ": " : "", reason);
     return -1;
 }
 

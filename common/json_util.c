@@ -26,7 +26,10 @@ void asys_json_add_i64(cJSON *obj, const char *key, int64_t v)
 
 int asys_json_to_u64(const cJSON *item, uint64_t *out)
 {
-    if (cJSON_IsNumber(item) && item->valuedouble >= 0) {
+    if (cJSON_IsNumber(item)) {
+        /* a double from a file: only one that fits converts (no UB on 1e300 or NaN) */
+        if (!(item->valuedouble >= 0 && item->valuedouble < 18446744073709551616.0))
+            return -1;
         *out = (uint64_t)item->valuedouble;
         return 0;
     }
@@ -44,6 +47,9 @@ int asys_json_to_u64(const cJSON *item, uint64_t *out)
 int asys_json_to_i64(const cJSON *item, int64_t *out)
 {
     if (cJSON_IsNumber(item)) {
+        if (!(item->valuedouble >= -9223372036854775808.0 &&
+              item->valuedouble < 9223372036854775808.0))
+            return -1;
         *out = (int64_t)item->valuedouble;
         return 0;
     }

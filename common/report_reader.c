@@ -17,9 +17,10 @@ struct asys_report_reader {
     cJSON *symbols;                     /* symbols.json, when the report has one */
     struct asys_archive_member current; /* the member being read */
     int pending;                        /* `current` was read ahead, not handed out yet */
+    struct asys_report_limits limits;
     int at_end;
     char member[sizeof(((struct asys_archive_member *)0)->name)];
-    char archive_error[256]; /* set when reading member data failed */
+    struct asys_err archive_failure; /* set when reading member data failed */
 };
 
 int asys_member_name_is_safe(const char *name)
@@ -90,7 +91,15 @@ static int read_manifest(struct asys_report_reader *r, struct asys_err *err)
     return 0;
 }
 
-int asys_report_reader_open(struct asys_report_reader **out, const char *path, struct asys_err *err)
+void asys_report_limits_default(struct asys_report_limits *l)
+{
+    l->max_expansion = ASYS_DEFAULT_MAX_EXPANSION;
+    l->max_bytes = ASYS_DEFAULT_MAX_REPORT_BYTES;
+    l->max_segment_records = ASYS_DEFAULT_MAX_SEGMENT_RECORDS;
+}
+
+int asys_report_reader_open(struct asys_report_reader **out, const char *path,
+                            const struct asys_report_limits *limits, struct asys_err *err)
 {
     *out = NULL;
     struct stat st;
@@ -103,11 +112,19 @@ int asys_report_reader_open(struct asys_report_reader **out, const char *path, s
     struct asys_report_reader *r = calloc(1, sizeof *r);
     if (!r)
         return asys_fail_kind(err, ASYS_ERR_NOMEM, "out of memory");
-    if (asys_archive_reader_open(&r->archive, path, err) != 0)
+    if (limits)
+        r->limits = *limits;
+    else
+        asys_report_limits_default(&r->limits);
+    /* the first 16 MiB (manifest.json, small reports) whatever their ratio: a bomb
+     * shows past that, before the importer has stored much of it */
+    struct asys_archive_limits al = {r->limits.max_expansion, 16u << 20, r->limits.max_bytes};
+    if (asys_archive_reader_open(&r->archive, path, &al, err) != 0)
         goto fail;
     int rc = asys_archive_next(r->archive, &r->current, err);
     if (rc < 0) {
-        asys_err_wrap(err, "not an asys report");
+        if (err->kind != ASYS_ERR_LIMIT)
+            asys_err_wrap(err, "not an asys report");
         goto fail;
     }
     if (rc == 0) {
@@ -127,7 +144,8 @@ int asys_report_reader_open(struct asys_report_reader **out, const char *path, s
     if (rc == 0) {
         r->at_end = 1;
     } else if (rc < 0) {
-        asys_err_wrap(err, "truncated or damaged report");
+        if (err->kind != ASYS_ERR_LIMIT)
+            asys_err_wrap(err, "truncated or damaged report");
         goto fail;
     } else if (!strcmp(r->current.name, ASYS_SYMBOLS_NAME)) {
         r->symbols = read_json_member(r, ASYS_SYMBOLS_NAME, err);
@@ -157,16 +175,22 @@ static long read_archive(void *ctx, void *buf, size_t size)
 {
     struct asys_report_reader *r = ctx;
     long n = asys_archive_read(r->archive, buf, size);
-    if (n < 0)
-        snprintf(r->archive_error, sizeof r->archive_error, "%s",
-                 asys_archive_error(r->archive) ? asys_archive_error(r->archive)
-                                                : "damaged archive");
+    if (n < 0 && !r->archive_failure.kind) {
+        if (asys_archive_failure(r->archive, &r->archive_failure) == 0)
+            asys_fail_kind(&r->archive_failure, ASYS_ERR_INPUT, "damaged archive");
+        if (r->archive_failure.kind != ASYS_ERR_LIMIT)
+            asys_err_wrap(&r->archive_failure, "truncated or damaged report");
+    }
     return n;
 }
 
-const char *asys_report_archive_error(const struct asys_report_reader *r)
+int asys_report_archive_failure(const struct asys_report_reader *r, struct asys_err *err)
 {
-    return r->archive_error[0] ? r->archive_error : NULL;
+    if (!r->archive_failure.kind)
+        return 0;
+    if (err)
+        *err = r->archive_failure;
+    return -1;
 }
 
 int asys_report_next_segment(struct asys_report_reader *r, struct asys_segment_stream *s,
@@ -181,7 +205,9 @@ int asys_report_next_segment(struct asys_report_reader *r, struct asys_segment_s
             if (rc == 0)
                 return 0;
             if (rc < 0)
-                return asys_err_wrap(err, "truncated or damaged report");
+                return err->kind == ASYS_ERR_LIMIT
+                           ? -1
+                           : asys_err_wrap(err, "truncated or damaged report");
         }
         r->pending = 0;
         const char *name = r->current.name;
@@ -193,10 +219,11 @@ int asys_report_next_segment(struct asys_report_reader *r, struct asys_segment_s
             continue; /* members of later format additions are not segments */
         snprintf(r->member, sizeof r->member, "%s", name);
         *member = r->member;
-        if (asys_segment_stream_open(s, read_archive, r, r->current.size, err) != 0) {
-            if (r->archive_error[0])
-                return asys_fail_kind(err, ASYS_ERR_INPUT, "truncated or damaged report (%s)",
-                                      r->archive_error);
+        if (asys_segment_stream_open(s, read_archive, r, r->current.size, err) == 0) {
+            s->max_records = r->limits.max_segment_records;
+        } else {
+            if (asys_report_archive_failure(r, err) != 0)
+                return -1;
             *bad = 1;
         }
         return 1;

@@ -11,9 +11,22 @@
 
 struct asys_report_reader;
 
-/* Opens the report and reads its manifest; checks the format version. */
+/* What no real report reaches and a hostile one is stopped by (every
+ * analysis tool has options for them). */
+struct asys_report_limits {
+    uint32_t max_expansion;       /* decompressed bytes per compressed byte; 0: no limit */
+    uint64_t max_bytes;           /* decompressed bytes in all; 0: no limit */
+    uint64_t max_segment_records; /* records in one segment; 0: no limit */
+};
+#define ASYS_DEFAULT_MAX_EXPANSION 1000u
+#define ASYS_DEFAULT_MAX_REPORT_BYTES (1ull << 40)
+#define ASYS_DEFAULT_MAX_SEGMENT_RECORDS (1ull << 32)
+void asys_report_limits_default(struct asys_report_limits *l);
+
+/* Opens the report and reads its manifest; checks the format version.
+ * `limits` may be NULL (the defaults). */
 int asys_report_reader_open(struct asys_report_reader **out, const char *path,
-                            struct asys_err *err);
+                            const struct asys_report_limits *limits, struct asys_err *err);
 /* Borrowed; valid until close. */
 const cJSON *asys_report_manifest(const struct asys_report_reader *r);
 /* symbols.json (FORMAT.md §6), or NULL when the report has no call stacks. */
@@ -25,8 +38,9 @@ int asys_report_next_segment(struct asys_report_reader *r, struct asys_segment_s
                              const char **member, int *bad, struct asys_err *err);
 void asys_report_reader_close(struct asys_report_reader *r);
 
-/* Why reading a member's data failed (the archive itself is damaged), or NULL. */
-const char *asys_report_archive_error(const struct asys_report_reader *r);
+/* When reading a member's data failed (the archive is damaged, or past a
+ * limit): -1 with the reason in err (may be NULL), else 0. */
+int asys_report_archive_failure(const struct asys_report_reader *r, struct asys_err *err);
 
 /* Checks a member name: relative, no "..", no empty components. */
 int asys_member_name_is_safe(const char *name);

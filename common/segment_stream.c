@@ -146,6 +146,11 @@ int asys_segment_stream_next(struct asys_segment_stream *s, struct asys_record *
     if (offset + size > s->stop || fill(s, (size_t)size, err) < (long)size)
         return asys_fail(err, "record %s at offset %llu is cut short", info->name,
                          (unsigned long long)offset);
+    if (s->max_records && s->records >= s->max_records)
+        return asys_fail_kind(err, ASYS_ERR_LIMIT,
+                              "more than %llu records in one segment (a damaged or hostile "
+                              "report? --max-segment-records allows more)",
+                              (unsigned long long)s->max_records);
     s->ticks += ASYS_REC_DELTA(word);
     if (type == ASYS_REC_TIME_BASE) {
         const struct asys_rec_time_base *tb = (const void *)(s->buf + s->pos);

@@ -36,6 +36,7 @@ struct asys_segment_stream {
     uint64_t stop;        /* offset where records end (data_end or limit) */
     uint64_t ticks;
     uint64_t records;
+    uint64_t max_records; /* 0: no limit */
     int finished;
     struct asys_segment_header header;
 };

@@ -11,6 +11,7 @@
 
 #include <pcre2.h>
 
+#include "sql_functions.h"
 #include "cli_args.h"
 #include "grow.h"
 #include "out_file.h"
@@ -31,7 +32,8 @@ static const char *const type_names[] = {"pftrace", "json", "csv", "sqlite"};
 
 struct export_args {
     const char *input;
-    int help; /* --help: print the usage, do nothing else */
+    struct asys_report_limits limits; /* --max-expansion ... */
+    int help;                         /* --help: print the usage, do nothing else */
     enum export_type type;
     const char *output;
     const char *tables;
@@ -77,6 +79,7 @@ static void usage(FILE *out)
             "  -q, --quiet                   no progress bar\n"
             "  -v, --verbose                 print what was written\n"
             "  -h, --help                    this help\n");
+    fputs(asys_cli_limits_help, out);
 }
 
 static int parse_type(const char *v, enum export_type *out)
@@ -92,6 +95,7 @@ static int parse_type(const char *v, enum export_type *out)
 static int parse_args(int argc, char **argv, struct export_args *a)
 {
     memset(a, 0, sizeof *a);
+    asys_report_limits_default(&a->limits);
     struct asys_cli c;
     asys_cli_init(&c, PROG, argc, argv);
     const struct asys_cli_text_option text[] = {
@@ -104,6 +108,11 @@ static int parse_args(int argc, char **argv, struct export_args *a)
         {NULL, "--sqlite", &a->sqlite_path, NULL, NULL},
     };
     while (asys_cli_next(&c)) {
+        int limit = asys_cli_take_limits(&c, &a->limits);
+        if (limit < 0)
+            return -1;
+        if (limit)
+            continue;
         int taken = asys_cli_take_text(&c, text, sizeof text / sizeof text[0]);
         if (taken < 0)
             return -1;
@@ -343,7 +352,7 @@ static int export_csv_tables(const struct export_args *a, sqlite3 *db, const cha
     struct file_set set = {0};
     int rc = 0, written = 0;
     while (rc == 0 && sqlite3_step(list) == SQLITE_ROW) {
-        const char *table = (const char *)sqlite3_column_text(list, 0);
+        const char *table = asys_column_text(list, 0);
         if (!tl_table_matches(re, table))
             continue;
         char *sql = sqlite3_mprintf("SELECT * FROM \"%w\"", table);
@@ -437,12 +446,11 @@ static int keep_tables(sqlite3 *db, pcre2_code *re, struct asys_err *err)
             names = more_names;
         if (more_views)
             views = more_views;
-        if (!more_names || !more_views ||
-            !(names[count] = strdup((const char *)sqlite3_column_text(st, 1)))) {
+        if (!more_names || !more_views || !(names[count] = strdup(asys_column_text(st, 1)))) {
             rc = asys_fail(err, "out of memory");
             break;
         }
-        views[count++] = !strcmp((const char *)sqlite3_column_text(st, 0), "view");
+        views[count++] = !strcmp(asys_column_text(st, 0), "view");
     }
     sqlite3_finalize(st);
     for (size_t i = 0; rc == 0 && i < count; i++) {
@@ -607,7 +615,7 @@ int main(int argc, char **argv)
     rc = ASYS_EXIT_FAILURE;
     if (a.report_count && find_reports(&a, &cat, defs) != 0)
         goto out;
-    struct asys_db_options dbo = {a.sqlite_path, 0, warn, &a, on_build};
+    struct asys_db_options dbo = {a.sqlite_path, 0, warn, &a, on_build, &a.limits, a.force};
     if (asys_report_db_open(a.input, &dbo, &rdb, &err) != 0) {
         asys_err_print(PROG, "open", a.input, &err);
         goto out;

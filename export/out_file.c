@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "cleanup.h"
 #include "file_mode.h"
 
 struct asys_out_file {
@@ -68,17 +69,19 @@ int asys_out_file_open(struct asys_out_file **out, const char *path, int force, 
         free(f);
         return asys_fail(err, "file exists (use --force-overwrite)");
     }
-    char dir[PATH_MAX], base[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    snprintf(base, sizeof base, "%s", path);
-    snprintf(f->tmp, sizeof f->tmp, "%s/.%s.XXXXXX", dirname(dir), basename(base));
+    asys_remove_stale_temps(path, 1);
+    if (asys_temp_template(path, 1, f->tmp, sizeof f->tmp) != 0) {
+        free(f);
+        return asys_fail(err, "path too long");
+    }
     f->fd = mkostemp(f->tmp, O_CLOEXEC);
     if (f->fd < 0) {
         int e = errno;
         free(f);
-        return asys_fail(err, "%s", strerror(e));
+        return asys_fail_errno(err, e, "%s", "");
     }
     f->has_tmp = 1;
+    asys_cleanup_add(f->tmp);
     int rc = 0;
     if (!stream) {
         close(f->fd); /* the caller writes the temporary file by name */
@@ -134,6 +137,7 @@ int asys_out_file_finish(struct asys_out_file *f, struct asys_err *err)
 {
     if (close_parts(f, 1, err) != 0) {
         unlink(f->tmp);
+        asys_cleanup_remove(f->tmp);
         f->has_tmp = 0;
         return -1;
     }
@@ -145,9 +149,10 @@ int asys_out_file_commit(struct asys_out_file *f, struct asys_err *err)
     int rc = 0;
     asys_give_default_mode(f->tmp);
     if (rename(f->tmp, f->path) != 0) {
-        rc = asys_fail(err, "%s", strerror(errno));
+        rc = asys_fail_errno(err, errno, "%s", "");
         unlink(f->tmp);
     }
+    asys_cleanup_remove(f->tmp);
     free(f);
     return rc;
 }
@@ -157,8 +162,10 @@ void asys_out_file_discard(struct asys_out_file *f)
     if (!f)
         return;
     close_parts(f, 0, NULL);
-    if (f->has_tmp)
+    if (f->has_tmp) {
         unlink(f->tmp);
+        asys_cleanup_remove(f->tmp);
+    }
     free(f);
 }
 

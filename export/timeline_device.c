@@ -7,6 +7,7 @@
 #include "grow.h"
 #include "report_catalog.h"
 #include "report_run.h"
+#include "sql_functions.h"
 #include "timeline_walk.h"
 
 /* Declares every node of the tree, names prefixed with their percentage. */
@@ -29,11 +30,11 @@ static int build_tree(struct walk *w)
     asys_u64map_init(&by_id);
     uint32_t sibling_rank[64] = {0};
     while (rc == 0 && !w->failed && sqlite3_step(st) == SQLITE_ROW) {
-        const char *node = (const char *)sqlite3_column_text(st, 0);
+        const char *node = asys_column_text(st, 0);
         int level = sqlite3_column_int(st, 3);
         int64_t id = sqlite3_column_int64(st, 4);
-        const char *kind = (const char *)sqlite3_column_text(st, 6);
-        const char *key = (const char *)sqlite3_column_text(st, 7);
+        const char *kind = asys_column_text(st, 6);
+        const char *key = asys_column_text(st, 7);
         if (level < 0 || level >= 63)
             continue;
         sibling_rank[level]++;
@@ -379,16 +380,16 @@ static int walk_projection(struct walk *w)
         return -1;
     while (!w->failed && sqlite3_step(st) == SQLITE_ROW) {
         char stream_key[256];
-        const char *ctx = (const char *)sqlite3_column_text(st, 3);
-        snprintf(stream_key, sizeof stream_key, "%s%s", ctx, sqlite3_column_text(st, 4));
+        const char *ctx = asys_column_text(st, 3);
+        snprintf(stream_key, sizeof stream_key, "%s%s", ctx, asys_column_text(st, 4));
         /* where the stream's rows hang: the stream, or its context or device when hidden */
         uint32_t parent = node_row(w, stream_key);
         if (!parent)
             parent = node_row(w, ctx);
         if (!parent)
-            parent = node_row(w, (const char *)sqlite3_column_text(st, 5));
+            parent = node_row(w, asys_column_text(st, 5));
         char suffix[300];
-        snprintf(suffix, sizeof suffix, "h%s", sqlite3_column_text(st, 4));
+        snprintf(suffix, sizeof suffix, "h%s", asys_column_text(st, 4));
         uint32_t row = child_row(w, parent, suffix, "HGTX", 200);
         tw_emit_slice(w, row, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
                       tw_string_name(w, sqlite3_column_int64(st, 2)), tw_category(w, "hgtx"), NULL);

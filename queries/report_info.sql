@@ -23,7 +23,10 @@ rows(ord, property, value) AS (
     UNION ALL SELECT 12, 'Processes', (SELECT COUNT(*) FROM processes)
     UNION ALL SELECT 13, 'Threads', (SELECT COUNT(*) FROM threads)
     UNION ALL SELECT 14, 'Segments', (SELECT COUNT(*) FROM segments)
-    UNION ALL SELECT 15, 'Damaged segments', (SELECT COUNT(*) FROM segments WHERE error IS NOT NULL)
+    UNION ALL SELECT 15, 'Damaged segments', (SELECT COUNT(*) FROM segments
+        WHERE error IS NOT NULL AND error <> 'duplicate segment')
+    UNION ALL SELECT 15.5, 'Duplicate segments skipped', n FROM (SELECT COUNT(*) AS n FROM segments
+        WHERE error = 'duplicate segment') WHERE n > 0
     UNION ALL SELECT 16, 'Records', (SELECT SUM(records) FROM segments)
     UNION ALL SELECT 17 + ROW_NUMBER() OVER (ORDER BY collector), 'Records (' || collector || ')', records
         FROM collector_records
@@ -35,7 +38,12 @@ rows(ord, property, value) AS (
         UNION ALL SELECT 4, 'cause not recorded', SUM(dropped_records) FROM segments
                   WHERE dropped_full IS NULL)
       WHERE n > 0
+    UNION ALL SELECT 46, 'Strings referenced but never defined', value FROM info
+        WHERE key = 'strings_never_defined'
     UNION ALL SELECT 45, 'HGTX ranges never ended', (SELECT value FROM info WHERE key = 'hgtx_open_ranges')
+    UNION ALL SELECT 47, 'Import warnings', n FROM (SELECT COUNT(*) AS n FROM import_warnings)
+        WHERE n > 0
+    UNION ALL SELECT 47 + id / 1000.0, 'Warning ' || id, message FROM import_warnings WHERE id <= 10
     UNION ALL SELECT 50 + ROW_NUMBER() OVER (ORDER BY p.pid), 'Process ' || p.pid,
         COALESCE(n.value, '?') || ' (' || (SELECT COUNT(*) FROM threads AS t WHERE t.pid = p.pid) ||
         ' threads)' || CASE WHEN p.forked THEN ', forked' ELSE '' END

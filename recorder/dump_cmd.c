@@ -66,7 +66,7 @@ static int dump_report(const char *path, struct asys_err *err)
 {
     struct asys_report_reader *r = NULL;
     int rc = -1;
-    if (asys_report_reader_open(&r, path, err) != 0)
+    if (asys_report_reader_open(&r, path, NULL, err) != 0)
         goto out;
     const cJSON *manifest = asys_report_manifest(r);
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(manifest, "report_id");
@@ -95,11 +95,8 @@ static int dump_report(const char *path, struct asys_err *err)
         }
         int damaged = dump_stream(&s, member, &seg_err) != 0;
         asys_segment_stream_close(&s);
-        if (asys_report_archive_error(r)) { /* the archive, not the segment: nothing follows */
-            asys_fail_kind(err, ASYS_ERR_INPUT, "truncated or damaged report (%s)",
-                           asys_report_archive_error(r));
+        if (asys_report_archive_failure(r, err) != 0) /* the archive: nothing follows */
             goto out;
-        }
         if (damaged) {
             fprintf(stderr, "%s: '%s': %s\n", PROG, path, seg_err.text);
             failed = 1;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "asys_error.h"
+#include "parse_util.h"
 
 enum asys_option_type {
     ASYS_OPT_FLAG,   /* no value (--help) */
@@ -61,12 +62,6 @@ struct asys_option {
 int asys_option_parse(const struct asys_option *o, const char *text, struct asys_option_value *v,
                       struct asys_err *err);
 
-/* "true"/"1"/"yes" (or NULL) -> 1, "false"/"0"/"no" -> 0, else -1. */
-int asys_parse_bool(const char *text);
-/* "64M", "2G", "4096" -> bytes; -1 when not a size. */
-int asys_parse_size(const char *text, uint64_t *out);
-/* A non-negative decimal no larger than `max`; -1 otherwise. */
-int asys_parse_count(const char *text, uint64_t max, uint64_t *out);
 
 /* One --help entry. */
 void asys_option_print_help(FILE *out, const struct asys_option *o);

@@ -85,6 +85,14 @@ CREATE TABLE drops (
     bytes    INTEGER NOT NULL  -- bytes lost
 );
 
+-- What the import skipped or could not make sense of, one message each (a
+-- damaged segment, a duplicate, a record past its end...); report_info lists
+-- them.  The rows of the other tables are right for what was kept.
+CREATE TABLE import_warnings (
+    id      INTEGER PRIMARY KEY, -- order
+    message TEXT NOT NULL        -- one line
+);
+
 -- Records imported per collector family ('core', 'hgtx').
 CREATE TABLE collector_records (
     collector TEXT PRIMARY KEY, -- record family

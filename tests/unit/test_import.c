@@ -214,8 +214,8 @@ static sqlite3 *import_report(void)
     ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
     struct asys_import_stats stats;
     warnings = 0;
-    ck_assert_msg(asys_import_report(report, db, count_warning, NULL, &stats, &err) == 0, "%s",
-                  err.text);
+    ck_assert_msg(asys_import_report(report, db, NULL, count_warning, NULL, &stats, &err) == 0,
+                  "%s", err.text);
     ck_assert_uint_eq(stats.segments, 3);
     ck_assert_uint_eq(stats.bad_segments, 0);
     return db;
@@ -351,7 +351,7 @@ static void expect_refused(const char *path, const char *reason)
     ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
     struct asys_import_stats stats;
     struct asys_err err = {0};
-    ck_assert_int_eq(asys_import_report(path, db, NULL, NULL, &stats, &err), -1);
+    ck_assert_int_eq(asys_import_report(path, db, NULL, NULL, NULL, &stats, &err), -1);
     ck_assert_msg(strstr(err.text, reason) != NULL, "expected '%s' in '%s'", reason, err.text);
     sqlite3_close(db);
 }
@@ -412,6 +412,48 @@ START_TEST(refuses_bad_reports)
 }
 END_TEST
 
+/* Manifest numbers come from a file: out of range ones are left out, an end
+ * before the start is not used, nothing overflows (issue 12.2). */
+START_TEST(hostile_manifest_numbers)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/m.asys-rep", dir);
+    const char *members[] = {
+        "manifest.json",
+        "{\"format_version\": 2, \"session\": {\"start_monotonic_ns\": \"5\", "
+        "\"end_monotonic_ns\": \"18446744073709551615\", \"start_realtime_ns\": 1e300}, "
+        "\"clock\": {\"tick_hz\": -1e308, \"realtime_minus_monotonic_ns\": -1e300, "
+        "\"pairs\": [[1e300, 5], [\"-3\", 7]]}, \"target\": {\"pid\": 1e19}}"};
+    write_archive(path, members, 1);
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+    struct asys_import_stats stats;
+    struct asys_err err = {0};
+    warnings = 0;
+    ck_assert_msg(asys_import_report(path, db, NULL, count_warning, NULL, &stats, &err) == 0, "%s",
+                  err.text);
+    ck_assert_int_eq(query_int(db, "SELECT value FROM session_info WHERE key = 'start_ns'"), 5);
+    ck_assert_int_eq(query_int(db, "SELECT COUNT(*) FROM session_info WHERE key IN "
+                                   "('end_ns', 'duration_ns', 'start_realtime_ns', "
+                                   "'clock_tick_hz', 'target_pid')"),
+                     0);
+    sqlite3_close(db);
+    /* an end before the start */
+    const char *backwards[] = {"manifest.json",
+                               "{\"format_version\": 2, \"session\": {\"start_monotonic_ns\": "
+                               "900, \"end_monotonic_ns\": 100}}"};
+    write_archive(path, backwards, 1);
+    ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+    warnings = 0;
+    ck_assert_int_eq(asys_import_report(path, db, NULL, count_warning, NULL, &stats, &err), 0);
+    ck_assert_int_eq(warnings, 1);
+    ck_assert_int_eq(query_int(db, "SELECT COUNT(*) FROM session_info WHERE key IN "
+                                   "('end_ns', 'duration_ns')"),
+                     0);
+    sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(refuses_truncated_report)
 {
     /* enough records that the archive spans many compressed blocks */
@@ -461,7 +503,8 @@ START_TEST(reads_format_1_segments)
     sqlite3 *db = NULL;
     ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
     struct asys_import_stats stats;
-    ck_assert_msg(asys_import_report(report, db, NULL, NULL, &stats, &err) == 0, "%s", err.text);
+    ck_assert_msg(asys_import_report(report, db, NULL, NULL, NULL, &stats, &err) == 0, "%s",
+                  err.text);
     ck_assert_uint_eq(stats.bad_segments, 0);
     ck_assert_int_eq(query_int(db, "SELECT format_version FROM segments WHERE pid = 30"), 1);
     ck_assert_int_eq(query_int(db, "SELECT dropped_records FROM segments WHERE pid = 30"), 5);
@@ -469,6 +512,48 @@ START_TEST(reads_format_1_segments)
     ck_assert_int_eq(query_int(db, "SELECT dropped_reentry FROM segments WHERE pid = 40"), 1);
     ck_assert_int_eq(query_int(db, "SELECT dropped_full FROM segments WHERE pid = 40"), 0);
     ck_assert_int_eq(query_int(db, "SELECT COUNT(*) FROM threads WHERE pid = 30"), 1);
+    sqlite3_close(db);
+}
+END_TEST
+
+/* Ids come from a file: a huge string id costs a slot, not an array that
+ * size, and a fork chain that loops ends (issue 12.1). */
+START_TEST(hostile_string_ids_are_bounded)
+{
+    struct asys_segment_writer w;
+    seg_open(&w, "a-t50.seg", 50, 50, 0xE, 0xF, 0xffffffffu); /* its parent: 0xF */
+    put_pair(&w, ASYS_REC_THREAD_START, 0, 50, 0x7fffffffu, 100);
+    struct asys_hgtx_attributes a = {0};
+    a.message_string_id = 0xfffffff0u;
+    a.message_type = 3;
+    put_ex(&w, ASYS_REC_HGTX_MARK_EX, &a, 200);
+    put_string(&w, 0x80000001u, "far");
+    put_word(&w, ASYS_REC_HGTX_MARK, 0xffff, 300);
+    asys_segment_close(&w);
+    seg_open(&w, "b-t60.seg", 60, 60, 0xF, 0xE, 0xffffffffu); /* ...whose parent is 0xE */
+    put_pair(&w, ASYS_REC_THREAD_START, 0, 60, 0x7ffffffeu, 400);
+    asys_segment_close(&w);
+
+    struct asys_finalize_result res;
+    struct asys_err err = {0};
+    ck_assert_msg(asys_finalize(dir, report, 0, NULL, &res, &err) == 0, "%s", err.text);
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+    struct asys_import_stats stats;
+    ck_assert_msg(asys_import_report(report, db, NULL, NULL, NULL, &stats, &err) == 0, "%s",
+                  err.text);
+    ck_assert_int_eq(query_int(db, "SELECT COUNT(*) FROM threads"), 2);
+    char text[256];
+    query_text(db,
+               "SELECT s.value FROM hgtx_events e JOIN strings s ON s.id = e.text_id "
+               "WHERE e.start_ns = 200",
+               text, sizeof text);
+    ck_assert_str_eq(text, "[unknown string 4294967280]");
+    /* the three references of the first segment (their owner: image 0xF, not read yet);
+     * the second segment's, once 0xF names 0xE as its parent, loop and resolve to nothing */
+    ck_assert_int_eq(query_int(db, "SELECT value FROM session_info "
+                                   "WHERE key = 'strings_never_defined'"),
+                     3);
     sqlite3_close(db);
 }
 END_TEST
@@ -495,7 +580,9 @@ int main(void)
     tcase_add_test(tc, imports_ranges_threads_processes);
     tcase_add_test(tc, refuses_bad_reports);
     tcase_add_test(tc, refuses_truncated_report);
+    tcase_add_test(tc, hostile_manifest_numbers);
     tcase_add_test(tc, reads_format_1_segments);
+    tcase_add_test(tc, hostile_string_ids_are_bounded);
     tcase_add_test(tc, finalize_refuses_to_overwrite);
     suite_add_tcase(s, tc);
     return test_run(&s, 1);

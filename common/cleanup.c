@@ -1,0 +1,117 @@
+#define _GNU_SOURCE
+#include "cleanup.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#define SLOTS 16
+
+/* Written before `used` is set, read by the handler only where `used` is. */
+static char paths[SLOTS][PATH_MAX];
+static volatile sig_atomic_t used[SLOTS];
+static int installed;
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    for (int i = 0; i < SLOTS; i++)
+        if (used[i])
+            unlink(paths[i]);
+    errno = saved;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install(void)
+{
+    static const int signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++) {
+        struct sigaction old;
+        if (sigaction(signals[i], NULL, &old) != 0 || old.sa_handler == SIG_IGN)
+            continue; /* ignored by whoever started us (nohup): keep it so */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(signals[i], &sa, NULL);
+    }
+    installed = 1;
+}
+
+int asys_cleanup_add(const char *path)
+{
+    if (!installed)
+        install();
+    if (strlen(path) >= PATH_MAX)
+        return -1;
+    for (int i = 0; i < SLOTS; i++) {
+        if (used[i])
+            continue;
+        strcpy(paths[i], path);
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        used[i] = 1;
+        return 0;
+    }
+    return -1;
+}
+
+void asys_cleanup_remove(const char *path)
+{
+    for (int i = 0; i < SLOTS; i++)
+        if (used[i] && !strcmp(paths[i], path))
+            used[i] = 0;
+}
+
+static void split(const char *target, char *dir, size_t dsize, char *base, size_t bsize)
+{
+    char a[PATH_MAX], b[PATH_MAX];
+    snprintf(a, sizeof a, "%s", target);
+    snprintf(b, sizeof b, "%s", target);
+    snprintf(dir, dsize, "%s", dirname(a));
+    snprintf(base, bsize, "%s", basename(b));
+}
+
+int asys_temp_template(const char *target, int hidden, char *out, size_t size)
+{
+    char dir[PATH_MAX], base[PATH_MAX];
+    split(target, dir, sizeof dir, base, sizeof base);
+    int n = hidden ? snprintf(out, size, "%s/.%s.%d.XXXXXX", dir, base, (int)getpid())
+                   : snprintf(out, size, "%s.tmp-%d-XXXXXX", target, (int)getpid());
+    return n > 0 && (size_t)n < size ? 0 : -1;
+}
+
+void asys_remove_stale_temps(const char *target, int hidden)
+{
+    char dir[PATH_MAX], base[PATH_MAX], prefix[PATH_MAX + 8];
+    split(target, dir, sizeof dir, base, sizeof base);
+    int n = hidden ? snprintf(prefix, sizeof prefix, ".%s.", base)
+                   : snprintf(prefix, sizeof prefix, "%s.tmp-", base);
+    if (n <= 0 || (size_t)n >= sizeof prefix)
+        return;
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, prefix, (size_t)n) != 0)
+            continue;
+        char *end;
+        long pid = strtol(e->d_name + n, &end, 10);
+        /* ours: PID, a separator, and mkostemp's six characters */
+        if (end == e->d_name + n || (*end != '.' && *end != '-') || strlen(end + 1) != 6 ||
+            pid <= 0 || pid == (long)getpid())
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue; /* its program still runs (or is not ours to ask) */
+        unlinkat(dirfd(d), e->d_name, 0);
+    }
+    closedir(d);
+}

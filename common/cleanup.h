@@ -1,0 +1,23 @@
+/* Temporary files that must not outlive their program: paths registered
+ * here are removed when SIGINT, SIGTERM, SIGHUP or SIGQUIT stops it (the
+ * handler unlinks them and re-raises the signal), and a later run removes
+ * the ones of a program that died another way (their names carry its pid). */
+#ifndef ASYS_CLEANUP_H
+#define ASYS_CLEANUP_H
+
+#include <stddef.h>
+
+/* Registers `path` (copied); installs the handlers on first use.  0, or -1
+ * when every slot is taken (the file is then only removed by a later run). */
+int asys_cleanup_add(const char *path);
+/* Forgets `path` (it was renamed into place or removed). */
+void asys_cleanup_remove(const char *path);
+
+/* A temporary name beside `target`: "DIR/.BASE.PID.XXXXXX" (hidden) or
+ * "TARGET.tmp-PID-XXXXXX"; mkostemp's template. */
+int asys_temp_template(const char *target, int hidden, char *out, size_t size);
+/* Removes the temporaries asys_temp_template made for `target` whose
+ * process is gone. */
+void asys_remove_stale_temps(const char *target, int hidden);
+
+#endif

@@ -1,0 +1,300 @@
+"""Hostile reports, caches and SQL (issue 12): what an attacker or an unlucky
+user hands the tools is refused with one line or read with what was skipped
+in report_info; nothing crashes, hangs, or stays behind."""
+import glob
+import os
+import signal
+import sqlite3
+import stat
+import subprocess
+import tarfile
+import time
+import unittest
+
+import craft
+from asys_e2e import BIN, STATS, AsysTestCase, prog
+
+EXPORT = os.path.join(BIN, 'asys-export')
+DEPS = os.path.join(BIN, 'asys-deps')
+
+
+class HostileCase(AsysTestCase):
+    def write(self, name, data):
+        path = self.path(name)
+        with open(path, 'wb') as f:
+            f.write(data)
+        return path
+
+    def refused(self, argv, fragment, timeout=60):
+        r = self.run_cmd(argv, timeout=timeout)
+        err = r.stderr.decode(errors='replace')
+        lines = err.strip().splitlines()
+        self.assertNotEqual(r.returncode, 0, err)
+        self.assertGreater(r.returncode, 0, 'killed by a signal: ' + err)
+        self.assertEqual(len(lines), 1, lines)
+        self.assertIn(fragment, lines[0])
+        self.assertNotIn('Sanitizer', err)
+        return r
+
+    def info(self, report, *extra):
+        r = self.stats('-q', '-r', 'report_info', '-f', 'csv', *extra, report)
+        rows = r.stdout.decode().splitlines()[1:]
+        return {k: v for k, _, v in (row.partition(',') for row in rows)}
+
+    def leftovers(self):
+        return [n for n in os.listdir(self.dir) if '.tmp-' in n or
+                (n.startswith('.') and n.count('.') >= 3)]
+
+
+class HostileReports(HostileCase):
+    def test_huge_string_ids_cost_nothing(self):
+        body = craft.thread_start(7, 0x7fffffff, 5) + craft.push(0xfffe, 5) + craft.pop(5)
+        seg = craft.segment_header(7, 7, 0x77) + body
+        rep = self.write('ids.asys-rep', craft.report([('segments/a.seg', seg)]))
+        start = time.monotonic()
+        info = self.info(rep)
+        self.assertLess(time.monotonic() - start, 20)
+        self.assertEqual(info['Threads'], '1')
+        self.assertEqual(info['Strings referenced but never defined'], '2')
+
+    def test_manifest_numbers_out_of_range(self):
+        m = craft.manifest(session={'start_monotonic_ns': '5',
+                                    'end_monotonic_ns': '18446744073709551615',
+                                    'start_realtime_ns': 1e300},
+                           target={'pid': 1e19, 'exit_code': -1e300})
+        rep = self.write('m.asys-rep', craft.report([('manifest.json', m)]))
+        r = self.stats('-q', '-r', 'report_info', '-f', 'csv', rep)
+        self.assertNotIn(b'runtime error', r.stderr)
+
+    def test_zstd_bomb_is_refused_early(self):
+        # 64 MiB of one record, a few KiB compressed: a ratio no recording reaches
+        seg = craft.thread_segment(8, 8, 0x88, craft.word(craft.REC_HGTX_MARK, 1, 2) * (8 << 20))
+        rep = self.write('bomb.asys-rep', craft.report([('segments/a.seg', seg)], level=19))
+        self.assertLess(os.path.getsize(rep), 200000)
+        start = time.monotonic()
+        self.refused([STATS, '-q', rep], 'expands more than 1000 times')
+        self.assertLess(time.monotonic() - start, 30)
+        self.assertEqual(self.leftovers(), [])
+        self.assertFalse(os.path.exists(self.path('bomb.sqlite')))
+        self.refused([EXPORT, rep], 'expands more than 1000 times')
+        self.refused([DEPS, rep], 'expands more than 1000 times')
+        # the limits are options: a smaller size cap stops it sooner, with its own message
+        self.refused([STATS, '--max-report-size', '1M', rep], 'expands beyond 1048576 bytes')
+
+    def test_records_per_segment_limit(self):
+        self.profile([prog('hgtx_loop'), '1000'], options=['-t', 'nvtx'])
+        self.refused([STATS, '--max-segment-records', '100', self.report()],
+                     'more than 100 records in one segment')
+        self.refused([STATS, '--max-segment-records', 'x', self.report()],
+                     '--max-segment-records takes a count')
+
+    def test_duplicate_segments_are_counted_once(self):
+        body = b''.join(craft.push(2, 10) + craft.pop(10) for _ in range(30))
+        seg = craft.thread_segment(9, 9, 0x99, body)
+        members = [('segments/a.seg', seg), ('segments/b.seg', seg), ('segments/c.seg', seg)]
+        rep = self.write('dup.asys-rep', craft.report(members))
+        r = self.stats('-r', 'hgtx_sum', '-f', 'csv', rep)
+        self.assertIn(b"segment 'segments/b.seg' skipped: a second copy", r.stderr)
+        rows = r.stdout.decode().splitlines()
+        self.assertEqual(rows[1].split(',')[2], '30')  # Instances: not 90
+        info = self.info(rep)
+        self.assertEqual(info['Duplicate segments skipped'], '2')
+        self.assertEqual(info['Import warnings'], '2')
+        self.assertIn('second copy', info['Warning 1'])
+
+    def test_tar_tricks(self):
+        seg = craft.thread_segment(10, 10, 0xaa, craft.push(2, 10) + craft.pop(10))
+        specials = []
+        for kind, name in ((tarfile.SYMTYPE, 'segments/link.seg'),
+                           (tarfile.LNKTYPE, 'segments/hard.seg'),
+                           (tarfile.CHRTYPE, 'segments/dev.seg'),
+                           (tarfile.DIRTYPE, 'segments/dir.seg'),
+                           (tarfile.FIFOTYPE, 'segments/fifo.seg')):
+            info = tarfile.TarInfo(name)
+            info.type = kind
+            info.linkname = '/etc/passwd'
+            specials.append((name, info))
+        rep = self.write('tricks.asys-rep',
+                         craft.report([('segments/a.seg', seg)] + specials))
+        info = self.info(rep)
+        self.assertEqual(info['Segments'], '1')  # the special members are not segments
+        for bad in ('/abs/x.seg', '../x.seg', 'segments/../../x.seg'):
+            rep = self.write('bad.asys-rep', craft.report([(bad, seg)]))
+            self.refused([STATS, rep], 'unsafe member name')
+
+    def test_a_damaged_segment_is_said_in_report_info(self):
+        seg = craft.thread_segment(11, 11, 0xbb, craft.push(2, 10) + craft.word(99, 1))
+        rep = self.write('dmg.asys-rep', craft.report([('segments/a.seg', seg)]))
+        info = self.info(rep)
+        self.assertEqual(info['Damaged segments'], '1')
+        self.assertIn('unknown record type 99', info['Warning 1'])
+
+
+class HostileCaches(HostileCase):
+    def setUp(self):
+        super().setUp()
+        self.profile([prog('hgtx_threads')], options=['-t', 'hgtx'])
+        self.stats('-q', self.report())
+        self.cache = self.path('rep.sqlite')
+
+    def inode(self):
+        return os.stat(self.cache).st_ino
+
+    def test_extra_objects_rebuild_it(self):
+        first = self.inode()
+        con = sqlite3.connect(self.cache)
+        con.executescript(
+            'CREATE VIEW forever AS WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 '
+            'FROM c) SELECT n FROM c;'
+            'CREATE TRIGGER t AFTER INSERT ON strings BEGIN DELETE FROM threads; END;')
+        con.close()
+        r = self.run_cmd([STATS, '-q', self.report()], timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotEqual(self.inode(), first)
+        con = sqlite3.connect(self.cache)
+        names = {n for (n,) in con.execute("SELECT name FROM sqlite_schema")}
+        con.close()
+        self.assertNotIn('forever', names)
+        self.assertNotIn('t', names)
+        r = self.run_cmd([EXPORT, '-t', 'sqlite', '-o', self.path('out.sqlite'), self.report()])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        con = sqlite3.connect(self.path('out.sqlite'))
+        self.assertEqual(con.execute("SELECT COUNT(*) FROM sqlite_schema WHERE type = 'trigger'"
+                                     ).fetchone()[0], 0)
+        con.close()
+
+    def test_a_fifo_is_replaced_not_read(self):
+        os.unlink(self.cache)
+        os.mkfifo(self.cache)
+        r = self.stats('-q', '-r', 'report_info', self.report())  # would block reading a FIFO
+        self.assertEqual(r.returncode, 0)
+        self.assertTrue(stat.S_ISREG(os.stat(self.cache).st_mode))
+
+    def test_a_garbage_journal_does_not_matter(self):
+        first = self.inode()
+        with open(self.cache + '-journal', 'wb') as f:
+            f.write(os.urandom(4096))
+        r = self.stats('-q', '-r', 'report_info', self.report())
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.inode(), first)  # still the cache it was
+
+    def test_null_where_the_schema_says_not_null(self):
+        # the schema text stays exactly ours; the rows break its promises
+        con = sqlite3.connect(self.cache)
+        (ddl,) = con.execute("SELECT sql FROM sqlite_schema WHERE name = 'strings'").fetchone()
+        con.execute('PRAGMA writable_schema = ON')
+        con.execute("UPDATE sqlite_schema SET sql = ? WHERE name = 'strings'",
+                    (ddl.replace('NOT NULL', ''),))
+        con.commit()
+        con.close()
+        con = sqlite3.connect(self.cache)
+        con.execute('UPDATE strings SET value = NULL')
+        con.execute('PRAGMA writable_schema = ON')
+        con.execute("UPDATE sqlite_schema SET sql = ? WHERE name = 'strings'", (ddl,))
+        con.commit()
+        con.close()
+        for argv in ([STATS, '-q', self.report()],
+                     [EXPORT, '-q', '-o', self.path('n.pftrace'), self.report()],
+                     [EXPORT, '-q', '-t', 'json', '-o', self.path('n.json'), self.report()],
+                     [DEPS, '-q', self.report()]):
+            r = self.run_cmd(argv)
+            self.assertGreaterEqual(r.returncode, 0, r.stderr)  # not killed by a signal
+            self.assertNotIn(b'Sanitizer', r.stderr)
+
+
+class HostileSql(HostileCase):
+    def setUp(self):
+        super().setUp()
+        self.profile([prog('hgtx_threads')], options=['-t', 'hgtx'])
+        self.reports = self.path('reports')
+        os.mkdir(self.reports)
+
+    def custom(self, sql, *extra, name='mine'):
+        with open(os.path.join(self.reports, name + '.sql'), 'w') as f:
+            f.write('-- name: %s\n-- columns: x\n%s' % (name, sql))
+        return [STATS, '--report-dir', self.reports, '-r', name, *extra, self.report()]
+
+    def test_writes_and_risky_functions_are_not_authorized(self):
+        self.refused(self.custom('DELETE FROM strings;'), 'not authorized')
+        self.refused(self.custom("SELECT fts3_tokenizer('simple', x'4141414141414141');"),
+                     'not authorized')
+        self.refused(self.custom("ATTACH DATABASE '/tmp/x.db' AS x;"), 'not authorized')
+        self.refused(self.custom('PRAGMA writable_schema = ON;'), 'not authorized')
+
+    def test_a_runaway_query_stops(self):
+        argv = self.custom('WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) '
+                           'SELECT MAX(n) AS x FROM c;', '--query-timeout', '1')
+        start = time.monotonic()
+        self.refused(argv, 'ran longer than --query-timeout (1 s)')
+        self.assertLess(time.monotonic() - start, 20)
+
+    def test_one_statement_per_file(self):
+        self.refused(self.custom('SELECT 1 AS x; SELECT 2 AS x;'),
+                     'holds more than one SQL statement')
+        self.refused(self.custom('-- nothing here\n'), 'holds no SQL statement')
+
+
+class SqliteOption(HostileCase):
+    def test_only_an_analysis_database_is_replaced(self):
+        self.profile([prog('hgtx_threads')], options=['-t', 'hgtx'])
+        text = self.write('notes.txt', b'my notes\n')
+        self.refused([STATS, '--sqlite', text, self.report()],
+                     'is not an asys analysis database (use --force-overwrite')
+        self.assertEqual(open(text, 'rb').read(), b'my notes\n')
+        r = self.stats('-q', '--sqlite', text, '--force-overwrite', self.report())
+        self.assertEqual(r.returncode, 0)
+        self.assertEqual(open(text, 'rb').read(16), b'SQLite format 3\0')
+        # an analysis database (of any report) is replaced without asking
+        self.stats('-q', '--sqlite', text, self.report())
+
+
+class TempFiles(HostileCase):
+    def big_report(self):
+        self.profile([prog('hgtx_loop'), '3000000'], options=['-t', 'nvtx'])
+        return self.report()
+
+    def test_a_signal_during_import_leaves_nothing(self):
+        rep = self.big_report()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            p = subprocess.Popen([STATS, '-q', rep], cwd=self.dir, env=self.env,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            deadline = time.monotonic() + 20
+            while not glob.glob(self.path('rep.sqlite.tmp-*')) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            time.sleep(0.2)
+            p.send_signal(sig)
+            p.wait(timeout=60)
+            p.stderr.close()
+            self.assertEqual(p.returncode, -sig)
+            self.assertEqual(glob.glob(self.path('rep.sqlite*')), [])
+
+    def test_a_signal_during_export_leaves_nothing(self):
+        rep = self.big_report()
+        self.stats('-q', '-r', 'report_info', rep)
+        p = subprocess.Popen([EXPORT, '-q', '-t', 'json', rep], cwd=self.dir, env=self.env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 20
+        while not glob.glob(self.path('.rep.json.*')) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=60)
+        self.assertEqual(glob.glob(self.path('.rep.json.*')), [])
+        self.assertFalse(os.path.exists(self.path('rep.json')))
+
+    def test_stale_temporaries_of_dead_programs_are_removed(self):
+        self.profile([prog('hgtx_threads')], options=['-t', 'hgtx'])
+        dead = subprocess.run(['true'])  # a pid that is gone now
+        stale = [self.write('rep.sqlite.tmp-999999-abcdef', b'x'),
+                 self.write('.rep.pftrace.999999.abcdef', b'x')]
+        mine = self.write('rep.sqlite.tmp-%d-abcdef' % os.getpid(), b'x')  # alive: kept
+        del dead
+        self.stats('-q', self.report())
+        r = self.run_cmd([EXPORT, '-q', self.report()])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for path in stale:
+            self.assertFalse(os.path.exists(path), path)
+        self.assertTrue(os.path.exists(mine))
+
+
+if __name__ == '__main__':
+    unittest.main(verbosity=2)
