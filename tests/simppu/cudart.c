@@ -16,13 +16,9 @@
  * InitializeInjection; libcupti.so.13 then installs hooks to receive API
  * callbacks and activity records.  A test fixture: never linked into asys. */
 #define _GNU_SOURCE
-#include <cuda_runtime_api.h>
-#include <cupti.h> /* includes the generated API parameter structs */
 #include <dlfcn.h>
 #include <errno.h>
-#include <pthread.h>
 #include <sched.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,184 +26,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "simppu_internal.h"
+#include "cudart_internal.h"
 
-#define EXPORT __attribute__((visibility("default")))
-#define MAX_DEVICES 16
-#define MAX_STREAMS 256
-#define MAX_EVENTS 4096
-#define MAX_DEPS 64
-#define END_RING 4096
-#define SLEEP_AHEAD_NS 200000 /* workers only sleep when this far ahead of real time */
+struct runtime rt = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* ---- objects -------------------------------------------------------------------- */
-
-struct sim_kernel {
-    const void *host_fun;
-    char *name; /* mangled */
-    uint64_t duration_ns;
-    struct sim_kernel *next;
-};
-
-enum op_kind { OP_KERNEL, OP_MEMCPY, OP_MEMSET, OP_EVENT_RECORD, OP_WAIT, OP_GRAPH, OP_HOST };
-
-struct sim_stream;
-struct sim_event;
-struct sim_exec;
-
-struct dependency {
-    struct sim_stream *stream;
-    uint64_t seq;
-};
-
-struct sim_node;
-
-struct sim_op {
-    enum op_kind kind;
-    struct sim_op *next;
-    uint64_t seq;
-    uint64_t enqueue_ns;
-    uint32_t correlation;
-    int ndeps;
-    struct dependency deps[MAX_DEPS];
-    /* kernel */
-    const struct sim_kernel *kernel;
-    dim3 grid, block;
-    size_t shared_memory;
-    /* memcpy / memset */
-    uint64_t bytes;
-    uint8_t copy_kind, src_kind, dst_kind, is_async;
-    int src_device, dst_device; /* peer copies */
-    uint32_t memset_value;
-    uint16_t memory_kind;
-    /* event record */
-    struct sim_event *event;
-    uint64_t sync_id;
-    /* graph launch */
-    struct sim_exec *exec;
-    /* host function */
-    cudaHostFn_t host_fn;
-    void *host_data;
-};
-
-struct sim_context {
-    uint32_t id;
-    int device;
-    struct sim_stream *legacy;
-};
-
-struct sim_stream {
-    uint32_t id;
-    struct sim_context *ctx;
-    unsigned flags;
-    int priority;
-    int legacy;
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    struct sim_op *head, *tail;
-    uint64_t next_seq; /* seq of the next op */
-    uint64_t done_seq; /* every op up to this one has its end decided */
-    uint64_t end_ns[END_RING];
-    uint64_t last_end;
-    int worker_started;
-    pthread_t worker;
-    /* stream capture */
-    struct sim_graph *capture;
-    struct sim_node **tail_nodes;
-    int tail_count;
-};
-
-struct sim_event {
-    uint32_t id;
-    unsigned flags;
-    struct sim_stream *stream; /* last record */
-    uint64_t seq;
-    uint64_t sync_id;
-    int recorded;
-    /* recorded during a capture: the nodes a wait depends on */
-    struct sim_graph *capture;
-    struct sim_node **nodes;
-    int node_count;
-};
-
-struct sim_node {
-    uint64_t id;
-    CUgraphNodeType type;
-    struct sim_node **deps;
-    int ndeps;
-    struct sim_node *original; /* for clones */
-    const struct sim_kernel *kernel;
-    dim3 grid, block;
-    size_t shared_memory;
-    uint64_t bytes;
-    uint8_t copy_kind, src_kind, dst_kind;
-    int src_device, dst_device;
-    uint32_t memset_value;
-    cudaHostFn_t host_fn; /* host nodes */
-    void *host_data;
-    /* simulated times of the current launch */
-    uint64_t start, end;
-};
-
-struct sim_graph {
-    uint32_t id;
-    struct sim_node **nodes;
-    int count, cap;
-};
-
-struct sim_exec {
-    uint32_t id;
-    struct sim_graph *source;
-    struct sim_graph *graph; /* clones of the source's nodes */
-};
-
-struct sim_device {
-    int physical;
-    uint64_t memory_total;
-    uint64_t memory_used;
-    struct sim_context *ctx;
-};
-
-/* An allocation the runtime knows: device memory or pinned host memory. */
-struct allocation {
-    uintptr_t base;
-    size_t size;
-    int device; /* -1: pinned host memory */
-    struct allocation *next;
-};
-
-/* ---- global state ------------------------------------------------------------------ */
-
-static struct {
-    pthread_once_t once;
-    int injection_state; /* 0 not loaded, 1 loading, 2 done */
-    pthread_mutex_t lock;
-    int device_count;
-    struct sim_device devices[MAX_DEVICES];
-    struct sim_stream *streams[MAX_STREAMS];
-    int stream_count;
-    struct sim_event *events[MAX_EVENTS];
-    int event_count;
-    struct sim_kernel *kernels;
-    struct allocation *allocations;
-    uint32_t next_id; /* contexts, streams, events, graphs, execs share one counter */
-    uint64_t next_node_id;
-    uint32_t next_correlation;
-    uint64_t default_kernel_ns;
-    char *kernel_times;
-    double pageable_gbps, pinned_gbps, device_gbps, memset_gbps;
-    const struct simppu_hooks *hooks;
-} rt = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER};
-
-static __thread int current_device;
-static __thread cudaError_t last_error;
+__thread int current_device;
+__thread cudaError_t last_error;
 static __thread struct {
     dim3 grid, block;
     size_t shared_memory;
     cudaStream_t stream;
     int pending;
 } launch_config;
-static __thread uint32_t current_correlation; /* of the API call in progress */
+__thread uint32_t current_correlation; /* of the API call in progress */
 
 EXPORT uint64_t simppu_now_ns(void)
 {
@@ -223,7 +54,7 @@ static void sleep_until(uint64_t ns)
         ;
 }
 
-static uint32_t new_id(void)
+uint32_t new_id(void)
 {
     return __atomic_add_fetch(&rt.next_id, 1, __ATOMIC_RELAXED);
 }
@@ -235,24 +66,24 @@ EXPORT void simppu_install_hooks(const struct simppu_hooks *hooks)
     __atomic_store_n(&rt.hooks, hooks, __ATOMIC_RELEASE);
 }
 
-static const struct simppu_hooks *hooks(void)
+const struct simppu_hooks *hooks(void)
 {
     return __atomic_load_n(&rt.hooks, __ATOMIC_ACQUIRE);
 }
 
-static int wants(CUpti_ActivityKind kind)
+int wants(CUpti_ActivityKind kind)
 {
     const struct simppu_hooks *h = hooks();
     return h && h->activity_enabled(kind);
 }
 
-static uint64_t ts(uint64_t ns)
+uint64_t ts(uint64_t ns)
 {
     const struct simppu_hooks *h = hooks();
     return h ? h->timestamp(ns) : ns;
 }
 
-static void emit(const void *record, size_t size)
+void emit(const void *record, size_t size)
 {
     const struct simppu_hooks *h = hooks();
     if (h)
@@ -267,7 +98,7 @@ static void resource(CUpti_CallbackId cbid, const void *data)
 }
 
 /* Graph callbacks carry a CUpti_GraphData in the resource data's descriptor. */
-static void graph_resource(CUpti_CallbackId cbid, CUpti_GraphData *graph)
+void graph_resource(CUpti_CallbackId cbid, CUpti_GraphData *graph)
 {
     CUpti_ResourceData data;
     memset(&data, 0, sizeof data);
@@ -342,7 +173,7 @@ static __thread int loading_injection;
 
 /* The runtime's state, then the injection library: other threads wait for
  * the tool to be set up (as cuInit does), the loading thread may call back in. */
-static void ensure_init(void)
+void ensure_init(void)
 {
     pthread_once(&rt.once, init_runtime);
     if (__atomic_load_n(&rt.injection_state, __ATOMIC_ACQUIRE) == 2 || loading_injection)
@@ -362,20 +193,7 @@ static void ensure_init(void)
 
 /* ---- API calls: callbacks at entry and exit ------------------------------------------------- */
 
-struct api_call {
-    CUpti_CallbackId cbid;
-    const char *name;
-    const void *params;
-    uint64_t correlation_data;
-    cudaError_t result;
-    uint32_t saved_correlation;
-    uint64_t start_ns;
-    CUpti_CallbackData data;
-};
-
-static struct sim_context *context_of(int device);
-
-static void api_enter(struct api_call *c)
+void api_enter(struct api_call *c)
 {
     ensure_init();
     c->saved_correlation = current_correlation;
@@ -398,7 +216,7 @@ static void api_enter(struct api_call *c)
     h->api(c->cbid, &c->data);
 }
 
-static cudaError_t api_exit(struct api_call *c, cudaError_t result)
+cudaError_t api_exit(struct api_call *c, cudaError_t result)
 {
     c->result = result;
     if (result != cudaSuccess && result != cudaErrorNotReady)
@@ -425,25 +243,13 @@ static cudaError_t api_exit(struct api_call *c, cudaError_t result)
     return result;
 }
 
-#define API(fn_name, version, params_ptr)                                                          \
-    struct api_call call_ = {CUPTI_RUNTIME_TRACE_CBID_##fn_name##_##version,                       \
-                             #fn_name,                                                             \
-                             params_ptr,                                                           \
-                             0,                                                                    \
-                             cudaSuccess,                                                          \
-                             0,                                                                    \
-                             0,                                                                    \
-                             {0}};                                                                 \
-    api_enter(&call_)
-#define RETURN(result) return api_exit(&call_, (result))
-
 /* ---- devices, contexts
  * --------------------------------------------------------------------------- */
 
 static struct sim_stream *stream_new(struct sim_context *ctx, unsigned flags, int priority,
                                      int legacy);
 
-static struct sim_context *context_of(int device)
+struct sim_context *context_of(int device)
 {
     struct sim_device *d = &rt.devices[device];
     pthread_mutex_lock(&rt.lock);
@@ -544,340 +350,6 @@ EXPORT uint32_t simppu_graph_exec_id(const void *exec)
     return exec ? ((const struct sim_exec *)exec)->id : 0;
 }
 
-static int valid_device(int device)
-{
-    ensure_init();
-    return device >= 0 && device < rt.device_count;
-}
-
-EXPORT cudaError_t cudaGetDeviceCount(int *count)
-{
-    API(cudaGetDeviceCount, v3020, NULL);
-    if (!count)
-        RETURN(cudaErrorInvalidValue);
-    *count = rt.device_count;
-    RETURN(cudaSuccess);
-}
-
-EXPORT cudaError_t cudaGetDevice(int *device)
-{
-    API(cudaGetDevice, v3020, NULL);
-    if (!device)
-        RETURN(cudaErrorInvalidValue);
-    *device = current_device;
-    RETURN(cudaSuccess);
-}
-
-EXPORT cudaError_t cudaSetDevice(int device)
-{
-    API(cudaSetDevice, v3020, NULL);
-    if (!valid_device(device))
-        RETURN(cudaErrorInvalidDevice);
-    current_device = device;
-    context_of(device);
-    RETURN(cudaSuccess);
-}
-
-EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
-{
-    API(cudaGetDeviceProperties, v12000, NULL);
-    if (!prop)
-        RETURN(cudaErrorInvalidValue);
-    if (!valid_device(device))
-        RETURN(cudaErrorInvalidDevice);
-    memset(prop, 0, sizeof *prop);
-    int physical = rt.devices[device].physical;
-    snprintf(prop->name, sizeof prop->name, "simppu PPU %d", physical);
-    memcpy(prop->uuid.bytes, "simppu-device-", 14);
-    prop->uuid.bytes[15] = (char)physical;
-    prop->totalGlobalMem = rt.devices[device].memory_total;
-    prop->sharedMemPerBlock = 48 * 1024;
-    prop->regsPerBlock = 65536;
-    prop->warpSize = 32;
-    prop->maxThreadsPerBlock = 1024;
-    prop->maxThreadsDim[0] = prop->maxThreadsDim[1] = 1024;
-    prop->maxThreadsDim[2] = 64;
-    prop->maxGridSize[0] = 0x7fffffff;
-    prop->maxGridSize[1] = prop->maxGridSize[2] = 65535;
-    prop->major = 9;
-    prop->minor = 0;
-    prop->multiProcessorCount = 64;
-    prop->pciBusID = 0x10 + physical;
-    prop->pciDeviceID = 0;
-    prop->pciDomainID = 0;
-    prop->asyncEngineCount = 2;
-    prop->unifiedAddressing = 1;
-    prop->concurrentKernels = 1;
-    RETURN(cudaSuccess);
-}
-
-EXPORT cudaError_t cudaDriverGetVersion(int *version)
-{
-    API(cudaDriverGetVersion, v3020, NULL);
-    if (!version)
-        RETURN(cudaErrorInvalidValue);
-    *version = CUDART_VERSION;
-    RETURN(cudaSuccess);
-}
-
-EXPORT cudaError_t cudaRuntimeGetVersion(int *version)
-{
-    API(cudaRuntimeGetVersion, v3020, NULL);
-    if (!version)
-        RETURN(cudaErrorInvalidValue);
-    *version = CUDART_VERSION;
-    RETURN(cudaSuccess);
-}
-
-/* ---- errors --------------------------------------------------------------------------------- */
-
-static const struct {
-    cudaError_t code;
-    const char *name;
-    const char *text;
-} error_table[] = {
-    {cudaSuccess, "cudaSuccess", "no error"},
-    {cudaErrorInvalidValue, "cudaErrorInvalidValue", "invalid argument"},
-    {cudaErrorMemoryAllocation, "cudaErrorMemoryAllocation", "out of memory"},
-    {cudaErrorInitializationError, "cudaErrorInitializationError", "initialization error"},
-    {cudaErrorInvalidConfiguration, "cudaErrorInvalidConfiguration",
-     "invalid configuration argument"},
-    {cudaErrorInvalidDevice, "cudaErrorInvalidDevice", "invalid device ordinal"},
-    {cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle", "invalid resource handle"},
-    {cudaErrorNotReady, "cudaErrorNotReady", "device not ready"},
-    {cudaErrorInvalidDeviceFunction, "cudaErrorInvalidDeviceFunction", "invalid device function"},
-    {cudaErrorStreamCaptureUnsupported, "cudaErrorStreamCaptureUnsupported",
-     "operation not permitted when stream is capturing"},
-    {cudaErrorStreamCaptureInvalidated, "cudaErrorStreamCaptureInvalidated",
-     "operation failed due to a previous error during capture"},
-    {cudaErrorIllegalState, "cudaErrorIllegalState", "the resource is not in a valid state"},
-    {cudaErrorInvalidMemcpyDirection, "cudaErrorInvalidMemcpyDirection",
-     "invalid copy direction for memcpy"},
-};
-
-EXPORT const char *cudaGetErrorString(cudaError_t error)
-{
-    for (size_t i = 0; i < sizeof error_table / sizeof *error_table; i++)
-        if (error_table[i].code == error)
-            return error_table[i].text;
-    return "unrecognized error code";
-}
-
-EXPORT const char *cudaGetErrorName(cudaError_t error)
-{
-    for (size_t i = 0; i < sizeof error_table / sizeof *error_table; i++)
-        if (error_table[i].code == error)
-            return error_table[i].name;
-    return "cudaErrorUnknown";
-}
-
-EXPORT cudaError_t cudaGetLastError(void)
-{
-    API(cudaGetLastError, v3020, NULL);
-    cudaError_t e = last_error;
-    last_error = cudaSuccess;
-    call_.result = e;
-    const struct simppu_hooks *h = hooks();
-    if (h) { /* the API itself succeeds; it reports the error */
-        call_.data.callbackSite = CUPTI_API_EXIT;
-        h->api(call_.cbid, &call_.data);
-    }
-    current_correlation = call_.saved_correlation;
-    return e;
-}
-
-EXPORT cudaError_t cudaPeekAtLastError(void)
-{
-    API(cudaPeekAtLastError, v3020, NULL);
-    cudaError_t e = last_error;
-    call_.result = e;
-    const struct simppu_hooks *h = hooks();
-    if (h) {
-        call_.data.callbackSite = CUPTI_API_EXIT;
-        h->api(call_.cbid, &call_.data);
-    }
-    current_correlation = call_.saved_correlation;
-    return e;
-}
-
-/* ---- memory -----------------------------------------------------------------------------------
- */
-
-static void track(void *p, size_t size, int device)
-{
-    struct allocation *a = malloc(sizeof *a);
-    a->base = (uintptr_t)p;
-    a->size = size;
-    a->device = device;
-    pthread_mutex_lock(&rt.lock);
-    a->next = rt.allocations;
-    rt.allocations = a;
-    pthread_mutex_unlock(&rt.lock);
-}
-
-/* Removes the allocation at `p`; its device (-1 pinned), or -2 when unknown. */
-static int untrack(void *p, size_t *size)
-{
-    int device = -2;
-    pthread_mutex_lock(&rt.lock);
-    for (struct allocation **pp = &rt.allocations; *pp; pp = &(*pp)->next) {
-        if ((*pp)->base == (uintptr_t)p) {
-            struct allocation *a = *pp;
-            device = a->device;
-            *size = a->size;
-            *pp = a->next;
-            free(a);
-            break;
-        }
-    }
-    pthread_mutex_unlock(&rt.lock);
-    return device;
-}
-
-/* What `p` points into: CUPTI memory kind and device. */
-static uint8_t memory_kind_of(const void *p, int *device)
-{
-    uint8_t kind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
-    *device = -1;
-    pthread_mutex_lock(&rt.lock);
-    for (struct allocation *a = rt.allocations; a; a = a->next) {
-        if ((uintptr_t)p >= a->base && (uintptr_t)p < a->base + a->size) {
-            kind = a->device >= 0 ? CUPTI_ACTIVITY_MEMORY_KIND_DEVICE
-                                  : CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
-            *device = a->device;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&rt.lock);
-    return kind;
-}
-
-static void emit_memory(CUpti_ActivityMemoryOperationType op, CUpti_ActivityMemoryKind kind,
-                        const void *address, size_t bytes, int device)
-{
-    if (!wants(CUPTI_ACTIVITY_KIND_MEMORY2))
-        return;
-    CUpti_ActivityMemory4 r;
-    memset(&r, 0, sizeof r);
-    r.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
-    r.memoryOperationType = op;
-    r.memoryKind = kind;
-    r.correlationId = current_correlation;
-    r.address = (uint64_t)(uintptr_t)address;
-    r.bytes = bytes;
-    r.timestamp = ts(simppu_now_ns());
-    r.processId = (uint32_t)getpid();
-    r.deviceId = device >= 0 ? (uint32_t)device : 0;
-    struct sim_context *ctx = device >= 0 ? rt.devices[device].ctx : NULL;
-    r.contextId = ctx ? ctx->id : 0;
-    emit(&r, sizeof r);
-}
-
-EXPORT cudaError_t cudaMalloc(void **ptr, size_t size)
-{
-    struct cudaMalloc_v3020_params_st params = {ptr, size};
-    API(cudaMalloc, v3020, &params);
-    if (!ptr)
-        RETURN(cudaErrorInvalidValue);
-    struct sim_device *d = &rt.devices[current_device];
-    context_of(current_device);
-    pthread_mutex_lock(&rt.lock);
-    int fits = d->memory_used + size <= d->memory_total;
-    if (fits)
-        d->memory_used += size;
-    pthread_mutex_unlock(&rt.lock);
-    void *p = fits ? aligned_alloc(256, (size + 255) & ~(size_t)255) : NULL;
-    if (!p) {
-        if (fits) {
-            pthread_mutex_lock(&rt.lock);
-            d->memory_used -= size;
-            pthread_mutex_unlock(&rt.lock);
-        }
-        *ptr = NULL;
-        RETURN(cudaErrorMemoryAllocation);
-    }
-    track(p, size, current_device);
-    *ptr = p;
-    emit_memory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
-                p, size, current_device);
-    RETURN(cudaSuccess);
-}
-
-EXPORT cudaError_t cudaFree(void *ptr)
-{
-    struct cudaFree_v3020_params_st params = {ptr};
-    API(cudaFree, v3020, &params);
-    if (!ptr)
-        RETURN(cudaSuccess);
-    size_t size = 0;
-    int device = untrack(ptr, &size);
-    if (device < 0)
-        RETURN(cudaErrorInvalidValue);
-    pthread_mutex_lock(&rt.lock);
-    rt.devices[device].memory_used -= size;
-    pthread_mutex_unlock(&rt.lock);
-    emit_memory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
-                ptr, size, device);
-    free(ptr);
-    RETURN(cudaSuccess);
-}
-
-static cudaError_t host_alloc(void **ptr, size_t size)
-{
-    if (!ptr)
-        return cudaErrorInvalidValue;
-    void *p = aligned_alloc(4096, (size + 4095) & ~(size_t)4095);
-    if (!p)
-        return cudaErrorMemoryAllocation;
-    track(p, size, -1);
-    *ptr = p;
-    emit_memory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, CUPTI_ACTIVITY_MEMORY_KIND_PINNED,
-                p, size, -1);
-    return cudaSuccess;
-}
-
-EXPORT cudaError_t cudaMallocHost(void **ptr, size_t size)
-{
-    struct cudaMallocHost_v3020_params_st params = {ptr, size};
-    API(cudaMallocHost, v3020, &params);
-    RETURN(host_alloc(ptr, size));
-}
-
-EXPORT cudaError_t cudaHostAlloc(void **ptr, size_t size, unsigned int flags)
-{
-    struct cudaHostAlloc_v3020_params_st params = {ptr, size, flags};
-    API(cudaHostAlloc, v3020, &params);
-    RETURN(host_alloc(ptr, size));
-}
-
-EXPORT cudaError_t cudaFreeHost(void *ptr)
-{
-    struct cudaFreeHost_v3020_params_st params = {ptr};
-    API(cudaFreeHost, v3020, &params);
-    if (!ptr)
-        RETURN(cudaSuccess);
-    size_t size = 0;
-    if (untrack(ptr, &size) != -1)
-        RETURN(cudaErrorInvalidValue);
-    emit_memory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, CUPTI_ACTIVITY_MEMORY_KIND_PINNED,
-                ptr, size, -1);
-    free(ptr);
-    RETURN(cudaSuccess);
-}
-
-EXPORT cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
-{
-    API(cudaMemGetInfo, v3020, NULL);
-    if (!free_bytes || !total)
-        RETURN(cudaErrorInvalidValue);
-    struct sim_device *d = &rt.devices[current_device];
-    pthread_mutex_lock(&rt.lock);
-    *total = d->memory_total;
-    *free_bytes = d->memory_total - d->memory_used;
-    pthread_mutex_unlock(&rt.lock);
-    RETURN(cudaSuccess);
-}
-
 /* ---- streams and their workers -----------------------------------------------------------------
  */
 
@@ -903,7 +375,7 @@ static struct sim_stream *per_thread_stream(void)
 }
 
 /* A user's stream handle; NULL when it names nothing. */
-static struct sim_stream *resolve_stream(cudaStream_t handle)
+struct sim_stream *resolve_stream(cudaStream_t handle)
 {
     if (handle == cudaStreamPerThread)
         return per_thread_stream();
@@ -929,14 +401,12 @@ static uint64_t wait_decided(struct sim_stream *s, uint64_t seq)
     return end;
 }
 
-static void fill_graph_and_emit(struct sim_op *op, struct sim_stream *s, uint64_t start);
-
-static uint64_t kernel_duration(const struct sim_kernel *k)
+uint64_t kernel_duration(const struct sim_kernel *k)
 {
     return k ? k->duration_ns : rt.default_kernel_ns;
 }
 
-static uint64_t copy_duration(uint64_t bytes, uint8_t copy_kind, uint8_t src, uint8_t dst)
+uint64_t copy_duration(uint64_t bytes, uint8_t copy_kind, uint8_t src, uint8_t dst)
 {
     double gbps = rt.device_gbps;
     if (copy_kind != CUPTI_ACTIVITY_MEMCPY_KIND_DTOD) {
@@ -954,9 +424,9 @@ static int graph_level(uint64_t graph_node)
     return graph_node && wants(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
 }
 
-static void emit_kernel(const struct sim_op *op, struct sim_stream *s, uint64_t start, uint64_t end,
-                        uint64_t graph_node, uint32_t graph_id, const struct sim_kernel *kernel,
-                        dim3 grid, dim3 block, size_t shared)
+void emit_kernel(const struct sim_op *op, struct sim_stream *s, uint64_t start, uint64_t end,
+                 uint64_t graph_node, uint32_t graph_id, const struct sim_kernel *kernel, dim3 grid,
+                 dim3 block, size_t shared)
 {
     if ((!wants(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) && !wants(CUPTI_ACTIVITY_KIND_KERNEL)) ||
         graph_level(graph_node))
@@ -990,9 +460,9 @@ static void emit_kernel(const struct sim_op *op, struct sim_stream *s, uint64_t 
 }
 
 /* A peer copy between devices: CUPTI reports those as MEMCPY2 records. */
-static void emit_peer_memcpy(const struct sim_op *op, struct sim_stream *s, uint64_t start,
-                             uint64_t end, uint64_t bytes, int src_device, int dst_device,
-                             int async, uint64_t graph_node, uint32_t graph_id)
+void emit_peer_memcpy(const struct sim_op *op, struct sim_stream *s, uint64_t start, uint64_t end,
+                      uint64_t bytes, int src_device, int dst_device, int async,
+                      uint64_t graph_node, uint32_t graph_id)
 {
     if (!wants(CUPTI_ACTIVITY_KIND_MEMCPY2) || graph_level(graph_node))
         return;
@@ -1018,9 +488,9 @@ static void emit_peer_memcpy(const struct sim_op *op, struct sim_stream *s, uint
     emit(&r, sizeof r);
 }
 
-static void emit_memcpy(const struct sim_op *op, struct sim_stream *s, uint64_t start, uint64_t end,
-                        uint64_t bytes, uint8_t copy_kind, uint8_t src, uint8_t dst, int async,
-                        uint64_t graph_node, uint32_t graph_id)
+void emit_memcpy(const struct sim_op *op, struct sim_stream *s, uint64_t start, uint64_t end,
+                 uint64_t bytes, uint8_t copy_kind, uint8_t src, uint8_t dst, int async,
+                 uint64_t graph_node, uint32_t graph_id)
 {
     if (!wants(CUPTI_ACTIVITY_KIND_MEMCPY) || graph_level(graph_node))
         return;
@@ -1044,9 +514,8 @@ static void emit_memcpy(const struct sim_op *op, struct sim_stream *s, uint64_t 
     emit(&r, sizeof r);
 }
 
-static void emit_memset(const struct sim_op *op, struct sim_stream *s, uint64_t start, uint64_t end,
-                        uint64_t bytes, uint32_t value, int async, uint64_t graph_node,
-                        uint32_t graph_id)
+void emit_memset(const struct sim_op *op, struct sim_stream *s, uint64_t start, uint64_t end,
+                 uint64_t bytes, uint32_t value, int async, uint64_t graph_node, uint32_t graph_id)
 {
     if (!wants(CUPTI_ACTIVITY_KIND_MEMSET) || graph_level(graph_node))
         return;
@@ -1069,7 +538,7 @@ static void emit_memset(const struct sim_op *op, struct sim_stream *s, uint64_t 
 }
 
 /* A host function, called once the simulated clock reaches its start. */
-static void run_host_fn(cudaHostFn_t fn, void *data, uint64_t start)
+void run_host_fn(cudaHostFn_t fn, void *data, uint64_t start)
 {
     if (start > simppu_now_ns())
         sleep_until(start);
@@ -1231,7 +700,7 @@ static void add_implicit_dependencies(struct sim_stream *s, struct sim_op *op)
     pthread_mutex_unlock(&rt.lock);
 }
 
-static struct sim_op *op_new(enum op_kind kind)
+struct sim_op *op_new(enum op_kind kind)
 {
     struct sim_op *op = calloc(1, sizeof *op);
     op->kind = kind;
@@ -1241,7 +710,7 @@ static struct sim_op *op_new(enum op_kind kind)
 }
 
 /* Queues `op` on `s`; returns its seq. */
-static uint64_t enqueue(struct sim_stream *s, struct sim_op *op)
+uint64_t enqueue(struct sim_stream *s, struct sim_op *op)
 {
     if (op->kind != OP_WAIT)
         add_implicit_dependencies(s, op);
@@ -1267,7 +736,7 @@ static uint64_t enqueue(struct sim_stream *s, struct sim_op *op)
 }
 
 /* Host-side wait: op `seq` of `s` decided, and its simulated end passed. */
-static void host_wait(struct sim_stream *s, uint64_t seq)
+void host_wait(struct sim_stream *s, uint64_t seq)
 {
     if (seq == 0)
         return;
@@ -1441,379 +910,6 @@ EXPORT cudaError_t cudaDeviceReset(void)
     d->ctx = NULL;
     pthread_mutex_unlock(&rt.lock);
     RETURN(cudaSuccess);
-}
-
-/* ---- stream capture and graphs ------------------------------------------------------------------
- */
-
-static struct sim_graph *graph_new(void)
-{
-    struct sim_graph *g = calloc(1, sizeof *g);
-    g->id = new_id();
-    CUpti_GraphData data;
-    memset(&data, 0, sizeof data);
-    data.graph = (CUgraph)g;
-    graph_resource(CUPTI_CBID_RESOURCE_GRAPH_CREATED, &data);
-    return g;
-}
-
-static struct sim_node *node_add(struct sim_graph *g, CUgraphNodeType type, struct sim_node **deps,
-                                 int ndeps, struct sim_node *original)
-{
-    struct sim_node *n = calloc(1, sizeof *n);
-    n->id = __atomic_add_fetch(&rt.next_node_id, 1, __ATOMIC_RELAXED);
-    n->type = type;
-    n->original = original;
-    if (ndeps) {
-        n->deps = malloc((size_t)ndeps * sizeof *n->deps);
-        memcpy(n->deps, deps, (size_t)ndeps * sizeof *deps);
-        n->ndeps = ndeps;
-    }
-    if (g->count == g->cap) {
-        g->cap = g->cap ? g->cap * 2 : 16;
-        g->nodes = realloc(g->nodes, (size_t)g->cap * sizeof *g->nodes);
-    }
-    g->nodes[g->count++] = n;
-    CUpti_GraphData data;
-    memset(&data, 0, sizeof data);
-    data.graph = (CUgraph)g;
-    data.node = (CUgraphNode)n;
-    data.nodeType = type;
-    if (original) {
-        data.originalNode = (CUgraphNode)original;
-        graph_resource(CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, &data);
-    } else {
-        graph_resource(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, &data);
-    }
-    for (int i = 0; i < ndeps; i++) {
-        data.dependency = (CUgraphNode)deps[i];
-        graph_resource(CUPTI_CBID_RESOURCE_GRAPHNODE_DEPENDENCY_CREATED, &data);
-    }
-    return n;
-}
-
-/* During capture, an operation becomes a node after the stream's current tail. */
-static struct sim_node *capture_node(struct sim_stream *s, CUgraphNodeType type)
-{
-    struct sim_node *n = node_add(s->capture, type, s->tail_nodes, s->tail_count, NULL);
-    s->tail_nodes = realloc(s->tail_nodes, sizeof *s->tail_nodes);
-    s->tail_nodes[0] = n;
-    s->tail_count = 1;
-    return n;
-}
-
-EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
-{
-    (void)mode;
-    API(cudaStreamBeginCapture, v10000, NULL);
-    struct sim_stream *s = resolve_stream(stream);
-    if (!s)
-        RETURN(cudaErrorInvalidResourceHandle);
-    if (s->legacy)
-        RETURN(cudaErrorStreamCaptureUnsupported);
-    if (s->capture)
-        RETURN(cudaErrorIllegalState);
-    s->capture = graph_new();
-    s->tail_count = 0;
-    RETURN(cudaSuccess);
-}
-
-EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph)
-{
-    API(cudaStreamEndCapture, v10000, NULL);
-    struct sim_stream *s = resolve_stream(stream);
-    if (!s || !graph)
-        RETURN(cudaErrorInvalidValue);
-    if (!s->capture)
-        RETURN(cudaErrorIllegalState);
-    struct sim_graph *g = s->capture;
-    /* every stream pulled into this capture (through events) ends with it */
-    pthread_mutex_lock(&rt.lock);
-    for (int i = 0; i < rt.stream_count; i++) {
-        if (rt.streams[i]->capture == g) {
-            rt.streams[i]->capture = NULL;
-            rt.streams[i]->tail_count = 0;
-        }
-    }
-    pthread_mutex_unlock(&rt.lock);
-    *graph = (cudaGraph_t)g;
-    RETURN(cudaSuccess);
-}
-
-EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *status)
-{
-    API(cudaStreamIsCapturing, v10000, NULL);
-    struct sim_stream *s = resolve_stream(stream);
-    if (!s || !status)
-        RETURN(cudaErrorInvalidValue);
-    *status = s->capture ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
-    RETURN(cudaSuccess);
-}
-
-EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph,
-                                        unsigned long long flags)
-{
-    (void)flags;
-    API(cudaGraphInstantiate, v12000, NULL);
-    struct sim_graph *g = (struct sim_graph *)graph;
-    if (!exec || !g)
-        RETURN(cudaErrorInvalidValue);
-    struct sim_exec *x = calloc(1, sizeof *x);
-    x->id = new_id();
-    x->source = g;
-    x->graph = calloc(1, sizeof *x->graph);
-    x->graph->id = g->id;
-    /* clones keep the order (dependencies come first) and the links */
-    for (int i = 0; i < g->count; i++) {
-        struct sim_node *o = g->nodes[i];
-        struct sim_node *deps[MAX_DEPS];
-        int nd = 0;
-        for (int d = 0; d < o->ndeps && nd < MAX_DEPS; d++)
-            for (int j = 0; j < i; j++)
-                if (g->nodes[j] == o->deps[d])
-                    deps[nd++] = x->graph->nodes[j];
-        struct sim_node *c = node_add(x->graph, o->type, deps, nd, o);
-        c->kernel = o->kernel;
-        c->grid = o->grid;
-        c->block = o->block;
-        c->shared_memory = o->shared_memory;
-        c->bytes = o->bytes;
-        c->copy_kind = o->copy_kind;
-        c->src_kind = o->src_kind;
-        c->dst_kind = o->dst_kind;
-        c->src_device = o->src_device;
-        c->dst_device = o->dst_device;
-        c->memset_value = o->memset_value;
-        c->host_fn = o->host_fn;
-        c->host_data = o->host_data;
-    }
-    CUpti_GraphData data;
-    memset(&data, 0, sizeof data);
-    data.graph = (CUgraph)x->graph;
-    data.originalGraph = (CUgraph)g;
-    data.graphExec = (CUgraphExec)x;
-    graph_resource(CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED, &data);
-    *exec = (cudaGraphExec_t)x;
-    RETURN(cudaSuccess);
-}
-
-/* A graph launch: nodes start when the launch starts and their dependencies end;
- * independent branches overlap, as on a device. */
-static void fill_graph_and_emit(struct sim_op *op, struct sim_stream *s, uint64_t start)
-{
-    struct sim_graph *g = op->exec->graph;
-    uint32_t graph_id = op->exec->source->id;
-    for (int i = 0; i < g->count; i++) {
-        struct sim_node *n = g->nodes[i];
-        n->start = start;
-        for (int d = 0; d < n->ndeps; d++)
-            if (n->deps[d]->end > n->start)
-                n->start = n->deps[d]->end;
-        switch (n->type) {
-        case CU_GRAPH_NODE_TYPE_KERNEL:
-            n->end = n->start + kernel_duration(n->kernel);
-            emit_kernel(op, s, n->start, n->end, n->id, graph_id, n->kernel, n->grid, n->block,
-                        n->shared_memory);
-            break;
-        case CU_GRAPH_NODE_TYPE_MEMCPY:
-            n->end = n->start + copy_duration(n->bytes, n->copy_kind, n->src_kind, n->dst_kind);
-            if (n->copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_PTOP)
-                emit_peer_memcpy(op, s, n->start, n->end, n->bytes, n->src_device, n->dst_device, 1,
-                                 n->id, graph_id);
-            else
-                emit_memcpy(op, s, n->start, n->end, n->bytes, n->copy_kind, n->src_kind,
-                            n->dst_kind, 1, n->id, graph_id);
-            break;
-        case CU_GRAPH_NODE_TYPE_MEMSET:
-            n->end = n->start + 1000 + (uint64_t)((double)n->bytes / rt.memset_gbps);
-            emit_memset(op, s, n->start, n->end, n->bytes, n->memset_value, 1, n->id, graph_id);
-            break;
-        case CU_GRAPH_NODE_TYPE_HOST:
-            n->end = n->start;
-            run_host_fn(n->host_fn, n->host_data, n->start);
-            break;
-        default:
-            n->end = n->start;
-        }
-    }
-}
-
-EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream)
-{
-    struct cudaGraphLaunch_v10000_params_st params = {exec, stream};
-    API(cudaGraphLaunch, v10000, &params);
-    struct sim_exec *x = (struct sim_exec *)exec;
-    struct sim_stream *s = resolve_stream(stream);
-    if (!x)
-        RETURN(cudaErrorInvalidValue);
-    if (!s)
-        RETURN(cudaErrorInvalidResourceHandle);
-    struct sim_op *op = op_new(OP_GRAPH);
-    op->exec = x;
-    enqueue(s, op);
-    RETURN(cudaSuccess);
-}
-
-EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec)
-{
-    API(cudaGraphExecDestroy, v10000, NULL);
-    RETURN(exec ? cudaSuccess : cudaErrorInvalidValue); /* kept: launched work may still use it */
-}
-
-EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph)
-{
-    API(cudaGraphDestroy, v10000, NULL);
-    RETURN(graph ? cudaSuccess : cudaErrorInvalidValue);
-}
-
-/* ---- copies and memsets ------------------------------------------------------------------------
- */
-
-static uint8_t copy_kind_of(uint8_t src, uint8_t dst)
-{
-    int src_dev = src == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
-        dst_dev = dst == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-    if (src_dev && dst_dev)
-        return CUPTI_ACTIVITY_MEMCPY_KIND_DTOD;
-    if (dst_dev)
-        return CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
-    if (src_dev)
-        return CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
-    return CUPTI_ACTIVITY_MEMCPY_KIND_HTOH;
-}
-
-static cudaError_t memcpy_common(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
-                                 struct sim_stream *s, int async)
-{
-    if (!s)
-        return cudaErrorInvalidResourceHandle;
-    if ((!dst || !src) && count)
-        return cudaErrorInvalidValue;
-    if ((int)kind < 0 || kind > cudaMemcpyDefault)
-        return cudaErrorInvalidMemcpyDirection;
-    int src_device, dst_device;
-    uint8_t src_kind = memory_kind_of(src, &src_device);
-    uint8_t dst_kind = memory_kind_of(dst, &dst_device);
-    uint8_t copy_kind = copy_kind_of(src_kind, dst_kind);
-    if (src_device >= 0 && dst_device >= 0 && src_device != dst_device)
-        copy_kind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
-    if (count)
-        memmove(dst, src, count); /* device memory is host memory: the bytes really move */
-    if (s->capture) {
-        struct sim_node *n = capture_node(s, CU_GRAPH_NODE_TYPE_MEMCPY);
-        n->bytes = count;
-        n->copy_kind = copy_kind;
-        n->src_kind = src_kind;
-        n->dst_kind = dst_kind;
-        n->src_device = src_device;
-        n->dst_device = dst_device;
-        return cudaSuccess;
-    }
-    struct sim_op *op = op_new(OP_MEMCPY);
-    op->bytes = count;
-    op->copy_kind = copy_kind;
-    op->src_kind = src_kind;
-    op->dst_kind = dst_kind;
-    op->src_device = src_device;
-    op->dst_device = dst_device;
-    op->is_async = (uint8_t)async;
-    uint64_t seq = enqueue(s, op);
-    if (!async)
-        host_wait(s, seq);
-    return cudaSuccess;
-}
-
-EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
-{
-    struct cudaMemcpy_v3020_params_st params = {dst, src, count, kind};
-    API(cudaMemcpy, v3020, &params);
-    RETURN(memcpy_common(dst, src, count, kind, context_of(current_device)->legacy, 0));
-}
-
-EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
-                                   enum cudaMemcpyKind kind, cudaStream_t stream)
-{
-    struct cudaMemcpyAsync_v3020_params_st params = {dst, src, count, kind, stream};
-    API(cudaMemcpyAsync, v3020, &params);
-    RETURN(memcpy_common(dst, src, count, kind, resolve_stream(stream), 1));
-}
-
-/* Peer copies name their devices; the pointers must be device memory there. */
-static cudaError_t memcpy_peer(void *dst, int dst_device, const void *src, int src_device,
-                               size_t count, struct sim_stream *s, int async)
-{
-    int found_src, found_dst;
-    if (!valid_device(dst_device) || !valid_device(src_device))
-        return cudaErrorInvalidDevice;
-    if (memory_kind_of(src, &found_src) != CUPTI_ACTIVITY_MEMORY_KIND_DEVICE ||
-        memory_kind_of(dst, &found_dst) != CUPTI_ACTIVITY_MEMORY_KIND_DEVICE ||
-        found_src != src_device || found_dst != dst_device)
-        return cudaErrorInvalidValue;
-    return memcpy_common(dst, src, count, cudaMemcpyDeviceToDevice, s, async);
-}
-
-EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dst_device, const void *src, int src_device,
-                                  size_t count)
-{
-    API(cudaMemcpyPeer, v4000, NULL);
-    RETURN(memcpy_peer(dst, dst_device, src, src_device, count, context_of(current_device)->legacy,
-                       0));
-}
-
-EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dst_device, const void *src, int src_device,
-                                       size_t count, cudaStream_t stream)
-{
-    API(cudaMemcpyPeerAsync, v4000, NULL);
-    RETURN(memcpy_peer(dst, dst_device, src, src_device, count, resolve_stream(stream), 1));
-}
-
-EXPORT cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch,
-                                size_t width, size_t height, enum cudaMemcpyKind kind)
-{
-    API(cudaMemcpy2D, v3020, NULL);
-    if (width > dpitch || width > spitch)
-        RETURN(cudaErrorInvalidValue);
-    for (size_t row = 1; row < height; row++)
-        memmove((char *)dst + row * dpitch, (const char *)src + row * spitch, width);
-    RETURN(
-        memcpy_common(dst, src, height ? width : 0, kind, context_of(current_device)->legacy, 0));
-}
-
-static cudaError_t memset_common(void *dst, int value, size_t count, struct sim_stream *s,
-                                 int async)
-{
-    if (!s)
-        return cudaErrorInvalidResourceHandle;
-    int device;
-    if (memory_kind_of(dst, &device) != CUPTI_ACTIVITY_MEMORY_KIND_DEVICE)
-        return cudaErrorInvalidValue;
-    memset(dst, value, count);
-    if (s->capture) {
-        struct sim_node *n = capture_node(s, CU_GRAPH_NODE_TYPE_MEMSET);
-        n->bytes = count;
-        n->memset_value = (uint32_t)value;
-        return cudaSuccess;
-    }
-    struct sim_op *op = op_new(OP_MEMSET);
-    op->bytes = count;
-    op->memset_value = (uint32_t)value;
-    op->is_async = (uint8_t)async;
-    uint64_t seq = enqueue(s, op);
-    if (!async)
-        host_wait(s, seq);
-    return cudaSuccess;
-}
-
-EXPORT cudaError_t cudaMemset(void *dst, int value, size_t count)
-{
-    API(cudaMemset, v3020, NULL);
-    RETURN(memset_common(dst, value, count, context_of(current_device)->legacy, 0));
-}
-
-EXPORT cudaError_t cudaMemsetAsync(void *dst, int value, size_t count, cudaStream_t stream)
-{
-    API(cudaMemsetAsync, v3020, NULL);
-    RETURN(memset_common(dst, value, count, resolve_stream(stream), 1));
 }
 
 /* ---- events -------------------------------------------------------------------------------------
