@@ -39,6 +39,7 @@ static __thread struct {
     int pending;
 } launch_config;
 __thread uint32_t current_correlation; /* of the API call in progress */
+__thread uint64_t current_enter_ts;    /* its start, as CUPTI reports it */
 
 EXPORT uint64_t simppu_now_ns(void)
 {
@@ -201,6 +202,10 @@ void api_enter(struct api_call *c)
     c->data.correlationId = __atomic_add_fetch(&rt.next_correlation, 1, __ATOMIC_RELAXED);
     current_correlation = c->data.correlationId;
     c->start_ns = simppu_now_ns();
+    /* the call's start as CUPTI reports it: no device work it causes starts before */
+    c->saved_enter_ts = current_enter_ts;
+    c->start_ts = ts(c->start_ns);
+    current_enter_ts = c->start_ts;
     const struct simppu_hooks *h = hooks();
     if (!h)
         return;
@@ -216,10 +221,10 @@ void api_enter(struct api_call *c)
     h->api(c->cbid, &c->data);
 }
 
-cudaError_t api_exit(struct api_call *c, cudaError_t result)
+cudaError_t api_finish(struct api_call *c, cudaError_t result, int sets_last_error)
 {
     c->result = result;
-    if (result != cudaSuccess && result != cudaErrorNotReady)
+    if (sets_last_error && result != cudaSuccess && result != cudaErrorNotReady)
         last_error = result;
     const struct simppu_hooks *h = hooks();
     if (h) {
@@ -231,7 +236,7 @@ cudaError_t api_exit(struct api_call *c, cudaError_t result)
         memset(&r, 0, sizeof r);
         r.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
         r.cbid = c->cbid;
-        r.start = ts(c->start_ns);
+        r.start = c->start_ts;
         r.end = ts(simppu_now_ns());
         r.processId = (uint32_t)getpid();
         r.threadId = (uint32_t)syscall(SYS_gettid);
@@ -240,7 +245,13 @@ cudaError_t api_exit(struct api_call *c, cudaError_t result)
         emit(&r, sizeof r);
     }
     current_correlation = c->saved_correlation;
+    current_enter_ts = c->saved_enter_ts;
     return result;
+}
+
+cudaError_t api_exit(struct api_call *c, cudaError_t result)
+{
+    return api_finish(c, result, 1);
 }
 
 /* ---- devices, contexts
@@ -417,6 +428,23 @@ uint64_t copy_duration(uint64_t bytes, uint8_t copy_kind, uint8_t src, uint8_t d
     return 2000 + (uint64_t)((double)bytes / gbps); /* bytes / (GB/s) = ns */
 }
 
+/* A device activity's start and end on CUPTI's clock: never before the start
+ * of the call that launched it, as CUPTI reports that call (where the tool's
+ * clock is not CLOCK_MONOTONIC, converting the two at different moments could
+ * otherwise put the work a few hundred ns before its launch). */
+struct span device_span(const struct sim_op *op, uint64_t start, uint64_t end)
+{
+    struct span r = {ts(start), ts(end)};
+    if (r.end < r.start)
+        r.end = r.start;
+    if (r.start < op->not_before_ts) {
+        uint64_t shift = op->not_before_ts - r.start;
+        r.start += shift;
+        r.end += shift;
+    }
+    return r;
+}
+
 /* With graph-level tracing, a graph launch is one GraphTrace record: its
  * nodes' own records are not produced (CUPTI's overhead saving). */
 static int graph_level(uint64_t graph_node)
@@ -435,8 +463,9 @@ void emit_kernel(const struct sim_op *op, struct sim_stream *s, uint64_t start, 
     memset(&r, 0, sizeof r);
     r.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
     r.registersPerThread = 32;
-    r.start = ts(start);
-    r.end = ts(end);
+    struct span t = device_span(op, start, end);
+    r.start = t.start;
+    r.end = t.end;
     r.completed = r.end;
     r.queued = ts(op->enqueue_ns);
     r.submitted = ts(op->enqueue_ns);
@@ -473,8 +502,9 @@ void emit_peer_memcpy(const struct sim_op *op, struct sim_stream *s, uint64_t st
     r.srcKind = r.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
     r.flags = async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
     r.bytes = bytes;
-    r.start = ts(start);
-    r.end = ts(end);
+    struct span t = device_span(op, start, end);
+    r.start = t.start;
+    r.end = t.end;
     r.deviceId = (uint32_t)s->ctx->device;
     r.contextId = s->ctx->id;
     r.streamId = s->id;
@@ -502,8 +532,9 @@ void emit_memcpy(const struct sim_op *op, struct sim_stream *s, uint64_t start, 
     r.dstKind = dst;
     r.flags = async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
     r.bytes = bytes;
-    r.start = ts(start);
-    r.end = ts(end);
+    struct span t = device_span(op, start, end);
+    r.start = t.start;
+    r.end = t.end;
     r.deviceId = (uint32_t)s->ctx->device;
     r.contextId = s->ctx->id;
     r.streamId = s->id;
@@ -524,8 +555,9 @@ void emit_memset(const struct sim_op *op, struct sim_stream *s, uint64_t start, 
     r.kind = CUPTI_ACTIVITY_KIND_MEMSET;
     r.value = value;
     r.bytes = bytes;
-    r.start = ts(start);
-    r.end = ts(end);
+    struct span t = device_span(op, start, end);
+    r.start = t.start;
+    r.end = t.end;
     r.deviceId = (uint32_t)s->ctx->device;
     r.contextId = s->ctx->id;
     r.streamId = s->id;
@@ -584,7 +616,7 @@ static uint64_t run_op(struct sim_stream *s, struct sim_op *op)
             r.streamId = s->id;
             r.eventId = op->event->id;
             r.deviceId = (uint32_t)s->ctx->device;
-            r.deviceTimestamp = ts(start);
+            r.deviceTimestamp = device_span(op, start, start).start;
             r.cudaEventSyncId = op->sync_id;
             emit(&r, sizeof r);
         }
@@ -605,8 +637,9 @@ static uint64_t run_op(struct sim_stream *s, struct sim_op *op)
             memset(&r, 0, sizeof r);
             r.kind = CUPTI_ACTIVITY_KIND_GRAPH_TRACE;
             r.correlationId = op->correlation;
-            r.start = ts(start);
-            r.end = ts(end);
+            struct span t = device_span(op, start, end);
+            r.start = t.start;
+            r.end = t.end;
             r.deviceId = r.endDeviceId = (uint32_t)s->ctx->device;
             r.graphId = op->exec->source->id;
             r.contextId = r.endContextId = s->ctx->id;
@@ -705,6 +738,7 @@ struct sim_op *op_new(enum op_kind kind)
     struct sim_op *op = calloc(1, sizeof *op);
     op->kind = kind;
     op->enqueue_ns = simppu_now_ns();
+    op->not_before_ts = current_enter_ts;
     op->correlation = current_correlation;
     return op;
 }

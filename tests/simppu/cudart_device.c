@@ -142,26 +142,11 @@ EXPORT cudaError_t cudaGetLastError(void)
     API(cudaGetLastError, v3020, NULL);
     cudaError_t e = last_error;
     last_error = cudaSuccess;
-    call_.result = e;
-    const struct simppu_hooks *h = hooks();
-    if (h) { /* the API itself succeeds; it reports the error */
-        call_.data.callbackSite = CUPTI_API_EXIT;
-        h->api(call_.cbid, &call_.data);
-    }
-    current_correlation = call_.saved_correlation;
-    return e;
+    return api_finish(&call_, e, 0); /* it reports the error, it does not set it */
 }
 
 EXPORT cudaError_t cudaPeekAtLastError(void)
 {
     API(cudaPeekAtLastError, v3020, NULL);
-    cudaError_t e = last_error;
-    call_.result = e;
-    const struct simppu_hooks *h = hooks();
-    if (h) {
-        call_.data.callbackSite = CUPTI_API_EXIT;
-        h->api(call_.cbid, &call_.data);
-    }
-    current_correlation = call_.saved_correlation;
-    return e;
+    return api_finish(&call_, last_error, 0);
 }

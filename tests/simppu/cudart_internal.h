@@ -46,6 +46,7 @@ struct sim_op {
     struct sim_op *next;
     uint64_t seq;
     uint64_t enqueue_ns;
+    uint64_t not_before_ts; /* the launching call's start on CUPTI's clock */
     uint32_t correlation;
     int ndeps;
     struct dependency deps[MAX_DEPS];
@@ -182,6 +183,7 @@ extern struct runtime rt;
 extern __thread int current_device;
 extern __thread cudaError_t last_error;
 extern __thread uint32_t current_correlation; /* of the API call in progress */
+extern __thread uint64_t current_enter_ts;    /* its start, as CUPTI reports it */
 
 /* ---- API calls: callbacks at entry and exit ------------------------------------------------- */
 
@@ -193,6 +195,7 @@ struct api_call {
     cudaError_t result;
     uint32_t saved_correlation;
     uint64_t start_ns;
+    uint64_t start_ts, saved_enter_ts; /* the start on CUPTI's clock */
     CUpti_CallbackData data;
 };
 
@@ -204,6 +207,8 @@ struct api_call {
                              cudaSuccess,                                                          \
                              0,                                                                    \
                              0,                                                                    \
+                             0,                                                                    \
+                             0,                                                                    \
                              {0}};                                                                 \
     api_enter(&call_)
 #define RETURN(result) return api_exit(&call_, (result))
@@ -212,6 +217,12 @@ struct api_call {
 
 void api_enter(struct api_call *c);
 cudaError_t api_exit(struct api_call *c, cudaError_t result);
+/* api_exit for the calls that report an error without setting it (cudaGetLastError) */
+cudaError_t api_finish(struct api_call *c, cudaError_t result, int sets_last_error);
+struct span {
+    uint64_t start, end;
+};
+struct span device_span(const struct sim_op *op, uint64_t start, uint64_t end);
 uint32_t new_id(void);
 const struct simppu_hooks *hooks(void);
 int wants(CUpti_ActivityKind kind);
