@@ -48,7 +48,7 @@ EXPORT uint64_t simppu_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void sleep_until(uint64_t ns)
+void sleep_until(uint64_t ns)
 {
     struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
@@ -91,7 +91,7 @@ void emit(const void *record, size_t size)
         h->activity(record, size);
 }
 
-static void resource(CUpti_CallbackId cbid, const void *data)
+void resource(CUpti_CallbackId cbid, const void *data)
 {
     const struct simppu_hooks *h = hooks();
     if (h)
@@ -292,37 +292,6 @@ struct sim_context *context_of(int device)
     return ctx;
 }
 
-static void emit_device(int device)
-{
-    CUpti_ActivityDevice5 r;
-    memset(&r, 0, sizeof r);
-    r.kind = CUPTI_ACTIVITY_KIND_DEVICE;
-    r.globalMemoryBandwidth = (uint64_t)(rt.device_gbps * 1e6); /* KB/s */
-    r.globalMemorySize = rt.devices[device].memory_total;
-    r.numThreadsPerWarp = 32;
-    r.coreClockRate = 1500000;
-    r.numMemcpyEngines = 2;
-    r.numMultiprocessors = 64;
-    r.maxThreadsPerBlock = 1024;
-    r.maxBlockDimX = 1024;
-    r.maxBlockDimY = 1024;
-    r.maxBlockDimZ = 64;
-    r.maxGridDimX = 0x7fffffff;
-    r.maxGridDimY = 65535;
-    r.maxGridDimZ = 65535;
-    r.computeCapabilityMajor = 9;
-    r.computeCapabilityMinor = 0;
-    r.id = (uint32_t)device;
-    int physical = rt.devices[device].physical;
-    memcpy(r.uuid.bytes, "simppu-device-", 14);
-    r.uuid.bytes[15] = (char)physical;
-    static char names[MAX_DEVICES][32];
-    snprintf(names[device], sizeof names[device], "simppu PPU %d", physical);
-    r.name = names[device];
-    r.isCudaVisible = 1;
-    emit(&r, sizeof r);
-}
-
 EXPORT void simppu_report_inventory(void)
 {
     ensure_init();
@@ -402,7 +371,7 @@ static uint64_t end_of(struct sim_stream *s, uint64_t seq)
 }
 
 /* Blocks until op `seq` of `s` has its end decided; returns that end. */
-static uint64_t wait_decided(struct sim_stream *s, uint64_t seq)
+uint64_t wait_decided(struct sim_stream *s, uint64_t seq)
 {
     pthread_mutex_lock(&s->lock);
     while (s->done_seq < seq)
@@ -484,7 +453,7 @@ void emit_kernel(const struct sim_op *op, struct sim_stream *s, uint64_t start, 
     r.name = kernel ? kernel->name : "unknown_kernel";
     r.graphNodeId = graph_node;
     r.graphId = graph_id;
-    r.launchType = CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR;
+    r.launchType = graph_node ? CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR : op->launch_type;
     emit(&r, sizeof r);
 }
 
@@ -546,7 +515,8 @@ void emit_memcpy(const struct sim_op *op, struct sim_stream *s, uint64_t start, 
 }
 
 void emit_memset(const struct sim_op *op, struct sim_stream *s, uint64_t start, uint64_t end,
-                 uint64_t bytes, uint32_t value, int async, uint64_t graph_node, uint32_t graph_id)
+                 uint64_t bytes, uint32_t value, uint8_t memory_kind, int async,
+                 uint64_t graph_node, uint32_t graph_id)
 {
     if (!wants(CUPTI_ACTIVITY_KIND_MEMSET) || graph_level(graph_node))
         return;
@@ -563,9 +533,28 @@ void emit_memset(const struct sim_op *op, struct sim_stream *s, uint64_t start, 
     r.streamId = s->id;
     r.correlationId = op->correlation;
     r.flags = async ? CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC : 0;
-    r.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    r.memoryKind = memory_kind;
     r.graphNodeId = graph_node;
     r.graphId = graph_id;
+    emit(&r, sizeof r);
+}
+
+/* An event reached on the device (a record in a stream, or an event record node). */
+void emit_event_record(const struct sim_op *op, struct sim_stream *s, const struct sim_event *e,
+                       uint64_t sync_id, uint64_t at)
+{
+    if (!wants(CUPTI_ACTIVITY_KIND_CUDA_EVENT))
+        return;
+    CUpti_ActivityCudaEvent2 r;
+    memset(&r, 0, sizeof r);
+    r.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
+    r.correlationId = op->correlation;
+    r.contextId = s->ctx->id;
+    r.streamId = s->id;
+    r.eventId = e->id;
+    r.deviceId = (uint32_t)s->ctx->device;
+    r.deviceTimestamp = device_span(op, at, at).start;
+    r.cudaEventSyncId = sync_id;
     emit(&r, sizeof r);
 }
 
@@ -604,34 +593,25 @@ static uint64_t run_op(struct sim_stream *s, struct sim_op *op)
         break;
     case OP_MEMSET:
         end = start + 1000 + (uint64_t)((double)op->bytes / rt.memset_gbps);
-        emit_memset(op, s, start, end, op->bytes, op->memset_value, op->is_async, 0, 0);
+        emit_memset(op, s, start, end, op->bytes, op->memset_value, op->memory_kind, op->is_async,
+                    0, 0);
         break;
     case OP_EVENT_RECORD:
-        if (wants(CUPTI_ACTIVITY_KIND_CUDA_EVENT)) {
-            CUpti_ActivityCudaEvent2 r;
-            memset(&r, 0, sizeof r);
-            r.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
-            r.correlationId = op->correlation;
-            r.contextId = s->ctx->id;
-            r.streamId = s->id;
-            r.eventId = op->event->id;
-            r.deviceId = (uint32_t)s->ctx->device;
-            r.deviceTimestamp = device_span(op, start, start).start;
-            r.cudaEventSyncId = op->sync_id;
-            emit(&r, sizeof r);
-        }
+        emit_event_record(op, s, op->event, op->sync_id, start);
         break;
     case OP_WAIT:
         break;
     case OP_HOST: /* no device work and no record: the function runs in stream order */
-        run_host_fn(op->host_fn, op->host_data, start);
+        if (op->callback) {
+            if (start > simppu_now_ns())
+                sleep_until(start);
+            op->callback(op->callback_stream, cudaSuccess, op->host_data);
+        } else {
+            run_host_fn(op->host_fn, op->host_data, start);
+        }
         break;
     case OP_GRAPH:
-        fill_graph_and_emit(op, s, start);
-        end = start;
-        for (int i = 0; i < op->exec->graph->count; i++)
-            if (op->exec->graph->nodes[i]->end > end)
-                end = op->exec->graph->nodes[i]->end;
+        end = fill_graph_and_emit(op, s, start);
         if (wants(CUPTI_ACTIVITY_KIND_GRAPH_TRACE)) {
             CUpti_ActivityGraphTrace2 r;
             memset(&r, 0, sizeof r);
@@ -676,6 +656,8 @@ static void *stream_worker(void *arg)
         s->done_seq = op->seq;
         pthread_cond_broadcast(&s->cond);
         pthread_mutex_unlock(&s->lock);
+        free(op->node_sync_ids);
+        free(op->node_waits);
         free(op);
     }
     return NULL;
@@ -806,10 +788,21 @@ static void emit_sync(CUpti_ActivitySynchronizationType type, uint64_t start, st
     emit(&r, sizeof r);
 }
 
+/* Priorities outside the device's range are clamped to it, as CUDA does. */
+static int clamp_priority(int priority)
+{
+    if (priority > SIMPPU_PRIORITY_LEAST)
+        return SIMPPU_PRIORITY_LEAST;
+    if (priority < SIMPPU_PRIORITY_GREATEST)
+        return SIMPPU_PRIORITY_GREATEST;
+    return priority;
+}
+
 static cudaError_t stream_create(cudaStream_t *stream, unsigned int flags, int priority)
 {
-    if (!stream)
+    if (!stream || (flags & ~(unsigned)cudaStreamNonBlocking))
         return cudaErrorInvalidValue;
+    priority = clamp_priority(priority);
     struct sim_stream *s = stream_new(context_of(current_device), flags, priority, 0);
     if (!s)
         return cudaErrorMemoryAllocation;
@@ -832,25 +825,25 @@ static cudaError_t stream_create(cudaStream_t *stream, unsigned int flags, int p
 EXPORT cudaError_t cudaStreamCreateWithPriority(cudaStream_t *stream, unsigned int flags,
                                                 int priority)
 {
-    API(cudaStreamCreateWithPriority, v5050, NULL);
+    APIP(cudaStreamCreateWithPriority, v5050, stream, flags, priority);
     RETURN(stream_create(stream, flags, priority));
 }
 
 EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int flags)
 {
-    API(cudaStreamCreateWithFlags, v5000, NULL);
+    APIP(cudaStreamCreateWithFlags, v5000, stream, flags);
     RETURN(stream_create(stream, flags, 0));
 }
 
 EXPORT cudaError_t cudaStreamCreate(cudaStream_t *stream)
 {
-    API(cudaStreamCreate, v3020, NULL);
+    APIP(cudaStreamCreate, v3020, stream);
     RETURN(stream_create(stream, cudaStreamDefault, 0));
 }
 
 EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream)
 {
-    API(cudaStreamDestroy, v5050, NULL);
+    APIP(cudaStreamDestroy, v5050, stream);
     struct sim_stream *s = resolve_stream(stream);
     if (!s || s->legacy)
         RETURN(cudaErrorInvalidResourceHandle);
@@ -865,19 +858,20 @@ EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream)
 
 EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 {
-    API(cudaStreamSynchronize, v3020, NULL);
+    APIP(cudaStreamSynchronize, v3020, stream);
     struct sim_stream *s = resolve_stream(stream);
     if (!s)
         RETURN(cudaErrorInvalidResourceHandle);
     uint64_t start = simppu_now_ns();
     host_wait_stream(s);
+    pools_release(s->ctx->device);
     emit_sync(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, start, s, NULL, 0, NULL);
     RETURN(cudaSuccess);
 }
 
 EXPORT cudaError_t cudaStreamQuery(cudaStream_t stream)
 {
-    API(cudaStreamQuery, v3020, NULL);
+    APIP(cudaStreamQuery, v3020, stream);
     struct sim_stream *s = resolve_stream(stream);
     if (!s)
         RETURN(cudaErrorInvalidResourceHandle);
@@ -885,6 +879,148 @@ EXPORT cudaError_t cudaStreamQuery(cudaStream_t stream)
     int done = s->done_seq == s->next_seq && (!s->next_seq || s->last_end <= simppu_now_ns());
     pthread_mutex_unlock(&s->lock);
     RETURN(done ? cudaSuccess : cudaErrorNotReady);
+}
+
+EXPORT cudaError_t cudaStreamGetPriority(cudaStream_t stream, int *priority)
+{
+    APIP(cudaStreamGetPriority, v5050, stream, priority);
+    struct sim_stream *s = resolve_stream(stream);
+    if (!s)
+        RETURN(cudaErrorInvalidResourceHandle);
+    if (!priority)
+        RETURN(cudaErrorInvalidValue);
+    *priority = s->priority;
+    RETURN(cudaSuccess);
+}
+
+EXPORT cudaError_t cudaStreamGetFlags(cudaStream_t stream, unsigned int *flags)
+{
+    APIP(cudaStreamGetFlags, v5050, stream, flags);
+    struct sim_stream *s = resolve_stream(stream);
+    if (!s)
+        RETURN(cudaErrorInvalidResourceHandle);
+    if (!flags)
+        RETURN(cudaErrorInvalidValue);
+    *flags = s->flags;
+    RETURN(cudaSuccess);
+}
+
+EXPORT cudaError_t cudaStreamGetId(cudaStream_t stream, unsigned long long *id)
+{
+    APIP(cudaStreamGetId, v12000, stream, id);
+    struct sim_stream *s = resolve_stream(stream);
+    if (!s)
+        RETURN(cudaErrorInvalidResourceHandle);
+    if (!id)
+        RETURN(cudaErrorInvalidValue);
+    *id = s->id;
+    RETURN(cudaSuccess);
+}
+
+EXPORT cudaError_t cudaStreamGetDevice(cudaStream_t stream, int *device)
+{
+    APIP(cudaStreamGetDevice, v12080, stream, device);
+    struct sim_stream *s = resolve_stream(stream);
+    if (!s)
+        RETURN(cudaErrorInvalidResourceHandle);
+    if (!device)
+        RETURN(cudaErrorInvalidValue);
+    *device = s->ctx->device;
+    RETURN(cudaSuccess);
+}
+
+/* The attributes a stream keeps (the others are launch attributes only). */
+static int stream_attribute(cudaStreamAttrID id)
+{
+    return id == cudaStreamAttributeAccessPolicyWindow ||
+           id == cudaStreamAttributeSynchronizationPolicy || id == cudaStreamAttributePriority ||
+           id == cudaStreamAttributeMemSyncDomainMap || id == cudaStreamAttributeMemSyncDomain;
+}
+
+EXPORT cudaError_t cudaStreamSetAttribute(cudaStream_t stream, cudaStreamAttrID id,
+                                          const cudaStreamAttrValue *value)
+{
+    APIP(cudaStreamSetAttribute, v11000, stream, id, value);
+    struct sim_stream *s = resolve_stream(stream);
+    if (!s)
+        RETURN(cudaErrorInvalidResourceHandle);
+    if (!value || !stream_attribute(id) || (unsigned)id >= STREAM_ATTRIBUTES)
+        RETURN(cudaErrorInvalidValue);
+    if (id == cudaStreamAttributeAccessPolicyWindow) {
+        const struct cudaAccessPolicyWindow *w = &value->accessPolicyWindow;
+        if (w->num_bytes > 134213632 || w->hitRatio < 0.0f || w->hitRatio > 1.0f)
+            RETURN(cudaErrorInvalidValue);
+    }
+    pthread_mutex_lock(&s->lock);
+    if (id == cudaStreamAttributePriority)
+        s->priority = clamp_priority(value->priority);
+    s->attributes[id] = *value;
+    s->attributes_set |= 1u << id;
+    pthread_mutex_unlock(&s->lock);
+    RETURN(cudaSuccess);
+}
+
+EXPORT cudaError_t cudaStreamGetAttribute(cudaStream_t stream, cudaStreamAttrID id,
+                                          cudaStreamAttrValue *value)
+{
+    APIP(cudaStreamGetAttribute, v11000, stream, id, value);
+    struct sim_stream *s = resolve_stream(stream);
+    if (!s)
+        RETURN(cudaErrorInvalidResourceHandle);
+    if (!value || !stream_attribute(id) || (unsigned)id >= STREAM_ATTRIBUTES)
+        RETURN(cudaErrorInvalidValue);
+    pthread_mutex_lock(&s->lock);
+    if (s->attributes_set & (1u << id))
+        *value = s->attributes[id];
+    else
+        memset(value, 0, sizeof *value);
+    if (id == cudaStreamAttributePriority)
+        value->priority = s->priority;
+    pthread_mutex_unlock(&s->lock);
+    RETURN(cudaSuccess);
+}
+
+EXPORT cudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_t src)
+{
+    APIP(cudaStreamCopyAttributes, v11000, dst, src);
+    struct sim_stream *d = resolve_stream(dst), *s = resolve_stream(src);
+    if (!d || !s)
+        RETURN(cudaErrorInvalidResourceHandle);
+    pthread_mutex_lock(&s->lock);
+    cudaLaunchAttributeValue values[STREAM_ATTRIBUTES];
+    memcpy(values, s->attributes, sizeof values);
+    uint32_t set = s->attributes_set;
+    int priority = s->priority;
+    pthread_mutex_unlock(&s->lock);
+    pthread_mutex_lock(&d->lock);
+    memcpy(d->attributes, values, sizeof values);
+    d->attributes_set = set;
+    d->priority = priority;
+    pthread_mutex_unlock(&d->lock);
+    RETURN(cudaSuccess);
+}
+
+/* A callback in stream order, on the stream's worker once the work before it
+ * is done, with the status of that work (always cudaSuccess here: simulated
+ * work does not fail).  No device work, so no activity record.  Not allowed
+ * in a capture (cudaLaunchHostFunc is). */
+EXPORT cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback,
+                                         void *user_data, unsigned int flags)
+{
+    APIP(cudaStreamAddCallback, v5000, stream, callback, user_data, flags);
+    struct sim_stream *s = resolve_stream(stream);
+    if (!s)
+        RETURN(cudaErrorInvalidResourceHandle);
+    if (!callback || flags != 0)
+        RETURN(cudaErrorInvalidValue);
+    if (s->capture)
+        RETURN(capture_invalidate(s, cudaErrorStreamCaptureUnsupported));
+    struct sim_op *op = op_new(OP_HOST);
+    op->callback = callback;
+    op->callback_stream = stream;
+    op->host_data = user_data;
+    enqueue(s, op);
+    RETURN(cudaSuccess);
 }
 
 /* Waits until every stream of the context has finished its work. */
@@ -907,6 +1043,7 @@ EXPORT cudaError_t cudaDeviceSynchronize(void)
     struct sim_context *ctx = context_of(current_device);
     uint64_t start = simppu_now_ns();
     context_drain(ctx);
+    pools_release(ctx->device);
     emit_sync(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, start, NULL, NULL, 0, ctx);
     RETURN(cudaSuccess);
 }
@@ -930,26 +1067,16 @@ EXPORT cudaError_t cudaDeviceReset(void)
         if (rt.streams[i]->ctx != ctx)
             rt.streams[kept++] = rt.streams[i];
     rt.stream_count = kept; /* their handles are invalid now; workers stay idle */
-    for (struct allocation **pp = &rt.allocations; *pp;) {
-        struct allocation *a = *pp;
-        if (a->device == current_device) {
-            *pp = a->next;
-            free((void *)a->base);
-            free(a);
-        } else {
-            pp = &a->next;
-        }
-    }
-    d->memory_used = 0;
     d->ctx = NULL;
     pthread_mutex_unlock(&rt.lock);
+    memory_reset_device(current_device);
     RETURN(cudaSuccess);
 }
 
 /* ---- events -------------------------------------------------------------------------------------
  */
 
-static struct sim_event *resolve_event(cudaEvent_t handle)
+struct sim_event *resolve_event(cudaEvent_t handle)
 {
     struct sim_event *e = (struct sim_event *)handle;
     int found = 0;
@@ -982,19 +1109,19 @@ static cudaError_t event_create(cudaEvent_t *event, unsigned int flags)
 
 EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
 {
-    API(cudaEventCreateWithFlags, v3020, NULL);
+    APIP(cudaEventCreateWithFlags, v3020, event, flags);
     RETURN(event_create(event, flags));
 }
 
 EXPORT cudaError_t cudaEventCreate(cudaEvent_t *event)
 {
-    API(cudaEventCreate, v3020, NULL);
+    APIP(cudaEventCreate, v3020, event);
     RETURN(event_create(event, cudaEventDefault));
 }
 
 EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event)
 {
-    API(cudaEventDestroy, v3020, NULL);
+    APIP(cudaEventDestroy, v3020, event);
     struct sim_event *e = resolve_event(event);
     if (!e)
         RETURN(cudaErrorInvalidResourceHandle);
@@ -1006,20 +1133,19 @@ EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event)
     RETURN(cudaSuccess); /* freed never: a queued record may still point at it */
 }
 
-EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
+static cudaError_t event_record(cudaEvent_t event, cudaStream_t stream)
 {
-    API(cudaEventRecord, v3020, NULL);
     struct sim_event *e = resolve_event(event);
     struct sim_stream *s = resolve_stream(stream);
     if (!e || !s)
-        RETURN(cudaErrorInvalidResourceHandle);
+        return cudaErrorInvalidResourceHandle;
     if (s->capture) { /* a capture-time record remembers the nodes a wait will join */
         e->capture = s->capture;
         e->nodes =
             realloc(e->nodes, (size_t)(s->tail_count ? s->tail_count : 1) * sizeof *e->nodes);
         memcpy(e->nodes, s->tail_nodes, (size_t)s->tail_count * sizeof *e->nodes);
         e->node_count = s->tail_count;
-        RETURN(cudaSuccess);
+        return cudaSuccess;
     }
     e->capture = NULL;
     struct sim_op *op = op_new(OP_EVENT_RECORD);
@@ -1028,13 +1154,29 @@ EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
     e->stream = s;
     e->recorded = 1;
     e->seq = enqueue(s, op);
-    RETURN(cudaSuccess);
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
+{
+    APIP(cudaEventRecord, v3020, event, stream);
+    RETURN(event_record(event, stream));
+}
+
+/* cudaEventRecordExternal matters to graphs only: recorded like any other. */
+EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream,
+                                            unsigned int flags)
+{
+    APIP(cudaEventRecordWithFlags, v11010, event, stream, flags);
+    if (flags & ~(unsigned)cudaEventRecordExternal)
+        RETURN(cudaErrorInvalidValue);
+    RETURN(event_record(event, stream));
 }
 
 EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
 {
     (void)flags;
-    API(cudaStreamWaitEvent, v3020, NULL);
+    APIP(cudaStreamWaitEvent, v3020, stream, event, flags);
     uint64_t start = simppu_now_ns();
     struct sim_event *e = resolve_event(event);
     struct sim_stream *s = resolve_stream(stream);
@@ -1068,13 +1210,15 @@ EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, u
 
 EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
-    API(cudaEventSynchronize, v3020, NULL);
+    APIP(cudaEventSynchronize, v3020, event);
     uint64_t start = simppu_now_ns();
     struct sim_event *e = resolve_event(event);
     if (!e)
         RETURN(cudaErrorInvalidResourceHandle);
-    if (e->recorded)
+    if (e->recorded) {
         host_wait(e->stream, e->seq);
+        pools_release(e->stream->ctx->device);
+    }
     emit_sync(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, start, e->stream, e,
               e->sync_id, NULL);
     RETURN(cudaSuccess);
@@ -1082,7 +1226,7 @@ EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event)
 
 EXPORT cudaError_t cudaEventQuery(cudaEvent_t event)
 {
-    API(cudaEventQuery, v3020, NULL);
+    APIP(cudaEventQuery, v3020, event);
     struct sim_event *e = resolve_event(event);
     if (!e)
         RETURN(cudaErrorInvalidResourceHandle);
@@ -1096,7 +1240,7 @@ EXPORT cudaError_t cudaEventQuery(cudaEvent_t event)
 
 EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
 {
-    API(cudaEventElapsedTime, v3020, NULL);
+    APIP(cudaEventElapsedTime, v12080, ms, start, end);
     struct sim_event *a = resolve_event(start), *b = resolve_event(end);
     if (!ms)
         RETURN(cudaErrorInvalidValue);
@@ -1161,7 +1305,7 @@ static uint64_t configured_duration(const char *mangled)
     return rt.default_kernel_ns;
 }
 
-static struct sim_kernel *kernel_of(const void *host_fun)
+struct sim_kernel *kernel_of(const void *host_fun)
 {
     pthread_mutex_lock(&rt.lock);
     struct sim_kernel *k = rt.kernels;
@@ -1181,20 +1325,38 @@ static struct sim_kernel *kernel_handle(const void *handle)
     return k;
 }
 
+/* What the device can run: blocks of at most 1024 threads, the kernel's shared memory. */
+cudaError_t check_launch(const struct sim_kernel *k, dim3 grid, dim3 block, size_t shared)
+{
+    if (!k)
+        return cudaErrorInvalidDeviceFunction;
+    uint64_t threads = (uint64_t)block.x * block.y * block.z;
+    if (!grid.x || !grid.y || !grid.z || !threads || threads > 1024 || block.z > 64 ||
+        grid.y > 65535 || grid.z > 65535 || shared > (size_t)k->max_dynamic_shared)
+        return cudaErrorInvalidConfiguration;
+    return cudaSuccess;
+}
+
 static cudaError_t launch(const struct sim_kernel *k, dim3 grid, dim3 block, size_t shared,
-                          cudaStream_t stream)
+                          cudaStream_t stream, uint8_t launch_type)
 {
     if (!k)
         return cudaErrorInvalidDeviceFunction;
     struct sim_stream *s = resolve_stream(stream);
     if (!s)
         return cudaErrorInvalidResourceHandle;
+    cudaError_t rc = check_launch(k, grid, block, shared);
+    if (rc != cudaSuccess)
+        return rc;
     uint64_t threads = (uint64_t)block.x * block.y * block.z;
-    if (!grid.x || !grid.y || !grid.z || !threads || threads > 1024 || block.z > 64 ||
-        shared > 48 * 1024)
-        return cudaErrorInvalidConfiguration;
+    if (launch_type == CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_SINGLE_DEVICE &&
+        (uint64_t)grid.x * grid.y * grid.z >
+            (uint64_t)blocks_per_multiprocessor(k, (int)threads, shared) * 64)
+        return cudaErrorCooperativeLaunchTooLarge; /* every block must be resident at once */
     if (s->capture) {
         struct sim_node *n = capture_node(s, CU_GRAPH_NODE_TYPE_KERNEL);
+        if (!n)
+            return cudaErrorStreamCaptureInvalidated;
         n->kernel = k;
         n->grid = grid;
         n->block = block;
@@ -1206,6 +1368,7 @@ static cudaError_t launch(const struct sim_kernel *k, dim3 grid, dim3 block, siz
     op->grid = grid;
     op->block = block;
     op->shared_memory = shared;
+    op->launch_type = launch_type;
     enqueue(s, op);
     return cudaSuccess;
 }
@@ -1214,19 +1377,47 @@ EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, voi
                                     size_t shared, cudaStream_t stream)
 {
     (void)args;
-    struct cudaLaunchKernel_v7000_params_st params = {func, grid, block, args, shared, stream};
-    API(cudaLaunchKernel, v7000, &params);
+    APIP(cudaLaunchKernel, v7000, func, grid, block, args, shared, stream);
     struct sim_kernel *k = kernel_of(func);
     call_.data.symbolName = k ? k->name : NULL;
-    RETURN(launch(k, grid, block, shared, stream));
+    RETURN(launch(k, grid, block, shared, stream, CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR));
+}
+
+EXPORT cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 grid, dim3 block, void **args,
+                                               size_t shared, cudaStream_t stream)
+{
+    APIP(cudaLaunchCooperativeKernel, v9000, func, grid, block, args, shared, stream);
+    struct sim_kernel *k = kernel_of(func);
+    call_.data.symbolName = k ? k->name : NULL;
+    RETURN(launch(k, grid, block, shared, stream,
+                  CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_SINGLE_DEVICE));
+}
+
+/* cudaLaunchKernelEx's entry point: the configuration with its attributes
+ * (cooperative launches are told apart; clusters, priorities and the others
+ * do not change the simulation). */
+EXPORT cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func,
+                                       void **args)
+{
+    APIP(cudaLaunchKernelExC, v11060, config, func, args);
+    struct sim_kernel *k = kernel_of(func);
+    call_.data.symbolName = k ? k->name : NULL;
+    if (!config || (config->numAttrs && !config->attrs))
+        RETURN(cudaErrorInvalidValue);
+    uint8_t type = CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR;
+    for (unsigned i = 0; i < config->numAttrs; i++)
+        if (config->attrs[i].id == cudaLaunchAttributeCooperative &&
+            config->attrs[i].val.cooperative)
+            type = CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_SINGLE_DEVICE;
+    RETURN(launch(k, config->gridDim, config->blockDim, config->dynamicSmemBytes, config->stream,
+                  type));
 }
 
 /* A host function in stream order (a host node when the stream is captured):
  * no device work, so no activity record, as with CUPTI. */
 EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *user_data)
 {
-    struct cudaLaunchHostFunc_v10000_params_st params = {stream, fn, user_data};
-    API(cudaLaunchHostFunc, v10000, &params);
+    APIP(cudaLaunchHostFunc, v10000, stream, fn, user_data);
     struct sim_stream *s = resolve_stream(stream);
     if (!s)
         RETURN(cudaErrorInvalidResourceHandle);
@@ -1234,6 +1425,8 @@ EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void
         RETURN(cudaErrorInvalidValue);
     if (s->capture) {
         struct sim_node *n = capture_node(s, CU_GRAPH_NODE_TYPE_HOST);
+        if (!n)
+            RETURN(cudaErrorStreamCaptureInvalidated);
         n->host_fn = fn;
         n->host_data = user_data;
         RETURN(cudaSuccess);
@@ -1287,6 +1480,8 @@ EXPORT void __cudaRegisterFunction(void **handle, const char *host_fun, char *de
     struct sim_kernel *k = calloc(1, sizeof *k);
     k->host_fun = host_fun;
     k->name = strdup(device_fun);
+    k->max_dynamic_shared = SIMPPU_DEFAULT_DYNAMIC_SHARED;
+    k->carveout = -1;
     pthread_mutex_lock(&rt.lock);
     k->next = rt.kernels;
     rt.kernels = k;
@@ -1333,5 +1528,5 @@ EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block
     API(__cudaLaunchKernel, v13000, NULL);
     struct sim_kernel *k = kernel_handle(kernel);
     call_.data.symbolName = k ? k->name : NULL;
-    RETURN(launch(k, grid, block, shared, stream));
+    RETURN(launch(k, grid, block, shared, stream, CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR));
 }
