@@ -609,6 +609,9 @@ static uint64_t run_op(struct sim_stream *s, struct sim_op *op)
         } else {
             run_host_fn(op->host_fn, op->host_data, start);
         }
+        end = simppu_now_ns(); /* the work after it waits until it has returned */
+        if (end < start)
+            end = start;
         break;
     case OP_GRAPH:
         end = fill_graph_and_emit(op, s, start);
@@ -658,6 +661,7 @@ static void *stream_worker(void *arg)
         pthread_mutex_unlock(&s->lock);
         free(op->node_sync_ids);
         free(op->node_waits);
+        free(op->node_params);
         free(op);
     }
     return NULL;

@@ -1792,12 +1792,13 @@ EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec)
 /* ---- launch
  * --------------------------------------------------------------------------------------- */
 
-/* Per launch: a new sync id for each event record node, and for each wait
- * node the event's last record as the launch sees it. */
+/* Per launch: each node's parameters, a new sync id for each event record
+ * node, and for each wait node the event's last record as the launch sees it. */
 static void launch_tables(struct sim_op *op, const struct sim_graph *g, struct sim_stream *s)
 {
     for (int i = 0; i < g->count; i++) {
         const struct sim_node *n = g->nodes[i];
+        op->node_params[n->index] = *n; /* later changes to the exec are for later launches */
         if (n->type == CU_GRAPH_NODE_TYPE_EVENT_RECORD && n->event)
             op->node_sync_ids[n->index] =
                 __atomic_add_fetch(&n->event->sync_id, 1, __ATOMIC_RELAXED);
@@ -1851,6 +1852,7 @@ EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream)
     size_t total = (size_t)(x->node_total ? x->node_total : 1);
     op->node_sync_ids = calloc(total, sizeof *op->node_sync_ids);
     op->node_waits = calloc(total, sizeof *op->node_waits);
+    op->node_params = calloc(total, sizeof *op->node_params);
     launch_tables(op, x->graph, s);
     pthread_mutex_lock(&rt.lock);
     /* a launch runs after the exec's previous launch, on whatever stream that was */
@@ -1899,19 +1901,20 @@ static uint64_t run_graph(struct sim_op *op, struct sim_stream *s, struct sim_gr
     uint64_t last = start;
     for (int i = 0; i < g->count; i++) {
         struct sim_node *n = g->nodes[i];
+        const struct sim_node *p = &op->node_params[n->index]; /* as it was at the launch */
         n->start = start;
         for (int d = 0; d < n->ndeps; d++)
             if (n->deps[d]->end > n->start)
                 n->start = n->deps[d]->end;
         n->end = n->start;
-        switch (n->disabled ? CU_GRAPH_NODE_TYPE_EMPTY : n->type) {
+        switch (p->disabled ? CU_GRAPH_NODE_TYPE_EMPTY : n->type) {
         case CU_GRAPH_NODE_TYPE_KERNEL:
-            n->end = n->start + kernel_duration(n->kernel);
-            emit_kernel(op, s, n->start, n->end, n->id, graph_id, n->kernel, n->grid, n->block,
-                        n->shared_memory);
+            n->end = n->start + kernel_duration(p->kernel);
+            emit_kernel(op, s, n->start, n->end, n->id, graph_id, p->kernel, p->grid, p->block,
+                        p->shared_memory);
             break;
         case CU_GRAPH_NODE_TYPE_MEMCPY: {
-            const struct copy_plan *c = &n->copy;
+            const struct copy_plan *c = &p->copy;
             run_copy(c);
             n->end = n->start + copy_duration(c->bytes, c->copy_kind, c->src_kind, c->dst_kind);
             if (c->copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_PTOP)
@@ -1923,13 +1926,14 @@ static uint64_t run_graph(struct sim_op *op, struct sim_stream *s, struct sim_gr
             break;
         }
         case CU_GRAPH_NODE_TYPE_MEMSET:
-            run_set(&n->set);
-            n->end = n->start + 1000 + (uint64_t)((double)n->set.bytes / rt.memset_gbps);
-            emit_memset(op, s, n->start, n->end, n->set.bytes, n->set.value, n->set.memory_kind, 1,
+            run_set(&p->set);
+            n->end = n->start + 1000 + (uint64_t)((double)p->set.bytes / rt.memset_gbps);
+            emit_memset(op, s, n->start, n->end, p->set.bytes, p->set.value, p->set.memory_kind, 1,
                         n->id, graph_id);
             break;
-        case CU_GRAPH_NODE_TYPE_HOST:
-            run_host_fn(n->host_fn, n->host_data, n->start);
+        case CU_GRAPH_NODE_TYPE_HOST: /* the nodes after it wait until it has returned */
+            run_host_fn(p->host_fn, p->host_data, n->start);
+            n->end = simppu_now_ns() > n->start ? simppu_now_ns() : n->start;
             break;
         case CU_GRAPH_NODE_TYPE_GRAPH:
             n->end = run_graph(op, s, n->bodies[0], n->start, graph_id);
@@ -1940,8 +1944,8 @@ static uint64_t run_graph(struct sim_op *op, struct sim_stream *s, struct sim_gr
                     n->end = run_graph(op, s, n->bodies[b], n->start, graph_id);
             break;
         case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
-            if (n->event)
-                emit_event_record(op, s, n->event, op->node_sync_ids[n->index], n->start);
+            if (p->event)
+                emit_event_record(op, s, p->event, op->node_sync_ids[n->index], n->start);
             break;
         case CU_GRAPH_NODE_TYPE_WAIT_EVENT: {
             struct dependency w = op->node_waits[n->index];
@@ -1953,11 +1957,11 @@ static uint64_t run_graph(struct sim_op *op, struct sim_stream *s, struct sim_gr
             break;
         }
         case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
-            graph_memory_record(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, n->address, op, s,
+            graph_memory_record(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, p->address, op, s,
                                 device_span(op, n->start, n->start).start);
             break;
         case CU_GRAPH_NODE_TYPE_MEM_FREE:
-            graph_memory_record(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, n->address, op, s,
+            graph_memory_record(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, p->address, op, s,
                                 device_span(op, n->start, n->start).start);
             break;
         default:

@@ -102,10 +102,11 @@ struct sim_op {
     struct sim_event *event;
     uint64_t sync_id;
     /* graph launch: per node of the exec (by index), this launch's event
-     * record sync ids and event waits */
+     * record sync ids, event waits and node parameters */
     struct sim_exec *exec;
     uint64_t *node_sync_ids;
     struct dependency *node_waits;
+    struct sim_node *node_params; /* each node as it was when launched */
     /* host function, or a stream callback (cudaStreamAddCallback) */
     cudaHostFn_t host_fn;
     void *host_data;
