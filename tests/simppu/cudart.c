@@ -389,7 +389,11 @@ uint64_t kernel_duration(const struct sim_kernel *k)
 uint64_t copy_duration(uint64_t bytes, uint8_t copy_kind, uint8_t src, uint8_t dst)
 {
     double gbps = rt.device_gbps;
-    if (copy_kind != CUPTI_ACTIVITY_MEMCPY_KIND_DTOD) {
+    int on_device = copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOD ||
+                    copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_ATOA ||
+                    copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_ATOD ||
+                    copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOA;
+    if (!on_device) {
         int pinned =
             src == CUPTI_ACTIVITY_MEMORY_KIND_PINNED || dst == CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
         gbps = pinned ? rt.pinned_gbps : rt.pageable_gbps;

@@ -254,7 +254,7 @@ struct allocation {
     uintptr_t base;
     size_t size;
     int device;         /* -1: host memory (managed memory: the device it was made on) */
-    uint8_t kind;       /* CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, _PINNED or _MANAGED */
+    uint8_t kind;       /* CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, _PINNED, _MANAGED or _ARRAY */
     uint8_t registered; /* cudaHostRegister: the program's memory, not ours to free */
     uint8_t graph;      /* a graph alloc node's address: allocated while `live` */
     uint8_t live;
@@ -406,6 +406,14 @@ cudaError_t plan_copy(struct copy_plan *p, struct region dst, struct region src,
                       enum cudaMemcpyKind kind);
 cudaError_t plan_copy_3d(struct copy_plan *p, const struct cudaMemcpy3DParms *parms);
 void run_copy(const struct copy_plan *p);
+cudaError_t submit_copy(const struct copy_plan *p, struct sim_stream *s, int async);
+void track_array_memory(void *p, size_t size, int device);
+void untrack_array_memory(void *p);
+
+/* arrays (cudart_array.c) */
+cudaError_t array_region(cudaArray_const_t array, size_t x, size_t y, size_t z, size_t width,
+                         size_t height, size_t depth, struct region *r);
+size_t array_element(cudaArray_const_t array);
 cudaError_t plan_set(struct set_plan *p, struct region dst, uint32_t value, unsigned element_size);
 void run_set(const struct set_plan *p);
 

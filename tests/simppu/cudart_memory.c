@@ -60,6 +60,19 @@ static struct allocation *unlink_locked(const void *p)
     return NULL;
 }
 
+void track_array_memory(void *p, size_t size, int device)
+{
+    track(p, size, device, CUPTI_ACTIVITY_MEMORY_KIND_ARRAY, 0);
+}
+
+void untrack_array_memory(void *p)
+{
+    pthread_mutex_lock(&rt.lock);
+    struct allocation *a = unlink_locked(p);
+    pthread_mutex_unlock(&rt.lock);
+    free(a);
+}
+
 uint8_t memory_kind_of(const void *p, int *device)
 {
     uint8_t kind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
@@ -1172,6 +1185,14 @@ static int device_like(uint8_t kind)
 
 static uint8_t copy_kind_of(uint8_t src, uint8_t dst)
 {
+    int src_array = src == CUPTI_ACTIVITY_MEMORY_KIND_ARRAY,
+        dst_array = dst == CUPTI_ACTIVITY_MEMORY_KIND_ARRAY;
+    if (src_array && dst_array)
+        return CUPTI_ACTIVITY_MEMCPY_KIND_ATOA;
+    if (src_array)
+        return device_like(dst) ? CUPTI_ACTIVITY_MEMCPY_KIND_ATOD : CUPTI_ACTIVITY_MEMCPY_KIND_ATOH;
+    if (dst_array)
+        return device_like(src) ? CUPTI_ACTIVITY_MEMCPY_KIND_DTOA : CUPTI_ACTIVITY_MEMCPY_KIND_HTOA;
     if (device_like(src) && device_like(dst))
         return CUPTI_ACTIVITY_MEMCPY_KIND_DTOD;
     if (device_like(dst))
@@ -1222,7 +1243,7 @@ void run_copy(const struct copy_plan *p)
                     p->src.base + z * p->src.slice + y * p->src.pitch, p->src.width);
 }
 
-static cudaError_t submit_copy(const struct copy_plan *p, struct sim_stream *s, int async)
+cudaError_t submit_copy(const struct copy_plan *p, struct sim_stream *s, int async)
 {
     if (!s)
         return cudaErrorInvalidResourceHandle;
@@ -1330,29 +1351,45 @@ EXPORT cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, 
     RETURN(copy_2d(dst, dpitch, src, spitch, width, height, kind, resolve_stream(stream), 1));
 }
 
-/* A 3D copy between pitched pointers (CUDA arrays are not simulated). */
+/* One side of a 3D copy: a CUDA array (position and extent in its elements)
+ * or a pitched pointer (x in bytes, the extent in the array's elements when
+ * the other side is an array, else in bytes). */
+static cudaError_t copy_side(cudaArray_const_t array, const struct cudaPitchedPtr *ptr,
+                             const struct cudaPos *pos, struct cudaExtent extent, size_t element,
+                             struct region *r)
+{
+    size_t height = extent.height ? extent.height : 1, depth = extent.depth ? extent.depth : 1;
+    if (array)
+        return array_region(array, pos->x, pos->y, pos->z, extent.width, height, depth, r);
+    if (!ptr->ptr)
+        return cudaErrorInvalidValue;
+    size_t slice = ptr->pitch * ptr->ysize;
+    r->base = (char *)ptr->ptr + pos->z * slice + pos->y * ptr->pitch + pos->x;
+    r->pitch = ptr->pitch;
+    r->slice = slice;
+    r->width = extent.width * element;
+    r->height = height;
+    r->depth = depth;
+    return cudaSuccess;
+}
+
 cudaError_t plan_copy_3d(struct copy_plan *p, const struct cudaMemcpy3DParms *parms)
 {
-    if (!parms || parms->srcArray || parms->dstArray)
+    if (!parms)
         return cudaErrorInvalidValue;
-    const struct cudaPitchedPtr *sp = &parms->srcPtr, *dp = &parms->dstPtr;
-    const struct cudaPos *so = &parms->srcPos, *dof = &parms->dstPos;
-    size_t sslice = sp->pitch * sp->ysize, dslice = dp->pitch * dp->ysize;
-    struct region src = {(char *)sp->ptr + so->z * sslice + so->y * sp->pitch + so->x,
-                         sp->pitch,
-                         sslice,
-                         parms->extent.width,
-                         parms->extent.height,
-                         parms->extent.depth};
-    struct region dst = {(char *)dp->ptr + dof->z * dslice + dof->y * dp->pitch + dof->x,
-                         dp->pitch,
-                         dslice,
-                         parms->extent.width,
-                         parms->extent.height,
-                         parms->extent.depth};
-    if (!sp->ptr || !dp->ptr)
-        return cudaErrorInvalidValue;
-    return plan_copy(p, dst, src, parms->kind);
+    size_t element = 1;
+    if (parms->srcArray || parms->dstArray) {
+        element = array_element(parms->srcArray ? parms->srcArray : parms->dstArray);
+        if (!element)
+            return cudaErrorInvalidResourceHandle;
+    }
+    struct region src, dst;
+    cudaError_t rc =
+        copy_side(parms->srcArray, &parms->srcPtr, &parms->srcPos, parms->extent, element, &src);
+    if (rc == cudaSuccess)
+        rc = copy_side(parms->dstArray, &parms->dstPtr, &parms->dstPos, parms->extent, element,
+                       &dst);
+    return rc != cudaSuccess ? rc : plan_copy(p, dst, src, parms->kind);
 }
 
 EXPORT cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *parms)
