@@ -4,7 +4,7 @@
 calls and profiler control, stream callbacks, overlapped copies, many
 streams, peer access, priorities, graphs built by hand (child graphs,
 events, conditional nodes, exec updates), graph and stream-ordered memory,
-managed memory, device queries.  Each call must carry its own CUPTI
+managed memory, CUDA arrays with texture and surface objects, device queries.  Each call must carry its own CUPTI
 callback id, and no device work may start before the call that launched it."""
 import os
 import re
@@ -346,6 +346,25 @@ class ExplicitGraph(EveryProgram, SampleCase):
             self.assertIn(edge, graph)
         self.assertNotIn(('k_b', 'k_c'), graph)
 
+    def test_projection_of_a_graph_built_in_a_range(self):
+        # the nodes created inside "build graph 1" run (as the exec's clones) in each of
+        # the exec's 3 launches: memset, k_a, k_b, k_c and the copy; the launches
+        # themselves are outside the range
+        (range_id,) = self.rows("SELECT e.id FROM hgtx_events AS e JOIN strings AS s "
+                                "ON s.id = e.text_id WHERE s.value = 'build graph 1'")[0]
+        projected = self.rows('SELECT op_count, start_ns, end_ns FROM hgtx_gpu_projection '
+                              'WHERE range_id = ?', range_id)
+        self.assertEqual(len(projected), 1)
+        count, start, end = projected[0]
+        self.assertEqual(count, 15)
+        (g1,) = self.graph_ids()[3]
+        # from the first launch's memset to the last launch's copy
+        (first,) = self.rows('SELECT MIN(start_ns) FROM ppu_memsets WHERE graph_id = ?', g1)[0]
+        (last,) = self.rows('SELECT MAX(end_ns) FROM ppu_memcpys WHERE graph_id = ?', g1)[0]
+        self.assertEqual((start, end), (first, last))
+        names = {r['Range'] for r in self.stats_rows('hgtx_gpu_proj_sum')}
+        self.assertIn('build graph 1', ' '.join(names))
+
     def test_event_wait_node(self):
         # graph 2's IF body waited for the event that the clone's launch recorded last,
         # after all of that launch's work
@@ -406,6 +425,37 @@ class GraphMemoryNodes(EveryProgram, SampleCase):
         launches = [int(r['Launches']) for r in self.stats_rows('hggc_graph_sum')]
         self.assertEqual(launches, [2, 2])
         self.assertEqual(self.kernel_counts(), {'fill': 9})
+
+
+class ArrayTexture(EveryProgram, SampleCase):
+    program = 'array_texture'
+
+    def test_array_copies_and_memory(self):
+        HTOA, ATOH, ATOA, ATOD, ARRAY = 3, 4, 5, 6, 4
+        copies = sorted(self.rows('SELECT copy_kind, src_kind, dst_kind, bytes FROM ppu_memcpys'))
+        size = 256 * 128 * 4
+        self.assertEqual(copies, sorted([(HTOA, PAGEABLE, ARRAY, size), (ATOH, ARRAY, PAGEABLE, size),
+                                         (ATOH, ARRAY, PAGEABLE, size), (ATOA, ARRAY, ARRAY, size),
+                                         (ATOD, ARRAY, DEVICE, size)]))
+        arrays = self.rows('SELECT m.operation, m.bytes, s.value FROM ppu_memory AS m '
+                           'JOIN hggc_api_calls AS a ON a.pid = m.pid '
+                           'AND a.correlation_id = m.correlation_id '
+                           'JOIN strings AS s ON s.id = a.name_id WHERE m.memory_kind = ? '
+                           'ORDER BY m.timestamp_ns', ARRAY)
+        self.assertEqual(arrays, [(ALLOCATION, size, 'cudaMallocArray'),
+                                  (ALLOCATION, 4 * size, 'cudaMalloc3DArray'),
+                                  (RELEASE, size, 'cudaFreeArray'),
+                                  (RELEASE, 4 * size, 'cudaFreeArray')])
+        self.assertEqual(self.kernel_counts(), {'transform': 1, 'scribble': 1})
+        names = [n for n, *_ in self.calls()]
+        for name in ('cudaCreateChannelDesc', 'cudaCreateTextureObject', 'cudaCreateSurfaceObject',
+                     'cudaDestroyTextureObject', 'cudaDestroySurfaceObject', 'cudaArrayGetInfo'):
+            self.assertIn(name, names)
+        self.assertEqual([r for _, r, *_ in self.calls('cudaFreeArray')], [0, 0, 400])
+        gpu = {r['Name'] for r in self.stats_rows('hggc_gpu_trace')}
+        self.assertIn('[CUDA memcpy Host-to-Array]', gpu)
+        self.assertIn('[CUDA memcpy Array-to-Device]', gpu)
+        self.assertIn('layered array: 256 x 128 x 4, 32-bit elements, flags 0x1', self.out)
 
 
 class DeviceQuery(EveryProgram, SampleCase):

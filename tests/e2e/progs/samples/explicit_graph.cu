@@ -7,8 +7,10 @@
 //           between the launches one kernel node's grid is changed in the exec,
 //           then the exec is updated from a clone of the graph.  The clone is
 //           instantiated and launched once too.
+//           The graph is built inside the HGTX range "build graph 1".
 // Graph 2:  kernel P -> wait on the event of R -> {IF (default 1): kernel I,
 //           WHILE (default 0): kernel W}; launched twice.
+#include <nvtx3/nvToolsExt.h>
 #include <string.h>
 
 #include "samples_common.h"
@@ -119,7 +121,8 @@ int main(void)
     CHECK(cudaGraphAddKernelNode(&X, child, NULL, 0, &px));
     CHECK(cudaGraphAddKernelNode(&Y, child, &X, 1, &py));
 
-    // graph 1
+    // graph 1, built inside an HGTX range: its work projects onto that range
+    nvtxRangePushA("build graph 1");
     cudaGraph_t g;
     cudaGraphNode_t M, A, B, C, D, H, G, E, R;
     CHECK(cudaGraphCreate(&g, 0));
@@ -146,6 +149,7 @@ int main(void)
     cudaGraphNode_t before_e[] = {G, H};
     CHECK(cudaGraphAddEmptyNode(&E, g, before_e, 2));
     CHECK(cudaGraphAddEventRecordNode(&R, g, &E, 1, ev));
+    nvtxRangePop();
 
     size_t nodes = 0, roots = 0, edges = 0;
     CHECK(cudaGraphGetNodes(g, NULL, &nodes));
