@@ -4,8 +4,9 @@
 calls and profiler control, stream callbacks, overlapped copies, many
 streams, peer access, priorities, graphs built by hand (child graphs,
 events, conditional nodes, exec updates), graph and stream-ordered memory,
-managed memory, CUDA arrays with texture and surface objects, device queries.  Each call must carry its own CUPTI
-callback id, and no device work may start before the call that launched it."""
+managed memory, CUDA arrays with texture and surface objects, device
+queries.  Each call must carry its own CUPTI callback id, and no device work
+may start before the call that launched it."""
 import os
 import re
 import unittest
@@ -41,9 +42,16 @@ def runtime_cbid_names():
                      'SKIPPED: nvcc was not found when building, so the sample programs '
                      '(tests/e2e/progs/samples) were not built')
 class SampleCase(AsysTestCase):
+    """Records `program` once per test; each subclass also gets the checks
+    every recording must pass (check_callback_ids, check_launch_order)."""
     program = None
     args = ()
     env_extra = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.test_calls_carry_their_callback_ids = check_callback_ids
+        cls.test_device_work_starts_after_its_launch = check_launch_order
 
     def setUp(self):
         super().setUp()
@@ -91,35 +99,37 @@ class SampleCase(AsysTestCase):
                          'WHERE d.kind = ?', kind)
         return {(w.split('(')[0], d.split('(')[0]) for w, d in rows}
 
-class EveryProgram:
-    """What every sample program's recording must show."""
 
-    def test_calls_carry_their_callback_ids(self):
-        names = runtime_cbid_names()
-        if names is None:
-            self.skipTest('cupti_runtime_cbid.h not found')
-        calls = self.calls()
-        self.assertTrue(calls)
-        for name, _, _, _, cbid in calls:
-            expected = names.get(cbid)
-            if expected in ('__cudaLaunchKernel', '__cudaLaunchKernel_ptsz'):
-                expected = 'cudaLaunchKernel'  # the launch stub, shown by what it does
-            self.assertEqual(name, expected, 'call %s has cbid %d' % (name, cbid))
-
-    def test_device_work_starts_after_its_launch(self):
-        late = self.rows('SELECT COUNT(*), SUM(p.start_ns < a.start_ns) FROM ppu_activities AS p '
-                         'JOIN hggc_api_calls AS a ON a.pid = p.pid '
-                         'AND a.correlation_id = p.correlation_id')
-        (total, early), = late
-        if self.count('ppu_activities'):
-            self.assertGreater(total, 0)
-            self.assertEqual(early, 0, 'device work that starts before its launch call')
-        unmatched = self.count('ppu_activities', 'correlation_id NOT IN '
-                               '(SELECT correlation_id FROM hggc_api_calls)')
-        self.assertEqual(unmatched, 0)
+# What every sample program's recording must show (each test class gets them).
+def check_callback_ids(self):
+    """Each call carries the CUPTI callback id of its own name."""
+    names = runtime_cbid_names()
+    if names is None:
+        self.skipTest('cupti_runtime_cbid.h not found')
+    calls = self.calls()
+    self.assertTrue(calls)
+    for name, _, _, _, cbid in calls:
+        expected = names.get(cbid)
+        if expected in ('__cudaLaunchKernel', '__cudaLaunchKernel_ptsz'):
+            expected = 'cudaLaunchKernel'  # the launch stub, shown by what it does
+        self.assertEqual(name, expected, 'call %s has cbid %d' % (name, cbid))
 
 
-class SimpleStreams(EveryProgram, SampleCase):
+def check_launch_order(self):
+    """No device work starts before the call that launched it."""
+    late = self.rows('SELECT COUNT(*), SUM(p.start_ns < a.start_ns) FROM ppu_activities AS p '
+                     'JOIN hggc_api_calls AS a ON a.pid = p.pid '
+                     'AND a.correlation_id = p.correlation_id')
+    (total, early), = late
+    if self.count('ppu_activities'):
+        self.assertGreater(total, 0)
+        self.assertEqual(early, 0, 'device work that starts before its launch call')
+    unmatched = self.count('ppu_activities', 'correlation_id NOT IN '
+                           '(SELECT correlation_id FROM hggc_api_calls)')
+    self.assertEqual(unmatched, 0)
+
+
+class SimpleStreams(SampleCase):
     program = 'simple_streams'
     args = ('4', '3')
 
@@ -152,7 +162,7 @@ class SimpleStreams(EveryProgram, SampleCase):
             self.assertEqual(len(self.calls(name)), 1, name)
 
 
-class AsyncApi(EveryProgram, SampleCase):
+class AsyncApi(SampleCase):
     program = 'async_api'
 
     def test_profiler_range_and_polls(self):
@@ -173,7 +183,7 @@ class AsyncApi(EveryProgram, SampleCase):
         self.assertEqual(self.count('ppu_memsets'), 1)
 
 
-class StreamCallbacks(EveryProgram, SampleCase):
+class StreamCallbacks(SampleCase):
     program = 'stream_callbacks'
     args = ('4',)
 
@@ -198,7 +208,7 @@ class StreamCallbacks(EveryProgram, SampleCase):
         self.assertEqual(len(self.calls('cudaLaunchHostFunc')), 4)
 
 
-class MultiCopy(EveryProgram, SampleCase):
+class MultiCopy(SampleCase):
     program = 'multi_copy'
     args = ('4', '2')
     env_extra = {'SIMPPU_KERNEL_NS': '1000000'}
@@ -217,7 +227,7 @@ class MultiCopy(EveryProgram, SampleCase):
         self.assertIn('write-combined buffer flags 0x6', self.out)  # write-combined, mapped
 
 
-class HyperQ(EveryProgram, SampleCase):
+class HyperQ(SampleCase):
     program = 'hyperq'
     args = ('8',)
     env_extra = {'SIMPPU_KERNEL_TIMES': 'kernel_A=5000000,kernel_B=1000000'}
@@ -237,7 +247,7 @@ class HyperQ(EveryProgram, SampleCase):
         self.assertEqual(self.deps(STREAM) & {('kernel_B', 'kernel_A')}, {('kernel_B', 'kernel_A')})
 
 
-class PeerToPeer(EveryProgram, SampleCase):
+class PeerToPeer(SampleCase):
     program = 'p2p'
     env_extra = {'SIMPPU_DEVICES': '2'}
 
@@ -258,7 +268,7 @@ class PeerToPeer(EveryProgram, SampleCase):
         self.assertEqual(gpu.count('[CUDA memcpy Peer-to-Peer]'), 2)
 
 
-class StreamPriorities(EveryProgram, SampleCase):
+class StreamPriorities(SampleCase):
     program = 'stream_priorities'
 
     def test_priorities_recorded(self):
@@ -272,7 +282,7 @@ class StreamPriorities(EveryProgram, SampleCase):
         self.assertEqual(on, [(-5,), (-5,), (0,)])
 
 
-class ExplicitGraph(EveryProgram, SampleCase):
+class ExplicitGraph(SampleCase):
     program = 'explicit_graph'
     env_extra = {'SIMPPU_KERNEL_NS': '2000000'}  # the host is done long before the device
 
@@ -340,9 +350,9 @@ class ExplicitGraph(EveryProgram, SampleCase):
 
     def test_dependencies_follow_the_graph(self):
         graph = self.deps(GRAPH)
-        for edge in [('k_a', '[CUDA memset]'), ('k_b', 'k_a'), ('k_c', 'k_a'),
-                     ('[CUDA memcpy Device-to-Host]', 'k_b'), ('[CUDA memcpy Device-to-Host]', 'k_c'),
-                     ('k_y', 'k_x')]:
+        copy = '[CUDA memcpy Device-to-Host]'
+        for edge in [('k_a', '[CUDA memset]'), ('k_b', 'k_a'), ('k_c', 'k_a'), (copy, 'k_b'),
+                     (copy, 'k_c'), ('k_y', 'k_x')]:
             self.assertIn(edge, graph)
         self.assertNotIn(('k_b', 'k_c'), graph)
 
@@ -377,7 +387,7 @@ class ExplicitGraph(EveryProgram, SampleCase):
         self.assertLess(first_pre, clone_end)  # the node before the wait did not wait
 
 
-class GraphMemoryNodes(EveryProgram, SampleCase):
+class GraphMemoryNodes(SampleCase):
     program = 'graph_memory_nodes'
 
     def memory(self):
@@ -400,8 +410,8 @@ class GraphMemoryNodes(EveryProgram, SampleCase):
         self.assertIn('managed pointer type 3', self.out)  # cudaMemoryTypeManaged
 
     def test_stream_ordered_allocations(self):
-        ordered = [m for m in self.memory() if m[2] in ('cudaMallocAsync', 'cudaMallocFromPoolAsync',
-                                                        'cudaFreeAsync')]
+        ordered = [m for m in self.memory()
+                   if m[2] in ('cudaMallocAsync', 'cudaMallocFromPoolAsync', 'cudaFreeAsync')]
         self.assertEqual(sorted((m[0], m[2]) for m in ordered),
                          [(ALLOCATION, 'cudaMallocAsync')] * 3 +
                          [(ALLOCATION, 'cudaMallocFromPoolAsync')] +
@@ -427,16 +437,17 @@ class GraphMemoryNodes(EveryProgram, SampleCase):
         self.assertEqual(self.kernel_counts(), {'fill': 9})
 
 
-class ArrayTexture(EveryProgram, SampleCase):
+class ArrayTexture(SampleCase):
     program = 'array_texture'
 
     def test_array_copies_and_memory(self):
         HTOA, ATOH, ATOA, ATOD, ARRAY = 3, 4, 5, 6, 4
         copies = sorted(self.rows('SELECT copy_kind, src_kind, dst_kind, bytes FROM ppu_memcpys'))
         size = 256 * 128 * 4
-        self.assertEqual(copies, sorted([(HTOA, PAGEABLE, ARRAY, size), (ATOH, ARRAY, PAGEABLE, size),
-                                         (ATOH, ARRAY, PAGEABLE, size), (ATOA, ARRAY, ARRAY, size),
-                                         (ATOD, ARRAY, DEVICE, size)]))
+        self.assertEqual(copies, sorted([
+            (HTOA, PAGEABLE, ARRAY, size), (ATOH, ARRAY, PAGEABLE, size),
+            (ATOH, ARRAY, PAGEABLE, size), (ATOA, ARRAY, ARRAY, size),
+            (ATOD, ARRAY, DEVICE, size)]))
         arrays = self.rows('SELECT m.operation, m.bytes, s.value FROM ppu_memory AS m '
                            'JOIN hggc_api_calls AS a ON a.pid = m.pid '
                            'AND a.correlation_id = m.correlation_id '
@@ -458,7 +469,7 @@ class ArrayTexture(EveryProgram, SampleCase):
         self.assertIn('layered array: 256 x 128 x 4, 32-bit elements, flags 0x1', self.out)
 
 
-class DeviceQuery(EveryProgram, SampleCase):
+class DeviceQuery(SampleCase):
     program = 'device_query'
     env_extra = {'SIMPPU_DEVICES': '2'}
 
