@@ -36,6 +36,7 @@ static struct {
     size_t buffer_used;
     size_t dropped;
     CUpti_TimestampCallbackFunc timestamp;
+    int tool_clock_is_monotonic;
     /* the tool's clock against CLOCK_MONOTONIC: anchor pair and rate */
     pthread_mutex_t clock_lock;
     uint64_t anchor_mono, anchor_tool;
@@ -64,6 +65,8 @@ static uint64_t hook_timestamp(uint64_t mono)
 {
     if (!cupti.timestamp) /* CUPTI's default: CLOCK_REALTIME ns */
         return mono + (realtime_ns() - simppu_now_ns());
+    if (cupti.tool_clock_is_monotonic) /* nothing to convert, nothing to get wrong */
+        return mono;
     pthread_mutex_lock(&cupti.clock_lock);
     uint64_t now = simppu_now_ns();
     if (now - cupti.anchor_mono > 50000000) { /* re-anchor every 50 ms: follows drift */
@@ -82,7 +85,14 @@ EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbac
 {
     if (!fn)
         return CUPTI_ERROR_INVALID_PARAMETER;
-    /* the rate over a first 2 ms; later pairs refine it */
+    /* a tool whose clock reads between two CLOCK_MONOTONIC reads, every time,
+     * is on CLOCK_MONOTONIC: its timestamps are the runtime's own */
+    int monotonic = 1;
+    for (int i = 0; i < 16 && monotonic; i++) {
+        uint64_t before = simppu_now_ns(), tool = fn(), after = simppu_now_ns();
+        monotonic = before <= tool && tool <= after;
+    }
+    /* otherwise the rate over a first 2 ms; later pairs refine it */
     uint64_t m0 = simppu_now_ns(), t0 = fn();
     uint64_t m1, t1;
     do {
@@ -91,6 +101,7 @@ EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbac
     } while (m1 - m0 < 2000000);
     pthread_mutex_lock(&cupti.clock_lock);
     cupti.timestamp = fn;
+    cupti.tool_clock_is_monotonic = monotonic;
     cupti.rate = (double)(t1 - t0) / (double)(m1 - m0);
     cupti.anchor_mono = m1;
     cupti.anchor_tool = t1;
