@@ -84,7 +84,8 @@ static int insert_segment_row(struct asys_importer *imp, const char *member,
     if (imp_prepare(imp,
                     "INSERT INTO segments (file, pid, tid, collector, records, bytes, "
                     "dropped_records, dropped_bytes, error, dropped_full, dropped_reentry, "
-                    "dropped_big, format_version) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "dropped_big, format_version, lost_threads, lost_thread_records) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     &st, err) != 0)
         return -1;
     const struct asys_segment_header *h = &s->header;
@@ -101,6 +102,8 @@ static int insert_segment_row(struct asys_importer *imp, const char *member,
         imp_bind_optional(st, 11, (int64_t)h->dropped_reentry, by_cause);
         imp_bind_optional(st, 12, (int64_t)h->dropped_big, by_cause);
         sqlite3_bind_int64(st, 13, h->format_version);
+        imp_bind_optional(st, 14, (int64_t)h->lost_threads, h->lost_threads != 0);
+        imp_bind_optional(st, 15, (int64_t)h->lost_thread_records, h->lost_threads != 0);
     } else {
         sqlite3_bind_int64(st, 7, 0);
         sqlite3_bind_int64(st, 8, 0);

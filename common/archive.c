@@ -243,7 +243,8 @@ struct asys_archive_reader {
     int in_member;
     uint64_t compressed_read; /* bytes taken from fd */
     struct asys_archive_limits limits;
-    int limited; /* the error is a limit, not damage */
+    int limited;   /* the error is a limit, not damage */
+    int truncated; /* the error is the end of the file */
     char error[256];
 };
 
@@ -252,6 +253,14 @@ static int fail_read(struct asys_archive_reader *r, const char *what)
     if (!r->error[0])
         snprintf(r->error, sizeof r->error, "%s", what);
     return -1;
+}
+
+/* The file ends inside the archive (a report cut short by a full disk, a
+ * copy interrupted...). */
+static int cut_short(struct asys_archive_reader *r)
+{
+    r->truncated = 1;
+    return fail_read(r, "cut short");
 }
 
 /* -1 (the reason set) when `total` decompressed bytes break a limit. */
@@ -299,7 +308,7 @@ static int refill(struct asys_archive_reader *r)
             r->compressed_read += (uint64_t)n;
         }
         if (r->in_pos == r->in_len && r->in_eof)
-            return r->frame_left ? fail_read(r, "cut short") : 0;
+            return r->frame_left ? cut_short(r) : 0;
         ZSTD_inBuffer in = {r->in, r->in_len, r->in_pos};
         ZSTD_outBuffer out = {r->out, r->out_size, 0};
         size_t hint = ZSTD_decompressStream(r->zstd, &out, &in);
@@ -326,7 +335,7 @@ static int take(struct asys_archive_reader *r, void *buf, uint64_t size)
             if (rc < 0)
                 return -1;
             if (rc == 0)
-                return got ? fail_read(r, "cut short") : 0;
+                return got ? cut_short(r) : 0;
         }
         size_t n = r->out_len - r->out_pos;
         if (n > size - got)
@@ -445,7 +454,7 @@ static int read_pax(struct asys_archive_reader *r, uint64_t size, char *path, si
     int rc =
         take(r, text, size) == 1 && take(r, NULL, (TAR_BLOCK - size % TAR_BLOCK) % TAR_BLOCK) >= 0
             ? 0
-            : fail_read(r, "cut short");
+            : cut_short(r);
     text[size] = '\0';
     for (size_t pos = 0; rc == 0 && pos < size;) {
         char *end;
@@ -493,7 +502,11 @@ static int read_pax(struct asys_archive_reader *r, uint64_t size, char *path, si
 /* The reader's failure as an error: a limit, or damage. */
 static int read_failure(const struct asys_archive_reader *r, struct asys_err *err)
 {
-    return asys_fail_kind(err, r->limited ? ASYS_ERR_LIMIT : ASYS_ERR_INPUT, "%s", r->error);
+    return asys_fail_kind(err,
+                          r->limited     ? ASYS_ERR_LIMIT
+                          : r->truncated ? ASYS_ERR_TRUNCATED
+                                         : ASYS_ERR_INPUT,
+                          "%s", r->error);
 }
 
 int asys_archive_failure(const struct asys_archive_reader *r, struct asys_err *err)
@@ -536,7 +549,7 @@ int asys_archive_next(struct asys_archive_reader *r, struct asys_archive_member 
                 if (take(r, long_name, size) != 1 ||
                     take(r, NULL, (TAR_BLOCK - size % TAR_BLOCK) % TAR_BLOCK) < 0)
                     return r->error[0] ? read_failure(r, err)
-                                       : asys_fail_kind(err, ASYS_ERR_INPUT, "cut short");
+                                       : asys_fail_kind(err, ASYS_ERR_TRUNCATED, "cut short");
                 long_name[size] = '\0';
             }
             if (type == 'g' || type == 'K') {
@@ -583,7 +596,7 @@ long asys_archive_read(struct asys_archive_reader *r, void *buf, size_t size)
         if (rc < 0)
             return -1;
         if (rc == 0)
-            return fail_read(r, "cut short");
+            return cut_short(r);
     }
     size_t n = r->out_len - r->out_pos;
     if (n > size)

@@ -16,6 +16,7 @@ enum asys_err_kind {
     ASYS_ERR_FAILED,     /* anything without a more precise kind */
     ASYS_ERR_USAGE,      /* a bad option, argument or value */
     ASYS_ERR_INPUT,      /* a file that is not what it should be (damaged, foreign) */
+    ASYS_ERR_TRUNCATED,  /* a file that ends before its content does */
     ASYS_ERR_IO,         /* reading or writing failed */
     ASYS_ERR_NO_SPACE,   /* the disk or a quota is full */
     ASYS_ERR_NOMEM,      /* out of memory */

@@ -18,6 +18,7 @@ struct asys_report_reader {
     struct asys_archive_member current; /* the member being read */
     int pending;                        /* `current` was read ahead, not handed out yet */
     struct asys_report_limits limits;
+    uint8_t *stream_buffer; /* one for every segment stream handed out */
     int at_end;
     char member[sizeof(((struct asys_archive_member *)0)->name)];
     struct asys_err archive_failure; /* set when reading member data failed */
@@ -123,7 +124,9 @@ int asys_report_reader_open(struct asys_report_reader **out, const char *path,
         goto fail;
     int rc = asys_archive_next(r->archive, &r->current, err);
     if (rc < 0) {
-        if (err->kind != ASYS_ERR_LIMIT)
+        if (err->kind == ASYS_ERR_TRUNCATED)
+            asys_err_wrap(err, "truncated report");
+        else if (err->kind != ASYS_ERR_LIMIT)
             asys_err_wrap(err, "not an asys report");
         goto fail;
     }
@@ -219,7 +222,10 @@ int asys_report_next_segment(struct asys_report_reader *r, struct asys_segment_s
             continue; /* members of later format additions are not segments */
         snprintf(r->member, sizeof r->member, "%s", name);
         *member = r->member;
-        if (asys_segment_stream_open(s, read_archive, r, r->current.size, err) == 0) {
+        if (!r->stream_buffer && !(r->stream_buffer = malloc(ASYS_STREAM_BUFFER_SIZE)))
+            return asys_fail_kind(err, ASYS_ERR_NOMEM, "out of memory");
+        if (asys_segment_stream_open_in(s, read_archive, r, r->current.size, r->stream_buffer,
+                                        err) == 0) {
             s->max_records = r->limits.max_segment_records;
         } else {
             if (asys_report_archive_failure(r, err) != 0)
@@ -235,6 +241,7 @@ void asys_report_reader_close(struct asys_report_reader *r)
     if (!r)
         return;
     asys_archive_reader_close(r->archive);
+    free(r->stream_buffer);
     cJSON_Delete(r->manifest);
     cJSON_Delete(r->symbols);
     free(r);

@@ -31,7 +31,8 @@ int asys_report_reader_open(struct asys_report_reader **out, const char *path,
 const cJSON *asys_report_manifest(const struct asys_report_reader *r);
 /* symbols.json (FORMAT.md §6), or NULL when the report has no call stacks. */
 const cJSON *asys_report_symbols(const struct asys_report_reader *r);
-/* Positions `s` on the next segment member.  Returns 1, 0 at the end, -1 on
+/* Positions `s` on the next segment member (its buffer is the reader's:
+ * close it before asking for the next one).  Returns 1, 0 at the end, -1 on
  * an archive error (the report is damaged).  A segment whose header is bad
  * is returned as 1 with `bad` set and the reason in err (the caller skips it). */
 int asys_report_next_segment(struct asys_report_reader *r, struct asys_segment_stream *s,

@@ -4,8 +4,7 @@
 #include <string.h>
 
 /* Large enough for the biggest record after the buffer is compacted. */
-#define STREAM_BUFFER_SIZE (4u << 20)
-_Static_assert(STREAM_BUFFER_SIZE >= 2 * ASYS_REC_MAX_SIZE, "a record always fits");
+_Static_assert(ASYS_STREAM_BUFFER_SIZE >= 2 * ASYS_REC_MAX_SIZE, "a record always fits");
 
 int asys_segment_header_check(const struct asys_segment_header *h, uint64_t size,
                               struct asys_err *err)
@@ -62,12 +61,19 @@ static long fill(struct asys_segment_stream *s, size_t need, struct asys_err *er
 int asys_segment_stream_open(struct asys_segment_stream *s, asys_read_fn read, void *ctx,
                              uint64_t limit, struct asys_err *err)
 {
+    return asys_segment_stream_open_in(s, read, ctx, limit, NULL, err);
+}
+
+int asys_segment_stream_open_in(struct asys_segment_stream *s, asys_read_fn read, void *ctx,
+                                uint64_t limit, uint8_t *buffer, struct asys_err *err)
+{
     memset(s, 0, sizeof *s);
     s->read = read;
     s->ctx = ctx;
     s->limit = limit;
-    s->cap = STREAM_BUFFER_SIZE;
-    s->buf = malloc(s->cap);
+    s->cap = ASYS_STREAM_BUFFER_SIZE;
+    s->borrowed = buffer != NULL;
+    s->buf = buffer ? buffer : malloc(s->cap);
     if (!s->buf)
         return asys_fail(err, "out of memory");
     long have = fill(s, ASYS_SEGMENT_HEADER_SIZE, err);
@@ -97,7 +103,8 @@ fail:
 
 void asys_segment_stream_close(struct asys_segment_stream *s)
 {
-    free(s->buf);
+    if (!s->borrowed)
+        free(s->buf);
     s->buf = NULL;
 }
 

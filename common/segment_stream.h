@@ -29,6 +29,7 @@ struct asys_segment_stream {
     uint64_t limit; /* segment bytes available */
     uint8_t *buf;
     size_t cap;
+    int borrowed;         /* buf is the caller's */
     size_t len;           /* valid bytes in buf */
     size_t pos;           /* next record in buf */
     uint64_t buf_offset;  /* segment offset of buf[0] */
@@ -45,6 +46,11 @@ struct asys_segment_stream {
  * stream needs no close. */
 int asys_segment_stream_open(struct asys_segment_stream *s, asys_read_fn read, void *ctx,
                              uint64_t limit, struct asys_err *err);
+/* The same with a buffer of the caller's (ASYS_STREAM_BUFFER_SIZE bytes,
+ * borrowed until close): one buffer for the many segments of a report. */
+#define ASYS_STREAM_BUFFER_SIZE (4u << 20)
+int asys_segment_stream_open_in(struct asys_segment_stream *s, asys_read_fn read, void *ctx,
+                                uint64_t limit, uint8_t *buffer, struct asys_err *err);
 /* 1: *rec filled; 0: end of data; -1: the rest of the segment is unreadable. */
 int asys_segment_stream_next(struct asys_segment_stream *s, struct asys_record *rec,
                              struct asys_err *err);

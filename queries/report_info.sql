@@ -40,6 +40,9 @@ rows(ord, property, value) AS (
       WHERE n > 0
     UNION ALL SELECT 46, 'Strings referenced but never defined', value FROM info
         WHERE key = 'strings_never_defined'
+    UNION ALL SELECT 44, 'Threads that could not record', t || ' (' || r || ' events lost)'
+        FROM (SELECT SUM(lost_threads) AS t, SUM(lost_thread_records) AS r FROM segments)
+        WHERE t > 0
     UNION ALL SELECT 45, 'HGTX ranges never ended', (SELECT value FROM info WHERE key = 'hgtx_open_ranges')
     UNION ALL SELECT 47, 'Import warnings', n FROM (SELECT COUNT(*) AS n FROM import_warnings)
         WHERE n > 0

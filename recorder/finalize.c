@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "grow.h"
 #include "json_util.h"
 #include "manifest.h"
 #include "archive.h"
@@ -36,6 +37,8 @@ struct segment_scan {
     uint64_t dropped_records;
     uint64_t dropped_bytes;
     uint64_t dropped_by_cause[3]; /* full, re-entry, too big */
+    uint64_t lost_threads, lost_thread_records;
+    uint32_t lost_thread_errno;
     char error[sizeof(((struct asys_err *)0)->text)];
 };
 
@@ -49,8 +52,22 @@ static long read_fd(void *ctx, void *buf, size_t size)
     }
 }
 
-/* Counts a segment's records and finds where they end; clock pairs of the
- * launcher's segment are appended to `pairs`; stacks go to the symbolizer. */
+/* Clock calibration pairs (ticks, CLOCK_MONOTONIC ns, CLOCK_REALTIME ns). */
+struct clock_pairs {
+    struct asys_clock_pair *items;
+    size_t count, cap;
+};
+
+static void pairs_add(struct clock_pairs *p, uint64_t ticks, uint64_t mono, uint64_t real)
+{
+    if (!ticks || !mono || asys_grow(&p->items, &p->cap, p->count, sizeof *p->items, 16))
+        return;
+    p->items[p->count++] = (struct asys_clock_pair){ticks, mono, real};
+}
+
+/* Counts a segment's records and finds where they end; the launcher's clock
+ * pairs go to `launcher`, every segment header's creation pair to `headers`;
+ * stacks go to the symbolizer. */
 /* The collectors' finalize hooks, with their state for this report. */
 struct collector_tallies {
     const struct asys_collector *collector[32];
@@ -90,8 +107,9 @@ static void tallies_end(struct collector_tallies *t, cJSON *root)
     t->count = 0;
 }
 
-static void scan_segment(const char *path, struct segment_scan *scan, cJSON *pairs,
-                         struct asys_symbolizer *symbols, struct collector_tallies *tallies)
+static void scan_segment(const char *path, struct segment_scan *scan, struct clock_pairs *launcher,
+                         struct clock_pairs *headers, struct asys_symbolizer *symbols,
+                         struct collector_tallies *tallies)
 {
     struct asys_err err = {0};
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -116,7 +134,11 @@ static void scan_segment(const char *path, struct segment_scan *scan, cJSON *pai
     scan->dropped_by_cause[0] = s.header.dropped_full;
     scan->dropped_by_cause[1] = s.header.dropped_reentry;
     scan->dropped_by_cause[2] = s.header.dropped_big;
+    scan->lost_threads = s.header.lost_threads;
+    scan->lost_thread_records = s.header.lost_thread_records;
+    scan->lost_thread_errno = s.header.lost_thread_errno;
     scan->end = s.header.header_size;
+    pairs_add(headers, s.header.calib_ticks, s.header.calib_mono_ns, 0);
     struct asys_record rec;
     int rc;
     asys_symbolizer_begin_segment(symbols, &s.header);
@@ -127,13 +149,9 @@ static void scan_segment(const char *path, struct segment_scan *scan, cJSON *pai
         scan->records++;
         asys_symbolizer_add(symbols, &rec);
         tallies_record(tallies, &s.header, &rec);
-        if (rec.type == ASYS_REC_CLOCK_PAIR && pairs) {
+        if (rec.type == ASYS_REC_CLOCK_PAIR && s.header.collector == ASYS_SEGMENT_LAUNCHER) {
             const struct asys_rec_clock_pair *p = (const void *)rec.data;
-            cJSON *pair = cJSON_CreateArray();
-            cJSON_AddItemToArray(pair, asys_json_u64(p->ticks));
-            cJSON_AddItemToArray(pair, asys_json_u64(p->monotonic_ns));
-            cJSON_AddItemToArray(pair, asys_json_u64(p->realtime_ns));
-            cJSON_AddItemToArray(pairs, pair);
+            pairs_add(launcher, p->ticks, p->monotonic_ns, p->realtime_ns);
         }
     }
     if (rc < 0)
@@ -224,8 +242,17 @@ static void add_target(cJSON *root, const struct asys_target *t)
         cJSON_AddNumberToObject(target, "signal", WTERMSIG(t->status));
 }
 
-/* clock.pairs, clock.tsc_hz and session.end_monotonic_ns from the pairs. */
-static void add_clock(cJSON *root, cJSON *pairs)
+static int by_ticks(const void *a, const void *b)
+{
+    const struct asys_clock_pair *x = a, *y = b;
+    return x->ticks < y->ticks ? -1 : x->ticks > y->ticks;
+}
+
+/* clock.pairs, clock.tick_hz and session.end_monotonic_ns.  The launcher's
+ * pairs (start, every second, end) serve when there are two of them; a
+ * launcher killed early left fewer, and then every segment's creation pair
+ * stands in, and a pair taken now when this is still the session's boot. */
+static void add_clock(cJSON *root, struct clock_pairs *launcher, struct clock_pairs *headers)
 {
     cJSON *clock = cJSON_GetObjectItemCaseSensitive(root, "clock");
     if (!clock)
@@ -233,28 +260,51 @@ static void add_clock(cJSON *root, cJSON *pairs)
     cJSON *session = cJSON_GetObjectItemCaseSensitive(root, "session");
     if (!session)
         session = cJSON_AddObjectToObject(root, "session");
-    int n = cJSON_GetArraySize(pairs);
-    cJSON_AddNumberToObject(clock, "pair_count", n);
-    if (n >= 1) {
-        uint64_t last_mono;
-        if (asys_json_to_u64(cJSON_GetArrayItem(cJSON_GetArrayItem(pairs, n - 1), 1), &last_mono) ==
-            0)
-            asys_json_add_u64(session, "end_monotonic_ns", last_mono);
+    struct clock_pairs *use = launcher;
+    uint64_t end = 0;
+    for (size_t i = 0; i < launcher->count; i++)
+        end = launcher->items[i].monotonic_ns > end ? launcher->items[i].monotonic_ns : end;
+    if (launcher->count < 2) {
+        for (size_t i = 0; i < headers->count; i++) {
+            pairs_add(launcher, headers->items[i].ticks, headers->items[i].monotonic_ns, 0);
+            end = headers->items[i].monotonic_ns > end ? headers->items[i].monotonic_ns : end;
+        }
+        char now_boot[64] = "";
+        asys_read_first_line(ASYS_BOOT_ID_FILE, now_boot, sizeof now_boot);
+        const char *kind = asys_json_get_str(clock, "kind", NULL);
+        const char *boot = asys_json_get_str(clock, "boot_id", "");
+        int clock_kind = asys_clock_from_name(kind);
+        if (clock_kind && now_boot[0] && !strcmp(boot, now_boot)) {
+            struct asys_clock_pair now;
+            asys_clock_pair_take(clock_kind, &now);
+            pairs_add(launcher, now.ticks, now.monotonic_ns, now.realtime_ns);
+        }
+        cJSON_AddBoolToObject(clock, "recovered_pairs", 1);
     }
-    if (n >= 2) {
-        uint64_t t0, m0, t1, m1;
-        cJSON *first = cJSON_GetArrayItem(pairs, 0), *last = cJSON_GetArrayItem(pairs, n - 1);
-        if (!asys_json_to_u64(cJSON_GetArrayItem(first, 0), &t0) &&
-            !asys_json_to_u64(cJSON_GetArrayItem(first, 1), &m0) &&
-            !asys_json_to_u64(cJSON_GetArrayItem(last, 0), &t1) &&
-            !asys_json_to_u64(cJSON_GetArrayItem(last, 1), &m1) && m1 > m0)
-            cJSON_AddNumberToObject(clock, "tick_hz", (double)(t1 - t0) * 1e9 / (double)(m1 - m0));
+    if (use->count)
+        qsort(use->items, use->count, sizeof *use->items, by_ticks);
+    cJSON_AddNumberToObject(clock, "pair_count", (double)use->count);
+    if (end)
+        asys_json_add_u64(session, "end_monotonic_ns", end);
+    if (use->count >= 2) {
+        const struct asys_clock_pair *first = &use->items[0], *last = &use->items[use->count - 1];
+        if (last->monotonic_ns > first->monotonic_ns)
+            cJSON_AddNumberToObject(clock, "tick_hz",
+                                    (double)(last->ticks - first->ticks) * 1e9 /
+                                        (double)(last->monotonic_ns - first->monotonic_ns));
     }
-    cJSON_AddItemToObject(clock, "pairs", pairs);
+    cJSON *pairs = cJSON_AddArrayToObject(clock, "pairs");
+    for (size_t i = 0; i < use->count; i++) {
+        cJSON *pair = cJSON_CreateArray();
+        cJSON_AddItemToArray(pair, asys_json_u64(use->items[i].ticks));
+        cJSON_AddItemToArray(pair, asys_json_u64(use->items[i].monotonic_ns));
+        cJSON_AddItemToArray(pair, asys_json_u64(use->items[i].realtime_ns));
+        cJSON_AddItemToArray(pairs, pair);
+    }
 }
 
-static cJSON *segments_json(const struct segment_scan *scans, size_t n, uint64_t *records,
-                            uint64_t *dropped)
+static cJSON *segments_json(const struct segment_scan *scans, size_t n,
+                            struct asys_finalize_result *result)
 {
     cJSON *arr = cJSON_CreateArray();
     for (size_t i = 0; i < n; i++) {
@@ -276,11 +326,19 @@ static cJSON *segments_json(const struct segment_scan *scans, size_t n, uint64_t
             cJSON_AddNumberToObject(causes, "reentry", (double)s->dropped_by_cause[1]);
             cJSON_AddNumberToObject(causes, "big", (double)s->dropped_by_cause[2]);
         }
+        if (s->lost_threads) {
+            cJSON_AddNumberToObject(seg, "lost_threads", (double)s->lost_threads);
+            cJSON_AddNumberToObject(seg, "lost_thread_records", (double)s->lost_thread_records);
+            cJSON_AddStringToObject(seg, "lost_thread_reason", strerror((int)s->lost_thread_errno));
+            result->lost_thread_errno = (int)s->lost_thread_errno;
+        }
         if (s->error[0])
             cJSON_AddStringToObject(seg, "error", s->error);
         cJSON_AddItemToArray(arr, seg);
-        *records += s->records;
-        *dropped += s->dropped_records;
+        result->records += s->records;
+        result->dropped_records += s->dropped_records;
+        result->lost_threads += s->lost_threads;
+        result->lost_thread_records += s->lost_thread_records;
     }
     return arr;
 }
@@ -354,6 +412,7 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
     cJSON *symbols = NULL;
     struct asys_symbolizer *symbolizer = asys_symbolizer_new();
     struct collector_tallies tallies;
+    struct clock_pairs launcher_pairs = {0}, header_pairs = {0};
     tallies_begin(&tallies);
     char segment_dir[PATH_MAX], session_file[PATH_MAX + 32], tmp[PATH_MAX + 32];
     tmp[0] = '\0';
@@ -373,24 +432,23 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
     }
     if (list_segments(segment_dir, &scans, &n, err) != 0)
         goto out;
-    cJSON *pairs = cJSON_CreateArray();
     for (size_t i = 0; i < n; i++) {
         char path[PATH_MAX + 300];
         snprintf(path, sizeof path, "%s/%s", segment_dir, scans[i].name);
-        scan_segment(path, &scans[i], strcmp(scans[i].name, ASYS_LAUNCHER_SEGMENT) ? NULL : pairs,
-                     symbolizer, &tallies);
+        scan_segment(path, &scans[i], &launcher_pairs, &header_pairs, symbolizer, &tallies);
     }
     tallies_end(&tallies, root);
     symbols = asys_symbolizer_resolve(symbolizer);
-    add_clock(root, pairs);
+    add_clock(root, &launcher_pairs, &header_pairs);
     add_report_id(root);
     add_target(root, target);
-    cJSON_AddItemToObject(root, "segments",
-                          segments_json(scans, n, &result->records, &result->dropped_records));
+    cJSON_AddItemToObject(root, "segments", segments_json(scans, n, result));
     cJSON *totals = cJSON_AddObjectToObject(root, "totals");
     cJSON_AddNumberToObject(totals, "segments", (double)n);
     cJSON_AddNumberToObject(totals, "records", (double)result->records);
     cJSON_AddNumberToObject(totals, "dropped_records", (double)result->dropped_records);
+    cJSON_AddNumberToObject(totals, "lost_threads", (double)result->lost_threads);
+    cJSON_AddNumberToObject(totals, "lost_thread_records", (double)result->lost_thread_records);
 
     char dir_copy[PATH_MAX], base_copy[PATH_MAX];
     snprintf(dir_copy, sizeof dir_copy, "%s", report_path);
@@ -430,5 +488,7 @@ out:
     cJSON_Delete(symbols);
     asys_symbolizer_free(symbolizer);
     tallies_end(&tallies, NULL); /* after a failure: frees what was left */
+    free(launcher_pairs.items);
+    free(header_pairs.items);
     return rc;
 }

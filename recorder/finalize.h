@@ -12,6 +12,9 @@ struct asys_finalize_result {
     uint64_t report_bytes;
     uint64_t records;
     uint64_t dropped_records;
+    uint64_t lost_threads;        /* threads that got no segment of their own */
+    uint64_t lost_thread_records; /* and their events */
+    int lost_thread_errno;        /* why, the last time */
     int segments;
 };
 

@@ -43,6 +43,17 @@ static int read_keyed_line(const char *path, const char *key, char sep, char *ou
     return found;
 }
 
+void asys_read_first_line(const char *path, char *out, size_t size)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return;
+    if (!fgets(out, (int)size, f))
+        out[0] = '\0';
+    out[strcspn(out, "\n")] = '\0';
+    fclose(f);
+}
+
 static cJSON *host_json(void)
 {
     cJSON *host = cJSON_CreateObject();
@@ -148,6 +159,10 @@ cJSON *asys_session_json_new(const struct asys_profile_options *o, const struct 
     cJSON_AddItemToObject(root, "cpu", cpu_json(s->clock_kind));
     cJSON *clock = cJSON_AddObjectToObject(root, "clock");
     cJSON_AddStringToObject(clock, "kind", asys_clock_name(s->clock_kind));
+    char boot[64] = "";
+    asys_read_first_line(ASYS_BOOT_ID_FILE, boot, sizeof boot);
+    if (boot[0]) /* finalize recovers a session's clock only on the same boot */
+        cJSON_AddStringToObject(clock, "boot_id", boot);
     asys_json_add_i64(clock, "realtime_minus_monotonic_ns",
                       (int64_t)s->start.realtime_ns - (int64_t)s->start.monotonic_ns);
     cJSON *session = cJSON_AddObjectToObject(root, "session");

@@ -192,6 +192,11 @@ static void report_written(const char *report_path, const struct asys_finalize_r
     if (res->dropped_records)
         fprintf(stderr, ", %" PRIu64 " dropped", res->dropped_records);
     fprintf(stderr, ")\n");
+    if (res->lost_threads)
+        fprintf(stderr,
+                "asys: warning: %" PRIu64 " threads could not record (%s): their %" PRIu64
+                " events are lost\n",
+                res->lost_threads, strerror(res->lost_thread_errno), res->lost_thread_records);
 }
 
 static int record(const struct asys_profile_options *o, const char *report_path)
@@ -202,7 +207,7 @@ static int record(const struct asys_profile_options *o, const char *report_path)
     struct samplers samplers = {.count = 0};
     static struct asys_env env; /* 16 KiB of text: not on the stack */
     char inject[PATH_MAX];
-    int rc = ASYS_EXIT_FAILURE, have_session = 0;
+    int rc = ASYS_EXIT_FAILURE, have_session = 0, keep_session = 0;
     if (asys_inject_library_path(inject, sizeof inject) != 0) {
         fprintf(stderr,
                 "%s: cannot find 'libasys-inject.so' (looked in ../lib next to asys; set "
@@ -224,7 +229,7 @@ static int record(const struct asys_profile_options *o, const char *report_path)
         fprintf(stderr, "%s: cannot start a session: %s\n", PROG, err.text);
         goto out;
     }
-    if (asys_target_spawn(&target, o->target_argv, &env, &err) != 0) {
+    if (asys_target_spawn(&target, o->target_argv, &env, o->kill_on_exit, &err) != 0) {
         fprintf(stderr, "%s: cannot run '%s': %s\n", PROG, o->target_argv[0], err.text);
         rc = asys_exec_exit_code(&err);
         goto out;
@@ -238,7 +243,13 @@ static int record(const struct asys_profile_options *o, const char *report_path)
                 WTERMSIG(target.status), strsignal(WTERMSIG(target.status)));
     struct asys_finalize_result res;
     if (asys_finalize(session.dir, report_path, o->force_overwrite, &target, &res, &err) != 0) {
+        /* the recording is whole in the session directory: keep it */
         fprintf(stderr, "%s: cannot write '%s': %s\n", PROG, report_path, err.text);
+        fprintf(stderr,
+                "asys: the recording is kept in '%s'; 'asys finalize %s -o %s' writes the report "
+                "once that is fixed\n",
+                session.dir, session.dir, report_path);
+        keep_session = 1;
         goto out;
     }
     report_written(report_path, &res);
@@ -246,9 +257,9 @@ static int record(const struct asys_profile_options *o, const char *report_path)
 out:
     if (have_session) {
         asys_session_close_launcher(&session);
-        if (getenv("ASYS_KEEP_SESSION"))
+        if (getenv("ASYS_KEEP_SESSION") && !keep_session)
             fprintf(stderr, "asys: session kept in '%s'\n", session.dir);
-        else
+        else if (!keep_session)
             asys_session_remove_dir(session.dir);
     }
     return rc;

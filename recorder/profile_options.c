@@ -106,6 +106,10 @@ static const struct asys_option launcher_options[] = {
     {.name = "chunk-size", .type = ASYS_OPT_SIZE, .metavar = "SIZE", .default_value = "1M",
      .help = "growth step of a per-thread buffer", .env = "ASYS_CHUNK_SIZE",
      .min = ASYS_MIN_CHUNK_SIZE, .max = 1ull << 30},
+    {.name = "kill-on-exit", .type = ASYS_OPT_BOOL, .metavar = "[true|false]",
+     .default_value = "true",
+     .help = "if asys itself is killed, the program gets SIGTERM (its recording stays in the "
+             "session directory for asys finalize); false: it runs on"},
     {.name = "help", .short_name = 'h', .type = ASYS_OPT_FLAG, .help = "show this help"},
 };
 // clang-format on
@@ -199,6 +203,7 @@ static void take_launcher_values(struct asys_profile_options *o)
     o->max_segment_size = asys_profile_value(o, "max-segment-size")->number;
     o->chunk_size = asys_profile_value(o, "chunk-size")->number;
     o->show_help = asys_profile_value(o, "help")->given;
+    o->kill_on_exit = (int)asys_profile_value(o, "kill-on-exit")->number;
     for (const struct asys_collector *const *c = asys_collectors; *c; c++)
         if ((*c)->enabled && (*c)->enabled(o))
             o->features |= (*c)->feature;

@@ -40,6 +40,7 @@ struct asys_profile_options {
     uint64_t max_segment_size;
     uint64_t chunk_size;
     int show_help;
+    int kill_on_exit; /* the program dies with asys (PR_SET_PDEATHSIG) */
     /* every option of the catalogue, in --help order */
     struct asys_profile_value values[ASYS_MAX_OPTIONS];
     size_t value_count;

@@ -79,6 +79,8 @@ int asys_segment_open(struct asys_segment_writer *w, const char *path,
     w->header->dropped_records = 0;
     w->header->dropped_bytes = 0;
     w->header->dropped_full = w->header->dropped_reentry = w->header->dropped_big = 0;
+    w->header->lost_threads = w->header->lost_thread_records = 0;
+    w->header->lost_thread_errno = 0;
     w->header->data_end = 0;
     w->cur = w->chunk + ASYS_SEGMENT_HEADER_SIZE;
     w->end = w->chunk + chunk_size;

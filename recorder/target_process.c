@@ -59,8 +59,9 @@ static void set_env(const struct asys_env_var *v)
 }
 
 int asys_target_spawn(struct asys_target *t, char **argv, const struct asys_env *env,
-                      struct asys_err *err)
+                      int die_with_us, struct asys_err *err)
 {
+    pid_t launcher = getpid();
     memset(t, 0, sizeof *t);
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) != 0)
@@ -77,6 +78,11 @@ int asys_target_spawn(struct asys_target *t, char **argv, const struct asys_env 
         close(pipefd[0]);
         signal(SIGCHLD, SIG_DFL);
         sigprocmask(SIG_SETMASK, &original_mask, NULL);
+        if (die_with_us) {
+            prctl(PR_SET_PDEATHSIG, SIGTERM);
+            if (getppid() != launcher) /* asys died before the call: as if after */
+                raise(SIGTERM);
+        }
         for (int i = 0; i < env->count; i++)
             set_env(&env->vars[i]);
         execvp(argv[0], argv);

@@ -21,9 +21,11 @@ struct asys_target {
 void asys_target_block_signals(void);
 
 /* fork + exec with `env` set (LD_PRELOAD is prepended to any existing value).
- * A program that cannot be executed is an error (errno text and kind). */
+ * With `die_with_us`, the program gets SIGTERM when asys dies (kill -9 of
+ * asys would otherwise leave it running as an orphan, unrecorded).  A
+ * program that cannot be executed is an error (errno text and kind). */
 int asys_target_spawn(struct asys_target *t, char **argv, const struct asys_env *env,
-                      struct asys_err *err);
+                      int die_with_us, struct asys_err *err);
 
 /* Waits, calling tick() about every `tick_ms`; SIGINT/SIGTERM/SIGHUP/SIGQUIT
  * sent to the launcher by a process are forwarded to the program (the

@@ -100,7 +100,14 @@ struct asys_segment_header {
     uint64_t dropped_reentry; /* an event inside the tool's own work (a signal handler, a hook
                                  called by the collector) */
     uint64_t dropped_big;     /* a record larger than ASYS_REC_MAX_SIZE */
-    uint8_t reserved[112];    /* zero */
+    /* format 2, in the first segment of a process image: its threads that
+     * could get no segment of their own (out of file descriptors, disk full),
+     * the events they lost, and the errno of the last failure */
+    uint64_t lost_threads;
+    uint64_t lost_thread_records;
+    uint32_t lost_thread_errno;
+    uint32_t reserved_u32;  /* zero */
+    uint8_t reserved[88];   /* zero */
 };
 
 /* Why a record was lost (lttng-ust's records_lost_full/_wrap/_big). */
@@ -650,7 +657,9 @@ ASYS_CHECK_OFFSET(struct asys_segment_header, dropped_records, 96);
 ASYS_CHECK_OFFSET(struct asys_segment_header, data_end, 112);
 ASYS_CHECK_OFFSET(struct asys_segment_header, dropped_full, 120);
 ASYS_CHECK_OFFSET(struct asys_segment_header, dropped_big, 136);
-ASYS_CHECK_OFFSET(struct asys_segment_header, reserved, 144);
+ASYS_CHECK_OFFSET(struct asys_segment_header, lost_threads, 144);
+ASYS_CHECK_OFFSET(struct asys_segment_header, lost_thread_errno, 160);
+ASYS_CHECK_OFFSET(struct asys_segment_header, reserved, 168);
 ASYS_CHECK_SIZE(asys_rec_word, 8);
 ASYS_CHECK_SIZE(struct asys_rec_time_base, 16);
 ASYS_CHECK_SIZE(struct asys_rec_string_def, 24);

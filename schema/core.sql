@@ -72,6 +72,9 @@ CREATE TABLE segments (
     dropped_reentry INTEGER,             -- of those: events inside the tool's own work
     dropped_big     INTEGER,             -- of those: records larger than the format allows
     format_version  INTEGER,             -- the writer's format version
+    lost_threads    INTEGER,             -- the first segment of an image: its threads that got no
+                                         --   segment (out of file descriptors...), NULL: none
+    lost_thread_records INTEGER,         -- the events those threads lost
     error           TEXT                 -- why the rest of the segment was unreadable, or NULL
 );
 

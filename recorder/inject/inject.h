@@ -115,6 +115,9 @@ struct asys_process {
     uint32_t next_thread_index; /* atomic */
     pthread_mutex_t registry_lock;
     struct asys_thread *threads;
+    /* the image's first segment header, mapped for the image's life: threads
+     * that get no segment of their own count themselves and their events there */
+    struct asys_segment_header *anchor;
     pthread_key_t thread_key;
     char segment_dir[1024];
 };
@@ -122,6 +125,8 @@ struct asys_process {
 extern struct asys_process asys_proc;
 extern __thread struct asys_thread *asys_tls_thread ASYS_TLS;
 extern __thread int asys_tls_busy ASYS_TLS;
+/* Events since this thread failed to get a segment (0: it did not fail). */
+extern __thread uint32_t asys_tls_no_segment ASYS_TLS;
 
 /* Idempotent: reads the session from the environment on first use. */
 void asys_inject_init(void);
@@ -133,6 +138,9 @@ struct asys_thread *asys_thread_register(uint64_t not_after);
 
 /* Counts a record lost because its hook could not record (re-entry). */
 void asys_thread_count_lost(uint32_t size);
+/* An event of a thread that has no segment: counted in the image's anchor;
+ * 1 when it is time to try to get a segment again. */
+int asys_thread_unrecorded(void);
 
 /* Enters for an event stamped `ticks` (0: not stamped yet). */
 static inline struct asys_thread *asys_thread_enter_at(uint64_t ticks)
@@ -142,7 +150,8 @@ static inline struct asys_thread *asys_thread_enter_at(uint64_t ticks)
     asys_tls_busy = 1;
     struct asys_thread *t = asys_tls_thread;
     if (ASYS_UNLIKELY(!t)) {
-        t = asys_thread_register(ticks);
+        if (!asys_tls_no_segment || asys_thread_unrecorded())
+            t = asys_thread_register(ticks);
         if (!t)
             asys_tls_busy = 0;
     }

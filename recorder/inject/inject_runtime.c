@@ -19,6 +19,10 @@
 struct asys_process asys_proc = {.registry_lock = PTHREAD_MUTEX_INITIALIZER};
 __thread struct asys_thread *asys_tls_thread ASYS_TLS;
 __thread int asys_tls_busy ASYS_TLS;
+__thread uint32_t asys_tls_no_segment ASYS_TLS;
+
+/* A thread without a segment tries again after this many events. */
+#define SEGMENT_RETRY_EVENTS 1024u
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
@@ -254,10 +258,11 @@ static void write_thread_record(struct asys_thread *t, unsigned type, uint64_t s
     asys_segment_commit(&r->header, ASYS_REC_WORD(type, sizeof *r / 8, 0, delta));
 }
 
-static int open_thread_segment(struct asys_thread *t, uint64_t not_after)
+#define SEGMENT_PATH_MAX (sizeof asys_proc.segment_dir + 128)
+
+static int open_thread_segment(struct asys_thread *t, uint64_t not_after, char *path)
 {
-    char path[sizeof asys_proc.segment_dir + 128];
-    char *end = path + sizeof path;
+    char *end = path + SEGMENT_PATH_MAX;
     char *p = asys_append_str(path, end, asys_proc.segment_dir);
     p = asys_append_str(p, end, "p");
     p = asys_append_u64(p, end, asys_proc.pid, 10);
@@ -292,6 +297,46 @@ static int open_thread_segment(struct asys_thread *t, uint64_t not_after)
     return rc;
 }
 
+/* The first segment of the image: its header is mapped a second time, to
+ * stay when the thread that wrote it exits. */
+static void set_anchor(const char *path)
+{
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    void *h = mmap(NULL, ASYS_SEGMENT_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (h == MAP_FAILED)
+        return;
+    struct asys_segment_header *expected = NULL;
+    if (!__atomic_compare_exchange_n(&asys_proc.anchor, &expected, h, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+        munmap(h, ASYS_SEGMENT_HEADER_SIZE); /* another thread was first */
+}
+
+int asys_thread_unrecorded(void)
+{
+    struct asys_segment_header *a = __atomic_load_n(&asys_proc.anchor, __ATOMIC_ACQUIRE);
+    if (a)
+        __atomic_fetch_add(&a->lost_thread_records, 1, __ATOMIC_RELAXED);
+    return asys_tls_no_segment++ % SEGMENT_RETRY_EVENTS == 0;
+}
+
+/* This thread got no segment: it counts once, and its events from now on. */
+static void no_segment(int error)
+{
+    struct asys_segment_header *a = __atomic_load_n(&asys_proc.anchor, __ATOMIC_ACQUIRE);
+    if (!asys_tls_no_segment) {
+        asys_tls_no_segment = 1;
+        if (a) {
+            __atomic_fetch_add(&a->lost_threads, 1, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&a->lost_thread_records, 1, __ATOMIC_RELAXED); /* this event */
+        }
+    }
+    if (a)
+        __atomic_store_n(&a->lost_thread_errno, (uint32_t)error, __ATOMIC_RELAXED);
+}
+
 struct asys_thread *asys_thread_register(uint64_t not_after)
 {
     asys_inject_init();
@@ -299,17 +344,25 @@ struct asys_thread *asys_thread_register(uint64_t not_after)
         return NULL;
     int saved_errno = errno;
     struct asys_thread *t = NULL;
+    char path[SEGMENT_PATH_MAX];
     void *mem = mmap(NULL, sizeof *t, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mem == MAP_FAILED)
+    if (mem == MAP_FAILED) {
+        no_segment(errno);
         goto out;
+    }
     t = mem;
     t->tid = (uint32_t)syscall(SYS_gettid);
     t->thread_index = __atomic_add_fetch(&asys_proc.next_thread_index, 1, __ATOMIC_RELAXED);
-    if (open_thread_segment(t, not_after) != 0) {
+    int rc = open_thread_segment(t, not_after, path);
+    if (rc != 0) {
         munmap(t, sizeof *t);
         t = NULL;
+        no_segment(-rc);
         goto out;
     }
+    asys_tls_no_segment = 0;
+    if (!__atomic_load_n(&asys_proc.anchor, __ATOMIC_ACQUIRE))
+        set_anchor(path);
     pthread_mutex_lock(&asys_proc.registry_lock);
     t->next = asys_proc.threads;
     asys_proc.threads = t;
@@ -402,6 +455,10 @@ static void after_fork_child(void)
     }
     asys_proc.threads = NULL;
     asys_tls_thread = NULL;
+    asys_tls_no_segment = 0;
+    if (asys_proc.anchor) /* the parent image's */
+        munmap(asys_proc.anchor, ASYS_SEGMENT_HEADER_SIZE);
+    asys_proc.anchor = NULL;
     if (!asys_proc.enabled) {
         asys_tls_busy = was_busy;
         return;

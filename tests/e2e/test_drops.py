@@ -43,5 +43,26 @@ class Drops(AsysTestCase):
         self.assertEqual(int(rows[':r']['Instances']), pairs)
 
 
+class ThreadsWithoutASegment(AsysTestCase):
+    """Out of file descriptors, a thread gets no segment: it and every event
+    it makes are counted, in report_info and on stderr (issue 12.10)."""
+
+    def test_every_lost_thread_and_event_is_counted(self):
+        r = self.profile([prog('hgtx_nofile'), '4', '20000'], options=['-t', 'nvtx'])
+        made = int(r.stdout.decode())
+        self.assertEqual(made, 160000)
+        err = r.stderr.decode()
+        self.assertIn('warning: 4 threads could not record (Too many open files): their '
+                      '160000 events are lost', err)
+        info = {row['Property']: row['Value'] for row in self.stats_rows('report_info')}
+        self.assertEqual(info['Threads that could not record'], '4 (160000 events lost)')
+        m = self.manifest()
+        self.assertEqual(m['totals']['lost_threads'], 4)
+        self.assertEqual(m['totals']['lost_thread_records'], 160000)
+        # the main thread's range, recorded before the limit, is there
+        rows = {row['Range']: row for row in self.stats_rows('hgtx_sum')}
+        self.assertEqual(rows[':main']['Instances'], '1')
+
+
 if __name__ == '__main__':
     unittest.main(verbosity=2)

@@ -1,5 +1,7 @@
 """Children, crashes, kills, signals, and the program's own I/O and status."""
 import os
+import shutil
+import re
 import signal
 import subprocess
 import time
@@ -160,6 +162,84 @@ class Environment(AsysTestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         r = self.run_cmd([os.path.join(prefix, 'bin', 'asys-stats'), '-f', 'csv', self.report('inst')])
         self.assertIn(b':r', r.stdout)
+
+
+class LauncherDies(AsysTestCase):
+    """asys itself killed (issue 12.11): the program dies with it unless asked
+    not to, and the session it leaves is a readable report after finalize."""
+
+    def start(self, *options):
+        p = subprocess.Popen([ASYS, 'profile', '-o', self.path('rep'), *options,
+                              prog('hgtx_sleeper'), '50'], cwd=self.dir, env=self.env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        line = p.stdout.readline().decode()
+        self.assertTrue(line.startswith('ready '), line)
+        return p, int(line.split()[1])
+
+    def alive(self, pid):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return open('/proc/%d/stat' % pid).read().split()[2] != 'Z'
+
+    def test_the_program_dies_with_asys_and_the_session_is_recovered(self):
+        p, target = self.start()
+        time.sleep(0.3)  # killed well before the launcher's second clock pair
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait()
+        p.stdout.close()
+        p.stderr.close()
+        deadline = time.monotonic() + 10
+        while self.alive(target) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertFalse(self.alive(target), 'the program outlived asys')
+        sessions = [n for n in os.listdir(self.dir) if n.startswith('asys-')]
+        self.assertEqual(len(sessions), 1)
+        r = self.run_cmd([ASYS, 'finalize', self.path(sessions[0]), '-o', self.path('rec')])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        shutil.rmtree(self.path(sessions[0]))
+        rows = {row['Range']: row for row in self.stats_rows('hgtx_sum', 'rec')}
+        self.assertEqual(rows[':before-kill']['Instances'], '50')  # times converted, not refused
+
+    def test_kill_on_exit_false_leaves_it_running(self):
+        p, target = self.start('--kill-on-exit=false')
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait()
+        p.stdout.close()
+        p.stderr.close()
+        time.sleep(0.5)
+        self.assertTrue(self.alive(target))
+        os.kill(target, signal.SIGKILL)
+        for n in os.listdir(self.dir):
+            if n.startswith('asys-'):
+                shutil.rmtree(self.path(n))
+
+
+class DiskFullAtFinalize(AsysTestCase):
+    """No room for the report (issue 12.12): the session stays, and the line
+    that says how to write the report from it works."""
+
+    def test_the_session_is_kept_and_finalize_recovers_it(self):
+        full = self.path('full')
+        os.mkdir(full)
+        script = ('mount -t tmpfs -o size=64k tmpfs %s || exit 77; exec %s profile -o %s/rep '
+                  '%s 500000' % (full, ASYS, full, prog('hgtx_loop')))
+        r = self.run_cmd(['unshare', '-m', 'sh', '-c', script])
+        if r.returncode == 77:
+            self.skipTest('cannot mount a small file system here')
+        err = r.stderr.decode()
+        self.assertEqual(r.returncode, 1, err)
+        self.assertIn('no space left on device', err)
+        kept = re.search(r"'asys finalize (\S+) -o", err)
+        self.assertIsNotNone(kept, err)
+        self.assertTrue(os.path.isdir(kept.group(1)))
+        self.assertEqual([n for n in os.listdir(full)], [])  # nothing half-written (a new mount)
+        r = self.run_cmd([ASYS, 'finalize', kept.group(1), '-o', self.path('rec')])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        shutil.rmtree(kept.group(1))
+        rows = {row['Range']: row for row in self.stats_rows('hgtx_sum', 'rec')}
+        self.assertEqual(rows[':r']['Instances'], '500000')
 
 
 if __name__ == '__main__':
