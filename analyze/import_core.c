@@ -12,6 +12,8 @@
 struct core {
     struct asys_importer *imp;
     sqlite3_stmt *insert_drop;
+    sqlite3_stmt *upsert_capture;
+    uint64_t capture_edges;
 };
 
 static void load_clock(struct asys_importer *imp, const cJSON *manifest)
@@ -199,6 +201,52 @@ static int import_drop(void *state, const struct asys_record *rec, uint64_t ns,
     return imp_step(imp, st, err);
 }
 
+/* Begin and end of one window can be in two threads' segments: whichever
+ * comes first creates the row. */
+static int import_capture(void *state, const struct asys_record *rec, uint64_t ns,
+                          struct asys_err *err)
+{
+    struct core *c = state;
+    struct asys_importer *imp = c->imp;
+    const struct asys_rec_capture *r = (const void *)rec->data;
+    if (rec->arg != ASYS_CAPTURE_BEGIN && rec->arg != ASYS_CAPTURE_END)
+        return 0;
+    c->capture_edges++;
+    sqlite3_stmt *st = c->upsert_capture;
+    const char *trigger = r->trigger == ASYS_CAPTURE_PROFILER_API ? "hggc-profiler-api"
+                          : r->trigger == ASYS_CAPTURE_HGTX       ? "hgtx"
+                                                                  : "unknown";
+    uint32_t name = imp_string(imp, imp->seg.image, r->name_string_id);
+    int begin = rec->arg == ASYS_CAPTURE_BEGIN;
+    sqlite3_bind_int64(st, 1, imp->seg.pid);
+    sqlite3_bind_int64(st, 2, r->window);
+    sqlite3_bind_text(st, 3, trigger, -1, SQLITE_STATIC);
+    imp_bind_optional(st, 4, name, name != 0);
+    imp_bind_optional(st, 5, (int64_t)ns, begin);
+    imp_bind_optional(st, 6, (int64_t)ns, !begin);
+    return imp_step(imp, st, err);
+}
+
+/* The capture range the run asked for, and whether any window opened. */
+static int core_finish(void *state, struct asys_err *err)
+{
+    struct core *c = state;
+    struct asys_importer *imp = c->imp;
+    const cJSON *options = cJSON_GetObjectItemCaseSensitive(imp->manifest, "options");
+    const char *range = asys_json_get_str(options, "capture-range", "none");
+    if (!strcmp(range, "none"))
+        return 0;
+    const char *name = asys_json_get_str(options, "hgtx-capture", "");
+    char text[512];
+    snprintf(text, sizeof text, "%s%s%s", range, *name ? " " : "", name);
+    if (imp_session_info(imp, "capture_range", text, 0, err) != 0)
+        return -1;
+    if (!c->capture_edges)
+        imp_warn(imp, "--capture-range=%s: no capture window opened, so no events were recorded",
+                 text);
+    return 0;
+}
+
 static int core_init(struct asys_importer *imp, void **state, struct asys_err *err)
 {
     struct core *c = calloc(1, sizeof *c);
@@ -210,7 +258,14 @@ static int core_init(struct asys_importer *imp, void **state, struct asys_err *e
     if (imp_prepare(imp,
                     "INSERT INTO drops (pid, tid, start_ns, end_ns, records, bytes) "
                     "VALUES (?,?,?,?,?,?)",
-                    &c->insert_drop, err) != 0)
+                    &c->insert_drop, err) != 0 ||
+        imp_prepare(imp,
+                    "INSERT INTO capture_ranges (pid, window_index, trigger, name_id, start_ns, "
+                    "end_ns) VALUES (?,?,?,?,?,?) ON CONFLICT (pid, window_index) DO UPDATE SET "
+                    "name_id = COALESCE(excluded.name_id, name_id), "
+                    "start_ns = COALESCE(excluded.start_ns, start_ns), "
+                    "end_ns = COALESCE(excluded.end_ns, end_ns)",
+                    &c->upsert_capture, err) != 0)
         return -1;
     return import_session_info(imp, imp->manifest, err);
 }
@@ -221,6 +276,7 @@ static void core_free(void *state)
     if (!c)
         return;
     sqlite3_finalize(c->insert_drop);
+    sqlite3_finalize(c->upsert_capture);
     free(c);
 }
 
@@ -233,6 +289,7 @@ static const struct imp_record_op core_ops[] = {
     {ASYS_REC_THREAD_END, import_thread_record},
     {ASYS_REC_DROP, import_drop},
     {ASYS_REC_CLOCK_PAIR, NULL},
+    {ASYS_REC_CAPTURE, import_capture},
 };
 
 const struct imp_family imp_family_core = {
@@ -242,5 +299,6 @@ const struct imp_family imp_family_core = {
     .ops = core_ops,
     .op_count = sizeof core_ops / sizeof core_ops[0],
     .init = core_init,
+    .finish = core_finish,
     .free = core_free,
 };

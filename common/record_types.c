@@ -55,6 +55,9 @@ static const struct asys_rec_field module[] = {F(struct asys_rec_module, load_bi
                                                F(struct asys_rec_module, path_string_id, S),
                                                F(struct asys_rec_module, build_id_length, U),
                                                A(struct asys_rec_module, build_id, 1, B)};
+static const struct asys_rec_field capture[] = {
+    F(struct asys_rec_capture, window, U), F(struct asys_rec_capture, trigger, U),
+    F(struct asys_rec_capture, name_string_id, S), F(struct asys_rec_capture, reserved, R)};
 static const struct asys_rec_field callchain[] = {F(struct asys_rec_callchain, callchain_id, U),
                                                   F(struct asys_rec_callchain, depth, U)};
 
@@ -231,6 +234,8 @@ static const struct asys_rec_info rec_infos[ASYS_REC_TYPE_COUNT] = {
         TAIL_NONE),
     REC(CALLCHAIN, sizeof(struct asys_rec_callchain), ASYS_FEATURE_STACKS, FIELDS(callchain),
         ARG_NONE, TAIL(ASYS_TAIL_FRAMES, struct asys_rec_callchain, depth)),
+    REC(CAPTURE, sizeof(struct asys_rec_capture), ASYS_FEATURE_CORE, FIELDS(capture),
+        ARG("edge", U), TAIL_NONE),
     REC(HGTX_PUSH, 8, ASYS_FEATURE_HGTX, NO_FIELDS, ARG("message_string_id", S), TAIL_NONE),
     REC(HGTX_PUSH_EX, sizeof(struct asys_rec_hgtx_ex), ASYS_FEATURE_HGTX, FIELDS(hgtx_ex), ARG_NONE,
         TAIL_NONE),

@@ -20,6 +20,9 @@ rows(ord, property, value) AS (
         'signal ' || (SELECT value FROM info WHERE key = 'target_signal'), 'unknown')
     UNION ALL SELECT 10, 'Collectors enabled', NULLIF((SELECT value FROM info WHERE key = 'collectors_enabled'), '')
     UNION ALL SELECT 11, 'Collectors unavailable', NULLIF((SELECT value FROM info WHERE key = 'collectors_unavailable'), '')
+    UNION ALL SELECT 11.5, 'Capture range', value FROM info WHERE key = 'capture_range'
+    UNION ALL SELECT 11.6, 'Capture windows', (SELECT COUNT(*) FROM capture_ranges)
+        WHERE EXISTS (SELECT 1 FROM info WHERE key = 'capture_range')
     UNION ALL SELECT 12, 'Processes', (SELECT COUNT(*) FROM processes)
     UNION ALL SELECT 13, 'Threads', (SELECT COUNT(*) FROM threads)
     UNION ALL SELECT 14, 'Segments', (SELECT COUNT(*) FROM segments)

@@ -84,6 +84,62 @@ static int parse_trace(const struct asys_option *o, const char *text, struct asy
     return 0;
 }
 
+/* ---- --capture-range ---------------------------------------------------------------- */
+
+/* nsys's names are accepted and mean the same. */
+static int parse_capture_range(const struct asys_option *o, const char *text,
+                               struct asys_option_value *v, struct asys_err *err)
+{
+    static const struct {
+        const char *name, *canonical;
+    } names[] = {{"none", "none"},
+                 {"hggc-profiler-api", "hggc-profiler-api"},
+                 {"cudaProfilerApi", "hggc-profiler-api"},
+                 {"hgtx", "hgtx"},
+                 {"nvtx", "hgtx"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (!strcmp(text, names[i].name)) {
+            snprintf(v->canonical, sizeof v->canonical, "%s", names[i].canonical);
+            return 0;
+        }
+    }
+    return asys_fail_kind(err, ASYS_ERR_USAGE,
+                          "--%s takes none, hggc-profiler-api (or cudaProfilerApi) or hgtx (or "
+                          "nvtx), not '%s'",
+                          o->name, text);
+}
+
+/* stop | none | repeat | repeat:N */
+static int parse_capture_end(const struct asys_option *o, const char *text,
+                             struct asys_option_value *v, struct asys_err *err)
+{
+    uint64_t n;
+    int ok = !strcmp(text, "stop") || !strcmp(text, "none") || !strcmp(text, "repeat") ||
+             (!strncmp(text, "repeat:", 7) && asys_parse_count(text + 7, 1u << 12, &n) == 0 && n);
+    if (!ok || strlen(text) >= sizeof v->canonical)
+        return asys_fail_kind(err, ASYS_ERR_USAGE,
+                              "--%s takes stop, none, repeat or repeat:N (N from 1 to 4096), not "
+                              "'%s'",
+                              o->name, text);
+    memcpy(v->canonical, text, strlen(text) + 1);
+    return 0;
+}
+
+/* "RANGE", "RANGE@DOMAIN" or "RANGE@*" */
+static int parse_hgtx_capture(const struct asys_option *o, const char *text,
+                              struct asys_option_value *v, struct asys_err *err)
+{
+    const char *at = strrchr(text, '@');
+    if (!*text || at == text || (at && !at[1]))
+        return asys_fail_kind(err, ASYS_ERR_USAGE,
+                              "--%s takes RANGE, RANGE@DOMAIN or RANGE@*, not '%s'", o->name, text);
+    size_t n = strlen(text);
+    if (n >= sizeof v->canonical)
+        return asys_fail_kind(err, ASYS_ERR_USAGE, "--%s: value is too long", o->name);
+    memcpy(v->canonical, text, n + 1);
+    return 0;
+}
+
 /* ---- the launcher's own options ------------------------------------------------- */
 
 static const char *const wait_modes[] = {"all", "primary", NULL};
@@ -106,6 +162,21 @@ static const struct asys_option launcher_options[] = {
     {.name = "chunk-size", .type = ASYS_OPT_SIZE, .metavar = "SIZE", .default_value = "1M",
      .help = "growth step of a per-thread buffer", .env = "ASYS_CHUNK_SIZE",
      .min = ASYS_MIN_CHUNK_SIZE, .max = 1ull << 30},
+    {.name = "capture-range", .short_name = 'c', .type = ASYS_OPT_CHOICE,
+     .metavar = "none|hggc-profiler-api|hgtx", .default_value = "none",
+     .help = "record only inside capture windows: from cudaProfilerStart to cudaProfilerStop "
+             "(hggc-profiler-api, also cudaProfilerApi) or over the HGTX range --hgtx-capture "
+             "names (hgtx, also nvtx); each process has its own windows",
+     .env = "ASYS_CAPTURE_RANGE", .parse = parse_capture_range},
+    {.name = "capture-range-end", .type = ASYS_OPT_TEXT, .metavar = "stop|repeat[:N]|none",
+     .default_value = "stop",
+     .help = "after a window closes: record no more (stop), open another at the next trigger "
+             "(repeat, at most N times), or never close the first (none)",
+     .env = "ASYS_CAPTURE_RANGE_END", .parse = parse_capture_end},
+    {.name = "hgtx-capture", .type = ASYS_OPT_TEXT, .metavar = "RANGE[@DOMAIN|@*]",
+     .help = "with --capture-range=hgtx: the range's message, and its domain (default domain "
+             "when not given, * for any)",
+     .env = "ASYS_HGTX_CAPTURE", .parse = parse_hgtx_capture},
     {.name = "kill-on-exit", .type = ASYS_OPT_BOOL, .metavar = "[true|false]",
      .default_value = "true",
      .help = "if asys itself is killed, the program gets SIGTERM (its recording stays in the "
@@ -209,6 +280,27 @@ static void take_launcher_values(struct asys_profile_options *o)
             o->features |= (*c)->feature;
 }
 
+/* A capture range needs the collector that sees its trigger. */
+static int check_capture_range(const struct asys_profile_options *o, struct asys_err *err)
+{
+    const char *range = asys_profile_value(o, "capture-range")->canonical;
+    int hgtx_capture_given = asys_profile_value(o, "hgtx-capture")->given;
+    if (!strcmp(range, "hgtx")) {
+        if (!(o->features & ASYS_FEATURE_HGTX))
+            return asys_fail_kind(err, ASYS_ERR_USAGE, "--capture-range=hgtx needs -t hgtx");
+        if (!hgtx_capture_given)
+            return asys_fail_kind(err, ASYS_ERR_USAGE,
+                                  "--capture-range=hgtx needs --hgtx-capture=RANGE[@DOMAIN]");
+    } else if (hgtx_capture_given) {
+        return asys_fail_kind(err, ASYS_ERR_USAGE,
+                              "--hgtx-capture is used only with --capture-range=hgtx");
+    }
+    if (!strcmp(range, "hggc-profiler-api") && !(o->features & ASYS_FEATURE_HGGC))
+        return asys_fail_kind(err, ASYS_ERR_USAGE,
+                              "--capture-range=hggc-profiler-api needs -t hggc");
+    return 0;
+}
+
 int asys_profile_parse(int argc, char **argv, struct asys_profile_options *o, struct asys_err *err)
 {
     memset(o, 0, sizeof *o);
@@ -272,7 +364,7 @@ int asys_profile_parse(int argc, char **argv, struct asys_profile_options *o, st
     if (o->chunk_size > o->max_segment_size)
         return asys_fail_kind(err, ASYS_ERR_USAGE,
                               "--chunk-size is larger than --max-segment-size");
-    return 0;
+    return check_capture_range(o, err);
 }
 
 int asys_profile_environment(const struct asys_profile_options *o,

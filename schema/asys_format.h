@@ -158,6 +158,8 @@ enum asys_record_type {
     /* stacks */
     ASYS_REC_MODULE = 9,     /* struct asys_rec_module: a loaded object */
     ASYS_REC_CALLCHAIN = 10, /* struct asys_rec_callchain + frames */
+    /* core, written by the collector whose event opens or closes a window */
+    ASYS_REC_CAPTURE = 11, /* struct asys_rec_capture: arg = enum asys_capture_edge */
     /* hgtx */
     ASYS_REC_HGTX_PUSH = 16,        /* header only: arg = message string id, default domain */
     ASYS_REC_HGTX_PUSH_EX = 17,     /* struct asys_rec_hgtx_ex */
@@ -253,6 +255,29 @@ struct asys_rec_clock_pair {
     uint64_t ticks;
     uint64_t monotonic_ns;
     uint64_t realtime_ns;
+};
+
+/* --capture-range: events are recorded only inside capture windows.  A
+ * window opens at the trigger's start (cudaProfilerStart, the push or start
+ * of the named HGTX range) and closes at its end; windows are numbered per
+ * process image.  Device activity is kept when the API call that caused it
+ * was made inside a window. */
+enum asys_capture_edge {
+    ASYS_CAPTURE_BEGIN = 1,
+    ASYS_CAPTURE_END = 2,
+};
+
+enum asys_capture_trigger {
+    ASYS_CAPTURE_PROFILER_API = 1, /* cudaProfilerStart/Stop, cuProfilerStart/Stop */
+    ASYS_CAPTURE_HGTX = 2,         /* an HGTX range of a given name (and domain) */
+};
+
+struct asys_rec_capture {
+    asys_rec_word header;
+    uint32_t window;         /* 0, 1, ... in this process image */
+    uint32_t trigger;        /* enum asys_capture_trigger */
+    uint32_t name_string_id; /* HGTX: the range's message; else 0 */
+    uint32_t reserved;       /* zero */
 };
 
 /* ---- hgtx records ------------------------------------------------------ */
@@ -668,6 +693,7 @@ ASYS_CHECK_SIZE(struct asys_rec_process_info, 32);
 ASYS_CHECK_SIZE(struct asys_rec_thread, 16);
 ASYS_CHECK_SIZE(struct asys_rec_drop, 32);
 ASYS_CHECK_SIZE(struct asys_rec_clock_pair, 32);
+ASYS_CHECK_SIZE(struct asys_rec_capture, 24);
 ASYS_CHECK_SIZE(struct asys_hgtx_attributes, 32);
 ASYS_CHECK_OFFSET(struct asys_hgtx_attributes, domain_id, 12);
 ASYS_CHECK_OFFSET(struct asys_hgtx_attributes, payload, 24);

@@ -88,6 +88,18 @@ CREATE TABLE drops (
     bytes    INTEGER NOT NULL  -- bytes lost
 );
 
+-- Capture windows of `asys profile --capture-range`: outside them nothing
+-- but names was recorded (CAPTURE records; one row per window and process).
+CREATE TABLE capture_ranges (
+    pid          INTEGER NOT NULL, -- process
+    window_index INTEGER NOT NULL, -- 0, 1, ... in the process
+    trigger      TEXT NOT NULL,    -- 'hggc-profiler-api' or 'hgtx'
+    name_id      INTEGER,          -- strings: the HGTX range that opened it
+    start_ns     INTEGER,          -- opened (NULL: that record was lost)
+    end_ns       INTEGER,          -- closed (NULL: open until the process ended)
+    PRIMARY KEY (pid, window_index)
+) WITHOUT ROWID;
+
 -- What the import skipped or could not make sense of, one message each (a
 -- damaged segment, a duplicate, a record past its end...); report_info lists
 -- them.  The rows of the other tables are right for what was kept.

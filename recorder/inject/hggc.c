@@ -91,6 +91,8 @@ static struct {
     CUpti_SubscriberHandle subscriber;
     unsigned trace_set;
     int graph_level;          /* --hggc-graph-trace=graph: one record per graph launch */
+    int profiler_trigger;     /* --capture-range=hggc-profiler-api */
+    int profiler_traced;      /* the profiler calls are in the trace set */
     uint64_t backtrace_ticks; /* 0: no stacks */
     uint32_t backtrace_depth;
     size_t buffer_size;
@@ -308,19 +310,52 @@ static void api_exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     asys_thread_leave();
 }
 
+/* cudaProfilerStart/Stop and cuProfilerStart/Stop: +1 start, -1 stop, 0 other. */
+static int profiler_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+        return cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000  ? 1
+               : cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000 ? -1
+                                                                         : 0;
+    return cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart  ? 1
+           : cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop ? -1
+                                                            : 0;
+}
+
+/* --capture-range=hggc-profiler-api: a start call opens a window (the call
+ * itself is inside it), a stop call closes it once recorded. */
+static void profiler_edge(int edge, uint64_t ticks)
+{
+    struct asys_thread *t = asys_thread_enter();
+    if (!t)
+        return;
+    if (edge > 0)
+        asys_capture_begin(t, ticks, 0, NULL);
+    else
+        asys_capture_end(t, ticks);
+    asys_thread_leave();
+}
+
 /* Enter: remembers the start in CUPTI's per-call slot (0: not recorded).
  * Driver calls a runtime call makes are that call's detail, and calls made
- * while asys itself runs are not the program's: neither is recorded. */
+ * while asys itself runs are not the program's: neither is recorded, nor
+ * calls outside the capture range. */
 static void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                    const CUpti_CallbackData *data)
 {
     int runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
     uint64_t *slot = data->correlationData;
+    int edge = hggc.profiler_trigger && !asys_tls_busy ? profiler_call(domain, cbid) : 0;
     if (data->callbackSite == CUPTI_API_ENTER) {
-        int record = !asys_tls_busy && (runtime || !hggc_tls.runtime_depth);
+        if (edge > 0)
+            profiler_edge(edge, asys_now());
+        int record = !asys_tls_busy && (runtime || !hggc_tls.runtime_depth) && asys_capturing() &&
+                     (!edge || hggc.profiler_traced);
         hggc_tls.runtime_depth += (uint32_t)runtime;
-        if (record)
+        if (record) {
             hggc_tls.correlation = data->correlationId;
+            asys_capture_note_correlation(data->correlationId);
+        }
         if (slot)
             *slot = record ? asys_now() : 0;
         return;
@@ -328,10 +363,12 @@ static void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     if (runtime && hggc_tls.runtime_depth)
         hggc_tls.runtime_depth--;
     uint64_t start = slot ? *slot : 0;
-    if (!start)
-        return;
-    hggc_tls.correlation = 0;
-    api_exit(domain, cbid, data, start);
+    if (start) {
+        hggc_tls.correlation = 0;
+        api_exit(domain, cbid, data, start);
+    }
+    if (edge < 0)
+        profiler_edge(edge, asys_now());
 }
 
 /* ---- resource callbacks: graph structure, flush at context destroy --------------------- */
@@ -658,6 +695,16 @@ static void enable_callbacks(void)
         filter_api_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
         filter_api_callbacks(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
     }
+    if (hggc.profiler_trigger) { /* the capture range's triggers, traced or not */
+        hggc.f.enable_callback(1, s, CUPTI_CB_DOMAIN_RUNTIME_API,
+                               CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
+        hggc.f.enable_callback(1, s, CUPTI_CB_DOMAIN_RUNTIME_API,
+                               CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
+        hggc.f.enable_callback(1, s, CUPTI_CB_DOMAIN_DRIVER_API,
+                               CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+        hggc.f.enable_callback(1, s, CUPTI_CB_DOMAIN_DRIVER_API,
+                               CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+    }
     hggc.f.enable_callback(1, s, CUPTI_CB_DOMAIN_RESOURCE,
                            CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
     if (hggc.trace_set & TRACE_GRAPH) {
@@ -682,6 +729,9 @@ int asys_hggc_init(void)
         return -1;
     hggc.trace_set = parse_trace_set(set);
     hggc.graph_level = !strcmp(graph, "graph");
+    hggc.profiler_trigger = asys_capture_mode() == ASYS_CAPTURE_PROFILER_CALLS;
+    hggc.profiler_traced =
+        (hggc.trace_set & TRACE_OTHER_API) && !blacklisted("cudaProfilerStart", 17);
     hggc.backtrace_ticks = (uint64_t)((double)backtrace_ns * asys_proc.ticks_per_ns);
     hggc.backtrace_depth =
         (uint32_t)(depth > ASYS_CALLCHAIN_MAX_DEPTH ? ASYS_CALLCHAIN_MAX_DEPTH : depth);

@@ -308,8 +308,38 @@ static void convert_overhead(struct asys_thread *t, const CUpti_ActivityOverhead
     COMMIT(r, ASYS_REC_HGGC_OVERHEAD, 0);
 }
 
+/* The API call behind a device activity record; 0 for the inventory
+ * (devices, contexts, streams) and CUPTI's overhead, which are always kept. */
+static uint32_t activity_correlation(const CUpti_Activity *a)
+{
+    switch (a->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        return ((const CUpti_ActivityKernel10 *)a)->correlationId;
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+        return ((const CUpti_ActivityMemcpy6 *)a)->correlationId;
+    case CUPTI_ACTIVITY_KIND_MEMCPY2:
+        return ((const CUpti_ActivityMemcpyPtoP4 *)a)->correlationId;
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+        return ((const CUpti_ActivityMemset4 *)a)->correlationId;
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+        return ((const CUpti_ActivitySynchronization2 *)a)->correlationId;
+    case CUPTI_ACTIVITY_KIND_CUDA_EVENT:
+        return ((const CUpti_ActivityCudaEvent2 *)a)->correlationId;
+    case CUPTI_ACTIVITY_KIND_MEMORY2:
+        return ((const CUpti_ActivityMemory4 *)a)->correlationId;
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE:
+        return ((const CUpti_ActivityGraphTrace2 *)a)->correlationId;
+    default:
+        return 0;
+    }
+}
+
 int asys_hggc_convert(struct asys_thread *t, const CUpti_Activity *a)
 {
+    uint32_t correlation = activity_correlation(a);
+    if (correlation && !asys_capture_keeps(correlation))
+        return 1; /* caused by a call outside the capture range */
     switch (a->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:

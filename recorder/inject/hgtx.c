@@ -183,10 +183,14 @@ static void write_event(struct asys_thread *t, unsigned compact_type, unsigned e
     asys_segment_commit(&r->header, ASYS_REC_WORD(ex_type, sizeof *r / 8, 0, delta));
 }
 
-static nvtxRangeId_t write_start(struct asys_thread *t, uint16_t domain,
-                                 const nvtxEventAttributes_t *a, struct message msg, uint64_t ticks)
+static nvtxRangeId_t new_range_id(struct asys_thread *t)
 {
-    nvtxRangeId_t id = ((uint64_t)t->thread_index << 40) | ++t->next_range_serial;
+    return ((uint64_t)t->thread_index << 40) | ++t->next_range_serial;
+}
+
+static void write_start(struct asys_thread *t, nvtxRangeId_t id, uint16_t domain,
+                        const nvtxEventAttributes_t *a, struct message msg, uint64_t ticks)
+{
     struct asys_hgtx_attributes attr;
     fill_attributes(&attr, domain, a, msg);
     uint32_t delta;
@@ -197,7 +201,7 @@ static nvtxRangeId_t write_start(struct asys_thread *t, uint16_t domain,
             asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_HGTX_START, sizeof *r / 8,
                                                           attr.message_string_id, delta));
         }
-        return id;
+        return;
     }
     struct asys_rec_hgtx_start_ex *r = asys_segment_reserve(&t->seg, sizeof *r, ticks, &delta);
     if (r) {
@@ -206,7 +210,53 @@ static nvtxRangeId_t write_start(struct asys_thread *t, uint16_t domain,
         asys_segment_commit(&r->header,
                             ASYS_REC_WORD(ASYS_REC_HGTX_START_EX, sizeof *r / 8, 0, delta));
     }
-    return id;
+}
+
+/* ---- --capture-range=hgtx ---------------------------------------------- */
+
+/* Whether the range being opened is the one --hgtx-capture names. */
+static int is_capture_range(uint16_t domain, const char *ascii, const wchar_t *wide,
+                            const nvtxEventAttributes_t *a)
+{
+    if (!asys_capture_hgtx_domain(domain))
+        return 0;
+    char text[512];
+    if (!ascii && !wide && attr_has(a, ATTR_END(message))) {
+        if (a->messageType == NVTX_MESSAGE_TYPE_ASCII)
+            ascii = a->message.ascii;
+        else if (a->messageType == NVTX_MESSAGE_TYPE_UNICODE)
+            wide = a->message.unicode;
+        else if (a->messageType == NVTX_MESSAGE_TYPE_REGISTERED)
+            return asys_capture_hgtx_registered((uint32_t)(uintptr_t)a->message.registered);
+    }
+    if (wide) {
+        asys_wide_to_utf8(text, sizeof text, wide);
+        ascii = text;
+    }
+    return asys_capture_hgtx_text(ascii);
+}
+
+/* Outside a window: opens one when this is the capture range (1). */
+static int capture_opens(struct asys_thread *t, uint16_t domain, const char *ascii,
+                         const wchar_t *wide, const nvtxEventAttributes_t *a, int32_t level,
+                         uint64_t range_id, uint64_t ticks)
+{
+    if (!asys_capture_waits_for_hgtx() || !is_capture_range(domain, ascii, wide, a))
+        return 0;
+    struct asys_capture_holder holder = {t->tid, domain, level, range_id};
+    struct message msg = resolve_message(t, ascii, wide, a);
+    return asys_capture_begin(t, ticks, msg.id, &holder);
+}
+
+/* Inside a window: whether this pop or end closes the range that opened it. */
+static int capture_closes(struct asys_thread *t, uint16_t domain, int32_t level, uint64_t range_id)
+{
+    if (asys_capture_mode() != ASYS_CAPTURE_HGTX_RANGE)
+        return 0;
+    const struct asys_capture_holder *h = asys_capture_holder();
+    if (range_id)
+        return h->level < 0 && h->range_id == range_id;
+    return h->level == level && h->tid == t->tid && h->domain == domain;
 }
 
 /* ---- push / pop -------------------------------------------------------- */
@@ -219,11 +269,14 @@ static int push(uint16_t domain, const char *ascii, const wchar_t *wide,
     int32_t *depth = depth_of(t, domain);
     int level = (*depth)++;
     if (!t) {
-        asys_thread_count_lost(sizeof(struct asys_rec_hgtx_ex));
+        if (asys_capturing())
+            asys_thread_count_lost(sizeof(struct asys_rec_hgtx_ex));
         return level;
     }
-    struct message msg = resolve_message(t, ascii, wide, a);
-    write_event(t, ASYS_REC_HGTX_PUSH, ASYS_REC_HGTX_PUSH_EX, domain, a, msg, ticks);
+    if (asys_capturing() || capture_opens(t, domain, ascii, wide, a, level, 0, ticks)) {
+        struct message msg = resolve_message(t, ascii, wide, a);
+        write_event(t, ASYS_REC_HGTX_PUSH, ASYS_REC_HGTX_PUSH_EX, domain, a, msg, ticks);
+    }
     asys_thread_leave();
     return level;
 }
@@ -240,10 +293,15 @@ static int pop(uint16_t domain)
     }
     int level = --(*depth);
     if (!t) {
-        asys_thread_count_lost(sizeof(asys_rec_word));
+        if (asys_capturing())
+            asys_thread_count_lost(sizeof(asys_rec_word));
         return level;
     }
-    write_word(t, ASYS_REC_HGTX_POP, domain, ticks);
+    if (asys_capturing()) {
+        write_word(t, ASYS_REC_HGTX_POP, domain, ticks);
+        if (capture_closes(t, domain, level, 0))
+            asys_capture_end(t, ticks);
+    }
     asys_thread_leave();
     return level;
 }
@@ -283,6 +341,8 @@ static int NVTX_API hook_domain_pop(nvtxDomainHandle_t domain)
 static void mark(uint16_t domain, const char *ascii, const wchar_t *wide,
                  const nvtxEventAttributes_t *a)
 {
+    if (!asys_capturing())
+        return;
     struct asys_thread *t = asys_thread_enter();
     uint64_t ticks = t ? asys_now() : 0;
     if (!t) {
@@ -322,18 +382,22 @@ static nvtxRangeId_t start(uint16_t domain, const char *ascii, const wchar_t *wi
     struct asys_thread *t = asys_thread_enter();
     uint64_t ticks = t ? asys_now() : 0;
     if (!t) {
-        asys_thread_count_lost(sizeof(struct asys_rec_hgtx_start_ex));
+        if (asys_capturing())
+            asys_thread_count_lost(sizeof(struct asys_rec_hgtx_start_ex));
         return 0;
     }
-    struct message msg = resolve_message(t, ascii, wide, a);
-    nvtxRangeId_t id = write_start(t, domain, a, msg, ticks);
+    nvtxRangeId_t id = new_range_id(t);
+    if (asys_capturing() || capture_opens(t, domain, ascii, wide, a, -1, id, ticks)) {
+        struct message msg = resolve_message(t, ascii, wide, a);
+        write_start(t, id, domain, a, msg, ticks);
+    }
     asys_thread_leave();
     return id;
 }
 
 static void end(nvtxRangeId_t id)
 {
-    if (id == 0) /* not a range asys handed out (recording was off) */
+    if (id == 0 || !asys_capturing()) /* not a range asys handed out, or outside a window */
         return;
     struct asys_thread *t = asys_thread_enter();
     uint64_t ticks = t ? asys_now() : 0;
@@ -347,6 +411,8 @@ static void end(nvtxRangeId_t id)
         r->range_id = id;
         asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_HGTX_END, sizeof *r / 8, 0, delta));
     }
+    if (capture_closes(t, 0, -1, id))
+        asys_capture_end(t, ticks);
     asys_thread_leave();
 }
 
@@ -493,6 +559,8 @@ static nvtxDomainHandle_t create_domain(const char *name)
         is_new = 1;
     }
     pthread_mutex_unlock(&domains.lock);
+    if (is_new)
+        asys_capture_hgtx_domain_created((uint16_t)id, name);
     if (t) {
         if (is_new)
             write_domain(t, (uint16_t)id, asys_intern(t, name), 0);
@@ -533,6 +601,7 @@ static nvtxStringHandle_t NVTX_API hook_register_string_a(nvtxDomainHandle_t dom
     if (!t)
         return (nvtxStringHandle_t)0;
     uint32_t id = asys_intern(t, text ? text : "");
+    asys_capture_hgtx_string_registered(id, text);
     asys_thread_leave();
     return (nvtxStringHandle_t)(uintptr_t)id;
 }
@@ -545,6 +614,9 @@ static nvtxStringHandle_t NVTX_API hook_register_string_w(nvtxDomainHandle_t dom
     if (!t)
         return (nvtxStringHandle_t)0;
     uint32_t id = asys_intern_wide(t, text ? text : L"");
+    char utf8[512];
+    asys_wide_to_utf8(utf8, sizeof utf8, text ? text : L"");
+    asys_capture_hgtx_string_registered(id, utf8);
     asys_thread_leave();
     return (nvtxStringHandle_t)(uintptr_t)id;
 }

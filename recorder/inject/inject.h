@@ -189,6 +189,47 @@ uint32_t asys_callstack_capture(struct asys_thread *t, uint32_t depth);
 /* Finds the address range of this library's code, once (callstack.c). */
 void asys_callstack_init(void);
 
+/* --capture-range (capture.c).  asys_capture_on is 1 while events are
+ * recorded: always without a capture range, else inside a window. */
+enum asys_capture_mode {
+    ASYS_CAPTURE_ALWAYS,
+    ASYS_CAPTURE_PROFILER_CALLS, /* cudaProfilerStart .. cudaProfilerStop */
+    ASYS_CAPTURE_HGTX_RANGE,     /* the push/start .. pop/end of a named HGTX range */
+};
+extern int asys_capture_on;
+static inline int asys_capturing(void)
+{
+    return __atomic_load_n(&asys_capture_on, __ATOMIC_RELAXED);
+}
+/* The HGTX range that opened the window: its pop (same thread, domain and
+ * level) or its end (same range id) closes it. */
+struct asys_capture_holder {
+    uint32_t tid;
+    uint16_t domain;
+    int32_t level;     /* push/pop: the level the push returned; -1 for start/end */
+    uint64_t range_id; /* start/end */
+};
+void asys_capture_init(void);
+enum asys_capture_mode asys_capture_mode(void);
+/* Opens a window (writes its BEGIN record into t's segment at `ticks`);
+ * 1 when it did, 0 when one is open or no more are allowed. */
+int asys_capture_begin(struct asys_thread *t, uint64_t ticks, uint32_t name_id,
+                       const struct asys_capture_holder *holder);
+/* Closes the open window (unless --capture-range-end=none). */
+void asys_capture_end(struct asys_thread *t, uint64_t ticks);
+const struct asys_capture_holder *asys_capture_holder(void);
+/* HGGC: an API call recorded inside the window; device activity is kept
+ * when its correlation id is one of a window's. */
+void asys_capture_note_correlation(uint32_t correlation);
+int asys_capture_keeps(uint32_t correlation);
+/* HGTX: whether a matching range would open a window now, and the matching. */
+int asys_capture_waits_for_hgtx(void);
+int asys_capture_hgtx_domain(uint16_t domain);
+int asys_capture_hgtx_text(const char *text);
+int asys_capture_hgtx_registered(uint32_t string_id);
+void asys_capture_hgtx_domain_created(uint16_t domain, const char *name);
+void asys_capture_hgtx_string_registered(uint32_t string_id, const char *text);
+
 /* Collector start-up (the registry calls them): they read their options. */
 int asys_osrt_init(void);
 int asys_hggc_init(void);

@@ -183,6 +183,7 @@ static void init_process(void)
         goto out;
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);
     asys_callstack_init();
+    asys_capture_init();
     asys_proc.enabled = 1;
     start_collectors(getenv("ASYS_COLLECTORS"));
     asys_debug("recording into %s (collectors 0x%llx, clock %s)", asys_proc.segment_dir,

@@ -67,11 +67,11 @@ int asys_osrt_init(void)
 
 /* ---- the common path ------------------------------------------------------ */
 
-/* Starts timing a call; 0 when it is not to be traced (collector off, or the
- * call comes from asys itself). */
+/* Starts timing a call; 0 when it is not to be traced (collector off, the
+ * call comes from asys itself, or it is outside the capture range). */
 static inline int osrt_begin(uint64_t *start)
 {
-    if (ASYS_LIKELY(!osrt_on) || asys_tls_busy)
+    if (ASYS_LIKELY(!osrt_on) || asys_tls_busy || !asys_capturing())
         return 0;
     *start = asys_now();
     return 1;
