@@ -370,6 +370,26 @@ class Hostile(ExportCase):
         self.assertTrue(any(n.endswith('/ HGTX: dom"ain\\ \ufffd') for n in threads), threads)
         self.assertTrue(any(n.endswith('/ HGTX [lane 2]') for n in threads), threads)
 
+    def test_stats_outputs_are_valid_utf8(self):
+        # asys-stats writes names as the exports do: each byte that does not
+        # start valid UTF-8 becomes U+FFFD, in every format
+        names = [sanitized(raw) for raw in self.RAW]
+        for fmt in ('column', 'table', 'csv', 'tsv', 'json'):
+            out = self.stats('-q', '-r', 'hgtx_trace', '-f', fmt, self.report()).stdout
+            text = out.decode('utf-8')  # strict: raises on invalid UTF-8
+            self.assertIn('\\ufffd' if fmt == 'json' else '\ufffd', text, '%s: no U+FFFD' % fmt)
+            if fmt == 'json':
+                rows = json.loads(text, strict=True)
+                self.assertLessEqual(set(names), {r['Name'] for r in rows})
+            elif fmt == 'csv':
+                rows = list(csv.DictReader(io.StringIO(text, newline='')))
+                self.assertLessEqual(set(names), {r['Name'] for r in rows})
+        # csv tables through asys-export, the same
+        self.export('-t', 'csv', '--tables', '^strings$')
+        with open(self.path('rep_strings.csv'), 'rb') as f:
+            values = {r[1] for r in csv.reader(io.StringIO(f.read().decode('utf-8'), newline=''))}
+        self.assertLessEqual(set(names), values)
+
     def test_csv_quoting(self):
         self.export('-t', 'csv', '--tables', '^strings$')
         with open(self.path('rep_strings.csv'), 'rb') as f:

@@ -28,7 +28,7 @@ class NestedRangesOnThreads(AsysTestCase):
         self.assertEqual(int(rows[':main']['Instances']), 1)
         for r in rows.values():
             self.assertEqual(r['Style'], 'PushPop')
-        self.assertAlmostEqual(sum(float(r['Time (%)']) for r in rows.values()), 100.0, delta=0.5)
+        self.assertAlmostEqual(sum(float(r['Time (%)']) for r in rows.values()), 100.0, places=9)
 
     def test_durations_within_bounds(self):
         rows = {r['Range']: r for r in self.stats_rows('hgtx_sum')}
