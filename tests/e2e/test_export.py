@@ -455,6 +455,25 @@ class Errors(ExportCase):
             self.assertOneLine(r, 'File too large')
             self.assertEqual(sorted(os.listdir(self.dir)), ['rep.asys-rep', 'rep.sqlite'])
 
+    def test_short_options(self):
+        # as nsys export: -t type, -o output, -f force-overwrite, -q, plus -v, -r, -h
+        out = self.path('short.json')
+        for _ in range(2):  # the second run replaces the file: -f
+            r = self.run_cmd([EXPORT, '-t', 'json', '-o', out, '-f', '-q', '-v', self.report()])
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn(b"wrote '%s'" % out.encode(), r.stderr)
+        json.load(open(out))
+        r = self.run_cmd([EXPORT, '-q', '-o', out, '-f', 'false', self.report()])
+        self.assertNotEqual(r.returncode, 0)  # -f false: an existing file is kept
+        r = self.run_cmd([EXPORT, '-q', '-t', 'csv', '-r', 'hgtx_sum', '-o', self.path('s'),
+                          self.report()])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(os.path.exists(self.path('s_hgtx_sum.csv')))
+        usage = self.run_cmd([EXPORT, '-h']).stdout.decode()
+        for option in ('-t, --type', '-o, --output', '-f, --force-overwrite', '-q, --quiet',
+                       '-v, --verbose', '-r, --report', '-h, --help'):
+            self.assertIn(option, usage)
+
     def test_bad_options(self):
         cases = [(['-t', 'svg'], "unknown type 'svg'"),
                  (['--api-name-mode', 'x'], '--api-name-mode takes host or kernel'),

@@ -89,6 +89,22 @@ class StatsCli(AsysTestCase):
         self.stats('-q', '-r', 'hgtx_sum', '-f', 'csv', '-o', '@wc -l > %s' % self.path('count'), self.report())
         self.assertEqual(open(self.path('count')).read().strip(), '4')
 
+    def test_short_options(self):
+        # as nsys stats: -r report, -f format, -o output, -q quiet; -h help
+        r = self.stats('-r', 'hgtx_sum', '-f', 'json', '-o', self.path('short'), '-q',
+                       self.report())
+        self.assertEqual(r.stderr, b'')
+        data = json.load(open(self.path('short_hgtx_sum.json')))
+        self.assertEqual({d['Range'] for d in data}, {':outer', ':inner', ':main'})
+        usage = self.stats('-h').stdout.decode()
+        for option in ('-r, --report', '-f, --format', '-o, --output', '-q, --quiet',
+                       '-h, --help'):
+            self.assertIn(option, usage)
+        deps = os.path.join(os.path.dirname(STATS), 'asys-deps')
+        usage = self.run_cmd([deps, '-h']).stdout.decode()
+        for option in ('-f, --format', '-o, --output', '-q, --quiet', '-h, --help'):
+            self.assertIn(option, usage)
+
     def test_report_dir_and_help(self):
         os.mkdir(self.path('reports'))
         with open(self.path('reports/thread_count.sql'), 'w') as f:
