@@ -832,6 +832,51 @@ class PftraceRules(unittest.TestCase):
         self.assertEqual(self.problems([(6, pb((1, pb((1, 3), (2, 1000)))))]), [])
 
 
+class JsonTraceCheck(unittest.TestCase):
+    """json_trace_check finds each way a Chrome JSON trace misleads its readers."""
+
+    def check(self, events, raw=None):
+        fd, path = tempfile.mkstemp(suffix='.json')
+        with os.fdopen(fd, 'wb') as f:
+            f.write(raw if raw is not None else json.dumps({'traceEvents': events}).encode())
+        try:
+            r = subprocess.run([JSON_CHECK, path], capture_output=True, text=True)
+        finally:
+            os.unlink(path)
+        return r.returncode, r.stdout
+
+    META = [{'name': 'process_name', 'ph': 'M', 'pid': 7, 'args': {'name': 'p'}},
+            {'name': 'thread_name', 'ph': 'M', 'pid': 7, 'tid': 8, 'args': {'name': 't'}}]
+
+    def assertFound(self, text, events=None, raw=None):
+        rc, out = self.check(events, raw)
+        self.assertEqual(rc, 1, out)
+        self.assertIn(text, out)
+
+    def test_flows(self):
+        dest = {'name': 'wait', 'cat': 'c', 'ph': 'X', 'ts': 1, 'dur': 10, 'pid': 7, 'tid': 8}
+        source = {'name': 'work', 'cat': 'c', 'ph': 'X', 'ts': 3, 'dur': 2, 'pid': 7, 'tid': 8}
+        start = {'name': 'f', 'cat': 'c', 'ph': 's', 'id': '0x1', 'ts': 3, 'pid': 7, 'tid': 8}
+        inside = {'name': 'f', 'cat': 'c', 'ph': 'f', 'bp': 'e', 'id': '0x1', 'ts': 6,
+                  'pid': 7, 'tid': 8}
+        # ending inside a slice that began before the source: drawn backwards
+        self.assertFound('drawn backwards', self.META + [dest, source, start, inside])
+        # on an instant at the destination's end: drawn as meant
+        instant = {'name': 'wait', 'cat': 'c', 'ph': 'i', 's': 't', 'ts': 11, 'pid': 7,
+                   'tid': 8}
+        self.assertEqual(self.check(self.META + [dest, source, start, instant,
+                                                 dict(inside, ts=11)])[0], 0)
+
+    def test_names_sort_indexes_and_utf8(self):
+        self.assertFound('repeats the pid', [{'name': 'process_name', 'ph': 'M', 'pid': 7,
+                                              'args': {'name': 'p (7)'}}])
+        self.assertFound('fits an int32', self.META + [
+            {'name': 'thread_sort_index', 'ph': 'M', 'pid': 7, 'tid': 8,
+             'args': {'sort_index': 67000000000}}])
+        self.assertFound('not valid UTF-8', raw=b'{"traceEvents":[{"name":"\xff","ph":"M",'
+                                                b'"pid":1,"args":{"name":"x"}}]}')
+
+
 _ENGINE = {}
 
 

@@ -12,6 +12,7 @@
  *    of a v1 event being the innermost one around it (an instant there
  *    included), so the slice a flow ends on must not start before the one it
  *    starts from;
+ *  - the file is valid UTF-8 (cJSON does not check; strict parsers refuse it);
  *  - process_sort_index and thread_sort_index fit an int32 (Perfetto's JSON
  *    importer cuts them to 32 bits), and process_name does not end with the
  *    pid (consumers show it after the name). */
@@ -73,6 +74,32 @@ static void problem(struct check *c, const char *fmt, const char *detail)
             }                                                                                      \
         }                                                                                          \
     } while (0)
+
+/* The offset of the first byte that does not start valid UTF-8, or -1. */
+static long long invalid_utf8(const unsigned char *s, size_t len)
+{
+    for (size_t i = 0; i < len;) {
+        unsigned c = s[i];
+        size_t n = c < 0x80                 ? 1
+                   : c >= 0xc2 && c <= 0xdf ? 2
+                   : c >= 0xe0 && c <= 0xef ? 3
+                   : c >= 0xf0 && c <= 0xf4 ? 4
+                                            : 0;
+        if (!n || i + n > len)
+            return (long long)i;
+        unsigned cp = n == 1 ? c : c & (0x7f >> n);
+        for (size_t k = 1; k < n; k++) {
+            if ((s[i + k] & 0xc0) != 0x80)
+                return (long long)i;
+            cp = cp << 6 | (s[i + k] & 0x3f);
+        }
+        static const unsigned min[] = {0, 0, 0x80, 0x800, 0x10000};
+        if (cp < min[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+            return (long long)i;
+        i += n;
+    }
+    return -1;
+}
 
 static long long ns_of(double us)
 {
@@ -374,6 +401,11 @@ int main(int argc, char **argv)
     fclose(in);
     if (!text)
         return 2;
+    long long bad = invalid_utf8((const unsigned char *)text, len);
+    if (bad >= 0) {
+        printf("not valid UTF-8 at byte %lld\n", bad);
+        return 1;
+    }
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     if (!root) {
