@@ -56,6 +56,7 @@ static void usage(FILE *out)
             "  -o, --output PATH             write there instead of stdout\n"
             "      --sqlite PATH             the analysis database to use or build\n"
             "      --force-overwrite [true]  --sqlite may replace a file that is not one\n"
+            "                                (no short form: -f is --format)\n"
             "  -q, --quiet                   no progress messages\n"
             "  -h, --help                    this help\n");
     fputs(asys_cli_limits_help, out);

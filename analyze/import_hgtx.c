@@ -5,6 +5,7 @@
  * segments, whichever of the two is read first.  A range without an end
  * (the program exited or died inside it) is kept with end_ns NULL. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -347,10 +348,15 @@ static void bind_payload(sqlite3_stmt *st, int col, uint32_t type, uint64_t bits
         break;
     case 1: /* uint64 */
     case 4: /* uint32 */
-        if (bits > INT64_MAX)
-            sqlite3_bind_double(st, col, (double)bits);
-        else
+        if (bits > INT64_MAX) {
+            /* beyond SQLite's integers: its decimal digits, exactly (the
+             * column's type, ASYS_DECLTYPE_NUMBER, keeps TEXT as it is) */
+            char digits[24];
+            int n = snprintf(digits, sizeof digits, "%llu", (unsigned long long)bits);
+            sqlite3_bind_text(st, col, digits, n, SQLITE_TRANSIENT);
+        } else {
             sqlite3_bind_int64(st, col, (int64_t)bits);
+        }
         break;
     default:
         sqlite3_bind_null(st, col);

@@ -65,8 +65,9 @@ int asys_timeunit_from_name(const char *name, struct asys_output_options *o)
 struct column {
     char *header;
     int is_time;
-    int decimals; /* of non-time reals: 3 for megabyte columns (a KB shows), else 1 */
-    int numeric;  /* right-aligned; a JSON number */
+    int decimals;    /* of non-time reals: 3 for megabyte columns (a KB shows), else 1 */
+    int numeric;     /* right-aligned; a JSON number */
+    int number_text; /* declared ASYS_DECLTYPE_NUMBER: its TEXT digits are numbers */
     int numeric_known;
     size_t width;
 };
@@ -79,6 +80,57 @@ static int decimals_for(long long divisor)
         d++;
     }
     return d;
+}
+
+int asys_format_real(char *buf, size_t size, double v, int min_decimals)
+{
+    if (!isfinite(v))
+        return snprintf(buf, size, "%s", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+    if (min_decimals < 0)
+        min_decimals = 0;
+    if (v == 0)
+        return snprintf(buf, size, "%.*f", min_decimals, v);
+    /* the fewest significant digits that read back exactly (17 always do) */
+    char e[40];
+    int lo = 1, hi = 17;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        snprintf(e, sizeof e, "%.*e", mid - 1, v);
+        if (strtod(e, NULL) == v)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    snprintf(e, sizeof e, "%.*e", lo - 1, v);
+    const char *exponent = strchr(e, 'e');
+    int exp10 = exponent ? atoi(exponent + 1) : 0;
+    if (exp10 >= 17 || exp10 < -6)
+        return snprintf(buf, size, "%.*g", lo, v);
+    int decimals = lo - 1 - exp10;
+    return snprintf(buf, size, "%.*f", decimals > min_decimals ? decimals : min_decimals, v);
+}
+
+int asys_is_integer_text(const char *s)
+{
+    if (*s == '-')
+        s++;
+    size_t n = strspn(s, "0123456789");
+    return n >= 1 && n <= 20 && !s[n] && !(s[0] == '0' && n > 1);
+}
+
+/* ns / divisor with the unit's decimals, exactly (integer arithmetic). */
+static void format_time(char *buf, size_t size, long long ns, long long divisor)
+{
+    unsigned long long v = ns < 0 ? 0ull - (unsigned long long)ns : (unsigned long long)ns;
+    unsigned long long d = (unsigned long long)divisor;
+    int decimals = decimals_for(divisor);
+    decimals = decimals < 1 ? 1 : decimals > 18 ? 18 : decimals;
+    snprintf(buf, size, "%s%llu.%0*llu", ns < 0 ? "-" : "", v / d, decimals, v % d);
+}
+
+static int is_stream_format(enum asys_format f)
+{
+    return f == ASYS_FMT_CSV || f == ASYS_FMT_TSV || f == ASYS_FMT_JSON;
 }
 
 /* Formats one cell into buf; returns 0 for NULL. */
@@ -94,21 +146,21 @@ static int format_cell(sqlite3_stmt *st, int i, const struct column *c,
         return 0;
     case SQLITE_INTEGER:
         if (c->is_time && o->time_divisor > 1)
-            snprintf(buf, size, "%.*f", decimals_for(o->time_divisor),
-                     (double)sqlite3_column_int64(st, i) / (double)o->time_divisor);
+            format_time(buf, size, (long long)sqlite3_column_int64(st, i), o->time_divisor);
         else
             snprintf(buf, size, "%lld", (long long)sqlite3_column_int64(st, i));
         return 1;
     case SQLITE_FLOAT: {
         double v = sqlite3_column_double(st, i);
-        if (!isfinite(v)) {
-            snprintf(buf, size, "%s", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
-            return 1;
+        int decimals = c->decimals;
+        if (c->is_time && o->time_divisor > 1) {
+            v /= (double)o->time_divisor;
+            decimals = decimals_for(o->time_divisor);
         }
-        if (c->is_time && o->time_divisor > 1)
-            snprintf(buf, size, "%.*f", decimals_for(o->time_divisor), v / (double)o->time_divisor);
+        if (!isfinite(v) || is_stream_format(o->format))
+            asys_format_real(buf, size, v, decimals); /* reads back exactly */
         else
-            snprintf(buf, size, "%.*f", c->decimals, v);
+            snprintf(buf, size, "%.*f", decimals, v); /* rounded for reading */
         return 1;
     }
     case SQLITE_BLOB:
@@ -206,25 +258,73 @@ void asys_json_write_string(FILE *out, const char *s, size_t len)
     fputc('"', out);
 }
 
+/* U+FFFD, what a byte that does not start valid UTF-8 becomes. */
+static const char replacement[] = "\xef\xbf\xbd";
+
+/* Writes the multi-byte sequence at p (returns its length), or U+FFFD for a
+ * byte that starts none (returns 1); 0 for an ASCII byte, left to the caller. */
+static size_t put_non_ascii(FILE *out, const unsigned char *p, size_t left)
+{
+    if (*p < 0x80)
+        return 0;
+    size_t n = asys_utf8_sequence(p, left);
+    if (!n) {
+        fputs(replacement, out);
+        return 1;
+    }
+    fwrite(p, 1, n, out);
+    return n;
+}
+
+/* Whether s is plain ASCII (most fields: written as they are). */
+static int is_ascii(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s >= 0x80)
+            return 0;
+    return 1;
+}
+
 static void write_csv_field(FILE *out, const char *s)
 {
-    if (!strpbrk(s, ",\"\r\n")) {
+    const unsigned char *p = (const unsigned char *)s;
+    size_t len = strlen(s);
+    int quote = strpbrk(s, ",\"\r\n") != NULL;
+    if (!quote && is_ascii(s)) {
         fputs(s, out);
         return;
     }
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"')
+    if (quote)
+        fputc('"', out);
+    for (size_t i = 0; i < len;) {
+        size_t n = put_non_ascii(out, p + i, len - i);
+        if (n) {
+            i += n;
+            continue;
+        }
+        if (p[i] == '"')
             fputc('"', out);
-        fputc(*s, out);
+        fputc(p[i++], out);
     }
-    fputc('"', out);
+    if (quote)
+        fputc('"', out);
 }
 
 static void write_tsv_field(FILE *out, const char *s)
 {
-    for (; *s; s++) {
-        switch (*s) {
+    const unsigned char *p = (const unsigned char *)s;
+    size_t len = strlen(s);
+    if (!strpbrk(s, "\t\n\r\\") && is_ascii(s)) {
+        fputs(s, out);
+        return;
+    }
+    for (size_t i = 0; i < len;) {
+        size_t n = put_non_ascii(out, p + i, len - i);
+        if (n) {
+            i += n;
+            continue;
+        }
+        switch (p[i]) {
         case '\t':
             fputs("\\t", out);
             break;
@@ -238,12 +338,14 @@ static void write_tsv_field(FILE *out, const char *s)
             fputs("\\\\", out);
             break;
         default:
-            fputc(*s, out);
+            fputc(p[i], out);
         }
+        i++;
     }
 }
 
-/* Column/table cells: control characters shown escaped so rows stay rows. */
+/* Column/table cells: control characters shown escaped so rows stay rows;
+ * each byte that does not start valid UTF-8 shown as U+FFFD. */
 static char *display_text(const char *s)
 {
     size_t n = strlen(s);
@@ -251,18 +353,33 @@ static char *display_text(const char *s)
     if (!d)
         return NULL;
     char *o = d;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '\n') {
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        size_t len = p[i] < 0x80 ? 1 : asys_utf8_sequence(p + i, n - i);
+        if (!len) {
+            memcpy(o, replacement, 3);
+            o += 3;
+            i++;
+            continue;
+        }
+        if (len > 1) {
+            memcpy(o, p + i, len);
+            o += len;
+            i += len;
+            continue;
+        }
+        if (p[i] == '\n') {
             *o++ = '\\';
             *o++ = 'n';
-        } else if (*p == '\t') {
+        } else if (p[i] == '\t') {
             *o++ = '\\';
             *o++ = 't';
-        } else if (*p < 0x20 || *p == 0x7f) {
-            o += sprintf(o, "\\x%02x", *p);
+        } else if (p[i] < 0x20 || p[i] == 0x7f) {
+            o += sprintf(o, "\\x%02x", p[i]);
         } else {
-            *o++ = (char)*p;
+            *o++ = (char)p[i];
         }
+        i++;
     }
     *o = '\0';
     return d;
@@ -382,7 +499,9 @@ static char **row_cells(sqlite3_stmt *st, struct grid *g, const struct asys_outp
         if (!format_cell(st, i, c, o, buf, sizeof buf, &text))
             continue;
         if (!c->numeric_known) {
-            c->numeric = is_number_type(sqlite3_column_type(st, i));
+            int type = sqlite3_column_type(st, i);
+            c->numeric = is_number_type(type) ||
+                         (c->number_text && type == SQLITE_TEXT && asys_is_integer_text(text));
             c->numeric_known = 1;
         }
         cells[i] = display_text(text);
@@ -505,6 +624,9 @@ static long long write_stream(FILE *out, sqlite3_stmt *st, struct grid *g,
                     fputs("null", out);
                 else if (is_number_type(type))
                     fputs(text, out);
+                else if (type == SQLITE_TEXT && g->cols[i].number_text &&
+                         asys_is_integer_text(text))
+                    fputs(text, out); /* a uint64 beyond SQLite's integers */
                 else if (type == SQLITE_TEXT)
                     asys_json_write_string(out, text, (size_t)sqlite3_column_bytes(st, i));
                 else
@@ -566,6 +688,13 @@ long long asys_write_rows(FILE *out, sqlite3_stmt *st, const struct asys_output_
     for (int i = 0; i < g.ncols; i++) {
         g.cols[i].header = header_for(sqlite3_column_name(st, i), o, &g.cols[i].is_time);
         g.cols[i].decimals = g.cols[i].header && strstr(g.cols[i].header, "(MB") ? 3 : 1;
+        const char *declared = sqlite3_column_decltype(st, i);
+        g.cols[i].number_text = declared && !sqlite3_stricmp(declared, ASYS_DECLTYPE_NUMBER);
+        if (g.cols[i].header && (o->format == ASYS_FMT_COLUMN || o->format == ASYS_FMT_TABLE)) {
+            char *shown = display_text(g.cols[i].header);
+            free(g.cols[i].header);
+            g.cols[i].header = shown;
+        }
         if (!g.cols[i].header) {
             asys_fail(err, "out of memory");
             goto out;

@@ -1,7 +1,16 @@
 /* Writing a query's rows as column, table, csv, tsv or json.
  *
  * Columns whose name contains "(ns)" are times: --timeunit converts their
- * values and renames the unit in the header. */
+ * values and renames the unit in the header.
+ *
+ * Numbers: column and table round reals for reading (one decimal, three in
+ * megabyte columns, the unit's decimals in converted times); csv, tsv and
+ * json print every value so that it reads back exactly (the shortest such
+ * form, with at least those decimals).  A report that wants rounded figures
+ * rounds in its SQL.
+ *
+ * Text: each byte that does not start valid UTF-8 becomes U+FFFD in every
+ * format, so that the output is valid UTF-8 (json writes it as \ufffd). */
 #ifndef ASYS_OUTPUT_FORMAT_H
 #define ASYS_OUTPUT_FORMAT_H
 
@@ -32,6 +41,23 @@ int asys_timeunit_from_name(const char *name, struct asys_output_options *o);
  * -1 with the reason (a query error). */
 long long asys_write_rows(FILE *out, sqlite3_stmt *st, const struct asys_output_options *o,
                           struct asys_err *err);
+
+/* A table column declared with this type holds numbers of any size: INTEGER,
+ * REAL, or, for an unsigned 64-bit value above INT64_MAX (SQLite's integers
+ * are signed), TEXT of its decimal digits.  The type's affinity is BLOB, so
+ * SQLite converts nothing on insert; json writes such TEXT as a number when a
+ * query selects the column as it is. */
+#define ASYS_DECLTYPE_NUMBER "NUMBER BLOB"
+
+/* Writes `v` into buf with at least `min_decimals` decimals and as many more
+ * as it needs to read back exactly (strtod gives `v` again): 0.125, 5.0,
+ * 33.333333333333336; very large or small magnitudes in exponent form
+ * (1e+20).  "nan", "inf", "-inf" for the others.  Returns the length. */
+int asys_format_real(char *buf, size_t size, double v, int min_decimals);
+
+/* Whether `s` is a JSON integer literal of at most 20 digits (as
+ * ASYS_DECLTYPE_NUMBER columns hold them). */
+int asys_is_integer_text(const char *s);
 
 /* Length of the valid UTF-8 sequence at s (1..4; at most `left` bytes), or 0
  * when the byte there does not start one. */

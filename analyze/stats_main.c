@@ -72,6 +72,7 @@ static void usage(FILE *out)
             "      --help-reports [NAME]     list the reports, or describe one\n"
             "      --sqlite PATH             the analysis database to use or build\n"
             "      --force-overwrite [true]  --sqlite may replace a file that is not one\n"
+            "                                (no short form: -f is --format, as in nsys stats)\n"
             "      --force-export [true]     rebuild the analysis database\n"
             "  -q, --quiet                   no progress messages\n"
             "  -h, --help                    this help\n");

@@ -74,7 +74,7 @@ static void usage(FILE *out)
             "                                (--group-kernels: the same)\n"
             "  -r, --report NAME[,NAME...]   csv: stats reports instead of tables\n"
             "      --gzip                    compress (pftrace, json, csv): adds .gz\n"
-            "      --force-overwrite [true]  replace existing output files\n"
+            "  -f, --force-overwrite [true]  replace existing output files\n"
             "      --sqlite PATH             the analysis database to use or build\n"
             "  -q, --quiet                   no progress bar\n"
             "  -v, --verbose                 print what was written\n"
@@ -131,7 +131,7 @@ static int parse_args(int argc, char **argv, struct export_args *a)
                 return -1;
         } else if (asys_cli_is(&c, NULL, "--gzip")) {
             a->gzip = 1;
-        } else if (asys_cli_is(&c, NULL, "--force-overwrite")) {
+        } else if (asys_cli_is(&c, "-f", "--force-overwrite")) { /* as asys profile -f */
             a->force = asys_cli_switch(&c);
         } else if (asys_cli_is(&c, "-q", "--quiet")) {
             a->quiet = 1;

@@ -1,28 +1,53 @@
 /* Chrome JSON: every track that receives events becomes a thread (tid) of a
- * process (pid): the traced processes keep their pid, each PPU device gets a
- * pid of its own; a thread is named by its path in the track tree.  Slices are
+ * process (pid).  The traced processes keep their pid, and the first row of
+ * each thread that has events its real tid (the thread's other rows and
+ * lanes get tids of their own, above every Linux tid); each PPU device gets a
+ * pid of its own.  A thread is named by its path in the track tree, and
+ * ordered within its process by thread_sort_index: the rank of its place in
+ * the tree (written at the end, once every thread is known).  Slices are
  * complete ("X") events, which nest on a tid because the timeline keeps each
- * track a stack.  A call that launched one piece of work points at it with
- * flow v2 (bind_id + flow_out / flow_in on the X events); as an X event
- * carries one such flow, the rest (a graph launch's many activities, the
- * dependencies) are flow v1 events ("s" / "f") at the slice's start, or for
- * a flow whose source begins later, at the slice's late_ts. */
+ * track a stack; event arguments go into "args".  A call that launched one
+ * piece of work points at it with flow v2 (bind_id + flow_out / flow_in on
+ * the X events); as an X event carries one such flow, the rest (a graph
+ * launch's many activities, the dependencies) are flow v1 events ("s" / "f")
+ * at the slice's start, or for a flow whose source begins later, on the
+ * instant the timeline draws at the slice's end (an "f" there binds to that
+ * instant, which starts after the source: consumers draw a flow from the
+ * slice that starts first). */
 #define _GNU_SOURCE
 #include "sink_json.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "hashmap.h"
 #include "output_format.h"
 
-#define GROUP_PID_BASE 0x10000000u /* above every Linux pid */
+#define GROUP_PID_BASE 0x10000000u     /* above every Linux pid (at most 2^22) */
+#define SYNTHETIC_TID_BASE 0x20000000u /* above every Linux tid, unique in the trace */
 
 struct json_track {
     uint32_t pid;
     uint32_t tid; /* 0: not given one yet (no events so far) */
+    uint32_t lane;
     uint64_t sort_index;
     char *path; /* names below the process, joined by " / " */
+    /* TL_THREAD: the real tid, and whether a row took it; a row under a
+     * thread: that thread's track */
+    uint32_t real_tid;
+    int real_taken;
+    struct json_track *thread;
+};
+
+/* A tid given, for the thread_sort_index written at the end. */
+struct json_thread {
+    uint32_t pid, tid, lane;
+    uint64_t thread_sort; /* its thread's place (its own when not a thread's row) */
+    int synthetic;        /* not the thread's real tid, which goes first */
+    uint64_t sort_index;
+    size_t order; /* the order tids were given: ties */
 };
 
 #define BUFFER_SIZE (1u << 20)
@@ -34,9 +59,11 @@ struct asys_json_sink {
     int64_t base_ns;
     int first; /* no event written yet (no comma before it) */
     uint32_t next_group_pid;
-    struct asys_u64map tracks;   /* uuid -> struct json_track * */
-    struct asys_u64map next_tid; /* pid -> last tid given */
-    uint64_t last_uuid;          /* track_of's last answer */
+    uint32_t next_tid;         /* the next synthetic tid */
+    struct asys_u64map tracks; /* uuid -> struct json_track * */
+    struct json_thread *threads;
+    size_t thread_count, thread_cap;
+    uint64_t last_uuid; /* track_of's last answer */
     struct json_track *last_track;
     int failed;
 };
@@ -104,6 +131,13 @@ static void put_us(struct asys_json_sink *s, int64_t ns)
     s->len += 4;
 }
 
+static void put_i64(struct asys_json_sink *s, int64_t v)
+{
+    if (v < 0)
+        put_bytes(s, "-", 1);
+    put_u64(s, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
+}
+
 static void put_hex(struct asys_json_sink *s, uint64_t v)
 {
     char text[24];
@@ -139,8 +173,8 @@ struct asys_json_sink *asys_json_sink_new(FILE *out, int64_t base_ns)
     s->base_ns = base_ns;
     s->first = 1;
     s->next_group_pid = GROUP_PID_BASE;
+    s->next_tid = SYNTHETIC_TID_BASE;
     asys_u64map_init(&s->tracks);
-    asys_u64map_init(&s->next_tid);
     put_str(s, "{\"traceEvents\":[\n");
     return s;
 }
@@ -156,13 +190,46 @@ void asys_json_sink_free(struct asys_json_sink *s)
             free(t);
         }
     asys_u64map_free(&s->tracks);
-    asys_u64map_free(&s->next_tid);
+    free(s->threads);
     free(s->buf);
     free(s);
 }
 
+static void put_metadata(struct asys_json_sink *s, const char *what, uint32_t pid, uint32_t tid,
+                         const char *name, int64_t sort_index);
+
+static int by_place(const void *a, const void *b)
+{
+    const struct json_thread *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->thread_sort != y->thread_sort)
+        return x->thread_sort < y->thread_sort ? -1 : 1;
+    if (x->synthetic != y->synthetic)
+        return x->synthetic - y->synthetic;
+    if (x->sort_index != y->sort_index)
+        return x->sort_index < y->sort_index ? -1 : 1;
+    if (x->lane != y->lane)
+        return x->lane < y->lane ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* thread_sort_index: the rank of each tid's place in the tree within its
+ * process, 1, 2, ... (the tree's own sort index is wider than the int32
+ * consumers keep); a thread's real tid before its other rows. */
+static void put_thread_order(struct asys_json_sink *s)
+{
+    qsort(s->threads, s->thread_count, sizeof *s->threads, by_place);
+    int64_t rank = 0;
+    for (size_t i = 0; i < s->thread_count; i++) {
+        rank = i && s->threads[i].pid == s->threads[i - 1].pid ? rank + 1 : 1;
+        put_metadata(s, "thread_sort_index", s->threads[i].pid, s->threads[i].tid, NULL, rank);
+    }
+}
+
 int asys_json_sink_finish(struct asys_json_sink *s)
 {
+    put_thread_order(s);
     put_str(s, "\n]}\n");
     flush(s);
     return s->failed || ferror(s->out) ? -1 : 0;
@@ -225,17 +292,25 @@ static int track(void *sink, const struct tl_track *t)
         return -1;
     }
     j->sort_index = t->sort_index;
+    j->lane = t->lane;
     if (t->kind == TL_PROCESS || t->kind == TL_GROUP) {
         j->pid = t->kind == TL_PROCESS ? t->pid : s->next_group_pid++;
         if (!(j->path = strdup("")))
             return -1;
-        put_metadata(s, "process_name", j->pid, 0, t->name, 0);
+        /* consumers show a process's pid after its name: a traced process is
+         * named by its executable alone */
+        put_metadata(s, "process_name", j->pid, 0,
+                     t->kind == TL_PROCESS && t->label ? t->label : t->name, 0);
         put_metadata(s, "process_sort_index", j->pid, 0, NULL,
                      (int64_t)(t->kind == TL_GROUP ? t->order : 1000 + t->order));
         return 0;
     }
     struct json_track *parent = track_of(s, t->parent_uuid);
     j->pid = parent ? parent->pid : 0;
+    if (t->kind == TL_THREAD)
+        j->real_tid = t->tid;
+    else if (parent)
+        j->thread = parent->real_tid ? parent : parent->thread;
     const char *above = parent ? parent->path : "";
     size_t n = strlen(above) + strlen(t->name) + 32;
     if (!(j->path = malloc(n)))
@@ -247,17 +322,33 @@ static int track(void *sink, const struct tl_track *t)
     return 0;
 }
 
-/* The tid of a track, given (with its metadata) on its first event. */
+/* The tid of a track, given (with its name) on its first event: the
+ * thread's real tid for its first row with events, else one of our own. */
 static uint32_t tid_of(struct asys_json_sink *s, struct json_track *j)
 {
     if (j->tid)
         return j->tid;
-    uint64_t *last = asys_u64map_get(&s->next_tid, j->pid);
-    j->tid = last ? (uint32_t)*last + 1 : 1;
-    if (asys_u64map_put(&s->next_tid, j->pid, j->tid) != 0)
+    if (j->thread && !j->thread->real_taken && !j->lane) {
+        j->tid = j->thread->real_tid;
+        j->thread->real_taken = 1;
+    } else {
+        j->tid = s->next_tid++;
+    }
+    if (asys_grow(&s->threads, &s->thread_cap, s->thread_count, sizeof *s->threads, 64) != 0) {
         s->failed = 1;
+    } else {
+        uint64_t thread_sort = j->thread ? j->thread->sort_index : j->sort_index;
+        s->threads[s->thread_count] =
+            (struct json_thread){j->pid,
+                                 j->tid,
+                                 j->lane,
+                                 thread_sort,
+                                 !j->thread || j->tid != j->thread->real_tid,
+                                 j->sort_index,
+                                 s->thread_count};
+        s->thread_count++;
+    }
     put_metadata(s, "thread_name", j->pid, j->tid, j->path, 0);
-    put_metadata(s, "thread_sort_index", j->pid, j->tid, NULL, (int64_t)j->sort_index);
     return j->tid;
 }
 
@@ -286,9 +377,46 @@ static void event_place(struct asys_json_sink *s, struct json_track *j)
     put_u64(s, tid);
 }
 
+/* "args":{...}: numbers as numbers (a double so that it reads back exactly,
+ * null when not finite), text as strings. */
+static void put_args(struct asys_json_sink *s, const struct tl_args *a)
+{
+    if (!a || !a->count)
+        return;
+    put_str(s, ",\"args\":{");
+    for (size_t i = 0; i < a->count; i++) {
+        const struct tl_arg *arg = &a->items[i];
+        if (i)
+            put_bytes(s, ",", 1);
+        put_json_string(s, arg->name);
+        put_bytes(s, ":", 1);
+        char text[64];
+        switch (arg->type) {
+        case TL_ARG_INT:
+            put_i64(s, arg->value.i);
+            break;
+        case TL_ARG_UINT:
+            put_u64(s, arg->value.u);
+            break;
+        case TL_ARG_DOUBLE:
+            if (isfinite(arg->value.d)) {
+                int n = asys_format_real(text, sizeof text, arg->value.d, 1);
+                put_bytes(s, text, (size_t)n);
+            } else {
+                put_str(s, "null");
+            }
+            break;
+        case TL_ARG_STRING:
+            put_json_string(s, arg->value.s);
+            break;
+        }
+    }
+    put_bytes(s, "}", 1);
+}
+
 static int is_host_flow(uint64_t id)
 {
-    return (id & (TL_FLOW_HOST | TL_FLOW_DEPENDENCY)) == TL_FLOW_HOST;
+    return (id & TL_FLOW_SPACE) == TL_FLOW_HOST;
 }
 
 /* The first host flow among ids, 0 when there is none. */
@@ -315,8 +443,9 @@ static void put_v2_flow(struct asys_json_sink *s, const struct tl_flows *f)
     put_str(s, out ? ",\"flow_out\":true" : ",\"flow_in\":true");
 }
 
-/* The other flows as flow v1 events bound to the slice that encloses them:
- * "s" where one starts, "f" (binding point "e") where one ends. */
+/* The other flows as flow v1 events bound to the slice (or instant) that
+ * encloses them, written after it: "s" where one starts, "f" (binding
+ * point "e") where one ends. */
 static void put_v1_flows(struct asys_json_sink *s, struct json_track *j, int64_t ts,
                          struct tl_category cat, const uint64_t *ids, size_t count, int terminating,
                          int one_to_one)
@@ -341,7 +470,7 @@ static void put_v1_flows(struct asys_json_sink *s, struct json_track *j, int64_t
 }
 
 static int begin(void *sink, uint64_t track, int64_t start, int64_t end, struct tl_name name,
-                 struct tl_category cat, const struct tl_flows *flows)
+                 struct tl_category cat, const struct tl_flows *flows, const struct tl_args *args)
 {
     struct asys_json_sink *s = sink;
     struct json_track *j = track_of(s, track);
@@ -353,27 +482,25 @@ static int begin(void *sink, uint64_t track, int64_t start, int64_t end, struct 
     put_us(s, end - start);
     event_place(s, j);
     put_v2_flow(s, flows);
+    put_args(s, args);
     put_str(s, "}");
     if (flows) {
         put_v1_flows(s, j, start, cat, flows->out, flows->out_count, 0, flows->host_one_to_one);
         put_v1_flows(s, j, start, cat, flows->in, flows->in_count, 1, flows->host_one_to_one);
-        put_v1_flows(s, j, flows->late_ts, cat, flows->late, flows->late_count, 1, 0);
     }
     return status(s);
 }
 
-static int end(void *sink, uint64_t track, int64_t ts, const uint64_t *late, size_t late_count)
+static int end(void *sink, uint64_t track, int64_t ts)
 {
-    (void)sink; /* X events carry their duration; late flows went out with them */
+    (void)sink; /* X events carry their duration */
     (void)track;
     (void)ts;
-    (void)late;
-    (void)late_count;
     return 0;
 }
 
 static int instant(void *sink, uint64_t track, int64_t ts, struct tl_name name,
-                   struct tl_category cat)
+                   struct tl_category cat, const struct tl_flows *flows, const struct tl_args *args)
 {
     struct asys_json_sink *s = sink;
     struct json_track *j = track_of(s, track);
@@ -383,7 +510,10 @@ static int instant(void *sink, uint64_t track, int64_t ts, struct tl_name name,
     event_head(s, name.text, cat, "i", ts);
     put_str(s, ",\"s\":\"t\"");
     event_place(s, j);
+    put_args(s, args);
     put_str(s, "}");
+    if (flows) /* late flows: never one-to-one */
+        put_v1_flows(s, j, ts, cat, flows->in, flows->in_count, 1, 0);
     return status(s);
 }
 
@@ -400,9 +530,14 @@ static int counter(void *sink, uint64_t track, int64_t ts, double value)
     put_us(s, ts - s->base_ns);
     put_str(s, ",\"pid\":");
     put_u64(s, j->pid);
-    char text[48];
-    int n = snprintf(text, sizeof text, ",\"args\":{\"value\":%.17g}}", value);
-    put_bytes(s, text, (size_t)n);
+    char text[64];
+    if (isfinite(value))
+        asys_format_real(text, sizeof text, value, 0);
+    else
+        snprintf(text, sizeof text, "null");
+    put_str(s, ",\"args\":{\"value\":");
+    put_str(s, text);
+    put_str(s, "}}");
     return status(s);
 }
 

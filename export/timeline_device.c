@@ -289,24 +289,22 @@ static void links_close(struct activity_links *c)
 static struct tl_flows activity_flows(struct walk *w, sqlite3_stmt *st,
                                       struct activity_links *links, int64_t start, int64_t end)
 {
-    int64_t latest_late = INT64_MIN;
     tw_flows_clear(w);
     int64_t id = sqlite3_column_int64(st, 0), raw_start = sqlite3_column_int64(st, 6);
     int one_to_one = 0;
     if (sqlite3_column_type(st, 16) != SQLITE_NULL) { /* its call is drawn */
         const uint64_t *several =
             asys_u64map_get(&links->several, (uint64_t)sqlite3_column_int64(st, 15));
-        enum flow_place place = tw_flows_add_in(
-            w, TL_FLOW_HOST | (uint64_t)id, sqlite3_column_int64(st, 16), start, end, &latest_late);
+        enum flow_place place = tw_flows_add_in(w, TL_FLOW_HOST | (uint64_t)id,
+                                                sqlite3_column_int64(st, 16), start, end);
         one_to_one = !several && place == FLOW_AT_BEGIN;
     }
     tw_cursor_refs(w, &links->its_own, raw_start, id);
     for (size_t i = 0; i < w->ref_count; i++)
-        tw_flows_add_in(w, TL_FLOW_DEPENDENCY | w->refs[i].id, w->refs[i].start, start, end,
-                        &latest_late);
+        tw_flows_add_in(w, TL_FLOW_DEPENDENCY | w->refs[i].id, w->refs[i].start, start, end);
     tw_cursor_refs(w, &links->on_it, raw_start, id);
     tw_flows_add_out(w, TL_FLOW_DEPENDENCY, start);
-    return tw_flows_of(w, end, latest_late, one_to_one);
+    return tw_flows_of(w, one_to_one);
 }
 
 /* Every activity in time order, on each row that shows it: its leaf (with
@@ -350,11 +348,11 @@ static int walk_activities(struct walk *w)
         int64_t start = tw_clip_start(w, sqlite3_column_int64(st, 6));
         int64_t end = tw_clip_end(w, sqlite3_column_int64(st, 7), start);
         struct tl_flows f = activity_flows(w, st, &links, start, end);
-        tw_emit_slice(w, pl.leaf, start, end, name, tw_category(w, "hggc"), &f);
+        tw_emit_slice(w, pl.leaf, start, end, name, tw_category(w, "hggc"), &f, NULL);
         uint32_t also[] = {pl.exec, pl.all_streams, pl.summary};
         for (size_t i = 0; i < sizeof also / sizeof also[0]; i++)
             if (also[i] && also[i] != pl.leaf)
-                tw_emit_slice(w, also[i], start, end, name, tw_category(w, "hggc"), NULL);
+                tw_emit_slice(w, also[i], start, end, name, tw_category(w, "hggc"), NULL, NULL);
     }
     asys_strmap_free(&cache.by_key);
     free(cache.items);
@@ -392,7 +390,8 @@ static int walk_projection(struct walk *w)
         snprintf(suffix, sizeof suffix, "h%s", asys_column_text(st, 4));
         uint32_t row = child_row(w, parent, suffix, "HGTX", 200);
         tw_emit_slice(w, row, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-                      tw_string_name(w, sqlite3_column_int64(st, 2)), tw_category(w, "hgtx"), NULL);
+                      tw_string_name(w, sqlite3_column_int64(st, 2)), tw_category(w, "hgtx"), NULL,
+                      NULL);
     }
     sqlite3_finalize(st);
     return w->failed ? -1 : 0;

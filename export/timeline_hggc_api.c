@@ -1,5 +1,6 @@
 /* HGGC API calls on their thread's "HGGC API" row, with flows to the device
- * work each call launched and from the work a synchronizing call waited for. */
+ * work each call launched and from the work a synchronizing call waited for;
+ * each call's result and correlation id as its arguments. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,7 @@ static int walk_api(struct walk *w)
         "                           FROM ppu_activities AS p\n"
         "                           WHERE p.api_id = a.id AND p.kind = 1), a.name_id)\n"
         "            ELSE a.name_id END,\n"
-        "       a.id\n"
+        "       a.id, a.result, a.correlation_id\n"
         "FROM hggc_api_calls AS a\n"
         "WHERE " IN_WINDOW("a") "\n"
         "ORDER BY a.id");
@@ -64,7 +65,7 @@ static int walk_api(struct walk *w)
         uint32_t row = tw_thread_child_row(w, (uint32_t)sqlite3_column_int64(st, 0),
                                            (uint32_t)sqlite3_column_int64(st, 1), &api_row, 0);
         int64_t start = tw_clip_start(w, sqlite3_column_int64(st, 2));
-        int64_t end = tw_clip_end(w, sqlite3_column_int64(st, 3), start), latest_late = INT64_MIN;
+        int64_t end = tw_clip_end(w, sqlite3_column_int64(st, 3), start);
         tw_flows_clear(w);
         /* to the work launched; a call that launched one thing points at it alone */
         int one_to_one = 0;
@@ -77,11 +78,14 @@ static int walk_api(struct walk *w)
         /* from the work a synchronizing call waited for */
         tw_cursor_refs(w, &waited, sqlite3_column_int64(st, 5), 0);
         for (size_t i = 0; i < w->ref_count; i++)
-            tw_flows_add_in(w, TL_FLOW_DEPENDENCY | w->refs[i].id, w->refs[i].start, start, end,
-                            &latest_late);
-        struct tl_flows f = tw_flows_of(w, end, latest_late, one_to_one);
+            tw_flows_add_in(w, TL_FLOW_DEPENDENCY | w->refs[i].id, w->refs[i].start, start, end);
+        struct tl_flows f = tw_flows_of(w, one_to_one);
+        struct tl_args args;
+        args.count = 0;
+        tw_arg_int(&args, "result", sqlite3_column_int64(st, 6));
+        tw_arg_uint(&args, "correlation_id", (uint64_t)sqlite3_column_int64(st, 7));
         tw_emit_slice(w, row, start, end, tw_string_name(w, sqlite3_column_int64(st, 4)),
-                      tw_category(w, "hggc"), &f);
+                      tw_category(w, "hggc"), &f, &args);
     }
     tw_cursor_close(&launched);
     tw_cursor_close(&waited);

@@ -23,7 +23,8 @@ static int walk_osrt(struct walk *w)
         uint32_t row = tw_thread_child_row(w, (uint32_t)sqlite3_column_int64(st, 0),
                                            (uint32_t)sqlite3_column_int64(st, 1), &osrt_row, 0);
         tw_emit_slice(w, row, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
-                      tw_string_name(w, sqlite3_column_int64(st, 4)), tw_category(w, "osrt"), NULL);
+                      tw_string_name(w, sqlite3_column_int64(st, 4)), tw_category(w, "osrt"), NULL,
+                      NULL);
     }
     sqlite3_finalize(st);
     return w->failed ? -1 : 0;

@@ -38,10 +38,10 @@ int tw_sink_failed(struct walk *w)
 }
 
 static int declare(struct walk *w, uint64_t uuid, uint64_t parent, enum tl_track_kind kind,
-                   const char *name, uint32_t order, uint32_t pid, uint32_t lane,
-                   uint64_t sort_index)
+                   const char *name, const char *label, uint32_t order, uint32_t pid, uint32_t tid,
+                   uint32_t lane, uint64_t sort_index)
 {
-    struct tl_track t = {uuid, parent, kind, name, order, pid, lane, sort_index};
+    struct tl_track t = {uuid, parent, kind, name, label, order, pid, tid, lane, sort_index};
     w->stats->tracks++;
     if (w->ops->track(w->sink, &t) != 0)
         return tw_sink_failed(w);
@@ -59,6 +59,13 @@ static uint64_t sort_under(uint64_t parent_sort, uint32_t order)
 uint32_t tw_row_new(struct walk *w, const void *key, size_t key_len, uint64_t parent,
                     uint64_t parent_sort, enum tl_track_kind kind, const char *name, uint32_t order,
                     uint32_t pid)
+{
+    return tw_row_new_entity(w, key, key_len, parent, parent_sort, kind, name, NULL, order, pid, 0);
+}
+
+uint32_t tw_row_new_entity(struct walk *w, const void *key, size_t key_len, uint64_t parent,
+                           uint64_t parent_sort, enum tl_track_kind kind, const char *name,
+                           const char *label, uint32_t order, uint32_t pid, uint32_t tid)
 {
     if (asys_grow(&w->rows, &w->row_cap, w->row_count, sizeof *w->rows, 64))
         return tw_fail(w, "out of memory"), 0;
@@ -80,7 +87,8 @@ uint32_t tw_row_new(struct walk *w, const void *key, size_t key_len, uint64_t pa
     uint32_t id = (uint32_t)++w->row_count;
     if (asys_strmap_put(&w->rows_by_key, key, key_len, id) != 0)
         return tw_fail(w, "out of memory"), 0;
-    if (declare(w, r->lanes[0].uuid, parent, kind, name, order, pid, 0, r->sort_index) != 0)
+    if (declare(w, r->lanes[0].uuid, parent, kind, name, label, order, pid, tid, 0,
+                r->sort_index) != 0)
         return 0;
     return id;
 }
@@ -90,34 +98,57 @@ uint32_t tw_row_find(struct walk *w, const void *key, size_t key_len)
     return asys_strmap_get(&w->rows_by_key, key, key_len);
 }
 
+static void open_slice_free(struct open_slice *o)
+{
+    if (o->late_count)
+        free((char *)(uintptr_t)o->late_name.text);
+    free(o->late);
+    o->late = NULL;
+    o->late_count = 0;
+}
+
+/* Ends the slices of `l` that are over by `until`: first, for a slice with
+ * late flows, the instant at its end that they end on (after their sources
+ * began: a flow is drawn from the slice that starts first), then the end. */
 static void lane_pop(struct walk *w, struct lane *l, int64_t until)
 {
     while (l->depth && l->open[l->depth - 1].end <= until) {
         struct open_slice *o = &l->open[--l->depth];
         if (o->end > l->last_ts)
             l->last_ts = o->end;
-        if (w->ops->end(w->sink, l->uuid, o->end, o->late, o->late_count) != 0)
+        if (o->late_count) {
+            struct tl_flows f = {NULL, 0, o->late, o->late_count, NULL, 0, 0};
+            w->stats->instants++;
+            if (w->ops->instant(w->sink, l->uuid, o->end, o->late_name, o->late_cat, &f, NULL))
+                tw_sink_failed(w);
+        }
+        if (w->ops->end(w->sink, l->uuid, o->end) != 0)
             tw_sink_failed(w);
-        free(o->late);
-        o->late = NULL;
-        o->late_count = 0;
+        open_slice_free(o);
     }
 }
 
-static int lane_push(struct walk *w, struct lane *l, int64_t end, const struct tl_flows *flows)
+static int lane_push(struct walk *w, struct lane *l, int64_t end, struct tl_name name,
+                     struct tl_category cat, const struct tl_flows *flows)
 {
     if (asys_grow(&l->open, &l->cap, l->depth, sizeof *l->open, 8))
         return tw_fail(w, "out of memory");
     struct open_slice *o = &l->open[l->depth];
+    memset(o, 0, sizeof *o);
     o->end = end;
-    o->late = NULL;
-    o->late_count = 0;
     if (flows && flows->late_count) {
+        char *text = strdup(name.text);
         o->late = malloc(flows->late_count * sizeof *o->late);
-        if (!o->late)
+        if (!o->late || !text) {
+            free(o->late);
+            free(text);
+            o->late = NULL;
             return tw_fail(w, "out of memory");
+        }
         memcpy(o->late, flows->late, flows->late_count * sizeof *o->late);
         o->late_count = flows->late_count;
+        o->late_name = (struct tl_name){name.iid, text};
+        o->late_cat = cat;
     }
     l->depth++;
     return 0;
@@ -140,7 +171,7 @@ static struct lane *lane_for(struct walk *w, struct row *r, int64_t start, int64
     memset(l, 0, sizeof *l);
     l->uuid = ++w->next_uuid;
     l->last_ts = INT64_MIN;
-    if (declare(w, l->uuid, r->parent, TL_PLAIN, r->name, r->order, 0, r->lane_count,
+    if (declare(w, l->uuid, r->parent, TL_PLAIN, r->name, NULL, r->order, 0, 0, r->lane_count,
                 r->sort_index) != 0)
         return NULL;
     r->lane_count++;
@@ -154,7 +185,7 @@ void tw_progress(struct walk *w)
 }
 
 int tw_emit_slice(struct walk *w, uint32_t row_id, int64_t start, int64_t end, struct tl_name name,
-                  struct tl_category cat, const struct tl_flows *flows)
+                  struct tl_category cat, const struct tl_flows *flows, const struct tl_args *args)
 {
     struct row *r = tw_row_at(w, row_id);
     if (!r || w->failed)
@@ -166,20 +197,27 @@ int tw_emit_slice(struct walk *w, uint32_t row_id, int64_t start, int64_t end, s
     if (end < start)
         end = start;
     struct lane *l = lane_for(w, r, start, end);
-    if (!l || lane_push(w, l, end, flows) != 0)
+    if (!l || lane_push(w, l, end, name, cat, flows) != 0)
         return -1;
     l->last_ts = start;
     w->stats->slices++;
-    if (flows)
+    struct tl_flows on_begin; /* late flows end later, on the instant at the end */
+    if (flows) {
         w->stats->flows += flows->out_count;
+        on_begin = *flows;
+        on_begin.late = NULL;
+        on_begin.late_count = 0;
+    }
     tw_progress(w);
-    if (w->ops->begin(w->sink, l->uuid, start, end, name, cat, flows) != 0)
+    if (args && !args->count)
+        args = NULL;
+    if (w->ops->begin(w->sink, l->uuid, start, end, name, cat, flows ? &on_begin : NULL, args))
         return tw_sink_failed(w);
     return 0;
 }
 
 int tw_emit_instant(struct walk *w, uint32_t row_id, int64_t ts, struct tl_name name,
-                    struct tl_category cat)
+                    struct tl_category cat, const struct tl_args *args)
 {
     struct row *r = tw_row_at(w, row_id);
     if (!r || w->failed)
@@ -190,9 +228,49 @@ int tw_emit_instant(struct walk *w, uint32_t row_id, int64_t ts, struct tl_name 
     l->last_ts = ts;
     w->stats->instants++;
     tw_progress(w);
-    if (w->ops->instant(w->sink, l->uuid, ts, name, cat) != 0)
+    if (args && !args->count)
+        args = NULL;
+    if (w->ops->instant(w->sink, l->uuid, ts, name, cat, NULL, args) != 0)
         return tw_sink_failed(w);
     return 0;
+}
+
+static struct tl_arg *arg_slot(struct tl_args *a, const char *name, enum tl_arg_type type)
+{
+    if (a->count >= TL_MAX_ARGS)
+        return NULL;
+    struct tl_arg *arg = &a->items[a->count++];
+    arg->name = name;
+    arg->type = type;
+    return arg;
+}
+
+void tw_arg_int(struct tl_args *a, const char *name, int64_t v)
+{
+    struct tl_arg *arg = arg_slot(a, name, TL_ARG_INT);
+    if (arg)
+        arg->value.i = v;
+}
+
+void tw_arg_uint(struct tl_args *a, const char *name, uint64_t v)
+{
+    struct tl_arg *arg = arg_slot(a, name, TL_ARG_UINT);
+    if (arg)
+        arg->value.u = v;
+}
+
+void tw_arg_double(struct tl_args *a, const char *name, double v)
+{
+    struct tl_arg *arg = arg_slot(a, name, TL_ARG_DOUBLE);
+    if (arg)
+        arg->value.d = v;
+}
+
+void tw_arg_string(struct tl_args *a, const char *name, const char *v)
+{
+    struct tl_arg *arg = arg_slot(a, name, TL_ARG_STRING);
+    if (arg)
+        arg->value.s = v ? v : "";
 }
 
 void tw_rows_finish(struct walk *w)
@@ -208,7 +286,7 @@ void tw_rows_free(struct walk *w)
         for (uint32_t j = 0; j < w->rows[i].lane_count; j++) {
             struct lane *l = &w->rows[i].lanes[j];
             for (uint32_t k = 0; k < l->depth; k++)
-                free(l->open[k].late); /* left open by a failure */
+                open_slice_free(&l->open[k]); /* left open by a failure */
             free(l->open);
         }
         free(w->rows[i].lanes);
@@ -423,35 +501,23 @@ void tw_flows_add_out(struct walk *w, uint64_t space, int64_t start)
 }
 
 /* A flow ending on [start, end] from a source that starts at source_start;
- * returns where it went.  *latest_late: the latest source of a late one. */
+ * returns where it went. */
 enum flow_place tw_flows_add_in(struct walk *w, uint64_t id, int64_t source_start, int64_t start,
-                                int64_t end, int64_t *latest_late)
+                                int64_t end)
 {
     source_start = tw_clip_start(w, source_start);
     enum flow_place place = tw_flow_place(source_start, start, end);
-    if (place == FLOW_AT_BEGIN) {
+    if (place == FLOW_AT_BEGIN)
         tw_ids_push(w, &w->flows_in, id);
-    } else if (place == FLOW_AT_END) {
+    else if (place == FLOW_AT_END)
         tw_ids_push(w, &w->flows_late, id);
-        if (source_start > *latest_late)
-            *latest_late = source_start;
-    }
     return place;
 }
 
-/* The slice's flows as collected; late_ts inside the slice, after every late
- * source begins (for formats that bind a flow at an instant). */
-struct tl_flows tw_flows_of(struct walk *w, int64_t end, int64_t latest_late, int one_to_one)
+/* The slice's flows as collected. */
+struct tl_flows tw_flows_of(struct walk *w, int one_to_one)
 {
-    struct tl_flows f = {w->flows_out.ids,
-                         w->flows_out.count,
-                         w->flows_in.ids,
-                         w->flows_in.count,
-                         w->flows_late.ids,
-                         w->flows_late.count,
-                         0,
-                         one_to_one};
-    if (f.late_count)
-        f.late_ts = latest_late + (end - latest_late + 1) / 2;
+    struct tl_flows f = {w->flows_out.ids,  w->flows_out.count,  w->flows_in.ids, w->flows_in.count,
+                         w->flows_late.ids, w->flows_late.count, one_to_one};
     return f;
 }

@@ -1,5 +1,7 @@
 /* The timeline's host side: processes > threads > one row per kind of
- * thread row (the families' struct tl_thread_row). */
+ * thread row (the families' struct tl_thread_row).  Processes and threads
+ * are tracks of their own kind (TL_PROCESS, TL_THREAD) with their real pid
+ * and tid, for the formats that have processes and threads. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,10 +23,13 @@ uint32_t tw_process_row(struct walk *w, uint32_t pid)
     sqlite3_bind_int64(st, 1, pid);
     const char *exe =
         sqlite3_step(st) == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
-    snprintf(name, sizeof name, "%s (%u)", exe ? exe : "process", pid);
+    char label[480];
+    snprintf(label, sizeof label, "%s", exe ? exe : "process");
+    snprintf(name, sizeof name, "%s (%u)", label, pid);
     sqlite3_finalize(st);
     /* processes after the devices */
-    return tw_row_new(w, key, sizeof key, 0, 0, TL_PROCESS, name, 1000000 + pid, pid);
+    return tw_row_new_entity(w, key, sizeof key, 0, 0, TL_PROCESS, name, label, 1000000 + pid, pid,
+                             0);
 }
 
 static uint32_t thread_row(struct walk *w, uint32_t pid, uint32_t tid)
@@ -47,13 +52,14 @@ static uint32_t thread_row(struct walk *w, uint32_t pid, uint32_t tid)
     sqlite3_bind_int64(st, 2, tid);
     const char *comm =
         sqlite3_step(st) == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
-    char name[512];
-    snprintf(name, sizeof name, "%s (%u)", comm ? comm : "thread", tid);
+    char name[512], label[480];
+    snprintf(label, sizeof label, "%s", comm ? comm : "thread");
+    snprintf(name, sizeof name, "%s (%u)", label, tid);
     sqlite3_finalize(st);
     struct row *p = tw_row_at(w, process);
     /* the main thread first, then by tid */
-    return tw_row_new(w, key, sizeof key, p->lanes[0].uuid, p->sort_index, TL_PLAIN, name,
-                      tid == pid ? 1 : 2 + (tid & 0xffff), 0);
+    return tw_row_new_entity(w, key, sizeof key, p->lanes[0].uuid, p->sort_index, TL_THREAD, name,
+                             label, tid == pid ? 1 : 2 + (tid & 0xffff), pid, tid);
 }
 
 /* Rows come in runs of one thread: the last one found is kept at hand. */

@@ -12,11 +12,14 @@
 #include "hashmap.h"
 #include "timeline.h"
 
-/* An open slice: when it ends, and the flows that end on its end. */
+/* An open slice: when it ends, and the flows that end on the instant drawn
+ * at its end (with the slice's name and category). */
 struct open_slice {
     int64_t end;
     uint64_t *late; /* owned; NULL when none */
     size_t late_count;
+    struct tl_name late_name; /* text owned when late_count */
+    struct tl_category late_cat;
 };
 
 /* One stack of a row: its events come in time order and nest. */
@@ -103,14 +106,25 @@ int tw_sink_failed(struct walk *w);
 uint32_t tw_row_new(struct walk *w, const void *key, size_t key_len, uint64_t parent,
                     uint64_t parent_sort, enum tl_track_kind kind, const char *name, uint32_t order,
                     uint32_t pid);
+/* The same for a process or thread: its label (the name without the id) and tid. */
+uint32_t tw_row_new_entity(struct walk *w, const void *key, size_t key_len, uint64_t parent,
+                           uint64_t parent_sort, enum tl_track_kind kind, const char *name,
+                           const char *label, uint32_t order, uint32_t pid, uint32_t tid);
 uint32_t tw_row_find(struct walk *w, const void *key, size_t key_len);
+/* flows and args may be NULL */
 int tw_emit_slice(struct walk *w, uint32_t row_id, int64_t start, int64_t end, struct tl_name name,
-                  struct tl_category cat, const struct tl_flows *flows);
+                  struct tl_category cat, const struct tl_flows *flows, const struct tl_args *args);
 int tw_emit_instant(struct walk *w, uint32_t row_id, int64_t ts, struct tl_name name,
-                    struct tl_category cat);
+                    struct tl_category cat, const struct tl_args *args);
 void tw_progress(struct walk *w);
 void tw_rows_finish(struct walk *w);
 void tw_rows_free(struct walk *w);
+
+/* arguments: appended while there is room (TL_MAX_ARGS) */
+void tw_arg_int(struct tl_args *a, const char *name, int64_t v);
+void tw_arg_uint(struct tl_args *a, const char *name, uint64_t v);
+void tw_arg_double(struct tl_args *a, const char *name, double v);
+void tw_arg_string(struct tl_args *a, const char *name, const char *v);
 
 /* names */
 struct tl_name tw_string_name(struct walk *w, int64_t id);
@@ -143,8 +157,8 @@ enum flow_place tw_flow_place(int64_t source_start, int64_t dest_start, int64_t 
 void tw_flows_clear(struct walk *w);
 void tw_flows_add_out(struct walk *w, uint64_t space, int64_t start);
 enum flow_place tw_flows_add_in(struct walk *w, uint64_t id, int64_t source_start, int64_t start,
-                                int64_t end, int64_t *latest_late);
-struct tl_flows tw_flows_of(struct walk *w, int64_t end, int64_t latest_late, int one_to_one);
+                                int64_t end);
+struct tl_flows tw_flows_of(struct walk *w, int one_to_one);
 
 /* process and thread rows (timeline_threads.c) */
 uint32_t tw_process_row(struct walk *w, uint32_t pid);

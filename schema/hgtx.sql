@@ -32,7 +32,11 @@ CREATE TABLE hgtx_events (
     category      INTEGER,             -- category number, NULL when none
     color         INTEGER,             -- ARGB color, NULL when none
     payload_type  INTEGER,             -- NVTX payload type (1 u64, 2 i64, 3 double, 4 u32, 5 i32, 6 float)
-    payload,                           -- INTEGER or REAL by payload_type (no type: no conversion)
+    payload       NUMBER BLOB,         -- INTEGER or REAL by payload_type; a uint64 above INT64_MAX
+                                       -- (SQLite's integers are signed) as TEXT of its decimal
+                                       -- digits.  The type "NUMBER BLOB" converts nothing (BLOB
+                                       -- affinity) and tells the json writers that its TEXT digits
+                                       -- are a number (analyze/output_format.h)
     nesting_level INTEGER,             -- push/pop: 0 = outermost on its thread and domain
     parent_id     INTEGER              -- push/pop: enclosing range's id
 );

@@ -1,17 +1,47 @@
 """A reader of Perfetto protobuf traces (.pftrace), written from the field
 numbers of Perfetto's published protos (trace.proto, trace_packet.proto,
-track_descriptor.proto, track_event.proto, interned_data.proto,
-clock_snapshot.proto), and the checks a trace must pass to load as intended:
-tracks form a tree, slices nest per track, names resolve through the
-sequence's interned data, and every flow connects when its events are
-processed in time order (as Perfetto's importer does)."""
+track_descriptor.proto, track_event.proto, debug_annotation.proto,
+interned_data.proto, clock_snapshot.proto), and the checks a trace must pass
+to load as intended: tracks form a tree, slices nest per track, names resolve
+through the sequence's interned data, and every flow connects when its events
+are processed in time order.
+
+The rules of Perfetto's importer and UI (trace_processor and ui/ at ec5d16b,
+read from their source) that a trace must also pass:
+ - flows (flow_tracker.cc): an arrow is drawn from whichever of its two slices
+   starts first, whatever flow_ids and terminating_flow_ids say, so a flow
+   must never end on a slice that began before its source (an END event's
+   terminating flows bind to the slice it ends);
+ - track merging (track_event_tracker.cc): sibling tracks of one name are
+   merged into one unless sibling_merge_behavior is NONE (2), so tracks that
+   must stay apart (lanes) say NONE;
+ - scopes: a track with a ThreadDescriptor is a thread's, one with a
+   ProcessDescriptor a process's; a child of either is not nested under it
+   but becomes a top-level track of that thread or process; below a plain
+   track, children nest;
+ - order (ui/src/plugins/dev.perfetto.TrackEvent, ProcessThreadGroups, the
+   stdlib's viz.summary.track_event): nested children by their parent's
+   child_ordering (EXPLICIT: sibling_order_rank; else by name); top-level
+   tracks of a thread, a process or the trace by name; processes and threads
+   by rank only when the root descriptor (uuid 0) sets process_ordering /
+   thread_ordering EXPLICIT (else by slice count and name, main thread and
+   tid).  The order the ranks ask for must be the order Perfetto shows;
+ - clocks: a ClockSnapshot must not give two built-in clocks one value (a
+   made-up BOOTTIME equal to MONOTONIC); clocks 64..127 are the sequence's;
+ - names: the UI shows a process's pid and a thread's tid after its name, so
+   process_name and thread_name do not repeat them; flow ids stay below bit
+   63 (the flow table reads them as int64).
+asys's own rule on top: slices under a process are on a thread's tracks."""
 import gzip
 import struct
 
 VARINT, FIXED64, LEN, FIXED32 = 0, 1, 2, 5
 BEGIN, END, INSTANT, COUNTER = 1, 2, 3, 4
-MONOTONIC = 3
+MONOTONIC, BOOTTIME = 3, 6
 SEQ_INCREMENTAL_STATE_CLEARED = 1
+EXPLICIT, CHRONOLOGICAL = 3, 2  # ChildTracksOrdering
+MERGE_NONE = 2  # SiblingMergeBehavior
+ORDERING_EXPLICIT = 1  # ProcessOrdering, ThreadOrdering
 
 
 def _varint(buf, pos):
@@ -85,10 +115,22 @@ class Track:
         self.parent = 0
         self.pid = None
         self.process_name = None
+        self.tid = None  # a thread track: pid and tid
+        self.thread_name = None
         self.counter = False
         self.child_ordering = None
         self.rank = None
+        self.merge = None  # sibling_merge_behavior
+        self.process_ordering = None  # the root descriptor's
+        self.thread_ordering = None
         self.index = None  # packet index of the descriptor
+        self.scope = None  # ('thread', pid, tid), ('process', pid) or ('global',)
+
+    def is_thread(self):
+        return self.tid is not None
+
+    def is_process(self):
+        return self.pid is not None and self.tid is None
 
 
 class Event:
@@ -103,7 +145,8 @@ class Event:
         self.flows = []
         self.terminating = []
         self.value = None
-        self.slice = None  # BEGIN and END: the BEGIN event of the slice
+        self.args = {}  # debug annotations: name -> value
+        self.slice = None  # BEGIN, END: the BEGIN event of the slice; INSTANT: itself
 
     def __repr__(self):
         return 'Event(%s %r ts=%d track=%d)' % (self.type, self.name, self.ts, self.track)
@@ -116,6 +159,7 @@ class _Sequence:
     def clear(self):
         self.names = {}
         self.categories = {}
+        self.arg_names = {}
         self.default_clock = None
         self.default_track = None
         self.clock_value = {}   # incremental clock id -> last value
@@ -125,6 +169,7 @@ class _Sequence:
 class Trace:
     def __init__(self):
         self.tracks = {}
+        self.root = None  # the descriptor of uuid 0 (trace-wide ordering), when given
         self.events = []
         self.problems = []
         self.flows = []  # (source slice, destination slice): their BEGIN events
@@ -196,6 +241,13 @@ def _packet(trace, sequences, index, packet):
             if field == 1:
                 c = _one(clock, {1, 2, 3})
                 snap[c.get(1)] = (c.get(2, 0), c.get(3, 0))
+        builtin = {}
+        for cid, (ts, _) in snap.items():
+            if cid is not None and cid < 64:
+                if ts in builtin:
+                    trace.problem('packet %d: clocks %d and %d snapshotted with one value %d '
+                                  '(a made-up pair)' % (index, builtin[ts], cid, ts))
+                builtin[ts] = cid
         if MONOTONIC in snap:
             for cid, (ts, incremental) in snap.items():
                 seq.clock_offset[cid] = snap[MONOTONIC][0] - ts
@@ -203,9 +255,9 @@ def _packet(trace, sequences, index, packet):
                     seq.clock_value[cid] = ts
     if 12 in p:  # InternedData
         for field, _, entry in fields(p[12][0][1]):
-            if field in (1, 2):
+            if field in (1, 2, 3):
                 e = _one(entry, {1, 2})
-                table = seq.categories if field == 1 else seq.names
+                table = {1: seq.categories, 2: seq.names, 3: seq.arg_names}[field]
                 table[e.get(1)] = _text(trace, e.get(2, b''), 'an interned name')
     if 60 in p:
         _descriptor(trace, index, p[60][0][1])
@@ -213,12 +265,17 @@ def _packet(trace, sequences, index, packet):
         _track_event(trace, seq, sid, index, p, p[11][0][1])
 
 
+def _int32(v):
+    v &= (1 << 64) - 1
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
 def _descriptor(trace, index, buf):
     d = {}
     for field, wire, value in fields(buf):
         d[field] = value
-    uuid = d.get(1)
-    if uuid in trace.tracks:
+    uuid = d.get(1, 0)
+    if uuid in trace.tracks or (uuid == 0 and trace.root is not None):
         trace.problem('track uuid %d described twice' % uuid)
     t = Track(uuid)
     t.index = index
@@ -226,11 +283,25 @@ def _descriptor(trace, index, buf):
     t.parent = d.get(5, 0)
     t.counter = 8 in d
     t.child_ordering = d.get(11)
-    t.rank = d.get(12)
+    t.rank = _int32(d[12]) if 12 in d else None
+    t.merge = d.get(15)
+    t.process_ordering = d.get(19)
+    t.thread_ordering = d.get(20)
     if 3 in d:
         pd = _one(d[3], {1, 6})
         t.pid = pd.get(1)
         t.process_name = _text(trace, pd.get(6, b''), 'a process name')
+    if 4 in d:
+        td = _one(d[4], {1, 2, 5})
+        t.pid, t.tid = td.get(1), td.get(2)
+        t.thread_name = _text(trace, td.get(5, b''), 'a thread name')
+        if t.pid is None or t.tid is None:
+            trace.problem('thread track %r without pid or tid' % t.name)
+    if uuid == 0:  # the trace-wide root: orderings only
+        if t.parent:
+            trace.problem('the root descriptor (uuid 0) has a parent')
+        trace.root = t
+        return
     trace.tracks[uuid] = t
 
 
@@ -279,7 +350,37 @@ def _track_event(trace, seq, sid, index, p, buf):
         e.value = struct.unpack('<d', te[44][0][1].to_bytes(8, 'little'))[0]
     elif 30 in te:
         e.value = te[30][0][1]
+    for _, annotation in te.get(4, []):
+        _annotation(trace, seq, index, e, annotation)
     trace.events.append(e)
+
+
+def _annotation(trace, seq, index, e, buf):
+    a = {}
+    for field, wire, value in fields(buf):
+        a[field] = value
+    if 1 in a:
+        if a[1] not in seq.arg_names:
+            trace.problem('packet %d: argument name iid %d not interned' % (index, a[1]))
+        name = seq.arg_names.get(a[1])
+    else:
+        name = _text(trace, a.get(10, b''), 'an argument name')
+    if not name:
+        trace.problem('packet %d: an argument without a name' % index)
+    if 2 in a:
+        value = bool(a[2])
+    elif 3 in a:
+        value = a[3]
+    elif 4 in a:
+        value = _int32(a[4])
+    elif 5 in a:
+        value = struct.unpack('<d', a[5].to_bytes(8, 'little'))[0]
+    elif 6 in a:
+        value = _text(trace, a[6], 'an argument value')
+    else:
+        trace.problem('packet %d: argument %r without a value' % (index, name))
+        value = None
+    e.args[name] = value
 
 
 def check(trace):
@@ -317,12 +418,140 @@ def check(trace):
                 trace.problem('END without BEGIN on track %r at %d' % (t.name, e.ts))
             else:
                 e.slice = stack.pop()
+        elif e.type == INSTANT:
+            e.slice = e  # a slice of its own, of no duration
         if e.type in (BEGIN, INSTANT) and e.name is None:
             trace.problem('event without a name on track %r' % t.name)
     for uuid, stack in stacks.items():
         if stack:
             trace.problem('%d slices never end on track %r' % (len(stack), tracks[uuid].name))
+    _resolve_scopes(trace)
+    _check_scopes(trace)
+    _check_merging(trace)
+    _check_order(trace)
     _bind_flows(trace)
+
+
+def _resolve_scopes(trace):
+    """Each track's scope as trace_processor resolves it: its own thread or
+    process descriptor, else its parent's, else global."""
+    def scope(t, depth=0):
+        if t.scope is None:
+            if t.is_thread():
+                t.scope = ('thread', t.pid, t.tid)
+            elif t.is_process():
+                t.scope = ('process', t.pid)
+            elif t.parent in trace.tracks and depth < 100:
+                t.scope = scope(trace.tracks[t.parent], depth + 1)
+            else:
+                t.scope = ('global',)
+        return t.scope
+    for t in trace.tracks.values():
+        scope(t)
+
+
+def nest_parent(trace, t):
+    """The track `t` is shown under in Perfetto, or None: a child of a thread
+    or process track is a top-level track of that thread or process."""
+    p = trace.tracks.get(t.parent)
+    if p is None or p.is_thread() or p.is_process() or t.is_thread() or t.is_process():
+        return None
+    return p
+
+
+def _check_scopes(trace):
+    processes = {t.pid: t for t in trace.tracks.values() if t.is_process()}
+    for t in trace.tracks.values():
+        if t.is_thread():
+            if t.pid in processes and t.parent and trace.tracks.get(t.parent) is not \
+                    processes[t.pid]:
+                trace.problem('thread track %r is not under its process %d' % (t.name, t.pid))
+            if t.thread_name and t.thread_name.endswith('(%d)' % t.tid):
+                trace.problem('thread_name %r repeats the tid' % t.thread_name)
+        if t.is_process() and t.process_name and t.process_name.endswith('(%d)' % t.pid):
+            trace.problem('process_name %r repeats the pid' % t.process_name)
+    with_slices = {e.track for e in trace.events if e.type in (BEGIN, INSTANT)}
+    for uuid in with_slices:
+        t = trace.tracks.get(uuid)
+        if t is not None and t.scope[0] == 'process':
+            trace.problem('slices on %r, a track of process %d but of no thread (no '
+                          'ThreadDescriptor above it)' % (t.name, t.scope[1]))
+
+
+def _check_merging(trace):
+    """Sibling slice tracks of one name are merged unless they say NONE."""
+    seen = {}
+    for t in trace.tracks.values():
+        if t.is_thread() or t.is_process() or t.counter:
+            continue
+        key = (t.parent, t.name)
+        other = seen.get(key)
+        if other is not None and (t.merge != MERGE_NONE or other.merge != MERGE_NONE):
+            trace.problem('tracks %d and %d, both %r under one parent, would be merged '
+                          '(sibling_merge_behavior is not NONE)' % (other.uuid, t.uuid, t.name))
+        seen[key] = t
+
+
+def _slice_counts(trace):
+    """Slices per process (pid), on its tracks and its threads'."""
+    counts = {}
+    for e in trace.events:
+        t = trace.tracks.get(e.track)
+        if e.type in (BEGIN, INSTANT) and t is not None and t.scope[0] != 'global':
+            counts[t.scope[1]] = counts.get(t.scope[1], 0) + 1
+    return counts
+
+
+def _check_order(trace):
+    """The order Perfetto shows siblings in must be the order of their ranks."""
+    groups = {}
+    first_ts = {}
+    for e in trace.events:
+        first_ts.setdefault(e.track, e.ts)
+    for t in trace.tracks.values():
+        if t.is_thread() or t.is_process():
+            continue
+        p = nest_parent(trace, t)
+        if p is not None:
+            if p.child_ordering == EXPLICIT:
+                key = t.rank or 0
+            elif p.child_ordering == CHRONOLOGICAL:
+                key = first_ts.get(t.uuid, 0)
+            else:
+                key = t.name
+            groups.setdefault(('under', p.uuid), []).append((key, t))
+        else:  # top-level tracks of a thread, a process, the trace: by name
+            groups.setdefault(('top',) + t.scope, []).append((t.name, t))
+    root = trace.root
+    processes = [t for t in trace.tracks.values() if t.is_process()]
+    explicit = root is not None and root.process_ordering == ORDERING_EXPLICIT
+    slices = _slice_counts(trace)
+    for t in processes:
+        # the UI: the rank when asked for, else (roughly) most slices first, by name
+        key = (t.rank or 0) if explicit else (-slices.get(t.pid, 0), t.process_name or '')
+        groups.setdefault(('processes',), []).append((key, t))
+    explicit = root is not None and root.thread_ordering == ORDERING_EXPLICIT
+    for t in trace.tracks.values():
+        if t.is_thread():
+            key = ((t.rank or 0) if explicit else 0, 0 if t.tid == t.pid else 1, t.tid)
+            groups.setdefault(('threads', t.pid), []).append((key, t))
+    for where, members in groups.items():
+        members.sort(key=lambda m: m[0])
+        highest, shown = None, None
+        i = 0
+        while i < len(members):  # runs of one key: Perfetto may show them either way
+            j = i
+            while j < len(members) and members[j][0] == members[i][0]:
+                j += 1
+            ranks = [m[1].rank or 0 for m in members[i:j]]
+            if highest is not None and min(ranks) < highest:
+                low = members[i + ranks.index(min(ranks))][1]
+                trace.problem('Perfetto shows %r (rank %d) after %r (rank %d) in %s'
+                              % (low.name, min(ranks), shown.name, highest, where))
+            if highest is None or max(ranks) > highest:
+                highest = max(ranks)
+                shown = members[i + ranks.index(max(ranks))][1]
+            i = j
 
 
 def _bind_flows(trace):
@@ -338,6 +567,8 @@ def _bind_flows(trace):
                 trace.problem('flow %x starts on a non-BEGIN event' % fid)
             if fid in active:
                 trace.problem('flow %x starts twice' % fid)
+            if fid >= 1 << 63:
+                trace.problem('flow id %x has bit 63 set (negative in the flow table)' % fid)
             active[fid] = e
         for fid in e.terminating:
             ends[fid] = ends.get(fid, 0) + 1
@@ -345,6 +576,13 @@ def _bind_flows(trace):
             if source is None:
                 trace.problem('flow %x ends before it starts (at %d on %r)'
                               % (fid, e.ts, trace.tracks[e.track].name))
+            elif e.slice is None or source.slice is None:
+                trace.problem('flow %x ends on no slice' % fid)
+            elif e.slice.ts < source.slice.ts:
+                # flow_tracker: the arrow goes from the slice that starts first
+                trace.problem('flow %x is drawn backwards: it ends on %r, which began at %d, '
+                              'before its source %r at %d' % (fid, e.slice.name, e.slice.ts,
+                                                               source.slice.name, source.slice.ts))
             else:
                 trace.flows.append((source.slice, e.slice))
     for fid in active:

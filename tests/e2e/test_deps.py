@@ -98,6 +98,12 @@ class ForkJoin(DepsCase):
         self.assertEqual(dot.count('color=darkorange'), 2)
         self.assertEqual(dot.count('color=darkgreen'), 1)
 
+    def test_short_options(self):
+        # -f format, -o output, -q quiet (given by cli())
+        self.cli('-f', 'json', '-o', self.path('deps.json'), '--kernel', 'step_d')
+        with open(self.path('deps.json')) as f:
+            self.assertEqual(len(json.load(f)), 3)
+
     def test_summary(self):
         out = self.cli().stdout.decode()
         self.assertIn('Dependencies by kind', out)

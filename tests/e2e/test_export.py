@@ -141,17 +141,48 @@ class Timeline(ExportCase):
                 self.assertTrue(PERCENT.match(t.name) or t.name in ADDED_ROWS, t.name)
         self.assertTrue(any(t.name.endswith('[All Stream]') for t in trace.tracks.values()))
 
+    def rows(self, sql):
+        con = sqlite3.connect(self.path('rep.sqlite'))
+        try:
+            return con.execute(sql).fetchall()
+        finally:
+            con.close()
+
     def test_pftrace_host_rows_and_counts(self):
         trace = self.pftrace()
-        processes = [t for t in trace.tracks.values() if t.pid is not None]
+        processes = [t for t in trace.tracks.values() if t.is_process()]
         self.assertEqual(len(processes), 1)
         self.assertEqual(processes[0].name, 'hggc_workload (%d)' % processes[0].pid)
+        self.assertEqual(processes[0].process_name, 'hggc_workload')  # the UI adds the pid
         api = self.slices_under(trace, 'HGGC API')
         self.assertEqual(len(api), self.count('SELECT COUNT(*) FROM hggc_api_calls'))
         for e in api:
             self.assertEqual(trace.path(e.track)[:1], [processes[0].name])
         self.assertEqual(len(self.slices_under(trace, 'OS runtime')),
                          self.count('SELECT COUNT(*) FROM osrt_calls'))
+        # every thread is a thread track, and its rows' slices are that thread's
+        threads = {(t.pid, t.tid): t for t in trace.tracks.values() if t.is_thread()}
+        names = dict(((pid, tid), name) for pid, tid, name in self.rows(
+            'SELECT t.pid, t.tid, s.value FROM threads t JOIN strings s ON s.id = t.name_id'))
+        self.assertEqual(set(threads), {(pid, tid) for pid, tid in self.rows(
+            'SELECT pid, tid FROM hggc_api_calls UNION SELECT pid, tid FROM osrt_calls '
+            'UNION SELECT pid, tid FROM hgtx_events')})
+        for key, t in threads.items():
+            self.assertEqual(t.thread_name, names[key])  # without the tid: the UI adds it
+            self.assertEqual(t.name, '%s (%d)' % (names[key], key[1]))
+        for row, table in (('HGGC API', 'hggc_api_calls'), ('OS runtime', 'osrt_calls')):
+            drawn = {}
+            for e in self.slices_under(trace, row):
+                scope = trace.tracks[e.track].scope
+                self.assertEqual(scope[0], 'thread', row)
+                drawn[scope[1:]] = drawn.get(scope[1:], 0) + 1
+            self.assertEqual(drawn, {(pid, tid): n for pid, tid, n in self.rows(
+                'SELECT pid, tid, COUNT(*) FROM %s GROUP BY pid, tid' % table)})
+        # each call with its result and correlation id
+        calls = sorted((e.ts, e.args['result'], e.args['correlation_id']) for e in api)
+        self.assertEqual(calls, sorted(self.rows(
+            'SELECT start_ns, result, correlation_id FROM hggc_api_calls')))
+        self.assertTrue(any(result != 0 for _, result, _ in calls))  # the failing calls
         self.assertEqual(len(self.slices_under(trace, 'Kernels (all streams)')),
                          self.count('SELECT COUNT(*) FROM ppu_activities WHERE kind = 1'))
         self.assertEqual(len(self.slices_under(trace, 'Memory (all streams)')),
@@ -178,6 +209,39 @@ class Timeline(ExportCase):
         for source, dest in launch:
             self.assertNotEqual(trace.path(dest.track)[0], trace.path(source.track)[0])
 
+    def test_flows_never_drawn_backwards(self):
+        # device work stamped before its launch call (a real device's clock skew
+        # can do that) and synchronizing calls that began before the work they
+        # waited for: their flows end on an instant at the destination's end,
+        # after the source began (pftrace() and json_trace_check check that no
+        # flow is drawn backwards)
+        con = sqlite3.connect(self.path('rep.sqlite'))
+        kernel, call_start, kernel_end = con.execute(
+            'SELECT p.id, a.start_ns, p.end_ns FROM ppu_activities p '
+            'JOIN hggc_api_calls a ON a.id = p.api_id '
+            'WHERE p.kind = 1 AND p.graph_id IS NULL ORDER BY p.id LIMIT 1').fetchone()
+        con.execute('UPDATE ppu_activities SET start_ns = ? WHERE id = ?',
+                    (call_start - 500, kernel))
+        con.commit()
+        con.close()
+        trace = self.pftrace()
+        late = [(s, d) for s, d in trace.flows if d.type == pftrace.INSTANT]
+        for source, dest in late:
+            self.assertGreater(dest.ts, source.ts)
+        skewed = [(s, d) for s, d in late if trace.tracks[s.track].name == 'HGGC API'
+                  and d.ts == kernel_end]
+        self.assertEqual(len(skewed), 1, 'the launch flow of the skewed kernel')
+        self.assertTrue(any(trace.tracks[d.track].name == 'HGGC API' for _, d in late),
+                        'a host wait that began before the work it waited for')
+        # every flow is still drawn: one per launched activity and effective dependency
+        self.assertEqual(len(trace.flows), self.count(
+            'SELECT COUNT(*) FROM ppu_activities p JOIN hggc_api_calls a ON a.id = p.api_id')
+            + self.count('SELECT COUNT(*) FROM ppu_deps WHERE effective'))
+        doc = self.chrome_json()
+        self.assertEqual(json_flow_count(doc), len(trace.flows))
+        instants = [e for e in doc['traceEvents'] if e['ph'] == 'i' and e['cat'] == 'hggc']
+        self.assertEqual(len(instants), len({d.index for _, d in late}))
+
     def test_json_same_timeline(self):
         trace = self.pftrace()
         doc = self.chrome_json()
@@ -189,6 +253,18 @@ class Timeline(ExportCase):
         names = set(json_threads(doc).values())
         self.assertTrue(any(n.endswith('/ HGGC API') for n in names), names)
         self.assertTrue(any('[All Stream]' in n for n in names), names)
+        # the threads keep their real pid and tid: the first row of each is that thread
+        threads = json_threads(doc)
+        for pid, tid, comm in self.rows(
+                'SELECT t.pid, t.tid, s.value FROM threads t JOIN strings s ON s.id = t.name_id '
+                'WHERE EXISTS (SELECT 1 FROM hggc_api_calls a WHERE a.tid = t.tid) '
+                'OR EXISTS (SELECT 1 FROM osrt_calls o WHERE o.tid = t.tid)'):
+            self.assertTrue(threads[(pid, tid)].startswith('%s (%d) / ' % (comm, tid)),
+                            threads.get((pid, tid)))
+        processes = {e['pid']: e['args']['name'] for e in doc['traceEvents']
+                     if e['ph'] == 'M' and e['name'] == 'process_name'}
+        (pid,) = [p for p in processes if p < 0x10000000]
+        self.assertEqual(processes[pid], 'hggc_workload')  # consumers add the pid
         # microseconds since the session start, three decimals
         con = sqlite3.connect(self.path('rep.sqlite'))
         start = con.execute("SELECT value FROM session_info WHERE key = 'start_ns'").fetchone()[0]
@@ -370,6 +446,26 @@ class Hostile(ExportCase):
         self.assertTrue(any(n.endswith('/ HGTX: dom"ain\\ \ufffd') for n in threads), threads)
         self.assertTrue(any(n.endswith('/ HGTX [lane 2]') for n in threads), threads)
 
+    def test_stats_outputs_are_valid_utf8(self):
+        # asys-stats writes names as the exports do: each byte that does not
+        # start valid UTF-8 becomes U+FFFD, in every format
+        names = [sanitized(raw) for raw in self.RAW]
+        for fmt in ('column', 'table', 'csv', 'tsv', 'json'):
+            out = self.stats('-q', '-r', 'hgtx_trace', '-f', fmt, self.report()).stdout
+            text = out.decode('utf-8')  # strict: raises on invalid UTF-8
+            self.assertIn('\\ufffd' if fmt == 'json' else '\ufffd', text, '%s: no U+FFFD' % fmt)
+            if fmt == 'json':
+                rows = json.loads(text, strict=True)
+                self.assertLessEqual(set(names), {r['Name'] for r in rows})
+            elif fmt == 'csv':
+                rows = list(csv.DictReader(io.StringIO(text, newline='')))
+                self.assertLessEqual(set(names), {r['Name'] for r in rows})
+        # csv tables through asys-export, the same
+        self.export('-t', 'csv', '--tables', '^strings$')
+        with open(self.path('rep_strings.csv'), 'rb') as f:
+            values = {r[1] for r in csv.reader(io.StringIO(f.read().decode('utf-8'), newline=''))}
+        self.assertLessEqual(set(names), values)
+
     def test_csv_quoting(self):
         self.export('-t', 'csv', '--tables', '^strings$')
         with open(self.path('rep_strings.csv'), 'rb') as f:
@@ -435,6 +531,25 @@ class Errors(ExportCase):
             self.assertOneLine(r, 'File too large')
             self.assertEqual(sorted(os.listdir(self.dir)), ['rep.asys-rep', 'rep.sqlite'])
 
+    def test_short_options(self):
+        # as nsys export: -t type, -o output, -f force-overwrite, -q, plus -v, -r, -h
+        out = self.path('short.json')
+        for _ in range(2):  # the second run replaces the file: -f
+            r = self.run_cmd([EXPORT, '-t', 'json', '-o', out, '-f', '-q', '-v', self.report()])
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn(b"wrote '%s'" % out.encode(), r.stderr)
+        json.load(open(out))
+        r = self.run_cmd([EXPORT, '-q', '-o', out, '-f', 'false', self.report()])
+        self.assertNotEqual(r.returncode, 0)  # -f false: an existing file is kept
+        r = self.run_cmd([EXPORT, '-q', '-t', 'csv', '-r', 'hgtx_sum', '-o', self.path('s'),
+                          self.report()])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(os.path.exists(self.path('s_hgtx_sum.csv')))
+        usage = self.run_cmd([EXPORT, '-h']).stdout.decode()
+        for option in ('-t, --type', '-o, --output', '-f, --force-overwrite', '-q, --quiet',
+                       '-v, --verbose', '-r, --report', '-h, --help'):
+            self.assertIn(option, usage)
+
     def test_bad_options(self):
         cases = [(['-t', 'svg'], "unknown type 'svg'"),
                  (['--api-name-mode', 'x'], '--api-name-mode takes host or kernel'),
@@ -493,6 +608,273 @@ class Errors(ExportCase):
         r = self.run_cmd([ASYS, 'export', '-q', '-t', 'json', self.report()])
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue(os.path.exists(self.path('rep.json')))
+
+
+class Processes(ExportCase):
+    """Three processes (a fork, an exec), one of them with four threads."""
+
+    def setUp(self):
+        super().setUp()
+        self.profile([prog('hgtx_fork'), prog('hgtx_threads'), '3', '2', '100'],
+                     options=['-t', 'hgtx'])
+        self.con = self.db()
+
+    def test_pftrace_processes_threads_and_their_order(self):
+        trace = self.pftrace()  # the order checks: what the ranks ask, Perfetto shows
+        self.assertEqual((trace.root.process_ordering, trace.root.thread_ordering), (1, 1))
+        processes = sorted((t for t in trace.tracks.values() if t.is_process()),
+                           key=lambda t: t.rank)
+        expected = self.con.execute(
+            'SELECT p.pid, s.value FROM processes p JOIN strings s ON s.id = p.name_id '
+            'ORDER BY p.pid').fetchall()
+        self.assertEqual([(t.pid, t.process_name) for t in processes], expected)
+        threads = [t for t in trace.tracks.values() if t.is_thread()]
+        self.assertEqual(sorted((t.pid, t.tid) for t in threads), sorted(self.con.execute(
+            'SELECT DISTINCT pid, tid FROM hgtx_events').fetchall()))
+        for t in threads:
+            # under its process, its rows under a plain track of its name that orders them
+            self.assertEqual(trace.tracks[t.parent].pid, t.pid)
+            (nest,) = trace.children(t.uuid)
+            self.assertEqual((nest.name, nest.child_ordering, nest.tid), (t.name, 3, None))
+            for row in trace.children(nest.uuid):
+                self.assertIs(pftrace.nest_parent(trace, row), nest)
+                self.assertEqual(row.scope, ('thread', t.pid, t.tid))
+        # the main thread first, then by tid
+        by_process = {}
+        for t in sorted(threads, key=lambda t: t.rank):
+            by_process.setdefault(t.pid, []).append(t.tid)
+        for pid, tids in by_process.items():
+            self.assertEqual(tids, sorted(tids, key=lambda tid: (tid != pid, tid)))
+        slices = {}
+        for e in trace.events:
+            if e.type in (pftrace.BEGIN, pftrace.INSTANT):
+                scope = trace.tracks[e.track].scope
+                slices[scope] = slices.get(scope, 0) + 1
+        self.assertEqual(slices, {('thread', pid, tid): n for pid, tid, n in self.con.execute(
+            'SELECT pid, tid, COUNT(*) FROM hgtx_events GROUP BY pid, tid')})
+
+    def test_json_real_pids_and_tids(self):
+        doc = self.chrome_json()
+        threads = json_threads(doc)
+        for pid, tid in self.con.execute('SELECT DISTINCT pid, tid FROM hgtx_events'):
+            self.assertIn((pid, tid), threads)
+        names = {e['pid']: e['args']['name'] for e in doc['traceEvents']
+                 if e['ph'] == 'M' and e['name'] == 'process_name'}
+        self.assertEqual(names, dict(self.con.execute(
+            'SELECT p.pid, s.value FROM processes p JOIN strings s ON s.id = p.name_id')))
+        # thread_sort_index: ranks within each process, the main thread's rows first
+        order = {}
+        for e in doc['traceEvents']:
+            if e['ph'] == 'M' and e['name'] == 'thread_sort_index':
+                order.setdefault(e['pid'], []).append((e['args']['sort_index'], e['tid']))
+        for pid, ranks in order.items():
+            ranks.sort()
+            self.assertEqual([r for r, _ in ranks], list(range(1, len(ranks) + 1)))
+            if (pid, pid) in threads:
+                self.assertEqual(ranks[0][1], pid)
+
+
+class Arguments(ExportCase):
+    """HGTX categories, colors and payloads as the events' arguments."""
+
+    def setUp(self):
+        super().setUp()
+        self.profile([prog('hgtx_features')], options=['-t', 'hgtx'])
+
+    EXPECTED = {
+        'colored': {'category': 'seven', 'color': '#FF112233', 'payload': -42},
+        'io-op': {'payload': 1.5},
+        'red-mark': {'color': '#FFFF0000', 'payload': 77},
+        'u64-max': {'payload': 18446744073709551615},
+        'eighth': {'payload': 0.125},
+        'plain-mark': {},
+    }
+
+    def test_pftrace_debug_annotations(self):
+        trace = self.pftrace()
+        events = {}
+        for e in trace.events:
+            if e.type in (pftrace.BEGIN, pftrace.INSTANT):
+                events.setdefault(e.name, []).append(e)
+        for name, args in self.EXPECTED.items():
+            (e,) = events[name]
+            self.assertEqual(e.args, args, name)
+            for key, value in args.items():
+                self.assertIs(type(e.args[key]), type(value), (name, key))
+        self.assertEqual([e.args for e in events['send']],
+                         [{'category': 'net-nine', 'payload': p} for p in (0.0, 2.5, 5.0)])
+        # a range without attributes carries none
+        self.assertEqual(events['wide-\u00e9t\u00e9'][0].args, {})
+
+    def test_json_args(self):
+        doc = self.chrome_json()
+        events = {}
+        for e in doc['traceEvents']:
+            if e['ph'] in ('X', 'i'):
+                events.setdefault(e['name'], []).append(e)
+        for name, args in self.EXPECTED.items():
+            (e,) = events[name]
+            self.assertEqual(e.get('args', {}), args, name)
+            for key, value in args.items():
+                self.assertIs(type(e['args'][key]), type(value), (name, key))
+        self.assertEqual([e['args'] for e in events['send']],
+                         [{'category': 'net-nine', 'payload': p} for p in (0.0, 2.5, 5.0)])
+        self.assertNotIn('args', events['wide-\u00e9t\u00e9'][0])
+
+
+def _pb_varint(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7f
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def pb(*fields):
+    """A protobuf message from (field, value) pairs: int -> varint, bytes or
+    str -> length-delimited, ('fixed64', v) -> fixed64."""
+    out = b''
+    for field, value in fields:
+        if isinstance(value, tuple):
+            out += _pb_varint(field << 3 | 1) + value[1].to_bytes(8, 'little')
+        elif isinstance(value, int):
+            out += _pb_varint(field << 3) + _pb_varint(value & ((1 << 64) - 1))
+        else:
+            data = value.encode() if isinstance(value, str) else value
+            out += _pb_varint(field << 3 | 2) + _pb_varint(len(data)) + data
+    return out
+
+
+class PftraceRules(unittest.TestCase):
+    """The checks of pftrace.py find each way a trace misleads Perfetto."""
+
+    def problems(self, *packets):
+        fd, path = tempfile.mkstemp(suffix='.pftrace')
+        with os.fdopen(fd, 'wb') as f:
+            f.write(b''.join(pb((1, pb((10, 1), *p))) for p in packets))
+        try:
+            return pftrace.read(path).problems
+        finally:
+            os.unlink(path)
+
+    def assertProblem(self, text, *packets):
+        found = self.problems(*packets)
+        self.assertTrue(any(text in p for p in found), found)
+
+    @staticmethod
+    def track(uuid, name, parent=0, *extra):
+        fields = [(1, uuid), (2, name)] + ([(5, parent)] if parent else []) + list(extra)
+        return [(60, pb(*fields))]
+
+    @staticmethod
+    def event(ts, uuid, kind, name=None, *extra):
+        fields = [(9, kind), (11, uuid)] + ([(23, name)] if name else []) + list(extra)
+        return [(8, ts), (11, pb(*fields))]
+
+    def test_a_flow_ending_on_an_earlier_slice_is_drawn_backwards(self):
+        tracks = self.track(1, 'a', 0, (15, 2)), self.track(2, 'b', 0, (15, 2))
+        source = [self.event(20, 1, 1, 'source', (47, ('fixed64', 7))), self.event(30, 1, 2)]
+        dest = self.event(10, 2, 1, 'dest')
+        self.assertProblem('drawn backwards', *tracks, dest, *source,
+                           self.event(40, 2, 2, None, (48, ('fixed64', 7))))
+        # on an instant at the destination's end: drawn as meant
+        self.assertEqual(self.problems(*tracks, dest, *source,
+                                       self.event(40, 2, 3, 'dest', (48, ('fixed64', 7))),
+                                       self.event(40, 2, 2)), [])
+
+    def test_flow_ids_stay_below_bit_63(self):
+        tracks = self.track(1, 'a', 0, (15, 2))
+        flow = 1 << 63 | 5
+        self.assertProblem('bit 63', tracks, self.event(1, 1, 1, 'x', (47, ('fixed64', flow))),
+                           self.event(2, 1, 1, 'y', (48, ('fixed64', flow))),
+                           self.event(3, 1, 2), self.event(4, 1, 2))
+
+    def test_sibling_lanes_of_one_name_are_merged_unless_none(self):
+        self.assertProblem('would be merged', self.track(1, 'group'),
+                           self.track(2, 'lane', 1), self.track(3, 'lane', 1, (15, 2)))
+        self.assertEqual(self.problems(self.track(1, 'group'), self.track(2, 'lane', 1, (15, 2)),
+                                       self.track(3, 'lane', 1, (15, 2))), [])
+
+    def test_slices_under_a_process_need_a_thread(self):
+        process = self.track(1, 'p (10)', 0, (3, pb((1, 10), (6, 'p'))))
+        row = self.event(5, 3, 1, 'call'), self.event(6, 3, 2)
+        self.assertProblem('of no thread', process, self.track(3, 'HGGC API', 1, (15, 2)), *row)
+        thread = self.track(2, 't (11)', 1, (4, pb((1, 10), (2, 11), (5, 't'))))
+        self.assertEqual(self.problems(process, thread, self.track(3, 'HGGC API', 2, (15, 2)),
+                                       *row), [])
+
+    def test_names_do_not_repeat_the_pid(self):
+        self.assertProblem('repeats the pid',
+                           self.track(1, 'p (10)', 0, (3, pb((1, 10), (6, 'p (10)')))))
+
+    def test_order_needs_explicit_ordering(self):
+        # by name unless the parent orders by rank
+        children = self.track(2, 'b', 1, (12, 1), (15, 2)), self.track(3, 'a', 1, (12, 2),
+                                                                        (15, 2))
+        self.assertProblem('Perfetto shows', self.track(1, 'parent'), *children)
+        self.assertEqual(self.problems(self.track(1, 'parent', 0, (11, 3)), *children), [])
+        # processes by rank only when the root descriptor asks for it
+        busy = [self.event(t, 3, k, 'x' if k == 1 else None) for t in range(1, 9)
+                for k in (1, 2)]
+        processes = (self.track(1, 'q', 0, (3, pb((1, 20), (6, 'q'))), (12, 1)),
+                     self.track(2, 'p', 0, (3, pb((1, 30), (6, 'p'))), (12, 2)),
+                     self.track(4, 't', 2, (4, pb((1, 30), (2, 31), (5, 't')))),
+                     self.track(3, 'row', 4, (15, 2)))
+        self.assertProblem('Perfetto shows', *processes, *busy)
+        root = [(60, pb((1, 0), (19, 1), (20, 1)))]
+        self.assertEqual(self.problems(root, *processes, *busy), [])
+
+    def test_clocks_are_not_made_up(self):
+        snapshot = [(6, pb((1, pb((1, 3), (2, 1000))), (1, pb((1, 6), (2, 1000)))))]
+        self.assertProblem('made-up pair', snapshot)
+        self.assertEqual(self.problems([(6, pb((1, pb((1, 3), (2, 1000)))))]), [])
+
+
+class JsonTraceCheck(unittest.TestCase):
+    """json_trace_check finds each way a Chrome JSON trace misleads its readers."""
+
+    def check(self, events, raw=None):
+        fd, path = tempfile.mkstemp(suffix='.json')
+        with os.fdopen(fd, 'wb') as f:
+            f.write(raw if raw is not None else json.dumps({'traceEvents': events}).encode())
+        try:
+            r = subprocess.run([JSON_CHECK, path], capture_output=True, text=True)
+        finally:
+            os.unlink(path)
+        return r.returncode, r.stdout
+
+    META = [{'name': 'process_name', 'ph': 'M', 'pid': 7, 'args': {'name': 'p'}},
+            {'name': 'thread_name', 'ph': 'M', 'pid': 7, 'tid': 8, 'args': {'name': 't'}}]
+
+    def assertFound(self, text, events=None, raw=None):
+        rc, out = self.check(events, raw)
+        self.assertEqual(rc, 1, out)
+        self.assertIn(text, out)
+
+    def test_flows(self):
+        dest = {'name': 'wait', 'cat': 'c', 'ph': 'X', 'ts': 1, 'dur': 10, 'pid': 7, 'tid': 8}
+        source = {'name': 'work', 'cat': 'c', 'ph': 'X', 'ts': 3, 'dur': 2, 'pid': 7, 'tid': 8}
+        start = {'name': 'f', 'cat': 'c', 'ph': 's', 'id': '0x1', 'ts': 3, 'pid': 7, 'tid': 8}
+        inside = {'name': 'f', 'cat': 'c', 'ph': 'f', 'bp': 'e', 'id': '0x1', 'ts': 6,
+                  'pid': 7, 'tid': 8}
+        # ending inside a slice that began before the source: drawn backwards
+        self.assertFound('drawn backwards', self.META + [dest, source, start, inside])
+        # on an instant at the destination's end: drawn as meant
+        instant = {'name': 'wait', 'cat': 'c', 'ph': 'i', 's': 't', 'ts': 11, 'pid': 7,
+                   'tid': 8}
+        self.assertEqual(self.check(self.META + [dest, source, start, instant,
+                                                 dict(inside, ts=11)])[0], 0)
+
+    def test_names_sort_indexes_and_utf8(self):
+        self.assertFound('repeats the pid', [{'name': 'process_name', 'ph': 'M', 'pid': 7,
+                                              'args': {'name': 'p (7)'}}])
+        self.assertFound('fits an int32', self.META + [
+            {'name': 'thread_sort_index', 'ph': 'M', 'pid': 7, 'tid': 8,
+             'args': {'sort_index': 67000000000}}])
+        self.assertFound('not valid UTF-8', raw=b'{"traceEvents":[{"name":"\xff","ph":"M",'
+                                                b'"pid":1,"args":{"name":"x"}}]}')
 
 
 _ENGINE = {}

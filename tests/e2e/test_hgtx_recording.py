@@ -28,7 +28,7 @@ class NestedRangesOnThreads(AsysTestCase):
         self.assertEqual(int(rows[':main']['Instances']), 1)
         for r in rows.values():
             self.assertEqual(r['Style'], 'PushPop')
-        self.assertAlmostEqual(sum(float(r['Time (%)']) for r in rows.values()), 100.0, delta=0.5)
+        self.assertAlmostEqual(sum(float(r['Time (%)']) for r in rows.values()), 100.0, places=9)
 
     def test_durations_within_bounds(self):
         rows = {r['Range']: r for r in self.stats_rows('hgtx_sum')}
@@ -136,6 +136,24 @@ class Attributes(AsysTestCase):
         red = by_name['red-mark']
         self.assertEqual((red['Style'], red['Color'], red['Payload'], red['Domain']),
                          ('Mark', '#FFFF0000', '77', 'net'))
+
+    def test_payloads_exactly_as_recorded(self):
+        # a uint64 above INT64_MAX stays exact (not 18446744073709551616.0), a
+        # double keeps its digits (not 0.1), in csv and json alike
+        by_name = {r['Name']: r for r in self.stats_rows('hgtx_trace')}
+        self.assertEqual(by_name['u64-max']['Payload'], '18446744073709551615')
+        self.assertEqual(by_name['eighth']['Payload'], '0.125')
+        import json
+        r = self.stats('-q', '--report', 'hgtx_trace', '--format', 'json', self.report())
+        rows = {d['Name']: d for d in json.loads(r.stdout)}
+        self.assertEqual(rows['u64-max']['Payload'], 18446744073709551615)
+        self.assertIsInstance(rows['u64-max']['Payload'], int)
+        self.assertEqual(rows['eighth']['Payload'], 0.125)
+        self.assertEqual(rows['colored']['Payload'], -42)
+        self.assertEqual(rows['red-mark']['Payload'], 77)
+        # the column format shows it too
+        out = self.stats('-q', '--report', 'hgtx_trace', self.report()).stdout.decode()
+        self.assertIn('18446744073709551615', out)
 
     def test_json_output_keeps_hostile_text(self):
         import json

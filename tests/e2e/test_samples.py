@@ -219,7 +219,7 @@ class MultiCopy(SampleCase):
         self.assertEqual(int(sizes['[CUDA memcpy Host-to-Device]']['Count']), 8)
         self.assertEqual(int(sizes['[CUDA memcpy Device-to-Host]']['Count']), 8)
         self.assertAlmostEqual(float(sizes['[CUDA memcpy Host-to-Device]']['Total (MB)']),
-                               8 * (1 << 20) / 1e6, places=3)
+                               8 * (1 << 20) / 1e6, places=12)
         overlaps = self.rows('SELECT COUNT(*) FROM ppu_memcpys AS c JOIN ppu_kernels AS k '
                              'ON k.stream != c.stream AND c.start_ns < k.end_ns '
                              'AND k.start_ns < c.end_ns')[0][0]

@@ -73,7 +73,7 @@ class StatsCli(AsysTestCase):
         cut = {r['Range']: r for r in self.stats_rows('hgtx_sum', 'rep', '--filter-time', window)}
         self.assertLess(int(cut[':inner']['Instances']), int(full[':inner']['Instances']))
         self.assertLessEqual(int(cut[':main']['Total Time (ns)']), 10000000)
-        self.assertAlmostEqual(sum(float(r['Time (%)']) for r in cut.values()), 100.0, delta=0.5)
+        self.assertAlmostEqual(sum(float(r['Time (%)']) for r in cut.values()), 100.0, places=9)
         # units in the window
         s = mid / 1e9
         cut2 = self.stats_rows('hgtx_sum', 'rep', '--filter-time', '%.9fs/%.9fs' % (s, s + 0.01))
@@ -88,6 +88,22 @@ class StatsCli(AsysTestCase):
         json.load(open(self.path('j_hgtx_sum.json')))
         self.stats('-q', '-r', 'hgtx_sum', '-f', 'csv', '-o', '@wc -l > %s' % self.path('count'), self.report())
         self.assertEqual(open(self.path('count')).read().strip(), '4')
+
+    def test_short_options(self):
+        # as nsys stats: -r report, -f format, -o output, -q quiet; -h help
+        r = self.stats('-r', 'hgtx_sum', '-f', 'json', '-o', self.path('short'), '-q',
+                       self.report())
+        self.assertEqual(r.stderr, b'')
+        data = json.load(open(self.path('short_hgtx_sum.json')))
+        self.assertEqual({d['Range'] for d in data}, {':outer', ':inner', ':main'})
+        usage = self.stats('-h').stdout.decode()
+        for option in ('-r, --report', '-f, --format', '-o, --output', '-q, --quiet',
+                       '-h, --help'):
+            self.assertIn(option, usage)
+        deps = os.path.join(os.path.dirname(STATS), 'asys-deps')
+        usage = self.run_cmd([deps, '-h']).stdout.decode()
+        for option in ('-f, --format', '-o, --output', '-q, --quiet', '-h, --help'):
+            self.assertIn(option, usage)
 
     def test_report_dir_and_help(self):
         os.mkdir(self.path('reports'))

@@ -6,7 +6,16 @@
  *  - the X events of a thread nest: none overlaps another partly;
  *  - flows: v2 (bind_id + flow_out / flow_in on X events) and v1 ("s" / "f")
  *    each have exactly one start and one end, the start earlier, and v1 flow
- *    events lie inside an X event of their thread. */
+ *    events lie inside an X event (or an instant) of their thread;
+ *  - no flow is drawn backwards: Perfetto's importer draws a flow from
+ *    whichever of its two slices starts first (flow_tracker.cc), the slice
+ *    of a v1 event being the innermost one around it (an instant there
+ *    included), so the slice a flow ends on must not start before the one it
+ *    starts from;
+ *  - the file is valid UTF-8 (cJSON does not check; strict parsers refuse it);
+ *  - process_sort_index and thread_sort_index fit an int32 (Perfetto's JSON
+ *    importer cuts them to 32 bits), and process_name does not end with the
+ *    pid (consumers show it after the name). */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +30,7 @@ struct slice {
 struct flow_end {
     char key[160];
     int is_start;
+    int v2; /* bound to its own X event, which starts at ts */
     double pid, tid;
     long long ts;
 };
@@ -65,6 +75,32 @@ static void problem(struct check *c, const char *fmt, const char *detail)
         }                                                                                          \
     } while (0)
 
+/* The offset of the first byte that does not start valid UTF-8, or -1. */
+static long long invalid_utf8(const unsigned char *s, size_t len)
+{
+    for (size_t i = 0; i < len;) {
+        unsigned c = s[i];
+        size_t n = c < 0x80                 ? 1
+                   : c >= 0xc2 && c <= 0xdf ? 2
+                   : c >= 0xe0 && c <= 0xef ? 3
+                   : c >= 0xf0 && c <= 0xf4 ? 4
+                                            : 0;
+        if (!n || i + n > len)
+            return (long long)i;
+        unsigned cp = n == 1 ? c : c & (0x7f >> n);
+        for (size_t k = 1; k < n; k++) {
+            if ((s[i + k] & 0xc0) != 0x80)
+                return (long long)i;
+            cp = cp << 6 | (s[i + k] & 0x3f);
+        }
+        static const unsigned min[] = {0, 0, 0x80, 0x800, 0x10000};
+        if (cp < min[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+            return (long long)i;
+        i += n;
+    }
+    return -1;
+}
+
 static long long ns_of(double us)
 {
     return llround(us * 1000.0);
@@ -89,6 +125,7 @@ static void add_flow(struct check *c, const char *key, int is_start, double pid,
     struct flow_end *f = &c->flows[c->flow_count++];
     snprintf(f->key, sizeof f->key, "%s", key);
     f->is_start = is_start;
+    f->v2 = !strncmp(key, "v2", 2);
     f->pid = pid;
     f->tid = tid;
     f->ts = ts;
@@ -126,6 +163,21 @@ static void event(struct check *c, const cJSON *e)
         if (!strcmp(name->valuestring, "process_name") || !strcmp(name->valuestring, "thread_name"))
             if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(args, "name")))
                 problem(c, "%s", "process_name / thread_name without a string name");
+        if (!strcmp(name->valuestring, "process_name")) {
+            const cJSON *text = cJSON_GetObjectItemCaseSensitive(args, "name");
+            char suffix[32];
+            int n = snprintf(suffix, sizeof suffix, " (%.0f)", pid->valuedouble);
+            size_t len = cJSON_IsString(text) ? strlen(text->valuestring) : 0;
+            if (len >= (size_t)n && !strcmp(text->valuestring + len - (size_t)n, suffix))
+                problem(c, "process_name repeats the pid: %s", text->valuestring);
+        }
+        if (!strcmp(name->valuestring, "process_sort_index") ||
+            !strcmp(name->valuestring, "thread_sort_index")) {
+            const cJSON *index = cJSON_GetObjectItemCaseSensitive(args, "sort_index");
+            if (!cJSON_IsNumber(index) || index->valuedouble < -2147483648.0 ||
+                index->valuedouble > 2147483647.0)
+                problem(c, "%s not a number that fits an int32", name->valuestring);
+        }
         return;
     }
     GROW(c->pids, c->pid_count, c->pid_cap);
@@ -181,7 +233,12 @@ static void event(struct check *c, const cJSON *e)
         snprintf(key, sizeof key, "v1 %.40s %.40s %.60s", cat->valuestring, name->valuestring,
                  id->valuestring);
         add_flow(c, key, p[0] == 's', pid->valuedouble, tid->valuedouble, ns_of(ts->valuedouble));
-    } else if (strcmp(p, "i") && strcmp(p, "I")) {
+    } else if (!strcmp(p, "i") || !strcmp(p, "I")) {
+        /* a slice of no duration: flow events bind to it */
+        GROW(c->slices, c->slice_count, c->slice_cap);
+        c->slices[c->slice_count++] = (struct slice){
+            pid->valuedouble, tid->valuedouble, ns_of(ts->valuedouble), ns_of(ts->valuedouble)};
+    } else {
         problem(c, "unexpected phase '%s'", p);
     }
 }
@@ -220,15 +277,26 @@ static void check_nesting(struct check *c)
     free(open);
 }
 
-static int inside_a_slice(const struct check *c, const struct flow_end *f)
+/* The innermost slice of the flow event's thread around it (the latest to
+ * start, then the shortest), NULL when none: what a v1 flow event binds to. */
+static const struct slice *enclosing(const struct check *c, const struct flow_end *f)
 {
+    const struct slice *best = NULL;
     /* a linear scan: the test traces are small */
     for (size_t i = 0; i < c->slice_count; i++) {
         const struct slice *s = &c->slices[i];
-        if (s->pid == f->pid && s->tid == f->tid && s->start <= f->ts && f->ts <= s->end)
-            return 1;
+        if (s->pid == f->pid && s->tid == f->tid && s->start <= f->ts && f->ts <= s->end &&
+            (!best || s->start > best->start || (s->start == best->start && s->end < best->end)))
+            best = s;
     }
-    return 0;
+    return best;
+}
+
+/* When the slice a flow end binds to starts. */
+static long long bound_start(const struct check *c, const struct flow_end *f)
+{
+    const struct slice *s = f->v2 ? NULL : enclosing(c, f);
+    return s ? s->start : f->ts;
 }
 
 static int by_key(const void *a, const void *b)
@@ -249,8 +317,11 @@ static void check_flows(struct check *c)
             problem(c, "flow without exactly one start and one end: %s", c->flows[i].key);
         else if (c->flows[i].ts >= c->flows[i + 1].ts)
             problem(c, "flow ends before it starts: %s", c->flows[i].key);
+        else if (bound_start(c, &c->flows[i + 1]) < bound_start(c, &c->flows[i]))
+            problem(c, "flow drawn backwards: it ends on a slice that began before its source: %s",
+                    c->flows[i].key);
         for (size_t k = i; k < j; k++)
-            if (!strncmp(c->flows[k].key, "v1", 2) && !inside_a_slice(c, &c->flows[k]))
+            if (!c->flows[k].v2 && !enclosing(c, &c->flows[k]))
                 problem(c, "flow event outside every slice of its thread: %s", c->flows[k].key);
         i = j;
     }
@@ -330,6 +401,11 @@ int main(int argc, char **argv)
     fclose(in);
     if (!text)
         return 2;
+    long long bad = invalid_utf8((const unsigned char *)text, len);
+    if (bad >= 0) {
+        printf("not valid UTF-8 at byte %lld\n", bad);
+        return 1;
+    }
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     if (!root) {

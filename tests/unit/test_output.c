@@ -1,4 +1,7 @@
 /* Output formats: escaping, time units, alignment. */
+#include <math.h>
+#include <stdint.h>
+
 #include "output_format.h"
 #include "test_util.h"
 
@@ -78,6 +81,117 @@ START_TEST(time_units_convert_ns_columns)
 }
 END_TEST
 
+/* csv, tsv and json print reals so that they read back exactly; column and
+ * table round them for reading. */
+START_TEST(reals_read_back_exactly_in_csv_tsv_json)
+{
+    const char *sql = "SELECT 0.125 AS p, 1.0 / 3 AS third, 5.0 AS five, 1e20 AS big, "
+                      "-2.5e-9 AS tiny, 1.048576 AS \"Size (MB)\"";
+    char *t = render(sql, ASYS_FMT_CSV, NULL);
+    ck_assert_str_eq(t, "p,third,five,big,tiny,Size (MB)\n"
+                        "0.125,0.3333333333333333,5.0,1e+20,-2.5e-09,1.048576\n");
+    free(t);
+    t = render(sql, ASYS_FMT_TSV, NULL);
+    ck_assert_str_eq(t, "p\tthird\tfive\tbig\ttiny\tSize (MB)\n"
+                        "0.125\t0.3333333333333333\t5.0\t1e+20\t-2.5e-09\t1.048576\n");
+    free(t);
+    t = render(sql, ASYS_FMT_JSON, NULL);
+    ck_assert_str_eq(t, "[\n{\"p\":0.125,\"third\":0.3333333333333333,\"five\":5.0,\"big\":1e+20,"
+                        "\"tiny\":-2.5e-09,\"Size (MB)\":1.048576}\n]\n");
+    free(t);
+    t = render("SELECT 0.125 AS p, 1.0 / 3 AS third, 1.048576 AS \"Size (MB)\"", ASYS_FMT_COLUMN,
+               NULL);
+    ck_assert_str_eq(t, "   p  third  Size (MB)\n ---  -----  ---------\n 0.1    0.3      1.049\n");
+    free(t);
+    /* a time unit: exact for integer ns, at least the unit's decimals for reals */
+    t = render("SELECT 9007199254740993 AS \"T (ns)\", 2500.25 AS \"Avg (ns)\"", ASYS_FMT_CSV,
+               "us");
+    ck_assert_str_eq(t, "T (us),Avg (us)\n9007199254740.993,2.50025\n");
+    free(t);
+}
+END_TEST
+
+START_TEST(format_real_is_shortest_round_trip)
+{
+    char buf[64];
+    ck_assert_int_eq(asys_format_real(buf, sizeof buf, 0.1, 1), 3);
+    ck_assert_str_eq(buf, "0.1");
+    asys_format_real(buf, sizeof buf, 18446744073709551616.0, 1);
+    ck_assert_str_eq(buf, "1.8446744073709552e+19");
+    asys_format_real(buf, sizeof buf, 2.0, 3);
+    ck_assert_str_eq(buf, "2.000");
+    asys_format_real(buf, sizeof buf, -0.0, 1);
+    ck_assert_str_eq(buf, "-0.0");
+    asys_format_real(buf, sizeof buf, 1.0 / 0.0, 1);
+    ck_assert_str_eq(buf, "inf");
+    /* every double reads back, whatever its magnitude */
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < 200000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        double v;
+        memcpy(&v, &x, sizeof v);
+        if (!isfinite(v))
+            continue;
+        int n = asys_format_real(buf, sizeof buf, v, i % 4);
+        ck_assert_int_lt(n, (int)sizeof buf);
+        ck_assert_msg(strtod(buf, NULL) == v, "%s does not read back as %.17g", buf, v);
+    }
+    ck_assert(asys_is_integer_text("18446744073709551615"));
+    ck_assert(asys_is_integer_text("-5"));
+    ck_assert(!asys_is_integer_text("007"));
+    ck_assert(!asys_is_integer_text("1,2"));
+    ck_assert(!asys_is_integer_text(""));
+    ck_assert(!asys_is_integer_text("123456789012345678901"));
+}
+END_TEST
+
+/* Each byte that does not start valid UTF-8 becomes U+FFFD in every format. */
+START_TEST(invalid_utf8_becomes_replacement_everywhere)
+{
+    const char *sql = "SELECT CAST(x'41ff42c3' AS TEXT) AS s, CAST(x'c3a9' AS TEXT) AS ok";
+    char *t = render(sql, ASYS_FMT_CSV, NULL);
+    ck_assert_str_eq(t, "s,ok\nA\xef\xbf\xbd"
+                        "B\xef\xbf\xbd,\xc3\xa9\n");
+    free(t);
+    t = render(sql, ASYS_FMT_TSV, NULL);
+    ck_assert_str_eq(t, "s\tok\nA\xef\xbf\xbd"
+                        "B\xef\xbf\xbd\t\xc3\xa9\n");
+    free(t);
+    t = render(sql, ASYS_FMT_COLUMN, NULL);
+    ck_assert_str_eq(t, " s     ok\n ----  --\n A\xef\xbf\xbd"
+                        "B\xef\xbf\xbd  \xc3\xa9\n");
+    free(t);
+    t = render("SELECT 1 AS \"bad\xff\"", ASYS_FMT_TABLE, NULL);
+    ck_assert_str_eq(t, "+------+\n| bad\xef\xbf\xbd |\n+------+\n|    1 |\n+------+\n");
+    free(t);
+}
+END_TEST
+
+/* A column declared ASYS_DECLTYPE_NUMBER: TEXT digits (a uint64 above
+ * INT64_MAX) are numbers in json, anything else stays a string. */
+START_TEST(number_columns_print_big_integers_as_numbers)
+{
+    ck_assert_int_eq(sqlite3_exec(db,
+                                  "CREATE TABLE t (v " ASYS_DECLTYPE_NUMBER ", w);"
+                                  "INSERT INTO t VALUES ('18446744073709551615', '1'), "
+                                  "(-3, 2), ('1,2]', 3), (0.125, 4)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    char *t = render("SELECT typeof(v) FROM t LIMIT 1", ASYS_FMT_CSV, NULL);
+    ck_assert_str_eq(t, "typeof(v)\ntext\n"); /* stored as it came: no conversion */
+    free(t);
+    t = render("SELECT v, w FROM t", ASYS_FMT_JSON, NULL);
+    ck_assert_str_eq(t, "[\n{\"v\":18446744073709551615,\"w\":\"1\"},\n{\"v\":-3,\"w\":2},\n"
+                        "{\"v\":\"1,2]\",\"w\":3},\n{\"v\":0.125,\"w\":4}\n]\n");
+    free(t);
+    t = render("SELECT v FROM t", ASYS_FMT_CSV, NULL);
+    ck_assert_str_eq(t, "v\n18446744073709551615\n-3\n\"1,2]\"\n0.125\n");
+    free(t);
+}
+END_TEST
+
 START_TEST(column_aligns_numbers_right_text_left)
 {
     char *t =
@@ -127,6 +241,10 @@ int main(void)
     tcase_add_test(tc, json_escapes_and_types);
     tcase_add_test(tc, time_units_convert_ns_columns);
     tcase_add_test(tc, column_aligns_numbers_right_text_left);
+    tcase_add_test(tc, reals_read_back_exactly_in_csv_tsv_json);
+    tcase_add_test(tc, format_real_is_shortest_round_trip);
+    tcase_add_test(tc, invalid_utf8_becomes_replacement_everywhere);
+    tcase_add_test(tc, number_columns_print_big_integers_as_numbers);
     tcase_add_test(tc, names);
     tcase_add_test(tc, tree_labels_are_indented_by_level);
     suite_add_tcase(s, tc);

@@ -1,5 +1,6 @@
 /* Domains, registered strings, marks, colors, categories, payloads, wide text. */
 #include <nvtx3/nvToolsExt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -71,6 +72,21 @@ int main(void)
     m.messageType = NVTX_MESSAGE_TYPE_ASCII;
     m.message.ascii = "red-mark";
     nvtxDomainMarkEx(net, &m);
+
+    /* payloads as recorded: a uint64 beyond INT64_MAX and a double of three decimals */
+    nvtxEventAttributes_t u = attributes();
+    u.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+    u.payload.ullValue = UINT64_MAX;
+    u.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    u.message.ascii = "u64-max";
+    nvtxMarkEx(&u);
+    nvtxEventAttributes_t x = attributes();
+    x.payloadType = NVTX_PAYLOAD_TYPE_DOUBLE;
+    x.payload.dValue = 0.125;
+    x.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    x.message.ascii = "eighth";
+    nvtxRangePushEx(&x);
+    nvtxRangePop();
 
     /* wide text */
     nvtxRangePushW(L"wide-\u00e9t\u00e9");
