@@ -1,4 +1,5 @@
-/* HGTX (NVTX) records -> hgtx_events, hgtx_domains, hgtx_categories.
+/* HGTX (NVTX) records -> hgtx_events, hgtx_domains, hgtx_categories; the
+ * extensions' records go to the files named in import_hgtx.h.
  *
  * Push/pop ranges pair up on a per-thread, per-domain stack within one
  * segment.  Start/end ranges pair up by (process image, range id) across
@@ -10,78 +11,8 @@
 #include <string.h>
 
 #include "grow.h"
-#include "import_family.h"
-
-#define DOMAIN_NONE UINT64_MAX
-
-enum { KIND_PUSHPOP = 1, KIND_STARTEND = 2, KIND_MARK = 3 };
-
-/* A range waiting for its end (push/pop or start/end). */
-struct hgtx_open {
-    int64_t id;
-    uint64_t start_ns;
-    uint32_t pid;
-    uint32_t tid;
-    uint32_t domain; /* global hgtx_domains.id */
-    uint32_t text_id;
-    int64_t category;      /* -1: none */
-    int64_t color;         /* -1: none */
-    uint32_t payload_type; /* 0: none */
-    uint64_t payload;
-    int32_t level;  /* -1: not nested (start/end) */
-    int64_t parent; /* -1: none */
-};
-
-struct hgtx_end {
-    uint64_t end_ns;
-    uint32_t tid;
-};
-
-struct imp_domain {
-    uint32_t pid;
-    uint32_t name_id;
-    uint64_t created_ns;
-    uint64_t destroyed_ns;
-    uint64_t pending_uid;   /* placeholder: image that used it before it was defined */
-    uint32_t pending_local; /* its local id there */
-};
-
-/* The push/pop stack of one domain in the current segment. */
-struct hgtx_stack {
-    uint16_t domain_local;
-    struct hgtx_open *items;
-    size_t count;
-    size_t cap;
-};
-
-/* Per process image: its domain and range ids. */
-struct hgtx_image {
-    struct asys_u64map domains; /* local domain id -> global id */
-    struct asys_u64map starts;  /* range id -> index in the open pool */
-    struct asys_u64map ends;    /* range id -> index in the end pool */
-};
-
-struct hgtx {
-    struct asys_importer *imp;
-    int slot;
-    sqlite3_stmt *insert_hgtx;
-    int64_t next_hgtx_id;
-    struct imp_domain *domains; /* index = global id; 0 = default */
-    size_t domain_count;
-    size_t domain_cap;
-    struct asys_u64map categories; /* domain << 32 | category -> name id */
-    struct hgtx_open *open_pool;   /* start/end ranges waiting for their end */
-    size_t open_count, open_cap;
-    int64_t open_free; /* free list through .id, -1 = empty */
-    struct hgtx_end *end_pool;
-    size_t end_count, end_cap;
-    uint64_t unmatched_pops;
-    uint64_t unmatched_ends;
-    uint64_t open_ranges;
-    struct hgtx_stack *stacks; /* of the current segment */
-    size_t stack_count;
-    struct asys_err *finish_err; /* for finish_open_ranges */
-};
+#include "hgtx_decode.h"
+#include "import_hgtx.h"
 
 static void image_free(void *p)
 {
@@ -89,13 +20,14 @@ static void image_free(void *p)
     asys_u64map_free(&hi->domains);
     asys_u64map_free(&hi->starts);
     asys_u64map_free(&hi->ends);
+    asys_u64map_free(&hi->range_events);
     free(hi);
 }
 
 /* The image's HGTX state, created on first use.  Out of memory aborts the
  * import at the next allocation check; a static empty state keeps callers
  * simple until then. */
-static struct hgtx_image *hgtx_image(struct hgtx *h, struct imp_image *img)
+struct hgtx_image *hgtx_image(struct hgtx *h, struct imp_image *img)
 {
     if (!img->slot[h->slot]) {
         struct hgtx_image *hi = calloc(1, sizeof *hi);
@@ -104,6 +36,7 @@ static struct hgtx_image *hgtx_image(struct hgtx *h, struct imp_image *img)
         asys_u64map_init(&hi->domains);
         asys_u64map_init(&hi->starts);
         asys_u64map_init(&hi->ends);
+        asys_u64map_init(&hi->range_events);
         img->slot[h->slot] = hi;
     }
     return img->slot[h->slot];
@@ -133,7 +66,10 @@ static int hgtx_init(struct asys_importer *imp, void **state, struct asys_err *e
     if (sqlite3_prepare_v3(imp->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &h->insert_hgtx, NULL) !=
         SQLITE_OK)
         return imp_sql_error(imp, err);
-    return 0;
+    return hgtx_payloads_init(h, err) == 0 && hgtx_counters_init(h, err) == 0 &&
+                   hgtx_objects_init(h, err) == 0
+               ? 0
+               : -1;
 }
 
 static void hgtx_free(void *state)
@@ -141,6 +77,9 @@ static void hgtx_free(void *state)
     struct hgtx *h = state;
     if (!h)
         return;
+    hgtx_payloads_free(h);
+    hgtx_counters_free(h);
+    hgtx_objects_free(h);
     sqlite3_finalize(h->insert_hgtx);
     h->insert_hgtx = NULL;
     free(h->domains);
@@ -171,7 +110,7 @@ static uint32_t new_domain(struct hgtx *h)
 
 /* The global id of a domain of the current image; a placeholder when its
  * DOMAIN record has not been read (yet). */
-static uint32_t domain_global(struct hgtx *h, uint16_t local)
+uint32_t hgtx_domain_global(struct hgtx *h, uint16_t local)
 {
     struct asys_importer *imp = h->imp;
     if (local == 0)
@@ -198,7 +137,7 @@ static int import_domain(struct hgtx *h, const struct asys_record *rec, uint64_t
 {
     struct asys_importer *imp = h->imp;
     const struct asys_rec_hgtx_domain *r = (const void *)rec->data;
-    uint32_t id = domain_global(h, (uint16_t)rec->arg);
+    uint32_t id = hgtx_domain_global(h, (uint16_t)rec->arg);
     if (!id)
         return 0;
     struct imp_domain *d = &h->domains[id];
@@ -258,7 +197,7 @@ static int import_category(struct hgtx *h, const struct asys_record *rec)
 {
     struct asys_importer *imp = h->imp;
     const struct asys_rec_hgtx_category *r = (const void *)rec->data;
-    uint64_t key = (uint64_t)domain_global(h, (uint16_t)rec->arg) << 32 | r->category;
+    uint64_t key = (uint64_t)hgtx_domain_global(h, (uint16_t)rec->arg) << 32 | r->category;
     return asys_u64map_put(&h->categories, key, imp_string(imp, imp->seg.image, r->name_string_id));
 }
 
@@ -302,7 +241,7 @@ static int import_thread_name(struct hgtx *h, const struct asys_record *rec, uin
 
 /* ---- events ------------------------------------------------------------------ */
 
-static void open_plain(struct hgtx *h, struct hgtx_open *o, uint32_t sid, uint64_t ns)
+void hgtx_open_plain(struct hgtx *h, struct hgtx_open *o, uint32_t sid, uint64_t ns)
 {
     struct asys_importer *imp = h->imp;
     o->start_ns = ns;
@@ -321,8 +260,8 @@ static void open_plain(struct hgtx *h, struct hgtx_open *o, uint32_t sid, uint64
 static void open_from_attributes(struct hgtx *h, struct hgtx_open *o,
                                  const struct asys_hgtx_attributes *a, uint64_t ns)
 {
-    open_plain(h, o, a->message_string_id, ns);
-    o->domain = domain_global(h, a->domain_id);
+    hgtx_open_plain(h, o, a->message_string_id, ns);
+    o->domain = hgtx_domain_global(h, a->domain_id);
     if (a->flags & ASYS_HGTX_HAS_CATEGORY)
         o->category = a->category;
     if (a->flags & ASYS_HGTX_HAS_COLOR)
@@ -363,8 +302,8 @@ static void bind_payload(sqlite3_stmt *st, int col, uint32_t type, uint64_t bits
     }
 }
 
-static int insert_event(struct hgtx *h, int kind, const struct hgtx_open *o, int64_t end_ns,
-                        uint32_t end_tid, struct asys_err *err)
+int hgtx_insert_event(struct hgtx *h, int kind, const struct hgtx_open *o, int64_t end_ns,
+                      uint32_t end_tid, struct asys_err *err)
 {
     struct asys_importer *imp = h->imp;
     sqlite3_stmt *st = h->insert_hgtx;
@@ -407,7 +346,7 @@ static struct hgtx_stack *stack_of(struct hgtx *h, uint16_t domain_local, int cr
     return s;
 }
 
-static int push(struct hgtx *h, uint16_t domain_local, struct hgtx_open *o, struct asys_err *err)
+int hgtx_push(struct hgtx *h, uint16_t domain_local, struct hgtx_open *o, struct asys_err *err)
 {
     struct hgtx_stack *s = stack_of(h, domain_local, 1);
     if (!s)
@@ -418,18 +357,22 @@ static int push(struct hgtx *h, uint16_t domain_local, struct hgtx_open *o, stru
     o->level = (int32_t)s->count;
     o->parent = s->count ? s->items[s->count - 1].id : -1;
     s->items[s->count++] = *o;
+    h->last_event = o->id;
     return 0;
 }
 
-static int pop(struct hgtx *h, uint16_t domain_local, uint64_t ns, struct asys_err *err)
+int hgtx_pop(struct hgtx *h, uint16_t domain_local, uint64_t ns, int64_t *event,
+             struct asys_err *err)
 {
     struct hgtx_stack *s = stack_of(h, domain_local, 0);
+    *event = 0;
     if (!s || !s->count) {
         h->unmatched_pops++;
         return 0;
     }
     const struct hgtx_open *o = &s->items[--s->count];
-    return insert_event(h, KIND_PUSHPOP, o, (int64_t)ns, 0, err);
+    *event = o->id;
+    return hgtx_insert_event(h, KIND_PUSHPOP, o, (int64_t)ns, 0, err);
 }
 
 static int hgtx_segment_end(void *state, struct asys_err *err)
@@ -440,24 +383,26 @@ static int hgtx_segment_end(void *state, struct asys_err *err)
         struct hgtx_stack *s = &h->stacks[i];
         for (size_t j = 0; rc == 0 && j < s->count; j++) {
             h->open_ranges++;
-            rc = insert_event(h, KIND_PUSHPOP, &s->items[j], -1, 0, err);
+            rc = hgtx_insert_event(h, KIND_PUSHPOP, &s->items[j], -1, 0, err);
         }
         free(s->items);
     }
     free(h->stacks);
     h->stacks = NULL;
     h->stack_count = 0;
+    h->last_event = 0;
     return rc;
 }
 
 /* ---- marks ------------------------------------------------------------------------ */
 
-static int mark(struct hgtx *h, uint16_t domain_local, struct hgtx_open *o, struct asys_err *err)
+int hgtx_mark(struct hgtx *h, uint16_t domain_local, struct hgtx_open *o, struct asys_err *err)
 {
     struct hgtx_stack *s = stack_of(h, domain_local, 0);
     o->id = h->next_hgtx_id++;
+    h->last_event = o->id;
     o->parent = s && s->count ? s->items[s->count - 1].id : -1;
-    return insert_event(h, KIND_MARK, o, (int64_t)o->start_ns, 0, err);
+    return hgtx_insert_event(h, KIND_MARK, o, (int64_t)o->start_ns, 0, err);
 }
 
 /* ---- start / end ---------------------------------------------------------------------- */
@@ -480,17 +425,20 @@ static void pool_give_back(struct hgtx *h, int64_t i)
     h->open_free = i;
 }
 
-static int start(struct hgtx *h, uint64_t range_id, struct hgtx_open *o, struct asys_err *err)
+int hgtx_start(struct hgtx *h, uint64_t range_id, struct hgtx_open *o, struct asys_err *err)
 {
     struct hgtx_image *hi = hgtx_image(h, h->imp->seg.image);
     if (!hi)
         return asys_fail(err, "out of memory");
     o->id = h->next_hgtx_id++;
+    h->last_event = o->id;
+    if (asys_u64map_put(&hi->range_events, range_id, (uint64_t)o->id) != 0)
+        return asys_fail(err, "out of memory");
     uint64_t *end_index = asys_u64map_get(&hi->ends, range_id);
     if (end_index) { /* its end was read first (another thread's segment) */
         struct hgtx_end e = h->end_pool[*end_index];
         asys_u64map_remove(&hi->ends, range_id);
-        return insert_event(h, KIND_STARTEND, o, (int64_t)e.end_ns, e.tid, err);
+        return hgtx_insert_event(h, KIND_STARTEND, o, (int64_t)e.end_ns, e.tid, err);
     }
     int64_t i = pool_take(h);
     if (i < 0 || asys_u64map_put(&hi->starts, range_id, (uint64_t)i) != 0)
@@ -499,7 +447,7 @@ static int start(struct hgtx *h, uint64_t range_id, struct hgtx_open *o, struct 
     return 0;
 }
 
-static int end(struct hgtx *h, uint64_t range_id, uint64_t ns, struct asys_err *err)
+int hgtx_end(struct hgtx *h, uint64_t range_id, uint64_t ns, struct asys_err *err)
 {
     uint32_t tid = h->imp->seg.tid;
     struct hgtx_image *hi = hgtx_image(h, h->imp->seg.image);
@@ -509,7 +457,7 @@ static int end(struct hgtx *h, uint64_t range_id, uint64_t ns, struct asys_err *
     if (start_index) {
         int64_t i = (int64_t)*start_index;
         asys_u64map_remove(&hi->starts, range_id);
-        int rc = insert_event(h, KIND_STARTEND, &h->open_pool[i], (int64_t)ns, tid, err);
+        int rc = hgtx_insert_event(h, KIND_STARTEND, &h->open_pool[i], (int64_t)ns, tid, err);
         pool_give_back(h, i);
         return rc;
     }
@@ -526,8 +474,8 @@ static int end(struct hgtx *h, uint64_t range_id, uint64_t ns, struct asys_err *
 static int on_push(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err)
 {
     struct hgtx_open o;
-    open_plain(state, &o, rec->arg, ns);
-    return push(state, 0, &o, err);
+    hgtx_open_plain(state, &o, rec->arg, ns);
+    return hgtx_push(state, 0, &o, err);
 }
 
 static int on_push_ex(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err)
@@ -535,19 +483,20 @@ static int on_push_ex(void *state, const struct asys_record *rec, uint64_t ns, s
     const struct asys_rec_hgtx_ex *r = (const void *)rec->data;
     struct hgtx_open o;
     open_from_attributes(state, &o, &r->attr, ns);
-    return push(state, r->attr.domain_id, &o, err);
+    return hgtx_push(state, r->attr.domain_id, &o, err);
 }
 
 static int on_pop(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err)
 {
-    return pop(state, (uint16_t)rec->arg, ns, err);
+    int64_t event;
+    return hgtx_pop(state, (uint16_t)rec->arg, ns, &event, err);
 }
 
 static int on_mark(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err)
 {
     struct hgtx_open o;
-    open_plain(state, &o, rec->arg, ns);
-    return mark(state, 0, &o, err);
+    hgtx_open_plain(state, &o, rec->arg, ns);
+    return hgtx_mark(state, 0, &o, err);
 }
 
 static int on_mark_ex(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err)
@@ -555,15 +504,15 @@ static int on_mark_ex(void *state, const struct asys_record *rec, uint64_t ns, s
     const struct asys_rec_hgtx_ex *r = (const void *)rec->data;
     struct hgtx_open o;
     open_from_attributes(state, &o, &r->attr, ns);
-    return mark(state, r->attr.domain_id, &o, err);
+    return hgtx_mark(state, r->attr.domain_id, &o, err);
 }
 
 static int on_start(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err)
 {
     const struct asys_rec_hgtx_range *r = (const void *)rec->data;
     struct hgtx_open o;
-    open_plain(state, &o, rec->arg, ns);
-    return start(state, r->range_id, &o, err);
+    hgtx_open_plain(state, &o, rec->arg, ns);
+    return hgtx_start(state, r->range_id, &o, err);
 }
 
 static int on_start_ex(void *state, const struct asys_record *rec, uint64_t ns,
@@ -572,13 +521,13 @@ static int on_start_ex(void *state, const struct asys_record *rec, uint64_t ns,
     const struct asys_rec_hgtx_start_ex *r = (const void *)rec->data;
     struct hgtx_open o;
     open_from_attributes(state, &o, &r->attr, ns);
-    return start(state, r->range_id, &o, err);
+    return hgtx_start(state, r->range_id, &o, err);
 }
 
 static int on_end(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err)
 {
     const struct asys_rec_hgtx_range *r = (const void *)rec->data;
-    return end(state, r->range_id, ns, err);
+    return hgtx_end(state, r->range_id, ns, err);
 }
 
 static int on_domain(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err)
@@ -612,8 +561,8 @@ static int finish_open_ranges(struct asys_importer *imp, struct imp_image *img, 
         if (!hi->starts.used[j])
             continue;
         h->open_ranges++;
-        if (insert_event(h, KIND_STARTEND, &h->open_pool[hi->starts.values[j]], -1, 0,
-                         h->finish_err) != 0)
+        if (hgtx_insert_event(h, KIND_STARTEND, &h->open_pool[hi->starts.values[j]], -1, 0,
+                              h->finish_err) != 0)
             return -1;
     }
     h->unmatched_ends += hi->ends.count;
@@ -637,7 +586,18 @@ static int hgtx_finish(void *state, struct asys_err *err)
         imp_session_info(imp, "hgtx_unmatched_ends", NULL, (int64_t)h->unmatched_ends, err) ||
         imp_session_info(imp, "hgtx_open_ranges", NULL, (int64_t)h->open_ranges, err))
         return -1;
-    return finish_domains(h, err) == 0 && finish_categories(h, err) == 0 ? 0 : -1;
+    return finish_domains(h, err) == 0 && finish_categories(h, err) == 0 &&
+                   hgtx_payloads_finish(h, err) == 0 && hgtx_objects_finish(h, err) == 0
+               ? 0
+               : -1;
+}
+
+/* Payloads and counter samples are decoded once every schema is known (a
+ * schema may be in a segment read after the events that use it). */
+static int hgtx_derive(void *state, struct asys_err *err)
+{
+    struct hgtx *h = state;
+    return hgtx_payloads_derive(h, err) == 0 && hgtx_counters_derive(h, err) == 0 ? 0 : -1;
 }
 
 static const struct imp_record_op hgtx_ops[] = {
@@ -652,6 +612,15 @@ static const struct imp_record_op hgtx_ops[] = {
     {ASYS_REC_HGTX_DOMAIN, on_domain},
     {ASYS_REC_HGTX_CATEGORY, on_category},
     {ASYS_REC_HGTX_THREAD_NAME, on_thread_name},
+    {ASYS_REC_HGTX_SCHEMA, hgtx_on_schema},
+    {ASYS_REC_HGTX_PAYLOAD, hgtx_on_payload},
+    {ASYS_REC_HGTX_TIME, hgtx_on_time},
+    {ASYS_REC_HGTX_COUNTER, hgtx_on_counter},
+    {ASYS_REC_HGTX_SAMPLE, hgtx_on_sample},
+    {ASYS_REC_HGTX_MEM, hgtx_on_mem},
+    {ASYS_REC_HGTX_RESOURCE, hgtx_on_resource},
+    {ASYS_REC_HGTX_SYNC, hgtx_on_sync},
+    {ASYS_REC_HGTX_INJECTION, hgtx_on_injection},
 };
 
 const struct imp_family imp_family_hgtx = {
@@ -663,5 +632,6 @@ const struct imp_family imp_family_hgtx = {
     .init = hgtx_init,
     .segment_end = hgtx_segment_end,
     .finish = hgtx_finish,
+    .derive = hgtx_derive,
     .free = hgtx_free,
 };

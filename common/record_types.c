@@ -205,6 +205,74 @@ static const struct asys_rec_field hggc_status[] = {
     F(struct asys_rec_hggc_status, value, U), F(struct asys_rec_hggc_status, message_length, U),
     F(struct asys_rec_hggc_status, reserved, R)};
 
+static const struct asys_rec_field hgtx_schema[] = {
+    F(struct asys_rec_hgtx_schema, size_bytes, U),
+    F(struct asys_rec_hgtx_schema, kind, U),
+    F(struct asys_rec_hgtx_schema, schema_id, U),
+    F(struct asys_rec_hgtx_schema, name_string_id, S),
+    F(struct asys_rec_hgtx_schema, schema_type, U),
+    F(struct asys_rec_hgtx_schema, flags, X),
+    F(struct asys_rec_hgtx_schema, static_size, U),
+    F(struct asys_rec_hgtx_schema, pack_align, U),
+    F(struct asys_rec_hgtx_schema, entry_count, U),
+    F(struct asys_rec_hgtx_schema, entries_given, U)};
+static const struct asys_rec_field hgtx_payload[] = {
+    F(struct asys_rec_hgtx_payload, size_bytes, U), F(struct asys_rec_hgtx_payload, event, U),
+    F(struct asys_rec_hgtx_payload, payload_count, U),
+    F(struct asys_rec_hgtx_payload, range_id, X)};
+static const struct asys_rec_field hgtx_counter[] = {
+    F(struct asys_rec_hgtx_counter, name_string_id, S),
+    F(struct asys_rec_hgtx_counter, description_string_id, S),
+    F(struct asys_rec_hgtx_counter, counter_id, U),
+    F(struct asys_rec_hgtx_counter, schema_id, U),
+    F(struct asys_rec_hgtx_counter, scope_id, U),
+    F(struct asys_rec_hgtx_counter, semantic_flags, X),
+    F(struct asys_rec_hgtx_counter, unit_string_id, S),
+    F(struct asys_rec_hgtx_counter, limit_type, I),
+    F(struct asys_rec_hgtx_counter, unit_scale_numerator, U),
+    F(struct asys_rec_hgtx_counter, unit_scale_denominator, U),
+    F(struct asys_rec_hgtx_counter, limit_min, X),
+    F(struct asys_rec_hgtx_counter, limit_max, X),
+    F(struct asys_rec_hgtx_counter, time_domain, U)};
+static const struct asys_rec_field hgtx_sample[] = {
+    F(struct asys_rec_hgtx_sample, size_bytes, U),
+    F(struct asys_rec_hgtx_sample, kind, U),
+    F(struct asys_rec_hgtx_sample, reason, U),
+    F(struct asys_rec_hgtx_sample, cut, U),
+    F(struct asys_rec_hgtx_sample, counter_id, U),
+    F(struct asys_rec_hgtx_sample, value, X),
+    F(struct asys_rec_hgtx_sample, data_size, U),
+    F(struct asys_rec_hgtx_sample, timestamps_size, U),
+    F(struct asys_rec_hgtx_sample, batch_flags, X)};
+static const struct asys_rec_field hgtx_mem[] = {
+    F(struct asys_rec_hgtx_mem, domain_id, U),      F(struct asys_rec_hgtx_mem, reserved, R),
+    F(struct asys_rec_hgtx_mem, name_string_id, S), F(struct asys_rec_hgtx_mem, heap, X),
+    F(struct asys_rec_hgtx_mem, address, X),        F(struct asys_rec_hgtx_mem, size, U),
+    F(struct asys_rec_hgtx_mem, value, X),          F(struct asys_rec_hgtx_mem, flags, X),
+    F(struct asys_rec_hgtx_mem, category, U)};
+static const struct asys_rec_field hgtx_resource[] = {
+    F(struct asys_rec_hgtx_resource, type, X),
+    F(struct asys_rec_hgtx_resource, name_string_id, S),
+    F(struct asys_rec_hgtx_resource, identifier, X),
+    F(struct asys_rec_hgtx_resource, handle, X),
+    F(struct asys_rec_hgtx_resource, cupti_id, U),
+    F(struct asys_rec_hgtx_resource, flags, X)};
+static const struct asys_rec_field hgtx_sync[] = {
+    F(struct asys_rec_hgtx_sync, name_string_id, S), F(struct asys_rec_hgtx_sync, domain_id, U),
+    F(struct asys_rec_hgtx_sync, reserved, R), F(struct asys_rec_hgtx_sync, handle, X)};
+static const struct asys_rec_field hgtx_injection[] = {
+    F(struct asys_rec_hgtx_injection, path_length, U),
+    F(struct asys_rec_hgtx_injection, modules_attached, U)};
+static const struct asys_rec_field hgtx_time[] = {F(struct asys_rec_hgtx_time, domain_id, U),
+                                                  F(struct asys_rec_hgtx_time, reserved, R),
+                                                  F(struct asys_rec_hgtx_time, text_string_id, S),
+                                                  F(struct asys_rec_hgtx_time, id, U),
+                                                  F(struct asys_rec_hgtx_time, a, X),
+                                                  F(struct asys_rec_hgtx_time, b, X),
+                                                  F(struct asys_rec_hgtx_time, c, X),
+                                                  F(struct asys_rec_hgtx_time, d, X),
+                                                  F(struct asys_rec_hgtx_time, e, X)};
+
 /* what the header's arg holds */
 #define ARG_NONE NULL, 0
 #define ARG(name, kind) name, kind
@@ -255,6 +323,25 @@ static const struct asys_rec_info rec_infos[ASYS_REC_TYPE_COUNT] = {
         FIELDS(hgtx_category), ARG("domain", U), TAIL_NONE),
     REC(HGTX_THREAD_NAME, sizeof(struct asys_rec_hgtx_thread_name), ASYS_FEATURE_HGTX,
         FIELDS(hgtx_thread_name), ARG_NONE, TAIL_NONE),
+    REC(HGTX_SCHEMA, sizeof(struct asys_rec_hgtx_schema), ASYS_FEATURE_HGTX, FIELDS(hgtx_schema),
+        ARG("domain", U), TAIL_NONE),
+    REC(HGTX_PAYLOAD, sizeof(struct asys_rec_hgtx_payload), ASYS_FEATURE_HGTX, FIELDS(hgtx_payload),
+        ARG("domain", U), TAIL_NONE),
+    REC(HGTX_COUNTER, sizeof(struct asys_rec_hgtx_counter), ASYS_FEATURE_HGTX, FIELDS(hgtx_counter),
+        ARG("domain", U), TAIL_NONE),
+    REC(HGTX_SAMPLE, sizeof(struct asys_rec_hgtx_sample), ASYS_FEATURE_HGTX, FIELDS(hgtx_sample),
+        ARG("domain", U), TAIL_NONE),
+    REC(HGTX_MEM, sizeof(struct asys_rec_hgtx_mem), ASYS_FEATURE_HGTX, FIELDS(hgtx_mem),
+        ARG("operation", U), TAIL_NONE),
+    REC(HGTX_RESOURCE, sizeof(struct asys_rec_hgtx_resource), ASYS_FEATURE_HGTX,
+        FIELDS(hgtx_resource), ARG("domain", U), TAIL_NONE),
+    REC(HGTX_SYNC, sizeof(struct asys_rec_hgtx_sync), ASYS_FEATURE_HGTX, FIELDS(hgtx_sync),
+        ARG("operation", U), TAIL_NONE),
+    REC(HGTX_INJECTION, sizeof(struct asys_rec_hgtx_injection), ASYS_FEATURE_HGTX,
+        FIELDS(hgtx_injection), ARG_NONE,
+        TAIL(ASYS_TAIL_TEXT, struct asys_rec_hgtx_injection, path_length)),
+    REC(HGTX_TIME, sizeof(struct asys_rec_hgtx_time), ASYS_FEATURE_HGTX, FIELDS(hgtx_time),
+        ARG("kind", U), TAIL_NONE),
     REC(OSRT_CALL, sizeof(struct asys_rec_osrt_call), ASYS_FEATURE_OSRT, FIELDS(osrt_call),
         ARG("function", U), TAIL_NONE),
     REC(HGGC_API, sizeof(struct asys_rec_hggc_api), ASYS_FEATURE_HGGC, FIELDS(hggc_api),

@@ -46,6 +46,10 @@ rows(ord, property, value) AS (
     UNION ALL SELECT 44, 'Threads that could not record', t || ' (' || r || ' events lost)'
         FROM (SELECT SUM(lost_threads) AS t, SUM(lost_thread_records) AS r FROM segments)
         WHERE t > 0
+    UNION ALL SELECT 44.5, 'HGTX injection replaced', value FROM info
+        WHERE key = 'hgtx_injection_replaced'
+    UNION ALL SELECT 45.5, 'HGTX payload entries not decoded', value FROM info
+        WHERE key = 'hgtx_payloads_undecoded' AND value > 0
     UNION ALL SELECT 45, 'HGTX ranges never ended', (SELECT value FROM info WHERE key = 'hgtx_open_ranges')
     UNION ALL SELECT 47, 'Import warnings', n FROM (SELECT COUNT(*) AS n FROM import_warnings)
         WHERE n > 0

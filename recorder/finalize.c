@@ -39,6 +39,7 @@ struct segment_scan {
     uint64_t dropped_by_cause[3]; /* full, re-entry, too big */
     uint64_t lost_threads, lost_thread_records;
     uint32_t lost_thread_errno;
+    uint32_t notices; /* enum asys_segment_notice */
     char error[sizeof(((struct asys_err *)0)->text)];
 };
 
@@ -137,6 +138,7 @@ static void scan_segment(const char *path, struct segment_scan *scan, struct clo
     scan->lost_threads = s.header.lost_threads;
     scan->lost_thread_records = s.header.lost_thread_records;
     scan->lost_thread_errno = s.header.lost_thread_errno;
+    scan->notices = s.header.notices;
     scan->end = s.header.header_size;
     pairs_add(headers, s.header.calib_ticks, s.header.calib_mono_ns, 0);
     struct asys_record rec;
@@ -339,6 +341,9 @@ static cJSON *segments_json(const struct segment_scan *scans, size_t n,
         result->dropped_records += s->dropped_records;
         result->lost_threads += s->lost_threads;
         result->lost_thread_records += s->lost_thread_records;
+        if ((s->notices & ASYS_NOTICE_NVTX_REPLACED) && !result->nvtx_replaced_pid)
+            result->nvtx_replaced_pid = s->pid;
+        result->nvtx_replaced += (s->notices & ASYS_NOTICE_NVTX_REPLACED) != 0;
     }
     return arr;
 }

@@ -15,6 +15,9 @@ struct asys_finalize_result {
     uint64_t lost_threads;        /* threads that got no segment of their own */
     uint64_t lost_thread_records; /* and their events */
     int lost_thread_errno;        /* why, the last time */
+    /* processes that changed NVTX_INJECTION64_PATH (their HGTX is not recorded) */
+    uint32_t nvtx_replaced;
+    uint32_t nvtx_replaced_pid; /* the first of them */
     int segments;
 };
 

@@ -197,6 +197,11 @@ static void report_written(const char *report_path, const struct asys_finalize_r
                 "asys: warning: %" PRIu64 " threads could not record (%s): their %" PRIu64
                 " events are lost\n",
                 res->lost_threads, strerror(res->lost_thread_errno), res->lost_thread_records);
+    if (res->nvtx_replaced)
+        fprintf(stderr,
+                "asys: warning: process %u%s changed NVTX_INJECTION64_PATH, so NVTX loaded another "
+                "tool: HGTX annotations loaded after that are not recorded (see report_info)\n",
+                res->nvtx_replaced_pid, res->nvtx_replaced > 1 ? " and others" : "");
 }
 
 static int record(const struct asys_profile_options *o, const char *report_path)

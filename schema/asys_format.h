@@ -106,8 +106,13 @@ struct asys_segment_header {
     uint64_t lost_threads;
     uint64_t lost_thread_records;
     uint32_t lost_thread_errno;
-    uint32_t reserved_u32;  /* zero */
+    uint32_t notices;       /* first segment of an image: enum asys_segment_notice bits */
     uint8_t reserved[88];   /* zero */
+};
+
+/* What the first segment of a process image tells finalize (updated in place). */
+enum asys_segment_notice {
+    ASYS_NOTICE_NVTX_REPLACED = 1u << 0, /* NVTX_INJECTION64_PATH was changed: HGTX not recorded */
 };
 
 /* Why a record was lost (lttng-ust's records_lost_full/_wrap/_big). */
@@ -172,6 +177,16 @@ enum asys_record_type {
     ASYS_REC_HGTX_DOMAIN = 24,      /* struct asys_rec_hgtx_domain: arg = domain id */
     ASYS_REC_HGTX_CATEGORY = 25,    /* struct asys_rec_hgtx_category: arg = domain id */
     ASYS_REC_HGTX_THREAD_NAME = 26, /* struct asys_rec_hgtx_thread_name */
+    /* hgtx extensions (payload, counters, memory) and naming */
+    ASYS_REC_HGTX_SCHEMA = 27,     /* struct asys_rec_hgtx_schema + entries: arg = domain id */
+    ASYS_REC_HGTX_PAYLOAD = 28,    /* struct asys_rec_hgtx_payload + blobs: arg = domain id */
+    ASYS_REC_HGTX_COUNTER = 29,    /* struct asys_rec_hgtx_counter: arg = domain id */
+    ASYS_REC_HGTX_SAMPLE = 30,     /* struct asys_rec_hgtx_sample + data: arg = domain id */
+    ASYS_REC_HGTX_MEM = 31,        /* struct asys_rec_hgtx_mem: arg = enum asys_hgtx_mem_op */
+    ASYS_REC_HGTX_RESOURCE = 33,   /* struct asys_rec_hgtx_resource: arg = domain id */
+    ASYS_REC_HGTX_SYNC = 34,       /* struct asys_rec_hgtx_sync: arg = enum asys_hgtx_sync_op */
+    ASYS_REC_HGTX_INJECTION = 35,  /* struct asys_rec_hgtx_injection + path */
+    ASYS_REC_HGTX_TIME = 36,       /* struct asys_rec_hgtx_time: arg = enum asys_hgtx_time_kind */
     /* osrt */
     ASYS_REC_OSRT_CALL = 32, /* struct asys_rec_osrt_call: arg = function id */
     /* hggc: API calls from CUPTI callbacks, device activity from CUPTI records */
@@ -334,6 +349,234 @@ struct asys_rec_hgtx_thread_name {
     asys_rec_word header;
     uint32_t os_tid;
     uint32_t name_string_id;
+};
+
+/* ---- hgtx extensions ---------------------------------------------------
+ *
+ * NVTX's extension modules (nvToolsExtPayload.h, nvToolsExtCounters.h,
+ * nvToolsExtMem.h) and its naming modules.  Values keep NVTX's numbering
+ * (schema types, entry types and flags, resource types, scopes, timestamp
+ * types); ids a program gives or asys hands out are kept as they are, per
+ * process image and domain.  Binary payloads are copied as the program
+ * passed them and decoded offline from their schema. */
+
+enum asys_hgtx_schema_kind {
+    ASYS_HGTX_SCHEMA_PAYLOAD = 1, /* nvtxPayloadSchemaRegister: entries are asys_hgtx_schema_entry */
+    ASYS_HGTX_SCHEMA_ENUM = 2,    /* nvtxPayloadEnumRegister: entries are asys_hgtx_enum_entry */
+};
+
+struct asys_rec_hgtx_schema {
+    asys_rec_word header;   /* arg = domain id; size_words may be ASYS_REC_EXTENDED */
+    uint32_t size_bytes;    /* total record size when extended, else 0 */
+    uint32_t kind;          /* enum asys_hgtx_schema_kind */
+    uint64_t schema_id;     /* as returned to the program */
+    uint32_t name_string_id;
+    uint32_t schema_type;   /* NVTX_PAYLOAD_SCHEMA_TYPE_*; enums: 0 */
+    uint64_t flags;         /* NVTX_PAYLOAD_SCHEMA_FLAG_* */
+    uint64_t static_size;   /* payloadStaticSize; enums: the enum's size in bytes */
+    uint64_t pack_align;    /* packAlign, 0: natural alignment */
+    uint32_t entry_count;   /* entries that follow */
+    uint32_t entries_given; /* entries the program passed (more than kept: cut short) */
+};
+
+/* One entry of a payload schema (nvtxPayloadSchemaEntry_t), with the
+ * semantics asys reads (time domain of a timestamp, a counter's unit). */
+struct asys_hgtx_schema_entry {
+    uint64_t flags; /* NVTX_PAYLOAD_ENTRY_FLAG_* */
+    uint64_t type;  /* NVTX_PAYLOAD_ENTRY_TYPE_* or a schema id */
+    uint32_t name_string_id;
+    uint32_t description_string_id;
+    uint64_t array_or_union_detail;
+    uint64_t offset;      /* 0 for the first or an unset offset: natural alignment */
+    uint64_t time_domain; /* nvtxSemanticsTime_t: time domain or timestamp type; 0: none */
+    uint32_t unit_string_id; /* nvtxSemanticsCounter_t */
+    uint32_t counter_flags;  /* NVTX_COUNTER_FLAG_* (low 32 bits) */
+};
+
+struct asys_hgtx_enum_entry {
+    uint32_t name_string_id;
+    uint32_t is_flag;
+    uint64_t value;
+};
+
+/* What the payloads of a PAYLOAD record belong to. */
+enum asys_hgtx_payload_event {
+    ASYS_HGTX_PAYLOAD_ATTACHED = 1, /* NVTX_PAYLOAD_TYPE_EXT: the thread's previous push, mark or
+                                       start (its PUSH_EX, MARK_EX or START_EX record) */
+    ASYS_HGTX_PAYLOAD_MARK = 2,     /* nvtxMarkPayload */
+    ASYS_HGTX_PAYLOAD_PUSH = 3,     /* nvtxRangePushPayload */
+    ASYS_HGTX_PAYLOAD_POP = 4,      /* nvtxRangePopPayload */
+    ASYS_HGTX_PAYLOAD_START = 5,    /* nvtxRangeStartPayload (range_id) */
+    ASYS_HGTX_PAYLOAD_END = 6,      /* nvtxRangeEndPayload (range_id) */
+    ASYS_HGTX_PAYLOAD_SUBMIT = 7,   /* nvtxEventSubmit: a deferred event, times in the payload */
+    ASYS_HGTX_PAYLOAD_BATCH = 8,    /* nvtxEventBatchSubmit: one blob of fixed-size events */
+};
+
+struct asys_rec_hgtx_payload {
+    asys_rec_word header;   /* arg = domain id; size_words may be ASYS_REC_EXTENDED */
+    uint32_t size_bytes;    /* total record size when extended, else 0 */
+    uint16_t event;         /* enum asys_hgtx_payload_event */
+    uint16_t payload_count; /* asys_hgtx_payload_data that follow, each with its bytes */
+    uint64_t range_id;      /* START/END: the range; BATCH: the batch's scope */
+};
+
+enum asys_hgtx_payload_flags {
+    ASYS_HGTX_PAYLOAD_CUT = 1u << 0,          /* longer than a record: the first `size` bytes */
+    ASYS_HGTX_PAYLOAD_STRINGS = 1u << 1,      /* pointer-to-string entries hold string ids */
+    ASYS_HGTX_PAYLOAD_SIZE_UNKNOWN = 1u << 2, /* passed with size SIZE_MAX and not measurable */
+};
+
+/* One payload (nvtxPayloadData_t): its schema, then `size` bytes padded to 8. */
+struct asys_hgtx_payload_data {
+    uint64_t schema_id; /* a registered schema, an entry type, or 1022/1023 (referenced/raw) */
+    uint32_t size;      /* bytes that follow */
+    uint32_t flags;     /* enum asys_hgtx_payload_flags */
+};
+
+/* nvtxCounterRegister (nvtxCounterAttr_t and its nvtxSemanticsCounter_t). */
+struct asys_rec_hgtx_counter {
+    asys_rec_word header; /* arg = domain id */
+    uint32_t name_string_id;
+    uint32_t description_string_id;
+    uint64_t counter_id; /* as returned to the program */
+    uint64_t schema_id;  /* layout of a sample: a schema or an entry type */
+    uint64_t scope_id;
+    uint64_t semantic_flags; /* NVTX_COUNTER_FLAG_* */
+    uint32_t unit_string_id;
+    int32_t limit_type; /* NVTX_COUNTER_LIMIT_* */
+    uint64_t unit_scale_numerator;
+    uint64_t unit_scale_denominator;
+    uint64_t limit_min; /* raw bits, by limit_type */
+    uint64_t limit_max;
+    uint64_t time_domain; /* nvtxSemanticsTime_t of the group, 0: none */
+};
+
+enum asys_hgtx_sample_kind {
+    ASYS_HGTX_SAMPLE_INT64 = 1,    /* nvtxCounterSampleInt64: value */
+    ASYS_HGTX_SAMPLE_FLOAT64 = 2,  /* nvtxCounterSampleFloat64: value (bits) */
+    ASYS_HGTX_SAMPLE_DATA = 3,     /* nvtxCounterSample: data_size bytes, by the counter's schema */
+    ASYS_HGTX_SAMPLE_NO_VALUE = 4, /* nvtxCounterSampleNoValue: reason */
+    ASYS_HGTX_SAMPLE_BATCH = 5,    /* nvtxCounterBatchSubmit: samples, then timestamps */
+};
+
+struct asys_rec_hgtx_sample {
+    asys_rec_word header; /* arg = domain id; size_words may be ASYS_REC_EXTENDED */
+    uint32_t size_bytes;  /* total record size when extended, else 0 */
+    uint16_t kind;        /* enum asys_hgtx_sample_kind */
+    uint8_t reason;       /* NO_VALUE: NVTX_COUNTER_SAMPLE_* */
+    uint8_t cut;          /* 1: data or timestamps longer than a record were cut */
+    uint64_t counter_id;
+    uint64_t value;           /* INT64 / FLOAT64 */
+    uint32_t data_size;       /* DATA / BATCH: bytes that follow (padded to 8) */
+    uint32_t timestamps_size; /* BATCH: bytes of int64 timestamps after the data */
+    uint64_t batch_flags;     /* BATCH: NVTX_BATCH_FLAG_* | NVTX_COUNTER_BATCH_FLAG_* */
+};
+
+/* nvToolsExtMem.h and nvToolsExtMemCudaRt.h, one record per call (a batch
+ * call: one record per region). */
+enum asys_hgtx_mem_op {
+    ASYS_HGTX_MEM_HEAP_REGISTER = 1,   /* heap; address, size: its range; flags: usage<<16|type */
+    ASYS_HGTX_MEM_HEAP_UNREGISTER = 2, /* heap */
+    ASYS_HGTX_MEM_HEAP_RESET = 3,      /* heap (0: the process-wide heap) */
+    ASYS_HGTX_MEM_REGION_REGISTER = 4, /* heap, address, size; value: region handle; flags: type */
+    ASYS_HGTX_MEM_REGION_RESIZE = 5,   /* address, size; flags: region type */
+    ASYS_HGTX_MEM_REGION_UNREGISTER = 6, /* address or handle (flags: ref type) */
+    ASYS_HGTX_MEM_REGION_NAME = 7,       /* address or handle (flags: ref type); name, category */
+    ASYS_HGTX_MEM_PERMISSIONS_ASSIGN = 8,  /* value: permissions; address/handle; size: region
+                                              flags; flags: ref type */
+    ASYS_HGTX_MEM_PERMISSIONS_CREATE = 9,  /* value: permissions handle; flags: creation flags */
+    ASYS_HGTX_MEM_PERMISSIONS_DESTROY = 10, /* value */
+    ASYS_HGTX_MEM_PERMISSIONS_RESET = 11,   /* value */
+    ASYS_HGTX_MEM_PERMISSIONS_BIND = 12,    /* value; size: bind scope; flags: bind flags */
+    ASYS_HGTX_MEM_PERMISSIONS_UNBIND = 13,  /* size: bind scope */
+    ASYS_HGTX_MEM_CUDA_PROCESS_PERMISSIONS = 14, /* value: the handle returned */
+    ASYS_HGTX_MEM_CUDA_DEVICE_PERMISSIONS = 15,  /* value: the handle returned; size: device */
+    ASYS_HGTX_MEM_CUDA_PEER_ACCESS = 16,  /* value: permissions; size: peer device (-1: all);
+                                             flags: region flags */
+    ASYS_HGTX_MEM_CUDA_INITIALIZED = 17,  /* address, size; value: stream; flags: per-thread */
+};
+
+struct asys_rec_hgtx_mem {
+    asys_rec_word header; /* arg = enum asys_hgtx_mem_op */
+    uint16_t domain_id;
+    uint16_t reserved;
+    uint32_t name_string_id; /* HEAP_REGISTER, REGION_NAME */
+    uint64_t heap;           /* the heap handle asys returned */
+    uint64_t address;        /* a region's start, or its handle (see the op) */
+    uint64_t size;
+    uint64_t value;
+    uint32_t flags;
+    uint32_t category;
+};
+
+/* A named object: nvtxName{Cu,Cuda,Cl}*, and nvtxDomainResourceCreate /
+ * Destroy.  `type` is NVTX's resource type (class << 16 | index). */
+enum asys_hgtx_resource_flags {
+    ASYS_HGTX_RESOURCE_NAMED = 1u << 0,     /* an nvtxName* call (no handle) */
+    ASYS_HGTX_RESOURCE_DESTROYED = 1u << 1, /* nvtxDomainResourceDestroy of `handle` */
+    ASYS_HGTX_RESOURCE_HAS_ID = 1u << 2,    /* cupti_id holds CUPTI's id of the stream/context */
+};
+
+struct asys_rec_hgtx_resource {
+    asys_rec_word header; /* arg = domain id */
+    uint32_t type;        /* NVTX_RESOURCE_TYPE_* */
+    uint32_t name_string_id;
+    uint64_t identifier; /* the object: a pointer, handle, device ordinal or thread id */
+    uint64_t handle;     /* the nvtxResourceHandle_t asys returned; 0 for nvtxName* */
+    uint32_t cupti_id;   /* HAS_ID: the stream's or context's CUPTI id */
+    uint32_t flags;      /* enum asys_hgtx_resource_flags */
+};
+
+/* nvToolsExtSync.h: user-defined synchronization objects. */
+enum asys_hgtx_sync_op {
+    ASYS_HGTX_SYNC_CREATE = 1,
+    ASYS_HGTX_SYNC_DESTROY = 2,
+    ASYS_HGTX_SYNC_ACQUIRE_START = 3,
+    ASYS_HGTX_SYNC_ACQUIRE_FAILED = 4,
+    ASYS_HGTX_SYNC_ACQUIRE_SUCCESS = 5,
+    ASYS_HGTX_SYNC_RELEASING = 6,
+};
+
+struct asys_rec_hgtx_sync {
+    asys_rec_word header; /* arg = enum asys_hgtx_sync_op */
+    uint32_t name_string_id; /* CREATE */
+    uint16_t domain_id;      /* CREATE */
+    uint16_t reserved;
+    uint64_t handle; /* the nvtxSyncUser_t asys returned */
+};
+
+/* The program changed NVTX_INJECTION64_PATH away from libasys-inject.so:
+ * NVTX loads that library instead, so this image's HGTX events are not
+ * recorded.  Followed by the value (path_length bytes, padded to 8; empty
+ * when the variable was removed). */
+struct asys_rec_hgtx_injection {
+    asys_rec_word header;
+    uint32_t path_length;
+    uint32_t modules_attached; /* NVTX modules asys had attached to before (their events are in) */
+};
+
+/* Scopes and time domains of the payload extension (deferred events carry
+ * their own timestamps). */
+enum asys_hgtx_time_kind {
+    ASYS_HGTX_TIME_SCOPE = 1,       /* nvtxScopeRegister: id = scope, a = parent; text = path */
+    ASYS_HGTX_TIME_DOMAIN = 2,      /* nvtxTimeDomainRegister: id = time domain, a = scope,
+                                       b = timestamp type, c = timer flags, d = ticks per second,
+                                       e = timer start */
+    ASYS_HGTX_TIME_SOURCE = 3,      /* nvtxTimerSource[WithData]: id = time domain, a = flags,
+                                       b/c = one pair (source timestamp, asys ns) taken then */
+    ASYS_HGTX_TIME_SYNC_POINT = 4,  /* nvtxTimeSyncPoint[Table]: id = domain 1, a = domain 2,
+                                       b = timestamp 1, c = timestamp 2 */
+    ASYS_HGTX_TIME_CONVERSION = 5,  /* nvtxTimestampConversionFactor: id = source, a = destination,
+                                       b = slope (double bits), c = source ts, d = destination ts */
+};
+
+struct asys_rec_hgtx_time {
+    asys_rec_word header; /* arg = enum asys_hgtx_time_kind */
+    uint16_t domain_id;
+    uint16_t reserved;
+    uint32_t text_string_id;
+    uint64_t id;
+    uint64_t a, b, c, d, e;
 };
 
 /* ---- call stacks -------------------------------------------------------- */
@@ -703,6 +946,20 @@ ASYS_CHECK_SIZE(struct asys_rec_hgtx_start_ex, 48);
 ASYS_CHECK_SIZE(struct asys_rec_hgtx_domain, 16);
 ASYS_CHECK_SIZE(struct asys_rec_hgtx_category, 16);
 ASYS_CHECK_SIZE(struct asys_rec_hgtx_thread_name, 16);
+
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_schema, 64);
+ASYS_CHECK_SIZE(struct asys_hgtx_schema_entry, 56);
+ASYS_CHECK_SIZE(struct asys_hgtx_enum_entry, 16);
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_payload, 24);
+ASYS_CHECK_SIZE(struct asys_hgtx_payload_data, 16);
+
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_counter, 96);
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_sample, 48);
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_mem, 56);
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_resource, 40);
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_sync, 24);
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_injection, 16);
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_time, 64);
 ASYS_CHECK_SIZE(struct asys_rec_module, 72);
 ASYS_CHECK_OFFSET(struct asys_rec_module, build_id, 40);
 ASYS_CHECK_SIZE(struct asys_rec_callchain, 16);

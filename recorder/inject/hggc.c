@@ -46,6 +46,8 @@ struct cupti_functions {
     CUptiResult (*get_graph_id)(CUgraph, uint32_t *);
     CUptiResult (*get_graph_node_id)(CUgraphNode, uint64_t *);
     CUptiResult (*get_graph_exec_id)(CUgraphExec, uint32_t *);
+    CUptiResult (*get_stream_id_ex)(CUcontext, CUstream, uint8_t, uint32_t *);
+    CUptiResult (*get_context_id)(CUcontext, uint32_t *);
 };
 
 /* --hggc-trace-set: what is traced. */
@@ -621,6 +623,8 @@ static int resolve_cupti(void *lib, char *why, size_t why_size)
         F(get_graph_id, "cuptiGetGraphId"),
         F(get_graph_node_id, "cuptiGetGraphNodeId"),
         F(get_graph_exec_id, "cuptiGetGraphExecId"),
+        F(get_stream_id_ex, "cuptiGetStreamIdEx"),
+        F(get_context_id, "cuptiGetContextId"),
 #undef F
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
@@ -770,8 +774,8 @@ static void attach(struct asys_thread *t)
         status_cupti_error(t, ASYS_HGGC_CUPTI_ERROR, "cuptiActivityRegisterCallbacks", rc);
         return;
     }
-    hggc.attached = 1;
     hggc.attached_pid = getpid();
+    __atomic_store_n(&hggc.attached, 1, __ATOMIC_RELEASE);
     enable_callbacks();
     enable_activities(t);
     hggc.f.activity_flush_period(
@@ -780,6 +784,29 @@ static void attach(struct asys_thread *t)
     uint32_t version = 0;
     hggc.f.get_version(&version);
     write_status(t, ASYS_HGGC_ATTACHED, version, NULL);
+}
+
+/* CUPTI's ids of objects a program names with NVTX (hgtx_naming.c), so that
+ * the names reach the PPU rows; -1 while CUPTI is not attached here. */
+static int cupti_usable(void)
+{
+    return __atomic_load_n(&hggc.attached, __ATOMIC_ACQUIRE) && hggc.attached_pid == getpid();
+}
+
+int asys_hggc_stream_id(const void *stream, uint32_t *id)
+{
+    if (!cupti_usable())
+        return -1;
+    return hggc.f.get_stream_id_ex(NULL, (CUstream)(uintptr_t)stream, 0, id) == CUPTI_SUCCESS
+               ? 0
+               : -1;
+}
+
+int asys_hggc_context_id(const void *context, uint32_t *id)
+{
+    if (!cupti_usable() || !context)
+        return -1;
+    return hggc.f.get_context_id((CUcontext)(uintptr_t)context, id) == CUPTI_SUCCESS ? 0 : -1;
 }
 
 /* Called by the CUDA driver (and simppu) after loading CUDA_INJECTION64_PATH. */

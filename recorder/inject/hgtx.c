@@ -6,12 +6,12 @@
  * Push/pop levels are tracked even when a record cannot be written, so the
  * values returned to the program are always right. */
 #define _GNU_SOURCE
-#define NVTX_NO_IMPL
-#include <nvtx3/nvToolsExt.h>
-
+#include <dlfcn.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-#include "inject.h"
+#include "hgtx_internal.h"
 
 /* Domain handles are small integers cast to pointers (never dereferenced by
  * NVTX); names are deduplicated so creating a domain twice returns the same
@@ -27,6 +27,24 @@ static uint16_t domain_id(nvtxDomainHandle_t domain)
 {
     uintptr_t id = (uintptr_t)domain;
     return id <= ASYS_HGTX_MAX_DOMAIN ? (uint16_t)id : 0;
+}
+
+uint16_t asys_hgtx_domain_id(nvtxDomainHandle_t domain)
+{
+    return domain_id(domain);
+}
+
+static uint64_t next_dynamic_id = NVTX_PAYLOAD_SCHEMA_ID_DYNAMIC_START;
+static uint64_t next_handle;
+
+uint64_t asys_hgtx_dynamic_id(void)
+{
+    return __atomic_fetch_add(&next_dynamic_id, 1, __ATOMIC_RELAXED);
+}
+
+uint64_t asys_hgtx_new_handle(void)
+{
+    return __atomic_add_fetch(&next_handle, 1, __ATOMIC_RELAXED);
 }
 
 /* Levels for a thread without a segment (recording failed for it). */
@@ -92,6 +110,20 @@ static struct message resolve_message(struct asys_thread *t, const char *ascii, 
         break;
     }
     return m;
+}
+
+uint32_t asys_hgtx_message_id(struct asys_thread *t, int32_t type, nvtxMessageValue_t value)
+{
+    switch (type) {
+    case NVTX_MESSAGE_TYPE_ASCII:
+        return value.ascii ? asys_intern(t, value.ascii) : 0;
+    case NVTX_MESSAGE_TYPE_UNICODE:
+        return value.unicode ? asys_intern_wide(t, value.unicode) : 0;
+    case NVTX_MESSAGE_TYPE_REGISTERED:
+        return (uint32_t)(uintptr_t)value.registered;
+    default:
+        return 0;
+    }
 }
 
 static void fill_attributes(struct asys_hgtx_attributes *out, uint16_t domain,
@@ -188,6 +220,22 @@ static nvtxRangeId_t new_range_id(struct asys_thread *t)
     return ((uint64_t)t->thread_index << 40) | ++t->next_range_serial;
 }
 
+uint64_t asys_hgtx_new_range_id(struct asys_thread *t)
+{
+    return new_range_id(t);
+}
+
+int asys_hgtx_push_level(struct asys_thread *t, uint16_t domain)
+{
+    return (*depth_of(t, domain))++;
+}
+
+int asys_hgtx_pop_level(struct asys_thread *t, uint16_t domain)
+{
+    int32_t *depth = depth_of(t, domain);
+    return *depth > 0 ? --(*depth) : -1;
+}
+
 static void write_start(struct asys_thread *t, nvtxRangeId_t id, uint16_t domain,
                         const nvtxEventAttributes_t *a, struct message msg, uint64_t ticks)
 {
@@ -276,6 +324,7 @@ static int push(uint16_t domain, const char *ascii, const wchar_t *wide,
     if (asys_capturing() || capture_opens(t, domain, ascii, wide, a, level, 0, ticks)) {
         struct message msg = resolve_message(t, ascii, wide, a);
         write_event(t, ASYS_REC_HGTX_PUSH, ASYS_REC_HGTX_PUSH_EX, domain, a, msg, ticks);
+        asys_hgtx_attach_payloads(t, domain, a, ticks);
     }
     asys_thread_leave();
     return level;
@@ -351,6 +400,7 @@ static void mark(uint16_t domain, const char *ascii, const wchar_t *wide,
     }
     struct message msg = resolve_message(t, ascii, wide, a);
     write_event(t, ASYS_REC_HGTX_MARK, ASYS_REC_HGTX_MARK_EX, domain, a, msg, ticks);
+    asys_hgtx_attach_payloads(t, domain, a, ticks);
     asys_thread_leave();
 }
 
@@ -390,6 +440,7 @@ static nvtxRangeId_t start(uint16_t domain, const char *ascii, const wchar_t *wi
     if (asys_capturing() || capture_opens(t, domain, ascii, wide, a, -1, id, ticks)) {
         struct message msg = resolve_message(t, ascii, wide, a);
         write_start(t, id, domain, a, msg, ticks);
+        asys_hgtx_attach_payloads(t, domain, a, ticks);
     }
     asys_thread_leave();
     return id;
@@ -621,21 +672,6 @@ static nvtxStringHandle_t NVTX_API hook_register_string_w(nvtxDomainHandle_t dom
     return (nvtxStringHandle_t)(uintptr_t)id;
 }
 
-/* Resources only need distinct non-null handles. */
-static uint64_t next_resource;
-static nvtxResourceHandle_t NVTX_API hook_resource_create(nvtxDomainHandle_t domain,
-                                                          nvtxResourceAttributes_t *attribs)
-{
-    (void)domain;
-    (void)attribs;
-    return (nvtxResourceHandle_t)(uintptr_t)__atomic_add_fetch(&next_resource, 1, __ATOMIC_RELAXED);
-}
-
-static void NVTX_API hook_resource_destroy(nvtxResourceHandle_t resource)
-{
-    (void)resource;
-}
-
 static void NVTX_API hook_initialize(const void *reserved)
 {
     (void)reserved;
@@ -643,17 +679,9 @@ static void NVTX_API hook_initialize(const void *reserved)
 
 /* ---- injection entry point ----------------------------------------------- */
 
-struct hook {
-    unsigned cbid;
-    NvtxFunctionPointer fn;
-};
+#define HOOK ASYS_HGTX_HOOK
 
-#define HOOK(id, f)                                                                                \
-    {                                                                                              \
-        id, (NvtxFunctionPointer)(void (*)(void))(f)                                               \
-    }
-
-static const struct hook core_hooks[] = {
+static const struct asys_hgtx_hook core_hooks[] = {
     HOOK(NVTX_CBID_CORE_MarkEx, hook_mark_ex),
     HOOK(NVTX_CBID_CORE_MarkA, hook_mark_a),
     HOOK(NVTX_CBID_CORE_MarkW, hook_mark_w),
@@ -671,14 +699,14 @@ static const struct hook core_hooks[] = {
     HOOK(NVTX_CBID_CORE_NameOsThreadW, hook_name_os_thread_w),
 };
 
-static const struct hook core2_hooks[] = {
+static const struct asys_hgtx_hook core2_hooks[] = {
     HOOK(NVTX_CBID_CORE2_DomainMarkEx, hook_domain_mark_ex),
     HOOK(NVTX_CBID_CORE2_DomainRangeStartEx, hook_domain_start_ex),
     HOOK(NVTX_CBID_CORE2_DomainRangeEnd, hook_domain_end),
     HOOK(NVTX_CBID_CORE2_DomainRangePushEx, hook_domain_push_ex),
     HOOK(NVTX_CBID_CORE2_DomainRangePop, hook_domain_pop),
-    HOOK(NVTX_CBID_CORE2_DomainResourceCreate, hook_resource_create),
-    HOOK(NVTX_CBID_CORE2_DomainResourceDestroy, hook_resource_destroy),
+    HOOK(NVTX_CBID_CORE2_DomainResourceCreate, asys_hgtx_resource_create),
+    HOOK(NVTX_CBID_CORE2_DomainResourceDestroy, asys_hgtx_resource_destroy),
     HOOK(NVTX_CBID_CORE2_DomainNameCategoryA, hook_domain_name_category_a),
     HOOK(NVTX_CBID_CORE2_DomainNameCategoryW, hook_domain_name_category_w),
     HOOK(NVTX_CBID_CORE2_DomainRegisterStringA, hook_register_string_a),
@@ -690,7 +718,7 @@ static const struct hook core2_hooks[] = {
 };
 
 static int install(const NvtxExportTableCallbacks *etbl, NvtxCallbackModule module,
-                   const struct hook *hooks, size_t count)
+                   const struct asys_hgtx_hook *hooks, size_t count)
 {
     NvtxFunctionTable table = NULL;
     unsigned int size = 0;
@@ -698,8 +726,66 @@ static int install(const NvtxExportTableCallbacks *etbl, NvtxCallbackModule modu
         return 0;
     for (size_t i = 0; i < count; i++)
         if (hooks[i].cbid < size && table[hooks[i].cbid])
-            *table[hooks[i].cbid] = hooks[i].fn;
+            *table[hooks[i].cbid] = (NvtxFunctionPointer)hooks[i].fn;
     return 1;
+}
+
+/* ---- a program that replaces NVTX_INJECTION64_PATH ----------------------------- */
+
+/* NVTX loads whatever NVTX_INJECTION64_PATH names when a module makes its
+ * first call: a program (NVTX's own tests do) may point it at another tool
+ * or remove it.  Checked at exit, reported once per image in a record and
+ * in the image's first segment header, for finalize to say. */
+static struct {
+    char own_path[1024];
+    int reported;
+    uint32_t modules_attached; /* atomic */
+} injection;
+
+static int is_own_library(const char *path)
+{
+    if (!strcmp(path, injection.own_path))
+        return 1;
+    struct stat a, b;
+    return injection.own_path[0] && stat(path, &a) == 0 && stat(injection.own_path, &b) == 0 &&
+           a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+static void check_injection(void)
+{
+    const char *value = getenv("NVTX_INJECTION64_PATH");
+    if (injection.reported || !injection.own_path[0] || (value && is_own_library(value)))
+        return;
+    struct asys_thread *t = asys_thread_enter();
+    if (!t)
+        return;
+    injection.reported = 1;
+    size_t length = value ? strnlen(value, 4096) : 0;
+    uint32_t size = (uint32_t)(sizeof(struct asys_rec_hgtx_injection) + ((length + 7) & ~7u));
+    uint32_t delta;
+    struct asys_rec_hgtx_injection *r = asys_segment_reserve(&t->seg, size, asys_now(), &delta);
+    if (r) {
+        r->path_length = (uint32_t)length;
+        r->modules_attached = __atomic_load_n(&injection.modules_attached, __ATOMIC_RELAXED);
+        memset(r + 1, 0, size - sizeof *r);
+        memcpy(r + 1, value ? value : "", length);
+        asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_HGTX_INJECTION,
+                                                      asys_hgtx_size_words(size), 0, delta));
+    }
+    if (asys_proc.anchor)
+        __atomic_fetch_or(&asys_proc.anchor->notices, ASYS_NOTICE_NVTX_REPLACED, __ATOMIC_RELAXED);
+    asys_thread_leave();
+}
+
+/* At process start (the registry calls it). */
+int asys_hgtx_init(void)
+{
+    Dl_info info;
+    if (dladdr((void *)asys_hgtx_init, &info) && info.dli_fname &&
+        strlen(info.dli_fname) < sizeof injection.own_path)
+        strcpy(injection.own_path, info.dli_fname);
+    atexit(check_injection);
+    return 0;
 }
 
 ASYS_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
@@ -713,6 +799,11 @@ ASYS_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_tab
     if (!install(etbl, NVTX_CB_MODULE_CORE, core_hooks, sizeof core_hooks / sizeof *core_hooks))
         return 0;
     install(etbl, NVTX_CB_MODULE_CORE2, core2_hooks, sizeof core2_hooks / sizeof *core2_hooks);
+    for (size_t i = 0; i < asys_hgtx_naming_module_count; i++) {
+        const struct asys_hgtx_core_module *m = &asys_hgtx_naming_modules[i];
+        install(etbl, (NvtxCallbackModule)m->module, m->hooks, m->hook_count);
+    }
+    __atomic_add_fetch(&injection.modules_attached, 1, __ATOMIC_RELAXED);
     asys_debug("NVTX module attached");
     return 1;
 }

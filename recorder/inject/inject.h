@@ -231,6 +231,7 @@ void asys_capture_hgtx_domain_created(uint16_t domain, const char *name);
 void asys_capture_hgtx_string_registered(uint32_t string_id, const char *text);
 
 /* Collector start-up (the registry calls them): they read their options. */
+int asys_hgtx_init(void);
 int asys_osrt_init(void);
 int asys_hggc_init(void);
 
