@@ -10,10 +10,12 @@
 /* The registry: one line per family, in drawing order.  The host first: a
  * flow's source mostly comes before its end in the file, which consumers
  * that bind flows in file order need. */
-extern const struct tl_family tl_family_hggc_api, tl_family_hgtx, tl_family_osrt, tl_family_ppu,
-    tl_family_ppu_memory;
+extern const struct tl_family tl_family_hggc_api, tl_family_hgtx, tl_family_hgtx_locks,
+    tl_family_osrt, tl_family_ppu, tl_family_ppu_memory, tl_family_hgtx_counters,
+    tl_family_hgtx_heaps;
 static const struct tl_family *const families[] = {
-    &tl_family_hggc_api, &tl_family_hgtx, &tl_family_osrt, &tl_family_ppu, &tl_family_ppu_memory,
+    &tl_family_hggc_api, &tl_family_hgtx,       &tl_family_hgtx_locks,    &tl_family_osrt,
+    &tl_family_ppu,      &tl_family_ppu_memory, &tl_family_hgtx_counters, &tl_family_hgtx_heaps,
 };
 #define FAMILY_COUNT (sizeof families / sizeof families[0])
 

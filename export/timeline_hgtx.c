@@ -1,8 +1,10 @@
 /* HGTX ranges and marks on their thread, one row per domain ("HGTX",
  * "HGTX: domain"), with their attributes as arguments: category (its name
- * when one was given), color (#AARRGGBB) and payload (as recorded). */
+ * when one was given), color (#AARRGGBB), payload (as recorded) and the
+ * decoded fields of extended payloads ("payload.FIELD", as many as fit). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "timeline_walk.h"
 
@@ -84,14 +86,64 @@ static void event_args(struct walk *w, sqlite3_stmt *attrs, int64_t id, int64_t 
     }
 }
 
+/* Events with extended payloads (few: a set read once). */
+static int load_payload_events(struct walk *w, struct asys_u64map *events)
+{
+    sqlite3_stmt *st =
+        tw_prepare(w, "SELECT DISTINCT event_id FROM hgtx_payloads WHERE event_id IS NOT NULL");
+    while (st && !w->failed && sqlite3_step(st) == SQLITE_ROW)
+        if (asys_u64map_put(events, (uint64_t)sqlite3_column_int64(st, 0), 1) != 0)
+            tw_fail(w, "out of memory");
+    sqlite3_finalize(st);
+    return st && !w->failed ? 0 : -1;
+}
+
+/* The decoded payload fields of event `id` as arguments, in the slots left;
+ * `text` holds their names and texts during the emit. */
+#define FIELD_TEXT 256
+static void payload_args(sqlite3_stmt *fields, int64_t id, struct tl_args *a,
+                         char text[][2][FIELD_TEXT])
+{
+    sqlite3_reset(fields);
+    sqlite3_bind_int64(fields, 1, id);
+    for (size_t n = 0; a->count < TL_MAX_ARGS && sqlite3_step(fields) == SQLITE_ROW; n++) {
+        char *name = text[a->count][0], *value = text[a->count][1];
+        const char *at = (const char *)sqlite3_column_text(fields, 0);
+        snprintf(name, FIELD_TEXT, "payload%s.%s", at && !strcmp(at, "end") ? "_end" : "",
+                 (const char *)sqlite3_column_text(fields, 1));
+        const char *type = (const char *)sqlite3_column_text(fields, 2);
+        switch (sqlite3_column_type(fields, 3)) {
+        case SQLITE_INTEGER:
+            tw_arg_int(a, name, sqlite3_column_int64(fields, 3));
+            break;
+        case SQLITE_FLOAT:
+            tw_arg_double(a, name, sqlite3_column_double(fields, 3));
+            break;
+        case SQLITE_TEXT: /* a string, or a uint64 above INT64_MAX as its digits */
+            if (type && !strncmp(type, "uint", 4))
+                tw_arg_uint(a, name,
+                            strtoull((const char *)sqlite3_column_text(fields, 3), NULL, 10));
+            else {
+                snprintf(value, FIELD_TEXT, "%s", (const char *)sqlite3_column_text(fields, 3));
+                tw_arg_string(a, name, value);
+            }
+            break;
+        default:
+            break;
+        }
+    }
+}
+
 /* HGTX: push/pop and start/end ranges and marks on the (starting) thread, a
  * row per domain.  Row id order is start order within a thread. */
 static int walk_hgtx(struct walk *w)
 {
-    struct asys_u64map categories;
+    struct asys_u64map categories, with_payloads;
     asys_u64map_init(&categories);
+    asys_u64map_init(&with_payloads);
     /* clang-format off */
-    sqlite3_stmt *st = load_categories(w, &categories) != 0 ? NULL : tw_prepare(w,
+    sqlite3_stmt *st = load_categories(w, &categories) != 0 ||
+                       load_payload_events(w, &with_payloads) != 0 ? NULL : tw_prepare(w,
         "SELECT e.pid, e.tid, e.kind, e.domain_id, e.start_ns, e.end_ns, e.text_id,\n"
         /* 7: NULL when the event has no attributes; 8: its id */
         "       COALESCE(e.payload_type, e.category, e.color), e.id\n"
@@ -100,14 +152,21 @@ static int walk_hgtx(struct walk *w)
         "ORDER BY e.rowid");
     sqlite3_stmt *attrs = st ? tw_prepare(w,
         "SELECT category, color, payload_type, payload FROM hgtx_events WHERE id = ?") : NULL;
+    sqlite3_stmt *fields = attrs ? tw_prepare(w,
+        "SELECT p.at, f.field, f.type, f.value FROM hgtx_payloads AS p\n"
+        "JOIN hgtx_payload_fields AS f ON f.payload_id = p.id\n"
+        "WHERE p.event_id = ? ORDER BY p.id, f.rowid") : NULL;
     /* clang-format on */
-    if (!st || !attrs) {
+    if (!st || !attrs || !fields) {
         sqlite3_finalize(st);
+        sqlite3_finalize(attrs);
         asys_u64map_free(&categories);
+        asys_u64map_free(&with_payloads);
         return -1;
     }
     struct tl_args args;
     char color[16];
+    char field_text[TL_MAX_ARGS][2][FIELD_TEXT];
     while (!w->failed && sqlite3_step(st) == SQLITE_ROW) {
         uint32_t row = tw_thread_child_row(w, (uint32_t)sqlite3_column_int64(st, 0),
                                            (uint32_t)sqlite3_column_int64(st, 1), &hgtx_row,
@@ -117,6 +176,9 @@ static int walk_hgtx(struct walk *w)
         if (sqlite3_column_type(st, 7) != SQLITE_NULL)
             event_args(w, attrs, sqlite3_column_int64(st, 8), sqlite3_column_int64(st, 3),
                        &categories, &args, color, sizeof color);
+        if (with_payloads.count &&
+            asys_u64map_get(&with_payloads, (uint64_t)sqlite3_column_int64(st, 8)))
+            payload_args(fields, sqlite3_column_int64(st, 8), &args, field_text);
         if (sqlite3_column_int(st, 2) == 3)
             tw_emit_instant(w, row, sqlite3_column_int64(st, 4), name, tw_category(w, "hgtx"),
                             &args);
@@ -126,7 +188,9 @@ static int walk_hgtx(struct walk *w)
     }
     sqlite3_finalize(st);
     sqlite3_finalize(attrs);
+    sqlite3_finalize(fields);
     asys_u64map_free(&categories);
+    asys_u64map_free(&with_payloads);
     return w->failed ? -1 : 0;
 }
 

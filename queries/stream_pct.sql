@@ -12,6 +12,7 @@
 --   is recomputed and re-sorted.  Siblings are sorted by time; the column format indents the
 --   tree, csv and json give flat rows with their parent's Id.  Key is a stable path of ids
 --   (D<device>/C<pid>.<context>/S<stream>/R<row>/G<group>/X<exec>) that asys-export uses.
+--   Streams and devices named with NVTX (nvtxNameCudaStream...) show their names.
 -- columns: Node, Percent (%), Time (ns), Level, Id, Parent Id, Kind, Key
 -- tree: Node, Level
 WITH whole AS (  -- the window holds every activity: the sums made at import serve
@@ -98,10 +99,16 @@ WITH whole AS (  -- the window holds every activity: the sums made at import ser
 ), nodes AS (
     -- devices
     SELECT 'D' || d.physical AS key, NULL AS parent_key, 0 AS level, 'device' AS kind,
-           'PPU ' || d.physical || COALESCE(': ' || (SELECT s.value FROM ppu_devices AS pd
-                                                      JOIN strings AS s ON s.id = pd.name_id
-                                                      WHERE COALESCE(pd.physical_index, pd.device)
-                                                            = d.physical LIMIT 1), '')
+           'PPU ' || d.physical ||
+               COALESCE(': ' || (SELECT s.value FROM ppu_device_names AS n
+                                 JOIN ppu_devices AS pd ON pd.pid = n.pid AND pd.device = n.device
+                                 JOIN strings AS s ON s.id = n.name_id
+                                 WHERE COALESCE(pd.physical_index, pd.device) = d.physical
+                                 LIMIT 1),
+                        ': ' || (SELECT s.value FROM ppu_devices AS pd
+                                 JOIN strings AS s ON s.id = pd.name_id
+                                 WHERE COALESCE(pd.physical_index, pd.device) = d.physical
+                                 LIMIT 1), '')
                AS label,
            d.total AS total, NULL AS pct,
            printf('%06d.%06d.%06d.%06d.%06d.%06d',
@@ -126,7 +133,10 @@ WITH whole AS (  -- the window holds every activity: the sums made at import ser
            'Stream ' || p.stream ||
                CASE WHEN (SELECT is_default FROM ppu_streams AS ps
                           WHERE ps.pid = p.pid AND ps.stream = p.stream) THEN ' (default)'
-                    ELSE '' END,
+                    ELSE '' END ||
+               COALESCE(': ' || (SELECT s.value FROM ppu_stream_names AS n
+                                 JOIN strings AS s ON s.id = n.name_id
+                                 WHERE n.pid = p.pid AND n.stream = p.stream LIMIT 1), ''),
            p.total, 100.0 * p.total / p.ctx_total,
            printf('%06d.%06d.%06d.%06d.%06d.%06d', p.r0, p.r1, p.r2, 0, 0, 0)
     FROM place AS p WHERE p.sv

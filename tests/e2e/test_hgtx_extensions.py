@@ -14,13 +14,23 @@ import re
 import unittest
 
 from asys_e2e import ASYS, BUILD, AsysTestCase, prog
+from test_export import ExportCase
 
 NAMING = os.path.join(BUILD, 'tests', 'progs', 'samples', 'hgtx_naming')
 SIMPPU_RUN = os.path.join(BUILD, 'simppu', 'simppu-run')
 UINT64_MAX = 2 ** 64 - 1
 
 
-class ExtensionCase(AsysTestCase):
+def counter_series(doc):
+    """{counter track name: [values]} of a Chrome JSON export."""
+    series = {}
+    for e in doc['traceEvents']:
+        if e.get('ph') == 'C':
+            series.setdefault(e['name'], []).append(e['args']['value'])
+    return series
+
+
+class ExtensionCase(ExportCase):
     program = None
     args = ()
 
@@ -163,6 +173,22 @@ class Payloads(ExtensionCase):
         info = {x['Property']: x['Value'] for x in self.stats_rows('report_info')}
         self.assertNotIn('HGTX payload entries not decoded', info)
 
+    def test_exports_carry_the_fields_as_arguments(self):
+        doc = self.chrome_json()
+        events = {e['name']: e for e in doc['traceEvents'] if e.get('cat') == 'hgtx'}
+        attached = events['attached mark']['args']
+        self.assertEqual(attached['payload.big'], UINT64_MAX)
+        self.assertEqual(attached['payload.y'], 0.125)
+        self.assertEqual(attached['payload.label'], 'label one')
+        self.assertEqual(attached['payload.color'], 'GREEN')
+        mark = events['payload mark']['args']
+        self.assertEqual((mark['color'], mark['category']), ('#FF00FF00', 7))
+        pushed = events['pushed by payload']['args']
+        self.assertEqual((pushed['payload_end.a.label'], pushed['payload_end.a.y']), ('first', 1.5))
+        trace = self.pftrace()
+        names = {e.name for e in trace.events}
+        self.assertIn('deferred range', names)
+
 
 class Counters(ExtensionCase):
     program = 'hgtx_counters'
@@ -214,6 +240,17 @@ class Counters(ExtensionCase):
                           temperature['Last']), ('3', '1', '0.5', '-1.25'))
         self.assertEqual(rows[('counters:worker', 'load')]['Max'], '0.75')
 
+    def test_counter_tracks_in_the_exports(self):
+        series = counter_series(self.chrome_json())
+        self.assertEqual(series['HGTX counter counters:requests in flight (requests)'],
+                         [v * v for v in range(1, 11)])
+        self.assertEqual(series['HGTX counter counters:temperature'], [0.5, 36.625, -1.25])
+        self.assertEqual(series['HGTX counter counters:worker.load'], [0.25, 0.5, 0.75])
+        self.assertEqual(series['HGTX counter counters:batched'], [10, 20, 30, 40, 50])
+        trace = self.pftrace()
+        counters = [t for t in trace.tracks.values() if t.name.startswith('HGTX counter')]
+        self.assertEqual(len(counters), 5)
+
 
 class Memory(ExtensionCase):
     program = 'hgtx_memory'
@@ -256,6 +293,14 @@ class Memory(ExtensionCase):
                          ['weights', 'scratch', 'activations', 'weights v2', 'scratch', ''])
         self.assertEqual({r['Heap'] for r in rows}, {'pool'})
 
+    def test_the_heap_counter_in_the_exports(self):
+        series = counter_series(self.chrome_json())
+        # one value per instant: three regions at once, renamed, grown, one gone,
+        # reset, one more, heap gone
+        self.assertEqual(series['HGTX heap pool (bytes in regions)'],
+                         [12388, 12388, 12488, 4296, 0, 512, 0])
+        self.pftrace()
+
 
 class Injection(AsysTestCase):
     def test_replaced_before_the_first_call(self):
@@ -284,7 +329,7 @@ class Injection(AsysTestCase):
 
 @unittest.skipUnless(os.path.exists(NAMING),
                      'SKIPPED: nvcc was not found when building, so hgtx_naming was not built')
-class Naming(AsysTestCase):
+class Naming(ExportCase):
     def setUp(self):
         super().setUp()
         r = self.run_cmd([SIMPPU_RUN, ASYS, 'profile', '-t', 'hggc,hgtx', '-o', self.path('rep'),
@@ -342,6 +387,23 @@ class Naming(AsysTestCase):
         lock = self.stats_rows('hgtx_sync_sum')
         self.assertEqual([(r['Lock'], r['Acquired'], r['Failed']) for r in lock],
                          [('resources:work lock', '1', '1')])
+
+    def test_names_and_locks_in_the_exports(self):
+        doc = self.chrome_json()
+        tracks = {e['args']['name'] for e in doc['traceEvents']
+                  if e.get('ph') == 'M' and e.get('name') == 'thread_name'}
+        streams = sorted(t.split(' / ')[0] for t in tracks if 'Stream' in t and '/' in t)
+        self.assertEqual(streams, ['25.0% Stream 4: compute stream',
+                                   '75.0% Stream 3: copy stream (driver name)'])
+        locks = [(e['name'], e.get('args', {}).get('outcome')) for e in doc['traceEvents']
+                 if e.get('ph') == 'X' and e.get('cat') == 'hgtx']
+        self.assertEqual(locks, [('acquire resources:work lock', 'success'),
+                                 ('hold resources:work lock', None),
+                                 ('acquire resources:work lock', 'failed')])
+        trace = self.pftrace()
+        self.assertIn('PPU 0: main device (driver name)', {t.name for t in trace.tracks.values()})
+        stats = self.stats_rows('stream_pct')
+        self.assertIn('75.0% Stream 3: copy stream (driver name)', {r['Node'] for r in stats})
 
 
 if __name__ == '__main__':
