@@ -219,7 +219,8 @@ static int by_place(const void *a, const void *b)
  * consumers keep); a thread's real tid before its other rows. */
 static void put_thread_order(struct asys_json_sink *s)
 {
-    qsort(s->threads, s->thread_count, sizeof *s->threads, by_place);
+    if (s->thread_count) /* qsort wants an array, even of nothing */
+        qsort(s->threads, s->thread_count, sizeof *s->threads, by_place);
     int64_t rank = 0;
     for (size_t i = 0; i < s->thread_count; i++) {
         rank = i && s->threads[i].pid == s->threads[i - 1].pid ? rank + 1 : 1;

@@ -14,10 +14,11 @@ BAD = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'data', 'ba
 
 def fixtures():
     rows = []
-    for line in open(os.path.join(BAD, 'README.md')):
-        m = re.match(r'^\| (\S+\.report) \| .* \| (refused|read): (.*) \|$', line)
-        if m:
-            rows.append(m.groups())
+    with open(os.path.join(BAD, 'README.md')) as f:
+        for line in f:
+            m = re.match(r'^\| (\S+\.report) \| .* \| (refused|read): (.*) \|$', line)
+            if m:
+                rows.append(m.groups())
     return rows
 
 
