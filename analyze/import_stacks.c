@@ -17,20 +17,39 @@ struct imp_module {
     int64_t id; /* modules.id */
 };
 
+/* symbols.json version 2: one frame table per file, shared by the images
+ * that mapped it. */
+struct symbol_file {
+    struct asys_u64map frames; /* offset from the load bias -> cJSON frame */
+};
+
+/* Where an image mapped a file, by the mapping's start. */
+struct symbol_mapping {
+    uint32_t file;
+    uint64_t bias;
+};
+
 /* Per process image. */
 struct stacks_image {
     struct asys_u64map frames;  /* return address -> frames.id */
     struct imp_module *modules; /* loaded objects, for address -> module */
     size_t module_count;
     size_t module_cap;
-    struct asys_u64map *symbols; /* address -> cJSON frame of symbols.json, or NULL */
+    struct asys_u64map *symbols;  /* version 1: address -> cJSON frame, or NULL */
+    struct asys_u64map *mappings; /* version 2: start -> index in symbol_mappings + 1 */
     int symbols_looked_up;
 };
 
 struct stacks {
     struct asys_importer *imp;
     int slot;                         /* per-image state */
-    struct asys_u64map symbol_images; /* uid -> struct asys_u64map * (address -> cJSON) */
+    struct asys_u64map symbol_images; /* uid -> struct asys_u64map * (v1: address -> cJSON;
+                                         v2: start -> index in mappings + 1) */
+    int symbols_version;
+    struct symbol_file *files; /* v2 */
+    size_t file_count;
+    struct symbol_mapping *mappings; /* v2, of every image */
+    size_t mapping_count, mapping_cap;
     sqlite3_stmt *insert_module;
     sqlite3_stmt *insert_frame;
     sqlite3_stmt *insert_callchain;
@@ -73,7 +92,108 @@ static int parse_hex(const char *s, uint64_t *out)
     return *end ? -1 : 0;
 }
 
-/* Indexes symbols.json: image uid -> (address -> its frame array). */
+/* The lookup map of one image of symbols.json (*map NULL: a bad or repeated
+ * entry, skipped); -1: out of memory. */
+static int new_image_map(struct stacks *st, const cJSON *image, struct asys_u64map **map,
+                         struct asys_err *err)
+{
+    uint64_t uid;
+    const char *uid_text = asys_json_get_str(image, "uid", NULL);
+    char *end;
+    *map = NULL;
+    if (!uid_text || (uid = strtoull(uid_text, &end, 16), *end) ||
+        asys_u64map_get(&st->symbol_images, uid))
+        return 0; /* listed twice: the first stays */
+    struct asys_u64map *m = calloc(1, sizeof *m);
+    if (!m || asys_u64map_put(&st->symbol_images, uid, (uint64_t)(uintptr_t)m)) {
+        free(m);
+        return asys_fail(err, "out of memory");
+    }
+    asys_u64map_init(m);
+    *map = m;
+    return 0;
+}
+
+/* Version 1: per image, address -> its frame array. */
+static int load_symbols_v1(struct stacks *st, struct asys_err *err)
+{
+    const cJSON *image;
+    cJSON_ArrayForEach(image, cJSON_GetObjectItemCaseSensitive(st->imp->symbols, "images"))
+    {
+        struct asys_u64map *frames;
+        if (new_image_map(st, image, &frames, err) != 0)
+            return -1;
+        if (!frames)
+            continue;
+        const cJSON *frame;
+        cJSON_ArrayForEach(frame, cJSON_GetObjectItemCaseSensitive(image, "frames"))
+        {
+            uint64_t address;
+            const cJSON *first = cJSON_GetArrayItem(frame, 0);
+            if (cJSON_IsString(first) && parse_hex(first->valuestring, &address) == 0)
+                asys_u64map_put(frames, address, (uint64_t)(uintptr_t)frame);
+        }
+    }
+    return 0;
+}
+
+/* Version 2: per file, offset -> frame array; per image, mapping start ->
+ * (file, bias). */
+static int load_symbols_v2(struct stacks *st, struct asys_err *err)
+{
+    const cJSON *files = cJSON_GetObjectItemCaseSensitive(st->imp->symbols, "modules");
+    int count = cJSON_GetArraySize(files);
+    st->files = count > 0 ? calloc((size_t)count, sizeof *st->files) : NULL;
+    if (count > 0 && !st->files)
+        return asys_fail(err, "out of memory");
+    st->file_count = count > 0 ? (size_t)count : 0;
+    const cJSON *file;
+    size_t index = 0;
+    cJSON_ArrayForEach(file, files)
+    {
+        struct symbol_file *f = &st->files[index++];
+        asys_u64map_init(&f->frames);
+        const cJSON *frame;
+        cJSON_ArrayForEach(frame, cJSON_GetObjectItemCaseSensitive(file, "frames"))
+        {
+            uint64_t offset;
+            const cJSON *first = cJSON_GetArrayItem(frame, 0);
+            if (cJSON_IsString(first) && parse_hex(first->valuestring, &offset) == 0)
+                asys_u64map_put(&f->frames, offset, (uint64_t)(uintptr_t)frame);
+        }
+    }
+    const cJSON *image;
+    cJSON_ArrayForEach(image, cJSON_GetObjectItemCaseSensitive(st->imp->symbols, "images"))
+    {
+        struct asys_u64map *maps;
+        if (new_image_map(st, image, &maps, err) != 0)
+            return -1;
+        if (!maps)
+            continue;
+        const cJSON *m;
+        cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(image, "modules"))
+        {
+            const cJSON *which = cJSON_GetArrayItem(m, 0);
+            const cJSON *start = cJSON_GetArrayItem(m, 1), *bias = cJSON_GetArrayItem(m, 2);
+            uint64_t s0, b;
+            if (!cJSON_IsNumber(which) || which->valuedouble < 0 ||
+                which->valuedouble >= (double)st->file_count || !cJSON_IsString(start) ||
+                !cJSON_IsString(bias) || parse_hex(start->valuestring, &s0) != 0 ||
+                parse_hex(bias->valuestring, &b) != 0)
+                continue; /* from a file: what does not fit is left out */
+            if (asys_grow(&st->mappings, &st->mapping_cap, st->mapping_count, sizeof *st->mappings,
+                          64))
+                return asys_fail(err, "out of memory");
+            st->mappings[st->mapping_count++] =
+                (struct symbol_mapping){(uint32_t)which->valuedouble, b};
+            if (asys_u64map_put(maps, s0, st->mapping_count) != 0)
+                return asys_fail(err, "out of memory");
+        }
+    }
+    return 0;
+}
+
+/* Indexes symbols.json (either version) for frame lookups. */
 static int stacks_init(struct asys_importer *imp, void **state, struct asys_err *err)
 {
     struct stacks *st = calloc(1, sizeof *st);
@@ -101,30 +221,9 @@ static int stacks_init(struct asys_importer *imp, void **state, struct asys_err 
                     "VALUES (?,?,?)",
                     &st->insert_callchain_frame, err))
         return -1;
-    const cJSON *image;
-    cJSON_ArrayForEach(image, cJSON_GetObjectItemCaseSensitive(imp->symbols, "images"))
-    {
-        uint64_t uid;
-        const char *uid_text = asys_json_get_str(image, "uid", NULL);
-        char *end;
-        if (!uid_text || (uid = strtoull(uid_text, &end, 16), *end))
-            continue;
-        struct asys_u64map *frames = calloc(1, sizeof *frames);
-        if (!frames || asys_u64map_put(&st->symbol_images, uid, (uint64_t)(uintptr_t)frames)) {
-            free(frames);
-            return asys_fail(err, "out of memory");
-        }
-        asys_u64map_init(frames);
-        const cJSON *frame;
-        cJSON_ArrayForEach(frame, cJSON_GetObjectItemCaseSensitive(image, "frames"))
-        {
-            uint64_t address;
-            const cJSON *first = cJSON_GetArrayItem(frame, 0);
-            if (cJSON_IsString(first) && parse_hex(first->valuestring, &address) == 0)
-                asys_u64map_put(frames, address, (uint64_t)(uintptr_t)frame);
-        }
-    }
-    return 0;
+    const cJSON *version = cJSON_GetObjectItemCaseSensitive(imp->symbols, "version");
+    st->symbols_version = cJSON_IsNumber(version) && version->valuedouble == 2 ? 2 : 1;
+    return st->symbols_version == 2 ? load_symbols_v2(st, err) : load_symbols_v1(st, err);
 }
 
 static void stacks_free(void *state)
@@ -144,6 +243,10 @@ static void stacks_free(void *state)
         free(frames);
     }
     asys_u64map_free(&st->symbol_images);
+    for (size_t i = 0; i < st->file_count; i++)
+        asys_u64map_free(&st->files[i].frames);
+    free(st->files);
+    free(st->mappings);
     free(st);
 }
 
@@ -184,12 +287,37 @@ static int import_module(void *state, const struct asys_record *rec, uint64_t ns
     return imp_step(imp, ins, err);
 }
 
-static int64_t module_of(const struct stacks_image *img, uint64_t address)
+static const struct imp_module *module_at(const struct stacks_image *img, uint64_t address)
 {
     for (size_t i = 0; i < img->module_count; i++)
         if (address >= img->modules[i].start && address < img->modules[i].end)
-            return img->modules[i].id;
-    return 0;
+            return &img->modules[i];
+    return NULL;
+}
+
+/* The symbols.json frame of `address` in the current image; NULL: none. */
+static const cJSON *symbol_of(struct stacks *st, struct stacks_image *img, uint64_t address,
+                              const struct imp_module *module)
+{
+    if (!img->symbols_looked_up) {
+        uint64_t *v = asys_u64map_get(&st->symbol_images, st->imp->seg.image->uid);
+        struct asys_u64map *map = v ? (struct asys_u64map *)(uintptr_t)*v : NULL;
+        if (st->symbols_version == 2)
+            img->mappings = map;
+        else
+            img->symbols = map;
+        img->symbols_looked_up = 1;
+    }
+    uint64_t *found = NULL;
+    if (img->symbols) {
+        found = asys_u64map_get(img->symbols, address);
+    } else if (img->mappings && module) {
+        uint64_t *m = asys_u64map_get(img->mappings, module->start);
+        const struct symbol_mapping *map = m ? &st->mappings[*m - 1] : NULL;
+        if (map)
+            found = asys_u64map_get(&st->files[map->file].frames, address - map->bias);
+    }
+    return found ? (const cJSON *)(uintptr_t)*found : NULL;
 }
 
 /* ---- frames and call chains ------------------------------------------------------ */
@@ -210,13 +338,8 @@ static int64_t frame_id(struct stacks *st, struct stacks_image *img, uint64_t ad
     uint64_t *known = asys_u64map_get(&img->frames, address);
     if (known)
         return (int64_t)*known;
-    if (!img->symbols_looked_up) {
-        uint64_t *v = asys_u64map_get(&st->symbol_images, imp->seg.image->uid);
-        img->symbols = v ? (struct asys_u64map *)(uintptr_t)*v : NULL;
-        img->symbols_looked_up = 1;
-    }
-    uint64_t *sym = img->symbols ? asys_u64map_get(img->symbols, address) : NULL;
-    const cJSON *frame = sym ? (const cJSON *)(uintptr_t)*sym : NULL;
+    const struct imp_module *mod = module_at(img, address);
+    const cJSON *frame = symbol_of(st, img, address, mod);
     uint32_t function = 0, file = 0;
     int line = 0;
     if (frame) {
@@ -227,7 +350,7 @@ static int64_t frame_id(struct stacks *st, struct stacks_image *img, uint64_t ad
         line = cJSON_IsNumber(l) ? l->valueint : 0;
     }
     int64_t id = st->next_frame_id++;
-    int64_t module = module_of(img, address);
+    int64_t module = mod ? mod->id : 0;
     sqlite3_stmt *ins = st->insert_frame;
     sqlite3_bind_int64(ins, 1, id);
     sqlite3_bind_int64(ins, 2, imp->seg.pid);

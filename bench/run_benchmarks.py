@@ -7,7 +7,7 @@ usage: bench/run_benchmarks.py [--build DIR] [--pairs N] [--runs K]
                                [--import-ranges N] [--osrt-calls N] [--launches N] [--kernel-ns NS]
                                [--bulk-kernels N] [--bulk-copies N] [--bulk-ranges N]
                                [--deps-kernels N] [--deps-waits N] [--export-events N]
-                               [--only hgtx|uftrace|osrt|import|hggc|timeline|deps|export]
+                               [--only hgtx|uftrace|osrt|import|hggc|timeline|deps|export|processes]
 """
 import argparse
 import json
@@ -19,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from processes import bench_processes
 
 
 def run_child(argv):
@@ -504,7 +506,7 @@ def main():
                     help='simulated kernel time: long enough that the device thread sleeps')
     ap.add_argument('--only',
                     choices=['hgtx', 'uftrace', 'osrt', 'import', 'hggc', 'timeline', 'deps',
-                             'export'])
+                             'export', 'processes'])
     args = ap.parse_args()
     args.build = os.path.abspath(args.build)
     work = tempfile.mkdtemp(prefix='asys-bench-')
@@ -527,6 +529,8 @@ def main():
             bench_deps(args, work)
         if args.only in (None, 'export'):
             bench_export(args, work)
+        if args.only in (None, 'processes'):
+            bench_processes(args, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -185,26 +185,42 @@ int asys_archive_add_buffer(struct asys_archive_writer *w, const char *name, con
     return size ? write_data(w, data, size, err) : 0;
 }
 
+int asys_archive_add_stream(struct asys_archive_writer *w, const char *name, uint64_t size,
+                            long (*read_fn)(void *ctx, void *buf, size_t size), void *ctx,
+                            struct asys_err *err)
+{
+    int rc = write_header(w, name, size, err);
+    uint64_t left = size;
+    while (rc == 0 && left) {
+        size_t want = left < COPY_BUFFER_SIZE ? (size_t)left : COPY_BUFFER_SIZE;
+        long n = read_fn(ctx, w->buffer, want);
+        if (n <= 0) { /* the source shrank: keep the member size the header promised */
+            memset(w->buffer, 0, want);
+            n = (long)want;
+        }
+        rc = write_data(w, w->buffer, (size_t)n, err);
+        left -= (uint64_t)n;
+    }
+    return rc;
+}
+
+static long read_file(void *ctx, void *buf, size_t size)
+{
+    int fd = *(int *)ctx;
+    for (;;) {
+        ssize_t n = read(fd, buf, size);
+        if (n >= 0 || errno != EINTR)
+            return (long)n;
+    }
+}
+
 int asys_archive_add_file(struct asys_archive_writer *w, const char *name, const char *path,
                           uint64_t size, struct asys_err *err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return asys_fail_errno(err, errno, "cannot open '%s'", path);
-    int rc = write_header(w, name, size, err);
-    uint64_t left = size;
-    while (rc == 0 && left) {
-        size_t want = left < COPY_BUFFER_SIZE ? (size_t)left : COPY_BUFFER_SIZE;
-        ssize_t n = read(fd, w->buffer, want);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) { /* the file shrank: keep the member size the header promised */
-            memset(w->buffer, 0, want);
-            n = (ssize_t)want;
-        }
-        rc = write_data(w, w->buffer, (size_t)n, err);
-        left -= (uint64_t)n;
-    }
+    int rc = asys_archive_add_stream(w, name, size, read_file, &fd, err);
     close(fd);
     return rc;
 }

@@ -23,6 +23,10 @@ struct asys_archive_writer;
 int asys_archive_writer_open(struct asys_archive_writer **out, int fd, struct asys_err *err);
 int asys_archive_add_buffer(struct asys_archive_writer *w, const char *name, const void *data,
                             size_t size, struct asys_err *err);
+/* Adds `size` bytes read through `read_fn` (a short source is padded with zeros). */
+int asys_archive_add_stream(struct asys_archive_writer *w, const char *name, uint64_t size,
+                            long (*read_fn)(void *ctx, void *buf, size_t size), void *ctx,
+                            struct asys_err *err);
 /* Adds the first `size` bytes of the file at `path`. */
 int asys_archive_add_file(struct asys_archive_writer *w, const char *name, const char *path,
                           uint64_t size, struct asys_err *err);

@@ -44,7 +44,13 @@ static long fill(struct asys_segment_stream *s, size_t need, struct asys_err *er
     while (s->len < need && s->source_read < s->limit) {
         uint64_t room = s->cap - s->len;
         uint64_t left = s->limit - s->source_read;
-        long n = s->read(s->ctx, s->buf + s->len, (size_t)(room < left ? room : left));
+        uint64_t want = room < left ? room : left;
+        uint64_t step = s->read_size > need - s->len ? s->read_size : need - s->len;
+        if (want > step)
+            want = step;
+        if (s->read_size < s->cap)
+            s->read_size *= 2;
+        long n = s->read(s->ctx, s->buf + s->len, (size_t)want);
         if (n < 0)
             return asys_fail(err, "read error at offset %llu",
                              (unsigned long long)(s->buf_offset + s->len));
@@ -72,6 +78,7 @@ int asys_segment_stream_open_in(struct asys_segment_stream *s, asys_read_fn read
     s->ctx = ctx;
     s->limit = limit;
     s->cap = ASYS_STREAM_BUFFER_SIZE;
+    s->read_size = 64u << 10;
     s->borrowed = buffer != NULL;
     s->buf = buffer ? buffer : malloc(s->cap);
     if (!s->buf)

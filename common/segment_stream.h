@@ -34,6 +34,7 @@ struct asys_segment_stream {
     size_t pos;           /* next record in buf */
     uint64_t buf_offset;  /* segment offset of buf[0] */
     uint64_t source_read; /* bytes taken from the source so far */
+    size_t read_size;     /* the next read's size: small first (most segments are), doubling */
     uint64_t stop;        /* offset where records end (data_end or limit) */
     uint64_t ticks;
     uint64_t records;

@@ -11,6 +11,7 @@
 
 #include "asys_commands.h"
 #include "asys_error.h"
+#include "arena_read.h"
 #include "record_dump.h"
 #include "report_reader.h"
 #include "segment_stream.h"
@@ -108,27 +109,66 @@ out:
     return rc;
 }
 
-/* A segment file starts with the segment magic; anything else is read as a report. */
-static int is_segment_file(const char *path)
+/* A session's arena: every segment in it, as finalize would cut them. */
+static int dump_arena(const char *path, struct asys_err *err)
+{
+    struct asys_arena_index index;
+    if (asys_arena_index_read(path, &index, err) != 0)
+        return -1;
+    int rc = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        rc = asys_fail_errno(err, errno, "%s", "");
+    for (size_t i = 0; rc == 0 && i < index.count; i++) {
+        const struct asys_arena_segment *seg = &index.segments[i];
+        struct asys_arena_cursor cursor = {fd, &index, seg, 0};
+        char name[128];
+        snprintf(name, sizeof name, "%s: pid %u tid %u, %zu slots", path, seg->key.pid,
+                 seg->key.tid, seg->count);
+        struct asys_segment_stream s;
+        if (asys_segment_stream_open(&s, asys_arena_cursor_read, &cursor,
+                                     asys_arena_segment_size(&index, seg), err) != 0) {
+            rc = -1;
+            break;
+        }
+        rc = dump_stream(&s, name, err);
+        asys_segment_stream_close(&s);
+    }
+    if (fd >= 0)
+        close(fd);
+    asys_arena_index_free(&index);
+    return rc;
+}
+
+enum input_kind { INPUT_REPORT, INPUT_SEGMENT, INPUT_ARENA };
+
+/* A segment file starts with the segment magic, an arena with its own;
+ * anything else is read as a report. */
+static enum input_kind input_kind(const char *path)
 {
     char magic[ASYS_SEGMENT_MAGIC_LEN] = {0};
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return 0;
+        return INPUT_REPORT;
     ssize_t n = read(fd, magic, sizeof magic);
     close(fd);
-    return n == (ssize_t)sizeof magic && !memcmp(magic, ASYS_SEGMENT_MAGIC, sizeof magic);
+    if (n != (ssize_t)sizeof magic)
+        return INPUT_REPORT;
+    return !memcmp(magic, ASYS_SEGMENT_MAGIC, sizeof magic) ? INPUT_SEGMENT
+           : !memcmp(magic, ASYS_ARENA_MAGIC, sizeof magic) ? INPUT_ARENA
+                                                            : INPUT_REPORT;
 }
 
 int asys_cmd_dump(int argc, char **argv)
 {
-    const char *usage = "usage: asys dump REPORT.asys-rep|SEGMENT.seg...";
+    const char *usage = "usage: asys dump REPORT.asys-rep|SEGMENT.seg|ARENA...";
     int status = ASYS_EXIT_OK, paths = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("%s\nPrints every record of a report or of a segment file, decoded, one per\n"
-                   "line: @OFFSET TYPE t=TICKS field=value...  String ids show their text\n"
-                   "when the segment defined it before.\n",
+            printf("%s\nPrints every record of a report, of a segment file or of a session's\n"
+                   "arena (segments/arena), decoded, one per line: @OFFSET TYPE t=TICKS\n"
+                   "field=value...  String ids show their text when the segment defined\n"
+                   "it before.\n",
                    usage);
             return ASYS_EXIT_OK;
         }
@@ -140,8 +180,10 @@ int asys_cmd_dump(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         struct asys_err err = {0};
         paths++;
-        int rc = is_segment_file(argv[i]) ? dump_segment_file(argv[i], &err)
-                                          : dump_report(argv[i], &err);
+        enum input_kind kind = input_kind(argv[i]);
+        int rc = kind == INPUT_SEGMENT ? dump_segment_file(argv[i], &err)
+                 : kind == INPUT_ARENA ? dump_arena(argv[i], &err)
+                                       : dump_report(argv[i], &err);
         if (rc < 0)
             asys_err_print(PROG, "read", argv[i], &err);
         if (rc != 0)

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #include "json_util.h"
 #include "manifest.h"
 #include "archive.h"
+#include "arena_read.h"
 #include "segment_stream.h"
 #include "symbolize.h"
 
@@ -39,7 +41,8 @@ struct segment_scan {
     uint64_t dropped_by_cause[3]; /* full, re-entry, too big */
     uint64_t lost_threads, lost_thread_records;
     uint32_t lost_thread_errno;
-    uint32_t notices; /* enum asys_segment_notice */
+    uint32_t notices;                       /* enum asys_segment_notice */
+    const struct asys_arena_segment *arena; /* NULL: a file of segments/ */
     char error[sizeof(((struct asys_err *)0)->text)];
 };
 
@@ -108,23 +111,66 @@ static void tallies_end(struct collector_tallies *t, cJSON *root)
     t->count = 0;
 }
 
-static void scan_segment(const char *path, struct segment_scan *scan, struct clock_pairs *launcher,
-                         struct clock_pairs *headers, struct asys_symbolizer *symbols,
-                         struct collector_tallies *tallies)
+/* Where a segment's bytes come from: its file, or its slots of the arena. */
+struct segment_source {
+    int fd;
+    struct asys_arena_cursor cursor;
+    long (*read)(void *ctx, void *buf, size_t size);
+    void *ctx;
+    uint64_t size;
+};
+
+static int source_open(struct segment_source *src, const char *segment_dir,
+                       const struct segment_scan *scan, const struct asys_arena_index *arena,
+                       int arena_fd)
+{
+    memset(src, 0, sizeof *src);
+    src->fd = -1;
+    if (scan->arena) {
+        src->cursor = (struct asys_arena_cursor){arena_fd, arena, scan->arena, 0};
+        src->read = asys_arena_cursor_read;
+        src->ctx = &src->cursor;
+        src->size = asys_arena_segment_size(arena, scan->arena);
+        /* a writer that closed says where its records end: read no further */
+        struct asys_segment_header h;
+        if (scan->arena->count &&
+            pread(arena_fd, &h, sizeof h, (off_t)(scan->arena->slots[0] + ASYS_SLOT_HEADER_SIZE)) ==
+                (ssize_t)sizeof h &&
+            h.data_end >= ASYS_SEGMENT_HEADER_SIZE && h.data_end < src->size)
+            src->size = h.data_end;
+        return 0;
+    }
+    char path[PATH_MAX + 300];
+    snprintf(path, sizeof path, "%s/%s", segment_dir, scan->name);
+    struct stat st;
+    src->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (src->fd < 0 || fstat(src->fd, &st) != 0) {
+        if (src->fd >= 0)
+            close(src->fd);
+        src->fd = -1;
+        return -1;
+    }
+    src->read = read_fd;
+    src->ctx = &src->fd;
+    src->size = (uint64_t)st.st_size;
+    return 0;
+}
+
+static void source_close(struct segment_source *src)
+{
+    if (src->fd >= 0)
+        close(src->fd);
+    src->fd = -1;
+}
+
+static void scan_segment(struct segment_source *src, struct segment_scan *scan,
+                         struct clock_pairs *launcher, struct clock_pairs *headers,
+                         struct asys_symbolizer *symbols, struct collector_tallies *tallies)
 {
     struct asys_err err = {0};
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        snprintf(scan->error, sizeof scan->error, "%s", strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return;
-    }
     struct asys_segment_stream s;
-    if (asys_segment_stream_open(&s, read_fd, &fd, (uint64_t)st.st_size, &err) != 0) {
+    if (asys_segment_stream_open(&s, src->read, src->ctx, src->size, &err) != 0) {
         snprintf(scan->error, sizeof scan->error, "%s", err.text);
-        close(fd);
         return;
     }
     scan->pid = s.header.pid;
@@ -160,7 +206,6 @@ static void scan_segment(const char *path, struct segment_scan *scan, struct clo
         snprintf(scan->error, sizeof scan->error, "%s", err.text);
     asys_symbolizer_end_segment(symbols);
     asys_segment_stream_close(&s);
-    close(fd);
 }
 
 static int by_name(const void *a, const void *b)
@@ -206,6 +251,27 @@ static int list_segments(const char *dir, struct segment_scan **out, size_t *cou
         qsort(list, n, sizeof *list, by_name);
     *out = list;
     *count = n;
+    return 0;
+}
+
+/* The arena's segments, after the files, named as their files would be. */
+static int add_arena_segments(const struct asys_arena_index *arena, struct segment_scan **list,
+                              size_t *count, struct asys_err *err)
+{
+    if (!arena->count)
+        return 0;
+    struct segment_scan *bigger = realloc(*list, (*count + arena->count) * sizeof *bigger);
+    if (!bigger)
+        return asys_fail(err, "out of memory");
+    *list = bigger;
+    for (size_t i = 0; i < arena->count; i++) {
+        const struct asys_slot_header *k = &arena->segments[i].key;
+        struct segment_scan *s = &bigger[(*count)++];
+        memset(s, 0, sizeof *s);
+        s->arena = &arena->segments[i];
+        snprintf(s->name, sizeof s->name, "p%u-t%u-%" PRIx64 "-%u%s", k->pid, k->tid,
+                 k->process_uid, k->thread_index, ASYS_SEGMENT_SUFFIX);
+    }
     return 0;
 }
 
@@ -371,7 +437,7 @@ static int publish(const char *tmp, const char *path, int force, struct asys_err
 
 static int write_archive(int fd, const char *segment_dir, const cJSON *manifest,
                          const cJSON *symbols, const struct segment_scan *scans, size_t n,
-                         struct asys_err *err)
+                         const struct asys_arena_index *arena, int arena_fd, struct asys_err *err)
 {
     struct asys_archive_writer *w = NULL;
     char *text = cJSON_Print(manifest);
@@ -391,10 +457,16 @@ static int write_archive(int fd, const char *segment_dir, const cJSON *manifest,
     for (size_t i = 0; i < n; i++) {
         if (scans[i].end == 0)
             continue; /* unreadable from the start: listed in the manifest only */
-        char path[PATH_MAX + 300], member[300];
-        snprintf(path, sizeof path, "%s/%s", segment_dir, scans[i].name);
+        char member[300];
         snprintf(member, sizeof member, "%s%s", ASYS_SEGMENT_DIR, scans[i].name);
-        if (asys_archive_add_file(w, member, path, scans[i].end, err) != 0)
+        struct segment_source src;
+        if (source_open(&src, segment_dir, &scans[i], arena, arena_fd) != 0) {
+            asys_fail_errno(err, errno, "cannot open segment '%s'", scans[i].name);
+            goto out;
+        }
+        int added = asys_archive_add_stream(w, member, scans[i].end, src.read, src.ctx, err);
+        source_close(&src);
+        if (added != 0)
             goto out;
     }
     rc = 0;
@@ -418,6 +490,8 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
     struct asys_symbolizer *symbolizer = asys_symbolizer_new();
     struct collector_tallies tallies;
     struct clock_pairs launcher_pairs = {0}, header_pairs = {0};
+    struct asys_arena_index arena = {0};
+    int arena_fd = -1;
     tallies_begin(&tallies);
     char segment_dir[PATH_MAX], session_file[PATH_MAX + 32], tmp[PATH_MAX + 32];
     tmp[0] = '\0';
@@ -437,10 +511,24 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
     }
     if (list_segments(segment_dir, &scans, &n, err) != 0)
         goto out;
+    char arena_path[PATH_MAX + 32];
+    snprintf(arena_path, sizeof arena_path, "%s/%s", segment_dir, ASYS_ARENA_NAME);
+    if (asys_arena_index_read(arena_path, &arena, err) != 0 ||
+        add_arena_segments(&arena, &scans, &n, err) != 0)
+        goto out;
+    arena_fd = arena.count ? open(arena_path, O_RDONLY | O_CLOEXEC) : -1;
+    if (arena.count && arena_fd < 0) {
+        asys_fail_errno(err, errno, "cannot open '%s'", arena_path);
+        goto out;
+    }
     for (size_t i = 0; i < n; i++) {
-        char path[PATH_MAX + 300];
-        snprintf(path, sizeof path, "%s/%s", segment_dir, scans[i].name);
-        scan_segment(path, &scans[i], &launcher_pairs, &header_pairs, symbolizer, &tallies);
+        struct segment_source src;
+        if (source_open(&src, segment_dir, &scans[i], &arena, arena_fd) != 0) {
+            snprintf(scans[i].error, sizeof scans[i].error, "%s", strerror(errno));
+            continue;
+        }
+        scan_segment(&src, &scans[i], &launcher_pairs, &header_pairs, symbolizer, &tallies);
+        source_close(&src);
     }
     tallies_end(&tallies, root);
     symbols = asys_symbolizer_resolve(symbolizer);
@@ -465,7 +553,7 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
         tmp[0] = '\0';
         goto out;
     }
-    if (write_archive(fd, segment_dir, root, symbols, scans, n, err) != 0)
+    if (write_archive(fd, segment_dir, root, symbols, scans, n, &arena, arena_fd, err) != 0)
         goto out;
     mode_t mask = umask(0);
     umask(mask);
@@ -495,5 +583,8 @@ out:
     tallies_end(&tallies, NULL); /* after a failure: frees what was left */
     free(launcher_pairs.items);
     free(header_pairs.items);
+    if (arena_fd >= 0)
+        close(arena_fd);
+    asys_arena_index_free(&arena);
     return rc;
 }

@@ -121,7 +121,7 @@ static void format_size(uint64_t bytes, char *out, size_t size)
 static int start_session(const struct asys_profile_options *o, const char *report_path,
                          struct asys_session *session, struct asys_err *err)
 {
-    if (asys_session_create(session, err) != 0)
+    if (asys_session_create(session, o->chunk_size, err) != 0)
         return -1;
     char session_file[PATH_MAX + 32];
     snprintf(session_file, sizeof session_file, "%s/%s", session->dir, ASYS_SESSION_FILE);

@@ -3,8 +3,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 /* After an I/O failure, growth is retried once per this many drops. */
@@ -31,6 +33,170 @@ static int extend_file(int fd, uint64_t offset, uint64_t len)
     if (errno != EOPNOTSUPP && errno != ENOSYS)
         return -errno;
     return ftruncate(fd, (off_t)(offset + len)) == 0 ? 0 : -errno;
+}
+
+/* ---- the arena --------------------------------------------------------------- */
+
+int asys_arena_create(const char *path, uint64_t slot_size)
+{
+    int saved_errno = errno;
+    struct asys_arena_control c;
+    memset(&c, 0, sizeof c);
+    memcpy(c.magic, ASYS_ARENA_MAGIC, sizeof c.magic);
+    c.version = ASYS_ARENA_VERSION;
+    c.slot_size =
+        round_up(slot_size < ASYS_MIN_CHUNK_SIZE ? ASYS_MIN_CHUNK_SIZE : slot_size, page_size());
+    c.next_slot = 1;
+    int rc = 0;
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 || pwrite(fd, &c, sizeof c, 0) != (ssize_t)sizeof c)
+        rc = -errno;
+    if (fd >= 0)
+        close(fd);
+    errno = saved_errno;
+    return rc;
+}
+
+int asys_arena_attach(struct asys_arena *a, const char *path)
+{
+    int saved_errno = errno;
+    memset(a, 0, sizeof *a);
+    if (strlen(path) >= sizeof a->path)
+        return -ENAMETOOLONG;
+    int rc = 0;
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    void *m =
+        fd < 0 ? MAP_FAILED : mmap(NULL, page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED) {
+        rc = -errno;
+        goto out;
+    }
+    struct asys_arena_control *c = m;
+    if (memcmp(c->magic, ASYS_ARENA_MAGIC, sizeof c->magic) != 0 ||
+        c->version != ASYS_ARENA_VERSION || c->slot_size < ASYS_MIN_CHUNK_SIZE ||
+        c->slot_size % page_size() != 0) {
+        munmap(m, page_size());
+        rc = -EINVAL;
+        goto out;
+    }
+    strcpy(a->path, path);
+    a->control = c;
+    a->slot_size = c->slot_size;
+out:
+    if (fd >= 0)
+        close(fd);
+    errno = saved_errno;
+    return rc;
+}
+
+void asys_arena_detach(struct asys_arena *a)
+{
+    if (a->control)
+        munmap(a->control, page_size());
+    a->control = NULL;
+}
+
+/* Claims the next slot of the arena, reserves its blocks and maps it, with
+ * its slot header written (sequence `sequence`).  The slot's first page is
+ * written with pwrite, not through the mapping: on ext4 the first write
+ * fault into reserved (unwritten) blocks costs a few hundred microseconds,
+ * the write and a fault on the page it left in the cache a few. */
+static void *claim_slot(const struct asys_arena *a, struct asys_slot_header *slot_header,
+                        uint32_t sequence, uint64_t *offset, int *error)
+{
+    static const uint8_t zeros[4096 - ASYS_SLOT_HEADER_SIZE];
+    uint64_t slot = __atomic_fetch_add(&a->control->next_slot, 1, __ATOMIC_RELAXED);
+    if (slot > (UINT64_MAX - a->slot_size) / a->slot_size) {
+        *error = EFBIG;
+        return NULL;
+    }
+    *offset = slot * a->slot_size;
+    slot_header->sequence = sequence;
+    void *m = MAP_FAILED;
+    /* by path each time: the program may close or reuse any descriptor */
+    int fd = open(a->path, O_RDWR | O_CLOEXEC);
+    if (fd >= 0) {
+        struct iovec first_page[2] = {{slot_header, sizeof *slot_header},
+                                      {(void *)zeros, sizeof zeros}};
+        int rc = extend_file(fd, *offset, a->slot_size);
+        if (rc == 0 && pwritev(fd, first_page, 2, (off_t)*offset) !=
+                           (ssize_t)(sizeof zeros + ASYS_SLOT_HEADER_SIZE))
+            rc = errno ? -errno : -EIO;
+        if (rc == 0)
+            m = mmap(NULL, a->slot_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)*offset);
+        else
+            errno = -rc;
+    }
+    *error = errno;
+    if (fd >= 0)
+        close(fd);
+    return m == MAP_FAILED ? NULL : m;
+}
+
+/* The header and the chunk: the fields every writer starts with. */
+static void start_writing(struct asys_segment_writer *w, const struct asys_segment_header *header)
+{
+    *w->header = *header;
+    memcpy(w->header->magic, ASYS_SEGMENT_MAGIC, ASYS_SEGMENT_MAGIC_LEN);
+    w->header->format_version = ASYS_FORMAT_VERSION;
+    w->header->header_size = ASYS_SEGMENT_HEADER_SIZE;
+    w->header->chunk_size = w->payload_size;
+    w->header->dropped_records = 0;
+    w->header->dropped_bytes = 0;
+    w->header->dropped_full = w->header->dropped_reentry = w->header->dropped_big = 0;
+    w->header->lost_threads = w->header->lost_thread_records = 0;
+    w->header->lost_thread_errno = 0;
+    w->header->data_end = 0;
+    w->cur = w->chunk + ASYS_SEGMENT_HEADER_SIZE;
+    w->end = w->chunk + w->payload_size;
+    w->last_ticks = header->base_ticks;
+}
+
+int asys_segment_open_arena(struct asys_segment_writer *w, const struct asys_arena *arena,
+                            const struct asys_segment_header *header, uint64_t max_size)
+{
+    int saved_errno = errno;
+    memset(w, 0, sizeof *w);
+    snprintf(w->path, sizeof w->path, "%s", arena->path);
+    w->arena = arena;
+    memcpy(w->trailer.magic, ASYS_SLOT_MAGIC, sizeof w->trailer.magic);
+    w->trailer.process_uid = header->process_uid;
+    w->trailer.pid = header->pid;
+    w->trailer.tid = header->tid;
+    w->trailer.thread_index = header->thread_index;
+    w->trailer.collector = header->collector;
+    int error = 0;
+    uint8_t *map = claim_slot(arena, &w->trailer, 0, &w->file_offset, &error);
+    /* the header's page again, on its own: it outlives the first chunk's mapping */
+    void *head = MAP_FAILED;
+    if (map) {
+        int fd = open(arena->path, O_RDWR | O_CLOEXEC);
+        if (fd >= 0)
+            head = mmap(NULL, page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+                        (off_t)w->file_offset);
+        error = errno;
+        if (fd >= 0)
+            close(fd);
+    }
+    if (!map || head == MAP_FAILED) {
+        if (map)
+            munmap(map, arena->slot_size);
+        memset(w, 0, sizeof *w);
+        w->full = 1;
+        errno = saved_errno;
+        return -(error ? error : EIO);
+    }
+    w->header_map = head;
+    w->header = (struct asys_segment_header *)((uint8_t *)head + ASYS_SLOT_HEADER_SIZE);
+    w->header_file_offset = w->file_offset + ASYS_SLOT_HEADER_SIZE;
+    w->map = map;
+    w->chunk = map + ASYS_SLOT_HEADER_SIZE;
+    w->chunk_size = arena->slot_size;
+    w->payload_size = arena->slot_size - ASYS_SLOT_HEADER_SIZE;
+    w->max_size = max_size < w->payload_size ? w->payload_size : max_size;
+    start_writing(w, header);
+    errno = saved_errno;
+    return 0;
 }
 
 int asys_segment_open(struct asys_segment_writer *w, const char *path,
@@ -62,29 +228,18 @@ int asys_segment_open(struct asys_segment_writer *w, const char *path,
         goto out;
     }
     w->header = head;
+    w->header_map = head;
     void *chunk = mmap(NULL, chunk_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (chunk == MAP_FAILED) {
         rc = -errno;
         goto out;
     }
+    w->map = chunk;
     w->chunk = chunk;
     w->chunk_size = chunk_size;
+    w->payload_size = chunk_size;
     w->max_size = max_size;
-
-    *w->header = *header;
-    memcpy(w->header->magic, ASYS_SEGMENT_MAGIC, ASYS_SEGMENT_MAGIC_LEN);
-    w->header->format_version = ASYS_FORMAT_VERSION;
-    w->header->header_size = ASYS_SEGMENT_HEADER_SIZE;
-    w->header->chunk_size = chunk_size;
-    w->header->dropped_records = 0;
-    w->header->dropped_bytes = 0;
-    w->header->dropped_full = w->header->dropped_reentry = w->header->dropped_big = 0;
-    w->header->lost_threads = w->header->lost_thread_records = 0;
-    w->header->lost_thread_errno = 0;
-    w->header->data_end = 0;
-    w->cur = w->chunk + ASYS_SEGMENT_HEADER_SIZE;
-    w->end = w->chunk + chunk_size;
-    w->last_ticks = header->base_ticks;
+    start_writing(w, header);
 out:
     if (fd >= 0)
         close(fd);
@@ -99,11 +254,12 @@ out:
 
 static void unmap_all(struct asys_segment_writer *w)
 {
-    if (w->chunk)
-        munmap(w->chunk, w->chunk_size);
-    if (w->header)
-        munmap(w->header, page_size());
-    w->chunk = NULL;
+    if (w->map)
+        munmap(w->map, w->chunk_size);
+    if (w->header_map)
+        munmap(w->header_map, page_size());
+    w->map = w->chunk = NULL;
+    w->header_map = NULL;
     w->header = NULL;
     w->cur = w->end = NULL;
 }
@@ -116,14 +272,41 @@ void asys_segment_abandon(struct asys_segment_writer *w)
     errno = saved_errno;
 }
 
+/* A segment's current slot gives back the blocks it did not use beyond
+ * `margin` bytes past what it wrote. */
+static void release_slot_tail(const struct asys_segment_writer *w, uint64_t margin)
+{
+    uint64_t page = page_size();
+    uint64_t used = round_up((uint64_t)(w->cur - w->map) + margin, page);
+    uint64_t keep_from = w->chunk_size;
+    if (used >= keep_from)
+        return;
+    int fd = open(w->path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(w->file_offset + used),
+              (off_t)(keep_from - used)); /* best effort: the space is only lent */
+    close(fd);
+}
+
+void asys_segment_release_unused(struct asys_segment_writer *w, uint64_t margin)
+{
+    int saved_errno = errno;
+    if (w->arena && w->chunk)
+        release_slot_tail(w, margin);
+    errno = saved_errno;
+}
+
 void asys_segment_close(struct asys_segment_writer *w)
 {
     int saved_errno = errno;
     uint64_t used = asys_segment_used(w);
     if (w->header && used)
         __atomic_store_n(&w->header->data_end, used, __ATOMIC_RELEASE);
+    if (w->arena && w->chunk)
+        release_slot_tail(w, 0);
     unmap_all(w);
-    if (used && truncate(w->path, (off_t)used) != 0) {
+    if (!w->arena && used && truncate(w->path, (off_t)used) != 0) {
         /* the reader scans to the first zero word; a longer file is harmless */
     }
     asys_segment_abandon(w);
@@ -134,7 +317,7 @@ void asys_segment_close(struct asys_segment_writer *w)
  * chunk (`end` may have been pulled in by a drop; the chunk's real end counts). */
 static void pad_chunk_tail(struct asys_segment_writer *w)
 {
-    uint64_t rest = (uint64_t)(w->chunk + w->chunk_size - w->cur);
+    uint64_t rest = (uint64_t)(w->chunk + w->payload_size - w->cur);
     if (rest < 8)
         return;
     asys_rec_word *pad = (asys_rec_word *)w->cur;
@@ -144,7 +327,7 @@ static void pad_chunk_tail(struct asys_segment_writer *w)
         ((uint32_t *)w->cur)[2] = (uint32_t)rest;
         asys_segment_commit(pad, ASYS_REC_WORD(ASYS_REC_PAD, ASYS_REC_EXTENDED, 0, 0));
     }
-    w->cur = w->chunk + w->chunk_size;
+    w->cur = w->chunk + w->payload_size;
 }
 
 /* Faults a fresh chunk in with one call instead of one fault per page on
@@ -159,25 +342,40 @@ static void prefault(void *chunk, uint64_t size)
 #endif
 }
 
+/* The next chunk: the file's next chunk_size bytes, or a new arena slot. */
+static void *next_chunk(struct asys_segment_writer *w, uint64_t *file_offset)
+{
+    if (w->arena) {
+        int error;
+        void *m = claim_slot(w->arena, &w->trailer, w->trailer.sequence + 1, file_offset, &error);
+        return m ? m : MAP_FAILED;
+    }
+    void *m = MAP_FAILED;
+    *file_offset = w->file_offset + w->chunk_size;
+    /* Opened by path each time: the program may close or reuse any descriptor
+     * (daemons close them all), and a reused one would be another file. */
+    int fd = open(w->path, O_RDWR | O_CLOEXEC);
+    if (fd >= 0) {
+        if (extend_file(fd, *file_offset, w->chunk_size) == 0)
+            m = mmap(NULL, w->chunk_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+                     (off_t)*file_offset);
+        close(fd);
+    }
+    return m;
+}
+
 static int grow(struct asys_segment_writer *w)
 {
-    uint64_t next = w->chunk_offset + w->chunk_size;
-    if (next + w->chunk_size > w->max_size) {
+    uint64_t next = w->chunk_offset + w->payload_size;
+    if (next + w->payload_size > w->max_size) {
         w->full = 1;
         return 0;
     }
     if (w->grow_failures && w->pending_drop_records % GROW_RETRY_INTERVAL != 0)
         return 0;
     int saved_errno = errno;
-    void *m = MAP_FAILED;
-    /* Opened by path each time: the program may close or reuse any descriptor
-     * (daemons close them all), and a reused one would be another file. */
-    int fd = open(w->path, O_RDWR | O_CLOEXEC);
-    if (fd >= 0) {
-        if (extend_file(fd, next, w->chunk_size) == 0)
-            m = mmap(NULL, w->chunk_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)next);
-        close(fd);
-    }
+    uint64_t file_offset = 0;
+    void *m = next_chunk(w, &file_offset);
     errno = saved_errno;
     if (m == MAP_FAILED) {
         w->grow_failures++;
@@ -186,12 +384,16 @@ static int grow(struct asys_segment_writer *w)
     w->grow_failures = 0;
     prefault(m, w->chunk_size);
     pad_chunk_tail(w);
-    munmap(w->chunk, w->chunk_size);
+    munmap(w->map, w->chunk_size);
     errno = saved_errno;
-    w->chunk = m;
+    w->map = m;
+    w->chunk = (uint8_t *)m + (w->arena ? ASYS_SLOT_HEADER_SIZE : 0);
     w->chunk_offset = next;
+    w->file_offset = file_offset;
+    if (w->arena)
+        w->trailer.sequence++;
     w->cur = w->chunk;
-    w->end = w->chunk + w->chunk_size;
+    w->end = w->chunk + w->payload_size;
     return 1;
 }
 

@@ -20,17 +20,40 @@
 
 #define ASYS_MIN_CHUNK_SIZE (2u * ASYS_REC_MAX_SIZE)
 
+/* A session's arena (asys_format.h): where its file is, and its control
+ * block, mapped shared for the life of the process (the program may close
+ * any descriptor, so none is kept: each claim opens the file by path). */
+struct asys_arena {
+    char path[1152];
+    struct asys_arena_control *control;
+    uint64_t slot_size;
+};
+
+/* Creates the arena of a session (the launcher, before the program starts). */
+int asys_arena_create(const char *path, uint64_t slot_size);
+/* Maps an existing arena's control block.  Returns 0 or -errno. */
+int asys_arena_attach(struct asys_arena *a, const char *path);
+void asys_arena_detach(struct asys_arena *a);
+
 struct asys_segment_writer {
     /* hot */
     uint8_t *cur;        /* next free byte of the current chunk */
     uint8_t *end;        /* end of the current chunk */
     uint64_t last_ticks; /* timestamp of the last committed record */
     /* slow path */
-    struct asys_segment_header *header; /* page 0, mapped for the writer's lifetime */
-    uint8_t *chunk;                     /* mapping of the current chunk */
-    uint64_t chunk_offset;
-    uint64_t chunk_size;
+    struct asys_segment_header *header; /* in its own mapping, for the writer's lifetime */
+    void *header_map;                   /* that mapping (a page) */
+    uint8_t *map;                       /* mapping of the current chunk (chunk_size bytes) */
+    uint8_t *chunk;                     /* where its records go: after an arena slot's header */
+    uint64_t chunk_offset;              /* logical offset of the chunk in the segment */
+    uint64_t chunk_size;                /* bytes mapped per chunk (an arena slot) */
+    uint64_t payload_size;              /* bytes of records per chunk */
     uint64_t max_size;
+    /* in an arena: its slots, and this segment's trailer */
+    const struct asys_arena *arena;
+    uint64_t file_offset;        /* where the current chunk's mapping starts in the file */
+    uint64_t header_file_offset; /* where the segment header lies in the file */
+    struct asys_slot_header trailer;
     int full;                      /* max_size reached: every further record is a drop */
     unsigned grow_failures;        /* consecutive failed growths (I/O errors) */
     uint64_t pending_drop_records; /* lost since the last DROP record */
@@ -44,9 +67,17 @@ struct asys_segment_writer {
 int asys_segment_open(struct asys_segment_writer *w, const char *path,
                       const struct asys_segment_header *header, uint64_t chunk_size,
                       uint64_t max_size);
+/* The same in a slot of `arena` (chunks are its slots). */
+int asys_segment_open_arena(struct asys_segment_writer *w, const struct asys_arena *arena,
+                            const struct asys_segment_header *header, uint64_t max_size);
 
-/* Writes data_end, unmaps and closes.  The file is cut to its used size. */
+/* Writes data_end, unmaps and closes.  A file of its own is cut to its used size. */
 void asys_segment_close(struct asys_segment_writer *w);
+
+/* In an arena: gives the disk blocks of the current slot back beyond
+ * `margin` bytes after the last record (the writer stays open: what it
+ * writes within the margin still has its blocks). */
+void asys_segment_release_unused(struct asys_segment_writer *w, uint64_t margin);
 
 /* Forgets a writer inherited across fork without touching the file. */
 void asys_segment_abandon(struct asys_segment_writer *w);

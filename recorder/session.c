@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-int asys_session_create(struct asys_session *s, struct asys_err *err)
+int asys_session_create(struct asys_session *s, uint64_t slot_size, struct asys_err *err)
 {
     memset(s, 0, sizeof *s);
     const char *tmp = getenv("TMPDIR");
@@ -40,6 +40,12 @@ int asys_session_create(struct asys_session *s, struct asys_err *err)
     asys_clock_pair_take(s->clock_kind, &s->start);
 
     char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/%s", s->segment_dir, ASYS_ARENA_NAME);
+    int made = asys_arena_create(path, slot_size);
+    if (made) {
+        asys_fail(err, "cannot create '%s': %s", path, strerror(-made));
+        goto fail;
+    }
     snprintf(path, sizeof path, "%s/%s", s->segment_dir, ASYS_LAUNCHER_SEGMENT);
     struct asys_segment_header h;
     memset(&h, 0, sizeof h);

@@ -22,9 +22,10 @@ struct asys_session {
     struct asys_clock_pair start;
 };
 
-/* Creates $TMPDIR/asys-XXXXXX/segments and the launcher segment, and takes
+/* Creates $TMPDIR/asys-XXXXXX/segments with the arena the threads' segments
+ * go into (slots of `slot_size` bytes) and the launcher segment, and takes
  * the first calibration pair. */
-int asys_session_create(struct asys_session *s, struct asys_err *err);
+int asys_session_create(struct asys_session *s, uint64_t slot_size, struct asys_err *err);
 /* Clock ticks per second measured since the session started (at least 2 ms
  * later): lets the program convert ns thresholds without measuring itself. */
 uint64_t asys_session_tick_hz(const struct asys_session *s);

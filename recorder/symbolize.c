@@ -8,27 +8,39 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "hashmap.h"
 
-struct sym_module {
+/* A loaded object, once per report: its file (path and build id) and the
+ * offsets of every frame that fell into it, in any process. */
+struct sym_file {
+    char *path;
+    char build_id[2 * ASYS_BUILD_ID_MAX + 1];
+    struct asys_u64map offsets; /* address - load bias -> 1 */
+};
+
+/* Where a process image mapped a file. */
+struct sym_mapping {
     uint64_t bias;
     uint64_t start;
     uint64_t end;
-    char *path;
+    uint32_t file; /* index in files */
 };
 
 struct sym_image {
     uint64_t uid;
-    struct sym_module *modules;
-    size_t module_count;
-    size_t module_cap;
-    struct asys_u64map addresses; /* set of frame addresses */
+    struct sym_mapping *maps;
+    size_t map_count, map_cap;
+    struct asys_u64map addresses; /* frame addresses of this image */
 };
 
 struct asys_symbolizer {
     struct asys_u64map images;  /* uid -> struct sym_image * */
     struct sym_image *current;  /* image of the segment being read */
     struct asys_u64map strings; /* string id -> char *, this segment */
+    struct sym_file *files;
+    size_t file_count, file_cap;
+    struct asys_strmap file_index; /* "path\0build id" -> index + 1 */
 };
 
 struct asys_symbolizer *asys_symbolizer_new(void)
@@ -37,6 +49,7 @@ struct asys_symbolizer *asys_symbolizer_new(void)
     if (s) {
         asys_u64map_init(&s->images);
         asys_u64map_init(&s->strings);
+        asys_strmap_init(&s->file_index);
     }
     return s;
 }
@@ -58,13 +71,17 @@ void asys_symbolizer_free(struct asys_symbolizer *s)
         if (!s->images.used[i])
             continue;
         struct sym_image *img = (struct sym_image *)(uintptr_t)s->images.values[i];
-        for (size_t m = 0; m < img->module_count; m++)
-            free(img->modules[m].path);
-        free(img->modules);
+        free(img->maps);
         asys_u64map_free(&img->addresses);
         free(img);
     }
     asys_u64map_free(&s->images);
+    for (size_t i = 0; i < s->file_count; i++) {
+        free(s->files[i].path);
+        asys_u64map_free(&s->files[i].offsets);
+    }
+    free(s->files);
+    asys_strmap_free(&s->file_index);
     free_strings(s);
     free(s);
 }
@@ -91,23 +108,50 @@ void asys_symbolizer_begin_segment(struct asys_symbolizer *s, const struct asys_
     s->current = img;
 }
 
-static void add_module(struct sym_image *img, const struct asys_rec_module *r, const char *path)
+/* The file of a module record, added on first sight; -1: out of memory. */
+static int64_t file_of(struct asys_symbolizer *s, const struct asys_rec_module *r, const char *path)
 {
-    for (size_t i = 0; i < img->module_count; i++)
-        if (img->modules[i].start == r->start) /* every thread writes the list: once is enough */
-            return;
-    if (img->module_count == img->module_cap) {
-        size_t cap = img->module_cap ? img->module_cap * 2 : 32;
-        struct sym_module *bigger = realloc(img->modules, cap * sizeof *bigger);
-        if (!bigger)
-            return;
-        img->modules = bigger;
-        img->module_cap = cap;
+    char key[4096 + 2 * ASYS_BUILD_ID_MAX + 2];
+    size_t n = strlen(path);
+    if (n > 4096)
+        return -1;
+    memcpy(key, path, n + 1);
+    char *id = key + n + 1;
+    uint32_t len = r->build_id_length < ASYS_BUILD_ID_MAX ? r->build_id_length : ASYS_BUILD_ID_MAX;
+    for (uint32_t i = 0; i < len; i++)
+        snprintf(id + 2 * i, 3, "%02x", r->build_id[i]);
+    id[2 * len] = '\0';
+    size_t key_len = n + 1 + 2 * len;
+    uint32_t at = asys_strmap_get(&s->file_index, key, key_len);
+    if (at)
+        return at - 1;
+    if (asys_grow(&s->files, &s->file_cap, s->file_count, sizeof *s->files, 16))
+        return -1;
+    struct sym_file *f = &s->files[s->file_count];
+    memset(f, 0, sizeof *f);
+    f->path = strdup(path);
+    if (!f->path)
+        return -1;
+    memcpy(f->build_id, id, 2 * len + 1);
+    asys_u64map_init(&f->offsets);
+    if (asys_strmap_put(&s->file_index, key, key_len, (uint32_t)(s->file_count + 1)) != 0) {
+        free(f->path);
+        return -1;
     }
-    char *copy = strdup(path);
-    if (!copy)
+    return (int64_t)s->file_count++;
+}
+
+static void add_module(struct asys_symbolizer *s, struct sym_image *img,
+                       const struct asys_rec_module *r, const char *path)
+{
+    for (size_t i = 0; i < img->map_count; i++)
+        if (img->maps[i].start == r->start) /* every thread writes the list: once is enough */
+            return;
+    int64_t file = file_of(s, r, path);
+    if (file < 0 || asys_grow(&img->maps, &img->map_cap, img->map_count, sizeof *img->maps, 32))
         return;
-    img->modules[img->module_count++] = (struct sym_module){r->load_bias, r->start, r->end, copy};
+    img->maps[img->map_count++] =
+        (struct sym_mapping){r->load_bias, r->start, r->end, (uint32_t)file};
 }
 
 void asys_symbolizer_add(struct asys_symbolizer *s, const struct asys_record *rec)
@@ -126,7 +170,7 @@ void asys_symbolizer_add(struct asys_symbolizer *s, const struct asys_record *re
         const struct asys_rec_module *m = (const void *)rec->data;
         uint64_t *path = asys_u64map_get(&s->strings, m->path_string_id);
         if (path)
-            add_module(img, m, (const char *)(uintptr_t)*path);
+            add_module(s, img, m, (const char *)(uintptr_t)*path);
     } else if (rec->type == ASYS_REC_CALLCHAIN) {
         const struct asys_rec_callchain *c = (const void *)rec->data;
         if (c->depth > (rec->size - sizeof *c) / 8)
@@ -143,7 +187,7 @@ void asys_symbolizer_end_segment(struct asys_symbolizer *s)
     s->current = NULL;
 }
 
-/* ---- resolution ------------------------------------------------------------ */
+/* ---- resolution: each file opened once --------------------------------------- */
 
 static const Dwfl_Callbacks offline_callbacks = {
     .find_elf = dwfl_build_id_find_elf,
@@ -151,43 +195,62 @@ static const Dwfl_Callbacks offline_callbacks = {
     .section_address = dwfl_offline_section_address,
 };
 
-static const struct sym_module *module_at(const struct sym_image *img, uint64_t address)
+static const struct sym_mapping *mapping_at(const struct sym_image *img, uint64_t address)
 {
-    for (size_t i = 0; i < img->module_count; i++)
-        if (address >= img->modules[i].start && address < img->modules[i].end)
-            return &img->modules[i];
+    for (size_t i = 0; i < img->map_count; i++)
+        if (address >= img->maps[i].start && address < img->maps[i].end)
+            return &img->maps[i];
     return NULL;
 }
 
-static Dwfl *report_modules(const struct sym_image *img)
+/* Every image's frames go to the files they fall in, as offsets from the
+ * file's load bias (the same for every process that loaded it). */
+static void collect_offsets(struct asys_symbolizer *s)
 {
+    for (size_t i = 0; i < s->images.capacity; i++) {
+        if (!s->images.used[i])
+            continue;
+        const struct sym_image *img = (struct sym_image *)(uintptr_t)s->images.values[i];
+        for (size_t a = 0; a < img->addresses.capacity; a++) {
+            if (!img->addresses.used[a])
+                continue;
+            const struct sym_mapping *m = mapping_at(img, img->addresses.keys[a]);
+            if (m)
+                asys_u64map_put(&s->files[m->file].offsets, img->addresses.keys[a] - m->bias, 1);
+        }
+    }
+}
+
+/* The file reported alone at bias 0: offsets are its own addresses. */
+static Dwfl *open_file(const struct sym_file *f)
+{
+    if (f->path[0] != '/' || access(f->path, R_OK) != 0)
+        return NULL; /* the vDSO, or a file gone since */
     Dwfl *dwfl = dwfl_begin(&offline_callbacks);
     if (!dwfl)
         return NULL;
     dwfl_report_begin(dwfl);
-    for (size_t i = 0; i < img->module_count; i++) {
-        const struct sym_module *m = &img->modules[i];
-        if (m->path[0] != '/' || access(m->path, R_OK) != 0)
-            continue; /* the vDSO, or a file gone since */
-        const char *name = strrchr(m->path, '/') + 1;
-        dwfl_report_elf(dwfl, name, m->path, -1, m->bias, false);
-    }
+    const char *name = strrchr(f->path, '/') + 1;
+    Dwfl_Module *mod = dwfl_report_elf(dwfl, name, f->path, -1, 0, false);
     dwfl_report_end(dwfl, NULL, NULL);
+    if (!mod) {
+        dwfl_end(dwfl);
+        return NULL;
+    }
     return dwfl;
 }
 
-static cJSON *resolve_frame(Dwfl *dwfl, const struct sym_image *img, uint64_t address)
+static cJSON *resolve_offset(Dwfl *dwfl, uint64_t offset)
 {
     /* a return address: the call that made the frame is just before it */
-    Dwarf_Addr pc = address ? address - 1 : 0;
+    Dwarf_Addr pc = offset ? offset - 1 : 0;
     Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, pc) : NULL;
     const char *function = mod ? dwfl_module_addrname(mod, pc) : NULL;
     Dwfl_Line *line = mod ? dwfl_module_getsrc(mod, pc) : NULL;
     int lineno = 0;
     const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
-    const struct sym_module *m = module_at(img, address);
     char hex[24];
-    snprintf(hex, sizeof hex, "0x%" PRIx64, address);
+    snprintf(hex, sizeof hex, "0x%" PRIx64, offset);
     cJSON *frame = cJSON_CreateArray();
     cJSON_AddItemToArray(frame, cJSON_CreateString(hex));
     char name[512] = "";
@@ -198,35 +261,66 @@ static cJSON *resolve_frame(Dwfl *dwfl, const struct sym_image *img, uint64_t ad
     cJSON_AddItemToArray(frame, cJSON_CreateString(name));
     cJSON_AddItemToArray(frame, cJSON_CreateString(file ? file : ""));
     cJSON_AddItemToArray(frame, cJSON_CreateNumber(file ? lineno : 0));
-    cJSON_AddItemToArray(frame, cJSON_CreateString(m ? m->path : ""));
     return frame;
+}
+
+static cJSON *file_json(const struct sym_file *f)
+{
+    cJSON *entry = cJSON_CreateObject();
+    cJSON_AddStringToObject(entry, "path", f->path);
+    if (f->build_id[0])
+        cJSON_AddStringToObject(entry, "build_id", f->build_id);
+    cJSON *frames = cJSON_AddArrayToObject(entry, "frames");
+    Dwfl *dwfl = open_file(f);
+    for (size_t a = 0; a < f->offsets.capacity; a++)
+        if (f->offsets.used[a])
+            cJSON_AddItemToArray(frames, resolve_offset(dwfl, f->offsets.keys[a]));
+    if (dwfl)
+        dwfl_end(dwfl);
+    return entry;
+}
+
+static cJSON *image_json(const struct sym_image *img)
+{
+    cJSON *entry = cJSON_CreateObject();
+    char text[24];
+    snprintf(text, sizeof text, "%" PRIx64, img->uid);
+    cJSON_AddStringToObject(entry, "uid", text);
+    cJSON *maps = cJSON_AddArrayToObject(entry, "modules");
+    for (size_t i = 0; i < img->map_count; i++) {
+        cJSON *m = cJSON_CreateArray();
+        cJSON_AddItemToArray(m, cJSON_CreateNumber(img->maps[i].file));
+        snprintf(text, sizeof text, "0x%" PRIx64, img->maps[i].start);
+        cJSON_AddItemToArray(m, cJSON_CreateString(text));
+        snprintf(text, sizeof text, "0x%" PRIx64, img->maps[i].bias);
+        cJSON_AddItemToArray(m, cJSON_CreateString(text));
+        cJSON_AddItemToArray(maps, m);
+    }
+    return entry;
 }
 
 cJSON *asys_symbolizer_resolve(struct asys_symbolizer *s)
 {
-    cJSON *root = NULL, *images = NULL;
+    collect_offsets(s);
+    int any = 0;
+    for (size_t i = 0; i < s->file_count && !any; i++)
+        any = s->files[i].offsets.count != 0;
+    if (!any)
+        return NULL;
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "version", 2);
+    /* every file, so that an image's module list indexes them; files no
+     * frame fell in have an empty list and cost nothing to resolve */
+    cJSON *files = cJSON_AddArrayToObject(root, "modules");
+    for (size_t i = 0; i < s->file_count; i++)
+        cJSON_AddItemToArray(files, file_json(&s->files[i]));
+    cJSON *images = cJSON_AddArrayToObject(root, "images");
     for (size_t i = 0; i < s->images.capacity; i++) {
         if (!s->images.used[i])
             continue;
-        struct sym_image *img = (struct sym_image *)(uintptr_t)s->images.values[i];
-        if (!img->addresses.count)
-            continue;
-        if (!root) {
-            root = cJSON_CreateObject();
-            images = cJSON_AddArrayToObject(root, "images");
-        }
-        cJSON *entry = cJSON_CreateObject();
-        char uid[24];
-        snprintf(uid, sizeof uid, "%" PRIx64, img->uid);
-        cJSON_AddStringToObject(entry, "uid", uid);
-        cJSON *frames = cJSON_AddArrayToObject(entry, "frames");
-        Dwfl *dwfl = report_modules(img);
-        for (size_t a = 0; a < img->addresses.capacity; a++)
-            if (img->addresses.used[a])
-                cJSON_AddItemToArray(frames, resolve_frame(dwfl, img, img->addresses.keys[a]));
-        if (dwfl)
-            dwfl_end(dwfl);
-        cJSON_AddItemToArray(images, entry);
+        const struct sym_image *img = (struct sym_image *)(uintptr_t)s->images.values[i];
+        if (img->addresses.count)
+            cJSON_AddItemToArray(images, image_json(img));
     }
     return root;
 }

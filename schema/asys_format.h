@@ -110,6 +110,46 @@ struct asys_segment_header {
     uint8_t reserved[88];   /* zero */
 };
 
+/* ---- the session's segment arena ---------------------------------------
+ *
+ * While a program runs, the threads of every traced process write their
+ * segments into one file of the session directory, segments/arena, instead
+ * of a file each (creating a file costs more than starting a process on
+ * some file systems).  Slot 0 holds the control block; slots 1, 2, ... of
+ * slot_size bytes each belong to one segment, the first
+ * ASYS_SLOT_HEADER_SIZE bytes of a slot saying whose and which (in the
+ * page the segment's header and first records share: a short process
+ * touches one page).  A segment is its slots' payloads (slot_size -
+ * ASYS_SLOT_HEADER_SIZE bytes each) in sequence order; finalize cuts the
+ * arena into the report's segment members, so a report never holds an
+ * arena. */
+#define ASYS_ARENA_NAME "arena"
+#define ASYS_ARENA_MAGIC "ASYSARN\0"
+#define ASYS_SLOT_MAGIC "ASYSSLT\0"
+#define ASYS_ARENA_VERSION 1
+#define ASYS_SLOT_HEADER_SIZE 64
+
+struct asys_arena_control { /* at offset 0 */
+    char magic[8];          /* ASYS_ARENA_MAGIC */
+    uint32_t version;       /* ASYS_ARENA_VERSION */
+    uint32_t reserved;      /* zero */
+    uint64_t slot_size;     /* bytes of a slot, a multiple of the page size */
+    uint64_t next_slot;     /* the next slot to claim (atomic fetch-and-add); starts at 1 */
+    uint8_t reserved2[32];  /* zero */
+};
+
+struct asys_slot_header { /* the first bytes of each claimed slot */
+    char magic[8];          /* ASYS_SLOT_MAGIC */
+    uint64_t process_uid;   /* the segment's: process image */
+    uint32_t pid;
+    uint32_t tid;
+    uint32_t thread_index;
+    uint32_t sequence;      /* 0 for the slot that starts with the segment header, then 1, 2... */
+    uint32_t collector;     /* enum asys_collector_kind */
+    uint32_t reserved;      /* zero */
+    uint8_t reserved2[24];  /* zero */
+};
+
 /* What the first segment of a process image tells finalize (updated in place). */
 enum asys_segment_notice {
     ASYS_NOTICE_NVTX_REPLACED = 1u << 0, /* NVTX_INJECTION64_PATH was changed: HGTX not recorded */
@@ -915,6 +955,8 @@ struct asys_rec_hggc_status {
     _Static_assert(offsetof(type, field) == (off), #type "." #field " offset")
 
 ASYS_CHECK_SIZE(struct asys_segment_header, ASYS_SEGMENT_HEADER_SIZE);
+ASYS_CHECK_SIZE(struct asys_arena_control, 64);
+ASYS_CHECK_SIZE(struct asys_slot_header, ASYS_SLOT_HEADER_SIZE);
 ASYS_CHECK_OFFSET(struct asys_segment_header, format_version, 8);
 ASYS_CHECK_OFFSET(struct asys_segment_header, feature_mask, 16);
 ASYS_CHECK_OFFSET(struct asys_segment_header, pid, 24);

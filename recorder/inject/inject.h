@@ -118,6 +118,7 @@ struct asys_process {
     /* the image's first segment header, mapped for the image's life: threads
      * that get no segment of their own count themselves and their events there */
     struct asys_segment_header *anchor;
+    struct asys_arena arena; /* the session's segment arena (control == NULL: files) */
     pthread_key_t thread_key;
     char segment_dir[1024];
 };

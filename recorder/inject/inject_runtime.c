@@ -145,6 +145,18 @@ static double ticks_per_ns(int clock_kind)
     return (double)(b.ticks - a.ticks) / (double)(b.monotonic_ns - a.monotonic_ns);
 }
 
+/* The session's arena, when the launcher made one (segments are files
+ * otherwise: sessions of older launchers, tests). */
+static void attach_arena(void)
+{
+    char path[sizeof asys_proc.segment_dir + 16];
+    char *end = path + sizeof path;
+    asys_append_str(asys_append_str(path, end, asys_proc.segment_dir), end, ASYS_ARENA_NAME);
+    int rc = asys_arena_attach(&asys_proc.arena, path);
+    if (rc && rc != -ENOENT)
+        asys_debug("cannot use the arena '%s': %s; a file per segment", path, strerror(-rc));
+}
+
 static void thread_key_destructor(void *arg);
 static void before_fork(void);
 static void after_fork_parent(void);
@@ -175,6 +187,7 @@ static void init_process(void)
     if (asys_option_u64("ASYS_CHUNK_SIZE", &asys_proc.chunk_size) != 0 ||
         asys_option_u64("ASYS_MAX_SEGMENT_SIZE", &asys_proc.max_segment_size) != 0)
         goto out;
+    attach_arena();
     asys_proc.pid = (uint32_t)getpid();
     asys_proc.ppid = (uint32_t)getppid();
     asys_proc.process_uid = new_process_uid();
@@ -292,7 +305,10 @@ static int open_thread_segment(struct asys_thread *t, uint64_t not_after, char *
     h.base_ticks = not_after && not_after < pair.ticks ? not_after : pair.ticks;
     h.calib_ticks = pair.ticks;
     h.calib_mono_ns = pair.monotonic_ns;
-    int rc = asys_segment_open(&t->seg, path, &h, asys_proc.chunk_size, asys_proc.max_segment_size);
+    int rc = asys_proc.arena.control ? asys_segment_open_arena(&t->seg, &asys_proc.arena, &h,
+                                                               asys_proc.max_segment_size)
+                                     : asys_segment_open(&t->seg, path, &h, asys_proc.chunk_size,
+                                                         asys_proc.max_segment_size);
     if (rc)
         asys_debug("cannot create segment '%s': %s", path, strerror(-rc));
     return rc;
@@ -300,19 +316,22 @@ static int open_thread_segment(struct asys_thread *t, uint64_t not_after, char *
 
 /* The first segment of the image: its header is mapped a second time, to
  * stay when the thread that wrote it exits. */
-static void set_anchor(const char *path)
+static void set_anchor(const struct asys_segment_writer *w)
 {
-    int fd = open(path, O_RDWR | O_CLOEXEC);
+    int fd = open(w->path, O_RDWR | O_CLOEXEC);
     if (fd < 0)
         return;
-    void *h = mmap(NULL, ASYS_SEGMENT_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t base = w->header_file_offset / page * page;
+    void *m = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)base);
     close(fd);
-    if (h == MAP_FAILED)
+    if (m == MAP_FAILED)
         return;
+    void *h = (uint8_t *)m + (w->header_file_offset - base);
     struct asys_segment_header *expected = NULL;
     if (!__atomic_compare_exchange_n(&asys_proc.anchor, &expected, h, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))
-        munmap(h, ASYS_SEGMENT_HEADER_SIZE); /* another thread was first */
+        munmap(m, page); /* another thread was first */
 }
 
 int asys_thread_unrecorded(void)
@@ -363,7 +382,7 @@ struct asys_thread *asys_thread_register(uint64_t not_after)
     }
     asys_tls_no_segment = 0;
     if (!__atomic_load_n(&asys_proc.anchor, __ATOMIC_ACQUIRE))
-        set_anchor(path);
+        set_anchor(&t->seg);
     pthread_mutex_lock(&asys_proc.registry_lock);
     t->next = asys_proc.threads;
     asys_proc.threads = t;
@@ -420,10 +439,16 @@ static void thread_key_destructor(void *arg)
 __attribute__((destructor)) static void asys_process_exit(void)
 {
     struct asys_thread *t = asys_tls_thread;
+    if (!t && !asys_tls_busy && asys_proc.enabled && !asys_proc.anchor &&
+        asys_proc.origin == ASYS_PROCESS_FORKED)
+        t = asys_thread_register(0); /* a fork child that recorded nothing still appears */
     if (!t || asys_tls_busy)
         return;
     asys_tls_busy = 1;
     write_thread_record(t, ASYS_REC_THREAD_END, asys_now());
+    /* a short process would keep its slot's whole reservation until
+     * finalize; the margin covers what later exit handlers record */
+    asys_segment_release_unused(&t->seg, 64u << 10);
     asys_tls_busy = 0;
 }
 
@@ -458,7 +483,8 @@ static void after_fork_child(void)
     asys_tls_thread = NULL;
     asys_tls_no_segment = 0;
     if (asys_proc.anchor) /* the parent image's */
-        munmap(asys_proc.anchor, ASYS_SEGMENT_HEADER_SIZE);
+        munmap((void *)((uintptr_t)asys_proc.anchor & ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1)),
+               (size_t)sysconf(_SC_PAGESIZE));
     asys_proc.anchor = NULL;
     if (!asys_proc.enabled) {
         asys_tls_busy = was_busy;
@@ -473,7 +499,8 @@ static void after_fork_child(void)
     asys_proc.origin = ASYS_PROCESS_FORKED;
     asys_proc.process_info_written = 0;
     asys_proc.next_thread_index = 0;
-    asys_thread_register(0); /* the child appears in the report even if it records nothing */
+    /* no segment yet: most children exec at once, and the new image registers
+     * itself; one that records nothing registers at exit (asys_process_exit) */
     asys_tls_busy = was_busy;
 }
 

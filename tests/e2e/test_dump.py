@@ -62,12 +62,17 @@ class Dump(AsysTestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         kept = re.search(rb"session kept in '([^']+)'", r.stderr).group(1).decode()
         self.addCleanup(subprocess.run, ['rm', '-rf', kept])
-        segments = sorted(glob.glob(os.path.join(kept, 'segments', 'p*.seg')))
-        self.assertTrue(segments)
-        out = self.dump(*segments).stdout.decode()
-        self.assertEqual(out.count('# segment '), len(segments))
+        # the threads' segments are in the session's arena, the launcher's is a file
+        launcher = os.path.join(kept, 'segments', 'launcher.seg')
+        arena = os.path.join(kept, 'segments', 'arena')
+        out = self.dump(launcher).stdout.decode()
+        self.assertEqual(out.count('# segment '), 1)
+        self.assertIn('CLOCK_PAIR', out)
+        out = self.dump(arena).stdout.decode()
+        self.assertGreaterEqual(out.count('# segment '), 2)  # the main thread and workers
         self.assertIn('features core,hgtx', out)
         self.assertRegex(out, r'HGTX_PUSH .* message_string_id=\d+:"')
+        self.assertEqual(out.count('# segment '), out.count('# end of '))
 
     def test_damaged_input(self):
         self.profile([prog('hgtx_loop'), '200000'], options=['-t', 'nvtx'])

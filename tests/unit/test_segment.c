@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "arena_read.h"
 #include "segment_stream.h"
 #include "segment_writer.h"
 #include "test_util.h"
@@ -346,6 +347,83 @@ START_TEST(bad_headers_are_refused)
 }
 END_TEST
 
+/* Two writers share an arena, their slots interleaved; each reads back as
+ * one segment, its records in order across its slots. */
+START_TEST(arena_segments_interleave_and_read_back)
+{
+    char arena_path[PATH_MAX + 32];
+    snprintf(arena_path, sizeof arena_path, "%s/arena", dir);
+    ck_assert_int_eq(asys_arena_create(arena_path, ASYS_MIN_CHUNK_SIZE), 0);
+    struct asys_arena arena;
+    ck_assert_int_eq(asys_arena_attach(&arena, arena_path), 0);
+    struct asys_segment_writer w[2];
+    for (int k = 0; k < 2; k++) {
+        struct asys_segment_header h = header_template(1000);
+        h.tid = 200 + (uint32_t)k;
+        h.thread_index = 1 + (uint32_t)k;
+        ck_assert_int_eq(asys_segment_open_arena(&w[k], &arena, &h, 1 << 30), 0);
+    }
+    const int count = 300000; /* 2.4 MB each: several slots, taken in turns */
+    for (int i = 0; i < count; i++)
+        for (int k = 0; k < 2; k++)
+            ck_assert(write_word(&w[k], ASYS_REC_HGTX_PUSH, (unsigned)k + 1, 2000 + (uint64_t)i));
+    asys_segment_close(&w[0]);
+    /* w[1] never closes: a process that died; its records read to their end */
+    asys_segment_abandon(&w[1]);
+    asys_arena_detach(&arena);
+
+    struct asys_arena_index index;
+    struct asys_err err = {0};
+    ck_assert_int_eq(asys_arena_index_read(arena_path, &index, &err), 0);
+    ck_assert_uint_eq(index.count, 2);
+    int fd = open(arena_path, O_RDONLY);
+    ck_assert_int_ge(fd, 0);
+    for (size_t s = 0; s < index.count; s++) {
+        const struct asys_arena_segment *seg = &index.segments[s];
+        ck_assert_uint_ge(seg->count, 4);
+        struct asys_arena_cursor cursor = {fd, &index, seg, 0};
+        struct asys_segment_stream st;
+        ck_assert_int_eq(asys_segment_stream_open(&st, asys_arena_cursor_read, &cursor,
+                                                  asys_arena_segment_size(&index, seg), &err),
+                         0);
+        ck_assert_uint_eq(st.header.tid, seg->key.tid);
+        struct asys_record rec;
+        int words = 0, rc;
+        while ((rc = asys_segment_stream_next(&st, &rec, &err)) > 0) {
+            if (rec.type == ASYS_REC_PAD)
+                continue;
+            ck_assert_uint_eq(rec.arg, seg->key.tid - 199);
+            ck_assert_uint_eq(rec.ticks, 2000 + (uint64_t)words);
+            words++;
+        }
+        ck_assert_msg(rc == 0, "%s", err.text);
+        ck_assert_int_eq(words, count);
+        asys_segment_stream_close(&st);
+    }
+    close(fd);
+    asys_arena_index_free(&index);
+}
+END_TEST
+
+/* A file that is not an arena is refused; an arena that does not exist is empty. */
+START_TEST(arena_index_refuses_other_files)
+{
+    struct asys_arena_index index;
+    struct asys_err err = {0};
+    char missing[PATH_MAX + 32];
+    snprintf(missing, sizeof missing, "%s/none", dir);
+    ck_assert_int_eq(asys_arena_index_read(missing, &index, &err), 0);
+    ck_assert_uint_eq(index.count, 0);
+    int fd = open(path, O_WRONLY | O_CREAT, 0600);
+    ck_assert_int_eq(write(fd, "not an arena, not at all.......", 32), 32);
+    close(fd);
+    ck_assert_int_eq(asys_arena_index_read(path, &index, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.text, "not an asys arena"));
+    struct asys_arena arena;
+    ck_assert_int_eq(asys_arena_attach(&arena, path), -EINVAL);
+}
+END_TEST
+
 START_TEST(existing_file_is_not_overwritten)
 {
     write_raw("x", 1);
@@ -369,6 +447,8 @@ int main(void)
     tcase_add_test(tc, damaged_records_are_reported);
     tcase_add_test(tc, bad_headers_are_refused);
     tcase_add_test(tc, existing_file_is_not_overwritten);
+    tcase_add_test(tc, arena_segments_interleave_and_read_back);
+    tcase_add_test(tc, arena_index_refuses_other_files);
     suite_add_tcase(s, tc);
     return test_run(&s, 1);
 }

@@ -1,0 +1,178 @@
+#define _GNU_SOURCE
+#include "arena_read.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "grow.h"
+#include "hashmap.h"
+
+/* The fields that name a writer. */
+struct writer_key {
+    uint64_t process_uid;
+    uint32_t pid, tid, thread_index, collector;
+};
+
+struct slot_ref {
+    uint32_t sequence;
+    uint64_t offset;
+};
+
+static int by_sequence(const void *a, const void *b)
+{
+    const struct slot_ref *x = a, *y = b;
+    return x->sequence < y->sequence ? -1 : x->sequence > y->sequence;
+}
+
+static struct writer_key key_of(const struct asys_slot_header *t)
+{
+    struct writer_key k;
+    memset(&k, 0, sizeof k);
+    k.process_uid = t->process_uid;
+    k.pid = t->pid;
+    k.tid = t->tid;
+    k.thread_index = t->thread_index;
+    k.collector = t->collector;
+    return k;
+}
+
+/* Groups the slots' trailers by writer; refs[i] are segment i's slots. */
+struct grouping {
+    struct asys_strmap writers; /* struct writer_key -> index + 1 */
+    struct slot_ref **refs;
+    size_t *ref_count, *ref_cap;
+    size_t segment_cap, refs_cap, count_cap, slot_cap_cap; /* of the four arrays */
+};
+
+static int add_slot(struct asys_arena_index *index, struct grouping *g,
+                    const struct asys_slot_header *t, uint64_t offset)
+{
+    struct writer_key k = key_of(t);
+    uint32_t at = asys_strmap_get(&g->writers, (const char *)&k, sizeof k);
+    if (!at) {
+        if (asys_grow(&index->segments, &g->segment_cap, index->count, sizeof *index->segments,
+                      64) ||
+            asys_grow(&g->refs, &g->refs_cap, index->count, sizeof *g->refs, 64) ||
+            asys_grow(&g->ref_count, &g->count_cap, index->count, sizeof *g->ref_count, 64) ||
+            asys_grow(&g->ref_cap, &g->slot_cap_cap, index->count, sizeof *g->ref_cap, 64) ||
+            index->count >= UINT32_MAX - 1)
+            return -1;
+        memset(&index->segments[index->count], 0, sizeof *index->segments);
+        index->segments[index->count].key = *t;
+        g->refs[index->count] = NULL;
+        g->ref_count[index->count] = g->ref_cap[index->count] = 0;
+        at = (uint32_t)++index->count;
+        if (asys_strmap_put(&g->writers, (const char *)&k, sizeof k, at) != 0)
+            return -1;
+    }
+    size_t i = at - 1;
+    if (asys_grow(&g->refs[i], &g->ref_cap[i], g->ref_count[i], sizeof **g->refs, 8))
+        return -1;
+    g->refs[i][g->ref_count[i]++] = (struct slot_ref){t->sequence, offset};
+    return 0;
+}
+
+/* Each segment's slots in sequence order; a repeated sequence (a slot
+ * written twice by a confused writer) keeps the first. */
+static int order_slots(struct asys_arena_index *index, struct grouping *g)
+{
+    for (size_t i = 0; i < index->count; i++) {
+        qsort(g->refs[i], g->ref_count[i], sizeof **g->refs, by_sequence);
+        struct asys_arena_segment *s = &index->segments[i];
+        s->slots = malloc(g->ref_count[i] * sizeof *s->slots);
+        if (!s->slots)
+            return -1;
+        for (size_t k = 0; k < g->ref_count[i]; k++)
+            if (!k || g->refs[i][k].sequence != g->refs[i][k - 1].sequence)
+                s->slots[s->count++] = g->refs[i][k].offset;
+    }
+    return 0;
+}
+
+int asys_arena_index_read(const char *path, struct asys_arena_index *index, struct asys_err *err)
+{
+    memset(index, 0, sizeof *index);
+    struct grouping g;
+    memset(&g, 0, sizeof g);
+    asys_strmap_init(&g.writers);
+    int rc = -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        rc = errno == ENOENT ? 0 : asys_fail_errno(err, errno, "cannot open '%s'", path);
+        goto out;
+    }
+    struct asys_arena_control c;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || pread(fd, &c, sizeof c, 0) != (ssize_t)sizeof c ||
+        memcmp(c.magic, ASYS_ARENA_MAGIC, sizeof c.magic) != 0 || c.version != ASYS_ARENA_VERSION ||
+        c.slot_size <= ASYS_SLOT_HEADER_SIZE || c.slot_size % 4096 != 0) {
+        asys_fail(err, "'%s' is not an asys arena", path);
+        goto out;
+    }
+    index->slot_size = c.slot_size;
+    index->payload_size = c.slot_size - ASYS_SLOT_HEADER_SIZE;
+    uint64_t slots = (uint64_t)st.st_size / c.slot_size; /* slot 0 is the control block */
+    for (uint64_t i = 1; i < slots; i++) {
+        uint64_t offset = i * c.slot_size;
+        struct asys_slot_header t;
+        if (pread(fd, &t, sizeof t, (off_t)offset) != (ssize_t)sizeof t ||
+            memcmp(t.magic, ASYS_SLOT_MAGIC, sizeof t.magic) != 0) {
+            index->skipped_slots++;
+            continue;
+        }
+        if (add_slot(index, &g, &t, offset) != 0) {
+            asys_fail(err, "out of memory");
+            goto out;
+        }
+    }
+    if (order_slots(index, &g) != 0) {
+        asys_fail(err, "out of memory");
+        goto out;
+    }
+    rc = 0;
+out:
+    for (size_t i = 0; i < index->count; i++)
+        free(g.refs ? g.refs[i] : NULL);
+    free(g.refs);
+    free(g.ref_count);
+    free(g.ref_cap);
+    asys_strmap_free(&g.writers);
+    if (fd >= 0)
+        close(fd);
+    if (rc != 0)
+        asys_arena_index_free(index);
+    return rc;
+}
+
+void asys_arena_index_free(struct asys_arena_index *index)
+{
+    for (size_t i = 0; i < index->count; i++)
+        free(index->segments[i].slots);
+    free(index->segments);
+    memset(index, 0, sizeof *index);
+}
+
+long asys_arena_cursor_read(void *cursor, void *buffer, size_t size)
+{
+    struct asys_arena_cursor *c = cursor;
+    const struct asys_arena_index *x = c->index;
+    uint64_t slot = c->position / x->payload_size;
+    if (slot >= c->segment->count)
+        return 0;
+    uint64_t in_slot = c->position % x->payload_size;
+    uint64_t left = x->payload_size - in_slot; /* a read stops at a payload's end */
+    size_t want = size < left ? size : (size_t)left;
+    for (;;) {
+        ssize_t n = pread(c->fd, buffer, want,
+                          (off_t)(c->segment->slots[slot] + ASYS_SLOT_HEADER_SIZE + in_slot));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n > 0)
+            c->position += (uint64_t)n;
+        return (long)n;
+    }
+}

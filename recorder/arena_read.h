@@ -1,0 +1,48 @@
+/* Reading a session's arena back (finalize): which slots belong to which
+ * segment, and each segment as one stream of bytes, exactly as if it had
+ * been a file of its own (schema/asys_format.h, FORMAT.md section 2). */
+#ifndef ASYS_ARENA_READ_H
+#define ASYS_ARENA_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "asys_error.h"
+#include "asys_format.h"
+
+struct asys_arena_segment {
+    struct asys_slot_header key; /* its writer; sequence unused */
+    uint64_t *slots;             /* file offsets of its slots, in sequence order */
+    size_t count;
+};
+
+struct asys_arena_index {
+    uint64_t slot_size;
+    uint64_t payload_size; /* slot_size - ASYS_SLOT_HEADER_SIZE: what follows each slot header */
+    struct asys_arena_segment *segments;
+    size_t count;
+    uint64_t skipped_slots; /* claimed but never written (a failed claim, a crash) */
+};
+
+/* Reads the trailers of every slot.  A missing arena is an empty index. */
+int asys_arena_index_read(const char *path, struct asys_arena_index *index, struct asys_err *err);
+void asys_arena_index_free(struct asys_arena_index *index);
+
+/* One segment's bytes in order, for asys_segment_stream_open and the
+ * archive writer (the read callback both take). */
+struct asys_arena_cursor {
+    int fd;
+    const struct asys_arena_index *index;
+    const struct asys_arena_segment *segment;
+    uint64_t position; /* in the segment */
+};
+long asys_arena_cursor_read(void *cursor, void *buffer, size_t size);
+
+/* The segment's length: every slot's payload. */
+static inline uint64_t asys_arena_segment_size(const struct asys_arena_index *index,
+                                               const struct asys_arena_segment *s)
+{
+    return index->payload_size * s->count;
+}
+
+#endif

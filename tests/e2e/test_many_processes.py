@@ -1,0 +1,83 @@
+"""Programs that start many processes (tests/e2e/progs/process_tree.c): every
+process is in the report, every call stack of every process is symbolized
+exactly as in a run of one process of the same binary, and symbols.json holds
+each binary's symbol table once, whatever number of processes loaded it."""
+import json
+import os
+import shutil
+import subprocess
+import unittest
+
+from asys_e2e import AsysTestCase, prog
+
+SEEDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'data', 'fuzz-seed')
+
+CHILDREN = 200
+
+
+def symbols_json(report):
+    out = subprocess.run(['tar', '--zstd', '-xOf', report, 'symbols.json'], capture_output=True,
+                         check=True).stdout
+    return json.loads(out)
+
+
+class ProcessTree(AsysTestCase):
+    def stacks(self, name='rep'):
+        """{pid: [function names, innermost first]} of each usleep call with a stack."""
+        rows = self.db(name).execute(
+            "SELECT o.pid, o.id, cf.level, s.value FROM osrt_calls AS o "
+            "JOIN strings AS n ON n.id = o.name_id AND n.value = 'usleep' "
+            "JOIN callchain_frames AS cf ON cf.callchain_id = o.callchain_id "
+            "JOIN frames AS f ON f.id = cf.frame_id LEFT JOIN strings AS s ON s.id = f.function_id "
+            "ORDER BY o.pid, o.id, cf.level").fetchall()
+        stacks = {}
+        for pid, _, _, function in rows:
+            stacks.setdefault(pid, []).append(function or '?')
+        return stacks
+
+    def test_every_process_and_every_stack(self):
+        r = self.profile([prog('process_tree'), str(CHILDREN)], options=['-t', 'osrt'])
+        self.assertIn(b'children %d failed 0' % CHILDREN, r.stdout)
+        info = {x['Property']: x['Value'] for x in self.stats_rows('report_info')}
+        self.assertEqual(info['Processes'], str(CHILDREN + 1))
+        self.assertEqual(info['Dropped records'], '0')
+        tree = self.stacks()
+        self.assertEqual(len(tree), CHILDREN)
+
+        # the same binary run alone: its stack is the reference
+        self.profile([prog('process_tree'), 'child'], options=['-t', 'osrt'], name='one')
+        (reference,) = self.stacks('one').values()
+        self.assertEqual(reference[:2], ['child_blocking_call', 'child_work'])
+        self.assertIn('main', reference)
+        for pid, stack in tree.items():
+            self.assertEqual(stack, reference, 'process %d' % pid)
+
+        # one symbol table per binary, shared by the images that mapped it
+        symbols = symbols_json(self.report())
+        self.assertEqual(symbols['version'], 2)
+        paths = [m['path'] for m in symbols['modules']]
+        keys = [(m['path'], m.get('build_id')) for m in symbols['modules']]
+        self.assertEqual(len(keys), len(set(keys)), 'a binary listed twice')
+        tree_binary = [p for p in paths if p.endswith('/process_tree')]
+        self.assertEqual(len(tree_binary), 1, paths)
+        self.assertGreaterEqual(len(symbols['images']), CHILDREN)
+        self.assertLess(len(symbols['modules']), 20)
+        # every child's frames and the parent's (its waits are long enough for stacks too)
+        count = self.db().execute("SELECT COUNT(DISTINCT pid) FROM frames").fetchone()[0]
+        self.assertEqual(count, CHILDREN + 1)
+
+
+class FirstSymbolsFormat(AsysTestCase):
+    def test_a_report_with_per_image_frames_still_symbolizes(self):
+        # recorded before symbols.json kept one table per binary
+        shutil.copy(os.path.join(SEEDS, 'osrt_stack.report'), self.report())
+        self.assertNotIn('version', symbols_json(self.report()))
+        rows = self.stats_rows('osrt_trace')
+        stacks = [r['Call Stack'] for r in rows if r['Name'] == 'usleep']
+        self.assertEqual(len(stacks), 1)
+        self.assertTrue(stacks[0].startswith(
+            'wait_in_named_function <- outer_named_function <- main'), stacks)
+
+
+if __name__ == '__main__':
+    unittest.main()
