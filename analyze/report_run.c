@@ -17,6 +17,7 @@ void asys_report_params_init(struct asys_report_params *p, sqlite3 *db)
     p->filter_start = LLONG_MIN;
     p->filter_end = LLONG_MAX;
     p->buckets = 50;
+    p->pid = p->tid = -1;
     p->group_by = "base";
     p->api_name_mode = "host";
 }
@@ -246,6 +247,8 @@ int asys_report_prepare(sqlite3 *db, const struct asys_report_def *def, const ch
     bind_int(*stmt, ":filter_start", p->filter_start);
     bind_int(*stmt, ":filter_end", p->filter_end);
     bind_int(*stmt, ":buckets", p->buckets);
+    bind_int(*stmt, ":pid", p->pid);
+    bind_int(*stmt, ":tid", p->tid);
     bind_text(*stmt, ":group_by", p->group_by);
     bind_text(*stmt, ":api_name_mode", p->api_name_mode);
     const char *arg = strchr(requested, ':');

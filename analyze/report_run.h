@@ -19,6 +19,7 @@ struct asys_report_params {
     long long session_start, session_end; /* absolute ns */
     long long filter_start, filter_end;   /* absolute ns; LLONG_MIN / LLONG_MAX: open */
     long long buckets;                    /* series reports */
+    long long pid, tid;                   /* call-tree reports: -1 any */
     const char *group_by;                 /* "base" or "hgtx" */
     const char *api_name_mode;            /* "host" or "kernel" */
     struct asys_query_guard *guard;       /* --query-timeout; NULL: none */

@@ -194,5 +194,5 @@ int asys_sql_register_functions(sqlite3 *db)
     if (sqlite3_create_function(db, "covered_ns", 2, flags, NULL, NULL, covered_step,
                                 covered_final) != SQLITE_OK)
         return -1;
-    return 0;
+    return asys_sql_register_call_tree(db);
 }

@@ -41,6 +41,7 @@ struct stats_args {
     const char *group_by;      /* --group-by base|hgtx */
     const char *api_name_mode; /* --api-name-mode host|kernel */
     long long buckets;         /* --buckets N */
+    long long pid, tid;        /* --pid / --tid; -1: every one */
     long long query_timeout_s; /* --query-timeout S */
     const char *input;
 };
@@ -66,6 +67,8 @@ static void usage(FILE *out)
             "      --api-name-mode host|kernel  launch calls shown by their own name\n"
             "                                (default) or by the kernel they launched\n"
             "      --buckets N               time buckets of series reports (default 50)\n"
+            "      --pid PID, --tid TID      only this process / thread (the call-tree\n"
+            "                                reports: stack_topdown, stack_bottomup, ...)\n"
             "      --query-timeout S         stop a report's query after S seconds\n"
             "                                (default 600; 0: never)\n"
             "      --report-dir DIR          add or replace reports with DIR/*.sql\n"
@@ -84,6 +87,7 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
     memset(a, 0, sizeof *a);
     asys_report_limits_default(&a->limits);
     a->query_timeout_s = 600;
+    a->pid = a->tid = -1;
     struct asys_cli c;
     asys_cli_init(&c, PROG, argc, argv);
     const struct asys_cli_text_option text[] = {
@@ -121,6 +125,17 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
                 return -1;
             }
             a->query_timeout_s = (long long)n;
+        } else if (asys_cli_is(&c, NULL, "--pid") || asys_cli_is(&c, NULL, "--tid")) {
+            int is_pid = !strcmp(c.name, "--pid");
+            const char *value = asys_cli_value(&c);
+            uint64_t n;
+            if (!value)
+                return -1;
+            if (asys_parse_count(value, INT32_MAX, &n) != 0) {
+                fprintf(stderr, "%s: %s takes a number, not '%s'\n", PROG, c.name, value);
+                return -1;
+            }
+            *(is_pid ? &a->pid : &a->tid) = (long long)n;
         } else if (asys_cli_is(&c, NULL, "--buckets")) {
             const char *value = asys_cli_value(&c);
             if (!value)
@@ -420,6 +435,8 @@ int main(int argc, char **argv)
     p.guard = &guard;
     if (a.buckets)
         p.buckets = a.buckets;
+    p.pid = a.pid;
+    p.tid = a.tid;
     if (a.group_by)
         p.group_by = a.group_by;
     if (a.api_name_mode)
