@@ -7,7 +7,9 @@ usage: bench/run_benchmarks.py [--build DIR] [--pairs N] [--runs K]
                                [--import-ranges N] [--osrt-calls N] [--launches N] [--kernel-ns NS]
                                [--bulk-kernels N] [--bulk-copies N] [--bulk-ranges N]
                                [--deps-kernels N] [--deps-waits N] [--export-events N]
-                               [--only hgtx|uftrace|osrt|import|hggc|timeline|deps|export|processes]
+                               [--flame-stacks N]
+                               [--only hgtx|uftrace|osrt|import|hggc|timeline|deps|export|processes|
+                                       flame]
 """
 import argparse
 import json
@@ -20,6 +22,7 @@ import sys
 import tempfile
 import time
 
+from flame import bench_flame
 from processes import bench_processes
 
 
@@ -502,11 +505,12 @@ def main():
     ap.add_argument('--deps-kernels', type=int, default=1000000)
     ap.add_argument('--deps-waits', type=int, default=100000)
     ap.add_argument('--export-events', type=int, default=10000000)
+    ap.add_argument('--flame-stacks', type=int, default=1000000)
     ap.add_argument('--kernel-ns', type=int, default=5000,
                     help='simulated kernel time: long enough that the device thread sleeps')
     ap.add_argument('--only',
                     choices=['hgtx', 'uftrace', 'osrt', 'import', 'hggc', 'timeline', 'deps',
-                             'export', 'processes'])
+                             'export', 'processes', 'flame'])
     args = ap.parse_args()
     args.build = os.path.abspath(args.build)
     work = tempfile.mkdtemp(prefix='asys-bench-')
@@ -531,6 +535,8 @@ def main():
             bench_export(args, work)
         if args.only in (None, 'processes'):
             bench_processes(args, work)
+        if args.only in (None, 'flame'):
+            bench_flame(args, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

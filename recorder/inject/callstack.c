@@ -260,11 +260,17 @@ uint32_t asys_callstack_capture(struct asys_thread *t, uint32_t depth)
     if (!count)
         return 0;
     uint64_t hash = hash_frames(frames, count);
-    struct asys_callchain_cache_entry *e = &t->callchains[hash & (ASYS_CALLCHAIN_CACHE_SIZE - 1)];
-    if (e->hash == hash && e->depth == count)
-        return e->callchain_id;
+    enum { SETS = ASYS_CALLCHAIN_CACHE_SIZE / ASYS_CALLCHAIN_CACHE_WAYS };
+    struct asys_callchain_cache_entry *set =
+        &t->callchains[(hash >> 32 & (SETS - 1)) *
+                       ASYS_CALLCHAIN_CACHE_WAYS]; /* bit 0 is always set */
+    for (int way = 0; way < ASYS_CALLCHAIN_CACHE_WAYS; way++)
+        if (set[way].hash == hash && set[way].depth == count)
+            return set[way].callchain_id;
     uint32_t id = define_chain(t, frames, count);
     if (id) {
+        struct asys_callchain_cache_entry *e =
+            &set[t->callchain_evict++ % ASYS_CALLCHAIN_CACHE_WAYS];
         e->hash = hash;
         e->depth = count;
         e->callchain_id = id;

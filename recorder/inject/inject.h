@@ -64,8 +64,11 @@ struct asys_literal_cache_entry {
     uint32_t generation;
 };
 
-/* Per-thread cache of the call chains this thread defined: hash -> id. */
+/* Per-thread cache of the call chains this thread defined: hash -> id;
+ * 4-way set-associative (a direct-mapped cache redefined a chain whenever
+ * two hot stacks shared a slot: 75 k chains for 64 stacks). */
 #define ASYS_CALLCHAIN_CACHE_SIZE 256
+#define ASYS_CALLCHAIN_CACHE_WAYS 4
 struct asys_callchain_cache_entry {
     uint64_t hash;
     uint32_t callchain_id;
@@ -85,6 +88,7 @@ struct asys_thread {
     uint64_t modules_generation;     /* loader state when this thread last wrote the modules */
     uintptr_t stack_low, stack_high; /* for frame-pointer walks; 0 until first needed */
     struct asys_callchain_cache_entry callchains[ASYS_CALLCHAIN_CACHE_SIZE];
+    uint32_t callchain_evict; /* round-robin way to replace next */
     struct asys_literal_cache_entry literals[ASYS_LITERAL_CACHE_SIZE];
     struct asys_string_cache_entry strings[ASYS_STRING_CACHE_SIZE];
 };
