@@ -9,6 +9,7 @@
  *   -- arguments: base, mangled   (what NAME:ARG may say; none: no argument)
  *   -- tree: Node, Level          (column/table output indents Node by Level)
  *   -- summary: Num Calls         (see below)
+ *   -- requires: TABLE: message   (an empty TABLE: the report fails with the message)
  *   SELECT ...
  *
  * A summary report's query returns samples, not rows: key columns, then
@@ -43,6 +44,8 @@ struct asys_report_def {
     char *tree_level;
     int is_default;
     char *summary; /* the count column of a summary report, or NULL */
+    char *requires_table;   /* the report needs rows in this table, or NULL */
+    char *requires_message; /* what to say when it has none */
     char *sql;
     char *origin; /* "built-in" or the file's path */
 };

@@ -1,7 +1,7 @@
 /* SQL functions the reports use: median(x) and stdev(x) aggregates
  * (stdev is the sample standard deviation, 0 for a single value),
- * covered_ns(start, end), the length of the union of intervals, and the
- * call_tree table-valued function (calltree_vtab.c). */
+ * covered_ns(start, end), the length of the union of intervals,
+ * demangle(name), and the call_tree table-valued function (calltree_vtab.c). */
 #ifndef ASYS_SQL_FUNCTIONS_H
 #define ASYS_SQL_FUNCTIONS_H
 

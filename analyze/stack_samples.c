@@ -48,7 +48,35 @@ static const struct stack_source hggc_source = {
     .sql = CALL_SOURCE_SQL("hggc_api_calls"),
 };
 
-const struct stack_source *const stack_sources[] = {&cpu_source, &osrt_source, &hggc_source, NULL};
+/* Heap allocations weigh the bytes they stand for (sampling undone); the
+ * allocating function is the leaf below its caller. */
+#define HEAP_SOURCE_SQL(still_allocated)                                                           \
+    "SELECT a.start_ns, a.start_ns, a.pid, a.tid, a.callchain_id,\n"                               \
+    "       CAST(ROUND(a.weight_bytes) AS INTEGER), s.value\n"                                     \
+    "FROM heap_allocations AS a LEFT JOIN strings AS s ON s.id = a.function_id\n"                  \
+    "WHERE a.start_ns >= ?1 AND a.start_ns <= ?2" still_allocated "\n"                             \
+    "  AND (?3 < 0 OR a.pid = ?3) AND (?4 < 0 OR a.tid = ?4)\n"                                    \
+    "ORDER BY a.start_ns"
+
+static const struct stack_source heap_source = {
+    .name = "heap",
+    .unit = "bytes",
+    .table = "heap_allocations",
+    .none = "no heap allocations (record with --heap-memory-usage true)",
+    .sql = HEAP_SOURCE_SQL(""),
+};
+
+/* Leaks: allocated in the window and not freed by its end. */
+static const struct stack_source leaks_source = {
+    .name = "leaks",
+    .unit = "bytes",
+    .table = "heap_allocations",
+    .none = "no heap allocations left allocated (record with --heap-memory-usage true)",
+    .sql = HEAP_SOURCE_SQL(" AND (a.end_ns IS NULL OR a.end_ns > ?2)"),
+};
+
+const struct stack_source *const stack_sources[] = {&cpu_source,  &osrt_source,  &hggc_source,
+                                                    &heap_source, &leaks_source, NULL};
 
 const struct stack_source *stack_source_find(const char *name)
 {

@@ -51,6 +51,14 @@ rows(ord, property, value) AS (
     UNION ALL SELECT 45.5, 'HGTX payload entries not decoded', value FROM info
         WHERE key = 'hgtx_payloads_undecoded' AND value > 0
     UNION ALL SELECT 45, 'HGTX ranges never ended', (SELECT value FROM info WHERE key = 'hgtx_open_ranges')
+    UNION ALL SELECT 45.7, 'Heap allocations sampled', n || ' (interval ' ||
+        (SELECT value FROM info WHERE key = 'heap_sampling_interval') || ' bytes)'
+        FROM (SELECT COUNT(*) AS n FROM heap_allocations) WHERE n > 0
+    UNION ALL SELECT 45.8, 'Heap still allocated at the end (bytes, estimated)',
+        CAST(ROUND(SUM(weight_bytes)) AS INTEGER) FROM heap_allocations WHERE end_ns IS NULL
+        HAVING COUNT(*) > 0
+    UNION ALL SELECT 45.9, 'Heap frees of blocks allocated before a fork', value FROM info
+        WHERE key = 'heap_unmatched_frees' AND value > 0
     UNION ALL SELECT 47, 'Import warnings', n FROM (SELECT COUNT(*) AS n FROM import_warnings)
         WHERE n > 0
     UNION ALL SELECT 47 + id / 1000.0, 'Warning ' || id, message FROM import_warnings WHERE id <= 10

@@ -42,6 +42,8 @@ struct asys_collector {
     /* ---- launcher hooks; NULL: nothing to do ---- */
     /* Collectors not selected by -t: whether their options switch them on. */
     int (*enabled)(const struct asys_profile_options *o);
+    /* When it records: whether its options go together (one line on no). */
+    int (*check)(const struct asys_profile_options *o, struct asys_err *err);
     /* Before the program starts: what the target's environment needs beyond
      * the options' own variables (which the registry sets). */
     int (*prepare)(const struct asys_collector_setup *s, struct asys_env *env,

@@ -191,7 +191,8 @@ static sqlite3 *empty_database(void)
     sqlite3 *db = NULL;
     ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
     ck_assert_int_eq(asys_sql_register_functions(db), 0);
-    const char *files[] = {"core.sql", "stacks.sql", "hgtx.sql", "osrt.sql", "hggc.sql"};
+    const char *files[] = {"core.sql", "stacks.sql", "hgtx.sql",
+                           "osrt.sql", "hggc.sql",   "heap.sql"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         char *msg = NULL;
         ck_assert_msg(sqlite3_exec(db, asys_schema_text(files[i]), NULL, NULL, &msg) == SQLITE_OK,
@@ -210,7 +211,9 @@ START_TEST(report_columns_are_what_the_header_says)
     struct asys_report_params p;
     asys_report_params_init(&p, db);
     for (size_t i = 0; i < cat.count; i++) {
-        const struct asys_report_def *d = &cat.defs[i];
+        struct asys_report_def unchecked = cat.defs[i]; /* its columns, on an empty database */
+        unchecked.requires_table = NULL;
+        const struct asys_report_def *d = &unchecked;
         ck_assert_msg(d->columns, "%s declares no -- columns:", d->name);
         sqlite3_stmt *st = NULL;
         ck_assert_msg(asys_report_prepare(db, d, d->name, &p, &st, &err) == 0, "%s: %s", d->name,

@@ -1,0 +1,63 @@
+/* The memory collector: heap tracing (--heap-memory-usage; the wrappers are
+ * inject/heap.c) with its sampling options.  Host memory sampling is still
+ * planned: its options are accepted and reported. */
+#include <string.h>
+
+#include "asys_format.h"
+#include "collector.h"
+#include "profile_options.h"
+
+#define PLANNED(option_name, meta, def, text)                                                      \
+    {                                                                                              \
+        .name = option_name, .type = ASYS_OPT_TEXT, .metavar = meta, .default_value = def,         \
+        .help = text, .planned = 1                                                                 \
+    }
+
+// clang-format off
+static const struct asys_option memory_options[] = {
+    PLANNED("host-memory-sampling", "true|false", "false",
+            "sample resident set size and high-water mark"),
+    PLANNED("host-memory-sampling-frequency", "HZ", "100", "host memory sampling frequency"),
+    {.name = "heap-memory-usage", .type = ASYS_OPT_BOOL, .metavar = "true|false",
+     .default_value = "false", .help = "trace heap allocations (malloc, new) with call stacks",
+     .env = "ASYS_HEAP_MEMORY_USAGE"},
+    /* 512 KiB: a sample every half MiB allocated keeps an allocation-heavy
+     * loop within 1.3x (bench/heap.py), as tcmalloc's default does */
+    {.name = "heap-sampling-interval-bytes", .type = ASYS_OPT_SIZE, .metavar = "BYTES",
+     .default_value = "512K",
+     .help = "mean bytes between sampled allocations (1: every one; 512K keeps the slowdown "
+             "small)",
+     .env = "ASYS_HEAP_SAMPLING_INTERVAL", .min = 1, .max = 1ull << 40},
+    {.name = "heap-backtrace-depth", .type = ASYS_OPT_COUNT, .metavar = "N", .default_value = "24",
+     .help = "frames per heap call stack (0-128)", .env = "ASYS_HEAP_BACKTRACE_DEPTH",
+     .max = ASYS_CALLCHAIN_MAX_DEPTH},
+    PLANNED("heap-report-interval", "MS", "10", "heap usage aggregation interval"),
+    PLANNED("multi-node-mode", "MODE", "none", "multi-node collection"),
+};
+// clang-format on
+
+static int heap_enabled(const struct asys_profile_options *o)
+{
+    return asys_profile_value(o, "heap-memory-usage")->number != 0;
+}
+
+/* The manual: heap tracing and multi-node collection do not go together. */
+static int heap_check(const struct asys_profile_options *o, struct asys_err *err)
+{
+    const struct asys_option_value *multi = asys_profile_value(o, "multi-node-mode");
+    if (heap_enabled(o) && multi->given && strcmp(multi->canonical, "none") != 0)
+        return asys_fail_kind(err, ASYS_ERR_USAGE,
+                              "--heap-memory-usage cannot be used with --multi-node-mode");
+    return 0;
+}
+
+const struct asys_collector asys_collector_memory = {
+    .name = "memory",
+    .feature = ASYS_FEATURE_MEMORY,
+    .built = 1,
+    .summary = "heap tracing (host memory sampling planned)",
+    .options = memory_options,
+    .option_count = sizeof memory_options / sizeof memory_options[0],
+    .enabled = heap_enabled,
+    .check = heap_check,
+};
