@@ -7,9 +7,9 @@ usage: bench/run_benchmarks.py [--build DIR] [--pairs N] [--runs K]
                                [--import-ranges N] [--osrt-calls N] [--launches N] [--kernel-ns NS]
                                [--bulk-kernels N] [--bulk-copies N] [--bulk-ranges N]
                                [--deps-kernels N] [--deps-waits N] [--export-events N]
-                               [--flame-stacks N]
+                               [--flame-stacks N] [--heap-allocations N]
                                [--only hgtx|uftrace|osrt|import|hggc|timeline|deps|export|processes|
-                                       flame]
+                                       flame|heap]
 """
 import argparse
 import json
@@ -23,6 +23,7 @@ import tempfile
 import time
 
 from flame import bench_flame
+from heap import bench_heap
 from processes import bench_processes
 
 
@@ -506,11 +507,12 @@ def main():
     ap.add_argument('--deps-waits', type=int, default=100000)
     ap.add_argument('--export-events', type=int, default=10000000)
     ap.add_argument('--flame-stacks', type=int, default=1000000)
+    ap.add_argument('--heap-allocations', type=int, default=2000000)
     ap.add_argument('--kernel-ns', type=int, default=5000,
                     help='simulated kernel time: long enough that the device thread sleeps')
     ap.add_argument('--only',
                     choices=['hgtx', 'uftrace', 'osrt', 'import', 'hggc', 'timeline', 'deps',
-                             'export', 'processes', 'flame'])
+                             'export', 'processes', 'flame', 'heap'])
     args = ap.parse_args()
     args.build = os.path.abspath(args.build)
     work = tempfile.mkdtemp(prefix='asys-bench-')
@@ -537,6 +539,8 @@ def main():
             bench_processes(args, work)
         if args.only in (None, 'flame'):
             bench_flame(args, work)
+        if args.only in (None, 'heap'):
+            bench_heap(args, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
