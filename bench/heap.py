@@ -36,8 +36,8 @@ def bench_heap(args, work):
         for _ in range(args.runs):
             plain.append(_seconds(argv, work))
             default.append(_seconds(traced + argv, work))
-            every.append(_seconds(traced[:5] + ['--heap-sampling-interval-bytes', '1']
-                                  + traced[5:] + argv, work))
+            every.append(_seconds(traced[:6] + ['--heap-sampling-interval-bytes', '1']
+                                  + traced[6:] + argv, work))
             if heaptrack:
                 peer.append(_seconds([heaptrack, '-o', os.path.join(work, 'ht')] + argv, work))
         base = statistics.median(plain)

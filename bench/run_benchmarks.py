@@ -507,7 +507,7 @@ def main():
     ap.add_argument('--deps-waits', type=int, default=100000)
     ap.add_argument('--export-events', type=int, default=10000000)
     ap.add_argument('--flame-stacks', type=int, default=1000000)
-    ap.add_argument('--heap-allocations', type=int, default=2000000)
+    ap.add_argument('--heap-allocations', type=int, default=20000000)
     ap.add_argument('--kernel-ns', type=int, default=5000,
                     help='simulated kernel time: long enough that the device thread sleeps')
     ap.add_argument('--only',

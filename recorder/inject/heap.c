@@ -322,8 +322,10 @@ int asys_heap_init(void)
         asys_option_u64("ASYS_HEAP_SAMPLING_INTERVAL", &interval) != 0 || interval == 0 ||
         asys_option_u64("ASYS_HEAP_BACKTRACE_DEPTH", &depth) != 0)
         return -1;
-    /* room for the blocks sampled at once: every live block at interval 1 */
-    uint64_t slots = interval == 1 ? 1ull << 22 : 1ull << 16;
+    /* room for the blocks sampled at once: at interval 1 every live block, up
+     * to half a million (16 MiB, mapped as touched; a larger table costs a
+     * cache miss per allocation) */
+    uint64_t slots = interval == 1 ? 1ull << 20 : 1ull << 16;
     void *table = mmap(NULL, slots * sizeof(struct heap_slot), PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (table == MAP_FAILED || !resolved())

@@ -75,6 +75,24 @@ struct asys_callchain_cache_entry {
     uint32_t depth;
 };
 
+/* Per-thread cache of unwound stacks (callstack.c): the first frame outside
+ * this library (its return address and where it returns to), the frames
+ * found from there and the stack slots their return addresses lay in.  A
+ * stack whose slots still hold the same return addresses is the same stack:
+ * no DWARF unwinding (3 us) for a call site seen before. */
+#define ASYS_STACK_CACHE_SIZE 32
+#define ASYS_STACK_CACHE_DEPTH 32
+struct asys_stack_cache_entry {
+    uint64_t return_address; /* into the first frame outside this library */
+    uint64_t stack_pointer;  /* that frame's stack pointer once it is returned to */
+    uint32_t depth;          /* frames (at most the capture's limit) */
+    uint32_t limit;          /* the depth the capture asked for */
+    uint32_t callchain_id;
+    uint32_t reserved;
+    uint64_t frames[ASYS_STACK_CACHE_DEPTH];
+    uint64_t slots[ASYS_STACK_CACHE_DEPTH]; /* slots[i]: where frames[i + 1] lay */
+};
+
 /* Nesting depth per domain, for the level NVTX push/pop return. */
 #define ASYS_DEPTH_SLOTS 256
 
@@ -89,6 +107,7 @@ struct asys_thread {
     uintptr_t stack_low, stack_high; /* for frame-pointer walks; 0 until first needed */
     struct asys_callchain_cache_entry callchains[ASYS_CALLCHAIN_CACHE_SIZE];
     uint32_t callchain_evict; /* round-robin way to replace next */
+    struct asys_stack_cache_entry stacks[ASYS_STACK_CACHE_SIZE];
     struct asys_literal_cache_entry literals[ASYS_LITERAL_CACHE_SIZE];
     struct asys_string_cache_entry strings[ASYS_STRING_CACHE_SIZE];
 };
