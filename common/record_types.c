@@ -86,6 +86,9 @@ static const struct asys_rec_field heap_alloc[] = {
     F(struct asys_rec_heap_alloc, address, X), F(struct asys_rec_heap_alloc, size, U),
     F(struct asys_rec_heap_alloc, sampling_interval, U),
     F(struct asys_rec_heap_alloc, callchain_id, U), F(struct asys_rec_heap_alloc, reserved, R)};
+static const struct asys_rec_field host_memory[] = {
+    F(struct asys_rec_host_memory, pid, U), F(struct asys_rec_host_memory, reserved, R),
+    F(struct asys_rec_host_memory, rss_bytes, B), F(struct asys_rec_host_memory, hwm_bytes, B)};
 static const struct asys_rec_field heap_free[] = {F(struct asys_rec_heap_free, address, X),
                                                   F(struct asys_rec_heap_free, size, U)};
 
@@ -355,6 +358,8 @@ static const struct asys_rec_info rec_infos[ASYS_REC_TYPE_COUNT] = {
         ARG("function", U), TAIL_NONE),
     REC(HEAP_FREE, sizeof(struct asys_rec_heap_free), ASYS_FEATURE_MEMORY, FIELDS(heap_free),
         ARG("function", U), TAIL_NONE),
+    REC(HOST_MEMORY, sizeof(struct asys_rec_host_memory), ASYS_FEATURE_MEMORY,
+        FIELDS(host_memory), ARG_NONE, TAIL_NONE),
     REC(HGGC_API, sizeof(struct asys_rec_hggc_api), ASYS_FEATURE_HGGC, FIELDS(hggc_api),
         ARG("api", U), TAIL_NONE),
     REC(HGGC_KERNEL, sizeof(struct asys_rec_hggc_kernel), ASYS_FEATURE_HGGC, FIELDS(hggc_kernel),

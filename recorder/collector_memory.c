@@ -1,10 +1,12 @@
 /* The memory collector: heap tracing (--heap-memory-usage; the wrappers are
- * inject/heap.c) with its sampling options.  Host memory sampling is still
- * planned: its options are accepted and reported. */
+ * inject/heap.c) with its sampling options, and host memory sampling
+ * (--host-memory-sampling; the launcher's sampler is host_memory.c). */
+#include <stdio.h>
 #include <string.h>
 
 #include "asys_format.h"
 #include "collector.h"
+#include "host_memory.h"
 #include "profile_options.h"
 
 #define PLANNED(option_name, meta, def, text)                                                      \
@@ -15,9 +17,13 @@
 
 // clang-format off
 static const struct asys_option memory_options[] = {
-    PLANNED("host-memory-sampling", "true|false", "false",
-            "sample resident set size and high-water mark"),
-    PLANNED("host-memory-sampling-frequency", "HZ", "100", "host memory sampling frequency"),
+    {.name = "host-memory-sampling", .type = ASYS_OPT_BOOL, .metavar = "true|false",
+     .default_value = "false",
+     .help = "sample the resident set size and its high-water mark of every process (off with "
+             "-s system-wide)"},
+    {.name = "host-memory-sampling-frequency", .type = ASYS_OPT_COUNT, .metavar = "HZ",
+     .default_value = "10", .help = "host memory samples per second (1-1000)", .min = 1,
+     .max = 1000},
     {.name = "heap-memory-usage", .type = ASYS_OPT_BOOL, .metavar = "true|false",
      .default_value = "false", .help = "trace heap allocations (malloc, new) with call stacks",
      .env = "ASYS_HEAP_MEMORY_USAGE"},
@@ -41,6 +47,40 @@ static int heap_enabled(const struct asys_profile_options *o)
     return asys_profile_value(o, "heap-memory-usage")->number != 0;
 }
 
+/* The manual: host memory sampling is off with system-wide CPU sampling. */
+static int host_sampling(const struct asys_profile_options *o)
+{
+    const struct asys_option_value *sample = asys_profile_value(o, "sample");
+    return asys_profile_value(o, "host-memory-sampling")->number != 0 &&
+           !(sample && !strcmp(sample->canonical, "system-wide"));
+}
+
+static int memory_enabled(const struct asys_profile_options *o)
+{
+    return heap_enabled(o) || host_sampling(o);
+}
+
+static int host_start(const struct asys_collector_setup *s, pid_t target, void **state,
+                      struct asys_err *err)
+{
+    const struct asys_profile_options *o = s->options;
+    *state = NULL;
+    if (!asys_profile_value(o, "host-memory-sampling")->number)
+        return 0;
+    if (!host_sampling(o)) {
+        fprintf(stderr, "asys: notice: --host-memory-sampling is off with -s system-wide\n");
+        return 0;
+    }
+    return asys_host_memory_start(s->session_dir, target,
+                                  asys_profile_value(o, "host-memory-sampling-frequency")->number,
+                                  (struct host_memory **)state, err);
+}
+
+static void host_stop(void *state)
+{
+    asys_host_memory_stop(state);
+}
+
 /* The manual: heap tracing and multi-node collection do not go together. */
 static int heap_check(const struct asys_profile_options *o, struct asys_err *err)
 {
@@ -55,9 +95,11 @@ const struct asys_collector asys_collector_memory = {
     .name = "memory",
     .feature = ASYS_FEATURE_MEMORY,
     .built = 1,
-    .summary = "heap tracing (host memory sampling planned)",
+    .summary = "heap tracing and host memory sampling",
     .options = memory_options,
     .option_count = sizeof memory_options / sizeof memory_options[0],
-    .enabled = heap_enabled,
+    .enabled = memory_enabled,
     .check = heap_check,
+    .start = host_start,
+    .stop = host_stop,
 };

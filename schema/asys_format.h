@@ -43,7 +43,7 @@ enum asys_feature {
     ASYS_FEATURE_OSRT = 1u << 2, /* OS runtime calls */
     ASYS_FEATURE_STACKS = 1u << 3, /* call stacks and the modules they point into */
     ASYS_FEATURE_HGGC = 1u << 4,   /* PPU API calls and device activity (CUPTI) */
-    ASYS_FEATURE_MEMORY = 1u << 12, /* memory: heap allocations and frees */
+    ASYS_FEATURE_MEMORY = 1u << 12, /* memory: heap allocations and frees, host memory samples */
     /* Collectors of the manual this version does not build yet: their bits
      * name them in options and manifests; no segment carries them. */
     ASYS_FEATURE_ACDNN = 1u << 5,
@@ -250,7 +250,9 @@ enum asys_record_type {
     /* heap: sampled allocations and the frees of sampled blocks */
     ASYS_REC_HEAP_ALLOC = 64, /* struct asys_rec_heap_alloc: arg = heap function id */
     ASYS_REC_HEAP_FREE = 65,  /* struct asys_rec_heap_free: arg = heap function id */
-    ASYS_REC_TYPE_COUNT = 66
+    /* host memory: the launcher's samples of every process of the tree */
+    ASYS_REC_HOST_MEMORY = 66, /* struct asys_rec_host_memory */
+    ASYS_REC_TYPE_COUNT = 67
 };
 
 /* Largest string id a header-only record can carry in its arg. */
@@ -757,6 +759,16 @@ struct asys_rec_heap_free {
     uint64_t size; /* as recorded at its allocation */
 };
 
+/* A host memory sample (--host-memory-sampling) of one process, read by
+ * the launcher from /proc/PID/status; the header timestamp is when. */
+struct asys_rec_host_memory {
+    asys_rec_word header;
+    uint32_t pid;
+    uint32_t reserved;
+    uint64_t rss_bytes; /* resident set size (VmRSS) */
+    uint64_t hwm_bytes; /* its high-water mark (VmHWM) */
+};
+
 /* The functions; the id is the position (1-based).  Append only. */
 // clang-format off
 #define ASYS_HEAP_FUNCTIONS(X)                                                                     \
@@ -1056,6 +1068,7 @@ ASYS_CHECK_SIZE(struct asys_rec_osrt_call, 32);
 ASYS_CHECK_SIZE(struct asys_rec_heap_alloc, 40);
 ASYS_CHECK_OFFSET(struct asys_rec_heap_alloc, callchain_id, 32);
 ASYS_CHECK_SIZE(struct asys_rec_heap_free, 24);
+ASYS_CHECK_SIZE(struct asys_rec_host_memory, 32);
 ASYS_CHECK_SIZE(struct asys_rec_hggc_api, 40);
 ASYS_CHECK_SIZE(struct asys_rec_hggc_kernel, 112);
 ASYS_CHECK_OFFSET(struct asys_rec_hggc_kernel, grid, 56);

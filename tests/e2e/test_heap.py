@@ -151,6 +151,35 @@ class Programs(HeapCase):
         self.assertIn('no heap allocations', err[0])
 
 
+class HostMemory(HeapCase):
+    def test_rss_rises_falls_and_the_peak_stays(self):
+        self.profile([prog('heap_workload'), 'rss'],
+                     ['-t', 'none', '--host-memory-sampling', 'true',
+                      '--host-memory-sampling-frequency', '20'])
+        rows = self.stats_rows('host_mem_trace')
+        by_pid = {}
+        for r in rows:
+            by_pid.setdefault(r['PID'], []).append(r)
+        self.assertEqual(len(by_pid), 2, list(by_pid))  # the program and its child
+        child = max(by_pid.values(), key=lambda rs: max(float(r['RSS (MiB)']) for r in rs))
+        rss = [float(r['RSS (MiB)']) for r in child]
+        hwm = [float(r['High-Water Mark (MiB)']) for r in child]
+        peak = max(rss)
+        self.assertBetween(peak - rss[0], 190, 215, 'RSS rise (MiB)')
+        after = rss[rss.index(peak):]
+        self.assertLess(min(after), peak - 190)  # given back
+        self.assertBetween(hwm[-1], peak - 1, peak + 5, 'high-water mark keeps the peak')
+        times = [int(r['Time (ns)']) for r in child]
+        self.assertEqual(times, sorted(times))
+
+    def test_off_with_system_wide_sampling_and_bad_frequency(self):
+        r = self.profile(['/bin/true'], ['--host-memory-sampling', 'true',
+                                         '--host-memory-sampling-frequency', '0'], expect_rc=2)
+        self.assertIn('host-memory-sampling-frequency', r.stderr.decode())
+        r = self.stats('-q', '-r', 'host_mem_trace', self.report(), expect_rc=None)
+        self.assertNotEqual(r.returncode, 0)
+
+
 class BadOptions(AsysTestCase):
     def test_refused_in_one_line(self):
         for options, what in (

@@ -10,6 +10,8 @@
  *              prints the bytes allocated
  *   storm      8 threads x 20000 malloc/free in storm_site
  *   fork       forks a child that execs this program with "leak"
+ *   rss        forks a child that touches 200 MiB, holds it 400 ms, frees it
+ *              and lives 400 ms more
  * Every site is a function of its own (noinline) so stacks name it. */
 #include <malloc.h>
 #include <pthread.h>
@@ -171,6 +173,26 @@ static int fork_child(const char *self)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+static int rss(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        size_t size = 200u << 20;
+        char *block = malloc(size);
+        if (!block)
+            _exit(1);
+        memset(block, 1, size);
+        __asm__ volatile("" : : "r"(block) : "memory"); /* the pages are used: keep them */
+        pause_ms(400);
+        free(block); /* large: given back to the kernel at once */
+        pause_ms(400);
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "leak";
@@ -188,5 +210,7 @@ int main(int argc, char **argv)
         return storm();
     if (!strcmp(mode, "fork"))
         return fork_child(argv[0]);
+    if (!strcmp(mode, "rss"))
+        return rss();
     return 2;
 }

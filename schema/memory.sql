@@ -1,5 +1,6 @@
--- Heap tracing (--heap-memory-usage): the sampled allocations with their
--- frees (analyze/import_heap.c).  Conventions: schema/core.sql.
+-- Memory: heap tracing (--heap-memory-usage), the sampled allocations with
+-- their frees, and host memory samples (--host-memory-sampling)
+-- (analyze/import_memory.c).  Conventions: schema/core.sql.
 
 -- Sampled heap allocations.  With --heap-sampling-interval-bytes N a block
 -- of s bytes was sampled with probability p = 1 - exp(-s/N); it stands for
@@ -22,5 +23,15 @@ CREATE TABLE heap_allocations (
     free_function_id INTEGER              -- strings: free, realloc, operator delete, ...
 );
 
+-- Resident set size and its high-water mark of the processes of the tree,
+-- read by the launcher --host-memory-sampling-frequency times a second.
+CREATE TABLE host_memory (
+    ns        INTEGER NOT NULL, -- when it was read
+    pid       INTEGER NOT NULL, -- process
+    rss_bytes INTEGER NOT NULL, -- resident set size (VmRSS)
+    hwm_bytes INTEGER NOT NULL  -- the largest it has been (VmHWM)
+);
+
 -- after load
+CREATE INDEX host_memory_by_process ON host_memory (pid, ns);
 CREATE INDEX heap_allocations_by_start ON heap_allocations (start_ns);

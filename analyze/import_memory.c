@@ -1,4 +1,5 @@
-/* HEAP_ALLOC and HEAP_FREE records -> heap_allocations.  A free is matched
+/* HOST_MEMORY records -> host_memory; HEAP_ALLOC and HEAP_FREE records ->
+ * heap_allocations.  A free is matched
  * to the allocation of the same block in the same process image at derive
  * time: the records of one block come from different threads' segments, so
  * only a pass in time order over every segment's rows can pair them. */
@@ -18,6 +19,7 @@ struct heap {
     struct asys_importer *imp;
     sqlite3_stmt *insert_alloc;
     sqlite3_stmt *insert_free;
+    sqlite3_stmt *insert_host;
     uint32_t names[ASYS_HEAP_FUNCTION_COUNT + 1]; /* function id -> strings.id */
     uint64_t frees;
     uint64_t interval; /* the sampling interval of the allocations (the largest seen) */
@@ -43,6 +45,10 @@ static int heap_init(struct asys_importer *imp, void **state, struct asys_err *e
                     "VALUES (?,?,?,?,?,?,?,?,?,?)",
                     &h->insert_alloc, err) != 0)
         return -1;
+    if (imp_prepare(imp,
+                    "INSERT INTO host_memory (ns, pid, rss_bytes, hwm_bytes) VALUES (?,?,?,?)",
+                    &h->insert_host, err) != 0)
+        return -1;
     return imp_prepare(imp,
                        "INSERT INTO temp.heap_frees (ns, pid, tid, image, address, function_id) "
                        "VALUES (?,?,?,?,?,?)",
@@ -56,6 +62,7 @@ static void heap_free_state(void *state)
         return;
     sqlite3_finalize(h->insert_alloc);
     sqlite3_finalize(h->insert_free);
+    sqlite3_finalize(h->insert_host);
     free(h);
 }
 
@@ -133,6 +140,23 @@ static int import_free(void *state, const struct asys_record *rec, uint64_t ns,
     return imp_step(h->imp, st, err);
 }
 
+static int import_host_memory(void *state, const struct asys_record *rec, uint64_t ns,
+                              struct asys_err *err)
+{
+    struct heap *h = state;
+    const struct asys_rec_host_memory *r = (const void *)rec->data;
+    if (r->rss_bytes > INT64_MAX || r->hwm_bytes > INT64_MAX) {
+        imp_warn(h->imp, "%s: host memory sample past 2^63 bytes; ignored", h->imp->seg.member);
+        return 0;
+    }
+    sqlite3_stmt *st = h->insert_host;
+    sqlite3_bind_int64(st, 1, (int64_t)ns);
+    sqlite3_bind_int64(st, 2, r->pid);
+    sqlite3_bind_int64(st, 3, (int64_t)r->rss_bytes);
+    sqlite3_bind_int64(st, 4, (int64_t)r->hwm_bytes);
+    return imp_step(h->imp, st, err);
+}
+
 /* Each free closes the latest open allocation of its block in its image
  * (allocations first when both have the same time: a block is allocated
  * before it can be freed).  A free without one (a block allocated before a
@@ -199,12 +223,13 @@ static int heap_derive(void *state, struct asys_err *err)
 static const struct imp_record_op heap_ops[] = {
     {ASYS_REC_HEAP_ALLOC, import_alloc},
     {ASYS_REC_HEAP_FREE, import_free},
+    {ASYS_REC_HOST_MEMORY, import_host_memory},
 };
 
-const struct imp_family imp_family_heap = {
+const struct imp_family imp_family_memory = {
     .name = "memory",
     .feature = ASYS_FEATURE_MEMORY,
-    .schema = "heap.sql",
+    .schema = "memory.sql",
     .ops = heap_ops,
     .op_count = sizeof heap_ops / sizeof heap_ops[0],
     .init = heap_init,
