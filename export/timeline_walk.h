@@ -171,5 +171,11 @@ struct tl_thread_row {
 /* The row of `kind` (and sub id) under thread (pid, tid), created on first use. */
 uint32_t tw_thread_child_row(struct walk *w, uint32_t pid, uint32_t tid,
                              const struct tl_thread_row *kind, int64_t sub);
+/* A counter row under process `pid`, keyed by (key_kind, key_id, field) and
+ * created on first use (0 when it cannot be), and one value on it (clamped
+ * to the window's start). */
+uint32_t tw_process_counter(struct walk *w, uint32_t pid, const char *key_kind, int64_t key_id,
+                            const char *field, const char *name, uint32_t order);
+int tw_emit_counter(struct walk *w, uint32_t row, int64_t ts, double value);
 
 #endif

@@ -2,12 +2,15 @@
 heap_allocations table, heap_sum, heap_leaks, the heap/leaks call trees and
 flame outputs, on heap_workload (known sites, sizes and counts) and heap_cxx
 (C++ operators)."""
+import json
 import os
 import subprocess
 
+import pftrace
 from asys_e2e import BIN, PROGS, AsysTestCase, prog
 
 EXPORT = os.path.join(BIN, 'asys-export')
+JSON_CHECK = os.path.join(PROGS, 'json_trace_check')
 EVERY = ['-t', 'none', '--heap-memory-usage', 'true', '--heap-sampling-interval-bytes', '1']
 SAMPLED = ['-t', 'none', '--heap-memory-usage', 'true']
 
@@ -72,6 +75,38 @@ class EveryAllocation(HeapCase):
             lines = [l for l in f.read().splitlines() if ';leaky_site;malloc ' in l]
         self.assertEqual(len(lines), 1)
         self.assertEqual(int(lines[0].rsplit(' ', 1)[1]), 100000)
+
+
+class Timeline(HeapCase):
+    def export(self, kind):
+        out = self.path('out.' + kind)
+        r = self.run_cmd([EXPORT, '-q', '-t', kind, '-o', out, '--force-overwrite',
+                          self.report()])
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        return out
+
+    def test_heap_and_rss_tracks(self):
+        self.profile([prog('heap_workload'), 'leak'],
+                     EVERY + ['--host-memory-sampling', 'true',
+                              '--host-memory-sampling-frequency', '50'])
+        trace = pftrace.read(self.export('pftrace'))
+        self.assertEqual(trace.problems, [])
+        names = {t.name for t in trace.tracks.values()}
+        for name in ('Heap memory (bytes, estimated)', 'RSS (bytes)', 'High-water mark (bytes)',
+                     'Heap'):
+            self.assertIn(name, names)
+        heap = [e for e in trace.events_on(lambda t: t.name == 'Heap memory (bytes, estimated)')
+                if e.type == pftrace.COUNTER]
+        self.assertGreater(len(heap), 40000)  # every allocation and free of the run
+        out = self.export('json')
+        check = subprocess.run([JSON_CHECK, out], capture_output=True, text=True)
+        self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
+        with open(out) as f:
+            events = json.load(f)['traceEvents']
+        leaks = [e for e in events if e.get('cat') == 'heap' and 'leaky_site' in
+                 e['args'].get('stack', '') and 'lifetime_ns' not in e['args']]
+        self.assertEqual(len(leaks), 100)
+        self.assertEqual({e['args']['size'] for e in leaks}, {1000})
 
 
 class Window(HeapCase):
