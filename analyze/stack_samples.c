@@ -75,8 +75,37 @@ static const struct stack_source leaks_source = {
     .sql = HEAP_SOURCE_SQL(" AND (a.end_ns IS NULL OR a.end_ns > ?2)"),
 };
 
-const struct stack_source *const stack_sources[] = {&cpu_source,  &osrt_source,  &hggc_source,
-                                                    &heap_source, &leaks_source, NULL};
+/* Device and pinned allocations weigh their bytes; the allocating call is
+ * the leaf below its stack. */
+#define PPU_ALLOCATION_SQL(kind)                                                                   \
+    "SELECT a.timestamp_ns, a.timestamp_ns, a.pid, COALESCE(a.tid, a.pid), a.callchain_id,\n"      \
+    "       a.bytes, s.value\n"                                                                    \
+    "FROM ppu_allocations AS a LEFT JOIN strings AS s ON s.id = a.api_name_id\n"                   \
+    "WHERE a.kind = '" kind                                                                        \
+    "' AND NOT a.failed AND a.timestamp_ns >= ?1 AND a.timestamp_ns <= ?2\n"                       \
+    "  AND (?3 < 0 OR a.pid = ?3) AND (?4 < 0 OR a.tid = ?4)\n"                                    \
+    "ORDER BY a.timestamp_ns"
+
+static const struct stack_source device_source = {
+    .name = "device",
+    .unit = "bytes",
+    .table = "ppu_memory",
+    .none = "no device allocations (record with -t hggc; --hggc-memory-usage for their stacks)",
+    .sql = PPU_ALLOCATION_SQL("device"),
+};
+
+static const struct stack_source pinned_source = {
+    .name = "pinned",
+    .unit = "bytes",
+    .table = "ppu_memory",
+    .none = "no pinned allocations (record with -t hggc; --hggc-memory-usage pinned for their "
+            "stacks)",
+    .sql = PPU_ALLOCATION_SQL("pinned"),
+};
+
+const struct stack_source *const stack_sources[] = {&cpu_source,    &osrt_source,  &hggc_source,
+                                                    &heap_source,   &leaks_source, &device_source,
+                                                    &pinned_source, NULL};
 
 const struct stack_source *stack_source_find(const char *name)
 {

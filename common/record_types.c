@@ -170,7 +170,7 @@ static const struct asys_rec_field hggc_memory[] = {
     F(struct asys_rec_hggc_memory, stream, U),
     F(struct asys_rec_hggc_memory, correlation_id, U),
     F(struct asys_rec_hggc_memory, memory_kind, U),
-    F(struct asys_rec_hggc_memory, reserved, R)};
+    F(struct asys_rec_hggc_memory, error, I)};
 static const struct asys_rec_field hggc_graph_trace[] = {
     F(struct asys_rec_hggc_graph_trace, start_ns, N),
     F(struct asys_rec_hggc_graph_trace, end_ns, N),

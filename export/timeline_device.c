@@ -409,7 +409,8 @@ static int walk_memory(struct walk *w)
                       "               ORDER BY m.timestamp_ns, m.rowid)\n"
                       "FROM ppu_memory AS m\n"
                       "LEFT JOIN ppu_devices AS d ON d.pid = m.pid AND d.device = m.device\n"
-                      "WHERE m.memory_kind IN (2, 3) AND m.timestamp_ns <= :hi\n"
+                      "WHERE m.operation IN (1, 2) AND m.memory_kind IN (2, 3) AND\n"
+                      "      m.timestamp_ns <= :hi\n"
                       "ORDER BY m.pid, m.memory_kind, 2, m.timestamp_ns, m.rowid");
     if (!st)
         return -1;

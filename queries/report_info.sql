@@ -57,6 +57,14 @@ rows(ord, property, value) AS (
     UNION ALL SELECT 45.8, 'Heap still allocated at the end (bytes, estimated)',
         CAST(ROUND(SUM(weight_bytes)) AS INTEGER) FROM heap_allocations WHERE end_ns IS NULL
         HAVING COUNT(*) > 0
+    UNION ALL SELECT 45.91, 'Device memory still allocated at the end (bytes)', SUM(bytes)
+        FROM ppu_allocations WHERE kind = 'device' AND NOT failed AND released_ns IS NULL
+        HAVING COUNT(*) > 0
+    UNION ALL SELECT 45.92, 'Pinned memory still allocated at the end (bytes)', SUM(bytes)
+        FROM ppu_allocations WHERE kind = 'pinned' AND NOT failed AND released_ns IS NULL
+        HAVING COUNT(*) > 0
+    UNION ALL SELECT 45.93, 'Allocation calls that failed', COUNT(*)
+        FROM ppu_allocations WHERE failed HAVING COUNT(*) > 0
     UNION ALL SELECT 45.9, 'Heap frees of blocks allocated before a fork', value FROM info
         WHERE key = 'heap_unmatched_frees' AND value > 0
     UNION ALL SELECT 47, 'Import warnings', n FROM (SELECT COUNT(*) AS n FROM import_warnings)

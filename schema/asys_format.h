@@ -896,6 +896,16 @@ struct asys_rec_hggc_event_record {
 };
 
 /* A device or pinned allocation or release (CUPTI Memory4): arg = 1 allocation, 2 release. */
+/* A device or pinned allocation or release (CUPTI's MEMORY2 activity: arg =
+ * its operation, 1 allocation, 2 release) or an allocation call that failed
+ * (--hggc-memory-usage; written by the API callback: arg =
+ * ASYS_HGGC_MEMORY_FAILED, address 0, bytes = asked). */
+enum asys_hggc_memory_op {
+    ASYS_HGGC_MEMORY_ALLOCATION = 1,
+    ASYS_HGGC_MEMORY_RELEASE = 2,
+    ASYS_HGGC_MEMORY_FAILED = 16,
+};
+
 struct asys_rec_hggc_memory {
     asys_rec_word header;
     uint64_t timestamp_ns;
@@ -906,7 +916,7 @@ struct asys_rec_hggc_memory {
     uint32_t stream;
     uint32_t correlation_id;
     uint32_t memory_kind;
-    uint32_t reserved;
+    uint32_t error; /* a failed allocation (ASYS_HGGC_MEMORY_FAILED): the error returned */
 };
 
 struct asys_rec_hggc_graph_trace {
