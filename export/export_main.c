@@ -41,6 +41,7 @@ struct export_args {
     const struct flame_format *flame; /* TYPE_FLAME: which one */
     const char *stacks;               /* --stacks SOURCE */
     long long pid, tid;               /* --pid / --tid; -1: every one */
+    int unified_memory_scale;         /* --unified-memory-scale */
     const char *output;
     const char *tables;
     const char *filter;
@@ -89,6 +90,8 @@ static void usage(FILE *out)
             "      --group-by base|hgtx      kernel rows per base name (default) or per\n"
             "                                innermost HGTX range at the launch\n"
             "                                (--group-kernels: the same)\n"
+            "      --unified-memory-scale [true]  pftrace: memory counters of one kind share\n"
+            "                                a y-axis (a device's, a process's host memory)\n"
             "  -r, --report NAME[,NAME...]   csv: stats reports instead of tables\n"
             "      --gzip                    compress (pftrace, json, csv): adds .gz\n"
             "  -f, --force-overwrite [true]  replace existing output files\n"
@@ -172,6 +175,8 @@ static int parse_args(int argc, char **argv, struct export_args *a)
         } else if (asys_cli_is(&c, "-r", "--report")) {
             if (asys_cli_list(&c, a->reports, &a->report_count, MAX_REPORTS) != 0)
                 return -1;
+        } else if (asys_cli_is(&c, NULL, "--unified-memory-scale")) {
+            a->unified_memory_scale = asys_cli_switch(&c);
         } else if (asys_cli_is(&c, NULL, "--gzip")) {
             a->gzip = 1;
         } else if (asys_cli_is(&c, "-f", "--force-overwrite")) { /* as asys profile -f */
@@ -681,8 +686,9 @@ static int export_to(const struct export_args *a, struct asys_report_db *rdb, co
 {
     if (a->type == TYPE_PFTRACE || a->type == TYPE_JSON) {
         struct progress bar = {!a->quiet && isatty(STDERR_FILENO), -1, "exporting"};
-        struct tl_options opts = {p->filter_start, p->filter_end, p->group_by, p->api_name_mode, re,
-                                  progress_draw,   &bar};
+        struct tl_options opts = {
+            p->filter_start,         p->filter_end, p->group_by, p->api_name_mode, re,
+            a->unified_memory_scale, progress_draw, &bar};
         return export_timeline(a, rdb->db, path, &opts, p->session_start, &bar);
     }
     if (a->flame)

@@ -435,8 +435,13 @@ static int walk_memory(struct walk *w)
             struct row *p = tw_row_at(w, parent);
             if (!p)
                 continue;
-            row = tw_row_new(w, key, (size_t)n, p->lanes[0].uuid, p->sort_index, TL_COUNTER, name,
-                             3, 0);
+            /* --unified-memory-scale: every process's device memory on a device
+             * shares one axis, and a process's pinned memory the host memory one */
+            const char *axis = !w->o->unified_memory_scale ? NULL
+                               : pinned                    ? "host memory (bytes)"
+                                                           : "device memory (bytes)";
+            row = tw_counter_row_new(w, key, (size_t)n, p->lanes[0].uuid, p->sort_index, name, 3,
+                                     axis);
         }
         int64_t ts = sqlite3_column_int64(st, 3);
         if (ts < w->o->filter_start)

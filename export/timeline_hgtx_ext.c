@@ -34,7 +34,7 @@ static int walk_counters(struct walk *w)
                  (const char *)sqlite3_column_text(st, 5), field ? "." : "", field ? field : "",
                  unit ? " (" : "", unit ? unit : "", unit ? ")" : "");
         uint32_t row = tw_process_counter(w, (uint32_t)sqlite3_column_int64(st, 0), "hc",
-                                          sqlite3_column_int64(st, 1), field, name, 900000);
+                                          sqlite3_column_int64(st, 1), field, name, 900000, NULL);
         /* a uint64 above INT64_MAX is TEXT of its digits */
         double value = sqlite3_column_int(st, 7)
                            ? strtod((const char *)sqlite3_column_text(st, 4), NULL)
@@ -118,7 +118,7 @@ static int walk_heaps(struct walk *w)
         snprintf(name, sizeof name, "HGTX heap %s (bytes in regions)",
                  (const char *)sqlite3_column_text(st, 4));
         uint32_t row = tw_process_counter(w, (uint32_t)sqlite3_column_int64(st, 0), "hh",
-                                          sqlite3_column_int64(st, 1), NULL, name, 900001);
+                                          sqlite3_column_int64(st, 1), NULL, name, 900001, NULL);
         if (!row || tw_emit_counter(w, row, sqlite3_column_int64(st, 2),
                                     (double)sqlite3_column_int64(st, 3)) != 0)
             break;

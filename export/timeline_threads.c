@@ -93,7 +93,7 @@ uint32_t tw_thread_child_row(struct walk *w, uint32_t pid, uint32_t tid,
 
 /* A counter row under process `pid`, created on first use. */
 uint32_t tw_process_counter(struct walk *w, uint32_t pid, const char *key_kind, int64_t key_id,
-                            const char *field, const char *name, uint32_t order)
+                            const char *field, const char *name, uint32_t order, const char *axis)
 {
     char key[512];
     int n = snprintf(key, sizeof key, "%s/%u/%lld/%s", key_kind, pid, (long long)key_id,
@@ -107,8 +107,8 @@ uint32_t tw_process_counter(struct walk *w, uint32_t pid, const char *key_kind, 
     struct row *p = tw_row_at(w, process);
     if (!p)
         return 0;
-    return tw_row_new(w, key, (size_t)n, p->lanes[0].uuid, p->sort_index, TL_COUNTER, name, order,
-                      0);
+    return tw_counter_row_new(w, key, (size_t)n, p->lanes[0].uuid, p->sort_index, name, order,
+                              axis);
 }
 
 int tw_emit_counter(struct walk *w, uint32_t row, int64_t ts, double value)

@@ -95,6 +95,15 @@ class Timeline(HeapCase):
         for name in ('Heap memory (bytes, estimated)', 'RSS (bytes)', 'High-water mark (bytes)',
                      'Heap'):
             self.assertIn(name, names)
+        self.assertEqual({t.axis for t in trace.tracks.values() if t.counter}, {None})
+        out = self.path('unified.pftrace')
+        r = self.run_cmd([EXPORT, '-q', '--unified-memory-scale', '-o', out, self.report()])
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        unified = pftrace.read(out)
+        self.assertEqual(unified.problems, [])
+        axes = {t.name: t.axis for t in unified.tracks.values() if t.counter}
+        self.assertEqual(axes['RSS (bytes)'], axes['Heap memory (bytes, estimated)'])
+        self.assertIsNotNone(axes['RSS (bytes)'])
         heap = [e for e in trace.events_on(lambda t: t.name == 'Heap memory (bytes, estimated)')
                 if e.type == pftrace.COUNTER]
         self.assertGreater(len(heap), 40000)  # every allocation and free of the run
