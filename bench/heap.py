@@ -3,7 +3,9 @@ heap): heap_loop with 1 and 2 threads, without a tool, under asys -t none
 --heap-memory-usage at the default interval and at interval 1, and under
 heaptrack (Debian's), median of --runs runs each; and the report bytes per
 sampled allocation.  Targets: <= 1.3x at the default interval; at interval
-1 faster than heaptrack."""
+1 faster than heaptrack.  Also: the cost of --hggc-memory-usage per
+cudaMalloc/cudaFree pair on simppu, and import + heap_leaks on 10 M
+allocation events (5 M allocations and their frees at interval 1)."""
 import os
 import shutil
 import statistics
@@ -19,6 +21,12 @@ def _seconds(argv, cwd, env=None):
 
 
 def bench_heap(args, work):
+    bench_heap_tracing(args, work)
+    bench_device_memory(args, work)
+    bench_heap_import(args, work)
+
+
+def bench_heap_tracing(args, work):
     asys = os.path.join(args.build, 'bin', 'asys')
     prog = os.path.join(args.build, 'bench', 'heap_loop')
     report = os.path.join(work, 'heap')
@@ -55,3 +63,52 @@ def bench_heap(args, work):
     sampled = con.execute('SELECT COUNT(*) FROM heap_allocations').fetchone()[0]
     print('| report at interval 1, 2 threads: %d sampled allocations, %.1f bytes each '
           '(compressed, frees and stacks included) | | | | | |' % (sampled, size / sampled))
+
+
+def bench_device_memory(args, work):
+    asys = os.path.join(args.build, 'bin', 'asys')
+    run = os.path.join(args.build, 'simppu', 'simppu-run')
+    prog = os.path.join(args.build, 'tests', 'progs', 'hggc_workload')
+    if not os.path.exists(prog):
+        print('\n(hggc_workload not built: no device memory figures)')
+        return
+
+    def pair_ns(*options):
+        argv = [run] + ([asys, 'profile', '-t', 'hggc', *options, '-o',
+                         os.path.join(work, 'dev'), '--force-overwrite=true'] if options else [])
+        out = subprocess.run(argv + [prog, 'mallocs', '50000'], capture_output=True, check=True)
+        return float(out.stdout.decode().split('malloc_free_ns ')[1].split()[0])
+
+    runs = [(pair_ns(), pair_ns('--hggc-memory-usage', 'false'),
+             pair_ns('--hggc-memory-usage', 'device')) for _ in range(args.runs)]
+    plain, off, on = (statistics.median(r[i] for r in runs) for i in range(3))
+    print('\n## cudaMalloc + cudaFree (64 KiB) on simppu, median of %d runs' % args.runs)
+    print('| no tool | -t hggc | -t hggc --hggc-memory-usage device | added by memory usage |')
+    print('|---:|---:|---:|---:|')
+    print('| %.0f ns | %.0f ns | %.0f ns | %+.0f ns per pair |' % (plain, off, on, on - off))
+
+
+def bench_heap_import(args, work):
+    asys = os.path.join(args.build, 'bin', 'asys')
+    stats = os.path.join(args.build, 'bin', 'asys-stats')
+    prog = os.path.join(args.build, 'bench', 'heap_loop')
+    report = os.path.join(work, 'big')
+    subprocess.run([asys, 'profile', '-t', 'none', '--heap-memory-usage', 'true',
+                    '--heap-sampling-interval-bytes', '1', '-o', report, '--force-overwrite=true',
+                    prog, '1', '5000000'], check=True, capture_output=True)
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.execv(stats, [stats, '-q', '-r', 'heap_leaks', report + '.asys-rep'])
+    _, status, usage = os.wait4(pid, 0)
+    first = time.monotonic() - start
+    start = time.monotonic()
+    subprocess.run([stats, '-q', '-r', 'heap_leaks', report + '.asys-rep'], check=True,
+                   capture_output=True)
+    again = time.monotonic() - start
+    print('\n## 10 M heap events (5 M allocations + frees, interval 1): import + heap_leaks '
+          '%.1f s, peak RSS %.0f MiB (target < 15 s, < 256 MiB); heap_leaks alone %.2f s; '
+          'report %.1f MiB' % (first, usage.ru_maxrss / 1024, again,
+                              os.path.getsize(report + '.asys-rep') / 1048576))

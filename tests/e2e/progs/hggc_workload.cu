@@ -308,6 +308,20 @@ static void run_launches(int n)
     printf("launch_ns %.1f\n", elapsed / n);
 }
 
+// Prints the mean host time of one cudaMalloc + cudaFree pair of 64 KiB.
+static void run_mallocs(int n)
+{
+    void *p = NULL;
+    CHECK(cudaMalloc(&p, 64 << 10)); // the first call pays for setup
+    CHECK(cudaFree(p));
+    double start = now_ns();
+    for (int i = 0; i < n; i++) {
+        CHECK(cudaMalloc(&p, 64 << 10));
+        CHECK(cudaFree(p));
+    }
+    printf("malloc_free_ns %.1f\n", (now_ns() - start) / n);
+}
+
 // ---- dependency shapes (asys-deps): kernels named by their role ------------------
 
 __global__ void step_a() {}
@@ -859,6 +873,8 @@ int main(int argc, char **argv)
         run_reset();
     else if (!strcmp(mode, "memory"))
         run_memory();
+    else if (!strcmp(mode, "mallocs"))
+        run_mallocs(n ? n : 100000);
     else if (!strcmp(mode, "all")) {
         run_streams();
         run_graphs(n ? n : 3);
@@ -868,7 +884,7 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "usage: %s streams|graphs N|memcpy|devices|threads N|errors|launches "
                 "N|calls N|one-stream|streams3|ranges|names|bulk K C R|bulkdeps K W|deps "
-                "SHAPE|reset|memory|all\n",
+                "SHAPE|reset|memory|mallocs N|all\n",
                 argv[0]);
         return 2;
     }
