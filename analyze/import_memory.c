@@ -1,12 +1,16 @@
 /* HOST_MEMORY records -> host_memory; HEAP_ALLOC and HEAP_FREE records ->
- * heap_allocations.  A free is matched
- * to the allocation of the same block in the same process image at derive
- * time: the records of one block come from different threads' segments, so
- * only a pass in time order over every segment's rows can pair them. */
+ * heap_allocations.  A free is matched to the open allocation of its block
+ * (process image, address) as the records stream in: a row is written once,
+ * when its block is freed or its allocation superseded, never updated.  The
+ * records of one block may come from different threads' segments in either
+ * order, so a free that finds no open allocation earlier than itself waits
+ * in a temporary table; at derive each such free closes the latest
+ * allocation of its block before it that is still open. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "import_family.h"
 
 static const char *const function_names[] = {
@@ -15,15 +19,35 @@ static const char *const function_names[] = {
 #undef HEAP_NAME
 };
 
+/* An allocation whose block has not been freed yet. */
+struct open_block {
+    uint64_t image, address;
+    uint32_t next; /* index + 1 of the next block of the same hash, or of the next free entry */
+    uint32_t pid, tid, function_id;
+    int64_t start_ns, chain; /* chain 0: none */
+    uint64_t size;
+    double weight_bytes, weight_count;
+};
+
 struct heap {
     struct asys_importer *imp;
     sqlite3_stmt *insert_alloc;
     sqlite3_stmt *insert_free;
     sqlite3_stmt *insert_host;
     uint32_t names[ASYS_HEAP_FUNCTION_COUNT + 1]; /* function id -> strings.id */
-    uint64_t frees;
-    uint64_t interval; /* the sampling interval of the allocations (the largest seen) */
+    uint64_t pending_frees;
+    uint64_t interval;       /* the sampling interval of the allocations (the largest seen) */
+    struct asys_u64map open; /* hash of (image, address) -> index + 1 of the first block */
+    struct open_block *blocks;
+    size_t block_count, block_cap;
+    uint32_t free_blocks; /* index + 1 of the first reusable entry */
 };
+
+static uint64_t block_hash(uint64_t image, uint64_t address)
+{
+    uint64_t h = (address ^ image * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+    return h ^ h >> 31;
+}
 
 static int heap_init(struct asys_importer *imp, void **state, struct asys_err *err)
 {
@@ -32,7 +56,7 @@ static int heap_init(struct asys_importer *imp, void **state, struct asys_err *e
         return asys_fail(err, "out of memory");
     *state = h;
     h->imp = imp;
-    /* the frees wait in a temporary table until every segment is read */
+    asys_u64map_init(&h->open);
     if (imp_exec(imp,
                  "CREATE TEMP TABLE heap_frees (ns INTEGER NOT NULL, pid INTEGER NOT NULL, "
                  "tid INTEGER NOT NULL, image INTEGER NOT NULL, address INTEGER NOT NULL, "
@@ -41,12 +65,11 @@ static int heap_init(struct asys_importer *imp, void **state, struct asys_err *e
         return -1;
     if (imp_prepare(imp,
                     "INSERT INTO heap_allocations (start_ns, pid, tid, image, address, size, "
-                    "weight_bytes, weight_count, function_id, callchain_id) "
-                    "VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    "weight_bytes, weight_count, function_id, callchain_id, end_ns, free_tid, "
+                    "free_function_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     &h->insert_alloc, err) != 0)
         return -1;
-    if (imp_prepare(imp,
-                    "INSERT INTO host_memory (ns, pid, rss_bytes, hwm_bytes) VALUES (?,?,?,?)",
+    if (imp_prepare(imp, "INSERT INTO host_memory (ns, pid, rss_bytes, hwm_bytes) VALUES (?,?,?,?)",
                     &h->insert_host, err) != 0)
         return -1;
     return imp_prepare(imp,
@@ -63,6 +86,8 @@ static void heap_free_state(void *state)
     sqlite3_finalize(h->insert_alloc);
     sqlite3_finalize(h->insert_free);
     sqlite3_finalize(h->insert_host);
+    asys_u64map_free(&h->open);
+    free(h->blocks);
     free(h);
 }
 
@@ -81,13 +106,84 @@ static int function_id(struct heap *h, unsigned fn, uint32_t *id, struct asys_er
     return 0;
 }
 
-static void bind_origin(struct heap *h, sqlite3_stmt *st, uint64_t ns)
+/* Writes the allocation of `b`, freed at `end_ns` (by `free_tid` with
+ * `free_fn`) or never (end_ns < 0). */
+static int write_allocation(struct heap *h, const struct open_block *b, int64_t end_ns,
+                            uint32_t free_tid, uint32_t free_fn, struct asys_err *err)
 {
-    struct asys_importer *imp = h->imp;
-    sqlite3_bind_int64(st, 1, (int64_t)ns);
-    sqlite3_bind_int64(st, 2, imp->seg.pid);
-    sqlite3_bind_int64(st, 3, imp->seg.tid);
-    sqlite3_bind_int64(st, 4, imp->seg.image ? (int64_t)imp->seg.image->uid : 0);
+    sqlite3_stmt *st = h->insert_alloc;
+    sqlite3_bind_int64(st, 1, b->start_ns);
+    sqlite3_bind_int64(st, 2, b->pid);
+    sqlite3_bind_int64(st, 3, b->tid);
+    sqlite3_bind_int64(st, 4, (int64_t)b->image);
+    sqlite3_bind_int64(st, 5, (int64_t)b->address);
+    sqlite3_bind_int64(st, 6, (int64_t)b->size);
+    sqlite3_bind_double(st, 7, b->weight_bytes);
+    sqlite3_bind_double(st, 8, b->weight_count);
+    sqlite3_bind_int64(st, 9, b->function_id);
+    imp_bind_optional(st, 10, b->chain, b->chain != 0);
+    imp_bind_optional(st, 11, end_ns, end_ns >= 0);
+    imp_bind_optional(st, 12, free_tid, end_ns >= 0);
+    imp_bind_optional(st, 13, free_fn, end_ns >= 0);
+    return imp_step(h->imp, st, err);
+}
+
+/* The open block of (image, address): its index, and where the link to it
+ * lies (to unlink it); -1 when there is none. */
+static int64_t find_block(struct heap *h, uint64_t image, uint64_t address, uint32_t **link)
+{
+    uint64_t *first = asys_u64map_get(&h->open, block_hash(image, address));
+    uint32_t *at = NULL;
+    for (uint32_t i = first ? (uint32_t)*first : 0; i; i = h->blocks[i - 1].next) {
+        const struct open_block *b = &h->blocks[i - 1];
+        if (b->image == image && b->address == address) {
+            *link = at;
+            return (int64_t)i - 1;
+        }
+        at = &h->blocks[i - 1].next;
+    }
+    return -1;
+}
+
+/* Unlinks block `i` (found with `link`) and makes its entry reusable. */
+static void drop_block(struct heap *h, int64_t i, uint32_t *link)
+{
+    struct open_block *b = &h->blocks[i];
+    uint64_t key = block_hash(b->image, b->address);
+    if (link)
+        *link = b->next;
+    else if (b->next)
+        asys_u64map_put(&h->open, key, b->next); /* replacing a value cannot fail */
+    else
+        asys_u64map_remove(&h->open, key);
+    b->next = h->free_blocks;
+    h->free_blocks = (uint32_t)i + 1;
+}
+
+static int open_block_add(struct heap *h, const struct open_block *block, struct asys_err *err)
+{
+    uint32_t slot;
+    if (h->free_blocks) {
+        slot = h->free_blocks - 1;
+        h->free_blocks = h->blocks[slot].next;
+    } else {
+        if (h->block_count >= UINT32_MAX - 1 ||
+            asys_grow(&h->blocks, &h->block_cap, h->block_count, sizeof *h->blocks, 4096) != 0)
+            return asys_fail_kind(err, ASYS_ERR_NOMEM, "out of memory");
+        slot = (uint32_t)h->block_count++;
+    }
+    uint64_t key = block_hash(block->image, block->address);
+    uint64_t *first = asys_u64map_get(&h->open, key);
+    h->blocks[slot] = *block;
+    h->blocks[slot].next = first ? (uint32_t)*first : 0;
+    if (asys_u64map_put(&h->open, key, (uint64_t)slot + 1) != 0)
+        return asys_fail_kind(err, ASYS_ERR_NOMEM, "out of memory");
+    return 0;
+}
+
+static uint64_t segment_image(const struct heap *h)
+{
+    return h->imp->seg.image ? h->imp->seg.image->uid : 0;
 }
 
 static int import_alloc(void *state, const struct asys_record *rec, uint64_t ns,
@@ -96,30 +192,43 @@ static int import_alloc(void *state, const struct asys_record *rec, uint64_t ns,
     struct heap *h = state;
     const struct asys_rec_heap_alloc *r = (const void *)rec->data;
     uint32_t fn;
-    if (function_id(h, rec->arg, &fn, err) != 0 || !fn)
-        return fn ? 0 : (err->kind ? -1 : 0);
-    if (r->sampling_interval == 0 || r->address > INT64_MAX || r->size > INT64_MAX) {
+    if (function_id(h, rec->arg, &fn, err) != 0)
+        return -1;
+    if (!fn)
+        return 0;
+    if (r->sampling_interval == 0 || r->address > INT64_MAX || r->size > INT64_MAX ||
+        ns > INT64_MAX) {
         imp_warn(h->imp, "%s: heap allocation with interval 0 or a size past 2^63; ignored",
                  h->imp->seg.member);
         return 0;
     }
+    if (r->sampling_interval > h->interval)
+        h->interval = r->sampling_interval;
     /* the chance this block was sampled: each byte with probability 1/N */
     double p =
         r->sampling_interval == 1 ? 1.0 : -expm1(-(double)r->size / (double)r->sampling_interval);
     if (!(p > 0))
         p = 1.0 / (double)r->sampling_interval; /* a 0-byte block: as one byte */
-    if (r->sampling_interval > h->interval)
-        h->interval = r->sampling_interval;
-    sqlite3_stmt *st = h->insert_alloc;
-    bind_origin(h, st, ns);
-    sqlite3_bind_int64(st, 5, (int64_t)r->address);
-    sqlite3_bind_int64(st, 6, (int64_t)r->size);
-    sqlite3_bind_double(st, 7, (double)r->size / p);
-    sqlite3_bind_double(st, 8, 1.0 / p);
-    sqlite3_bind_int64(st, 9, fn);
-    int64_t chain = imp_callchain(h->imp, r->callchain_id);
-    imp_bind_optional(st, 10, chain, chain != 0);
-    return imp_step(h->imp, st, err);
+    struct open_block b = {
+        .image = segment_image(h),
+        .address = r->address,
+        .pid = h->imp->seg.pid,
+        .tid = h->imp->seg.tid,
+        .function_id = fn,
+        .start_ns = (int64_t)ns,
+        .chain = imp_callchain(h->imp, r->callchain_id),
+        .size = r->size,
+        .weight_bytes = (double)r->size / p,
+        .weight_count = 1.0 / p,
+    };
+    uint32_t *link;
+    int64_t previous = find_block(h, b.image, b.address, &link);
+    if (previous >= 0) { /* its free was not seen yet (or never came) */
+        if (write_allocation(h, &h->blocks[previous], -1, 0, 0, err) != 0)
+            return -1;
+        drop_block(h, previous, link);
+    }
+    return open_block_add(h, &b, err);
 }
 
 static int import_free(void *state, const struct asys_record *rec, uint64_t ns,
@@ -130,13 +239,25 @@ static int import_free(void *state, const struct asys_record *rec, uint64_t ns,
     uint32_t fn;
     if (function_id(h, rec->arg, &fn, err) != 0)
         return -1;
-    if (!fn || r->address > INT64_MAX)
+    if (!fn || r->address > INT64_MAX || ns > INT64_MAX)
         return 0;
-    sqlite3_stmt *st = h->insert_free;
-    bind_origin(h, st, ns);
+    uint64_t image = segment_image(h);
+    uint32_t *link;
+    int64_t i = find_block(h, image, r->address, &link);
+    if (i >= 0 && h->blocks[i].start_ns <= (int64_t)ns) {
+        if (write_allocation(h, &h->blocks[i], (int64_t)ns, h->imp->seg.tid, fn, err) != 0)
+            return -1;
+        drop_block(h, i, link);
+        return 0;
+    }
+    sqlite3_stmt *st = h->insert_free; /* its allocation comes later in the file, or never */
+    sqlite3_bind_int64(st, 1, (int64_t)ns);
+    sqlite3_bind_int64(st, 2, h->imp->seg.pid);
+    sqlite3_bind_int64(st, 3, h->imp->seg.tid);
+    sqlite3_bind_int64(st, 4, (int64_t)image);
     sqlite3_bind_int64(st, 5, (int64_t)r->address);
     sqlite3_bind_int64(st, 6, fn);
-    h->frees++;
+    h->pending_frees++;
     return imp_step(h->imp, st, err);
 }
 
@@ -157,58 +278,46 @@ static int import_host_memory(void *state, const struct asys_record *rec, uint64
     return imp_step(h->imp, st, err);
 }
 
-/* Each free closes the latest open allocation of its block in its image
- * (allocations first when both have the same time: a block is allocated
- * before it can be freed).  A free without one (a block allocated before a
- * fork, or whose allocation was lost) is counted. */
-static int match_frees(struct heap *h, struct asys_err *err)
+/* Every block still open was never freed, as far as the segments read so
+ * far tell; then the frees that came before their allocation in the file
+ * close the latest open allocation of their block before them.  A free
+ * without one (a block allocated before a fork, or whose allocation was
+ * lost) is counted. */
+static int close_pending(struct heap *h, struct asys_err *err)
 {
     struct asys_importer *imp = h->imp;
-    sqlite3_stmt *events = NULL, *close = NULL;
-    int rc = -1, step;
-    int64_t open_id = 0, open_image = 0, open_address = 0, unmatched = 0;
-    if (imp_prepare(imp,
-                    "SELECT image, address, start_ns AS ns, 0 AS kind, id, NULL, NULL "
-                    "FROM heap_allocations UNION ALL "
-                    "SELECT image, address, ns, 1, NULL, tid, function_id FROM temp.heap_frees "
-                    "ORDER BY 1, 2, 3, 4",
-                    &events, err) != 0 ||
-        imp_prepare(imp,
-                    "UPDATE heap_allocations SET end_ns = ?, free_tid = ?, free_function_id = ? "
-                    "WHERE id = ?",
-                    &close, err) != 0)
-        goto out;
-    while ((step = sqlite3_step(events)) == SQLITE_ROW) {
-        int64_t image = sqlite3_column_int64(events, 0), address = sqlite3_column_int64(events, 1);
-        if (sqlite3_column_int(events, 3) == 0) {
-            open_id = sqlite3_column_int64(events, 4);
-            open_image = image;
-            open_address = address;
-            continue;
-        }
-        if (!open_id || open_image != image || open_address != address) {
-            unmatched++;
-            continue;
-        }
-        sqlite3_bind_int64(close, 1, sqlite3_column_int64(events, 2));
-        sqlite3_bind_int64(close, 2, sqlite3_column_int64(events, 5));
-        sqlite3_bind_int64(close, 3, sqlite3_column_int64(events, 6));
-        sqlite3_bind_int64(close, 4, open_id);
-        if (imp_step(imp, close, err) != 0)
-            goto out;
-        open_id = 0;
+    for (size_t i = 0; i < h->block_count; i++) {
+        const struct open_block *b = &h->blocks[i];
+        uint32_t *link;
+        if (find_block(h, b->image, b->address, &link) == (int64_t)i &&
+            write_allocation(h, b, -1, 0, 0, err) != 0)
+            return -1;
     }
-    if (step != SQLITE_DONE) {
-        imp_sql_error(imp, err);
-        goto out;
+    asys_u64map_free(&h->open);
+    asys_u64map_init(&h->open);
+    int64_t unmatched = 0;
+    if (h->pending_frees) {
+        if (imp_exec(imp,
+                     "CREATE INDEX IF NOT EXISTS heap_allocations_by_block "
+                     "ON heap_allocations (image, address, start_ns)",
+                     err) != 0 ||
+            imp_exec(imp,
+                     "UPDATE heap_allocations SET end_ns = f.ns, free_tid = f.tid,\n"
+                     "       free_function_id = f.function_id\n"
+                     "FROM (SELECT ns, tid, function_id,\n"
+                     "        (SELECT a.id FROM heap_allocations AS a\n"
+                     "         WHERE a.image = p.image AND a.address = p.address\n"
+                     "           AND a.start_ns <= p.ns AND a.end_ns IS NULL\n"
+                     "         ORDER BY a.start_ns DESC LIMIT 1) AS target\n"
+                     "      FROM temp.heap_frees AS p) AS f\n"
+                     "WHERE heap_allocations.id = f.target",
+                     err) != 0)
+            return -1;
+        unmatched = (int64_t)h->pending_frees - sqlite3_changes(imp->db);
     }
-    rc = imp_session_info(imp, "heap_unmatched_frees", NULL, unmatched, err);
-    if (rc == 0)
-        rc = imp_exec(imp, "DROP TABLE temp.heap_frees", err);
-out:
-    sqlite3_finalize(events);
-    sqlite3_finalize(close);
-    return rc;
+    if (imp_session_info(imp, "heap_unmatched_frees", NULL, unmatched, err) != 0)
+        return -1;
+    return imp_exec(imp, "DROP TABLE temp.heap_frees", err);
 }
 
 static int heap_derive(void *state, struct asys_err *err)
@@ -217,7 +326,7 @@ static int heap_derive(void *state, struct asys_err *err)
     if (h->interval &&
         imp_session_info(h->imp, "heap_sampling_interval", NULL, (int64_t)h->interval, err) != 0)
         return -1;
-    return match_frees(h, err);
+    return close_pending(h, err);
 }
 
 static const struct imp_record_op heap_ops[] = {

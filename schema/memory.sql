@@ -35,3 +35,4 @@ CREATE TABLE host_memory (
 -- after load
 CREATE INDEX host_memory_by_process ON host_memory (pid, ns);
 CREATE INDEX heap_allocations_by_start ON heap_allocations (start_ns);
+CREATE INDEX IF NOT EXISTS heap_allocations_by_block ON heap_allocations (image, address, start_ns);

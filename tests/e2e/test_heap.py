@@ -209,7 +209,9 @@ class HostMemory(HeapCase):
         rss = [float(r['RSS (MiB)']) for r in child]
         hwm = [float(r['High-Water Mark (MiB)']) for r in child]
         peak = max(rss)
-        self.assertBetween(peak - rss[0], 190, 215, 'RSS rise (MiB)')
+        # the child is found by a scan of /proc, maybe after it touched its memory: the
+        # peak is absolute (200 MiB over a baseline of about 1 MiB)
+        self.assertBetween(peak, 200, 216, 'RSS peak (MiB)')
         after = rss[rss.index(peak):]
         self.assertLess(min(after), peak - 190)  # given back
         self.assertBetween(hwm[-1], peak - 1, peak + 5, 'high-water mark keeps the peak')
