@@ -458,6 +458,59 @@ static int walk_memory(struct walk *w)
     return w->failed ? -1 : 0;
 }
 
+static void failed_row_name(struct walk *w, int64_t sub, char *out, size_t size)
+{
+    (void)w;
+    (void)sub;
+    snprintf(out, size, "Failed allocations");
+}
+
+/* under the thread, after its HGGC API row */
+static const struct tl_thread_row failed_row = {11, failed_row_name};
+
+/* Allocation calls that failed (--hggc-memory-usage): instants on a
+ * "Failed allocations" row of their device (of the calling thread when the
+ * device has no row), with the bytes asked and the error. */
+static int walk_failed_allocations(struct walk *w)
+{
+    sqlite3_stmt *st = tw_prepare(
+        w, "SELECT a.pid, COALESCE(d.physical_index, a.device), a.timestamp_ns,\n"
+           "       a.bytes, a.error, COALESCE(s.value, 'allocation'), COALESCE(a.tid, a.pid)\n"
+           "FROM ppu_allocations AS a\n"
+           "LEFT JOIN ppu_devices AS d ON d.pid = a.pid AND d.device = a.device\n"
+           "LEFT JOIN strings AS s ON s.id = a.api_name_id\n"
+           "WHERE a.failed AND (:all OR (a.timestamp_ns >= :lo AND a.timestamp_ns <= :hi))\n"
+           "ORDER BY 1, 2, 3");
+    if (!st)
+        return -1;
+    struct tl_args args;
+    while (!w->failed && sqlite3_step(st) == SQLITE_ROW) {
+        char device[32], name[160];
+        snprintf(device, sizeof device, "D%lld", (long long)sqlite3_column_int64(st, 1));
+        uint32_t parent = sqlite3_column_type(st, 1) != SQLITE_NULL ? node_row(w, device) : 0;
+        uint32_t row =
+            parent ? child_row(w, parent, "failed", "Failed allocations", 250)
+                   : tw_thread_child_row(w, (uint32_t)sqlite3_column_int64(st, 0),
+                                         (uint32_t)sqlite3_column_int64(st, 6), &failed_row, 0);
+        snprintf(name, sizeof name, "%s failed (%lld B)", (const char *)sqlite3_column_text(st, 5),
+                 (long long)sqlite3_column_int64(st, 3));
+        args.count = 0;
+        tw_arg_int(&args, "bytes", sqlite3_column_int64(st, 3));
+        tw_arg_int(&args, "error", sqlite3_column_int64(st, 4));
+        tw_arg_int(&args, "pid", sqlite3_column_int64(st, 0));
+        if (!row || tw_emit_instant(w, row, sqlite3_column_int64(st, 2), tw_synthetic_name(w, name),
+                                    tw_category(w, "hggc"), &args) != 0)
+            break;
+    }
+    sqlite3_finalize(st);
+    return w->failed ? -1 : 0;
+}
+
+static int walk_ppu_memory(struct walk *w)
+{
+    return walk_memory(w) == 0 ? walk_failed_allocations(w) : -1;
+}
+
 /* The device tree as stream_pct builds it, the work on it, and the HGTX
  * ranges projected onto the streams. */
 static int walk_ppu(struct walk *w)
@@ -468,4 +521,4 @@ static int walk_ppu(struct walk *w)
 }
 
 const struct tl_family tl_family_ppu = {"ppu_activities", 3, walk_ppu};
-const struct tl_family tl_family_ppu_memory = {"ppu_memory", 0, walk_memory};
+const struct tl_family tl_family_ppu_memory = {"ppu_memory", 0, walk_ppu_memory};

@@ -48,6 +48,7 @@ struct cupti_functions {
     CUptiResult (*get_graph_exec_id)(CUgraphExec, uint32_t *);
     CUptiResult (*get_stream_id_ex)(CUcontext, CUstream, uint8_t, uint32_t *);
     CUptiResult (*get_context_id)(CUcontext, uint32_t *);
+    CUptiResult (*get_device_id)(CUcontext, uint32_t *);
 };
 
 /* --hggc-trace-set: what is traced. */
@@ -301,8 +302,15 @@ static void api_exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     if (allocates || (hggc.backtrace_ticks && end - start >= hggc.backtrace_ticks))
         chain = asys_callstack_capture(t, hggc.backtrace_depth);
     int32_t result = data->functionReturnValue ? *(const int32_t *)data->functionReturnValue : 0;
-    if (allocates && result != 0)
-        asys_hggc_failed_allocation(t, data->correlationId, asked, cupti_kind, result);
+    if (allocates && result != 0) {
+        uint32_t device = UINT32_MAX, context = 0;
+        if (data->context && hggc.f.get_device_id(data->context, &device) != CUPTI_SUCCESS)
+            device = UINT32_MAX;
+        if (data->context)
+            hggc.f.get_context_id(data->context, &context);
+        asys_hggc_failed_allocation(t, data->correlationId, asked, cupti_kind, result, device,
+                                    context);
+    }
     uint32_t delta;
     struct asys_rec_hggc_api *r = asys_segment_reserve(&t->seg, sizeof *r, end, &delta);
     if (r) {
@@ -636,6 +644,7 @@ static int resolve_cupti(void *lib, char *why, size_t why_size)
         F(get_graph_exec_id, "cuptiGetGraphExecId"),
         F(get_stream_id_ex, "cuptiGetStreamIdEx"),
         F(get_context_id, "cuptiGetContextId"),
+        F(get_device_id, "cuptiGetDeviceId"),
 #undef F
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {

@@ -100,7 +100,8 @@ unsigned asys_hggc_allocation(int driver, CUpti_CallbackId cbid, const void *par
 }
 
 void asys_hggc_failed_allocation(struct asys_thread *t, uint32_t correlation_id, uint64_t size,
-                                 uint32_t cupti_kind, int32_t error)
+                                 uint32_t cupti_kind, int32_t error, uint32_t device,
+                                 uint32_t context)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
@@ -111,8 +112,8 @@ void asys_hggc_failed_allocation(struct asys_thread *t, uint32_t correlation_id,
     r->timestamp_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
     r->address = 0;
     r->bytes = size;
-    r->device = UINT32_MAX;
-    r->context = 0;
+    r->device = device;
+    r->context = context;
     r->stream = UINT32_MAX;
     r->correlation_id = correlation_id;
     r->memory_kind = cupti_kind;

@@ -4,6 +4,7 @@ another thread, memory left allocated at exit; devmem_sum, pinned_sum,
 devmem_trace, report_info, the device/pinned call trees and flame outputs."""
 import os
 
+import pftrace
 from asys_e2e import BIN
 from test_hggc import HggcTestCase
 
@@ -41,6 +42,18 @@ class DeviceMemory(HggcTestCase):
         self.assertEqual(len(trace), 1)
         self.assertEqual(trace[0]['Error'], '2')  # cudaErrorMemoryAllocation
         self.assertEqual(trace[0]['Address'], '')
+
+    def test_timeline(self):
+        out = self.path('out.pftrace')
+        r = self.run_cmd([EXPORT, '-q', '-o', out, self.report()])
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        trace = pftrace.read(out)
+        self.assertEqual(trace.problems, [])
+        failed = [e for e in trace.events_on(lambda t: t.name == 'Failed allocations')
+                  if e.type == pftrace.INSTANT]
+        self.assertEqual([e.name for e in failed], ['cudaMalloc failed (%d B)' % (1 << 50)])
+        names = {t.name for t in trace.tracks.values() if t.counter}
+        self.assertIn('Pinned memory (bytes)', names)
 
     def test_pinned_and_report_info(self):
         rows = self.by_site('pinned_sum')
