@@ -46,7 +46,8 @@ struct asys_collector {
      * the options' own variables (which the registry sets). */
     int (*prepare)(const struct asys_collector_setup *s, struct asys_env *env,
                    struct asys_err *err);
-    /* Samplers the launcher runs while the program runs (the program's pid). */
+    /* Samplers the launcher runs while the program runs: start is called
+     * between fork and exec, while the program's process waits (its pid). */
     int (*start)(const struct asys_collector_setup *s, pid_t target, void **state,
                  struct asys_err *err);
     void (*stop)(void *state);

@@ -176,6 +176,17 @@ static void start_samplers(const struct asys_collector_setup *setup, pid_t targe
     }
 }
 
+struct sampler_start {
+    const struct asys_collector_setup *setup;
+    struct samplers *samplers;
+};
+
+static void start_samplers_before_exec(pid_t child, void *arg)
+{
+    struct sampler_start *s = arg;
+    start_samplers(s->setup, child, s->samplers);
+}
+
 static void stop_samplers(struct samplers *s)
 {
     for (int i = s->count - 1; i >= 0; i--)
@@ -234,12 +245,14 @@ static int record(const struct asys_profile_options *o, const char *report_path)
         fprintf(stderr, "%s: cannot start a session: %s\n", PROG, err.text);
         goto out;
     }
-    if (asys_target_spawn(&target, o->target_argv, &env, o->kill_on_exit, &err) != 0) {
+    struct sampler_start sampler_start = {&setup, &samplers};
+    if (asys_target_spawn(&target, o->target_argv, &env, o->kill_on_exit,
+                          start_samplers_before_exec, &sampler_start, &err) != 0) {
+        stop_samplers(&samplers);
         fprintf(stderr, "%s: cannot run '%s': %s\n", PROG, o->target_argv[0], err.text);
         rc = asys_exec_exit_code(&err);
         goto out;
     }
-    start_samplers(&setup, target.pid, &samplers);
     asys_target_wait(&target, o->wait, tick, &session, CLOCK_PAIR_INTERVAL_MS);
     stop_samplers(&samplers);
     asys_session_close_launcher(&session);
