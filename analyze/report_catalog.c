@@ -125,8 +125,18 @@ int asys_report_def_parse(const char *text, const char *origin, struct asys_repo
             oom |= !def->tree_label || (comma && !def->tree_level);
         } else if (key_len == 7 && !strncmp(key, "summary", 7)) {
             free(def->summary);
+            free(def->requires);
+            free(def->requires_message);
             def->summary = trimmed(value, value_len);
             oom |= !def->summary;
+        } else if (key_len == 8 && !strncmp(key, "requires", 8)) {
+            const char *bar = memchr(value, '|', value_len);
+            size_t first = bar ? (size_t)(bar - value) : value_len;
+            free(def->requires);
+            free(def->requires_message);
+            def->requires = trimmed(value, first);
+            def->requires_message = trimmed(bar ? bar + 1 : value, bar ? value_len - first - 1 : 0);
+            oom |= !def->requires || !def->requires_message;
         } else if (key_len == 9 && !strncmp(key, "arguments", 9)) {
             oom |= append_text(&def->arguments, value, value_len);
             last = &def->arguments;

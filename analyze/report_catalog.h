@@ -9,6 +9,8 @@
  *   -- arguments: base, mangled   (what NAME:ARG may say; none: no argument)
  *   -- tree: Node, Level          (column/table output indents Node by Level)
  *   -- summary: Num Calls         (see below)
+ *   -- requires: SQL | MESSAGE    (the report needs data SQL finds: without it, MESSAGE is the
+ *                                  error and the exit status non-zero)
  *   SELECT ...
  *
  * A summary report's query returns samples, not rows: key columns, then
@@ -41,7 +43,9 @@ struct asys_report_def {
     char *tree_label; /* tree reports: the label column and the level column */
     char *tree_level;
     int is_default;
-    char *summary; /* the count column of a summary report, or NULL */
+    char *summary;          /* the count column of a summary report, or NULL */
+    char *requires;         /* an SQL expression true when the report has its data, or NULL */
+    char *requires_message; /* what is said when it is false */
     char *sql;
     char *origin; /* "built-in" or the file's path */
 };

@@ -210,6 +210,22 @@ static void on_build(void *ctx, const char *report, const char *db_path)
         fprintf(stderr, "%s: importing '%s' into '%s'\n", PROG, report, db_path);
 }
 
+/* A report whose data is missing says so (its `-- requires:`); 1 when it is there. */
+static int has_required_data(sqlite3 *db, const struct asys_report_def *d)
+{
+    if (!d->requires)
+        return 1;
+    char *sql = sqlite3_mprintf("SELECT (%s)", d->requires);
+    sqlite3_stmt *st = NULL;
+    int ok = sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+             sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) != 0;
+    sqlite3_finalize(st);
+    sqlite3_free(sql);
+    if (!ok)
+        fprintf(stderr, "%s: report '%s': %s\n", PROG, d->name, d->requires_message);
+    return ok;
+}
+
 /* Runs one report into `out`.  Returns 0, or -1 after printing the error. */
 static int run_report(sqlite3 *db, const struct asys_report_def *d, const char *requested,
                       const struct asys_report_params *p, const struct asys_output_options *o,
@@ -217,6 +233,8 @@ static int run_report(sqlite3 *db, const struct asys_report_def *d, const char *
 {
     sqlite3_stmt *st = NULL;
     struct asys_err prepare_err = {0};
+    if (!has_required_data(db, d))
+        return -1;
     if (asys_report_prepare(db, d, requested, p, &st, &prepare_err) != 0) {
         fprintf(stderr, "%s: cannot run report '%s': %s\n", PROG, d->name, prepare_err.text);
         return -1;

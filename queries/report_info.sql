@@ -51,6 +51,17 @@ rows(ord, property, value) AS (
     UNION ALL SELECT 45.5, 'HGTX payload entries not decoded', value FROM info
         WHERE key = 'hgtx_payloads_undecoded' AND value > 0
     UNION ALL SELECT 45, 'HGTX ranges never ended', (SELECT value FROM info WHERE key = 'hgtx_open_ranges')
+    UNION ALL SELECT 46.1, 'CPU sampling', CASE WHEN status = 'recorded' THEN
+        scope || ', ' || event || ' every ' || period || ' ' || period_unit ||
+        CASE WHEN event = 'cpu-clock' THEN ' (' || requested_period_cycles || ' cycles at ' ||
+            nominal_mhz || ' MHz: no cycles event)' ELSE '' END || ', backtrace ' || backtrace
+        ELSE 'unavailable (' || COALESCE(reason, '?') || ')' END FROM cpu_sampling_info
+    UNION ALL SELECT 46.2, 'CPU samples', samples || ' (' || lost_samples || ' lost, ' ||
+        throttled || ' throttled, ' || unwind_failed || ' not unwound)'
+        FROM cpu_sampling_info WHERE status = 'recorded'
+    UNION ALL SELECT 46.3, 'Context switches', sched_switches || ' (' || lost_switches ||
+        ' lost, from ' || scheduling || ')' || COALESCE('; ' || reason, '')
+        FROM cpu_sampling_info WHERE status = 'recorded'
     UNION ALL SELECT 47, 'Import warnings', n FROM (SELECT COUNT(*) AS n FROM import_warnings)
         WHERE n > 0
     UNION ALL SELECT 47 + id / 1000.0, 'Warning ' || id, message FROM import_warnings WHERE id <= 10

@@ -181,6 +181,12 @@ START_TEST(builtin_reports_parse_and_have_aliases)
                           "nvtx_gpu_proj_trace",  "nvtx_gpu_proj_sum",     "nvtx_kern_sum"};
     for (size_t i = 0; i < sizeof hggc / sizeof hggc[0]; i++)
         ck_assert_msg(asys_catalog_find(&cat, hggc[i]), "no report %s", hggc[i]);
+    /* a report that needs data it may not have says which, once */
+    const struct asys_report_def *flat = asys_catalog_find(&cat, "cpu_flat");
+    ck_assert_ptr_nonnull(flat);
+    ck_assert_str_eq(flat->requires, "EXISTS (SELECT 1 FROM cpu_samples)");
+    ck_assert_ptr_nonnull(strstr(flat->requires_message, "-s process-tree"));
+    ck_assert_ptr_null(asys_catalog_find(&cat, "hgtx_sum")->requires);
     asys_catalog_free(&cat);
 }
 END_TEST
@@ -191,7 +197,8 @@ static sqlite3 *empty_database(void)
     sqlite3 *db = NULL;
     ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
     ck_assert_int_eq(asys_sql_register_functions(db), 0);
-    const char *files[] = {"core.sql", "stacks.sql", "hgtx.sql", "osrt.sql", "hggc.sql"};
+    const char *files[] = {"core.sql", "stacks.sql", "hgtx.sql",
+                           "osrt.sql", "hggc.sql",   "cpu_sampling.sql"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         char *msg = NULL;
         ck_assert_msg(sqlite3_exec(db, asys_schema_text(files[i]), NULL, NULL, &msg) == SQLITE_OK,
