@@ -33,16 +33,31 @@ static inline __attribute__((always_inline)) unsigned long spin(unsigned long it
     return x;
 }
 
+/* Called between blocks of work: burn_a and burn_b are not leaf functions,
+ * so a frame-pointer build gives them a frame (gcc leaves a leaf's out even
+ * with -fno-omit-frame-pointer, and a frame-pointer walk then skips its
+ * caller). */
+__attribute__((noinline)) void checkpoint(void)
+{
+    __asm__ volatile("" ::: "memory");
+}
+
+#define BLOCK 65536ul
+
 __attribute__((noinline)) void burn_a(unsigned long iterations)
 {
-    sink = spin(iterations);
-    __asm__ volatile("" ::: "memory");
+    for (unsigned long done = 0; done < iterations; done += BLOCK) {
+        sink = spin(iterations - done < BLOCK ? iterations - done : BLOCK);
+        checkpoint();
+    }
 }
 
 __attribute__((noinline)) void burn_b(unsigned long iterations)
 {
-    sink = spin(iterations);
-    __asm__ volatile("" ::: "memory");
+    for (unsigned long done = 0; done < iterations; done += BLOCK) {
+        sink = spin(iterations - done < BLOCK ? iterations - done : BLOCK);
+        checkpoint();
+    }
 }
 
 __attribute__((noinline)) void middle(int which, unsigned long iterations)
