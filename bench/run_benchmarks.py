@@ -7,7 +7,8 @@ usage: bench/run_benchmarks.py [--build DIR] [--pairs N] [--runs K]
                                [--import-ranges N] [--osrt-calls N] [--launches N] [--kernel-ns NS]
                                [--bulk-kernels N] [--bulk-copies N] [--bulk-ranges N]
                                [--deps-kernels N] [--deps-waits N] [--export-events N]
-                               [--only hgtx|uftrace|osrt|import|hggc|timeline|deps|export|processes]
+                               [--only hgtx|uftrace|osrt|import|hggc|timeline|deps|export|processes|cpu_sampling]
+                               [--cpu-loop-millions M]
 """
 import argparse
 import json
@@ -20,6 +21,7 @@ import sys
 import tempfile
 import time
 
+from cpu_sampling import bench_cpu_sampling
 from processes import bench_processes
 
 
@@ -506,7 +508,9 @@ def main():
                     help='simulated kernel time: long enough that the device thread sleeps')
     ap.add_argument('--only',
                     choices=['hgtx', 'uftrace', 'osrt', 'import', 'hggc', 'timeline', 'deps',
-                             'export', 'processes'])
+                             'export', 'processes', 'cpu_sampling'])
+    ap.add_argument('--cpu-loop-millions', type=int, default=2000,
+                    help='iterations of the CPU sampling loop, in millions (~1.5 ns each)')
     args = ap.parse_args()
     args.build = os.path.abspath(args.build)
     work = tempfile.mkdtemp(prefix='asys-bench-')
@@ -531,6 +535,8 @@ def main():
             bench_export(args, work)
         if args.only in (None, 'processes'):
             bench_processes(args, work)
+        if args.only in (None, 'cpu_sampling'):
+            bench_cpu_sampling(args, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -9,6 +9,9 @@
  *                          that spins, a "reader" thread blocked in read()
  *                          on a pipe until the end
  *   cpu_burn fork MS       forks; the child burns CPU for MS ms in its own pid
+ *   cpu_burn loop M        one thread, M million iterations (80 % in burn_a, 20 % in
+ *                          burn_b), no calibration; prints the seconds it took
+ *                          (bench/cpu_sampling.py)
  *
  * Work is counted in loop iterations, not time, so the 80/20 split holds
  * whatever the machine's load. */
@@ -182,10 +185,22 @@ static int forked(double ms)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+static int loop(double millions)
+{
+    unsigned long total = (unsigned long)(millions * 1e6);
+    double t0 = now_ms();
+    for (int i = 0; i < 100; i++) {
+        middle('a', total * 8 / 10 / 100);
+        middle('b', total * 2 / 10 / 100);
+    }
+    printf("%.6f\n", (now_ms() - t0) / 1e3);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: cpu_burn hot|states|fork MS\n");
+        fprintf(stderr, "usage: cpu_burn hot|states|fork MS | loop MILLIONS\n");
         return 2;
     }
     double ms = atof(argv[2]);
@@ -195,5 +210,7 @@ int main(int argc, char **argv)
         return states(ms);
     if (!strcmp(argv[1], "fork"))
         return forked(ms);
+    if (!strcmp(argv[1], "loop"))
+        return loop(ms);
     return 2;
 }
