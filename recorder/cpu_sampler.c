@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "cpu_sampler.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -318,6 +319,91 @@ static void open_sched(struct asys_cpu_sampler *s, int cpus, struct asys_err *er
     s->result.sched_source = ASYS_SCHED_TRACEPOINT;
 }
 
+/* ---- processes already running (-s system-wide) ------------------------------------ */
+
+/* A side-band record as the kernel writes it, with the sample_id trailer
+ * (TID, TIME, CPU) the sampling events ask for. */
+static void put_sideband(FILE *out, uint32_t type, const void *body, size_t body_size,
+                         const char *text, uint32_t pid, uint32_t tid, uint64_t time)
+{
+    size_t text_size = (strlen(text) + 1 + 7) & ~(size_t)7;
+    struct perf_event_header h = {type, PERF_RECORD_MISC_USER,
+                                  (uint16_t)(sizeof h + body_size + text_size + 24)};
+    uint8_t pad[4096 + 8] = {0};
+    uint32_t ids[2] = {pid, tid};
+    uint64_t trailer[3] = {0, time, 0};
+    memcpy(trailer, ids, sizeof ids);
+    memcpy(pad, text, strlen(text));
+    fwrite(&h, sizeof h, 1, out);
+    fwrite(body, body_size, 1, out);
+    fwrite(pad, text_size, 1, out);
+    fwrite(trailer, sizeof trailer, 1, out);
+}
+
+/* The executable mappings and names of one running process, as the MMAP2
+ * and COMM records its exec would have given. */
+static void snapshot_process(FILE *out, uint32_t pid, uint64_t time)
+{
+    char path[64], line[4600];
+    snprintf(path, sizeof path, "/proc/%u/comm", pid);
+    char comm[32] = "";
+    if (read_text(path, comm, sizeof comm) == 0) {
+        comm[strcspn(comm, "\n")] = '\0';
+        uint32_t ids[2] = {pid, pid};
+        put_sideband(out, PERF_RECORD_COMM, ids, sizeof ids, comm, pid, pid, time);
+    }
+    snprintf(path, sizeof path, "/proc/%u/maps", pid);
+    FILE *maps = fopen(path, "re");
+    if (!maps)
+        return;
+    while (fgets(line, sizeof line, maps)) {
+        unsigned long long start, end, offset, inode;
+        char perms[8], file[4100] = "";
+        unsigned major, minor;
+        if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095s", &start, &end, perms, &offset,
+                   &major, &minor, &inode, file) < 7 ||
+            !strchr(perms, 'x') || end <= start)
+            continue;
+        struct {
+            uint32_t pid, tid;
+            uint64_t addr, len, pgoff;
+            uint32_t maj, min;
+            uint64_t ino, ino_generation;
+            uint32_t prot, flags;
+        } body = {pid,   pid,   start, end - start,           offset,     major,
+                  minor, inode, 0,     PROT_READ | PROT_EXEC, MAP_PRIVATE};
+        put_sideband(out, PERF_RECORD_MMAP2, &body, sizeof body, file, pid, pid, time);
+    }
+    fclose(maps);
+}
+
+/* Every running process, so that system-wide samples of programs started
+ * before asys are symbolized. */
+static void snapshot_processes(struct asys_cpu_sampler *s)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s/samples-running.perf", s->session_dir, ASYS_CPU_RAW_DIR);
+    FILE *out = fopen(path, "we");
+    DIR *proc = out ? opendir("/proc") : NULL;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    struct dirent *e;
+    int count = 0;
+    while (proc && (e = readdir(proc)) != NULL && count < 65536) {
+        char *end;
+        unsigned long pid = strtoul(e->d_name, &end, 10);
+        if (*end || !pid || pid > UINT32_MAX)
+            continue;
+        snapshot_process(out, (uint32_t)pid, now);
+        count++;
+    }
+    if (proc)
+        closedir(proc);
+    if (out)
+        fclose(out);
+}
+
 /* ---- draining ------------------------------------------------------------------ */
 
 /* Copies what the kernel wrote since the last call; the ring's bytes are
@@ -424,6 +510,8 @@ int asys_cpu_sampler_start(const struct asys_cpu_sampler_config *cfg, pid_t targ
         open_sched(s, cpus, err, &fatal);
         if (fatal)
             goto out;
+        if (s->config.scope == ASYS_SAMPLE_SYSTEM_WIDE)
+            snapshot_processes(s);
         for (int i = 0; i < s->ring_count; i++)
             if (s->rings[i].kind == RING_SCHED || s->config.scope == ASYS_SAMPLE_SYSTEM_WIDE)
                 ioctl(s->rings[i].fd, PERF_EVENT_IOC_ENABLE, 0);

@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 from asys_e2e import ASYS, AsysTestCase, prog
@@ -187,6 +188,23 @@ class Scope(SamplingCase):
             'JOIN frames AS fr ON fr.id = f.frame_id JOIN strings AS s ON s.id = fr.function_id '
             'WHERE c.pid = ? GROUP BY 1 ORDER BY n DESC', (child,)).fetchone()
         self.assertEqual(leaf[0], 'burn_a')
+
+
+    def test_system_wide_sees_a_process_outside_the_tree(self):
+        outside = subprocess.Popen([prog('cpu_burn_nofp'), 'loop', '1500'],
+                                   stdout=subprocess.DEVNULL)
+        self.addCleanup(outside.wait)
+        time.sleep(0.2)  # running (and mapped) before asys starts
+        self.record(['sleep', '0.8'], ['-s', 'system-wide'])
+        con = self.db()
+        leaf = con.execute(
+            'SELECT s.value, COUNT(*) AS n FROM cpu_samples AS c '
+            'JOIN callchain_frames AS f ON f.callchain_id = c.callchain_id AND f.level = 0 '
+            'JOIN frames AS fr ON fr.id = f.frame_id JOIN strings AS s ON s.id = fr.function_id '
+            'WHERE c.pid = ? GROUP BY 1 ORDER BY n DESC', (outside.pid,)).fetchone()
+        self.assertIsNotNone(leaf)
+        self.assertEqual(leaf[0], 'burn_a')
+        self.assertEqual(self.manifest()['cpu-sampling']['scope'], 'system-wide')
 
 
 class Privileges(SamplingCase):
