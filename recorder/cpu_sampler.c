@@ -52,6 +52,7 @@ struct asys_cpu_sampler {
     int thread_running;
     int stop; /* atomic */
     pid_t target;
+    int user_only; /* kernel samples refused (perf_event_paranoid 2): user space only */
 };
 
 const struct asys_cpu_sampler_result *asys_cpu_sampler_result(const struct asys_cpu_sampler *s)
@@ -174,6 +175,7 @@ static void sampling_attr(const struct asys_cpu_sampler *s, struct perf_event_at
     a->sample_max_stack = (uint16_t)s->config.depth;
     a->exclude_callchain_kernel = 1; /* kernel frames are one [kernel] frame */
     a->exclude_hv = 1;
+    a->exclude_kernel = (unsigned)s->user_only;
     a->mmap = 1; /* with mmap2: the kernel emits MMAP2 records (mmap2 alone enables none) */
     a->mmap2 = 1;
     a->comm = 1;
@@ -260,13 +262,19 @@ static int open_sampling(struct asys_cpu_sampler *s, int cpus, struct asys_err *
     for (int cpu = 0; cpu < cpus; cpu++) {
         sampling_attr(s, &a, s->result.event == ASYS_CPU_EVENT_CYCLES);
         int fd = perf_open(&a, pid, cpu);
-        if (fd < 0 && cpu == 0 && s->result.event == ASYS_CPU_EVENT_CYCLES &&
-            (errno == ENOENT || errno == EOPNOTSUPP || errno == ENODEV || errno == EINVAL)) {
-            /* no hardware cycles counter: the period in ns at the nominal frequency */
-            s->result.event = ASYS_CPU_EVENT_CPU_CLOCK;
-            uint64_t ns = s->config.period_cycles * 1000 / s->result.nominal_mhz;
-            s->result.period = ns ? ns : 1;
-            sampling_attr(s, &a, 0);
+        while (fd < 0 && cpu == 0) { /* the first CPU finds what this machine allows */
+            if (s->result.event == ASYS_CPU_EVENT_CYCLES &&
+                (errno == ENOENT || errno == EOPNOTSUPP || errno == ENODEV || errno == EINVAL)) {
+                /* no hardware cycles counter: the period in ns at the nominal frequency */
+                s->result.event = ASYS_CPU_EVENT_CPU_CLOCK;
+                uint64_t ns = s->config.period_cycles * 1000 / s->result.nominal_mhz;
+                s->result.period = ns ? ns : 1;
+            } else if ((errno == EACCES || errno == EPERM) && !s->user_only) {
+                s->user_only = 1; /* perf_event_paranoid 2 allows a user's own code only */
+            } else {
+                break;
+            }
+            sampling_attr(s, &a, s->result.event == ASYS_CPU_EVENT_CYCLES);
             fd = perf_open(&a, pid, cpu);
         }
         if (fd < 0 && (errno == ENODEV || errno == ENXIO) && cpu > 0)
@@ -508,6 +516,14 @@ int asys_cpu_sampler_start(const struct asys_cpu_sampler_config *cfg, pid_t targ
         unavailable(s, refused);
     } else {
         open_sched(s, cpus, err, &fatal);
+        if (s->user_only) {
+            char why[sizeof s->result.reason];
+            snprintf(why, sizeof why, "%s", s->result.reason);
+            snprintf(s->result.reason, sizeof s->result.reason,
+                     "user-space samples only (kernel ones refused by "
+                     "kernel.perf_event_paranoid)%s%.150s",
+                     why[0] ? "; " : "", why);
+        }
         if (fatal)
             goto out;
         if (s->config.scope == ASYS_SAMPLE_SYSTEM_WIDE)

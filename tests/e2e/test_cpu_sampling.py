@@ -102,7 +102,8 @@ class HotFunctionsFramePointers(SamplingCase):
 
 class EventAndPeriod(SamplingCase):
     def test_event_and_period_recorded(self):
-        self.record([prog('cpu_burn_nofp'), 'hot', '500'],
+        # a fixed amount of work (about 0.6 s of CPU): samples count CPU time, not wall time
+        self.record([prog('cpu_burn_nofp'), 'loop', '400'],
                     ['-s', 'process-tree', '--sample-period', '4000000'])
         info = self.manifest()['cpu-sampling']
         self.assertIn(info['event'], ('cycles', 'cpu-clock'))
@@ -116,8 +117,8 @@ class EventAndPeriod(SamplingCase):
         self.assertIn(info['event'], rows['CPU sampling'])
         self.assertIn(' lost, ', rows['CPU samples'])
         self.assertTrue(rows['CPU samples'].startswith(info['samples'] + ' ('), rows)
-        # about 1 kHz per busy CPU at the default; here half of that, for ~0.5 s of work
-        self.assertBetween(int(info['samples']), 100, 1000, 'samples')
+        # about 1 kHz per busy CPU at the default; here half of that
+        self.assertBetween(int(info['samples']), 150, 1000, 'samples')
 
     def test_zero_period_is_refused(self):
         r = self.run_cmd([ASYS, 'profile', '-s', 'process-tree', '--sample-period', '0', 'true'])
@@ -143,11 +144,15 @@ class ThreadStates(SamplingCase):
         self.assertGreaterEqual(self.share('sleeper', 'Waiting'), 90, self.sched['sleeper'])
 
     def test_busy_thread_runs(self):
-        # on a core it shares, a spinning thread is Running or Preempted, never Waiting
+        # a spinning thread is Running or Preempted, never Waiting
         busy = self.sched['busy']
         self.assertGreaterEqual(self.share('busy', 'Running') + self.share('busy', 'Preempted'),
                                 99, busy)
-        self.assertGreaterEqual(self.share('busy', 'Running'), 50, busy)
+        # Running >= 90 % where no other process wanted its core; on a shared machine
+        # (the tests run two at a time on two cores) it gets its fair share
+        others = max(float(r['Others (%)']) for r in self.stats_rows('cpu_core_util'))
+        self.assertGreaterEqual(self.share('busy', 'Running'), 90 if others < 5 else 25,
+                                (busy, others))
 
     def test_blocked_reader_waits(self):
         self.assertGreaterEqual(self.share('reader', 'Waiting') +
