@@ -125,8 +125,6 @@ int asys_report_def_parse(const char *text, const char *origin, struct asys_repo
             oom |= !def->tree_label || (comma && !def->tree_level);
         } else if (key_len == 7 && !strncmp(key, "summary", 7)) {
             free(def->summary);
-            free(def->requires);
-            free(def->requires_message);
             def->summary = trimmed(value, value_len);
             oom |= !def->summary;
         } else if (key_len == 8 && !strncmp(key, "requires", 8)) {
@@ -169,6 +167,8 @@ void asys_report_def_free(struct asys_report_def *def)
     free(def->tree_label);
     free(def->tree_level);
     free(def->summary);
+    free(def->requires);
+    free(def->requires_message);
     free(def->sql);
     free(def->origin);
     memset(def, 0, sizeof *def);

@@ -50,47 +50,49 @@ def bench_cpu_sampling(args, work):
         m = manifest(report)
         return loop_s, wall, m.get('cpu-sampling', {}), os.path.getsize(report)
 
-    rows = []
-    base = {b: statistics.median(plain(b) for _ in range(args.runs)) for b in loop}
-    # the launcher's own cost before and after the program, without sampling
-    none_wall = statistics.median(with_asys('nofp', ['-s', 'none'])[1] - base['nofp']
-                                  for _ in range(args.runs))
+    tools = [('asys -s process-tree -b fp', 'fp', ['-b', 'fp']),
+             ('asys -s process-tree -b dwarf', 'nofp', ['-b', 'dwarf'])]
+    peers = [('perf record -g', 'fp', ['-g']),
+             ('perf record --call-graph dwarf', 'nofp', ['--call-graph', 'dwarf'])]
+    plain_s = {b: [] for b in loop}
+    none_post = []
+    measured = {label: {'loop': [], 'post': [], 'size': [], 'samples': []}
+                for label, _, _ in tools + (peers if perf else [])}
     event = period = None
-    for label, build, options in (('asys -s process-tree -b fp', 'fp', ['-b', 'fp']),
-                                  ('asys -s process-tree -b dwarf', 'nofp', ['-b', 'dwarf'])):
-        loops, posts, sizes, samples = [], [], [], []
-        for _ in range(args.runs):
+    data = os.path.join(work, 'perf.data')
+    # round robin, so that a change of the machine's load touches every column alike
+    for _ in range(args.runs):
+        for b in loop:
+            plain_s[b].append(plain(b))
+        loop_s, wall, _, _ = with_asys('nofp', ['-s', 'none'])
+        none_post.append(wall - loop_s)
+        for label, build, options in tools:
             loop_s, wall, info, size = with_asys(build, ['-s', 'process-tree', *options])
-            loops.append(loop_s)
-            posts.append(wall - loop_s - none_wall)
-            sizes.append(size)
-            samples.append(int(info['samples']))
+            m = measured[label]
+            m['loop'].append(loop_s / plain_s[build][-1])
+            m['post'].append(wall - loop_s - none_post[-1])
+            m['size'].append(size / int(info['samples']))
+            m['samples'].append(int(info['samples']))
             event, period = info['event'], int(info['period'])
-        n = statistics.median(samples)
-        rows.append((label, statistics.median(loops) / base[build], statistics.median(sizes) / n,
-                     n / max(statistics.median(posts), 1e-6), n))
-    if perf:
-        perf_event = ['-e', event, '-c', str(period)]
-        data = os.path.join(work, 'perf.data')
-        for label, build, options in (('perf record -g', 'fp', ['-g']),
-                                      ('perf record --call-graph dwarf', 'nofp',
-                                       ['--call-graph', 'dwarf'])):
-            loops, sizes, rates, samples = [], [], [], []
-            for _ in range(args.runs):
-                r = run([perf, 'record', '-q', '-o', data, *perf_event, *options, *loop[build]],
-                        cwd=work)
-                loops.append(float(r.stdout.split()[-1]))
-                t0 = time.monotonic()
-                out = run([perf, 'script', '-i', data, '-F', 'comm,tid,time,ip,sym'], cwd=work)
-                script_s = time.monotonic() - t0
-                # one header line per sample, its frames indented below
-                n = sum(1 for line in out.stdout.decode(errors='replace').splitlines()
-                        if line and not line[0].isspace())
-                samples.append(n)
-                sizes.append(os.path.getsize(data) / max(n, 1))
-                rates.append(n / max(script_s, 1e-6))
-            rows.append((label, statistics.median(loops) / base[build], statistics.median(sizes),
-                         statistics.median(rates), statistics.median(samples)))
+        for label, build, options in (peers if perf else []):
+            r = run([perf, 'record', '-q', '-o', data, '-e', event, '-c', str(period), *options,
+                     *loop[build]], cwd=work)
+            loop_s = float(r.stdout.split()[-1])
+            t0 = time.monotonic()
+            out = run([perf, 'script', '-i', data, '-F', 'comm,tid,time,ip,sym'], cwd=work)
+            m = measured[label]
+            m['post'].append(time.monotonic() - t0)
+            # one header line per sample, its frames indented below
+            n = sum(1 for line in out.stdout.decode(errors='replace').splitlines()
+                    if line and not line[0].isspace())
+            m['loop'].append(loop_s / plain_s[build][-1])
+            m['size'].append(os.path.getsize(data) / max(n, 1))
+            m['samples'].append(n)
+    rows = []
+    for label, m in measured.items():
+        n = statistics.median(m['samples'])
+        rows.append((label, statistics.median(m['loop']), statistics.median(m['size']),
+                     n / max(statistics.median(m['post']), 1e-6), n))
     print('\n## CPU sampling (%s M iterations, %s every %s, median of %d runs)' %
           (millions, event, period, args.runs))
     print('| tool | loop slowdown | bytes per sample | offline unwind + symbolize (samples/s) '

@@ -52,7 +52,8 @@ struct asys_cpu_sampler {
     int thread_running;
     int stop; /* atomic */
     pid_t target;
-    int user_only; /* kernel samples refused (perf_event_paranoid 2): user space only */
+    int user_only;   /* kernel samples refused (perf_event_paranoid 2): user space only */
+    int no_build_id; /* a kernel before 5.12: MMAP2 records without build ids */
 };
 
 const struct asys_cpu_sampler_result *asys_cpu_sampler_result(const struct asys_cpu_sampler *s)
@@ -178,6 +179,7 @@ static void sampling_attr(const struct asys_cpu_sampler *s, struct perf_event_at
     a->exclude_kernel = (unsigned)s->user_only;
     a->mmap = 1; /* with mmap2: the kernel emits MMAP2 records (mmap2 alone enables none) */
     a->mmap2 = 1;
+    a->build_id = (unsigned)!s->no_build_id; /* MMAP2 names the file by build id too */
     a->comm = 1;
     a->comm_exec = 1;
     a->task = 1;
@@ -263,8 +265,11 @@ static int open_sampling(struct asys_cpu_sampler *s, int cpus, struct asys_err *
         sampling_attr(s, &a, s->result.event == ASYS_CPU_EVENT_CYCLES);
         int fd = perf_open(&a, pid, cpu);
         while (fd < 0 && cpu == 0) { /* the first CPU finds what this machine allows */
-            if (s->result.event == ASYS_CPU_EVENT_CYCLES &&
-                (errno == ENOENT || errno == EOPNOTSUPP || errno == ENODEV || errno == EINVAL)) {
+            if (errno == EINVAL && !s->no_build_id) {
+                s->no_build_id = 1;
+            } else if (s->result.event == ASYS_CPU_EVENT_CYCLES &&
+                       (errno == ENOENT || errno == EOPNOTSUPP || errno == ENODEV ||
+                        errno == EINVAL)) {
                 /* no hardware cycles counter: the period in ns at the nominal frequency */
                 s->result.event = ASYS_CPU_EVENT_CPU_CLOCK;
                 uint64_t ns = s->config.period_cycles * 1000 / s->result.nominal_mhz;
