@@ -158,7 +158,8 @@ static cJSON *tally_end(void *state)
         asys_json_add_u64(o, "lost_switches", i->lost_switches);
         cJSON_AddStringToObject(o, "scheduling",
                                 i->sched_source == ASYS_SCHED_TRACEPOINT ? "sched:sched_switch"
-                                                                         : "none");
+                                : i->sched_source == ASYS_SCHED_CONTEXT_SWITCH ? "context switches"
+                                                                               : "none");
         if (reason[0])
             cJSON_AddStringToObject(o, "note", reason);
     }

@@ -143,6 +143,11 @@ static int format_field(const char *format, const char *name, uint32_t *offset, 
 static int sched_switch_format(struct asys_cpu_raw_run *run, uint64_t *id, char *why, size_t size)
 {
     char text[8192];
+    const char *off = getenv(ASYS_TEST_NO_TRACEPOINT_ENV);
+    if (off && *off) {
+        snprintf(why, size, "%s is set (a test)", ASYS_TEST_NO_TRACEPOINT_ENV);
+        return -1;
+    }
     if (read_text(TRACEFS_SCHED_SWITCH "/id", text, sizeof text) != 0) {
         snprintf(why, size, "cannot read '%s/id': %s (is tracefs mounted?)", TRACEFS_SCHED_SWITCH,
                  strerror(errno));
@@ -177,6 +182,8 @@ static void sampling_attr(const struct asys_cpu_sampler *s, struct perf_event_at
     a->exclude_callchain_kernel = 1; /* kernel frames are one [kernel] frame */
     a->exclude_hv = 1;
     a->exclude_kernel = (unsigned)s->user_only;
+    /* the threads' own switches where sched_switch is not available */
+    a->context_switch = s->result.sched_source == ASYS_SCHED_CONTEXT_SWITCH;
     a->mmap = 1; /* with mmap2: the kernel emits MMAP2 records (mmap2 alone enables none) */
     a->mmap2 = 1;
     a->build_id = (unsigned)!s->no_build_id; /* MMAP2 names the file by build id too */
@@ -513,14 +520,28 @@ int asys_cpu_sampler_start(const struct asys_cpu_sampler_config *cfg, pid_t targ
         asys_fail_errno(err, errno, "cannot create '%s'", dir);
         goto out;
     }
+    /* the tracepoint first: without it the sampling events report the
+     * program's own context switches */
+    open_sched(s, cpus, err, &fatal);
+    if (fatal)
+        goto out;
+    if (s->result.sched_source == ASYS_SCHED_NONE && cfg->scope == ASYS_SAMPLE_PROCESS_TREE) {
+        s->result.sched_source = ASYS_SCHED_CONTEXT_SWITCH;
+        char why[sizeof s->result.reason];
+        snprintf(why, sizeof why, "%s", s->result.reason);
+        snprintf(s->result.reason, sizeof s->result.reason,
+                 "scheduling from the program's own context switches (S and D not told apart, "
+                 "other processes unseen): %.150s",
+                 why + (strncmp(why, "no scheduling data: ", 20) ? 0 : 20));
+    }
     int refused = open_sampling(s, cpus, err, &fatal);
     if (fatal)
         goto out;
     if (refused) {
         close_rings(s);
+        s->result.sched_source = ASYS_SCHED_NONE;
         unavailable(s, refused);
     } else {
-        open_sched(s, cpus, err, &fatal);
         if (s->user_only) {
             char why[sizeof s->result.reason];
             snprintf(why, sizeof why, "%s", s->result.reason);
@@ -529,8 +550,6 @@ int asys_cpu_sampler_start(const struct asys_cpu_sampler_config *cfg, pid_t targ
                      "kernel.perf_event_paranoid)%s%.150s",
                      why[0] ? "; " : "", why);
         }
-        if (fatal)
-            goto out;
         if (s->config.scope == ASYS_SAMPLE_SYSTEM_WIDE)
             snapshot_processes(s);
         for (int i = 0; i < s->ring_count; i++)

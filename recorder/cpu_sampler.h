@@ -25,6 +25,8 @@
 /* Test only: the errno perf_event_open is made to fail with ("EACCES",
  * "EPERM"), to check what a user without the privilege sees. */
 #define ASYS_TEST_PERF_ERRNO_ENV "ASYS_TEST_PERF_EVENT_ERRNO"
+/* Test only: sched:sched_switch is taken as unavailable (no tracefs). */
+#define ASYS_TEST_NO_TRACEPOINT_ENV "ASYS_TEST_NO_SCHED_TRACEPOINT"
 
 struct asys_cpu_sampler_config {
     enum asys_cpu_sampling_scope scope;

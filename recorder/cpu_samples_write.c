@@ -202,9 +202,16 @@ static int add_event(struct writer_state *w, uint64_t time, const uint8_t *rec, 
     return 0;
 }
 
-/* Collects the sampling rings' records (LOST and THROTTLE are counted here). */
-static int scan_file(struct writer_state *w, const struct raw_file *f, struct asys_err *err)
+/* Collects a ring's records for one pass: the sampling rings' side-band and
+ * samples (LOST and THROTTLE counted), or the context switches (the sched
+ * rings' tracepoint samples, counted; the sampling rings' SWITCH records
+ * when the tracepoint was not available). */
+enum scan_pass { PASS_SAMPLES, PASS_SCHED };
+
+static int scan_file(struct writer_state *w, const struct raw_file *f, enum scan_pass pass,
+                     struct asys_err *err)
 {
+    int switches_only = pass == PASS_SCHED && !f->sched;
     size_t at = 0;
     while (at + sizeof(struct perf_event_header) <= f->size) {
         struct perf_event_header h;
@@ -214,6 +221,18 @@ static int scan_file(struct writer_state *w, const struct raw_file *f, struct as
         const uint8_t *rec = f->data + at;
         uint64_t time = 0;
         int keep = 0;
+        if (switches_only) {
+            /* a dying thread's last switch is not reported: its EXIT ends its run */
+            int exit = h.type == PERF_RECORD_EXIT && h.size >= 32 + 24;
+            if (exit)
+                time = get_u64(rec + 24);
+            if ((exit ||
+                 (h.type == PERF_RECORD_SWITCH && trailer_time(rec, h.size, 0, &time) == 0)) &&
+                add_event(w, time, rec, h.size) != 0)
+                return asys_fail(err, "out of memory");
+            at += h.size;
+            continue;
+        }
         switch (h.type) {
         case PERF_RECORD_LOST:
             if (h.size >= 24)
@@ -236,6 +255,8 @@ static int scan_file(struct writer_state *w, const struct raw_file *f, struct as
         case PERF_RECORD_COMM:
             keep = trailer_time(rec, h.size, 16, &time) == 0;
             break;
+        case PERF_RECORD_SWITCH:
+            break; /* read in the scheduling pass */
         case PERF_RECORD_FORK:
         case PERF_RECORD_EXIT:
             if (h.size >= 32) {
@@ -413,7 +434,7 @@ static int on_sample(struct writer_state *w, const uint8_t *rec, uint32_t size, 
 static int build_images(struct writer_state *w, struct asys_err *err)
 {
     for (int i = 0; i < w->file_count; i++)
-        if (!w->files[i].sched && scan_file(w, &w->files[i], err) != 0)
+        if (!w->files[i].sched && scan_file(w, &w->files[i], PASS_SAMPLES, err) != 0)
             return -1;
     if (w->event_count)
         qsort(w->events, w->event_count, sizeof *w->events, by_time);
@@ -914,8 +935,10 @@ out:
 static int scan_sched(struct writer_state *w, struct asys_err *err)
 {
     w->event_count = 0;
+    int context_switches = w->run->result->sched_source == ASYS_SCHED_CONTEXT_SWITCH;
     for (int i = 0; i < w->file_count; i++)
-        if (w->files[i].sched && scan_file(w, &w->files[i], err) != 0)
+        if ((w->files[i].sched || context_switches) &&
+            scan_file(w, &w->files[i], PASS_SCHED, err) != 0)
             return -1;
     if (w->event_count)
         qsort(w->events, w->event_count, sizeof *w->events, by_time);
@@ -928,9 +951,44 @@ static uint32_t pid_of(struct writer_state *w, uint32_t tid)
     return v ? (uint32_t)*v : 0;
 }
 
+/* A sampled thread's own switch (context_switch records): in, or out with
+ * whether it was still runnable (the state of a thread that blocked, S or
+ * D, is not told: Waiting). */
+static void put_task_switch(struct writer_state *w, struct out_segment *o, const struct event *e)
+{
+    struct perf_event_header h;
+    memcpy(&h, e->rec, sizeof h);
+    int exit = h.type == PERF_RECORD_EXIT;
+    uint32_t pid = get_u32(e->rec + (exit ? 8 : e->size - 24));
+    uint32_t tid = get_u32(e->rec + (exit ? 16 : e->size - 20));
+    uint32_t cpu = get_u32(e->rec + e->size - 8);
+    int out = exit || (h.misc & PERF_RECORD_MISC_SWITCH_OUT) != 0;
+    uint32_t delta;
+    struct asys_rec_sched_switch *r = reserve(o, sizeof *r, e->time, &delta);
+    if (!r)
+        return;
+    r->cpu = cpu;
+    r->prev_tid = out ? tid : 0;
+    r->next_tid = out ? 0 : tid;
+    r->prev_pid = out ? pid : 0;
+    r->next_pid = out ? 0 : pid;
+    r->prev_state = exit ? ASYS_TASK_DEAD_MASK
+                    : !out || (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT)
+                        ? 0
+                        : ASYS_TASK_INTERRUPTIBLE;
+    asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_SCHED_SWITCH, sizeof *r / 8, 0, delta));
+    w->switches++;
+}
+
 static void put_switch(struct writer_state *w, struct out_segment *o, const struct event *e)
 {
     const struct asys_cpu_raw_run *run = w->run;
+    struct perf_event_header h;
+    memcpy(&h, e->rec, sizeof h);
+    if (h.type == PERF_RECORD_SWITCH || h.type == PERF_RECORD_EXIT) {
+        put_task_switch(w, o, e);
+        return;
+    }
     /* TIME, CPU (+res), RAW size, raw data */
     if (e->size < 8 + 8 + 8 + 4)
         return;

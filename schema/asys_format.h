@@ -1017,6 +1017,8 @@ enum asys_cpu_sampling_scope {
 enum asys_sched_source {
     ASYS_SCHED_NONE = 0,       /* sched_switch could not be opened (the reason says why) */
     ASYS_SCHED_TRACEPOINT = 1, /* sched:sched_switch on every CPU */
+    ASYS_SCHED_CONTEXT_SWITCH = 2, /* the sampled threads' own switches (context_switch): other
+                                      processes unseen, S and D both Waiting */
 };
 
 /* What the sampler did: written once, in the scheduling segment. */

@@ -129,9 +129,12 @@ class EventAndPeriod(SamplingCase):
 
 
 class ThreadStates(SamplingCase):
+    extra_env = None
+
     def setUp(self):
         super().setUp()
-        self.record([prog('cpu_burn_nofp'), 'states', '1000'], ['-s', 'process-tree'])
+        self.record([prog('cpu_burn_nofp'), 'states', '1000'], ['-s', 'process-tree'],
+                    env=self.extra_env)
         self.sched = {r['Thread']: r for r in self.stats_rows('thread_sched_sum')}
 
     def share(self, thread, state):
@@ -166,6 +169,24 @@ class ThreadStates(SamplingCase):
         cores = self.stats_rows('cpu_core_util')
         self.assertTrue(cores)
         self.assertGreater(sum(float(r['Traced Tree (%)']) for r in cores), 20, cores)
+
+
+class ThreadStatesFromContextSwitches(ThreadStates):
+    """Without sched:sched_switch (no tracefs, or not privileged enough), the
+    sampled threads' own context switches give the same states."""
+    extra_env = {'ASYS_TEST_NO_SCHED_TRACEPOINT': '1'}
+
+    def test_busy_thread_runs(self):
+        # other processes are not seen here: only "never Waiting" can be checked
+        busy = self.sched['busy']
+        self.assertGreaterEqual(self.share('busy', 'Running') + self.share('busy', 'Preempted'),
+                                99, busy)
+        self.assertGreater(self.share('busy', 'Running'), 25, busy)
+
+    def test_scheduling_source_is_said(self):
+        info = self.manifest()['cpu-sampling']
+        self.assertEqual(info['scheduling'], 'context switches')
+        self.assertIn('S and D not told apart', info['note'])
 
 
 class Scope(SamplingCase):
