@@ -19,6 +19,7 @@ void asys_report_params_init(struct asys_report_params *p, sqlite3 *db)
     p->buckets = 50;
     p->group_by = "base";
     p->api_name_mode = "host";
+    p->pid = p->tid = -1;
 }
 
 static void bind_int(sqlite3_stmt *st, const char *name, long long v)
@@ -248,6 +249,10 @@ int asys_report_prepare(sqlite3 *db, const struct asys_report_def *def, const ch
     bind_int(*stmt, ":buckets", p->buckets);
     bind_text(*stmt, ":group_by", p->group_by);
     bind_text(*stmt, ":api_name_mode", p->api_name_mode);
+    if (p->pid >= 0) /* unbound: NULL */
+        bind_int(*stmt, ":pid", p->pid);
+    if (p->tid >= 0)
+        bind_int(*stmt, ":tid", p->tid);
     const char *arg = strchr(requested, ':');
     bind_text(*stmt, ":report_arg", arg ? arg + 1 : NULL);
     return 0;

@@ -41,6 +41,7 @@ struct stats_args {
     const char *group_by;      /* --group-by base|hgtx */
     const char *api_name_mode; /* --api-name-mode host|kernel */
     long long buckets;         /* --buckets N */
+    long long pid, tid;        /* --pid N, --tid N; -1: every one */
     long long query_timeout_s; /* --query-timeout S */
     const char *input;
 };
@@ -60,6 +61,8 @@ static void usage(FILE *out)
             "      --timeunit UNIT           ns (default), us, ms, s for the (ns) columns\n"
             "      --filter-time START/END   only this window, relative to the session\n"
             "                                start; e.g. 1.5s/3s, 2000000/ (ns by default)\n"
+            "      --pid N, --tid N          only this process or thread (reports that take\n"
+            "                                them: cpu_flat, thread_sched_sum)\n"
             "      --group-by base|hgtx      kernels grouped by base name (default) or by\n"
             "                                the innermost HGTX range open at the launch\n"
             "                                (--group-kernels: the same)\n"
@@ -84,6 +87,7 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
     memset(a, 0, sizeof *a);
     asys_report_limits_default(&a->limits);
     a->query_timeout_s = 600;
+    a->pid = a->tid = -1;
     struct asys_cli c;
     asys_cli_init(&c, PROG, argc, argv);
     const struct asys_cli_text_option text[] = {
@@ -111,6 +115,18 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
         if (asys_cli_is(&c, "-r", "--report")) {
             if (asys_cli_list(&c, a->reports, &a->report_count, MAX_REPORTS) != 0)
                 return -1;
+        } else if (asys_cli_is(&c, NULL, "--pid") || asys_cli_is(&c, NULL, "--tid")) {
+            long long *id = asys_cli_is(&c, NULL, "--pid") ? &a->pid : &a->tid;
+            const char *value = asys_cli_value(&c);
+            uint64_t n;
+            if (!value)
+                return -1;
+            if (asys_parse_count(value, UINT32_MAX, &n) != 0) {
+                fprintf(stderr, "%s: --pid and --tid take a process or thread id, not '%s'\n", PROG,
+                        value);
+                return -1;
+            }
+            *id = (long long)n;
         } else if (asys_cli_is(&c, NULL, "--query-timeout")) {
             const char *value = asys_cli_value(&c);
             uint64_t n;
@@ -440,6 +456,8 @@ int main(int argc, char **argv)
         p.buckets = a.buckets;
     if (a.group_by)
         p.group_by = a.group_by;
+    p.pid = a.pid;
+    p.tid = a.tid;
     if (a.api_name_mode)
         p.api_name_mode = a.api_name_mode;
     /* without --filter-time nothing is clipped, not even before the session start */

@@ -4,13 +4,15 @@
 --   in the function) and under it (Total: the function was anywhere on the sample's call
 --   stack, counted once per sample), as counts and as shares of every sample
 --   (-s process-tree|system-wide; -b none gives self samples only).  With --filter-time,
---   only the samples inside the window count.  Samples whose stack could not be taken
+--   only the samples inside the window count; with --pid/--tid, only that process's or
+--   thread's.  Samples whose stack could not be taken
 --   count in the shares' total, under no function.
 -- requires: EXISTS (SELECT 1 FROM cpu_samples) | the report has no CPU samples (record with -s process-tree or -s system-wide)
 -- columns: Self (%), Total (%), Self Samples, Total Samples, Function, Module
 WITH picked AS (
     SELECT id, callchain_id FROM cpu_samples
     WHERE timestamp_ns >= :filter_start AND timestamp_ns <= :filter_end
+      AND (:pid IS NULL OR pid = :pid) AND (:tid IS NULL OR tid = :tid)
 ), everything AS (
     SELECT COUNT(*) AS n FROM picked
 ), located AS (

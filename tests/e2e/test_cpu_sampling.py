@@ -77,6 +77,12 @@ class HotFunctionsDwarf(SamplingCase):
         self.assertEqual(info['status'], 'recorded')
         self.assertEqual(info['backtrace'], 'dwarf')
         self.assertLess(int(info['unwind_failed']), int(info['samples']) // 10, info)
+        # --tid keeps one thread's samples: the thread that runs burn_a only
+        tid = self.db().execute('SELECT t.tid FROM threads AS t JOIN strings AS s '
+                                'ON s.id = t.name_id WHERE s.value = ?', ('burner_a',)).fetchone()[0]
+        flat = {r['Function']: r for r in self.stats_rows('cpu_flat', 'rep', '--tid', str(tid))}
+        self.assertGreaterEqual(float(flat['burn_a']['Self (%)']), 95, flat)
+        self.assertNotIn('burn_b', flat)
 
     def test_with_frame_pointers(self):
         self.record([prog('cpu_burn_fp'), 'hot', BURN_MS], ['-s', 'process-tree'])
