@@ -24,7 +24,7 @@
 /* Ring sizes in pages (a power of two): a dwarf sample carries the stack copy. */
 #define SAMPLE_RING_PAGES_DWARF 256
 #define SAMPLE_RING_PAGES 64
-#define SCHED_RING_PAGES 64
+#define SCHED_RING_PAGES 256
 #define DRAIN_INTERVAL_MS 20
 /* Registers the DWARF unwinder needs (x86-64 perf_regs bits): AX..IP, R8..R15. */
 #define X86_REGS_MASK ((1ull << 9) - 1) | (0xffull << 16)

@@ -150,7 +150,7 @@ class ThreadStates(SamplingCase):
         return 100.0 * int(r[state + ' (ns)']) / total
 
     def test_sleeper_waits(self):
-        self.assertGreaterEqual(self.share('sleeper', 'Waiting'), 90, self.sched['sleeper'])
+        self.assertGreaterEqual(self.share('sleeper', 'Waiting'), 90, self.diagnosis('sleeper'))
 
     def test_busy_thread_runs(self):
         # a spinning thread is Running or Preempted, never Waiting
@@ -163,9 +163,17 @@ class ThreadStates(SamplingCase):
         self.assertGreaterEqual(self.share('busy', 'Running'), 90 if others < 5 else 25,
                                 (busy, others))
 
+    def diagnosis(self, thread):
+        """What to look at when a thread's states are not what they should be."""
+        tid = int(self.sched[thread]['TID'])
+        slices = self.db().execute('SELECT cpu, start_ns, end_ns, state_after FROM sched_slices '
+                                   'WHERE tid = ? ORDER BY start_ns', (tid,)).fetchall()
+        return self.sched[thread], self.manifest()['cpu-sampling'], slices
+
     def test_blocked_reader_waits(self):
         self.assertGreaterEqual(self.share('reader', 'Waiting') +
-                                self.share('reader', 'Uninterruptible'), 90, self.sched['reader'])
+                                self.share('reader', 'Uninterruptible'), 90,
+                                self.diagnosis('reader'))
 
     def test_states_in_thread_states(self):
         con = self.db()

@@ -139,10 +139,13 @@ static void *busy(void *arg)
     return NULL;
 }
 
+static int reader_ready; /* atomic: the reader is about to block in read() */
+
 static void *reader(void *arg)
 {
     (void)arg;
     prctl(PR_SET_NAME, "reader");
+    __atomic_store_n(&reader_ready, 1, __ATOMIC_RELEASE);
     char c;
     ssize_t n = read(pipe_fds[0], &c, 1);
     (void)n;
@@ -160,6 +163,10 @@ static int states(double ms)
         return 1;
     pthread_join(s, NULL);
     pthread_join(b, NULL);
+    /* on a loaded machine the reader may not have run yet: it must block first */
+    while (!__atomic_load_n(&reader_ready, __ATOMIC_ACQUIRE))
+        usleep(1000);
+    usleep(100000);
     ssize_t n = write(pipe_fds[1], "x", 1);
     (void)n;
     pthread_join(r, NULL);
