@@ -903,6 +903,12 @@ static int write_image(struct writer_state *w, struct image *img, size_t index,
     for (size_t i = 0; i < img->sample_count; i++) {
         struct sample *s = &img->samples[i];
         uint32_t n = sample_frames(w, dwfl, s, frames, max_depth);
+        /* every frame is symbolized at address - 1 (a return address's call):
+         * the sampled instruction itself is stored one past its first byte so
+         * that a sample on a function's first instruction stays in it (in the
+         * kernel, the user frame is already where the thread resumes) */
+        if (n && !(s->flags & ASYS_CPU_SAMPLE_IN_KERNEL))
+            frames[0] += 1;
         int is_new = 0;
         uint32_t id = n ? chain_id(&chains, frames, n, &is_new) : 0;
         if (is_new)

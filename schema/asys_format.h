@@ -965,7 +965,8 @@ struct asys_rec_hggc_status {
  * CPU_SAMPLING_INFO record.  Ticks are CLOCK_MONOTONIC ns (perf's clockid). */
 
 /* A CPU sample of a thread of the segment's process.  The call chain's frame
- * 0 is the sampled instruction (not a return address), then the callers. */
+ * 0 is the sampled instruction + 1 (symbolizers look up address - 1, the
+ * call of a return address), then the callers' return addresses. */
 struct asys_rec_cpu_sample {
     asys_rec_word header;
     uint32_t tid;

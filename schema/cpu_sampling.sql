@@ -8,7 +8,8 @@ CREATE TABLE cpu_samples (
     pid          INTEGER NOT NULL,    -- process
     tid          INTEGER NOT NULL,    -- thread
     cpu          INTEGER,             -- core it ran on
-    callchain_id INTEGER              -- callchains.id: level 0 the sampled function itself,
+    callchain_id INTEGER              -- callchains.id: level 0 the sampled function itself
+                                      -- (its frame's address is the sampled instruction + 1),
                                       -- then its callers; NULL when no stack was taken
 );
 
