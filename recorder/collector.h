@@ -57,6 +57,9 @@ struct asys_collector {
     void (*finalize_record)(void *state, const struct asys_segment_header *h,
                             const struct asys_record *rec);
     cJSON *(*finalize_end)(void *state); /* also frees the state */
+    /* `asys finalize` of a session whose launcher died: what stop would have
+     * written, from what the sampler left in the session directory. */
+    int (*recover)(const char *session_dir, struct asys_err *err);
 };
 
 /* The registry, in --help order; NULL-terminated. */

@@ -181,4 +181,5 @@ const struct asys_collector asys_collector_cpu_sampling = {
     .finalize_begin = tally_begin,
     .finalize_record = tally_record,
     .finalize_end = tally_end,
+    .recover = asys_cpu_samples_recover,
 };

@@ -555,6 +555,8 @@ int asys_cpu_sampler_start(const struct asys_cpu_sampler_config *cfg, pid_t targ
         for (int i = 0; i < s->ring_count; i++)
             if (s->rings[i].kind == RING_SCHED || s->config.scope == ASYS_SAMPLE_SYSTEM_WIDE)
                 ioctl(s->rings[i].fd, PERF_EVENT_IOC_ENABLE, 0);
+        if (asys_cpu_run_save(&s->run, err) != 0) /* for `asys finalize` if we die */
+            goto out;
         if (pthread_create(&s->thread, NULL, drain_thread, s) != 0) {
             asys_fail(err, "cannot start the sampling thread");
             goto out;

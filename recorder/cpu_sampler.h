@@ -81,4 +81,13 @@ struct asys_cpu_raw_run {
 /* Reads SESSION/cpu-sampling, unwinds and writes the segments. */
 int asys_cpu_samples_write(const struct asys_cpu_raw_run *run, struct asys_err *err);
 
+/* What the rings need to be read later (SESSION/cpu-sampling/run.json),
+ * written when sampling starts. */
+#define ASYS_CPU_RUN_FILE "run.json"
+int asys_cpu_run_save(const struct asys_cpu_raw_run *run, struct asys_err *err);
+/* `asys finalize` of a session whose launcher died: the segments the launcher
+ * would have written at the end, from the rings it left.  0 also when there
+ * is nothing to recover. */
+int asys_cpu_samples_recover(const char *session_dir, struct asys_err *err);
+
 #endif

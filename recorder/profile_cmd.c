@@ -351,6 +351,11 @@ int asys_cmd_finalize(int argc, char **argv)
         fprintf(stderr, "asys finalize: cannot open '%s': not a session directory\n", dir);
         return 1;
     }
+    for (const struct asys_collector *const *c = asys_collectors; *c; c++) {
+        struct asys_err recover_err = {0};
+        if ((*c)->recover && (*c)->recover(dir, &recover_err) != 0)
+            fprintf(stderr, "asys finalize: warning: %s: %s\n", (*c)->name, recover_err.text);
+    }
     struct asys_finalize_result res;
     if (asys_finalize(dir, report_path, force, NULL, &res, &err) != 0) {
         fprintf(stderr, "asys finalize: cannot write '%s': %s\n", report_path, err.text);

@@ -247,6 +247,30 @@ class Scope(SamplingCase):
         self.assertEqual(self.manifest()['cpu-sampling']['scope'], 'system-wide')
 
 
+class Recovery(SamplingCase):
+    def test_finalize_after_the_launcher_died(self):
+        """asys killed with SIGKILL: `asys finalize` unwinds the rings it left."""
+        launcher = subprocess.Popen([ASYS, 'profile', '-t', 'none', '-s', 'process-tree', '-o',
+                                     self.path('lost'), prog('cpu_burn_nofp'), 'hot', '4000'],
+                                    cwd=self.dir, env=self.env, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)
+        time.sleep(1.5)
+        launcher.kill()
+        launcher.wait()
+        time.sleep(0.3)  # the program gets SIGTERM (--kill-on-exit) and goes
+        sessions = [n for n in os.listdir(self.dir) if n.startswith('asys-')]
+        self.assertEqual(len(sessions), 1, os.listdir(self.dir))
+        r = self.run_cmd([ASYS, 'finalize', os.path.join(self.dir, sessions[0]), '-o',
+                          self.path('rep')])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        con = self.db()
+        self.assertGreater(con.execute('SELECT COUNT(*) FROM cpu_samples').fetchone()[0], 300)
+        flat = self.flat()
+        self.assertIn('burn_a', flat)
+        self.assertEqual(con.execute('SELECT status FROM cpu_sampling_info').fetchone()[0],
+                         'recorded')
+
+
 class Privileges(SamplingCase):
     def test_refused_perf_events(self):
         r = self.record([prog('cpu_burn_nofp'), 'hot', '200'], ['-s', 'process-tree'],
