@@ -185,6 +185,22 @@ class ThreadStates(SamplingCase):
         self.assertGreater(sum(float(r['Traced Tree (%)']) for r in cores), 20, cores)
 
 
+class WithOsrt(SamplingCase):
+    def test_scheduler_states_replace_the_osrt_estimate(self):
+        """-t osrt estimates Possibly Running/Waiting; with -s the scheduler's
+        states take their place for the sampled threads, the OSRT calls stay."""
+        self.record([prog('cpu_burn_nofp'), 'states', '500'], ['-t', 'osrt', '-s', 'process-tree'])
+        con = self.db()
+        self.assertGreater(con.execute('SELECT COUNT(*) FROM osrt_calls').fetchone()[0], 0)
+        estimated = con.execute(
+            "SELECT COUNT(*) FROM thread_states AS t WHERE state LIKE 'Possibly %' AND EXISTS "
+            '(SELECT 1 FROM sched_slices AS s WHERE s.pid = t.pid AND s.tid = t.tid)').fetchone()[0]
+        self.assertEqual(estimated, 0)
+        states = {r[0] for r in con.execute('SELECT DISTINCT state FROM thread_states')}
+        self.assertIn('Waiting', states)
+        self.assertIn('Running', states)
+
+
 class ThreadStatesFromContextSwitches(ThreadStates):
     """Without sched:sched_switch (no tracefs, or not privileged enough), the
     sampled threads' own context switches give the same states."""
