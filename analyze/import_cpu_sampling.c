@@ -156,24 +156,40 @@ static int write_slices(struct cpu_sampling *c, struct asys_err *err)
                     "state_after) VALUES (?,?,?,?,?,?,?)",
                     &st, err) != 0)
         goto out;
+    uint64_t repaired = 0; /* switches found missing */
     for (size_t i = 0; i + 1 < c->switch_count; i++) {
         const struct sched_switch *in = &c->switches[i], *out = &c->switches[i + 1];
-        if (in->cpu != out->cpu || !in->next_tid)
+        if (in->cpu != out->cpu)
             continue;
-        if (out->prev_tid != in->next_tid)
-            continue; /* a switch between them was lost: who ran is not known */
-        uint32_t pid = in->next_pid ? in->next_pid : out->prev_pid;
+        uint32_t tid = in->next_tid;
+        if (out->prev_tid != in->next_tid) {
+            repaired++;
+            /* A switch between them is missing (the kernel drops a tracepoint
+             * event that fires inside another software event, without a LOST
+             * record).  When the core had gone idle, the thread switched out
+             * next is the one the lost switch brought in: it ran at most from
+             * the idle start, the error being that idle time.  Otherwise who
+             * ran is not known. */
+            if (in->next_tid || !out->prev_tid)
+                continue;
+            tid = out->prev_tid;
+        }
+        if (!tid)
+            continue;
+        uint32_t pid = tid == in->next_tid && in->next_pid ? in->next_pid : out->prev_pid;
         sqlite3_bind_int64(st, 1, in->cpu);
         imp_bind_optional(st, 2, pid, pid != 0);
-        sqlite3_bind_int64(st, 3, in->next_tid);
+        sqlite3_bind_int64(st, 3, tid);
         sqlite3_bind_int64(st, 4, pid != 0);
         sqlite3_bind_int64(st, 5, (int64_t)in->ns);
         sqlite3_bind_int64(st, 6, (int64_t)out->ns);
         sqlite3_bind_text(st, 7, state_after(out->prev_state), -1, SQLITE_STATIC);
         if (imp_step(imp, st, err) != 0 ||
-            (pid && saw_thread(imp, pid, in->next_tid, in->ns, out->ns, err) != 0))
+            (pid && saw_thread(imp, pid, tid, in->ns, out->ns, err) != 0))
             goto out;
     }
+    if (repaired && imp_session_info(imp, "sched_switches_missing", NULL, (int64_t)repaired, err))
+        goto out;
     rc = 0;
 out:
     sqlite3_finalize(st);

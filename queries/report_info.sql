@@ -62,6 +62,9 @@ rows(ord, property, value) AS (
     UNION ALL SELECT 46.3, 'Context switches', sched_switches || ' (' || lost_switches ||
         ' lost, from ' || scheduling || ')' || COALESCE('; ' || reason, '')
         FROM cpu_sampling_info WHERE status = 'recorded'
+    UNION ALL SELECT 46.4, 'Context switches missing', value || ' (where the core had gone idle, '
+        || 'the next thread is counted as running from the idle start)' FROM info
+        WHERE key = 'sched_switches_missing'
     UNION ALL SELECT 47, 'Import warnings', n FROM (SELECT COUNT(*) AS n FROM import_warnings)
         WHERE n > 0
     UNION ALL SELECT 47 + id / 1000.0, 'Warning ' || id, message FROM import_warnings WHERE id <= 10
