@@ -19,9 +19,9 @@ WITH span AS (
     FROM clipped GROUP BY cpu
 )
 SELECT c.cpu AS "CPU",
-       ROUND(100.0 * c.tree / (span.e - span.s), 1) AS "Traced Tree (%)",
-       ROUND(100.0 * c.others / (span.e - span.s), 1) AS "Others (%)",
-       ROUND(MAX(0.0, 100.0 - 100.0 * (c.tree + c.others) / (span.e - span.s)), 1) AS "Idle (%)",
+       100.0 * c.tree / (span.e - span.s) AS "Traced Tree (%)",
+       100.0 * c.others / (span.e - span.s) AS "Others (%)",
+       MAX(0.0, 100.0 - 100.0 * (c.tree + c.others) / (span.e - span.s)) AS "Idle (%)",
        c.tree AS "Traced Tree (ns)",
        c.others AS "Others (ns)",
        span.e - span.s AS "Span (ns)"

@@ -31,8 +31,8 @@ WITH picked AS (
            COUNT(DISTINCT sample) AS total
     FROM located GROUP BY function, module
 )
-SELECT ROUND(100.0 * f.self / e.n, 1) AS "Self (%)",
-       ROUND(100.0 * f.total / e.n, 1) AS "Total (%)",
+SELECT 100.0 * f.self / e.n AS "Self (%)",
+       100.0 * f.total / e.n AS "Total (%)",
        f.self AS "Self Samples",
        f.total AS "Total Samples",
        f.function AS "Function",

@@ -41,8 +41,8 @@ SELECT p.pid AS "PID",
        p.preempted AS "Preempted (ns)",
        p.waiting AS "Waiting (ns)",
        p.uninterruptible AS "Uninterruptible (ns)",
-       ROUND(100.0 * p.running / NULLIF(p.running + p.preempted + p.waiting + p.uninterruptible, 0),
-             1) AS "Running (%)",
+       100.0 * p.running / NULLIF(p.running + p.preempted + p.waiting + p.uninterruptible, 0)
+           AS "Running (%)",
        COALESCE(m.migrations, 0) AS "Migrations",
        COALESCE(c.cores, '') AS "Cores"
 FROM per_thread AS p

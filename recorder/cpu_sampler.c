@@ -25,6 +25,7 @@
 #define SAMPLE_RING_PAGES_DWARF 256
 #define SAMPLE_RING_PAGES 64
 #define SCHED_RING_PAGES 256
+#define MIN_RING_PAGES 8
 #define DRAIN_INTERVAL_MS 20
 /* Registers the DWARF unwinder needs (x86-64 perf_regs bits): AX..IP, R8..R15. */
 #define X86_REGS_MASK ((1ull << 9) - 1) | (0xffull << 16)
@@ -227,12 +228,20 @@ static int map_ring(struct asys_cpu_sampler *s, struct ring *r, int fd, enum rin
                                                                  : SAMPLE_RING_PAGES;
     r->fd = fd;
     r->kind = kind;
-    r->map_size = (pages + 1) * page;
-    r->data_size = pages * page;
-    r->map = mmap(NULL, r->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (r->map == MAP_FAILED) {
+    /* an unprivileged user may lock kernel.perf_event_mlock_kb (516 KiB) in
+     * all: smaller rings, drained as often, rather than none */
+    for (;; pages /= 2) {
+        r->map_size = (pages + 1) * page;
+        r->data_size = pages * page;
+        r->map = mmap(NULL, r->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (r->map != MAP_FAILED)
+            break;
         r->map = NULL;
-        return asys_fail_errno(err, errno, "cannot map the perf ring of CPU %d", cpu);
+        if ((errno != EPERM && errno != ENOMEM) || pages <= MIN_RING_PAGES)
+            return asys_fail_errno(err, errno,
+                                   "cannot map the perf ring of CPU %d (kernel.perf_event_mlock_kb "
+                                   "limits what a user without CAP_IPC_LOCK may map)",
+                                   cpu);
     }
     char path[4200];
     snprintf(path, sizeof path, "%s/%s/%s-cpu%d.perf", s->session_dir, ASYS_CPU_RAW_DIR,
