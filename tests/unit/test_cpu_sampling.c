@@ -226,6 +226,44 @@ START_TEST(nothing_recorded_still_says_what_the_sampler_did)
 }
 END_TEST
 
+static void write_text(const char *name, const char *text)
+{
+    char path[PATH_MAX + 128];
+    snprintf(path, sizeof path, "%s/%s/%s", dir, ASYS_CPU_RAW_DIR, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+#define RUN_JSON(depth)                                                                            \
+    "{\"scope\":1,\"backtrace\":1,\"period_cycles\":2000000,\"depth\":" depth                      \
+    ",\"stack_bytes\":0,\"status\":1,\"event\":2,\"period\":869565,\"nominal_mhz\":2300,"          \
+    "\"sched_source\":1,\"sample_type\":\"423\",\"regs_mask\":0,\"cpus\":2,\"target\":4242,"       \
+    "\"prev_pid_offset\":24,\"prev_state_offset\":32,\"prev_state_size\":8,"                       \
+    "\"next_pid_offset\":56,\"reason\":\"\"}"
+
+/* asys finalize of a session whose launcher died: the rings it left become
+ * segments; a run description out of range is refused, not trusted. */
+START_TEST(recovery_reads_the_run_description)
+{
+    struct asys_err err = {0};
+    ck_assert_int_eq(asys_cpu_samples_recover(dir, &err), 0); /* nothing to recover */
+    ck_assert_int_eq(count_records("cpu-sched", ASYS_REC_CPU_SAMPLING_INFO, NULL), -1);
+    write_text(ASYS_CPU_RUN_FILE, RUN_JSON("100000"));
+    ck_assert_int_eq(asys_cpu_samples_recover(dir, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.text, "'depth' missing or out of range"));
+    struct ring r = {.used = 0};
+    const uint64_t ips[] = {0x401000, 0x401100};
+    put_sample(&r, 4242, 200, ips, 2);
+    save(&r, "samples-cpu0.perf");
+    write_text(ASYS_CPU_RUN_FILE, RUN_JSON("24"));
+    ck_assert_int_eq(asys_cpu_samples_recover(dir, &err), 0);
+    ck_assert_int_eq(count_records("cpu-p4242-0", ASYS_REC_CPU_SAMPLE, NULL), 1);
+    ck_assert_int_eq(count_records("cpu-sched", ASYS_REC_CPU_SAMPLING_INFO, NULL), 1);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cpu_sampling");
@@ -234,6 +272,7 @@ int main(void)
     tcase_add_test(tc, good_samples_become_a_segment);
     tcase_add_test(tc, damaged_records_are_skipped);
     tcase_add_test(tc, nothing_recorded_still_says_what_the_sampler_did);
+    tcase_add_test(tc, recovery_reads_the_run_description);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
