@@ -487,6 +487,58 @@ static void close_rings(struct asys_cpu_sampler *s)
     s->ring_count = 0;
 }
 
+/* Closing an inherited perf event waits for the kernel (tens of ms on a VM,
+ * per event): the events are closed by threads of their own, together and
+ * while the stacks are unwound. */
+#define MAX_CLOSERS 16
+
+struct closer {
+    pthread_t thread;
+    const int *fds;
+    int count, stride, started;
+};
+
+static void *close_events(void *arg)
+{
+    struct closer *c = arg;
+    for (int i = 0; i < c->count; i += c->stride)
+        close(c->fds[i]);
+    return NULL;
+}
+
+/* Unmaps the rings and closes their files; the events' descriptors go to
+ * `closers` (closed there; the caller joins them), or are closed here when
+ * no thread can be started. */
+static void release_rings(struct asys_cpu_sampler *s, int *fds, struct closer *closers)
+{
+    int n = 0;
+    for (int i = 0; i < s->ring_count; i++) {
+        struct ring *r = &s->rings[i];
+        if (r->map)
+            munmap(r->map, r->map_size);
+        if (r->out)
+            fclose(r->out);
+        if (r->fd >= 0)
+            fds[n++] = r->fd;
+    }
+    s->ring_count = 0;
+    int threads = n < MAX_CLOSERS ? n : MAX_CLOSERS;
+    for (int t = 0; t < threads; t++) {
+        closers[t] = (struct closer){.fds = fds + t, .count = n - t, .stride = threads};
+        closers[t].started =
+            pthread_create(&closers[t].thread, NULL, close_events, &closers[t]) == 0;
+        if (!closers[t].started)
+            close_events(&closers[t]);
+    }
+}
+
+static void join_closers(struct closer *closers)
+{
+    for (int t = 0; t < MAX_CLOSERS; t++)
+        if (closers[t].started)
+            pthread_join(closers[t].thread, NULL);
+}
+
 int asys_cpu_sampler_start(const struct asys_cpu_sampler_config *cfg, pid_t target,
                            struct asys_cpu_sampler **out, struct asys_err *err)
 {
@@ -596,10 +648,18 @@ void asys_cpu_sampler_finish(struct asys_cpu_sampler *s)
             drain(&s->rings[i]);
         }
     }
-    close_rings(s);
+    int *fds = calloc(2 * ASYS_CPU_MAX_CPUS, sizeof *fds);
+    struct closer closers[MAX_CLOSERS];
+    memset(closers, 0, sizeof closers);
+    if (fds)
+        release_rings(s, fds, closers);
+    else
+        close_rings(s);
     struct asys_err err = {0};
     if (asys_cpu_samples_write(&s->run, &err) != 0)
         fprintf(stderr, "asys profile: warning: cpu sampling: %s\n", err.text);
+    join_closers(closers);
+    free(fds);
     free(s->rings);
     free(s);
 }
