@@ -59,7 +59,8 @@ static const char *const statement_sql[ST_COUNT] = {
     [ST_EVENT] = "INSERT INTO ppu_event_records (pid, device_ns, device, context, stream, "
                  "correlation_id, event_id, event_sync_id) VALUES (?,?,?,?,?,?,?,?)",
     [ST_MEMORY] = "INSERT INTO ppu_memory (pid, timestamp_ns, operation, memory_kind, address, "
-                  "bytes, device, context, stream, correlation_id) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                  "bytes, device, context, stream, correlation_id, error) "
+                  "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
     [ST_GRAPH_TRACE] = "INSERT INTO ppu_graph_traces (start_ns, end_ns, pid, device, context, "
                        "stream, correlation_id, graph_id) VALUES (?,?,?,?,?,?,?,?)",
     [ST_GRAPH_NODE] = "INSERT OR IGNORE INTO ppu_graph_nodes (pid, node_id, graph_id, node_type, "
@@ -297,6 +298,7 @@ static int import_memory(void *state, const struct asys_record *rec, uint64_t ns
     put_opt(&b, r->context, r->context != 0);
     put_opt(&b, r->stream, r->stream != 0 && r->stream != NONE32);
     put_opt(&b, r->correlation_id, r->correlation_id != 0);
+    put_opt(&b, r->error, rec->arg == ASYS_HGGC_MEMORY_FAILED);
     return imp_step(imp, b.st, err);
 }
 

@@ -15,10 +15,10 @@
 
 /* The registry: one line per family, in the order their phases run. */
 extern const struct imp_family imp_family_core, imp_family_stacks, imp_family_hgtx, imp_family_osrt,
-    imp_family_hggc, imp_family_cpu_sampling;
+    imp_family_hggc, imp_family_memory, imp_family_cpu_sampling;
 static const struct imp_family *const families[] = {
-    &imp_family_core, &imp_family_stacks, &imp_family_hgtx,
-    &imp_family_osrt, &imp_family_hggc,   &imp_family_cpu_sampling,
+    &imp_family_core, &imp_family_stacks, &imp_family_hgtx,         &imp_family_osrt,
+    &imp_family_hggc, &imp_family_memory, &imp_family_cpu_sampling,
 };
 #define FAMILY_COUNT (sizeof families / sizeof families[0])
 
@@ -177,7 +177,13 @@ static int import_segment(struct driver *d, struct asys_report_reader *reader,
     struct asys_err seg_err = {0};
     int rc;
     while ((rc = asys_segment_stream_next(s, &rec, &seg_err)) > 0) {
-        if (imp->seg.image) {
+        /* the launcher's segments: clock pairs (read at finalize) and the
+         * samplers' records, which name their process themselves */
+        const struct asys_rec_info *info = imp->seg.image ? NULL : asys_rec_info(rec.type);
+        if (info && info->feature != ASYS_FEATURE_CORE) {
+            if (import_record(d, &rec, imp_ns(imp, rec.ticks), err) != 0)
+                return -1;
+        } else if (imp->seg.image) {
             uint64_t ns = imp_ns(imp, rec.ticks);
             if (!imp->seg.any_time || ns < imp->seg.first_ns)
                 imp->seg.first_ns = ns;

@@ -119,6 +119,8 @@ int asys_report_def_parse(const char *text, const char *origin, struct asys_repo
             const char *comma = memchr(value, ',', value_len);
             size_t first = comma ? (size_t)(comma - value) : value_len;
             free(def->tree_label);
+            free(def->requires_table);
+            free(def->requires_message);
             free(def->tree_level);
             def->tree_label = trimmed(value, first);
             def->tree_level = comma ? trimmed(comma + 1, value_len - first - 1) : NULL;
@@ -128,13 +130,14 @@ int asys_report_def_parse(const char *text, const char *origin, struct asys_repo
             def->summary = trimmed(value, value_len);
             oom |= !def->summary;
         } else if (key_len == 8 && !strncmp(key, "requires", 8)) {
-            const char *bar = memchr(value, '|', value_len);
-            size_t first = bar ? (size_t)(bar - value) : value_len;
-            free(def->requires);
+            /* "TABLE: message" */
+            const char *colon = memchr(value, ':', value_len);
+            size_t first = colon ? (size_t)(colon - value) : value_len;
+            free(def->requires_table);
             free(def->requires_message);
-            def->requires = trimmed(value, first);
-            def->requires_message = trimmed(bar ? bar + 1 : value, bar ? value_len - first - 1 : 0);
-            oom |= !def->requires || !def->requires_message;
+            def->requires_table = trimmed(value, first);
+            def->requires_message = colon ? trimmed(colon + 1, value_len - first - 1) : NULL;
+            oom |= !def->requires_table || (colon && !def->requires_message);
         } else if (key_len == 9 && !strncmp(key, "arguments", 9)) {
             oom |= append_text(&def->arguments, value, value_len);
             last = &def->arguments;
@@ -167,8 +170,6 @@ void asys_report_def_free(struct asys_report_def *def)
     free(def->tree_label);
     free(def->tree_level);
     free(def->summary);
-    free(def->requires);
-    free(def->requires_message);
     free(def->sql);
     free(def->origin);
     memset(def, 0, sizeof *def);

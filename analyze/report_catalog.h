@@ -9,8 +9,7 @@
  *   -- arguments: base, mangled   (what NAME:ARG may say; none: no argument)
  *   -- tree: Node, Level          (column/table output indents Node by Level)
  *   -- summary: Num Calls         (see below)
- *   -- requires: SQL | MESSAGE    (the report needs data SQL finds: without it, MESSAGE is the
- *                                  error and the exit status non-zero)
+ *   -- requires: TABLE: message   (an empty TABLE: the report fails with the message)
  *   SELECT ...
  *
  * A summary report's query returns samples, not rows: key columns, then
@@ -22,7 +21,8 @@
  *
  * Built-in reports come from queries/ (compiled in); --report-dir adds or
  * replaces reports by name.  Queries may use the parameters :session_start,
- * :filter_start, :filter_end (absolute ns) and :report_arg (NAME:ARG). */
+ * :filter_start, :filter_end (absolute ns), :pid, :tid (-1: any) and
+ * :report_arg (NAME:ARG). */
 #ifndef ASYS_REPORT_CATALOG_H
 #define ASYS_REPORT_CATALOG_H
 
@@ -43,9 +43,9 @@ struct asys_report_def {
     char *tree_label; /* tree reports: the label column and the level column */
     char *tree_level;
     int is_default;
-    char *summary;          /* the count column of a summary report, or NULL */
-    char *requires;         /* an SQL expression true when the report has its data, or NULL */
-    char *requires_message; /* what is said when it is false */
+    char *summary; /* the count column of a summary report, or NULL */
+    char *requires_table;   /* the report needs rows in this table, or NULL */
+    char *requires_message; /* what to say when it has none */
     char *sql;
     char *origin; /* "built-in" or the file's path */
 };

@@ -17,9 +17,9 @@ void asys_report_params_init(struct asys_report_params *p, sqlite3 *db)
     p->filter_start = LLONG_MIN;
     p->filter_end = LLONG_MAX;
     p->buckets = 50;
+    p->pid = p->tid = -1;
     p->group_by = "base";
     p->api_name_mode = "host";
-    p->pid = p->tid = -1;
 }
 
 static void bind_int(sqlite3_stmt *st, const char *name, long long v)
@@ -209,12 +209,33 @@ static void arm(sqlite3 *db, struct asys_query_guard *g)
     sqlite3_progress_handler(db, 10000, past_deadline, g);
 }
 
+/* Whether the table a report needs is empty (or missing); err says so. */
+static int requirement_missing(sqlite3 *db, const struct asys_report_def *def, struct asys_err *err)
+{
+    for (const char *c = def->requires_table; *c; c++)
+        if (!(*c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9')))
+            return asys_fail_kind(err, ASYS_ERR_USAGE, "%s: bad '-- requires:' table name",
+                                  def->origin);
+    char sql[160];
+    snprintf(sql, sizeof sql, "SELECT EXISTS (SELECT 1 FROM %s)", def->requires_table);
+    sqlite3_stmt *st = NULL;
+    int present = sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+                  sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if (present)
+        return 0;
+    asys_fail(err, "%s", def->requires_message ? def->requires_message : "no data for this report");
+    return 1;
+}
+
 int asys_report_prepare(sqlite3 *db, const struct asys_report_def *def, const char *requested,
                         const struct asys_report_params *p, sqlite3_stmt **stmt,
                         struct asys_err *err)
 {
     *stmt = NULL;
     const char *tail = NULL;
+    if (def->requires_table && requirement_missing(db, def, err))
+        return -1;
     if (has_more(def->sql) == 0)
         return asys_fail_kind(err, ASYS_ERR_USAGE, "%s holds no SQL statement", def->origin);
     sqlite3_set_authorizer(db, read_only, NULL);
@@ -247,12 +268,10 @@ int asys_report_prepare(sqlite3 *db, const struct asys_report_def *def, const ch
     bind_int(*stmt, ":filter_start", p->filter_start);
     bind_int(*stmt, ":filter_end", p->filter_end);
     bind_int(*stmt, ":buckets", p->buckets);
+    bind_int(*stmt, ":pid", p->pid);
+    bind_int(*stmt, ":tid", p->tid);
     bind_text(*stmt, ":group_by", p->group_by);
     bind_text(*stmt, ":api_name_mode", p->api_name_mode);
-    if (p->pid >= 0) /* unbound: NULL */
-        bind_int(*stmt, ":pid", p->pid);
-    if (p->tid >= 0)
-        bind_int(*stmt, ":tid", p->tid);
     const char *arg = strchr(requested, ':');
     bind_text(*stmt, ":report_arg", arg ? arg + 1 : NULL);
     return 0;

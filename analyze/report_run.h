@@ -19,9 +19,9 @@ struct asys_report_params {
     long long session_start, session_end; /* absolute ns */
     long long filter_start, filter_end;   /* absolute ns; LLONG_MIN / LLONG_MAX: open */
     long long buckets;                    /* series reports */
+    long long pid, tid;                   /* call-tree reports: -1 any */
     const char *group_by;                 /* "base" or "hgtx" */
     const char *api_name_mode;            /* "host" or "kernel" */
-    long long pid, tid;                   /* --pid/--tid; -1: every one (:pid/:tid NULL) */
     struct asys_query_guard *guard;       /* --query-timeout; NULL: none */
 };
 
@@ -35,8 +35,7 @@ void asys_report_params_init(struct asys_report_params *p, sqlite3 *db);
  *
  * Prepares `def` for `requested` ("name" or "name:arg") with :session_start,
  * :session_end, :filter_start, :filter_end, :buckets, :group_by,
- * :api_name_mode, :pid, :tid (NULL for every one) and :report_arg bound.  Returns 0 or -1 with err.
- */
+ * :api_name_mode and :report_arg bound.  Returns 0 or -1 with err. */
 int asys_report_prepare(sqlite3 *db, const struct asys_report_def *def, const char *requested,
                         const struct asys_report_params *p, sqlite3_stmt **stmt,
                         struct asys_err *err);

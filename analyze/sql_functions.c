@@ -1,5 +1,9 @@
 #include "sql_functions.h"
 
+#include <stdlib.h>
+
+#include "demangle.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,6 +185,18 @@ static void covered_final(sqlite3_context *ctx)
         free(c->items);
 }
 
+/* demangle(name): a C++ name as the toolchain prints it; anything else as it is. */
+static void demangle_function(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const char *name = (const char *)sqlite3_value_text(argv[0]);
+    char *demangled = name ? asys_demangle(name) : NULL;
+    if (demangled)
+        sqlite3_result_text(ctx, demangled, -1, free);
+    else
+        sqlite3_result_value(ctx, argv[0]);
+}
+
 int asys_sql_register_functions(sqlite3 *db)
 {
     /* innocuous: usable in the views of a database opened with trusted_schema off */
@@ -194,5 +210,8 @@ int asys_sql_register_functions(sqlite3 *db)
     if (sqlite3_create_function(db, "covered_ns", 2, flags, NULL, NULL, covered_step,
                                 covered_final) != SQLITE_OK)
         return -1;
-    return 0;
+    if (sqlite3_create_function(db, "demangle", 1, flags, NULL, demangle_function, NULL, NULL) !=
+        SQLITE_OK)
+        return -1;
+    return asys_sql_register_call_tree(db);
 }

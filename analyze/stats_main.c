@@ -41,7 +41,7 @@ struct stats_args {
     const char *group_by;      /* --group-by base|hgtx */
     const char *api_name_mode; /* --api-name-mode host|kernel */
     long long buckets;         /* --buckets N */
-    long long pid, tid;        /* --pid N, --tid N; -1: every one */
+    long long pid, tid;        /* --pid / --tid; -1: every one */
     long long query_timeout_s; /* --query-timeout S */
     const char *input;
 };
@@ -61,14 +61,14 @@ static void usage(FILE *out)
             "      --timeunit UNIT           ns (default), us, ms, s for the (ns) columns\n"
             "      --filter-time START/END   only this window, relative to the session\n"
             "                                start; e.g. 1.5s/3s, 2000000/ (ns by default)\n"
-            "      --pid N, --tid N          only this process or thread (reports that take\n"
-            "                                them: cpu_flat, thread_sched_sum)\n"
             "      --group-by base|hgtx      kernels grouped by base name (default) or by\n"
             "                                the innermost HGTX range open at the launch\n"
             "                                (--group-kernels: the same)\n"
             "      --api-name-mode host|kernel  launch calls shown by their own name\n"
             "                                (default) or by the kernel they launched\n"
             "      --buckets N               time buckets of series reports (default 50)\n"
+            "      --pid PID, --tid TID      only this process / thread (the call-tree\n"
+            "                                reports: stack_topdown, stack_bottomup, ...)\n"
             "      --query-timeout S         stop a report's query after S seconds\n"
             "                                (default 600; 0: never)\n"
             "      --report-dir DIR          add or replace reports with DIR/*.sql\n"
@@ -115,18 +115,6 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
         if (asys_cli_is(&c, "-r", "--report")) {
             if (asys_cli_list(&c, a->reports, &a->report_count, MAX_REPORTS) != 0)
                 return -1;
-        } else if (asys_cli_is(&c, NULL, "--pid") || asys_cli_is(&c, NULL, "--tid")) {
-            long long *id = asys_cli_is(&c, NULL, "--pid") ? &a->pid : &a->tid;
-            const char *value = asys_cli_value(&c);
-            uint64_t n;
-            if (!value)
-                return -1;
-            if (asys_parse_count(value, UINT32_MAX, &n) != 0) {
-                fprintf(stderr, "%s: --pid and --tid take a process or thread id, not '%s'\n", PROG,
-                        value);
-                return -1;
-            }
-            *id = (long long)n;
         } else if (asys_cli_is(&c, NULL, "--query-timeout")) {
             const char *value = asys_cli_value(&c);
             uint64_t n;
@@ -137,6 +125,17 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
                 return -1;
             }
             a->query_timeout_s = (long long)n;
+        } else if (asys_cli_is(&c, NULL, "--pid") || asys_cli_is(&c, NULL, "--tid")) {
+            int is_pid = !strcmp(c.name, "--pid");
+            const char *value = asys_cli_value(&c);
+            uint64_t n;
+            if (!value)
+                return -1;
+            if (asys_parse_count(value, INT32_MAX, &n) != 0) {
+                fprintf(stderr, "%s: %s takes a number, not '%s'\n", PROG, c.name, value);
+                return -1;
+            }
+            *(is_pid ? &a->pid : &a->tid) = (long long)n;
         } else if (asys_cli_is(&c, NULL, "--buckets")) {
             const char *value = asys_cli_value(&c);
             if (!value)
@@ -226,22 +225,6 @@ static void on_build(void *ctx, const char *report, const char *db_path)
         fprintf(stderr, "%s: importing '%s' into '%s'\n", PROG, report, db_path);
 }
 
-/* A report whose data is missing says so (its `-- requires:`); 1 when it is there. */
-static int has_required_data(sqlite3 *db, const struct asys_report_def *d)
-{
-    if (!d->requires)
-        return 1;
-    char *sql = sqlite3_mprintf("SELECT (%s)", d->requires);
-    sqlite3_stmt *st = NULL;
-    int ok = sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
-             sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) != 0;
-    sqlite3_finalize(st);
-    sqlite3_free(sql);
-    if (!ok)
-        fprintf(stderr, "%s: report '%s': %s\n", PROG, d->name, d->requires_message);
-    return ok;
-}
-
 /* Runs one report into `out`.  Returns 0, or -1 after printing the error. */
 static int run_report(sqlite3 *db, const struct asys_report_def *d, const char *requested,
                       const struct asys_report_params *p, const struct asys_output_options *o,
@@ -249,8 +232,6 @@ static int run_report(sqlite3 *db, const struct asys_report_def *d, const char *
 {
     sqlite3_stmt *st = NULL;
     struct asys_err prepare_err = {0};
-    if (!has_required_data(db, d))
-        return -1;
     if (asys_report_prepare(db, d, requested, p, &st, &prepare_err) != 0) {
         fprintf(stderr, "%s: cannot run report '%s': %s\n", PROG, d->name, prepare_err.text);
         return -1;
@@ -454,10 +435,10 @@ int main(int argc, char **argv)
     p.guard = &guard;
     if (a.buckets)
         p.buckets = a.buckets;
-    if (a.group_by)
-        p.group_by = a.group_by;
     p.pid = a.pid;
     p.tid = a.tid;
+    if (a.group_by)
+        p.group_by = a.group_by;
     if (a.api_name_mode)
         p.api_name_mode = a.api_name_mode;
     /* without --filter-time nothing is clipped, not even before the session start */

@@ -7,8 +7,9 @@ usage: bench/run_benchmarks.py [--build DIR] [--pairs N] [--runs K]
                                [--import-ranges N] [--osrt-calls N] [--launches N] [--kernel-ns NS]
                                [--bulk-kernels N] [--bulk-copies N] [--bulk-ranges N]
                                [--deps-kernels N] [--deps-waits N] [--export-events N]
-                               [--only hgtx|uftrace|osrt|import|hggc|timeline|deps|export|processes|cpu_sampling]
-                               [--cpu-loop-millions M]
+                               [--flame-stacks N] [--heap-allocations N] [--cpu-loop-millions M]
+                               [--only hgtx|uftrace|osrt|import|hggc|timeline|deps|export|processes|
+                                       flame|heap|cpu_sampling]
 """
 import argparse
 import json
@@ -22,6 +23,8 @@ import tempfile
 import time
 
 from cpu_sampling import bench_cpu_sampling
+from flame import bench_flame
+from heap import bench_heap
 from processes import bench_processes
 
 
@@ -504,11 +507,13 @@ def main():
     ap.add_argument('--deps-kernels', type=int, default=1000000)
     ap.add_argument('--deps-waits', type=int, default=100000)
     ap.add_argument('--export-events', type=int, default=10000000)
+    ap.add_argument('--flame-stacks', type=int, default=1000000)
+    ap.add_argument('--heap-allocations', type=int, default=20000000)
     ap.add_argument('--kernel-ns', type=int, default=5000,
                     help='simulated kernel time: long enough that the device thread sleeps')
     ap.add_argument('--only',
                     choices=['hgtx', 'uftrace', 'osrt', 'import', 'hggc', 'timeline', 'deps',
-                             'export', 'processes', 'cpu_sampling'])
+                             'export', 'processes', 'flame', 'heap', 'cpu_sampling'])
     ap.add_argument('--cpu-loop-millions', type=int, default=2000,
                     help='iterations of the CPU sampling loop, in millions (~1.5 ns each)')
     args = ap.parse_args()
@@ -535,6 +540,10 @@ def main():
             bench_export(args, work)
         if args.only in (None, 'processes'):
             bench_processes(args, work)
+        if args.only in (None, 'flame'):
+            bench_flame(args, work)
+        if args.only in (None, 'heap'):
+            bench_heap(args, work)
         if args.only in (None, 'cpu_sampling'):
             bench_cpu_sampling(args, work)
     finally:

@@ -194,7 +194,8 @@ static const char *collector_name(uint32_t c)
 
 void asys_dump_segment_header(FILE *out, const char *name, const struct asys_segment_header *h)
 {
-    static const char *const features[] = {"core", "hgtx", "osrt", "stacks", "hggc"};
+    static const char *const features[] = {"core",   "hgtx", "osrt",
+                                           "stacks", "hggc", [12] = "memory"};
     fprintf(out, "# segment %s: %s pid %" PRIu32 " tid %" PRIu32 " ppid %" PRIu32, name,
             collector_name(h->collector), h->pid, h->tid, h->ppid);
     fprintf(out,
@@ -203,7 +204,7 @@ void asys_dump_segment_header(FILE *out, const char *name, const struct asys_seg
             h->format_version, h->process_uid, h->parent_process_uid, h->inherited_string_limit);
     int any = 0;
     for (unsigned i = 0; i < sizeof features / sizeof features[0]; i++)
-        if (h->feature_mask & (1ull << i))
+        if ((h->feature_mask & (1ull << i)) && features[i])
             fprintf(out, "%s%s", any++ ? "," : "", features[i]);
     fprintf(out, ", clock %s, base %" PRIu64 ", calibration %" PRIu64 "=%" PRIu64 "ns",
             h->clock_kind == ASYS_CLOCK_MONOTONIC ? "monotonic"

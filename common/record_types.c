@@ -108,6 +108,16 @@ static const struct asys_rec_field osrt_call[] = {
     F(struct asys_rec_osrt_call, duration_ticks, U), F(struct asys_rec_osrt_call, result, I),
     F(struct asys_rec_osrt_call, error, U), F(struct asys_rec_osrt_call, callchain_id, U)};
 
+static const struct asys_rec_field heap_alloc[] = {
+    F(struct asys_rec_heap_alloc, address, X), F(struct asys_rec_heap_alloc, size, U),
+    F(struct asys_rec_heap_alloc, sampling_interval, U),
+    F(struct asys_rec_heap_alloc, callchain_id, U), F(struct asys_rec_heap_alloc, reserved, R)};
+static const struct asys_rec_field host_memory[] = {
+    F(struct asys_rec_host_memory, pid, U), F(struct asys_rec_host_memory, reserved, R),
+    F(struct asys_rec_host_memory, rss_bytes, B), F(struct asys_rec_host_memory, hwm_bytes, B)};
+static const struct asys_rec_field heap_free[] = {F(struct asys_rec_heap_free, address, X),
+                                                  F(struct asys_rec_heap_free, size, U)};
+
 static const struct asys_rec_field hggc_api[] = {
     F(struct asys_rec_hggc_api, start_ticks, T),    F(struct asys_rec_hggc_api, name_string_id, S),
     F(struct asys_rec_hggc_api, correlation_id, U), F(struct asys_rec_hggc_api, result, I),
@@ -186,7 +196,7 @@ static const struct asys_rec_field hggc_memory[] = {
     F(struct asys_rec_hggc_memory, stream, U),
     F(struct asys_rec_hggc_memory, correlation_id, U),
     F(struct asys_rec_hggc_memory, memory_kind, U),
-    F(struct asys_rec_hggc_memory, reserved, R)};
+    F(struct asys_rec_hggc_memory, error, I)};
 static const struct asys_rec_field hggc_graph_trace[] = {
     F(struct asys_rec_hggc_graph_trace, start_ns, N),
     F(struct asys_rec_hggc_graph_trace, end_ns, N),
@@ -370,6 +380,12 @@ static const struct asys_rec_info rec_infos[ASYS_REC_TYPE_COUNT] = {
         ARG("kind", U), TAIL_NONE),
     REC(OSRT_CALL, sizeof(struct asys_rec_osrt_call), ASYS_FEATURE_OSRT, FIELDS(osrt_call),
         ARG("function", U), TAIL_NONE),
+    REC(HEAP_ALLOC, sizeof(struct asys_rec_heap_alloc), ASYS_FEATURE_MEMORY, FIELDS(heap_alloc),
+        ARG("function", U), TAIL_NONE),
+    REC(HEAP_FREE, sizeof(struct asys_rec_heap_free), ASYS_FEATURE_MEMORY, FIELDS(heap_free),
+        ARG("function", U), TAIL_NONE),
+    REC(HOST_MEMORY, sizeof(struct asys_rec_host_memory), ASYS_FEATURE_MEMORY,
+        FIELDS(host_memory), ARG_NONE, TAIL_NONE),
     REC(HGGC_API, sizeof(struct asys_rec_hggc_api), ASYS_FEATURE_HGGC, FIELDS(hggc_api),
         ARG("api", U), TAIL_NONE),
     REC(HGGC_KERNEL, sizeof(struct asys_rec_hggc_kernel), ASYS_FEATURE_HGGC, FIELDS(hggc_kernel),

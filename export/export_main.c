@@ -13,9 +13,11 @@
 
 #include "sql_functions.h"
 #include "cli_args.h"
+#include "flame.h"
 #include "grow.h"
 #include "out_file.h"
 #include "output_format.h"
+#include "parse_util.h"
 #include "report_catalog.h"
 #include "report_db.h"
 #include "report_run.h"
@@ -27,14 +29,19 @@
 #define PROG "asys-export"
 #define MAX_REPORTS 64
 
-enum export_type { TYPE_PFTRACE, TYPE_JSON, TYPE_CSV, TYPE_SQLITE };
+enum export_type { TYPE_PFTRACE, TYPE_JSON, TYPE_CSV, TYPE_SQLITE, TYPE_FLAME };
 static const char *const type_names[] = {"pftrace", "json", "csv", "sqlite"};
+#define TYPE_LIST "pftrace, json, csv, sqlite, folded, speedscope, pprof, svg"
 
 struct export_args {
     const char *input;
     struct asys_report_limits limits; /* --max-expansion ... */
     int help;                         /* --help: print the usage, do nothing else */
     enum export_type type;
+    const struct flame_format *flame; /* TYPE_FLAME: which one */
+    const char *stacks;               /* --stacks SOURCE */
+    long long pid, tid;               /* --pid / --tid; -1: every one */
+    int unified_memory_scale;         /* --unified-memory-scale */
     const char *output;
     const char *tables;
     const char *filter;
@@ -60,18 +67,31 @@ static void usage(FILE *out)
             "                                csv: one file per table, or per stats report\n"
             "                                     with --report\n"
             "                                sqlite: the analysis database as one file\n"
+            "                                folded, speedscope, pprof, svg: the call stacks\n"
+            "                                of --stacks as folded stacks (flamegraph.pl),\n"
+            "                                a speedscope profile, a gzipped pprof profile\n"
+            "                                (go tool pprof) or an SVG flame graph\n"
+            "      --stacks SOURCE           flame types: cpu (CPU samples, default), osrt\n"
+            "                                or hggc (API calls with their stacks), heap\n"
+            "                                (allocated bytes), leaks (not freed), device,\n"
+            "                                pinned (device and pinned allocations)\n"
+            "      --pid PID, --tid TID      flame types: only this process / thread\n"
             "  -o, --output PATH             the file (csv: the base of BASE_NAME.csv);\n"
             "                                default: beside the report, REPORT.pftrace,\n"
-            "                                REPORT.json, REPORT_NAME.csv, REPORT.sqlite\n"
+            "                                REPORT.json, REPORT_NAME.csv, REPORT.sqlite,\n"
+            "                                REPORT.folded, REPORT.speedscope.json,\n"
+            "                                REPORT.pb.gz, REPORT.svg\n"
             "      --tables REGEX            only what comes from the tables whose name\n"
             "                                matches (PCRE2), e.g. 'hggc|ppu'\n"
             "      --filter-time START/END   only this window, relative to the session start\n"
-            "                                (pftrace, json, csv with --report)\n"
+            "                                (pftrace, json, csv with --report, flame types)\n"
             "      --api-name-mode host|kernel  launch calls named by themselves (default)\n"
             "                                or by the kernel they launched\n"
             "      --group-by base|hgtx      kernel rows per base name (default) or per\n"
             "                                innermost HGTX range at the launch\n"
             "                                (--group-kernels: the same)\n"
+            "      --unified-memory-scale [true]  pftrace: memory counters of one kind share\n"
+            "                                a y-axis (a device's, a process's host memory)\n"
             "  -r, --report NAME[,NAME...]   csv: stats reports instead of tables\n"
             "      --gzip                    compress (pftrace, json, csv): adds .gz\n"
             "  -f, --force-overwrite [true]  replace existing output files\n"
@@ -82,19 +102,38 @@ static void usage(FILE *out)
     fputs(asys_cli_limits_help, out);
 }
 
-static int parse_type(const char *v, enum export_type *out)
+static int parse_type(const char *v, struct export_args *a)
 {
     for (size_t i = 0; i < sizeof type_names / sizeof type_names[0]; i++)
         if (!strcmp(v, type_names[i])) {
-            *out = (enum export_type)i;
+            a->type = (enum export_type)i;
+            a->flame = NULL;
             return 0;
         }
-    return -1;
+    if (!(a->flame = flame_format_find(v)))
+        return -1;
+    a->type = TYPE_FLAME;
+    return 0;
+}
+
+static int parse_id(struct asys_cli *c, long long *out)
+{
+    const char *value = asys_cli_value(c);
+    uint64_t n;
+    if (!value)
+        return -1;
+    if (asys_parse_count(value, INT32_MAX, &n) != 0) {
+        fprintf(stderr, "%s: %s takes a number, not '%s'\n", PROG, c->name, value);
+        return -1;
+    }
+    *out = (long long)n;
+    return 0;
 }
 
 static int parse_args(int argc, char **argv, struct export_args *a)
 {
     memset(a, 0, sizeof *a);
+    a->pid = a->tid = -1;
     asys_report_limits_default(&a->limits);
     struct asys_cli c;
     asys_cli_init(&c, PROG, argc, argv);
@@ -106,6 +145,7 @@ static int parse_args(int argc, char **argv, struct export_args *a)
         {NULL, "--group-by", &a->group_kernels, "base", "hgtx"},
         {NULL, "--group-kernels", &a->group_kernels, "base", "hgtx"}, /* the old name */
         {NULL, "--sqlite", &a->sqlite_path, NULL, NULL},
+        {NULL, "--stacks", &a->stacks, NULL, NULL},
     };
     while (asys_cli_next(&c)) {
         int limit = asys_cli_take_limits(&c, &a->limits);
@@ -122,13 +162,21 @@ static int parse_args(int argc, char **argv, struct export_args *a)
         if (asys_cli_is(&c, "-t", "--type")) {
             if (!(v = asys_cli_value(&c)))
                 return -1;
-            if (parse_type(v, &a->type) != 0) {
-                fprintf(stderr, "%s: unknown type '%s' (pftrace, json, csv, sqlite)\n", PROG, v);
+            if (parse_type(v, a) != 0) {
+                fprintf(stderr, "%s: unknown type '%s' (" TYPE_LIST ")\n", PROG, v);
                 return -1;
             }
+        } else if (asys_cli_is(&c, NULL, "--pid")) {
+            if (parse_id(&c, &a->pid) != 0)
+                return -1;
+        } else if (asys_cli_is(&c, NULL, "--tid")) {
+            if (parse_id(&c, &a->tid) != 0)
+                return -1;
         } else if (asys_cli_is(&c, "-r", "--report")) {
             if (asys_cli_list(&c, a->reports, &a->report_count, MAX_REPORTS) != 0)
                 return -1;
+        } else if (asys_cli_is(&c, NULL, "--unified-memory-scale")) {
+            a->unified_memory_scale = asys_cli_switch(&c);
         } else if (asys_cli_is(&c, NULL, "--gzip")) {
             a->gzip = 1;
         } else if (asys_cli_is(&c, "-f", "--force-overwrite")) { /* as asys profile -f */
@@ -148,9 +196,41 @@ static int parse_args(int argc, char **argv, struct export_args *a)
 }
 
 /* Options that do not apply to the chosen type are refused, not ignored. */
+static int check_flame_options(const struct export_args *a)
+{
+    if (!a->flame) {
+        if (a->stacks || a->pid >= 0 || a->tid >= 0) {
+            fprintf(stderr, "%s: %s applies to the flame types (folded, speedscope, pprof, svg)\n",
+                    PROG,
+                    a->stacks     ? "--stacks"
+                    : a->pid >= 0 ? "--pid"
+                                  : "--tid");
+            return -1;
+        }
+        return 0;
+    }
+    char names[64];
+    stack_source_names(names, sizeof names);
+    if (a->stacks && !stack_source_find(a->stacks)) {
+        fprintf(stderr, "%s: unknown --stacks '%s' (%s)\n", PROG, a->stacks, names);
+        return -1;
+    }
+    if (a->tables || a->report_count) {
+        fprintf(stderr, "%s: %s does not apply to %s\n", PROG, a->tables ? "--tables" : "--report",
+                a->flame->name);
+        return -1;
+    }
+    if (a->gzip && a->flame->gzip) {
+        fprintf(stderr, "%s: %s is always gzip-compressed; --gzip is not needed\n", PROG,
+                a->flame->name);
+        return -1;
+    }
+    return 0;
+}
+
 static int check_combination(const struct export_args *a)
 {
-    const char *type = type_names[a->type];
+    const char *type = a->flame ? a->flame->name : type_names[a->type];
     if (!a->input) {
         fprintf(stderr, "%s: no report file given (usage: %s [options] REPORT.asys-rep)\n", PROG,
                 PROG);
@@ -174,6 +254,8 @@ static int check_combination(const struct export_args *a)
         fprintf(stderr, "%s: --gzip does not apply to %s\n", PROG, type);
         return -1;
     }
+    if (check_flame_options(a) != 0)
+        return -1;
     return 0;
 }
 
@@ -564,10 +646,37 @@ static void default_output(const struct export_args *a, const struct asys_report
     asys_report_base(a->input, base, sizeof base);
     if (a->type == TYPE_CSV)
         snprintf(out, size, "%s", base);
+    else if (a->flame)
+        snprintf(out, size, "%s.%s%s", base, a->flame->extension, a->gzip ? ".gz" : "");
     else if (a->type == TYPE_SQLITE)
         snprintf(out, size, "%s", rdb->path);
     else
         snprintf(out, size, "%s.%s%s", base, type_names[a->type], a->gzip ? ".gz" : "");
+}
+
+/* ---- flame types ------------------------------------------------------------------------- */
+
+static int export_flame(const struct export_args *a, sqlite3 *db, const char *path,
+                        const struct asys_report_params *p)
+{
+    char title[PATH_MAX];
+    asys_report_base(a->input, title, sizeof title);
+    const char *slash = strrchr(title, '/');
+    struct flame_request r = {a->flame,
+                              stack_source_find(a->stacks ? a->stacks : "cpu"),
+                              {p->filter_start, p->filter_end, a->pid, a->tid},
+                              path,
+                              slash ? slash + 1 : title,
+                              a->force,
+                              a->gzip};
+    struct asys_err err = {0};
+    if (flame_export(db, &r, &err) != 0) {
+        asys_err_print(PROG, "export", a->input, &err);
+        return -1;
+    }
+    if (a->verbose)
+        fprintf(stderr, "%s: wrote '%s'\n", PROG, path);
+    return 0;
 }
 
 /* Writes the export of the chosen type to `path`; 0 or -1 (the reason printed). */
@@ -577,10 +686,13 @@ static int export_to(const struct export_args *a, struct asys_report_db *rdb, co
 {
     if (a->type == TYPE_PFTRACE || a->type == TYPE_JSON) {
         struct progress bar = {!a->quiet && isatty(STDERR_FILENO), -1, "exporting"};
-        struct tl_options opts = {p->filter_start, p->filter_end, p->group_by, p->api_name_mode, re,
-                                  progress_draw,   &bar};
+        struct tl_options opts = {
+            p->filter_start,         p->filter_end, p->group_by, p->api_name_mode, re,
+            a->unified_memory_scale, progress_draw, &bar};
         return export_timeline(a, rdb->db, path, &opts, p->session_start, &bar);
     }
+    if (a->flame)
+        return export_flame(a, rdb->db, path, p);
     if (a->type == TYPE_CSV)
         return a->report_count ? export_csv_reports(a, rdb->db, path, defs, p)
                                : export_csv_tables(a, rdb->db, path, re);

@@ -42,6 +42,9 @@ struct tl_track {
     /* a total order of the tracks for backends with one number per track:
      * the ranks along the track's path, 8 bits a level */
     uint64_t sort_index;
+    /* TL_COUNTER: counters of the same axis group under the same parent share
+     * their y-axis (--unified-memory-scale); NULL: an axis of its own */
+    const char *axis;
 };
 
 /* The collector an event comes from ("hggc", "hgtx", "osrt"): HGGC covers
@@ -124,6 +127,7 @@ struct tl_options {
     const char *group_kernels;          /* "base" or "hgtx" */
     const char *api_name_mode;          /* "host" or "kernel" */
     pcre2_code *tables;                 /* source tables to draw from; NULL: all */
+    int unified_memory_scale;           /* memory counters of one kind share a y-axis */
     /* called every few thousand events with the share done (0..1) */
     void (*progress)(void *ctx, double done);
     void *progress_ctx;

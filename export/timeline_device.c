@@ -409,7 +409,8 @@ static int walk_memory(struct walk *w)
                       "               ORDER BY m.timestamp_ns, m.rowid)\n"
                       "FROM ppu_memory AS m\n"
                       "LEFT JOIN ppu_devices AS d ON d.pid = m.pid AND d.device = m.device\n"
-                      "WHERE m.memory_kind IN (2, 3) AND m.timestamp_ns <= :hi\n"
+                      "WHERE m.operation IN (1, 2) AND m.memory_kind IN (2, 3) AND\n"
+                      "      m.timestamp_ns <= :hi\n"
                       "ORDER BY m.pid, m.memory_kind, 2, m.timestamp_ns, m.rowid");
     if (!st)
         return -1;
@@ -434,8 +435,13 @@ static int walk_memory(struct walk *w)
             struct row *p = tw_row_at(w, parent);
             if (!p)
                 continue;
-            row = tw_row_new(w, key, (size_t)n, p->lanes[0].uuid, p->sort_index, TL_COUNTER, name,
-                             3, 0);
+            /* --unified-memory-scale: every process's device memory on a device
+             * shares one axis, and a process's pinned memory the host memory one */
+            const char *axis = !w->o->unified_memory_scale ? NULL
+                               : pinned                    ? "host memory (bytes)"
+                                                           : "device memory (bytes)";
+            row = tw_counter_row_new(w, key, (size_t)n, p->lanes[0].uuid, p->sort_index, name, 3,
+                                     axis);
         }
         int64_t ts = sqlite3_column_int64(st, 3);
         if (ts < w->o->filter_start)

@@ -8,40 +8,6 @@
 
 #include "timeline_walk.h"
 
-/* A counter row under process `pid`, created on first use. */
-static uint32_t process_counter(struct walk *w, uint32_t pid, const char *key_kind, int64_t key_id,
-                                const char *field, const char *name, uint32_t order)
-{
-    char key[512];
-    int n = snprintf(key, sizeof key, "%s/%u/%lld/%s", key_kind, pid, (long long)key_id,
-                     field ? field : "");
-    if (n < 0 || (size_t)n >= sizeof key)
-        n = (int)sizeof key - 1;
-    uint32_t row = tw_row_find(w, key, (size_t)n);
-    if (row)
-        return row;
-    uint32_t process = tw_process_row(w, pid);
-    struct row *p = tw_row_at(w, process);
-    if (!p)
-        return 0;
-    return tw_row_new(w, key, (size_t)n, p->lanes[0].uuid, p->sort_index, TL_COUNTER, name, order,
-                      0);
-}
-
-static int emit_counter(struct walk *w, uint32_t row, int64_t ts, double value)
-{
-    struct row *r = tw_row_at(w, row);
-    if (!r)
-        return -1;
-    if (ts < w->o->filter_start)
-        ts = w->o->filter_start;
-    w->stats->counter_values++;
-    tw_progress(w);
-    if (w->ops->counter(w->sink, r->lanes[0].uuid, ts, value))
-        return tw_sink_failed(w);
-    return 0;
-}
-
 /* ---- counters ------------------------------------------------------------------ */
 
 /* Every sample with a value, by counter and field, in time order. */
@@ -67,13 +33,13 @@ static int walk_counters(struct walk *w)
         snprintf(name, sizeof name, "HGTX counter %s%s%s%s%s%s",
                  (const char *)sqlite3_column_text(st, 5), field ? "." : "", field ? field : "",
                  unit ? " (" : "", unit ? unit : "", unit ? ")" : "");
-        uint32_t row = process_counter(w, (uint32_t)sqlite3_column_int64(st, 0), "hc",
-                                       sqlite3_column_int64(st, 1), field, name, 900000);
+        uint32_t row = tw_process_counter(w, (uint32_t)sqlite3_column_int64(st, 0), "hc",
+                                          sqlite3_column_int64(st, 1), field, name, 900000, NULL);
         /* a uint64 above INT64_MAX is TEXT of its digits */
         double value = sqlite3_column_int(st, 7)
                            ? strtod((const char *)sqlite3_column_text(st, 4), NULL)
                            : sqlite3_column_double(st, 4);
-        if (!row || emit_counter(w, row, sqlite3_column_int64(st, 3), value) != 0)
+        if (!row || tw_emit_counter(w, row, sqlite3_column_int64(st, 3), value) != 0)
             break;
     }
     sqlite3_finalize(st);
@@ -151,10 +117,10 @@ static int walk_heaps(struct walk *w)
         char name[512];
         snprintf(name, sizeof name, "HGTX heap %s (bytes in regions)",
                  (const char *)sqlite3_column_text(st, 4));
-        uint32_t row = process_counter(w, (uint32_t)sqlite3_column_int64(st, 0), "hh",
-                                       sqlite3_column_int64(st, 1), NULL, name, 900001);
-        if (!row || emit_counter(w, row, sqlite3_column_int64(st, 2),
-                                 (double)sqlite3_column_int64(st, 3)) != 0)
+        uint32_t row = tw_process_counter(w, (uint32_t)sqlite3_column_int64(st, 0), "hh",
+                                          sqlite3_column_int64(st, 1), NULL, name, 900001, NULL);
+        if (!row || tw_emit_counter(w, row, sqlite3_column_int64(st, 2),
+                                    (double)sqlite3_column_int64(st, 3)) != 0)
             break;
     }
     sqlite3_finalize(st);

@@ -41,7 +41,17 @@ static int declare(struct walk *w, uint64_t uuid, uint64_t parent, enum tl_track
                    const char *name, const char *label, uint32_t order, uint32_t pid, uint32_t tid,
                    uint32_t lane, uint64_t sort_index)
 {
-    struct tl_track t = {uuid, parent, kind, name, label, order, pid, tid, lane, sort_index};
+    struct tl_track t = {uuid,
+                         parent,
+                         kind,
+                         name,
+                         label,
+                         order,
+                         pid,
+                         tid,
+                         lane,
+                         sort_index,
+                         kind == TL_COUNTER ? w->counter_axis : NULL};
     w->stats->tracks++;
     if (w->ops->track(w->sink, &t) != 0)
         return tw_sink_failed(w);
@@ -90,6 +100,16 @@ uint32_t tw_row_new_entity(struct walk *w, const void *key, size_t key_len, uint
     if (declare(w, r->lanes[0].uuid, parent, kind, name, label, order, pid, tid, 0,
                 r->sort_index) != 0)
         return 0;
+    return id;
+}
+
+uint32_t tw_counter_row_new(struct walk *w, const void *key, size_t key_len, uint64_t parent,
+                            uint64_t parent_sort, const char *name, uint32_t order,
+                            const char *axis)
+{
+    w->counter_axis = axis;
+    uint32_t id = tw_row_new(w, key, key_len, parent, parent_sort, TL_COUNTER, name, order, 0);
+    w->counter_axis = NULL;
     return id;
 }
 

@@ -90,3 +90,37 @@ uint32_t tw_thread_child_row(struct walk *w, uint32_t pid, uint32_t tid,
     w->last_row = id;
     return id;
 }
+
+/* A counter row under process `pid`, created on first use. */
+uint32_t tw_process_counter(struct walk *w, uint32_t pid, const char *key_kind, int64_t key_id,
+                            const char *field, const char *name, uint32_t order, const char *axis)
+{
+    char key[512];
+    int n = snprintf(key, sizeof key, "%s/%u/%lld/%s", key_kind, pid, (long long)key_id,
+                     field ? field : "");
+    if (n < 0 || (size_t)n >= sizeof key)
+        n = (int)sizeof key - 1;
+    uint32_t row = tw_row_find(w, key, (size_t)n);
+    if (row)
+        return row;
+    uint32_t process = tw_process_row(w, pid);
+    struct row *p = tw_row_at(w, process);
+    if (!p)
+        return 0;
+    return tw_counter_row_new(w, key, (size_t)n, p->lanes[0].uuid, p->sort_index, name, order,
+                              axis);
+}
+
+int tw_emit_counter(struct walk *w, uint32_t row, int64_t ts, double value)
+{
+    struct row *r = tw_row_at(w, row);
+    if (!r)
+        return -1;
+    if (ts < w->o->filter_start)
+        ts = w->o->filter_start;
+    w->stats->counter_values++;
+    tw_progress(w);
+    if (w->ops->counter(w->sink, r->lanes[0].uuid, ts, value))
+        return tw_sink_failed(w);
+    return 0;
+}

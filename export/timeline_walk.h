@@ -85,6 +85,7 @@ struct walk {
     const char *last_name_text;
     uint64_t done, total;     /* events, for progress */
     uint8_t last_row_key[24]; /* tw_thread_child_row's last answer */
+    const char *counter_axis; /* the axis group of the counter row being declared */
     uint32_t last_row;
     const char *categories[TL_MAX_CATEGORIES]; /* tw_category's names, by id */
     uint32_t category_count;
@@ -110,6 +111,11 @@ uint32_t tw_row_new(struct walk *w, const void *key, size_t key_len, uint64_t pa
 uint32_t tw_row_new_entity(struct walk *w, const void *key, size_t key_len, uint64_t parent,
                            uint64_t parent_sort, enum tl_track_kind kind, const char *name,
                            const char *label, uint32_t order, uint32_t pid, uint32_t tid);
+/* A counter row whose y-axis is shared with the other counters of `axis`
+ * under the same parent (NULL: its own). */
+uint32_t tw_counter_row_new(struct walk *w, const void *key, size_t key_len, uint64_t parent,
+                            uint64_t parent_sort, const char *name, uint32_t order,
+                            const char *axis);
 uint32_t tw_row_find(struct walk *w, const void *key, size_t key_len);
 /* flows and args may be NULL */
 int tw_emit_slice(struct walk *w, uint32_t row_id, int64_t start, int64_t end, struct tl_name name,
@@ -171,5 +177,11 @@ struct tl_thread_row {
 /* The row of `kind` (and sub id) under thread (pid, tid), created on first use. */
 uint32_t tw_thread_child_row(struct walk *w, uint32_t pid, uint32_t tid,
                              const struct tl_thread_row *kind, int64_t sub);
+/* A counter row under process `pid`, keyed by (key_kind, key_id, field) and
+ * created on first use (0 when it cannot be), and one value on it (clamped
+ * to the window's start). */
+uint32_t tw_process_counter(struct walk *w, uint32_t pid, const char *key_kind, int64_t key_id,
+                            const char *field, const char *name, uint32_t order, const char *axis);
+int tw_emit_counter(struct walk *w, uint32_t row, int64_t ts, double value);
 
 #endif

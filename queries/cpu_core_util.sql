@@ -3,7 +3,7 @@
 -- description: Per core, over the time the context switches cover (from the first to the last
 --   switch seen on any core, or the --filter-time window): the share of it the sampled process
 --   tree's threads ran, the share other processes ran, and the share the core was idle.
--- requires: EXISTS (SELECT 1 FROM sched_slices) | the report has no scheduling data (record with -s process-tree or -s system-wide where sched:sched_switch can be opened)
+-- requires: sched_slices: the report has no scheduling data (record with -s process-tree or -s system-wide)
 -- columns: CPU, Traced Tree (%), Others (%), Idle (%), Traced Tree (ns), Others (ns), Span (ns)
 WITH span AS (
     SELECT MAX(MIN(start_ns), :filter_start) AS s, MIN(MAX(end_ns), :filter_end) AS e

@@ -51,6 +51,22 @@ rows(ord, property, value) AS (
     UNION ALL SELECT 45.5, 'HGTX payload entries not decoded', value FROM info
         WHERE key = 'hgtx_payloads_undecoded' AND value > 0
     UNION ALL SELECT 45, 'HGTX ranges never ended', (SELECT value FROM info WHERE key = 'hgtx_open_ranges')
+    UNION ALL SELECT 45.7, 'Heap allocations sampled', n || ' (interval ' ||
+        (SELECT value FROM info WHERE key = 'heap_sampling_interval') || ' bytes)'
+        FROM (SELECT COUNT(*) AS n FROM heap_allocations) WHERE n > 0
+    UNION ALL SELECT 45.8, 'Heap still allocated at the end (bytes, estimated)',
+        CAST(ROUND(SUM(weight_bytes)) AS INTEGER) FROM heap_allocations WHERE end_ns IS NULL
+        HAVING COUNT(*) > 0
+    UNION ALL SELECT 45.91, 'Device memory still allocated at the end (bytes)', SUM(bytes)
+        FROM ppu_allocations WHERE kind = 'device' AND NOT failed AND released_ns IS NULL
+        HAVING COUNT(*) > 0
+    UNION ALL SELECT 45.92, 'Pinned memory still allocated at the end (bytes)', SUM(bytes)
+        FROM ppu_allocations WHERE kind = 'pinned' AND NOT failed AND released_ns IS NULL
+        HAVING COUNT(*) > 0
+    UNION ALL SELECT 45.93, 'Allocation calls that failed', COUNT(*)
+        FROM ppu_allocations WHERE failed HAVING COUNT(*) > 0
+    UNION ALL SELECT 45.9, 'Heap frees of blocks allocated before a fork', value FROM info
+        WHERE key = 'heap_unmatched_frees' AND value > 0
     UNION ALL SELECT 46.1, 'CPU sampling', CASE WHEN status = 'recorded' THEN
         scope || ', ' || event || ' every ' || period || ' ' || period_unit ||
         CASE WHEN event = 'cpu-clock' THEN ' (' || requested_period_cycles || ' cycles at ' ||

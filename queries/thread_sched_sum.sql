@@ -6,7 +6,7 @@
 --   usually I/O: D), the share of the thread's scheduled time Running, how many times it
 --   moved to another core, and the cores it ran on.  With --filter-time, intervals are clipped
 --   to the window; --pid/--tid keep one process or thread.
--- requires: EXISTS (SELECT 1 FROM sched_slices WHERE in_tree) | the report has no scheduling data (record with -s process-tree or -s system-wide where sched:sched_switch can be opened)
+-- requires: sched_slices: the report has no scheduling data (record with -s process-tree or -s system-wide)
 -- columns: PID, TID, Thread, Running (ns), Preempted (ns), Waiting (ns), Uninterruptible (ns),
 --   Running (%), Migrations, Cores
 WITH states AS (
@@ -14,7 +14,7 @@ WITH states AS (
     FROM thread_states
     WHERE state IN ('Running', 'Preempted', 'Waiting', 'Uninterruptible')
       AND end_ns >= :filter_start AND start_ns <= :filter_end
-      AND (:pid IS NULL OR pid = :pid) AND (:tid IS NULL OR tid = :tid)
+      AND (:pid < 0 OR pid = :pid) AND (:tid < 0 OR tid = :tid)
 ), per_thread AS (
     SELECT pid, tid,
            SUM(CASE WHEN state = 'Running' THEN duration ELSE 0 END) AS running,

@@ -42,14 +42,19 @@ struct asys_collector {
     /* ---- launcher hooks; NULL: nothing to do ---- */
     /* Collectors not selected by -t: whether their options switch them on. */
     int (*enabled)(const struct asys_profile_options *o);
+    /* When it records: whether its options go together (one line on no). */
+    int (*check)(const struct asys_profile_options *o, struct asys_err *err);
     /* Before the program starts: what the target's environment needs beyond
      * the options' own variables (which the registry sets). */
     int (*prepare)(const struct asys_collector_setup *s, struct asys_env *env,
                    struct asys_err *err);
-    /* Samplers the launcher runs while the program runs: start is called
-     * between fork and exec, while the program's process waits (its pid). */
+    /* Samplers the launcher runs while the program runs (the program's
+     * pid): start is called once the program runs, or, with
+     * start_before_exec, between fork and exec while its process waits (what
+     * is inherited from there sees the program from its first instruction). */
     int (*start)(const struct asys_collector_setup *s, pid_t target, void **state,
                  struct asys_err *err);
+    int start_before_exec;
     void (*stop)(void *state);
     /* Finalize: sees every record of every segment; finalize_end returns the
      * manifest's object for the collector (under its name), or NULL. */

@@ -177,6 +177,7 @@ const struct asys_collector asys_collector_cpu_sampling = {
     .option_count = sizeof sampling_options / sizeof sampling_options[0],
     .enabled = sampling_enabled,
     .start = sampling_start,
+    .start_before_exec = 1, /* the events are inherited from the program's first instruction */
     .stop = sampling_stop,
     .finalize_begin = tally_begin,
     .finalize_record = tally_record,

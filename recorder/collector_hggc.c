@@ -3,11 +3,13 @@
  * variable, and at finalize the manifest's "hggc" object — per process
  * whether CUPTI attached (and if not, why), plus CUPTI's dropped records and
  * overhead. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "asys_format.h"
 #include "collector.h"
+#include "profile_options.h"
 
 #define MAX_ERRORS 16
 
@@ -221,6 +223,28 @@ static int parse_backtrace(const struct asys_option *o, const char *v,
     return 0;
 }
 
+/* --hggc-memory-usage: true (device; pinned too with --host-memory-sampling,
+ * as the manual says: see prepare), false, or device, pinned, device,pinned. */
+static int parse_memory_usage(const struct asys_option *o, const char *v,
+                              struct asys_option_value *out, struct asys_err *err)
+{
+    (void)o;
+    static const char *const accepted[] = {"true",          "false",         "device", "pinned",
+                                           "device,pinned", "pinned,device", NULL};
+    for (const char *const *a = accepted; *a; a++)
+        if (!strcmp(v, *a)) {
+            const char *canonical = !strcmp(v, "false")           ? "none"
+                                    : !strcmp(v, "pinned,device") ? "device,pinned"
+                                                                  : v;
+            snprintf(out->canonical, sizeof out->canonical, "%s", canonical);
+            return 0;
+        }
+    return asys_fail_kind(err, ASYS_ERR_USAGE,
+                          "--hggc-memory-usage takes true, false, device, pinned or "
+                          "device,pinned, not '%s'",
+                          v);
+}
+
 static const char *const graph_levels[] = {"node", "graph", NULL};
 
 // clang-format off
@@ -241,8 +265,11 @@ static const struct asys_option hggc_options[] = {
     {.name = "hggc-backtrace-depth", .type = ASYS_OPT_COUNT, .metavar = "N", .default_value = "24",
      .help = "frames per HGGC call stack (0-128)", .env = "ASYS_HGGC_BT_DEPTH",
      .max = ASYS_CALLCHAIN_MAX_DEPTH},
-    {.name = "hggc-memory-usage", .type = ASYS_OPT_TEXT, .metavar = "true|false|device,pinned",
-     .default_value = "false", .help = "device/pinned memory usage with call stacks", .planned = 1},
+    {.name = "hggc-memory-usage", .type = ASYS_OPT_TEXT,
+     .metavar = "true|false|device|pinned|device,pinned", .default_value = "false",
+     .help = "call stacks of device and pinned allocations, and failed allocations (true: "
+             "device, and pinned too with --host-memory-sampling)",
+     .env = "ASYS_HGGC_MEMORY_USAGE", .parse = parse_memory_usage},
 };
 // clang-format on
 
@@ -250,6 +277,13 @@ static const struct asys_option hggc_options[] = {
  * calls its InitializeInjection. */
 static int prepare(const struct asys_collector_setup *s, struct asys_env *env, struct asys_err *err)
 {
+    const char *usage = asys_profile_value(s->options, "hggc-memory-usage")->canonical;
+    if (!strcmp(usage, "true")) {
+        int pinned = asys_profile_value(s->options, "host-memory-sampling")->number != 0;
+        if (asys_env_set(env, "ASYS_HGGC_MEMORY_USAGE", pinned ? "device,pinned" : "device", err) !=
+            0)
+            return -1;
+    }
     return asys_env_set(env, "CUDA_INJECTION64_PATH", s->inject_library, err);
 }
 

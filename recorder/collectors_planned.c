@@ -84,25 +84,6 @@ const struct asys_collector asys_collector_ppu_metrics = {
     .option_count = COUNT_OF(ppu_metrics_options),
 };
 
-static const struct asys_option memory_options[] = {
-    PLANNED("host-memory-sampling", "true|false", "false",
-            "sample resident set size and high-water mark"),
-    PLANNED("host-memory-sampling-frequency", "HZ", "100", "host memory sampling frequency"),
-    PLANNED("heap-memory-usage", "true|false", "false", "heap allocations with call stacks"),
-    PLANNED("heap-sampling-interval-bytes", "BYTES", "1048576",
-            "mean bytes between sampled allocations"),
-    PLANNED("heap-backtrace-depth", "N", "24", "depth of heap call stacks"),
-    PLANNED("heap-report-interval", "MS", "10", "heap usage aggregation interval"),
-    PLANNED("multi-node-mode", "MODE", "none", "multi-node collection"),
-};
-
-const struct asys_collector asys_collector_memory = {
-    .name = "memory",
-    .summary = "host memory sampling and heap tracing",
-    .options = memory_options,
-    .option_count = COUNT_OF(memory_options),
-};
-
 static const struct asys_option python_options[] = {
     PLANNED("python-sampling", "true|false", "false", "periodic Python call stack sampling"),
     PLANNED("python-sampling-frequency", "HZ", "500", "Python sampling frequency (1..1000)"),

@@ -158,11 +158,13 @@ struct samplers {
     int count;
 };
 
-static void start_samplers(const struct asys_collector_setup *setup, pid_t target,
+/* The samplers of one phase: before the program's exec, or once it runs. */
+static void start_samplers(const struct asys_collector_setup *setup, pid_t target, int before_exec,
                            struct samplers *s)
 {
     for (const struct asys_collector *const *c = asys_collectors; *c; c++) {
-        if (!(*c)->start || !asys_profile_collects(setup->options, *c) || s->count == 16)
+        if (!(*c)->start || !asys_profile_collects(setup->options, *c) || s->count == 16 ||
+            !(*c)->start_before_exec != !before_exec)
             continue;
         struct asys_err err = {0};
         void *state = NULL;
@@ -184,7 +186,7 @@ struct sampler_start {
 static void start_samplers_before_exec(pid_t child, void *arg)
 {
     struct sampler_start *s = arg;
-    start_samplers(s->setup, child, s->samplers);
+    start_samplers(s->setup, child, 1, s->samplers);
 }
 
 static void stop_samplers(struct samplers *s)
@@ -253,6 +255,7 @@ static int record(const struct asys_profile_options *o, const char *report_path)
         rc = asys_exec_exit_code(&err);
         goto out;
     }
+    start_samplers(&setup, target.pid, 0, &samplers);
     asys_target_wait(&target, o->wait, tick, &session, CLOCK_PAIR_INTERVAL_MS);
     stop_samplers(&samplers);
     asys_session_close_launcher(&session);

@@ -364,7 +364,12 @@ int asys_profile_parse(int argc, char **argv, struct asys_profile_options *o, st
     if (o->chunk_size > o->max_segment_size)
         return asys_fail_kind(err, ASYS_ERR_USAGE,
                               "--chunk-size is larger than --max-segment-size");
-    return check_capture_range(o, err);
+    if (check_capture_range(o, err) != 0)
+        return -1;
+    for (const struct asys_collector *const *c = asys_collectors; *c; c++)
+        if ((*c)->check && asys_profile_collects(o, *c) && (*c)->check(o, err) != 0)
+            return -1;
+    return 0;
 }
 
 int asys_profile_environment(const struct asys_profile_options *o,

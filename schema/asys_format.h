@@ -43,6 +43,7 @@ enum asys_feature {
     ASYS_FEATURE_OSRT = 1u << 2, /* OS runtime calls */
     ASYS_FEATURE_STACKS = 1u << 3, /* call stacks and the modules they point into */
     ASYS_FEATURE_HGGC = 1u << 4,   /* PPU API calls and device activity (CUPTI) */
+    ASYS_FEATURE_MEMORY = 1u << 12, /* memory: heap allocations and frees, host memory samples */
     /* Collectors of the manual this version does not build yet: their bits
      * name them in options and manifests; no segment carries them. */
     ASYS_FEATURE_ACDNN = 1u << 5,
@@ -55,7 +56,7 @@ enum asys_feature {
 /* Every feature this version of the tools can decode. */
 #define ASYS_FEATURES_KNOWN                                                                        \
     (ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX | ASYS_FEATURE_OSRT | ASYS_FEATURE_STACKS |             \
-     ASYS_FEATURE_HGGC | ASYS_FEATURE_CPU_SAMPLING)
+     ASYS_FEATURE_HGGC | ASYS_FEATURE_MEMORY | ASYS_FEATURE_CPU_SAMPLING)
 
 /* ---- who wrote a segment ----------------------------------------------- */
 
@@ -252,7 +253,12 @@ enum asys_record_type {
     ASYS_REC_CPU_SAMPLE = 56,        /* struct asys_rec_cpu_sample */
     ASYS_REC_SCHED_SWITCH = 57,      /* struct asys_rec_sched_switch */
     ASYS_REC_CPU_SAMPLING_INFO = 58, /* struct asys_rec_cpu_sampling_info + reason */
-    ASYS_REC_TYPE_COUNT = 59
+    /* heap: sampled allocations and the frees of sampled blocks */
+    ASYS_REC_HEAP_ALLOC = 64, /* struct asys_rec_heap_alloc: arg = heap function id */
+    ASYS_REC_HEAP_FREE = 65,  /* struct asys_rec_heap_free: arg = heap function id */
+    /* host memory: the launcher's samples of every process of the tree */
+    ASYS_REC_HOST_MEMORY = 66, /* struct asys_rec_host_memory */
+    ASYS_REC_TYPE_COUNT = 67
 };
 
 /* Largest string id a header-only record can carry in its arg. */
@@ -736,6 +742,59 @@ struct asys_rec_osrt_call {
 // clang-format on
 #define ASYS_OSRT_FUNCTION_COUNT 65
 
+/* ---- heap records ----------------------------------------------------------
+ * Allocations are sampled by bytes (--heap-sampling-interval-bytes N: each
+ * byte with probability 1/N, so an allocation of s bytes with probability
+ * 1 - exp(-s/N)); only sampled blocks are remembered, and only their frees
+ * are written.  The header timestamp is when the call returned. */
+
+/* A sampled allocation (realloc's new block included). */
+struct asys_rec_heap_alloc {
+    asys_rec_word header;       /* arg = heap function id (ASYS_HEAP_FUNCTIONS) */
+    uint64_t address;           /* the block returned */
+    uint64_t size;              /* bytes asked for */
+    uint64_t sampling_interval; /* N of the sampling; 1: every allocation is recorded */
+    uint32_t callchain_id;      /* 0: no stack captured */
+    uint32_t reserved;
+};
+
+/* The free of a sampled block (realloc's old block included). */
+struct asys_rec_heap_free {
+    asys_rec_word header; /* arg = heap function id */
+    uint64_t address;
+    uint64_t size; /* as recorded at its allocation */
+};
+
+/* A host memory sample (--host-memory-sampling) of one process, read by
+ * the launcher from /proc/PID/status; the header timestamp is when. */
+struct asys_rec_host_memory {
+    asys_rec_word header;
+    uint32_t pid;
+    uint32_t reserved;
+    uint64_t rss_bytes; /* resident set size (VmRSS) */
+    uint64_t hwm_bytes; /* its high-water mark (VmHWM) */
+};
+
+/* The functions; the id is the position (1-based).  Append only. */
+// clang-format off
+#define ASYS_HEAP_FUNCTIONS(X)                                                                     \
+    X(1, malloc)                                                                                   \
+    X(2, calloc)                                                                                   \
+    X(3, realloc)                                                                                  \
+    X(4, reallocarray)                                                                             \
+    X(5, posix_memalign)                                                                           \
+    X(6, aligned_alloc)                                                                            \
+    X(7, memalign)                                                                                 \
+    X(8, valloc)                                                                                   \
+    X(9, pvalloc)                                                                                  \
+    X(10, operator new)                                                                            \
+    X(11, operator new[])                                                                          \
+    X(12, free)                                                                                    \
+    X(13, operator delete)                                                                         \
+    X(14, operator delete[])
+// clang-format on
+#define ASYS_HEAP_FUNCTION_COUNT 14
+
 /* ---- hggc records ----------------------------------------------------------
  * Device activity keeps CUPTI's meaning.  Its times are CLOCK_MONOTONIC ns
  * (CUPTI's timestamp callback returns them), absolute in the body; the record
@@ -843,6 +902,16 @@ struct asys_rec_hggc_event_record {
 };
 
 /* A device or pinned allocation or release (CUPTI Memory4): arg = 1 allocation, 2 release. */
+/* A device or pinned allocation or release (CUPTI's MEMORY2 activity: arg =
+ * its operation, 1 allocation, 2 release) or an allocation call that failed
+ * (--hggc-memory-usage; written by the API callback: arg =
+ * ASYS_HGGC_MEMORY_FAILED, address 0, bytes = asked). */
+enum asys_hggc_memory_op {
+    ASYS_HGGC_MEMORY_ALLOCATION = 1,
+    ASYS_HGGC_MEMORY_RELEASE = 2,
+    ASYS_HGGC_MEMORY_FAILED = 16,
+};
+
 struct asys_rec_hggc_memory {
     asys_rec_word header;
     uint64_t timestamp_ns;
@@ -853,7 +922,7 @@ struct asys_rec_hggc_memory {
     uint32_t stream;
     uint32_t correlation_id;
     uint32_t memory_kind;
-    uint32_t reserved;
+    uint32_t error; /* a failed allocation (ASYS_HGGC_MEMORY_FAILED): the error returned */
 };
 
 struct asys_rec_hggc_graph_trace {
@@ -1107,6 +1176,10 @@ ASYS_CHECK_SIZE(struct asys_rec_module, 72);
 ASYS_CHECK_OFFSET(struct asys_rec_module, build_id, 40);
 ASYS_CHECK_SIZE(struct asys_rec_callchain, 16);
 ASYS_CHECK_SIZE(struct asys_rec_osrt_call, 32);
+ASYS_CHECK_SIZE(struct asys_rec_heap_alloc, 40);
+ASYS_CHECK_OFFSET(struct asys_rec_heap_alloc, callchain_id, 32);
+ASYS_CHECK_SIZE(struct asys_rec_heap_free, 24);
+ASYS_CHECK_SIZE(struct asys_rec_host_memory, 32);
 ASYS_CHECK_SIZE(struct asys_rec_hggc_api, 40);
 ASYS_CHECK_SIZE(struct asys_rec_hggc_kernel, 112);
 ASYS_CHECK_OFFSET(struct asys_rec_hggc_kernel, grid, 56);

@@ -160,14 +160,15 @@ CREATE TABLE ppu_event_records (
 CREATE TABLE ppu_memory (
     pid            INTEGER NOT NULL, -- process
     timestamp_ns   INTEGER NOT NULL, -- when it happened
-    operation      INTEGER NOT NULL, -- 1 allocation, 2 release
+    operation      INTEGER NOT NULL, -- 1 allocation, 2 release, 16 an allocation call that failed
     memory_kind    INTEGER NOT NULL, -- hggc_memory_kinds.id
     address        INTEGER NOT NULL, -- address
     bytes          INTEGER NOT NULL, -- size
     device         INTEGER,          -- CUDA ordinal
     context        INTEGER,          -- context id
     stream         INTEGER,          -- stream id (stream-ordered allocations)
-    correlation_id INTEGER           -- the API call
+    correlation_id INTEGER,          -- the API call
+    error          INTEGER           -- a failed allocation (operation 16): the error returned
 );
 
 -- Graph launches traced as one range (--hggc-graph-trace=graph).
@@ -225,6 +226,22 @@ CREATE TABLE hggc_overheads (
 
 -- Copies and memsets as one list, each named as nsys names the operation
 -- ('[CUDA memcpy Host-to-Device]', '[CUDA memset]').
+-- Device and pinned allocations (and allocation calls that failed) with the
+-- API call that made them, its call stack (--hggc-memory-usage keeps one for
+-- every allocation call) and when the block was released (NULL: never).
+-- kind: 'device' (device and managed memory) or 'pinned'.
+CREATE VIEW ppu_allocations AS
+SELECT m.rowid AS id, m.pid, m.timestamp_ns, m.operation = 16 AS failed, m.error,
+       CASE WHEN m.memory_kind = 2 THEN 'pinned' ELSE 'device' END AS kind, m.memory_kind,
+       m.address, m.bytes, m.device, m.stream, m.correlation_id,
+       c.tid, c.name_id AS api_name_id, c.callchain_id,
+       (SELECT MIN(r.timestamp_ns) FROM ppu_memory AS r
+        WHERE r.pid = m.pid AND r.address = m.address AND r.operation = 2
+          AND r.timestamp_ns >= m.timestamp_ns AND m.operation = 1) AS released_ns
+FROM ppu_memory AS m
+LEFT JOIN hggc_api_calls AS c ON c.pid = m.pid AND c.correlation_id = m.correlation_id
+WHERE m.operation IN (1, 16) AND m.memory_kind IN (2, 3, 5);
+
 CREATE VIEW ppu_memory_operations AS
 SELECT m.start_ns, m.end_ns, m.pid, m.device, m.context, m.stream, m.correlation_id, m.bytes,
        m.src_kind, m.dst_kind,
@@ -381,5 +398,6 @@ CREATE INDEX ppu_graph_nodes_by_correlation ON ppu_graph_nodes (pid, correlation
 CREATE INDEX ppu_graph_nodes_by_original ON ppu_graph_nodes (pid, original_node_id);
 CREATE INDEX ppu_graph_launches_by_correlation ON ppu_graph_launches (pid, correlation_id);
 CREATE INDEX hggc_api_calls_by_correlation ON hggc_api_calls (pid, correlation_id);
+CREATE INDEX ppu_memory_by_address ON ppu_memory (pid, address, timestamp_ns);
 CREATE INDEX ppu_kernels_by_start ON ppu_kernels (start_ns);
 CREATE INDEX ppu_memcpys_by_start ON ppu_memcpys (start_ns);

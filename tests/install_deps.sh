@@ -2,8 +2,11 @@
 # Installs what building and testing asys needs (Debian/Ubuntu).  The CUDA
 # toolkit (NVTX and CUPTI headers) is expected at /usr/local/cuda.
 set -euo pipefail
+# usage: tests/install_deps.sh [--consumers]
+#   --consumers: only the third-party readers some tests check outputs with
 packages=(build-essential cmake pkg-config python3 zstd tar
           libsqlite3-dev zlib1g-dev libcjson-dev libpcre2-dev libzstd-dev libdw-dev check)
+[ "${1:-}" = --consumers ] && packages=(golang-go)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -57,6 +57,7 @@ static int is_own_frame(uintptr_t ip)
 
 struct unwind_state {
     uint64_t *frames;
+    uint64_t *cfas; /* each frame's canonical frame address, or NULL */
     uint32_t count;
     uint32_t max;
     int skip_self; /* frames of the capture function itself when not in a library */
@@ -74,13 +75,15 @@ static _Unwind_Reason_Code collect_frame(struct _Unwind_Context *ctx, void *arg)
     }
     if (is_own_frame(ip)) /* the wrapper, and ours again under a signal handler */
         return _URC_NO_REASON;
+    if (s->cfas)
+        s->cfas[s->count] = _Unwind_GetCFA(ctx);
     s->frames[s->count++] = ip;
     return s->count < s->max ? _URC_NO_REASON : _URC_END_OF_STACK;
 }
 
-static uint32_t unwind_dwarf(uint64_t *frames, uint32_t max)
+static uint32_t unwind_dwarf(uint64_t *frames, uint64_t *cfas, uint32_t max)
 {
-    struct unwind_state s = {frames, 0, max, self_high ? 0 : 2};
+    struct unwind_state s = {frames, cfas, 0, max, self_high ? 0 : 2};
     _Unwind_Backtrace(collect_frame, &s);
     return s.count;
 }
@@ -128,6 +131,89 @@ __attribute__((noinline)) static uint32_t unwind_fp(struct asys_thread *t, uint6
         fp = next;
     }
     return count;
+}
+
+/* ---- the stack cache ----------------------------------------------------------
+ * Only for DWARF unwinding from inside this library (built with frame
+ * pointers, so its own frames are walked for free): the first frame outside
+ * it is found by the frame-pointer chain, and a cached stack of that frame
+ * is reused when every return address still lies in its slot. */
+
+/* The return address into the first frame outside this library and that
+ * frame's stack pointer; 0 when the walk fails. */
+static int first_foreign_frame(struct asys_thread *t, uint64_t *return_address,
+                               uint64_t *stack_pointer)
+{
+    if (!self_high)
+        return 0;
+    if (!t->stack_high)
+        stack_bounds(t);
+    const uintptr_t *fp = __builtin_frame_address(0);
+    for (int step = 0; step < 32; step++) {
+        uintptr_t at = (uintptr_t)fp;
+        if (at < t->stack_low || at + 2 * sizeof(uintptr_t) > t->stack_high ||
+            at % sizeof(uintptr_t))
+            return 0;
+        if (!is_own_frame(fp[1])) {
+            *return_address = fp[1];
+            *stack_pointer = at + 2 * sizeof(uintptr_t);
+            return fp[1] != 0;
+        }
+        if (fp[0] <= at)
+            return 0;
+        fp = (const uintptr_t *)fp[0];
+    }
+    return 0;
+}
+
+static struct asys_stack_cache_entry *stack_slot(struct asys_thread *t, uint64_t ra, uint64_t sp)
+{
+    uint64_t h = (ra ^ sp * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+    return &t->stacks[(h >> 40) % ASYS_STACK_CACHE_SIZE];
+}
+
+/* The cached call chain of this stack, or 0. */
+static uint32_t cached_stack(struct asys_thread *t, uint64_t ra, uint64_t sp, uint32_t limit)
+{
+    const struct asys_stack_cache_entry *e = stack_slot(t, ra, sp);
+    if (!e->callchain_id || e->return_address != ra || e->stack_pointer != sp || e->limit != limit)
+        return 0;
+    for (uint32_t i = 0; i + 1 < e->depth; i++) {
+        uint64_t slot = e->slots[i];
+        if (slot < sp || slot + 8 > t->stack_high || slot % 8 ||
+            *(const uint64_t *)(uintptr_t)slot != e->frames[i + 1])
+            return 0;
+    }
+    return e->callchain_id;
+}
+
+/* Keeps an unwound stack when its return addresses lie where the unwinder
+ * says: libgcc's CFA of a frame's context is the stack pointer of that
+ * frame at its call, so its return address lay just below it (x86-64) -
+ * not so around signal frames, which are then not cached. */
+static void cache_stack(struct asys_thread *t, uint64_t ra, uint64_t sp, uint32_t limit,
+                        const uint64_t *frames, const uint64_t *cfas, uint32_t count, uint32_t id)
+{
+#if defined(__x86_64__)
+    if (count == 0 || count > ASYS_STACK_CACHE_DEPTH || frames[0] != ra)
+        return;
+    struct asys_stack_cache_entry *e = stack_slot(t, ra, sp);
+    for (uint32_t i = 1; i < count; i++) {
+        uint64_t slot = cfas[i] - 8;
+        if (slot < sp || slot + 8 > t->stack_high || slot % 8 ||
+            *(const uint64_t *)(uintptr_t)slot != frames[i])
+            return;
+        e->slots[i - 1] = slot;
+    }
+    memcpy(e->frames, frames, count * sizeof *frames);
+    e->return_address = ra;
+    e->stack_pointer = sp;
+    e->depth = count;
+    e->limit = limit;
+    e->callchain_id = id;
+#else
+    (void)t, (void)ra, (void)sp, (void)limit, (void)frames, (void)cfas, (void)count, (void)id;
+#endif
 }
 
 /* ---- modules ---------------------------------------------------------------- */
@@ -250,21 +336,46 @@ static uint32_t define_chain(struct asys_thread *t, const uint64_t *frames, uint
     return id;
 }
 
+/* The chain id of `frames`, defining it the first time this thread sees it. */
+static uint32_t chain_of(struct asys_thread *t, const uint64_t *frames, uint32_t count);
+
 uint32_t asys_callstack_capture(struct asys_thread *t, uint32_t depth)
 {
     uint64_t frames[ASYS_CALLCHAIN_MAX_DEPTH];
     if (depth > ASYS_CALLCHAIN_MAX_DEPTH)
         depth = ASYS_CALLCHAIN_MAX_DEPTH;
-    uint32_t count = asys_proc.unwind_method == ASYS_UNWIND_FP ? unwind_fp(t, frames, depth)
-                                                               : unwind_dwarf(frames, depth);
+    if (asys_proc.unwind_method == ASYS_UNWIND_FP) {
+        uint32_t count = unwind_fp(t, frames, depth);
+        return count ? chain_of(t, frames, count) : 0;
+    }
+    uint64_t ra = 0, sp = 0, cfas[ASYS_CALLCHAIN_MAX_DEPTH];
+    int cacheable = depth <= ASYS_STACK_CACHE_DEPTH && first_foreign_frame(t, &ra, &sp);
+    uint32_t id = cacheable ? cached_stack(t, ra, sp, depth) : 0;
+    if (id)
+        return id;
+    uint32_t count = unwind_dwarf(frames, cacheable ? cfas : NULL, depth);
     if (!count)
         return 0;
+    id = chain_of(t, frames, count);
+    if (id && cacheable)
+        cache_stack(t, ra, sp, depth, frames, cfas, count, id);
+    return id;
+}
+
+static uint32_t chain_of(struct asys_thread *t, const uint64_t *frames, uint32_t count)
+{
     uint64_t hash = hash_frames(frames, count);
-    struct asys_callchain_cache_entry *e = &t->callchains[hash & (ASYS_CALLCHAIN_CACHE_SIZE - 1)];
-    if (e->hash == hash && e->depth == count)
-        return e->callchain_id;
+    enum { SETS = ASYS_CALLCHAIN_CACHE_SIZE / ASYS_CALLCHAIN_CACHE_WAYS };
+    struct asys_callchain_cache_entry *set =
+        &t->callchains[(hash >> 32 & (SETS - 1)) *
+                       ASYS_CALLCHAIN_CACHE_WAYS]; /* bit 0 is always set */
+    for (int way = 0; way < ASYS_CALLCHAIN_CACHE_WAYS; way++)
+        if (set[way].hash == hash && set[way].depth == count)
+            return set[way].callchain_id;
     uint32_t id = define_chain(t, frames, count);
     if (id) {
+        struct asys_callchain_cache_entry *e =
+            &set[t->callchain_evict++ % ASYS_CALLCHAIN_CACHE_WAYS];
         e->hash = hash;
         e->depth = count;
         e->callchain_id = id;

@@ -97,6 +97,7 @@ static struct {
     int profiler_traced;      /* the profiler calls are in the trace set */
     uint64_t backtrace_ticks; /* 0: no stacks */
     uint32_t backtrace_depth;
+    unsigned memory_kinds; /* --hggc-memory-usage: ASYS_HGGC_MEMORY_DEVICE | _PINNED */
     size_t buffer_size;
     struct buffer_header *pending; /* completed while their thread could not record */
     int completions_in_flight;     /* atomic: buffers being converted right now */
@@ -289,9 +290,19 @@ static void api_exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     int driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
     uint32_t name_id = asys_intern(t, api_display_name(driver, cbid, data->functionName));
     uint32_t chain = 0;
-    if (hggc.backtrace_ticks && end - start >= hggc.backtrace_ticks)
+    uint64_t asked = 0;
+    uint32_t cupti_kind = 0;
+    /* --hggc-memory-usage: every allocation call keeps its stack */
+    unsigned allocates =
+        hggc.memory_kinds
+            ? asys_hggc_allocation(driver, cbid, data->functionParams, &asked, &cupti_kind) &
+                  hggc.memory_kinds
+            : 0;
+    if (allocates || (hggc.backtrace_ticks && end - start >= hggc.backtrace_ticks))
         chain = asys_callstack_capture(t, hggc.backtrace_depth);
     int32_t result = data->functionReturnValue ? *(const int32_t *)data->functionReturnValue : 0;
+    if (allocates && result != 0)
+        asys_hggc_failed_allocation(t, data->correlationId, asked, cupti_kind, result);
     uint32_t delta;
     struct asys_rec_hggc_api *r = asys_segment_reserve(&t->seg, sizeof *r, end, &delta);
     if (r) {
@@ -739,6 +750,10 @@ int asys_hggc_init(void)
     hggc.backtrace_ticks = (uint64_t)((double)backtrace_ns * asys_proc.ticks_per_ns);
     hggc.backtrace_depth =
         (uint32_t)(depth > ASYS_CALLCHAIN_MAX_DEPTH ? ASYS_CALLCHAIN_MAX_DEPTH : depth);
+    const char *memory = asys_option_text("ASYS_HGGC_MEMORY_USAGE");
+    hggc.memory_kinds = memory ? (strstr(memory, "device") ? ASYS_HGGC_MEMORY_DEVICE : 0) |
+                                     (strstr(memory, "pinned") ? ASYS_HGGC_MEMORY_PINNED : 0)
+                               : 0;
     /* whole multiples of the alignment, as aligned_alloc wants */
     hggc.buffer_size =
         asys_env_u64("ASYS_HGGC_BUFFER_SIZE", DEFAULT_BUFFER_SIZE) & ~(size_t)(BUFFER_ALIGN - 1);
@@ -797,9 +812,8 @@ int asys_hggc_stream_id(const void *stream, uint32_t *id)
 {
     if (!cupti_usable())
         return -1;
-    return hggc.f.get_stream_id_ex(NULL, (CUstream)(uintptr_t)stream, 0, id) == CUPTI_SUCCESS
-               ? 0
-               : -1;
+    return hggc.f.get_stream_id_ex(NULL, (CUstream)(uintptr_t)stream, 0, id) == CUPTI_SUCCESS ? 0
+                                                                                              : -1;
 }
 
 int asys_hggc_context_id(const void *context, uint32_t *id)

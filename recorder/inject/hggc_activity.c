@@ -161,7 +161,7 @@ static void convert_memory(struct asys_thread *t, const CUpti_ActivityMemory4 *m
     r->stream = m->streamId;
     r->correlation_id = m->correlationId;
     r->memory_kind = (uint32_t)m->memoryKind;
-    r->reserved = 0;
+    r->error = 0;
     COMMIT(r, ASYS_REC_HGGC_MEMORY, (unsigned)m->memoryOperationType);
 }
 

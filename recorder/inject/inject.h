@@ -64,12 +64,33 @@ struct asys_literal_cache_entry {
     uint32_t generation;
 };
 
-/* Per-thread cache of the call chains this thread defined: hash -> id. */
+/* Per-thread cache of the call chains this thread defined: hash -> id;
+ * 4-way set-associative (a direct-mapped cache redefined a chain whenever
+ * two hot stacks shared a slot: 75 k chains for 64 stacks). */
 #define ASYS_CALLCHAIN_CACHE_SIZE 256
+#define ASYS_CALLCHAIN_CACHE_WAYS 4
 struct asys_callchain_cache_entry {
     uint64_t hash;
     uint32_t callchain_id;
     uint32_t depth;
+};
+
+/* Per-thread cache of unwound stacks (callstack.c): the first frame outside
+ * this library (its return address and where it returns to), the frames
+ * found from there and the stack slots their return addresses lay in.  A
+ * stack whose slots still hold the same return addresses is the same stack:
+ * no DWARF unwinding (3 us) for a call site seen before. */
+#define ASYS_STACK_CACHE_SIZE 32
+#define ASYS_STACK_CACHE_DEPTH 32
+struct asys_stack_cache_entry {
+    uint64_t return_address; /* into the first frame outside this library */
+    uint64_t stack_pointer;  /* that frame's stack pointer once it is returned to */
+    uint32_t depth;          /* frames (at most the capture's limit) */
+    uint32_t limit;          /* the depth the capture asked for */
+    uint32_t callchain_id;
+    uint32_t reserved;
+    uint64_t frames[ASYS_STACK_CACHE_DEPTH];
+    uint64_t slots[ASYS_STACK_CACHE_DEPTH]; /* slots[i]: where frames[i + 1] lay */
 };
 
 /* Nesting depth per domain, for the level NVTX push/pop return. */
@@ -85,6 +106,8 @@ struct asys_thread {
     uint64_t modules_generation;     /* loader state when this thread last wrote the modules */
     uintptr_t stack_low, stack_high; /* for frame-pointer walks; 0 until first needed */
     struct asys_callchain_cache_entry callchains[ASYS_CALLCHAIN_CACHE_SIZE];
+    uint32_t callchain_evict; /* round-robin way to replace next */
+    struct asys_stack_cache_entry stacks[ASYS_STACK_CACHE_SIZE];
     struct asys_literal_cache_entry literals[ASYS_LITERAL_CACHE_SIZE];
     struct asys_string_cache_entry strings[ASYS_STRING_CACHE_SIZE];
 };
@@ -235,6 +258,7 @@ void asys_capture_hgtx_string_registered(uint32_t string_id, const char *text);
 int asys_hgtx_init(void);
 int asys_osrt_init(void);
 int asys_hggc_init(void);
+int asys_heap_init(void);
 
 /* Debug output, only when ASYS_DEBUG is set. */
 void asys_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -118,6 +118,7 @@ class Track:
         self.tid = None  # a thread track: pid and tid
         self.thread_name = None
         self.counter = False
+        self.axis = None  # CounterDescriptor.y_axis_share_key
         self.child_ordering = None
         self.rank = None
         self.merge = None  # sibling_merge_behavior
@@ -282,6 +283,8 @@ def _descriptor(trace, index, buf):
     t.name = _text(trace, d.get(2, b''), 'a track name')
     t.parent = d.get(5, 0)
     t.counter = 8 in d
+    if t.counter:
+        t.axis = _text(trace, _one(d[8], {7}).get(7, b''), 'a y-axis share key') or None
     t.child_ordering = d.get(11)
     t.rank = _int32(d[12]) if 12 in d else None
     t.merge = d.get(15)

@@ -551,7 +551,7 @@ class Errors(ExportCase):
             self.assertIn(option, usage)
 
     def test_bad_options(self):
-        cases = [(['-t', 'svg'], "unknown type 'svg'"),
+        cases = [(['-t', 'bmp'], "unknown type 'bmp'"),
                  (['--api-name-mode', 'x'], '--api-name-mode takes host or kernel'),
                  (['--group-kernels', 'x'], '--group-kernels takes base or hgtx'),
                  (['--group-by', 'x'], '--group-by takes base or hgtx'),

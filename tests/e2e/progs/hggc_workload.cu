@@ -741,6 +741,84 @@ static void run_reset(void)
     CHECK(cudaFree(a));
 }
 
+// Known allocation patterns for --hggc-memory-usage: three device call sites
+// (site_small 10 x 64 KiB, site_large 4 x 4 MiB, site_async 3 x 1 MiB on a
+// stream), pinned memory (pinned_site 2 x 256 KiB with cudaMallocHost, one
+// 128 KiB cudaHostAlloc), one allocation that fails (more than the device
+// has), half of site_small freed by another thread, site_large's last block
+// and one pinned block left allocated at exit.
+static void *device_blocks[10];
+
+__attribute__((noinline)) static void site_small(void)
+{
+    for (int i = 0; i < 10; i++)
+        CHECK(cudaMalloc(&device_blocks[i], 64 << 10));
+}
+
+__attribute__((noinline)) static void *site_large(void)
+{
+    void *p = NULL;
+    CHECK(cudaMalloc(&p, 4 << 20));
+    return p;
+}
+
+__attribute__((noinline)) static void site_async(cudaStream_t s)
+{
+    for (int i = 0; i < 3; i++) {
+        void *p = NULL;
+        CHECK(cudaMallocAsync(&p, 1 << 20, s));
+        CHECK(cudaFreeAsync(p, s));
+    }
+}
+
+__attribute__((noinline)) static void *pinned_site(void)
+{
+    void *p = NULL;
+    CHECK(cudaMallocHost(&p, 256 << 10));
+    return p;
+}
+
+__attribute__((noinline)) static cudaError_t site_too_big(void)
+{
+    void *p = NULL;
+    cudaError_t e = cudaMalloc(&p, (size_t)1 << 50); // a petabyte: no device has it
+    cudaGetLastError();
+    return e;
+}
+
+static void *free_half(void *arg)
+{
+    (void)arg;
+    for (int i = 5; i < 10; i++)
+        CHECK(cudaFree(device_blocks[i]));
+    return NULL;
+}
+
+static void run_memory(void)
+{
+    site_small();
+    pthread_t t;
+    pthread_create(&t, NULL, free_half, NULL);
+    pthread_join(t, NULL);
+    for (int i = 0; i < 5; i++)
+        CHECK(cudaFree(device_blocks[i]));
+    for (int i = 0; i < 3; i++)
+        CHECK(cudaFree(site_large()));
+    site_large(); // left allocated
+    cudaStream_t s;
+    CHECK(cudaStreamCreate(&s));
+    site_async(s);
+    CHECK(cudaStreamSynchronize(s));
+    CHECK(cudaStreamDestroy(s));
+    CHECK(cudaFreeHost(pinned_site()));
+    pinned_site(); // left allocated
+    void *h = NULL;
+    CHECK(cudaHostAlloc(&h, 128 << 10, cudaHostAllocDefault));
+    CHECK(cudaFreeHost(h));
+    if (site_too_big() == cudaSuccess)
+        exit(3);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "all";
@@ -779,6 +857,8 @@ int main(int argc, char **argv)
         run_calls(n ? n : 1000000);
     else if (!strcmp(mode, "reset"))
         run_reset();
+    else if (!strcmp(mode, "memory"))
+        run_memory();
     else if (!strcmp(mode, "all")) {
         run_streams();
         run_graphs(n ? n : 3);
@@ -788,7 +868,7 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "usage: %s streams|graphs N|memcpy|devices|threads N|errors|launches "
                 "N|calls N|one-stream|streams3|ranges|names|bulk K C R|bulkdeps K W|deps "
-                "SHAPE|reset|all\n",
+                "SHAPE|reset|memory|all\n",
                 argv[0]);
         return 2;
     }

@@ -1,0 +1,49 @@
+-- name: devmem_sum
+-- title: Device Memory Allocation Summary
+-- description: The device (and managed) memory allocated through HGGC, per call stack, most bytes first:
+--   allocations and bytes, the largest, what was still allocated at the end of the window
+--   (or of the recording), and the allocation calls that failed with the bytes they asked
+--   for.  Call stacks need --hggc-memory-usage (every allocation call keeps its stack);
+--   without it the rows group by API only.  Call Site is the first frame outside the CUDA
+--   runtime and driver (libcuda*, libcupti*).  --filter-time keeps allocations made in the
+--   window; --pid one process.
+-- requires: ppu_memory: no device or pinned memory records (record with -t hggc)
+-- columns: Bytes, Allocations, Largest, Live Bytes, Failures, Failed Bytes, API, Call Site,
+--   Call Stack
+WITH a AS (
+    SELECT * FROM ppu_allocations
+    WHERE kind = 'device' AND timestamp_ns >= :filter_start AND timestamp_ns <= :filter_end
+      AND (:pid < 0 OR pid = :pid)
+), stacks AS (
+    SELECT c.callchain_id,
+           (SELECT group_concat(frame, ' <- ') FROM (
+                SELECT COALESCE(demangle(fs.value), printf('0x%x', f.address)) AS frame
+                FROM callchain_frames AS cf JOIN frames AS f ON f.id = cf.frame_id
+                LEFT JOIN strings AS fs ON fs.id = f.function_id
+                WHERE cf.callchain_id = c.callchain_id ORDER BY cf.level)) AS stack,
+           -- the first frame outside the CUDA runtime and driver libraries
+           (SELECT COALESCE(demangle(fs.value), printf('0x%x', f.address))
+            FROM callchain_frames AS cf JOIN frames AS f ON f.id = cf.frame_id
+            LEFT JOIN strings AS fs ON fs.id = f.function_id
+            LEFT JOIN modules AS m ON m.id = f.module_id
+            LEFT JOIN strings AS mp ON mp.id = m.path_id
+            WHERE cf.callchain_id = c.callchain_id
+              AND COALESCE(mp.value, '') NOT GLOB '*/libcuda*'
+              AND COALESCE(mp.value, '') NOT GLOB '*/libcupti*'
+            ORDER BY cf.level LIMIT 1) AS site
+    FROM (SELECT DISTINCT callchain_id FROM a WHERE callchain_id IS NOT NULL) AS c
+)
+SELECT SUM(CASE WHEN NOT a.failed THEN a.bytes ELSE 0 END) AS "Bytes",
+       SUM(NOT a.failed) AS "Allocations",
+       MAX(CASE WHEN NOT a.failed THEN a.bytes END) AS "Largest",
+       SUM(CASE WHEN NOT a.failed AND (a.released_ns IS NULL OR a.released_ns > :filter_end)
+                THEN a.bytes ELSE 0 END) AS "Live Bytes",
+       SUM(a.failed) AS "Failures",
+       SUM(CASE WHEN a.failed THEN a.bytes ELSE 0 END) AS "Failed Bytes",
+       COALESCE(api.value, '[unknown]') AS "API",
+       COALESCE(s.site, '[no stack]') AS "Call Site",
+       s.stack AS "Call Stack"
+FROM a LEFT JOIN stacks AS s ON s.callchain_id = a.callchain_id
+LEFT JOIN strings AS api ON api.id = a.api_name_id
+GROUP BY api.value, s.stack
+ORDER BY 1 DESC, "Call Stack";

@@ -1,0 +1,506 @@
+/* Heap collector (--heap-memory-usage): wrappers for malloc, calloc,
+ * realloc, reallocarray, free, posix_memalign, aligned_alloc, memalign,
+ * valloc, pvalloc and every C++ operator new/delete.  Each forwards to the
+ * next definition (dlsym(RTLD_NEXT): glibc's, or the allocator the program
+ * loaded), so what the program gets is what its allocator returns.
+ *
+ * Sampling by bytes, as tcmalloc does: with interval N each byte is sampled
+ * with probability 1/N, the gaps between sampled bytes drawn per thread from
+ * an exponential distribution.  The fast path of an allocation is a
+ * thread-local subtraction and a branch; a sampled block is remembered in a
+ * lock-free table of addresses, so a free costs one lookup and only frees of
+ * sampled blocks are written.  N = 1 records every allocation.
+ *
+ * Safe inside the allocator: allocations made while dlsym resolves the real
+ * functions come from a static buffer; the tool's own work (stacks,
+ * segments) allocates with the re-entry guard set and is not traced; C++
+ * operators call malloc themselves, which is then not counted twice. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "inject.h"
+
+enum heap_function {
+#define HEAP_ID(id, name) HEAP_FN_##id = id,
+    ASYS_HEAP_FUNCTIONS(HEAP_ID)
+#undef HEAP_ID
+};
+#define FN_MALLOC HEAP_FN_1
+#define FN_CALLOC HEAP_FN_2
+#define FN_REALLOC HEAP_FN_3
+#define FN_REALLOCARRAY HEAP_FN_4
+#define FN_POSIX_MEMALIGN HEAP_FN_5
+#define FN_ALIGNED_ALLOC HEAP_FN_6
+#define FN_MEMALIGN HEAP_FN_7
+#define FN_VALLOC HEAP_FN_8
+#define FN_PVALLOC HEAP_FN_9
+#define FN_NEW HEAP_FN_10
+#define FN_NEW_ARRAY HEAP_FN_11
+#define FN_FREE HEAP_FN_12
+#define FN_DELETE HEAP_FN_13
+#define FN_DELETE_ARRAY HEAP_FN_14
+
+/* ---- the real functions ---------------------------------------------------- */
+
+static struct {
+    void *(*malloc)(size_t);
+    void (*free)(void *);
+    void *(*calloc)(size_t, size_t);
+    void *(*realloc)(void *, size_t);
+    void *(*reallocarray)(void *, size_t, size_t);
+    int (*posix_memalign)(void **, size_t, size_t);
+    void *(*aligned_alloc)(size_t, size_t);
+    void *(*memalign)(size_t, size_t);
+    void *(*valloc)(size_t);
+    void *(*pvalloc)(size_t);
+} real;
+
+static __thread int heap_resolving ASYS_TLS; /* inside dlsym: allocate from the buffer */
+static __thread int heap_nesting ASYS_TLS;   /* inside a C++ operator: its malloc is not ours */
+
+/* What dlsym allocates before the real functions are known: a bump buffer,
+ * never freed (a block holds its size in front, for realloc). */
+static _Alignas(16) char bootstrap[64 * 1024];
+static size_t bootstrap_used; /* atomic */
+
+__attribute__((unused)) static int in_bootstrap(const void *p)
+{
+    return (const char *)p >= bootstrap && (const char *)p < bootstrap + sizeof bootstrap;
+}
+
+__attribute__((unused)) static void *bootstrap_alloc(size_t size)
+{
+    size_t need = (size + 16 + 15) & ~(size_t)15;
+    size_t at = __atomic_fetch_add(&bootstrap_used, need, __ATOMIC_RELAXED);
+    if (need < size || at + need > sizeof bootstrap)
+        return NULL;
+    memcpy(bootstrap + at, &size, sizeof size);
+    return bootstrap + at + 16;
+}
+
+__attribute__((unused)) static size_t bootstrap_size(const void *p)
+{
+    size_t size;
+    memcpy(&size, (const char *)p - 16, sizeof size);
+    return size;
+}
+
+#define NEXT(name)                                                                                 \
+    __atomic_store_n(&real.name, (__typeof__(real.name))dlsym(RTLD_NEXT, #name), __ATOMIC_RELEASE)
+
+static void resolve(void)
+{
+    heap_resolving++;
+    NEXT(free);
+    NEXT(calloc);
+    NEXT(realloc);
+    NEXT(reallocarray);
+    NEXT(posix_memalign);
+    NEXT(aligned_alloc);
+    NEXT(memalign);
+    NEXT(valloc);
+    NEXT(pvalloc);
+    NEXT(malloc); /* last: it marks the set as resolved */
+    heap_resolving--;
+}
+
+static inline int resolved(void)
+{
+    if (ASYS_LIKELY(__atomic_load_n(&real.malloc, __ATOMIC_ACQUIRE) != NULL))
+        return 1;
+    if (!heap_resolving)
+        resolve();
+    return real.malloc != NULL;
+}
+
+/* ---- sampling -------------------------------------------------------------- */
+
+static int heap_on;                               /* --heap-memory-usage in this process */
+static uint64_t heap_interval;                    /* --heap-sampling-interval-bytes */
+static uint32_t heap_depth;                       /* --heap-backtrace-depth */
+static __thread int64_t heap_bytes_left ASYS_TLS; /* until the next sampled byte */
+static __thread uint64_t heap_random ASYS_TLS;    /* xorshift state; 0: not seeded */
+
+/* ln(u) for u in (0, 1], without libm: u = m * 2^e with m in [1, 2),
+ * ln(m) = 2 atanh((m - 1) / (m + 1)) by its series (error < 1e-6). */
+static double log_unit(double u)
+{
+    uint64_t bits;
+    memcpy(&bits, &u, sizeof bits);
+    int e = (int)((bits >> 52) & 0x7ff) - 1023;
+    bits = (bits & ~(0x7ffull << 52)) | (1023ull << 52);
+    double m;
+    memcpy(&m, &bits, sizeof m);
+    double z = (m - 1) / (m + 1), z2 = z * z;
+    double series = z * (1 + z2 * (1.0 / 3 + z2 * (1.0 / 5 + z2 * (1.0 / 7 + z2 * (1.0 / 9)))));
+    return e * 0.6931471805599453 + 2 * series;
+}
+
+/* The next gap in bytes: exponential with mean heap_interval. */
+static int64_t next_gap(void)
+{
+    if (!heap_random)
+        heap_random = ((uint64_t)(uintptr_t)&heap_random << 20 ^ asys_now()) | 1; /* per thread */
+    uint64_t x = heap_random;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    heap_random = x;
+    double u = ((double)(x >> 11) + 1) / 9007199254740992.0; /* (0, 1] */
+    double gap = -log_unit(u) * (double)heap_interval;
+    return gap < 1 ? 1 : gap > 4e18 ? INT64_MAX / 2 : (int64_t)gap;
+}
+
+/* Whether an allocation of `size` bytes holds a sampled byte. */
+__attribute__((noinline)) static int sample_slow(size_t size)
+{
+    if (!heap_random) /* the thread's first allocation: draw where its first sample lies */
+        heap_bytes_left = next_gap() - (int64_t)size;
+    if (heap_bytes_left > 0)
+        return 0;
+    while (heap_bytes_left <= 0)
+        heap_bytes_left += next_gap();
+    return 1;
+}
+
+static inline int heap_sample(size_t size)
+{
+    if (ASYS_LIKELY(!__atomic_load_n(&heap_on, __ATOMIC_RELAXED)) || heap_nesting ||
+        asys_tls_busy || !asys_capturing())
+        return 0;
+    if (heap_interval == 1)
+        return 1;
+    heap_bytes_left -= (int64_t)(size > INT64_MAX / 2 ? INT64_MAX / 2 : size);
+    return ASYS_UNLIKELY(heap_bytes_left <= 0 || !heap_random) ? sample_slow(size) : 0;
+}
+
+/* ---- the sampled blocks ---------------------------------------------------
+ * Open addressing with a bounded probe: a block lives within PROBE slots of
+ * its home, so a lookup stops there too; a freed slot becomes a tombstone
+ * that the next insert may reuse. */
+
+#define PROBE 64
+#define TOMBSTONE 1u
+
+struct heap_slot {
+    uint64_t address; /* 0 empty, TOMBSTONE, else the block */
+    uint64_t size;
+};
+
+static struct heap_slot *heap_table;
+static uint64_t heap_mask;
+static uint64_t heap_live; /* atomic: blocks in the table */
+
+static uint64_t home_of(uint64_t address)
+{
+    uint64_t h = address * 0x9e3779b97f4a7c15ull;
+    return (h ^ h >> 29) & heap_mask;
+}
+
+static int table_insert(uint64_t address, uint64_t size)
+{
+    uint64_t home = home_of(address);
+    for (uint64_t i = 0; i < PROBE; i++) {
+        struct heap_slot *s = &heap_table[(home + i) & heap_mask];
+        uint64_t seen = __atomic_load_n(&s->address, __ATOMIC_ACQUIRE);
+        if ((seen == 0 || seen == TOMBSTONE) &&
+            __atomic_compare_exchange_n(&s->address, &seen, address, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED)) {
+            __atomic_store_n(&s->size, size, __ATOMIC_RELEASE);
+            __atomic_add_fetch(&heap_live, 1, __ATOMIC_RELAXED);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Removes `address`; 1 (and its size) when it was a sampled block. */
+static int table_remove(uint64_t address, uint64_t *size)
+{
+    if (!__atomic_load_n(&heap_live, __ATOMIC_RELAXED))
+        return 0;
+    uint64_t home = home_of(address);
+    for (uint64_t i = 0; i < PROBE; i++) {
+        struct heap_slot *s = &heap_table[(home + i) & heap_mask];
+        uint64_t seen = __atomic_load_n(&s->address, __ATOMIC_ACQUIRE);
+        if (seen == 0)
+            return 0;
+        if (seen == address) {
+            *size = __atomic_load_n(&s->size, __ATOMIC_ACQUIRE);
+            if (!__atomic_compare_exchange_n(&s->address, &seen, TOMBSTONE, 0, __ATOMIC_ACQ_REL,
+                                             __ATOMIC_RELAXED))
+                return 0; /* a double free racing with itself: the other one has it */
+            __atomic_sub_fetch(&heap_live, 1, __ATOMIC_RELAXED);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* ---- records ---------------------------------------------------------------- */
+
+__attribute__((noinline)) static void record_alloc(unsigned fn, void *block, size_t size)
+{
+    int saved_errno = errno;
+    uint64_t ticks = asys_now();
+    struct asys_thread *t = asys_thread_enter_at(ticks);
+    if (!t)
+        goto out;
+    if (!table_insert((uint64_t)(uintptr_t)block, size)) {
+        /* no room to remember it: its free could not be matched */
+        asys_segment_count_lost(t->seg.header, sizeof(struct asys_rec_heap_alloc), ASYS_DROP_FULL);
+        asys_thread_leave();
+        goto out;
+    }
+    uint32_t chain = heap_depth ? asys_callstack_capture(t, heap_depth) : 0;
+    uint32_t delta;
+    struct asys_rec_heap_alloc *r = asys_segment_reserve(&t->seg, sizeof *r, ticks, &delta);
+    if (r) {
+        r->address = (uint64_t)(uintptr_t)block;
+        r->size = size;
+        r->sampling_interval = heap_interval;
+        r->callchain_id = chain;
+        r->reserved = 0;
+        asys_segment_commit(&r->header,
+                            ASYS_REC_WORD(ASYS_REC_HEAP_ALLOC, sizeof *r / 8, fn, delta));
+    }
+    asys_thread_leave();
+out:
+    errno = saved_errno;
+}
+
+__attribute__((noinline)) static void record_free(unsigned fn, uint64_t address, uint64_t size)
+{
+    uint64_t ticks = asys_now();
+    struct asys_thread *t = asys_thread_enter_at(ticks);
+    if (!t) {
+        asys_thread_count_lost(sizeof(struct asys_rec_heap_free));
+        return;
+    }
+    uint32_t delta;
+    struct asys_rec_heap_free *r = asys_segment_reserve(&t->seg, sizeof *r, ticks, &delta);
+    if (r) {
+        r->address = address;
+        r->size = size;
+        asys_segment_commit(&r->header,
+                            ASYS_REC_WORD(ASYS_REC_HEAP_FREE, sizeof *r / 8, fn, delta));
+    }
+    asys_thread_leave();
+}
+
+/* Before the real free: the block may be handed out again right after it. */
+__attribute__((unused)) static inline void forget(unsigned fn, void *block)
+{
+    uint64_t size;
+    if (block && __atomic_load_n(&heap_on, __ATOMIC_RELAXED) && !heap_nesting && !asys_tls_busy &&
+        table_remove((uint64_t)(uintptr_t)block, &size)) {
+        int saved_errno = errno;
+        record_free(fn, (uint64_t)(uintptr_t)block, size);
+        errno = saved_errno;
+    }
+}
+
+__attribute__((unused)) static inline void *allocated(unsigned fn, void *block, size_t size)
+{
+    if (block && heap_sample(size))
+        record_alloc(fn, block, size);
+    return block;
+}
+
+int asys_heap_init(void)
+{
+    uint64_t interval, depth;
+    const char *enabled = asys_option_text("ASYS_HEAP_MEMORY_USAGE");
+    if (!enabled || strcmp(enabled, "true") != 0 ||
+        asys_option_u64("ASYS_HEAP_SAMPLING_INTERVAL", &interval) != 0 || interval == 0 ||
+        asys_option_u64("ASYS_HEAP_BACKTRACE_DEPTH", &depth) != 0)
+        return -1;
+    /* room for the blocks sampled at once: at interval 1 every live block, up
+     * to half a million (16 MiB, mapped as touched; a larger table costs a
+     * cache miss per allocation) */
+    uint64_t slots = interval == 1 ? 1ull << 20 : 1ull << 16;
+    void *table = mmap(NULL, slots * sizeof(struct heap_slot), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (table == MAP_FAILED || !resolved())
+        return -1;
+    heap_table = table;
+    heap_mask = slots - 1;
+    heap_interval = interval;
+    heap_depth = (uint32_t)(depth > ASYS_CALLCHAIN_MAX_DEPTH ? ASYS_CALLCHAIN_MAX_DEPTH : depth);
+    __atomic_store_n(&heap_on, 1, __ATOMIC_RELEASE);
+    return 0;
+}
+
+#ifndef ASYS_HEAP_NO_WRAPPERS /* the unit tests link the collectors into a sanitized program */
+
+/* ---- the C functions ---------------------------------------------------------- */
+
+ASYS_EXPORT void *malloc(size_t size)
+{
+    if (ASYS_UNLIKELY(!resolved()))
+        return bootstrap_alloc(size);
+    return allocated(FN_MALLOC, real.malloc(size), size);
+}
+
+ASYS_EXPORT void free(void *block)
+{
+    if (ASYS_UNLIKELY(in_bootstrap(block)))
+        return;
+    forget(FN_FREE, block);
+    if (ASYS_LIKELY(resolved()))
+        real.free(block);
+}
+
+ASYS_EXPORT void *calloc(size_t count, size_t size)
+{
+    if (ASYS_UNLIKELY(!real.calloc) && !heap_resolving)
+        resolve();
+    if (ASYS_UNLIKELY(!real.calloc || heap_resolving)) { /* dlsym's own allocations */
+        size_t bytes;
+        if (__builtin_mul_overflow(count, size, &bytes))
+            return NULL;
+        void *p = bootstrap_alloc(bytes); /* static, so already zero */
+        return p;
+    }
+    return allocated(FN_CALLOC, real.calloc(count, size), count * size);
+}
+
+ASYS_EXPORT void *realloc(void *block, size_t size)
+{
+    if (ASYS_UNLIKELY(in_bootstrap(block) || !resolved())) {
+        void *p = resolved() ? real.malloc(size) : bootstrap_alloc(size);
+        if (p && block) {
+            size_t old = bootstrap_size(block);
+            memcpy(p, block, old < size ? old : size);
+        }
+        return p;
+    }
+    uint64_t old_size = 0;
+    int tracked = block && __atomic_load_n(&heap_on, __ATOMIC_RELAXED) && !heap_nesting &&
+                  !asys_tls_busy && table_remove((uint64_t)(uintptr_t)block, &old_size);
+    void *moved = real.realloc(block, size);
+    if (tracked) {
+        if (!moved && size) /* it failed: the old block lives on */
+            table_insert((uint64_t)(uintptr_t)block, old_size);
+        else
+            record_free(FN_REALLOC, (uint64_t)(uintptr_t)block, old_size);
+    }
+    return size ? allocated(FN_REALLOC, moved, size) : moved;
+}
+
+ASYS_EXPORT void *reallocarray(void *block, size_t count, size_t size)
+{
+    size_t bytes;
+    if (__builtin_mul_overflow(count, size, &bytes)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return realloc(block, bytes);
+}
+
+ASYS_EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
+{
+    if (ASYS_UNLIKELY(!resolved()))
+        return ENOMEM;
+    int rc = real.posix_memalign(out, alignment, size);
+    if (rc == 0)
+        allocated(FN_POSIX_MEMALIGN, *out, size);
+    return rc;
+}
+
+ASYS_EXPORT void *aligned_alloc(size_t alignment, size_t size)
+{
+    if (ASYS_UNLIKELY(!resolved()))
+        return NULL;
+    return allocated(FN_ALIGNED_ALLOC, real.aligned_alloc(alignment, size), size);
+}
+
+ASYS_EXPORT void *memalign(size_t alignment, size_t size)
+{
+    if (ASYS_UNLIKELY(!resolved()))
+        return NULL;
+    return allocated(FN_MEMALIGN, real.memalign(alignment, size), size);
+}
+
+ASYS_EXPORT void *valloc(size_t size)
+{
+    if (ASYS_UNLIKELY(!resolved()))
+        return NULL;
+    return allocated(FN_VALLOC, real.valloc(size), size);
+}
+
+ASYS_EXPORT void *pvalloc(size_t size)
+{
+    if (ASYS_UNLIKELY(!resolved()))
+        return NULL;
+    return allocated(FN_PVALLOC, real.pvalloc(size), size);
+}
+
+/* ---- the C++ operators -----------------------------------------------------------
+ * Itanium ABI names (size_t is unsigned long: 'm').  Each forwards to the
+ * C++ runtime's own (new handlers and std::bad_alloc stay its business);
+ * the malloc/free it makes inside are not counted again. */
+
+#define CXX_NEW(mangled, fn, params, args)                                                         \
+    ASYS_EXPORT void *mangled params                                                               \
+    {                                                                                              \
+        static void *(*next)params;                                                                \
+        if (ASYS_UNLIKELY(!next) && !(next = (void *(*)params)dlsym(RTLD_NEXT, #mangled)))         \
+            abort(); /* a C++ program without a C++ runtime cannot be */                           \
+        heap_nesting++;                                                                            \
+        void *block = next args;                                                                   \
+        heap_nesting--;                                                                            \
+        return allocated(fn, block, size);                                                         \
+    }
+#define CXX_DELETE(mangled, fn, params, args)                                                      \
+    ASYS_EXPORT void mangled params                                                                \
+    {                                                                                              \
+        static void(*next) params;                                                                 \
+        if (ASYS_UNLIKELY(!next) && !(next = (void(*) params)dlsym(RTLD_NEXT, #mangled)))          \
+            abort();                                                                               \
+        forget(fn, block);                                                                         \
+        heap_nesting++;                                                                            \
+        next args;                                                                                 \
+        heap_nesting--;                                                                            \
+    }
+
+typedef size_t align_val; /* std::align_val_t */
+struct nothrow;           /* std::nothrow_t, passed by reference */
+
+CXX_NEW(_Znwm, FN_NEW, (size_t size), (size))
+CXX_NEW(_Znam, FN_NEW_ARRAY, (size_t size), (size))
+CXX_NEW(_ZnwmRKSt9nothrow_t, FN_NEW, (size_t size, const struct nothrow *t), (size, t))
+CXX_NEW(_ZnamRKSt9nothrow_t, FN_NEW_ARRAY, (size_t size, const struct nothrow *t), (size, t))
+CXX_NEW(_ZnwmSt11align_val_t, FN_NEW, (size_t size, align_val a), (size, a))
+CXX_NEW(_ZnamSt11align_val_t, FN_NEW_ARRAY, (size_t size, align_val a), (size, a))
+CXX_NEW(_ZnwmSt11align_val_tRKSt9nothrow_t, FN_NEW,
+        (size_t size, align_val a, const struct nothrow *t), (size, a, t))
+CXX_NEW(_ZnamSt11align_val_tRKSt9nothrow_t, FN_NEW_ARRAY,
+        (size_t size, align_val a, const struct nothrow *t), (size, a, t))
+
+CXX_DELETE(_ZdlPv, FN_DELETE, (void *block), (block))
+CXX_DELETE(_ZdaPv, FN_DELETE_ARRAY, (void *block), (block))
+CXX_DELETE(_ZdlPvm, FN_DELETE, (void *block, size_t size), (block, size))
+CXX_DELETE(_ZdaPvm, FN_DELETE_ARRAY, (void *block, size_t size), (block, size))
+CXX_DELETE(_ZdlPvRKSt9nothrow_t, FN_DELETE, (void *block, const struct nothrow *t), (block, t))
+CXX_DELETE(_ZdaPvRKSt9nothrow_t, FN_DELETE_ARRAY, (void *block, const struct nothrow *t),
+           (block, t))
+CXX_DELETE(_ZdlPvSt11align_val_t, FN_DELETE, (void *block, align_val a), (block, a))
+CXX_DELETE(_ZdaPvSt11align_val_t, FN_DELETE_ARRAY, (void *block, align_val a), (block, a))
+CXX_DELETE(_ZdlPvmSt11align_val_t, FN_DELETE, (void *block, size_t size, align_val a),
+           (block, size, a))
+CXX_DELETE(_ZdaPvmSt11align_val_t, FN_DELETE_ARRAY, (void *block, size_t size, align_val a),
+           (block, size, a))
+CXX_DELETE(_ZdlPvSt11align_val_tRKSt9nothrow_t, FN_DELETE,
+           (void *block, align_val a, const struct nothrow *t), (block, a, t))
+CXX_DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t, FN_DELETE_ARRAY,
+           (void *block, align_val a, const struct nothrow *t), (block, a, t))
+
+#endif

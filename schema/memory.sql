@@ -1,0 +1,37 @@
+-- Memory: heap tracing (--heap-memory-usage), the sampled allocations with
+-- their frees, and host memory samples (--host-memory-sampling)
+-- (analyze/import_memory.c).  Conventions: schema/core.sql.
+
+-- Sampled heap allocations.  With --heap-sampling-interval-bytes N a block
+-- of s bytes was sampled with probability p = 1 - exp(-s/N); it stands for
+-- s/p bytes and 1/p allocations (N = 1: p = 1, every allocation is here).
+CREATE TABLE heap_allocations (
+    id               INTEGER PRIMARY KEY, -- allocation id
+    start_ns         INTEGER NOT NULL,    -- the allocating call returned
+    end_ns           INTEGER,             -- the block was freed; NULL: never (still allocated
+                                          -- when the process exited, exec'd or the recording ended)
+    pid              INTEGER NOT NULL,    -- process
+    tid              INTEGER NOT NULL,    -- allocating thread
+    image            INTEGER NOT NULL,    -- process image (a new one at each exec; segments' process uid)
+    address          INTEGER NOT NULL,    -- the block
+    size             INTEGER NOT NULL,    -- bytes asked for
+    weight_bytes     REAL NOT NULL,       -- bytes this sample stands for (size / p)
+    weight_count     REAL NOT NULL,       -- allocations it stands for (1 / p)
+    function_id      INTEGER NOT NULL,    -- strings: malloc, calloc, realloc, operator new, ...
+    callchain_id     INTEGER,             -- callchains.id (level 0: the allocator's caller)
+    free_tid         INTEGER,             -- the freeing thread
+    free_function_id INTEGER              -- strings: free, realloc, operator delete, ...
+);
+
+-- Resident set size and its high-water mark of the processes of the tree,
+-- read by the launcher --host-memory-sampling-frequency times a second.
+CREATE TABLE host_memory (
+    ns        INTEGER NOT NULL, -- when it was read
+    pid       INTEGER NOT NULL, -- process
+    rss_bytes INTEGER NOT NULL, -- resident set size (VmRSS)
+    hwm_bytes INTEGER NOT NULL  -- the largest it has been (VmHWM)
+);
+
+-- after load
+CREATE INDEX host_memory_by_process ON host_memory (pid, ns);
+CREATE INDEX heap_allocations_by_start ON heap_allocations (start_ns);

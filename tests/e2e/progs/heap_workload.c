@@ -1,0 +1,216 @@
+/* Known heap patterns for the heap tracing tests (argv[1] picks one):
+ *   leak       balanced_site: 20000 blocks of mixed sizes, all freed (half of
+ *              them by another thread); leaky_site: 100 blocks of 1000 bytes
+ *              never freed; calloc, realloc, posix_memalign, aligned_alloc,
+ *              memalign, valloc, reallocarray once each, freed
+ *   window     early_site: 10 blocks of 4096 bytes, freed 300 ms later; the
+ *              window [0, 150 ms] sees them as not freed
+ *   bigleak    leaky_site: 1000 blocks of 256 KiB never freed (never touched)
+ *   estimate   mixed_site: 1 M allocations of 16..8191 bytes (seeded), freed;
+ *              prints the bytes allocated
+ *   storm      8 threads x 20000 malloc/free in storm_site
+ *   fork       forks a child that execs this program with "leak"
+ *   rss        forks a child that touches 200 MiB, holds it 400 ms, frees it
+ *              and lives 400 ms more
+ * Every site is a function of its own (noinline) so stacks name it. */
+#include <malloc.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void pause_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+#define BALANCED 20000
+static void *handoff[BALANCED / 2];
+
+__attribute__((noinline)) void *balanced_site(size_t size)
+{
+    void *p = malloc(size);
+    __asm__ volatile("" ::: "memory");
+    return p;
+}
+
+static void *free_other_half(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < BALANCED / 2; i++)
+        free(handoff[i]);
+    return NULL;
+}
+
+__attribute__((noinline)) void leaky_site(int count, size_t size)
+{
+    for (int i = 0; i < count; i++) {
+        void *volatile p = malloc(size);
+        (void)p;
+    }
+    __asm__ volatile("" ::: "memory");
+}
+
+static void the_other_functions(void)
+{
+    void *p = calloc(10, 100);
+    p = realloc(p, 5000);
+    free(p);
+    void *a = NULL;
+    if (posix_memalign(&a, 64, 300) == 0)
+        free(a);
+    /* through a volatile pointer: the compiler may drop an unused pair */
+    void *volatile b = aligned_alloc(64, 640);
+    free(b);
+    b = memalign(128, 256);
+    free(b);
+    b = valloc(100);
+    free(b);
+    b = reallocarray(NULL, 10, 10);
+    free(b);
+}
+
+static int leak(void)
+{
+    unsigned seed = 1;
+    for (int i = 0; i < BALANCED; i++) {
+        void *p = balanced_site(16 + rand_r(&seed) % 2000);
+        if (i % 2)
+            free(p);
+        else
+            handoff[i / 2] = p;
+    }
+    pthread_t t;
+    pthread_create(&t, NULL, free_other_half, NULL);
+    pthread_join(t, NULL);
+    leaky_site(100, 1000);
+    the_other_functions();
+    return 0;
+}
+
+__attribute__((noinline)) void early_site(void **blocks, int n)
+{
+    for (int i = 0; i < n; i++)
+        blocks[i] = malloc(4096);
+    __asm__ volatile("" ::: "memory");
+}
+
+static int window(void)
+{
+    void *blocks[10];
+    early_site(blocks, 10);
+    pause_ms(300);
+    for (int i = 0; i < 10; i++)
+        free(blocks[i]);
+    pause_ms(50);
+    return 0;
+}
+
+__attribute__((noinline)) void *mixed_site(size_t size)
+{
+    void *p = malloc(size);
+    __asm__ volatile("" ::: "memory");
+    return p;
+}
+
+static int estimate(void)
+{
+    uint64_t x = 88172645463325252ull, total = 0;
+    for (int i = 0; i < 1000000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        size_t size = 16 + x % 8176;
+        total += size;
+        free(mixed_site(size));
+    }
+    printf("%llu\n", (unsigned long long)total);
+    return 0;
+}
+
+__attribute__((noinline)) void *storm_site(size_t size)
+{
+    void *p = malloc(size);
+    __asm__ volatile("" ::: "memory");
+    return p;
+}
+
+static void *storm_thread(void *arg)
+{
+    unsigned seed = (unsigned)(uintptr_t)arg;
+    for (int i = 0; i < 20000; i++) {
+        void *p = storm_site(1 + rand_r(&seed) % 512);
+        memset(p, 1, 1);
+        free(p);
+    }
+    return NULL;
+}
+
+static int storm(void)
+{
+    pthread_t t[8];
+    for (int i = 0; i < 8; i++)
+        pthread_create(&t[i], NULL, storm_thread, (void *)(uintptr_t)(i + 1));
+    for (int i = 0; i < 8; i++)
+        pthread_join(t[i], NULL);
+    return 0;
+}
+
+static int fork_child(const char *self)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl(self, self, "leak", (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+static int rss(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        size_t size = 200u << 20;
+        char *block = malloc(size);
+        if (!block)
+            _exit(1);
+        memset(block, 1, size);
+        __asm__ volatile("" : : "r"(block) : "memory"); /* the pages are used: keep them */
+        pause_ms(400);
+        free(block); /* large: given back to the kernel at once */
+        pause_ms(400);
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "leak";
+    if (!strcmp(mode, "leak"))
+        return leak();
+    if (!strcmp(mode, "window"))
+        return window();
+    if (!strcmp(mode, "bigleak")) {
+        leaky_site(1000, 256 * 1024);
+        return 0;
+    }
+    if (!strcmp(mode, "estimate"))
+        return estimate();
+    if (!strcmp(mode, "storm"))
+        return storm();
+    if (!strcmp(mode, "fork"))
+        return fork_child(argv[0]);
+    if (!strcmp(mode, "rss"))
+        return rss();
+    return 2;
+}

@@ -1,0 +1,244 @@
+"""Heap tracing (--heap-memory-usage): the wrappers in the traced program, the
+heap_allocations table, heap_sum, heap_leaks, the heap/leaks call trees and
+flame outputs, on heap_workload (known sites, sizes and counts) and heap_cxx
+(C++ operators)."""
+import json
+import os
+import subprocess
+
+import pftrace
+from asys_e2e import BIN, PROGS, AsysTestCase, prog
+
+EXPORT = os.path.join(BIN, 'asys-export')
+JSON_CHECK = os.path.join(PROGS, 'json_trace_check')
+EVERY = ['-t', 'none', '--heap-memory-usage', 'true', '--heap-sampling-interval-bytes', '1']
+SAMPLED = ['-t', 'none', '--heap-memory-usage', 'true']
+
+
+class HeapCase(AsysTestCase):
+    def site(self, rows, name, function='malloc'):
+        found = [r for r in rows if r['Call Site'] == name and r['Function'] == function]
+        self.assertEqual(len(found), 1, (name, rows))
+        return found[0]
+
+
+class EveryAllocation(HeapCase):
+    def setUp(self):
+        super().setUp()
+        self.profile([prog('heap_workload'), 'leak'], EVERY)
+
+    def test_leak_is_named_with_exact_bytes(self):
+        leaks = self.stats_rows('heap_leaks')
+        leak = self.site(leaks, 'leaky_site')
+        self.assertEqual(int(leak['Leaked Bytes']), 100 * 1000)
+        self.assertEqual(int(leak['Allocations']), 100)
+        self.assertIn('main', leak['Call Stack'])
+        self.assertEqual(leaks[0]['Call Site'], 'leaky_site')  # the largest leak first
+        self.assertFalse([r for r in leaks if r['Call Site'] == 'balanced_site'])
+
+    def test_sums_and_frees_on_another_thread(self):
+        rows = self.stats_rows('heap_sum')
+        balanced = self.site(rows, 'balanced_site')
+        self.assertEqual(int(balanced['Allocations']), 20000)
+        self.assertEqual(int(balanced['Sampled']), 20000)
+        self.assertEqual(balanced['Bytes'], balanced['Freed Bytes'])
+        self.assertEqual(int(balanced['Live Bytes']), 0)
+        db = self.db()
+        threads = db.execute(
+            "SELECT COUNT(DISTINCT free_tid), SUM(free_tid <> tid) FROM heap_allocations "
+            "WHERE size BETWEEN 16 AND 2015 AND free_tid IS NOT NULL").fetchone()
+        self.assertEqual(threads[0], 2)
+        self.assertGreaterEqual(threads[1], 10000)  # the handed-off half
+        functions = {r['Function'] for r in rows}
+        for fn in ('calloc', 'realloc', 'posix_memalign', 'aligned_alloc', 'memalign', 'valloc'):
+            self.assertIn(fn, functions)
+        # realloc: the calloc'd block freed by realloc, the new block by free
+        frees = dict(db.execute(
+            "SELECT s.value, COUNT(*) FROM heap_allocations AS a JOIN strings AS s "
+            "ON s.id = a.free_function_id GROUP BY s.value").fetchall())
+        self.assertGreaterEqual(frees.get('realloc', 0), 1)
+
+    def test_report_info_and_call_trees(self):
+        info = {r['Property']: r['Value'] for r in self.stats_rows('report_info')}
+        self.assertEqual(info['Heap allocations sampled'].split()[1:], ['(interval', '1', 'bytes)'])
+        self.assertGreaterEqual(int(info['Heap still allocated at the end (bytes, estimated)']),
+                                100000)
+        flat = {r['Function']: r for r in self.stats_rows('stack_flat:leaks')}
+        self.assertGreaterEqual(int(flat['leaky_site']['Total']), 100000)
+        top = self.stats_rows('stack_topdown:heap')
+        self.assertIn('balanced_site', {r['Function'] for r in top})
+        out = self.path('leaks.folded')
+        r = self.run_cmd([EXPORT, '-q', '-t', 'folded', '--stacks', 'leaks', '-o', out,
+                          self.report()])
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        with open(out) as f:
+            lines = [l for l in f.read().splitlines() if ';leaky_site;malloc ' in l]
+        self.assertEqual(len(lines), 1)
+        self.assertEqual(int(lines[0].rsplit(' ', 1)[1]), 100000)
+
+
+class Timeline(HeapCase):
+    def export(self, kind):
+        out = self.path('out.' + kind)
+        r = self.run_cmd([EXPORT, '-q', '-t', kind, '-o', out, '--force-overwrite',
+                          self.report()])
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        return out
+
+    def test_heap_and_rss_tracks(self):
+        self.profile([prog('heap_workload'), 'leak'],
+                     EVERY + ['--host-memory-sampling', 'true',
+                              '--host-memory-sampling-frequency', '50'])
+        trace = pftrace.read(self.export('pftrace'))
+        self.assertEqual(trace.problems, [])
+        names = {t.name for t in trace.tracks.values()}
+        for name in ('Heap memory (bytes, estimated)', 'RSS (bytes)', 'High-water mark (bytes)',
+                     'Heap'):
+            self.assertIn(name, names)
+        self.assertEqual({t.axis for t in trace.tracks.values() if t.counter}, {None})
+        out = self.path('unified.pftrace')
+        r = self.run_cmd([EXPORT, '-q', '--unified-memory-scale', '-o', out, self.report()])
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        unified = pftrace.read(out)
+        self.assertEqual(unified.problems, [])
+        axes = {t.name: t.axis for t in unified.tracks.values() if t.counter}
+        self.assertEqual(axes['RSS (bytes)'], axes['Heap memory (bytes, estimated)'])
+        self.assertIsNotNone(axes['RSS (bytes)'])
+        heap = [e for e in trace.events_on(lambda t: t.name == 'Heap memory (bytes, estimated)')
+                if e.type == pftrace.COUNTER]
+        self.assertGreater(len(heap), 40000)  # every allocation and free of the run
+        out = self.export('json')
+        check = subprocess.run([JSON_CHECK, out], capture_output=True, text=True)
+        self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
+        with open(out) as f:
+            events = json.load(f)['traceEvents']
+        leaks = [e for e in events if e.get('cat') == 'heap' and 'leaky_site' in
+                 e['args'].get('stack', '') and 'lifetime_ns' not in e['args']]
+        self.assertEqual(len(leaks), 100)
+        self.assertEqual({e['args']['size'] for e in leaks}, {1000})
+
+
+class Window(HeapCase):
+    def test_filter_and_zoom(self):
+        self.profile([prog('heap_workload'), 'window'], EVERY)
+        # the whole run: early_site's blocks were freed
+        self.assertFalse([r for r in self.stats_rows('heap_leaks')
+                          if r['Call Site'] == 'early_site'])
+        # the first 150 ms: allocated there and not freed by its end
+        leaks = self.stats_rows('heap_leaks', 'rep', '--filter-time', '0/150ms')
+        early = self.site(leaks, 'early_site')
+        self.assertEqual(int(early['Leaked Bytes']), 10 * 4096)
+
+
+class Sampled(HeapCase):
+    def test_estimate_of_total_bytes(self):
+        r = self.profile([prog('heap_workload'), 'estimate'], SAMPLED)
+        total = int(r.stdout.decode().split()[0])
+        site = self.site(self.stats_rows('heap_sum'), 'mixed_site')
+        self.assertBetween(int(site['Bytes']) / total, 0.95, 1.05, 'estimated bytes / allocated')
+        self.assertLess(int(site['Sampled']), 20000)  # sampled, not every one of 1 M
+
+    def test_big_leak_at_the_default_interval(self):
+        self.profile([prog('heap_workload'), 'bigleak'], SAMPLED)
+        leak = self.site(self.stats_rows('heap_leaks'), 'leaky_site')
+        self.assertBetween(int(leak['Leaked Bytes']) / (1000 * 256 * 1024), 0.9, 1.1,
+                           'leaked bytes estimate')
+
+    def test_exact_at_interval_one(self):
+        r = self.profile([prog('heap_workload'), 'estimate'], EVERY)
+        total = int(r.stdout.decode().split()[0])
+        site = self.site(self.stats_rows('heap_sum'), 'mixed_site')
+        self.assertEqual(int(site['Bytes']), total)
+        self.assertEqual(int(site['Allocations']), 1000000)
+
+
+class Programs(HeapCase):
+    def test_cxx_operators(self):
+        path = prog('heap_cxx')
+        if not os.path.exists(path):
+            self.skipTest('no C++ compiler: heap_cxx not built')
+        self.profile([path], EVERY)
+        rows = self.stats_rows('heap_sum')
+        arrays = self.site(rows, 'cxx_site()', 'operator new[]')
+        single = self.site(rows, 'cxx_site()', 'operator new')
+        self.assertEqual(int(arrays['Allocations']), 150)
+        self.assertEqual(int(single['Allocations']), 120)
+        self.assertEqual(int(arrays['Live Bytes']) + int(single['Live Bytes']), 0)
+        # operator new's own malloc is not counted again
+        self.assertFalse([r for r in rows if r['Function'] == 'malloc'
+                          and r['Call Site'] == 'cxx_site()'])
+
+    def test_threads_storm(self):
+        self.profile([prog('heap_workload'), 'storm'], EVERY)
+        site = self.site(self.stats_rows('heap_sum'), 'storm_site')
+        info = {r['Property']: r['Value'] for r in self.stats_rows('report_info')}
+        self.assertEqual(int(site['Allocations']) + int(info['Dropped records']), 160000)
+        self.assertEqual(int(site['Live Bytes']), 0)
+
+    def test_fork_and_exec(self):
+        self.profile([prog('heap_workload'), 'fork'], EVERY)
+        db = self.db()
+        pids = db.execute("SELECT DISTINCT a.pid FROM heap_allocations AS a").fetchall()
+        self.assertGreaterEqual(len(pids), 1)
+        leaks = self.stats_rows('heap_leaks')
+        leak = self.site(leaks, 'leaky_site')
+        self.assertEqual(int(leak['Leaked Bytes']), 100000)
+        child = db.execute("SELECT pid FROM processes WHERE pid <> "
+                           "(SELECT value FROM session_info WHERE key = 'target_pid')").fetchall()
+        self.assertIn(child[0], pids)
+
+    def test_off_by_default(self):
+        self.profile([prog('heap_workload'), 'leak'], ['-t', 'osrt'])
+        r = self.stats('-q', '-r', 'heap_sum', self.report(), expect_rc=1)
+        err = r.stderr.decode().strip().splitlines()
+        self.assertEqual(len(err), 1, err)
+        self.assertIn('no heap allocations', err[0])
+
+
+class HostMemory(HeapCase):
+    def test_rss_rises_falls_and_the_peak_stays(self):
+        self.profile([prog('heap_workload'), 'rss'],
+                     ['-t', 'none', '--host-memory-sampling', 'true',
+                      '--host-memory-sampling-frequency', '20'])
+        rows = self.stats_rows('host_mem_trace')
+        by_pid = {}
+        for r in rows:
+            by_pid.setdefault(r['PID'], []).append(r)
+        self.assertEqual(len(by_pid), 2, list(by_pid))  # the program and its child
+        child = max(by_pid.values(), key=lambda rs: max(float(r['RSS (MiB)']) for r in rs))
+        rss = [float(r['RSS (MiB)']) for r in child]
+        hwm = [float(r['High-Water Mark (MiB)']) for r in child]
+        peak = max(rss)
+        self.assertBetween(peak - rss[0], 190, 215, 'RSS rise (MiB)')
+        after = rss[rss.index(peak):]
+        self.assertLess(min(after), peak - 190)  # given back
+        self.assertBetween(hwm[-1], peak - 1, peak + 5, 'high-water mark keeps the peak')
+        times = [int(r['Time (ns)']) for r in child]
+        self.assertEqual(times, sorted(times))
+
+    def test_off_with_system_wide_sampling_and_bad_frequency(self):
+        r = self.profile(['/bin/true'], ['--host-memory-sampling', 'true',
+                                         '--host-memory-sampling-frequency', '0'], expect_rc=2)
+        self.assertIn('host-memory-sampling-frequency', r.stderr.decode())
+        r = self.stats('-q', '-r', 'host_mem_trace', self.report(), expect_rc=None)
+        self.assertNotEqual(r.returncode, 0)
+
+
+class BadOptions(AsysTestCase):
+    def test_refused_in_one_line(self):
+        for options, what in (
+                (['--heap-memory-usage', 'true', '--heap-sampling-interval-bytes', '0'],
+                 'heap-sampling-interval-bytes'),
+                (['--heap-memory-usage', 'true', '--multi-node-mode', 'per-node'],
+                 'cannot be used with --multi-node-mode'),
+                (['--heap-memory-usage=maybe'], 'true or false')):
+            r = self.profile(['/bin/true'], options, expect_rc=2)
+            err = r.stderr.decode().strip().splitlines()
+            self.assertEqual(len(err), 1, err)
+            self.assertIn(what, err[0])
+            self.assertFalse(os.path.exists(self.report()))
+
+
+if __name__ == '__main__':
+    import unittest
+    unittest.main(verbosity=2)
