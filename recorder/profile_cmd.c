@@ -189,6 +189,15 @@ static void start_samplers_before_exec(pid_t child, void *arg)
     start_samplers(s->setup, child, 1, s->samplers);
 }
 
+/* Whether a sampler of this run starts before exec (the child then waits for it). */
+static int any_before_exec(const struct asys_profile_options *o)
+{
+    for (const struct asys_collector *const *c = asys_collectors; *c; c++)
+        if ((*c)->start && (*c)->start_before_exec && asys_profile_collects(o, *c))
+            return 1;
+    return 0;
+}
+
 static void stop_samplers(struct samplers *s)
 {
     for (int i = s->count - 1; i >= 0; i--)
@@ -249,7 +258,8 @@ static int record(const struct asys_profile_options *o, const char *report_path)
     }
     struct sampler_start sampler_start = {&setup, &samplers};
     if (asys_target_spawn(&target, o->target_argv, &env, o->kill_on_exit,
-                          start_samplers_before_exec, &sampler_start, &err) != 0) {
+                          any_before_exec(o) ? start_samplers_before_exec : NULL, &sampler_start,
+                          &err) != 0) {
         stop_samplers(&samplers);
         fprintf(stderr, "%s: cannot run '%s': %s\n", PROG, o->target_argv[0], err.text);
         rc = asys_exec_exit_code(&err);
