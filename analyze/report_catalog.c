@@ -170,6 +170,8 @@ void asys_report_def_free(struct asys_report_def *def)
     free(def->tree_label);
     free(def->tree_level);
     free(def->summary);
+    free(def->requires_table);
+    free(def->requires_message);
     free(def->sql);
     free(def->origin);
     memset(def, 0, sizeof *def);

@@ -7,9 +7,9 @@ usage: bench/run_benchmarks.py [--build DIR] [--pairs N] [--runs K]
                                [--import-ranges N] [--osrt-calls N] [--launches N] [--kernel-ns NS]
                                [--bulk-kernels N] [--bulk-copies N] [--bulk-ranges N]
                                [--deps-kernels N] [--deps-waits N] [--export-events N]
-                               [--flame-stacks N] [--heap-allocations N]
+                               [--flame-stacks N] [--heap-allocations N] [--cpu-loop-millions M]
                                [--only hgtx|uftrace|osrt|import|hggc|timeline|deps|export|processes|
-                                       flame|heap]
+                                       flame|heap|cpu_sampling]
 """
 import argparse
 import json
@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 
+from cpu_sampling import bench_cpu_sampling
 from flame import bench_flame
 from heap import bench_heap
 from processes import bench_processes
@@ -512,7 +513,9 @@ def main():
                     help='simulated kernel time: long enough that the device thread sleeps')
     ap.add_argument('--only',
                     choices=['hgtx', 'uftrace', 'osrt', 'import', 'hggc', 'timeline', 'deps',
-                             'export', 'processes', 'flame', 'heap'])
+                             'export', 'processes', 'flame', 'heap', 'cpu_sampling'])
+    ap.add_argument('--cpu-loop-millions', type=int, default=2000,
+                    help='iterations of the CPU sampling loop, in millions (~1.5 ns each)')
     args = ap.parse_args()
     args.build = os.path.abspath(args.build)
     work = tempfile.mkdtemp(prefix='asys-bench-')
@@ -541,6 +544,8 @@ def main():
             bench_flame(args, work)
         if args.only in (None, 'heap'):
             bench_heap(args, work)
+        if args.only in (None, 'cpu_sampling'):
+            bench_cpu_sampling(args, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -78,6 +78,32 @@ static const struct asys_rec_field hgtx_category[] = {
 static const struct asys_rec_field hgtx_thread_name[] = {
     F(struct asys_rec_hgtx_thread_name, os_tid, U),
     F(struct asys_rec_hgtx_thread_name, name_string_id, S)};
+static const struct asys_rec_field cpu_sample[] = {
+    F(struct asys_rec_cpu_sample, tid, U), F(struct asys_rec_cpu_sample, cpu, U),
+    F(struct asys_rec_cpu_sample, callchain_id, U), F(struct asys_rec_cpu_sample, flags, X)};
+static const struct asys_rec_field sched_switch[] = {
+    F(struct asys_rec_sched_switch, cpu, U),      F(struct asys_rec_sched_switch, prev_tid, U),
+    F(struct asys_rec_sched_switch, next_tid, U), F(struct asys_rec_sched_switch, prev_pid, U),
+    F(struct asys_rec_sched_switch, next_pid, U), F(struct asys_rec_sched_switch, prev_state, X)};
+static const struct asys_rec_field cpu_sampling_info[] = {
+    F(struct asys_rec_cpu_sampling_info, status, U),
+    F(struct asys_rec_cpu_sampling_info, event, U),
+    F(struct asys_rec_cpu_sampling_info, period, U),
+    F(struct asys_rec_cpu_sampling_info, requested_cycles, U),
+    F(struct asys_rec_cpu_sampling_info, samples, U),
+    F(struct asys_rec_cpu_sampling_info, lost_samples, U),
+    F(struct asys_rec_cpu_sampling_info, throttled, U),
+    F(struct asys_rec_cpu_sampling_info, unwind_failed, U),
+    F(struct asys_rec_cpu_sampling_info, sched_switches, U),
+    F(struct asys_rec_cpu_sampling_info, backtrace, U),
+    F(struct asys_rec_cpu_sampling_info, scope, U),
+    F(struct asys_rec_cpu_sampling_info, sched_source, U),
+    F(struct asys_rec_cpu_sampling_info, reason_length, U),
+    F(struct asys_rec_cpu_sampling_info, stack_bytes, U),
+    F(struct asys_rec_cpu_sampling_info, nominal_mhz, U),
+    F(struct asys_rec_cpu_sampling_info, backtrace_depth, U),
+    F(struct asys_rec_cpu_sampling_info, reserved, R),
+    F(struct asys_rec_cpu_sampling_info, lost_switches, U)};
 static const struct asys_rec_field osrt_call[] = {
     F(struct asys_rec_osrt_call, duration_ticks, U), F(struct asys_rec_osrt_call, result, I),
     F(struct asys_rec_osrt_call, error, U), F(struct asys_rec_osrt_call, callchain_id, U)};
@@ -392,6 +418,13 @@ static const struct asys_rec_info rec_infos[ASYS_REC_TYPE_COUNT] = {
         FIELDS(hggc_overhead), ARG_NONE, TAIL_NONE),
     REC(HGGC_STATUS, sizeof(struct asys_rec_hggc_status), ASYS_FEATURE_HGGC, FIELDS(hggc_status),
         ARG("status", U), TAIL(ASYS_TAIL_TEXT, struct asys_rec_hggc_status, message_length)),
+    REC(CPU_SAMPLE, sizeof(struct asys_rec_cpu_sample), ASYS_FEATURE_CPU_SAMPLING,
+        FIELDS(cpu_sample), ARG_NONE, TAIL_NONE),
+    REC(SCHED_SWITCH, sizeof(struct asys_rec_sched_switch), ASYS_FEATURE_CPU_SAMPLING,
+        FIELDS(sched_switch), ARG_NONE, TAIL_NONE),
+    REC(CPU_SAMPLING_INFO, sizeof(struct asys_rec_cpu_sampling_info), ASYS_FEATURE_CPU_SAMPLING,
+        FIELDS(cpu_sampling_info), ARG_NONE,
+        TAIL(ASYS_TAIL_TEXT, struct asys_rec_cpu_sampling_info, reason_length)),
 };
 
 const struct asys_rec_info *asys_rec_info(unsigned type)

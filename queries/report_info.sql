@@ -67,6 +67,20 @@ rows(ord, property, value) AS (
         FROM ppu_allocations WHERE failed HAVING COUNT(*) > 0
     UNION ALL SELECT 45.9, 'Heap frees of blocks allocated before a fork', value FROM info
         WHERE key = 'heap_unmatched_frees' AND value > 0
+    UNION ALL SELECT 46.1, 'CPU sampling', CASE WHEN status = 'recorded' THEN
+        scope || ', ' || event || ' every ' || period || ' ' || period_unit ||
+        CASE WHEN event = 'cpu-clock' THEN ' (' || requested_period_cycles || ' cycles at ' ||
+            nominal_mhz || ' MHz: no cycles event)' ELSE '' END || ', backtrace ' || backtrace
+        ELSE 'unavailable (' || COALESCE(reason, '?') || ')' END FROM cpu_sampling_info
+    UNION ALL SELECT 46.2, 'CPU samples', samples || ' (' || lost_samples || ' lost, ' ||
+        throttled || ' throttled, ' || unwind_failed || ' not unwound)'
+        FROM cpu_sampling_info WHERE status = 'recorded'
+    UNION ALL SELECT 46.3, 'Context switches', sched_switches || ' (' || lost_switches ||
+        ' lost, from ' || scheduling || ')' || COALESCE('; ' || reason, '')
+        FROM cpu_sampling_info WHERE status = 'recorded'
+    UNION ALL SELECT 46.4, 'Context switches missing', value || ' (where the core had gone idle, '
+        || 'the next thread is counted as running from the idle start)' FROM info
+        WHERE key = 'sched_switches_missing'
     UNION ALL SELECT 47, 'Import warnings', n FROM (SELECT COUNT(*) AS n FROM import_warnings)
         WHERE n > 0
     UNION ALL SELECT 47 + id / 1000.0, 'Warning ' || id, message FROM import_warnings WHERE id <= 10

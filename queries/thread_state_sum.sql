@@ -1,7 +1,8 @@
 -- name: thread_state_sum
 -- title: Thread State Summary (estimated)
 -- description: Per thread, time estimated Possibly Running and Possibly Waiting from OS
---   runtime tracing (-t osrt) when CPU sampling is off: time inside a traced OS runtime call
+--   runtime tracing (-t osrt) for the threads CPU sampling does not cover (thread_sched_sum
+--   has those): time inside a traced OS runtime call
 --   counts as waiting, the rest of the thread's life as running.  Calls shorter than
 --   --osrt-threshold are not traced and count as running.  With --filter-time, intervals are
 --   clipped to the window.
@@ -10,7 +11,7 @@
 WITH clipped AS (
     SELECT pid, tid, state, MIN(end_ns, :filter_end) - MAX(start_ns, :filter_start) AS duration
     FROM thread_states
-    WHERE end_ns >= :filter_start AND start_ns <= :filter_end
+    WHERE state LIKE 'Possibly %' AND end_ns >= :filter_start AND start_ns <= :filter_end
 ), per_thread AS (
     SELECT pid, tid,
            SUM(CASE WHEN state = 'Possibly Running' THEN duration ELSE 0 END) AS running,

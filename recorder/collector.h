@@ -48,9 +48,13 @@ struct asys_collector {
      * the options' own variables (which the registry sets). */
     int (*prepare)(const struct asys_collector_setup *s, struct asys_env *env,
                    struct asys_err *err);
-    /* Samplers the launcher runs while the program runs (the program's pid). */
+    /* Samplers the launcher runs while the program runs (the program's
+     * pid): start is called once the program runs, or, with
+     * start_before_exec, between fork and exec while its process waits (what
+     * is inherited from there sees the program from its first instruction). */
     int (*start)(const struct asys_collector_setup *s, pid_t target, void **state,
                  struct asys_err *err);
+    int start_before_exec;
     void (*stop)(void *state);
     /* Finalize: sees every record of every segment; finalize_end returns the
      * manifest's object for the collector (under its name), or NULL. */
@@ -58,6 +62,9 @@ struct asys_collector {
     void (*finalize_record)(void *state, const struct asys_segment_header *h,
                             const struct asys_record *rec);
     cJSON *(*finalize_end)(void *state); /* also frees the state */
+    /* `asys finalize` of a session whose launcher died: what stop would have
+     * written, from what the sampler left in the session directory. */
+    int (*recover)(const char *session_dir, struct asys_err *err);
 };
 
 /* The registry, in --help order; NULL-terminated. */

@@ -6,8 +6,8 @@
 
 extern const struct asys_collector asys_collector_hggc, asys_collector_hgtx, asys_collector_acdnn,
     asys_collector_acblas, asys_collector_pccl, asys_collector_osrt, asys_collector_hgvideo,
-    asys_collector_cpu_sampling, asys_collector_ppu_metrics, asys_collector_memory,
-    asys_collector_python, asys_collector_nic;
+    asys_collector_cpu_sampling, asys_collector_event_sampling, asys_collector_ppu_metrics,
+    asys_collector_memory, asys_collector_python, asys_collector_nic;
 
 const struct asys_collector *const asys_collectors[] = {
     &asys_collector_hggc,
@@ -18,6 +18,7 @@ const struct asys_collector *const asys_collectors[] = {
     &asys_collector_osrt,
     &asys_collector_hgvideo,
     &asys_collector_cpu_sampling,
+    &asys_collector_event_sampling,
     &asys_collector_ppu_metrics,
     &asys_collector_memory,
     &asys_collector_python,

@@ -51,28 +51,20 @@ const struct asys_collector asys_collector_hgvideo = {
     .summary = "video decode and encode",
 };
 
-// clang-format off
-static const struct asys_option sampling_options[] = {
-    {.name = "sample", .short_name = 's', .type = ASYS_OPT_TEXT,
-     .metavar = "process-tree|system-wide|none", .default_value = "none",
-     .help = "CPU sampling and scheduling", .planned = 1},
-    {.name = "backtrace", .short_name = 'b', .type = ASYS_OPT_TEXT, .metavar = "dwarf|fp|none",
-     .default_value = "dwarf", .help = "call stack method of CPU samples", .planned = 1},
-    PLANNED("sample-period", "CYCLES", "2000000", "CPU sampling period"),
-    PLANNED("sample-backtrace-depth", "N", "24", "depth of CPU sample call stacks"),
+static const struct asys_option event_sampling_options[] = {
     PLANNED("event-sample", "system-wide|none", "none", "CPU and OS event sampling"),
     PLANNED("cpu-core-events", "LIST", "none", "CPU core events to sample"),
     PLANNED("cpu-core-events-set", "NAME", "none", "predefined CPU core event set"),
     PLANNED("os-events", "LIST", "none", "OS events to sample"),
     PLANNED("os-events-set", "NAME", "none", "predefined OS event set"),
 };
-// clang-format on
 
-const struct asys_collector asys_collector_cpu_sampling = {
-    .name = "cpu-sampling",
-    .summary = "CPU sampling, scheduling and event sampling",
-    .options = sampling_options,
-    .option_count = COUNT_OF(sampling_options),
+/* CPU sampling itself is collector_cpu_sampling.c; its event sampling is not built yet. */
+const struct asys_collector asys_collector_event_sampling = {
+    .name = "event-sampling",
+    .summary = "CPU core and OS event sampling",
+    .options = event_sampling_options,
+    .option_count = COUNT_OF(event_sampling_options),
 };
 
 static const struct asys_option ppu_metrics_options[] = {

@@ -158,11 +158,13 @@ struct samplers {
     int count;
 };
 
-static void start_samplers(const struct asys_collector_setup *setup, pid_t target,
+/* The samplers of one phase: before the program's exec, or once it runs. */
+static void start_samplers(const struct asys_collector_setup *setup, pid_t target, int before_exec,
                            struct samplers *s)
 {
     for (const struct asys_collector *const *c = asys_collectors; *c; c++) {
-        if (!(*c)->start || !asys_profile_collects(setup->options, *c) || s->count == 16)
+        if (!(*c)->start || !asys_profile_collects(setup->options, *c) || s->count == 16 ||
+            !(*c)->start_before_exec != !before_exec)
             continue;
         struct asys_err err = {0};
         void *state = NULL;
@@ -174,6 +176,26 @@ static void start_samplers(const struct asys_collector_setup *setup, pid_t targe
         s->collector[s->count] = *c;
         s->state[s->count++] = state;
     }
+}
+
+struct sampler_start {
+    const struct asys_collector_setup *setup;
+    struct samplers *samplers;
+};
+
+static void start_samplers_before_exec(pid_t child, void *arg)
+{
+    struct sampler_start *s = arg;
+    start_samplers(s->setup, child, 1, s->samplers);
+}
+
+/* Whether a sampler of this run starts before exec (the child then waits for it). */
+static int any_before_exec(const struct asys_profile_options *o)
+{
+    for (const struct asys_collector *const *c = asys_collectors; *c; c++)
+        if ((*c)->start && (*c)->start_before_exec && asys_profile_collects(o, *c))
+            return 1;
+    return 0;
 }
 
 static void stop_samplers(struct samplers *s)
@@ -234,12 +256,16 @@ static int record(const struct asys_profile_options *o, const char *report_path)
         fprintf(stderr, "%s: cannot start a session: %s\n", PROG, err.text);
         goto out;
     }
-    if (asys_target_spawn(&target, o->target_argv, &env, o->kill_on_exit, &err) != 0) {
+    struct sampler_start sampler_start = {&setup, &samplers};
+    if (asys_target_spawn(&target, o->target_argv, &env, o->kill_on_exit,
+                          any_before_exec(o) ? start_samplers_before_exec : NULL, &sampler_start,
+                          &err) != 0) {
+        stop_samplers(&samplers);
         fprintf(stderr, "%s: cannot run '%s': %s\n", PROG, o->target_argv[0], err.text);
         rc = asys_exec_exit_code(&err);
         goto out;
     }
-    start_samplers(&setup, target.pid, &samplers);
+    start_samplers(&setup, target.pid, 0, &samplers);
     asys_target_wait(&target, o->wait, tick, &session, CLOCK_PAIR_INTERVAL_MS);
     stop_samplers(&samplers);
     asys_session_close_launcher(&session);
@@ -337,6 +363,11 @@ int asys_cmd_finalize(int argc, char **argv)
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         fprintf(stderr, "asys finalize: cannot open '%s': not a session directory\n", dir);
         return 1;
+    }
+    for (const struct asys_collector *const *c = asys_collectors; *c; c++) {
+        struct asys_err recover_err = {0};
+        if ((*c)->recover && (*c)->recover(dir, &recover_err) != 0)
+            fprintf(stderr, "asys finalize: warning: %s: %s\n", (*c)->name, recover_err.text);
     }
     struct asys_finalize_result res;
     if (asys_finalize(dir, report_path, force, NULL, &res, &err) != 0) {

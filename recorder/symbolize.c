@@ -240,7 +240,7 @@ static Dwfl *open_file(const struct sym_file *f)
     return dwfl;
 }
 
-static cJSON *resolve_offset(Dwfl *dwfl, uint64_t offset)
+static cJSON *resolve_offset(Dwfl *dwfl, uint64_t offset, const char *pseudo_name)
 {
     /* a return address: the call that made the frame is just before it */
     Dwarf_Addr pc = offset ? offset - 1 : 0;
@@ -254,7 +254,9 @@ static cJSON *resolve_offset(Dwfl *dwfl, uint64_t offset)
     cJSON *frame = cJSON_CreateArray();
     cJSON_AddItemToArray(frame, cJSON_CreateString(hex));
     char name[512] = "";
-    if (function) { /* "__libc_start_main@@GLIBC_2.34": the version is noise here */
+    if (!function && pseudo_name)
+        function = pseudo_name; /* "[kernel]": CPU samples' kernel frames, one per stack */
+    if (function) {             /* "__libc_start_main@@GLIBC_2.34": the version is noise here */
         snprintf(name, sizeof name, "%s", function);
         name[strcspn(name, "@")] = '\0';
     }
@@ -274,7 +276,8 @@ static cJSON *file_json(const struct sym_file *f)
     Dwfl *dwfl = open_file(f);
     for (size_t a = 0; a < f->offsets.capacity; a++)
         if (f->offsets.used[a])
-            cJSON_AddItemToArray(frames, resolve_offset(dwfl, f->offsets.keys[a]));
+            cJSON_AddItemToArray(frames, resolve_offset(dwfl, f->offsets.keys[a],
+                                                        f->path[0] == '[' ? f->path : NULL));
     if (dwfl)
         dwfl_end(dwfl);
     return entry;

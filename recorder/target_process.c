@@ -59,23 +59,44 @@ static void set_env(const struct asys_env_var *v)
 }
 
 int asys_target_spawn(struct asys_target *t, char **argv, const struct asys_env *env,
-                      int die_with_us, struct asys_err *err)
+                      int die_with_us, void (*before_exec)(pid_t child, void *arg),
+                      void *before_exec_arg, struct asys_err *err)
 {
     pid_t launcher = getpid();
     memset(t, 0, sizeof *t);
-    int pipefd[2];
+    int pipefd[2], go[2] = {-1, -1};
     if (pipe2(pipefd, O_CLOEXEC) != 0)
         return asys_fail_errno(err, errno, "pipe");
+    if (before_exec && pipe2(go, O_CLOEXEC) != 0) {
+        int e = errno;
+        close(pipefd[0]);
+        close(pipefd[1]);
+        return asys_fail_errno(err, e, "pipe");
+    }
     /* Orphaned descendants are re-parented to us, so --wait all sees them. */
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     pid_t pid = fork();
     if (pid < 0) {
+        int e = errno;
         close(pipefd[0]);
         close(pipefd[1]);
-        return asys_fail_errno(err, errno, "fork");
+        if (go[0] >= 0) {
+            close(go[0]);
+            close(go[1]);
+        }
+        return asys_fail_errno(err, e, "fork");
     }
     if (pid == 0) {
         close(pipefd[0]);
+        if (go[0] >= 0) { /* until the launcher has attached what it attaches */
+            close(go[1]);
+            char byte;
+            ssize_t got;
+            do
+                got = read(go[0], &byte, 1);
+            while (got < 0 && errno == EINTR);
+            close(go[0]);
+        }
         signal(SIGCHLD, SIG_DFL);
         sigprocmask(SIG_SETMASK, &original_mask, NULL);
         if (die_with_us) {
@@ -92,6 +113,14 @@ int asys_target_spawn(struct asys_target *t, char **argv, const struct asys_env 
         _exit(127);
     }
     close(pipefd[1]);
+    if (go[0] >= 0) {
+        close(go[0]);
+        before_exec(pid, before_exec_arg);
+        char byte = 1;
+        ssize_t ignored = write(go[1], &byte, 1);
+        (void)ignored;
+        close(go[1]);
+    }
     int exec_errno = 0;
     ssize_t n;
     do

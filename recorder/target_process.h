@@ -23,9 +23,13 @@ void asys_target_block_signals(void);
 /* fork + exec with `env` set (LD_PRELOAD is prepended to any existing value).
  * With `die_with_us`, the program gets SIGTERM when asys dies (kill -9 of
  * asys would otherwise leave it running as an orphan, unrecorded).  A
- * program that cannot be executed is an error (errno text and kind). */
+ * program that cannot be executed is an error (errno text and kind).
+ * `before_exec` (NULL: none) runs in the launcher between fork and exec,
+ * while the child waits: what it attaches to the child's pid (perf events
+ * with inherit) then sees the program from its first instruction. */
 int asys_target_spawn(struct asys_target *t, char **argv, const struct asys_env *env,
-                      int die_with_us, struct asys_err *err);
+                      int die_with_us, void (*before_exec)(pid_t child, void *arg),
+                      void *before_exec_arg, struct asys_err *err);
 
 /* Waits, calling tick() about every `tick_ms`; SIGINT/SIGTERM/SIGHUP/SIGQUIT
  * sent to the launcher by a process are forwarded to the program (the

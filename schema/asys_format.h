@@ -50,11 +50,13 @@ enum asys_feature {
     ASYS_FEATURE_ACBLAS = 1u << 6,
     ASYS_FEATURE_PCCL = 1u << 7,
     ASYS_FEATURE_HGVIDEO = 1u << 8,
+    ASYS_FEATURE_CPU_SAMPLING = 1u << 9, /* CPU samples and scheduling (the launcher's perf
+                                            events) */
 };
 /* Every feature this version of the tools can decode. */
 #define ASYS_FEATURES_KNOWN                                                                        \
     (ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX | ASYS_FEATURE_OSRT | ASYS_FEATURE_STACKS |             \
-     ASYS_FEATURE_HGGC | ASYS_FEATURE_MEMORY)
+     ASYS_FEATURE_HGGC | ASYS_FEATURE_MEMORY | ASYS_FEATURE_CPU_SAMPLING)
 
 /* ---- who wrote a segment ----------------------------------------------- */
 
@@ -247,6 +249,10 @@ enum asys_record_type {
     ASYS_REC_HGGC_GRAPH_LAUNCH = 53, /* struct asys_rec_hggc_graph_exec: a cudaGraphLaunch */
     ASYS_REC_HGGC_OVERHEAD = 54,     /* struct asys_rec_hggc_overhead */
     ASYS_REC_HGGC_STATUS = 55,       /* struct asys_rec_hggc_status + message: arg = status code */
+    /* cpu sampling (written by the launcher at the end of the run) */
+    ASYS_REC_CPU_SAMPLE = 56,        /* struct asys_rec_cpu_sample */
+    ASYS_REC_SCHED_SWITCH = 57,      /* struct asys_rec_sched_switch */
+    ASYS_REC_CPU_SAMPLING_INFO = 58, /* struct asys_rec_cpu_sampling_info + reason */
     /* heap: sampled allocations and the frees of sampled blocks */
     ASYS_REC_HEAP_ALLOC = 64, /* struct asys_rec_heap_alloc: arg = heap function id */
     ASYS_REC_HEAP_FREE = 65,  /* struct asys_rec_heap_free: arg = heap function id */
@@ -1017,6 +1023,101 @@ struct asys_rec_hggc_status {
      * reads it at finalize without the string table) */
 };
 
+/* ---- cpu sampling records ----------------------------------------------
+ *
+ * The launcher samples the program with perf events (one per CPU, inherited
+ * by every thread and child) and records every context switch of every CPU;
+ * when the program is done it unwinds the samples' stacks and writes one
+ * segment per sampled process image (CPU_SAMPLE records with MODULE and
+ * CALLCHAIN records, so finalize symbolizes them like any other stack) and
+ * one segment with the SCHED_SWITCH records of every CPU and the
+ * CPU_SAMPLING_INFO record.  Ticks are CLOCK_MONOTONIC ns (perf's clockid). */
+
+/* A CPU sample of a thread of the segment's process.  The call chain's frame
+ * 0 is the sampled instruction + 1 (symbolizers look up address - 1, the
+ * call of a return address), then the callers' return addresses. */
+struct asys_rec_cpu_sample {
+    asys_rec_word header;
+    uint32_t tid;
+    uint32_t cpu;
+    uint32_t callchain_id; /* 0: no stack */
+    uint32_t flags;        /* enum asys_cpu_sample_flags */
+};
+
+enum asys_cpu_sample_flags {
+    ASYS_CPU_SAMPLE_IN_KERNEL = 1u << 0,     /* in the kernel: frame 0 is [kernel] */
+    ASYS_CPU_SAMPLE_UNWIND_FAILED = 1u << 1, /* the stack ended at the sampled address */
+};
+
+/* One context switch on a CPU: prev_tid stopped running, next_tid started
+ * (tid 0 is the CPU's idle task). */
+struct asys_rec_sched_switch {
+    asys_rec_word header;
+    uint32_t cpu;
+    uint32_t prev_tid;
+    uint32_t next_tid;
+    uint32_t prev_pid;   /* process of prev_tid when it is in the sampled tree, else 0 */
+    uint32_t next_pid;   /* the same for next_tid */
+    uint32_t prev_state; /* the kernel's prev_state: 0 runnable (preempted), 1 S, 2 D, ... */
+};
+
+/* Task states of sched_switch's prev_state (the kernel's TASK_* report bits). */
+#define ASYS_TASK_INTERRUPTIBLE 0x1u   /* S: waiting */
+#define ASYS_TASK_UNINTERRUPTIBLE 0x2u /* D: waiting in the kernel (I/O) */
+#define ASYS_TASK_DEAD_MASK 0x30u      /* X, Z: the thread exited */
+#define ASYS_TASK_IDLE 0x80u           /* I: an idle kernel thread */
+
+enum asys_cpu_sampling_status {
+    ASYS_CPU_SAMPLING_RECORDED = 1,
+    ASYS_CPU_SAMPLING_UNAVAILABLE = 2, /* the reason says why */
+};
+enum asys_cpu_sampling_event {
+    ASYS_CPU_EVENT_CYCLES = 1,    /* PERF_COUNT_HW_CPU_CYCLES: period in cycles */
+    ASYS_CPU_EVENT_CPU_CLOCK = 2, /* PERF_COUNT_SW_CPU_CLOCK: period in ns */
+};
+enum asys_cpu_backtrace {
+    ASYS_BACKTRACE_NONE = 0,
+    ASYS_BACKTRACE_FP = 1,    /* the kernel's frame-pointer call chain */
+    ASYS_BACKTRACE_DWARF = 2, /* user registers + stack copy, unwound with DWARF CFI */
+};
+enum asys_cpu_sampling_scope {
+    ASYS_SAMPLE_PROCESS_TREE = 1,
+    ASYS_SAMPLE_SYSTEM_WIDE = 2,
+};
+enum asys_sched_source {
+    ASYS_SCHED_NONE = 0,       /* sched_switch could not be opened (the reason says why) */
+    ASYS_SCHED_TRACEPOINT = 1, /* sched:sched_switch on every CPU */
+    ASYS_SCHED_CONTEXT_SWITCH = 2, /* the sampled threads' own switches (context_switch): other
+                                      processes unseen, S and D both Waiting */
+};
+
+/* What the sampler did: written once, in the scheduling segment. */
+#define ASYS_CPU_SAMPLING_REASON_MAX 1024
+struct asys_rec_cpu_sampling_info {
+    asys_rec_word header;
+    uint32_t status;           /* enum asys_cpu_sampling_status */
+    uint32_t event;            /* enum asys_cpu_sampling_event */
+    uint64_t period;           /* in the event's unit (cycles or ns) */
+    uint64_t requested_cycles; /* --sample-period */
+    uint64_t samples;          /* CPU samples written */
+    uint64_t lost_samples;     /* PERF_RECORD_LOST of the sampling rings */
+    uint64_t throttled;        /* PERF_RECORD_THROTTLE records */
+    uint64_t unwind_failed;    /* samples whose stack ended at the sampled address */
+    uint64_t sched_switches;   /* SCHED_SWITCH records written */
+    uint32_t backtrace;        /* enum asys_cpu_backtrace */
+    uint32_t scope;            /* enum asys_cpu_sampling_scope */
+    uint32_t sched_source;     /* enum asys_sched_source */
+    uint32_t reason_length;    /* bytes of reason text that follow (why unavailable, or why
+                                  scheduling is missing); 0: none */
+    uint32_t stack_bytes;      /* user stack copied per sample (dwarf) */
+    uint32_t nominal_mhz;      /* the frequency cpu-clock's period was converted with */
+    uint32_t backtrace_depth;  /* --sample-backtrace-depth */
+    uint32_t reserved;         /* zero */
+    uint64_t lost_switches;    /* PERF_RECORD_LOST of the scheduling rings */
+    /* followed by the reason, UTF-8, zero-padded to 8 (inline: finalize puts
+     * it in the manifest without the string table) */
+};
+
 /* ---- static checks ----------------------------------------------------- */
 
 #define ASYS_CHECK_SIZE(type, size) _Static_assert(sizeof(type) == (size), #type " size")
@@ -1096,6 +1197,13 @@ ASYS_CHECK_SIZE(struct asys_rec_hggc_graph_node, 40);
 ASYS_CHECK_SIZE(struct asys_rec_hggc_graph_exec, 24);
 ASYS_CHECK_SIZE(struct asys_rec_hggc_overhead, 32);
 ASYS_CHECK_SIZE(struct asys_rec_hggc_status, 24);
+ASYS_CHECK_SIZE(struct asys_rec_cpu_sample, 24);
+ASYS_CHECK_OFFSET(struct asys_rec_cpu_sample, callchain_id, 16);
+ASYS_CHECK_SIZE(struct asys_rec_sched_switch, 32);
+ASYS_CHECK_OFFSET(struct asys_rec_sched_switch, prev_state, 28);
+ASYS_CHECK_SIZE(struct asys_rec_cpu_sampling_info, 112);
+ASYS_CHECK_OFFSET(struct asys_rec_cpu_sampling_info, backtrace, 72);
+ASYS_CHECK_OFFSET(struct asys_rec_cpu_sampling_info, lost_switches, 104);
 _Static_assert(sizeof(struct asys_rec_callchain) + 8 * ASYS_CALLCHAIN_MAX_DEPTH <= 254 * 8,
                "a call chain fits a record without the extended size");
 _Static_assert(ASYS_REC_MAX_SIZE % 8 == 0, "records are whole words");

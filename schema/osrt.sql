@@ -19,7 +19,9 @@ CREATE TABLE osrt_calls (
 CREATE TABLE thread_states (
     pid      INTEGER NOT NULL, -- process
     tid      INTEGER NOT NULL, -- thread
-    state    TEXT NOT NULL,    -- 'Possibly Running' or 'Possibly Waiting'
+    state    TEXT NOT NULL,    -- 'Possibly Running' or 'Possibly Waiting' (OSRT's estimate);
+                               -- with CPU sampling (schema/cpu_sampling.sql) instead 'Running',
+                               -- 'Preempted', 'Waiting' or 'Uninterruptible'
     start_ns INTEGER NOT NULL, -- interval start
     end_ns   INTEGER NOT NULL  -- interval end
 );

@@ -186,10 +186,10 @@ class ProfileCli(AsysTestCase):
         m = self.manifest()
         self.assertEqual(m['collectors']['enabled'], ['hggc', 'hgtx'])
         self.assertEqual([u['name'] for u in m['collectors']['unavailable']], ['acdnn', 'acblas'])
-        r = self.profile(['true'], options=['--host-memory-sampling', 'true', '-t', 'nvtx'])
-        self.assertIn('--host-memory-sampling is not implemented', r.stderr.decode())
+        r = self.profile(['true'], options=['--python-sampling', 'true', '-t', 'nvtx'])
+        self.assertIn('--python-sampling is not implemented', r.stderr.decode())
         m = self.manifest()
-        self.assertIn('host-memory-sampling', [u['name'] for u in m['collectors']['unavailable']])
+        self.assertIn('python-sampling', [u['name'] for u in m['collectors']['unavailable']])
 
     def test_manifest_contents(self):
         self.profile([prog('hgtx_threads'), '1', '1', '10'], options=['-t', 'nvtx'])

@@ -181,6 +181,12 @@ START_TEST(builtin_reports_parse_and_have_aliases)
                           "nvtx_gpu_proj_trace",  "nvtx_gpu_proj_sum",     "nvtx_kern_sum"};
     for (size_t i = 0; i < sizeof hggc / sizeof hggc[0]; i++)
         ck_assert_msg(asys_catalog_find(&cat, hggc[i]), "no report %s", hggc[i]);
+    /* a report that needs data it may not have says which, once */
+    const struct asys_report_def *sched = asys_catalog_find(&cat, "thread_sched_sum");
+    ck_assert_ptr_nonnull(sched);
+    ck_assert_str_eq(sched->requires_table, "sched_slices");
+    ck_assert_ptr_nonnull(strstr(sched->requires_message, "-s process-tree"));
+    ck_assert_ptr_eq(asys_catalog_find(&cat, "cpu_flat"), asys_catalog_find(&cat, "stack_flat"));
     asys_catalog_free(&cat);
 }
 END_TEST
@@ -191,8 +197,8 @@ static sqlite3 *empty_database(void)
     sqlite3 *db = NULL;
     ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
     ck_assert_int_eq(asys_sql_register_functions(db), 0);
-    const char *files[] = {"core.sql", "stacks.sql", "hgtx.sql",
-                           "osrt.sql", "hggc.sql",   "memory.sql"};
+    const char *files[] = {"core.sql", "stacks.sql", "hgtx.sql",        "osrt.sql",
+                           "hggc.sql", "memory.sql", "cpu_sampling.sql"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         char *msg = NULL;
         ck_assert_msg(sqlite3_exec(db, asys_schema_text(files[i]), NULL, NULL, &msg) == SQLITE_OK,

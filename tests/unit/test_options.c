@@ -87,14 +87,34 @@ START_TEST(planned_options_are_recorded)
 {
     struct asys_profile_options o;
     struct asys_err err;
-    ck_assert_int_eq(parse(&o, &err, 5, "--host-memory-sampling", "true", "-s", "process-tree", "app"),
-                     0);
+    ck_assert_int_eq(
+        parse(&o, &err, 5, "--python-sampling", "true", "--event-sample", "system-wide", "app"), 0);
     ck_assert_int_eq(o.given_count, 2);
-    ck_assert_str_eq(o.given[0].name, "host-memory-sampling");
+    ck_assert_str_eq(o.given[0].name, "python-sampling");
     ck_assert_str_eq(o.given[0].value, "true");
     ck_assert_int_eq(o.given[0].supported, 0);
-    ck_assert_str_eq(o.given[1].name, "sample");
+    ck_assert_str_eq(o.given[1].name, "event-sample");
     ck_assert_int_eq(o.given[1].supported, 0);
+}
+END_TEST
+
+/* -s switches the CPU sampler on; its values are checked like any option's. */
+START_TEST(cpu_sampling_options)
+{
+    struct asys_profile_options o;
+    struct asys_err err;
+    ck_assert_int_eq(parse(&o, &err, 1, "app"), 0);
+    ck_assert_uint_eq(o.features & ASYS_FEATURE_CPU_SAMPLING, 0);
+    ck_assert_int_eq(parse(&o, &err, 5, "-s", "process-tree", "-b", "fp", "app"), 0);
+    ck_assert_uint_ne(o.features & ASYS_FEATURE_CPU_SAMPLING, 0);
+    ck_assert_int_eq(o.given[0].supported, 1);
+    ck_assert_str_eq(asys_profile_value(&o, "backtrace")->canonical, "fp");
+    ck_assert_uint_eq(asys_profile_value(&o, "sample-period")->number, 2000000);
+    ck_assert_int_eq(parse(&o, &err, 3, "-s", "everything", "app"), -1);
+    ck_assert_ptr_nonnull(strstr(err.text, "process-tree"));
+    ck_assert_int_eq(parse(&o, &err, 5, "-s", "process-tree", "--sample-period", "0", "app"), -1);
+    ck_assert_ptr_nonnull(strstr(err.text, "--sample-period takes 1 to"));
+    ck_assert_int_eq(parse(&o, &err, 3, "--sample-backtrace-depth", "129", "app"), -1);
 }
 END_TEST
 
@@ -194,6 +214,7 @@ int main(void)
     tcase_add_test(tc, output_force_wait);
     tcase_add_test(tc, program_arguments_are_not_options);
     tcase_add_test(tc, planned_options_are_recorded);
+    tcase_add_test(tc, cpu_sampling_options);
     tcase_add_test(tc, errors);
     tcase_add_test(tc, help_lists_the_manual_options);
     tcase_add_test(tc, hggc_options);

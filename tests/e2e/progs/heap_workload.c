@@ -10,8 +10,8 @@
  *              prints the bytes allocated
  *   storm      8 threads x 20000 malloc/free in storm_site
  *   fork       forks a child that execs this program with "leak"
- *   rss        forks a child that touches 200 MiB, holds it 400 ms, frees it
- *              and lives 400 ms more
+ *   rss        forks a child that waits 400 ms, touches 200 MiB, holds it 400 ms,
+ *              frees it and lives 400 ms more
  * Every site is a function of its own (noinline) so stacks name it. */
 #include <malloc.h>
 #include <pthread.h>
@@ -177,6 +177,8 @@ static int rss(void)
 {
     pid_t pid = fork();
     if (pid == 0) {
+        /* seen small first: the sampler finds children every 5 samples (250 ms at 20 Hz) */
+        pause_ms(400);
         size_t size = 200u << 20;
         char *block = malloc(size);
         if (!block)

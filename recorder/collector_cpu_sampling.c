@@ -1,0 +1,186 @@
+/* CPU sampling and scheduling (-s/--sample): perf events the launcher opens
+ * on the program before it execs and drains while it runs (cpu_sampler.c);
+ * the program runs unmodified.  Finalize puts what the sampler did into the
+ * manifest under "cpu-sampling". */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "asys_format.h"
+#include "collector.h"
+#include "cpu_sampler.h"
+#include "json_util.h"
+#include "profile_options.h"
+
+static const char *const scope_choices[] = {"process-tree", "system-wide", "none", NULL};
+static const char *const backtrace_choices[] = {"dwarf", "fp", "none", NULL};
+
+// clang-format off
+static const struct asys_option sampling_options[] = {
+    {.name = "sample", .short_name = 's', .type = ASYS_OPT_CHOICE,
+     .metavar = "process-tree|system-wide|none", .default_value = "none",
+     .help = "CPU sampling and scheduling of the process tree or of every process",
+     .choices = scope_choices},
+    {.name = "backtrace", .short_name = 'b', .type = ASYS_OPT_CHOICE, .metavar = "dwarf|fp|none",
+     .default_value = "dwarf", .help = "call stack method of CPU samples",
+     .choices = backtrace_choices},
+    {.name = "sample-period", .type = ASYS_OPT_COUNT, .metavar = "CYCLES",
+     .default_value = "2000000",
+     .help = "CPU cycles between samples (cpu-clock ns at the nominal frequency where the "
+             "PMU has no cycles event)",
+     .min = 1, .max = 1ull << 40},
+    {.name = "sample-backtrace-depth", .type = ASYS_OPT_COUNT, .metavar = "N",
+     .default_value = "24", .help = "frames per CPU sample call stack (1-128)", .min = 1,
+     .max = ASYS_CALLCHAIN_MAX_DEPTH},
+    {.name = "sample-stack-size", .type = ASYS_OPT_SIZE, .metavar = "BYTES",
+     .default_value = "8K", .help = "user stack copied per sample for -b dwarf", .min = 512,
+     .max = 65528},
+};
+// clang-format on
+
+static const char *value_text(const struct asys_profile_options *o, const char *name)
+{
+    const struct asys_option_value *v = asys_profile_value(o, name);
+    return v ? v->canonical : "";
+}
+
+static uint64_t value_number(const struct asys_profile_options *o, const char *name)
+{
+    const struct asys_option_value *v = asys_profile_value(o, name);
+    return v ? v->number : 0;
+}
+
+static int sampling_enabled(const struct asys_profile_options *o)
+{
+    return strcmp(value_text(o, "sample"), "none") != 0;
+}
+
+static int sampling_start(const struct asys_collector_setup *s, pid_t target, void **state,
+                          struct asys_err *err)
+{
+    const struct asys_profile_options *o = s->options;
+    const char *bt = value_text(o, "backtrace");
+    struct asys_cpu_sampler_config cfg = {
+        .scope = !strcmp(value_text(o, "sample"), "system-wide") ? ASYS_SAMPLE_SYSTEM_WIDE
+                                                                 : ASYS_SAMPLE_PROCESS_TREE,
+        .backtrace = !strcmp(bt, "dwarf") ? ASYS_BACKTRACE_DWARF
+                     : !strcmp(bt, "fp")  ? ASYS_BACKTRACE_FP
+                                          : ASYS_BACKTRACE_NONE,
+        .period_cycles = value_number(o, "sample-period"),
+        .depth = (uint32_t)value_number(o, "sample-backtrace-depth"),
+        .stack_bytes = (uint32_t)(value_number(o, "sample-stack-size") & ~7ull),
+        .session_dir = s->session_dir,
+    };
+    struct asys_cpu_sampler *sampler = NULL;
+    if (asys_cpu_sampler_start(&cfg, target, &sampler, err) != 0)
+        return -1;
+    const struct asys_cpu_sampler_result *r = asys_cpu_sampler_result(sampler);
+    if (r->status == ASYS_CPU_SAMPLING_UNAVAILABLE)
+        fprintf(stderr,
+                "asys profile: warning: cpu sampling unavailable: %s; recording without it\n",
+                r->reason);
+    else if (r->reason[0])
+        fprintf(stderr, "asys profile: warning: cpu sampling: %s\n", r->reason);
+    *state = sampler;
+    return 0;
+}
+
+static void sampling_stop(void *state)
+{
+    asys_cpu_sampler_finish(state);
+}
+
+/* ---- finalize: the manifest's "cpu-sampling" object ---- */
+
+struct sampling_tally {
+    struct asys_rec_cpu_sampling_info info;
+    int have_info;
+    char reason[ASYS_CPU_SAMPLING_REASON_MAX + 1];
+};
+
+static void *tally_begin(void)
+{
+    return calloc(1, sizeof(struct sampling_tally));
+}
+
+static void tally_record(void *state, const struct asys_segment_header *h,
+                         const struct asys_record *rec)
+{
+    (void)h;
+    struct sampling_tally *t = state;
+    if (!t)
+        return;
+    if (rec->type != ASYS_REC_CPU_SAMPLING_INFO || rec->size < sizeof t->info)
+        return;
+    memcpy(&t->info, rec->data, sizeof t->info);
+    t->have_info = 1;
+    size_t n = t->info.reason_length;
+    if (n > rec->size - sizeof t->info || n > ASYS_CPU_SAMPLING_REASON_MAX)
+        n = 0; /* a damaged record: no reason rather than bytes past it */
+    memcpy(t->reason, rec->data + sizeof t->info, n);
+    t->reason[n] = '\0';
+}
+
+static cJSON *tally_end(void *state)
+{
+    struct sampling_tally *t = state;
+    cJSON *o = NULL;
+    if (!t || !t->have_info)
+        goto out;
+    const struct asys_rec_cpu_sampling_info *i = &t->info;
+    o = cJSON_CreateObject();
+    char status[ASYS_CPU_SAMPLING_REASON_MAX + 32];
+    const char *reason = t->reason;
+    if (i->status == ASYS_CPU_SAMPLING_UNAVAILABLE)
+        snprintf(status, sizeof status, "unavailable (%s)", reason);
+    else
+        snprintf(status, sizeof status, "recorded");
+    cJSON_AddStringToObject(o, "status", status);
+    cJSON_AddStringToObject(o, "scope",
+                            i->scope == ASYS_SAMPLE_SYSTEM_WIDE ? "system-wide" : "process-tree");
+    if (i->status == ASYS_CPU_SAMPLING_RECORDED) {
+        cJSON_AddStringToObject(o, "event",
+                                i->event == ASYS_CPU_EVENT_CYCLES ? "cycles" : "cpu-clock");
+        asys_json_add_u64(o, "period", i->period);
+        cJSON_AddStringToObject(o, "period_unit",
+                                i->event == ASYS_CPU_EVENT_CYCLES ? "cycles" : "ns");
+        asys_json_add_u64(o, "requested_period_cycles", i->requested_cycles);
+        cJSON_AddNumberToObject(o, "nominal_mhz", i->nominal_mhz);
+        cJSON_AddStringToObject(o, "backtrace",
+                                i->backtrace == ASYS_BACKTRACE_DWARF ? "dwarf"
+                                : i->backtrace == ASYS_BACKTRACE_FP  ? "fp"
+                                                                     : "none");
+        asys_json_add_u64(o, "samples", i->samples);
+        asys_json_add_u64(o, "lost_samples", i->lost_samples);
+        asys_json_add_u64(o, "throttled", i->throttled);
+        asys_json_add_u64(o, "unwind_failed", i->unwind_failed);
+        asys_json_add_u64(o, "sched_switches", i->sched_switches);
+        asys_json_add_u64(o, "lost_switches", i->lost_switches);
+        cJSON_AddStringToObject(o, "scheduling",
+                                i->sched_source == ASYS_SCHED_TRACEPOINT ? "sched:sched_switch"
+                                : i->sched_source == ASYS_SCHED_CONTEXT_SWITCH ? "context switches"
+                                                                               : "none");
+        if (reason[0])
+            cJSON_AddStringToObject(o, "note", reason);
+    }
+out:
+    free(t);
+    return o;
+}
+
+const struct asys_collector asys_collector_cpu_sampling = {
+    .name = "cpu-sampling",
+    .feature = ASYS_FEATURE_CPU_SAMPLING,
+    .built = 1,
+    .summary = "CPU sampling and thread scheduling (perf events of the launcher)",
+    .options = sampling_options,
+    .option_count = sizeof sampling_options / sizeof sampling_options[0],
+    .enabled = sampling_enabled,
+    .start = sampling_start,
+    .start_before_exec = 1, /* the events are inherited from the program's first instruction */
+    .stop = sampling_stop,
+    .finalize_begin = tally_begin,
+    .finalize_record = tally_record,
+    .finalize_end = tally_end,
+    .recover = asys_cpu_samples_recover,
+};

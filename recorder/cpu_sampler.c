@@ -1,0 +1,665 @@
+/* The launcher's perf events and the thread that drains their rings
+ * (cpu_sampler.h). */
+#define _GNU_SOURCE
+#include "cpu_sampler.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TRACEFS_SCHED_SWITCH "/sys/kernel/tracing/events/sched/sched_switch"
+/* Ring sizes in pages (a power of two): a dwarf sample carries the stack copy. */
+#define SAMPLE_RING_PAGES_DWARF 256
+#define SAMPLE_RING_PAGES 64
+#define SCHED_RING_PAGES 256
+#define MIN_RING_PAGES 8
+#define DRAIN_INTERVAL_MS 20
+/* Registers the DWARF unwinder needs (x86-64 perf_regs bits): AX..IP, R8..R15. */
+#define X86_REGS_MASK ((1ull << 9) - 1) | (0xffull << 16)
+#define DEFAULT_NOMINAL_MHZ 2000
+
+enum ring_kind { RING_SAMPLES, RING_SCHED };
+
+struct ring {
+    int fd;
+    enum ring_kind kind;
+    void *map;
+    size_t map_size;
+    uint64_t data_size;
+    FILE *out;
+};
+
+struct asys_cpu_sampler {
+    struct asys_cpu_sampler_config config;
+    char session_dir[4096];
+    struct asys_cpu_sampler_result result;
+    struct asys_cpu_raw_run run;
+    struct ring *rings;
+    int ring_count;
+    pthread_t thread;
+    int thread_running;
+    int stop; /* atomic */
+    pid_t target;
+    int user_only;   /* kernel samples refused (perf_event_paranoid 2): user space only */
+    int no_build_id; /* a kernel before 5.12: MMAP2 records without build ids */
+};
+
+const struct asys_cpu_sampler_result *asys_cpu_sampler_result(const struct asys_cpu_sampler *s)
+{
+    return &s->result;
+}
+
+/* ---- what the machine offers ------------------------------------------------ */
+
+static int read_text(const char *path, char *buf, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, size - 1);
+    close(fd);
+    if (n < 0)
+        return -1;
+    buf[n] = '\0';
+    return 0;
+}
+
+/* The nominal frequency cpu-clock periods are converted with. */
+static uint32_t nominal_mhz(int *guessed)
+{
+    char text[8192];
+    *guessed = 0;
+    if (read_text("/sys/devices/system/cpu/cpu0/cpufreq/base_frequency", text, sizeof text) == 0) {
+        unsigned long khz = strtoul(text, NULL, 10);
+        if (khz >= 100000 && khz < 100000000)
+            return (uint32_t)(khz / 1000);
+    }
+    if (read_text("/proc/cpuinfo", text, sizeof text) == 0) {
+        const char *p = strstr(text, "cpu MHz");
+        const char *colon = p ? strchr(p, ':') : NULL;
+        double mhz = colon ? strtod(colon + 1, NULL) : 0;
+        if (mhz >= 100 && mhz < 100000)
+            return (uint32_t)(mhz + 0.5);
+    }
+    *guessed = 1;
+    return DEFAULT_NOMINAL_MHZ;
+}
+
+static int test_refusal_errno(void)
+{
+    const char *v = getenv(ASYS_TEST_PERF_ERRNO_ENV);
+    if (!v || !*v)
+        return 0;
+    if (!strcmp(v, "EACCES"))
+        return EACCES;
+    if (!strcmp(v, "EPERM"))
+        return EPERM;
+    if (!strcmp(v, "ENOENT"))
+        return ENOENT;
+    return EACCES;
+}
+
+static int perf_open(struct perf_event_attr *a, pid_t pid, int cpu)
+{
+    int refused = test_refusal_errno();
+    if (refused) {
+        errno = refused;
+        return -1;
+    }
+    return (int)syscall(SYS_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* "field:long prev_state;	offset:32;	size:8;" -> offset and size of `name`. */
+static int format_field(const char *format, const char *name, uint32_t *offset, uint32_t *size)
+{
+    char want[64];
+    snprintf(want, sizeof want, " %s;", name);
+    const char *p = strstr(format, want);
+    const char *o = p ? strstr(p, "offset:") : NULL;
+    const char *s = o ? strstr(o, "size:") : NULL;
+    if (!s)
+        return -1;
+    unsigned long off = strtoul(o + 7, NULL, 10), sz = strtoul(s + 5, NULL, 10);
+    if (off > 4096 || (sz != 4 && sz != 8))
+        return -1;
+    *offset = (uint32_t)off;
+    *size = (uint32_t)sz;
+    return 0;
+}
+
+/* The sched_switch tracepoint's id and field offsets; -1 with the reason. */
+static int sched_switch_format(struct asys_cpu_raw_run *run, uint64_t *id, char *why, size_t size)
+{
+    char text[8192];
+    const char *off = getenv(ASYS_TEST_NO_TRACEPOINT_ENV);
+    if (off && *off) {
+        snprintf(why, size, "%s is set (a test)", ASYS_TEST_NO_TRACEPOINT_ENV);
+        return -1;
+    }
+    if (read_text(TRACEFS_SCHED_SWITCH "/id", text, sizeof text) != 0) {
+        snprintf(why, size, "cannot read '%s/id': %s (is tracefs mounted?)", TRACEFS_SCHED_SWITCH,
+                 strerror(errno));
+        return -1;
+    }
+    *id = strtoull(text, NULL, 10);
+    uint32_t pid_size = 0, next_size = 0;
+    if (read_text(TRACEFS_SCHED_SWITCH "/format", text, sizeof text) != 0 ||
+        format_field(text, "prev_pid", &run->prev_pid_offset, &pid_size) != 0 ||
+        format_field(text, "prev_state", &run->prev_state_offset, &run->prev_state_size) != 0 ||
+        format_field(text, "next_pid", &run->next_pid_offset, &next_size) != 0 || pid_size != 4 ||
+        next_size != 4) {
+        snprintf(why, size, "cannot read the fields of '%s/format'", TRACEFS_SCHED_SWITCH);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- opening the events ------------------------------------------------------ */
+
+static void sampling_attr(const struct asys_cpu_sampler *s, struct perf_event_attr *a, int cycles)
+{
+    memset(a, 0, sizeof *a);
+    a->size = sizeof *a;
+    a->type = cycles ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE;
+    a->config = cycles ? PERF_COUNT_HW_CPU_CYCLES : PERF_COUNT_SW_CPU_CLOCK;
+    a->sample_period = s->result.period;
+    a->sample_type = s->run.sample_type;
+    a->sample_regs_user = s->run.regs_mask;
+    a->sample_stack_user = s->config.backtrace == ASYS_BACKTRACE_DWARF ? s->config.stack_bytes : 0;
+    a->sample_max_stack = (uint16_t)s->config.depth;
+    a->exclude_callchain_kernel = 1; /* kernel frames are one [kernel] frame */
+    a->exclude_hv = 1;
+    a->exclude_kernel = (unsigned)s->user_only;
+    /* the threads' own switches where sched_switch is not available */
+    a->context_switch = s->result.sched_source == ASYS_SCHED_CONTEXT_SWITCH;
+    a->mmap = 1; /* with mmap2: the kernel emits MMAP2 records (mmap2 alone enables none) */
+    a->mmap2 = 1;
+    a->build_id = (unsigned)!s->no_build_id; /* MMAP2 names the file by build id too */
+    a->comm = 1;
+    a->comm_exec = 1;
+    a->task = 1;
+    a->sample_id_all = 1;
+    a->use_clockid = 1;
+    a->clockid = CLOCK_MONOTONIC;
+    a->watermark = 1;
+    a->wakeup_watermark =
+        (uint32_t)(s->config.backtrace == ASYS_BACKTRACE_DWARF ? SAMPLE_RING_PAGES_DWARF * 4096 / 4
+                                                               : SAMPLE_RING_PAGES * 4096 / 4);
+    if (s->config.scope == ASYS_SAMPLE_PROCESS_TREE) {
+        a->inherit = 1;
+        a->disabled = 1;
+        a->enable_on_exec = 1; /* the program's own code, not the launcher's fork */
+    }
+}
+
+static void sched_attr(struct perf_event_attr *a, uint64_t id)
+{
+    memset(a, 0, sizeof *a);
+    a->size = sizeof *a;
+    a->type = PERF_TYPE_TRACEPOINT;
+    a->config = id;
+    a->sample_period = 1;
+    a->sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+    a->use_clockid = 1;
+    a->clockid = CLOCK_MONOTONIC;
+    a->watermark = 1;
+    a->wakeup_watermark = SCHED_RING_PAGES * 4096 / 4;
+}
+
+static int map_ring(struct asys_cpu_sampler *s, struct ring *r, int fd, enum ring_kind kind,
+                    int cpu, struct asys_err *err)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t pages = kind == RING_SCHED                            ? SCHED_RING_PAGES
+                   : s->config.backtrace == ASYS_BACKTRACE_DWARF ? SAMPLE_RING_PAGES_DWARF
+                                                                 : SAMPLE_RING_PAGES;
+    r->fd = fd;
+    r->kind = kind;
+    /* an unprivileged user may lock kernel.perf_event_mlock_kb (516 KiB) in
+     * all: smaller rings, drained as often, rather than none */
+    for (;; pages /= 2) {
+        r->map_size = (pages + 1) * page;
+        r->data_size = pages * page;
+        r->map = mmap(NULL, r->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (r->map != MAP_FAILED)
+            break;
+        r->map = NULL;
+        if ((errno != EPERM && errno != ENOMEM) || pages <= MIN_RING_PAGES)
+            return asys_fail_errno(err, errno,
+                                   "cannot map the perf ring of CPU %d (kernel.perf_event_mlock_kb "
+                                   "limits what a user without CAP_IPC_LOCK may map)",
+                                   cpu);
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s/%s-cpu%d.perf", s->session_dir, ASYS_CPU_RAW_DIR,
+             kind == RING_SCHED ? "sched" : "samples", cpu);
+    r->out = fopen(path, "we");
+    if (!r->out)
+        return asys_fail_errno(err, errno, "cannot create '%s'", path);
+    return 0;
+}
+
+static void unavailable(struct asys_cpu_sampler *s, int e)
+{
+    s->result.status = ASYS_CPU_SAMPLING_UNAVAILABLE;
+    char paranoid[32] = "?";
+    read_text("/proc/sys/kernel/perf_event_paranoid", paranoid, sizeof paranoid);
+    paranoid[strcspn(paranoid, "\n")] = '\0';
+    if (e == EACCES || e == EPERM)
+        snprintf(s->result.reason, sizeof s->result.reason,
+                 "perf_event_open refused (%s; kernel.perf_event_paranoid=%s): run 'sysctl "
+                 "kernel.perf_event_paranoid=1' (or lower) as root, or give the container "
+                 "--cap-add PERFMON (SYS_ADMIN before Linux 5.8)",
+                 strerror(e), paranoid);
+    else
+        snprintf(s->result.reason, sizeof s->result.reason, "perf_event_open failed: %s",
+                 strerror(e));
+}
+
+/* Opens the sampling event on every CPU; cycles first, cpu-clock where the
+ * PMU has none.  0, or the errno of the first CPU's refusal. */
+static int open_sampling(struct asys_cpu_sampler *s, int cpus, struct asys_err *err, int *fatal)
+{
+    struct perf_event_attr a;
+    int pid = s->config.scope == ASYS_SAMPLE_PROCESS_TREE ? s->target : -1;
+    s->result.event = ASYS_CPU_EVENT_CYCLES;
+    s->result.period = s->config.period_cycles;
+    for (int cpu = 0; cpu < cpus; cpu++) {
+        sampling_attr(s, &a, s->result.event == ASYS_CPU_EVENT_CYCLES);
+        int fd = perf_open(&a, pid, cpu);
+        while (fd < 0 && cpu == 0) { /* the first CPU finds what this machine allows */
+            if (errno == EINVAL && !s->no_build_id) {
+                s->no_build_id = 1;
+            } else if (s->result.event == ASYS_CPU_EVENT_CYCLES &&
+                       (errno == ENOENT || errno == EOPNOTSUPP || errno == ENODEV ||
+                        errno == EINVAL)) {
+                /* no hardware cycles counter: the period in ns at the nominal frequency */
+                s->result.event = ASYS_CPU_EVENT_CPU_CLOCK;
+                uint64_t ns = s->config.period_cycles * 1000 / s->result.nominal_mhz;
+                s->result.period = ns ? ns : 1;
+            } else if ((errno == EACCES || errno == EPERM) && !s->user_only) {
+                s->user_only = 1; /* perf_event_paranoid 2 allows a user's own code only */
+            } else {
+                break;
+            }
+            sampling_attr(s, &a, s->result.event == ASYS_CPU_EVENT_CYCLES);
+            fd = perf_open(&a, pid, cpu);
+        }
+        if (fd < 0 && (errno == ENODEV || errno == ENXIO) && cpu > 0)
+            continue; /* an offline CPU */
+        if (fd < 0)
+            return errno;
+        if (map_ring(s, &s->rings[s->ring_count++], fd, RING_SAMPLES, cpu, err) != 0) {
+            *fatal = 1;
+            return EIO;
+        }
+    }
+    return 0;
+}
+
+/* Every CPU's context switches (all tasks: a core's time used by others counts). */
+static void open_sched(struct asys_cpu_sampler *s, int cpus, struct asys_err *err, int *fatal)
+{
+    uint64_t id = 0;
+    char why[200];
+    if (sched_switch_format(&s->run, &id, why, sizeof why) != 0) {
+        snprintf(s->result.reason, sizeof s->result.reason, "no scheduling data: %s", why);
+        return;
+    }
+    struct perf_event_attr a;
+    sched_attr(&a, id);
+    int first = s->ring_count;
+    for (int cpu = 0; cpu < cpus; cpu++) {
+        int fd = perf_open(&a, -1, cpu);
+        if (fd < 0 && (errno == ENODEV || errno == ENXIO) && cpu > 0)
+            continue;
+        if (fd < 0) {
+            snprintf(s->result.reason, sizeof s->result.reason,
+                     "no scheduling data: sched:sched_switch on every CPU needs "
+                     "kernel.perf_event_paranoid=-1 or CAP_PERFMON (%s)",
+                     strerror(errno));
+            for (int i = first; i < s->ring_count; i++) {
+                munmap(s->rings[i].map, s->rings[i].map_size);
+                close(s->rings[i].fd);
+                if (s->rings[i].out)
+                    fclose(s->rings[i].out);
+            }
+            s->ring_count = first;
+            return;
+        }
+        if (map_ring(s, &s->rings[s->ring_count++], fd, RING_SCHED, cpu, err) != 0) {
+            *fatal = 1;
+            return;
+        }
+    }
+    s->result.sched_source = ASYS_SCHED_TRACEPOINT;
+}
+
+/* ---- processes already running (-s system-wide) ------------------------------------ */
+
+/* A side-band record as the kernel writes it, with the sample_id trailer
+ * (TID, TIME, CPU) the sampling events ask for. */
+static void put_sideband(FILE *out, uint32_t type, const void *body, size_t body_size,
+                         const char *text, uint32_t pid, uint32_t tid, uint64_t time)
+{
+    size_t text_size = (strlen(text) + 1 + 7) & ~(size_t)7;
+    struct perf_event_header h = {type, PERF_RECORD_MISC_USER,
+                                  (uint16_t)(sizeof h + body_size + text_size + 24)};
+    uint8_t pad[4096 + 8] = {0};
+    uint32_t ids[2] = {pid, tid};
+    uint64_t trailer[3] = {0, time, 0};
+    memcpy(trailer, ids, sizeof ids);
+    memcpy(pad, text, strlen(text));
+    fwrite(&h, sizeof h, 1, out);
+    fwrite(body, body_size, 1, out);
+    fwrite(pad, text_size, 1, out);
+    fwrite(trailer, sizeof trailer, 1, out);
+}
+
+/* The executable mappings and names of one running process, as the MMAP2
+ * and COMM records its exec would have given. */
+static void snapshot_process(FILE *out, uint32_t pid, uint64_t time)
+{
+    char path[64], line[4600];
+    snprintf(path, sizeof path, "/proc/%u/comm", pid);
+    char comm[32] = "";
+    if (read_text(path, comm, sizeof comm) == 0) {
+        comm[strcspn(comm, "\n")] = '\0';
+        uint32_t ids[2] = {pid, pid};
+        put_sideband(out, PERF_RECORD_COMM, ids, sizeof ids, comm, pid, pid, time);
+    }
+    snprintf(path, sizeof path, "/proc/%u/maps", pid);
+    FILE *maps = fopen(path, "re");
+    if (!maps)
+        return;
+    while (fgets(line, sizeof line, maps)) {
+        unsigned long long start, end, offset, inode;
+        char perms[8], file[4100] = "";
+        unsigned major, minor;
+        if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095s", &start, &end, perms, &offset,
+                   &major, &minor, &inode, file) < 7 ||
+            !strchr(perms, 'x') || end <= start)
+            continue;
+        struct {
+            uint32_t pid, tid;
+            uint64_t addr, len, pgoff;
+            uint32_t maj, min;
+            uint64_t ino, ino_generation;
+            uint32_t prot, flags;
+        } body = {pid,   pid,   start, end - start,           offset,     major,
+                  minor, inode, 0,     PROT_READ | PROT_EXEC, MAP_PRIVATE};
+        put_sideband(out, PERF_RECORD_MMAP2, &body, sizeof body, file, pid, pid, time);
+    }
+    fclose(maps);
+}
+
+/* Every running process, so that system-wide samples of programs started
+ * before asys are symbolized. */
+static void snapshot_processes(struct asys_cpu_sampler *s)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s/samples-running.perf", s->session_dir, ASYS_CPU_RAW_DIR);
+    FILE *out = fopen(path, "we");
+    DIR *proc = out ? opendir("/proc") : NULL;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    struct dirent *e;
+    int count = 0;
+    while (proc && (e = readdir(proc)) != NULL && count < 65536) {
+        char *end;
+        unsigned long pid = strtoul(e->d_name, &end, 10);
+        if (*end || !pid || pid > UINT32_MAX)
+            continue;
+        snapshot_process(out, (uint32_t)pid, now);
+        count++;
+    }
+    if (proc)
+        closedir(proc);
+    if (out)
+        fclose(out);
+}
+
+/* ---- draining ------------------------------------------------------------------ */
+
+/* Copies what the kernel wrote since the last call; the ring's bytes are
+ * perf records back to back, so the file is too. */
+static void drain(struct ring *r)
+{
+    struct perf_event_mmap_page *meta = r->map;
+    uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+    uint64_t tail = meta->data_tail;
+    const uint8_t *data = (const uint8_t *)r->map + meta->data_offset;
+    if (!meta->data_offset)
+        data = (const uint8_t *)r->map + 4096;
+    uint64_t avail = head - tail;
+    if (avail > r->data_size)
+        avail = r->data_size; /* cannot happen: the kernel never overwrites unread data */
+    while (avail) {
+        uint64_t at = tail % r->data_size;
+        uint64_t n = r->data_size - at < avail ? r->data_size - at : avail;
+        if (fwrite(data + at, 1, n, r->out) != n)
+            break; /* disk full: what follows is lost, the counts say so */
+        tail += n;
+        avail -= n;
+    }
+    __atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
+}
+
+static void *drain_thread(void *arg)
+{
+    struct asys_cpu_sampler *s = arg;
+    struct pollfd fds[2 * ASYS_CPU_MAX_CPUS];
+    for (int i = 0; i < s->ring_count; i++)
+        fds[i] = (struct pollfd){.fd = s->rings[i].fd, .events = POLLIN};
+    while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+        poll(fds, (nfds_t)s->ring_count, DRAIN_INTERVAL_MS);
+        for (int i = 0; i < s->ring_count; i++)
+            drain(&s->rings[i]);
+    }
+    return NULL;
+}
+
+static void close_rings(struct asys_cpu_sampler *s)
+{
+    for (int i = 0; i < s->ring_count; i++) {
+        struct ring *r = &s->rings[i];
+        if (r->map)
+            munmap(r->map, r->map_size);
+        if (r->fd >= 0)
+            close(r->fd);
+        if (r->out)
+            fclose(r->out);
+    }
+    s->ring_count = 0;
+}
+
+/* Closing an inherited perf event waits for the kernel (tens of ms on a VM,
+ * per event): the events are closed by threads of their own, together and
+ * while the stacks are unwound. */
+#define MAX_CLOSERS 16
+
+struct closer {
+    pthread_t thread;
+    const int *fds;
+    int count, stride, started;
+};
+
+static void *close_events(void *arg)
+{
+    struct closer *c = arg;
+    for (int i = 0; i < c->count; i += c->stride)
+        close(c->fds[i]);
+    return NULL;
+}
+
+/* Unmaps the rings and closes their files; the events' descriptors go to
+ * `closers` (closed there; the caller joins them), or are closed here when
+ * no thread can be started. */
+static void release_rings(struct asys_cpu_sampler *s, int *fds, struct closer *closers)
+{
+    int n = 0;
+    for (int i = 0; i < s->ring_count; i++) {
+        struct ring *r = &s->rings[i];
+        if (r->map)
+            munmap(r->map, r->map_size);
+        if (r->out)
+            fclose(r->out);
+        if (r->fd >= 0)
+            fds[n++] = r->fd;
+    }
+    s->ring_count = 0;
+    int threads = n < MAX_CLOSERS ? n : MAX_CLOSERS;
+    for (int t = 0; t < threads; t++) {
+        closers[t] = (struct closer){.fds = fds + t, .count = n - t, .stride = threads};
+        closers[t].started =
+            pthread_create(&closers[t].thread, NULL, close_events, &closers[t]) == 0;
+        if (!closers[t].started)
+            close_events(&closers[t]);
+    }
+}
+
+static void join_closers(struct closer *closers)
+{
+    for (int t = 0; t < MAX_CLOSERS; t++)
+        if (closers[t].started)
+            pthread_join(closers[t].thread, NULL);
+}
+
+int asys_cpu_sampler_start(const struct asys_cpu_sampler_config *cfg, pid_t target,
+                           struct asys_cpu_sampler **out, struct asys_err *err)
+{
+    struct asys_cpu_sampler *s = calloc(1, sizeof *s);
+    int rc = -1, fatal = 0;
+    *out = NULL;
+    if (!s) {
+        asys_fail(err, "out of memory");
+        goto out;
+    }
+    s->config = *cfg;
+    snprintf(s->session_dir, sizeof s->session_dir, "%s", cfg->session_dir);
+    s->config.session_dir = s->session_dir;
+    s->target = target;
+    s->result.status = ASYS_CPU_SAMPLING_RECORDED;
+    s->result.nominal_mhz = nominal_mhz(&s->result.nominal_guessed);
+    long n = sysconf(_SC_NPROCESSORS_CONF);
+    int cpus = n < 1 ? 1 : n > ASYS_CPU_MAX_CPUS ? ASYS_CPU_MAX_CPUS : (int)n;
+    s->rings = calloc(2 * (size_t)cpus, sizeof *s->rings);
+    if (!s->rings) {
+        asys_fail(err, "out of memory");
+        goto out;
+    }
+    s->run.session_dir = s->session_dir;
+    s->run.config = &s->config;
+    s->run.result = &s->result;
+    s->run.cpus = cpus;
+    s->run.target = target;
+    s->run.sample_type =
+        PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+    if (cfg->backtrace == ASYS_BACKTRACE_FP)
+        s->run.sample_type |= PERF_SAMPLE_CALLCHAIN;
+    if (cfg->backtrace == ASYS_BACKTRACE_DWARF) {
+        s->run.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+        s->run.regs_mask = X86_REGS_MASK;
+    }
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/%s", s->session_dir, ASYS_CPU_RAW_DIR);
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        asys_fail_errno(err, errno, "cannot create '%s'", dir);
+        goto out;
+    }
+    /* the tracepoint first: without it the sampling events report the
+     * program's own context switches */
+    open_sched(s, cpus, err, &fatal);
+    if (fatal)
+        goto out;
+    if (s->result.sched_source == ASYS_SCHED_NONE && cfg->scope == ASYS_SAMPLE_PROCESS_TREE) {
+        s->result.sched_source = ASYS_SCHED_CONTEXT_SWITCH;
+        char why[sizeof s->result.reason];
+        snprintf(why, sizeof why, "%s", s->result.reason);
+        snprintf(s->result.reason, sizeof s->result.reason,
+                 "scheduling from the program's own context switches (S and D not told apart, "
+                 "other processes unseen): %.150s",
+                 why + (strncmp(why, "no scheduling data: ", 20) ? 0 : 20));
+    }
+    int refused = open_sampling(s, cpus, err, &fatal);
+    if (fatal)
+        goto out;
+    if (refused) {
+        close_rings(s);
+        s->result.sched_source = ASYS_SCHED_NONE;
+        unavailable(s, refused);
+    } else {
+        if (s->user_only) {
+            char why[sizeof s->result.reason];
+            snprintf(why, sizeof why, "%s", s->result.reason);
+            snprintf(s->result.reason, sizeof s->result.reason,
+                     "user-space samples only (kernel ones refused by "
+                     "kernel.perf_event_paranoid)%s%.150s",
+                     why[0] ? "; " : "", why);
+        }
+        if (s->config.scope == ASYS_SAMPLE_SYSTEM_WIDE)
+            snapshot_processes(s);
+        for (int i = 0; i < s->ring_count; i++)
+            if (s->rings[i].kind == RING_SCHED || s->config.scope == ASYS_SAMPLE_SYSTEM_WIDE)
+                ioctl(s->rings[i].fd, PERF_EVENT_IOC_ENABLE, 0);
+        if (asys_cpu_run_save(&s->run, err) != 0) /* for `asys finalize` if we die */
+            goto out;
+        if (pthread_create(&s->thread, NULL, drain_thread, s) != 0) {
+            asys_fail(err, "cannot start the sampling thread");
+            goto out;
+        }
+        s->thread_running = 1;
+    }
+    *out = s;
+    s = NULL;
+    rc = 0;
+out:
+    if (s) {
+        close_rings(s);
+        free(s->rings);
+        free(s);
+    }
+    return rc;
+}
+
+void asys_cpu_sampler_finish(struct asys_cpu_sampler *s)
+{
+    if (!s)
+        return;
+    if (s->thread_running) {
+        __atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
+        pthread_join(s->thread, NULL);
+        for (int i = 0; i < s->ring_count; i++) {
+            ioctl(s->rings[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+            drain(&s->rings[i]);
+        }
+    }
+    int *fds = calloc(2 * ASYS_CPU_MAX_CPUS, sizeof *fds);
+    struct closer closers[MAX_CLOSERS];
+    memset(closers, 0, sizeof closers);
+    if (fds)
+        release_rings(s, fds, closers);
+    else
+        close_rings(s);
+    struct asys_err err = {0};
+    if (asys_cpu_samples_write(&s->run, &err) != 0)
+        fprintf(stderr, "asys profile: warning: cpu sampling: %s\n", err.text);
+    join_closers(closers);
+    free(fds);
+    free(s->rings);
+    free(s);
+}

@@ -1,0 +1,323 @@
+"""CPU sampling and scheduling (-s, -b, --sample-period): hot functions and
+their callers with and without frame pointers, thread states from the
+scheduler, forked children, refused privileges and bad options."""
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+from asys_e2e import ASYS, AsysTestCase, prog
+
+BURN_MS = '1500'
+
+
+def chain_names(con, callchain_id):
+    """The function names of a call chain, leaf (the sampled function) first."""
+    return [r[0] for r in con.execute(
+        'SELECT COALESCE(s.value, printf("0x%x", f.address)) FROM callchain_frames AS c '
+        'JOIN frames AS f ON f.id = c.frame_id LEFT JOIN strings AS s ON s.id = f.function_id '
+        'WHERE c.callchain_id = ? ORDER BY c.level', (callchain_id,))]
+
+
+class SamplingCase(AsysTestCase):
+    def record(self, argv, options, name='rep', expect_rc=0, env=None):
+        if env:
+            saved, self.env = self.env, dict(self.env, **env)
+        try:
+            return self.profile(argv, options=['-t', 'none', *options], name=name,
+                                expect_rc=expect_rc)
+        finally:
+            if env:
+                self.env = saved
+
+    def flat(self, name='rep'):
+        return {r['Function']: r for r in self.stats_rows('cpu_flat', name)}
+
+    def assertHotFunctions(self, name='rep'):
+        flat = self.flat(name)
+        self.assertIn('burn_a', flat, flat)
+        self.assertIn('burn_b', flat, flat)
+        # work is 80/20 by loop count; the shares are of every sample taken
+        self.assertBetween(float(flat['burn_a']['Self (%)']), 70, 90, 'burn_a self %')
+        self.assertBetween(float(flat['burn_b']['Self (%)']), 10, 30, 'burn_b self %')
+        ranked = sorted(flat.values(), key=lambda r: -float(r['Self']))
+        self.assertEqual(ranked[0]['Function'], 'burn_a')
+        self.assertEqual(ranked[1]['Function'], 'burn_b')
+
+    def assertCallers(self, name='rep'):
+        """The hottest chain of each burn function goes through middle to the
+        thread's start (start_thread for the thread, main for the main thread)."""
+        con = self.db(name)
+        rows = con.execute(
+            'SELECT callchain_id, COUNT(*) AS n FROM cpu_samples WHERE callchain_id IS NOT NULL '
+            'GROUP BY callchain_id ORDER BY n DESC').fetchall()
+        seen = {}
+        for chain, _ in rows:
+            names = chain_names(con, chain)
+            if names and names[0] in ('burn_a', 'burn_b') and names[0] not in seen:
+                seen[names[0]] = names
+        self.assertEqual(set(seen), {'burn_a', 'burn_b'}, rows[:5])
+        for leaf, names in seen.items():
+            self.assertEqual(names[1], 'middle', names)
+            self.assertIn('worker', names, names)
+        self.assertIn('start_thread', seen['burn_a'], seen['burn_a'])
+        self.assertIn('main', seen['burn_b'], seen['burn_b'])
+
+
+class HotFunctionsDwarf(SamplingCase):
+    """-b dwarf unwinds through code without frame pointers."""
+
+    def test_without_frame_pointers(self):
+        self.record([prog('cpu_burn_nofp'), 'hot', BURN_MS], ['-s', 'process-tree', '-b', 'dwarf'])
+        self.assertHotFunctions()
+        self.assertCallers()
+        info = self.manifest()['cpu-sampling']
+        self.assertEqual(info['status'], 'recorded')
+        self.assertEqual(info['backtrace'], 'dwarf')
+        self.assertLess(int(info['unwind_failed']), int(info['samples']) // 10, info)
+        # --tid keeps one thread's samples: the thread that runs burn_a only
+        tid = self.db().execute('SELECT t.tid FROM threads AS t JOIN strings AS s '
+                                'ON s.id = t.name_id WHERE s.value = ?', ('burner_a',)).fetchone()[0]
+        flat = {r['Function']: r for r in self.stats_rows('cpu_flat', 'rep', '--tid', str(tid))}
+        self.assertGreaterEqual(float(flat['burn_a']['Self (%)']), 95, flat)
+        self.assertNotIn('burn_b', flat)
+
+    def test_with_frame_pointers(self):
+        self.record([prog('cpu_burn_fp'), 'hot', BURN_MS], ['-s', 'process-tree'])
+        self.assertHotFunctions()
+        self.assertCallers()
+
+
+class HotFunctionsFramePointers(SamplingCase):
+    def test_fp_build(self):
+        self.record([prog('cpu_burn_fp'), 'hot', BURN_MS], ['-s', 'process-tree', '-b', 'fp'])
+        self.assertHotFunctions()
+        self.assertCallers()
+        self.assertEqual(self.manifest()['cpu-sampling']['backtrace'], 'fp')
+
+    def test_no_backtrace_keeps_the_sampled_function(self):
+        self.record([prog('cpu_burn_nofp'), 'hot', BURN_MS], ['-s', 'process-tree', '-b', 'none'])
+        self.assertHotFunctions()
+        con = self.db()
+        depths = {r[0] for r in con.execute(
+            'SELECT c.depth FROM cpu_samples AS s JOIN callchains AS c ON c.id = s.callchain_id')}
+        self.assertEqual(depths, {1})
+
+
+class EventAndPeriod(SamplingCase):
+    def test_event_and_period_recorded(self):
+        # a fixed amount of work (about 0.6 s of CPU): samples count CPU time, not wall time
+        self.record([prog('cpu_burn_nofp'), 'loop', '400'],
+                    ['-s', 'process-tree', '--sample-period', '4000000'])
+        info = self.manifest()['cpu-sampling']
+        self.assertIn(info['event'], ('cycles', 'cpu-clock'))
+        if info['event'] == 'cpu-clock':
+            self.assertEqual(info['period_unit'], 'ns')
+            self.assertEqual(int(info['period']), 4000000 * 1000 // info['nominal_mhz'])
+        else:
+            self.assertEqual(int(info['period']), 4000000)
+        self.assertEqual(int(info['requested_period_cycles']), 4000000)
+        rows = {r['Property']: r['Value'] for r in self.stats_rows('report_info')}
+        self.assertIn(info['event'], rows['CPU sampling'])
+        self.assertIn(' lost, ', rows['CPU samples'])
+        self.assertTrue(rows['CPU samples'].startswith(info['samples'] + ' ('), rows)
+        # about 1 kHz per busy CPU at the default; here half of that
+        self.assertBetween(int(info['samples']), 150, 1000, 'samples')
+
+    def test_zero_period_is_refused(self):
+        r = self.run_cmd([ASYS, 'profile', '-s', 'process-tree', '--sample-period', '0', 'true'])
+        self.assertNotEqual(r.returncode, 0)
+        lines = r.stderr.decode().strip().splitlines()
+        self.assertEqual(len(lines), 1, lines)
+        self.assertIn('--sample-period', lines[0])
+
+
+class ThreadStates(SamplingCase):
+    extra_env = None
+
+    def setUp(self):
+        super().setUp()
+        self.record([prog('cpu_burn_nofp'), 'states', '1000'], ['-s', 'process-tree'],
+                    env=self.extra_env)
+        self.sched = {r['Thread']: r for r in self.stats_rows('thread_sched_sum')}
+
+    def share(self, thread, state):
+        r = self.sched[thread]
+        total = sum(int(r[k]) for k in ('Running (ns)', 'Preempted (ns)', 'Waiting (ns)',
+                                        'Uninterruptible (ns)'))
+        return 100.0 * int(r[state + ' (ns)']) / total
+
+    def test_sleeper_waits(self):
+        self.assertGreaterEqual(self.share('sleeper', 'Waiting'), 90, self.diagnosis('sleeper'))
+
+    def test_busy_thread_runs(self):
+        # a spinning thread is Running or Preempted, never Waiting
+        busy = self.sched['busy']
+        self.assertGreaterEqual(self.share('busy', 'Running') + self.share('busy', 'Preempted'),
+                                99, busy)
+        # Running >= 90 % where no other process wanted its core; on a shared machine
+        # (the tests run two at a time on two cores) it gets its fair share
+        others = max(float(r['Others (%)']) for r in self.stats_rows('cpu_core_util'))
+        self.assertGreaterEqual(self.share('busy', 'Running'), 90 if others < 5 else 25,
+                                (busy, others))
+
+    def diagnosis(self, thread):
+        """What to look at when a thread's states are not what they should be."""
+        tid = int(self.sched[thread]['TID'])
+        slices = self.db().execute('SELECT cpu, start_ns, end_ns, state_after FROM sched_slices '
+                                   'WHERE tid = ? ORDER BY start_ns', (tid,)).fetchall()
+        return self.sched[thread], self.manifest()['cpu-sampling'], slices
+
+    def test_blocked_reader_waits(self):
+        self.assertGreaterEqual(self.share('reader', 'Waiting') +
+                                self.share('reader', 'Uninterruptible'), 90,
+                                self.diagnosis('reader'))
+
+    def test_states_in_thread_states(self):
+        con = self.db()
+        states = {r[0] for r in con.execute('SELECT DISTINCT state FROM thread_states')}
+        self.assertTrue({'Running', 'Waiting'} <= states, states)
+        self.assertFalse({s for s in states if s.startswith('Possibly')}, states)
+        cores = self.stats_rows('cpu_core_util')
+        self.assertTrue(cores)
+        self.assertGreater(sum(float(r['Traced Tree (%)']) for r in cores), 20, cores)
+
+
+class WithOsrt(SamplingCase):
+    def test_scheduler_states_replace_the_osrt_estimate(self):
+        """-t osrt estimates Possibly Running/Waiting; with -s the scheduler's
+        states take their place for the sampled threads, the OSRT calls stay."""
+        self.record([prog('cpu_burn_nofp'), 'states', '500'], ['-t', 'osrt', '-s', 'process-tree'])
+        con = self.db()
+        self.assertGreater(con.execute('SELECT COUNT(*) FROM osrt_calls').fetchone()[0], 0)
+        estimated = con.execute(
+            "SELECT COUNT(*) FROM thread_states AS t WHERE state LIKE 'Possibly %' AND EXISTS "
+            '(SELECT 1 FROM sched_slices AS s WHERE s.pid = t.pid AND s.tid = t.tid)').fetchone()[0]
+        self.assertEqual(estimated, 0)
+        states = {r[0] for r in con.execute('SELECT DISTINCT state FROM thread_states')}
+        self.assertIn('Waiting', states)
+        self.assertIn('Running', states)
+
+
+class ThreadStatesFromContextSwitches(ThreadStates):
+    """Without sched:sched_switch (no tracefs, or not privileged enough), the
+    sampled threads' own context switches give the same states."""
+    extra_env = {'ASYS_TEST_NO_SCHED_TRACEPOINT': '1'}
+
+    def test_busy_thread_runs(self):
+        # other processes are not seen here: only "never Waiting" can be checked
+        busy = self.sched['busy']
+        self.assertGreaterEqual(self.share('busy', 'Running') + self.share('busy', 'Preempted'),
+                                99, busy)
+        self.assertGreater(self.share('busy', 'Running'), 25, busy)
+
+    def test_scheduling_source_is_said(self):
+        info = self.manifest()['cpu-sampling']
+        self.assertEqual(info['scheduling'], 'context switches')
+        self.assertIn('S and D not told apart', info['note'])
+
+
+class Scope(SamplingCase):
+    def test_none_records_no_samples(self):
+        self.record([prog('cpu_burn_nofp'), 'hot', '300'], ['-s', 'none'])
+        self.assertNotIn('cpu-sampling', self.manifest())
+        con = self.db()
+        self.assertEqual(con.execute('SELECT COUNT(*) FROM cpu_samples').fetchone()[0], 0)
+        self.assertEqual(con.execute('SELECT COUNT(*) FROM sched_slices').fetchone()[0], 0)
+        r = self.stats('--report', 'cpu_flat', self.report(), expect_rc=None)
+        self.assertNotEqual(r.returncode, 0)
+        lines = r.stderr.decode().strip().splitlines()
+        self.assertEqual(len(lines), 1, lines)
+        self.assertIn('no CPU samples', lines[0])
+
+    def test_forked_child_has_its_own_pid(self):
+        r = self.record([prog('cpu_burn_nofp'), 'fork', '800'], ['-s', 'process-tree'])
+        child = int(r.stdout.decode().split()[1])
+        con = self.db()
+        per_pid = dict(con.execute('SELECT pid, COUNT(*) FROM cpu_samples GROUP BY pid'))
+        self.assertGreater(per_pid.get(child, 0), 300, per_pid)
+        leaf = con.execute(
+            'SELECT s.value, COUNT(*) AS n FROM cpu_samples AS c '
+            'JOIN callchain_frames AS f ON f.callchain_id = c.callchain_id AND f.level = 0 '
+            'JOIN frames AS fr ON fr.id = f.frame_id JOIN strings AS s ON s.id = fr.function_id '
+            'WHERE c.pid = ? GROUP BY 1 ORDER BY n DESC', (child,)).fetchone()
+        self.assertEqual(leaf[0], 'burn_a')
+
+
+    def test_system_wide_sees_a_process_outside_the_tree(self):
+        outside = subprocess.Popen([prog('cpu_burn_nofp'), 'loop', '1500'],
+                                   stdout=subprocess.DEVNULL)
+        self.addCleanup(outside.wait)
+        time.sleep(0.2)  # running (and mapped) before asys starts
+        self.record(['sleep', '0.8'], ['-s', 'system-wide'])
+        con = self.db()
+        leaf = con.execute(
+            'SELECT s.value, COUNT(*) AS n FROM cpu_samples AS c '
+            'JOIN callchain_frames AS f ON f.callchain_id = c.callchain_id AND f.level = 0 '
+            'JOIN frames AS fr ON fr.id = f.frame_id JOIN strings AS s ON s.id = fr.function_id '
+            'WHERE c.pid = ? GROUP BY 1 ORDER BY n DESC', (outside.pid,)).fetchone()
+        self.assertIsNotNone(leaf)
+        self.assertEqual(leaf[0], 'burn_a')
+        self.assertEqual(self.manifest()['cpu-sampling']['scope'], 'system-wide')
+
+
+class Recovery(SamplingCase):
+    def test_finalize_after_the_launcher_died(self):
+        """asys killed with SIGKILL: `asys finalize` unwinds the rings it left."""
+        launcher = subprocess.Popen([ASYS, 'profile', '-t', 'none', '-s', 'process-tree', '-o',
+                                     self.path('lost'), prog('cpu_burn_nofp'), 'hot', '4000'],
+                                    cwd=self.dir, env=self.env, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)
+        time.sleep(1.5)
+        launcher.kill()
+        launcher.wait()
+        time.sleep(0.3)  # the program gets SIGTERM (--kill-on-exit) and goes
+        sessions = [n for n in os.listdir(self.dir) if n.startswith('asys-')]
+        self.assertEqual(len(sessions), 1, os.listdir(self.dir))
+        r = self.run_cmd([ASYS, 'finalize', os.path.join(self.dir, sessions[0]), '-o',
+                          self.path('rep')])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        con = self.db()
+        self.assertGreater(con.execute('SELECT COUNT(*) FROM cpu_samples').fetchone()[0], 300)
+        flat = self.flat()
+        self.assertIn('burn_a', flat)
+        self.assertEqual(con.execute('SELECT status FROM cpu_sampling_info').fetchone()[0],
+                         'recorded')
+
+
+class Privileges(SamplingCase):
+    def test_refused_perf_events(self):
+        r = self.record([prog('cpu_burn_nofp'), 'hot', '200'], ['-s', 'process-tree'],
+                        env={'ASYS_TEST_PERF_EVENT_ERRNO': 'EACCES'})
+        lines = [l for l in r.stderr.decode().splitlines() if 'cpu sampling' in l]
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertIn('perf_event_paranoid', lines[0])
+        self.assertIn('--cap-add', lines[0])
+        self.assertTrue(os.path.exists(self.report()))
+        info = self.manifest()['cpu-sampling']
+        self.assertTrue(info['status'].startswith('unavailable (perf_event_open refused'), info)
+        rows = {r['Property']: r['Value'] for r in self.stats_rows('report_info')}
+        self.assertTrue(rows['CPU sampling'].startswith('unavailable ('), rows)
+        r = self.stats('--report', 'cpu_flat', self.report(), expect_rc=None)
+        self.assertNotEqual(r.returncode, 0)
+
+
+def perf_events_work():
+    """Whether this machine lets asys open its perf events (root, or
+    kernel.perf_event_paranoid low enough)."""
+    with tempfile.TemporaryDirectory() as d:
+        r = subprocess.run([ASYS, 'profile', '-t', 'none', '-s', 'process-tree', '-o',
+                            os.path.join(d, 'probe'), 'true'], capture_output=True, cwd=d,
+                           env=dict(os.environ, TMPDIR=d))
+        return r.returncode == 0 and b'cpu sampling unavailable' not in r.stderr
+
+
+if __name__ == '__main__':
+    if not (os.path.exists(prog('cpu_burn_fp')) and os.path.exists(prog('cpu_burn_nofp'))):
+        sys.exit(77)
+    if not perf_events_work():
+        print('perf_event_open is refused here: the CPU sampling tests are skipped')
+        sys.exit(77)
+    unittest.main(verbosity=2)
