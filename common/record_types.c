@@ -115,6 +115,12 @@ static const struct asys_rec_field heap_alloc[] = {
 static const struct asys_rec_field host_memory[] = {
     F(struct asys_rec_host_memory, pid, U), F(struct asys_rec_host_memory, reserved, R),
     F(struct asys_rec_host_memory, rss_bytes, B), F(struct asys_rec_host_memory, hwm_bytes, B)};
+static const struct asys_rec_field event_count[] = {
+    F(struct asys_rec_event_count, cpu, U), F(struct asys_rec_event_count, reserved, R),
+    F(struct asys_rec_event_count, value, U), F(struct asys_rec_event_count, enabled_ns, U),
+    F(struct asys_rec_event_count, running_ns, U)};
+static const struct asys_rec_field event_status[] = {
+    F(struct asys_rec_event_status, error, I), F(struct asys_rec_event_status, reserved, R)};
 static const struct asys_rec_field heap_free[] = {F(struct asys_rec_heap_free, address, X),
                                                   F(struct asys_rec_heap_free, size, U)};
 
@@ -384,6 +390,10 @@ static const struct asys_rec_info rec_infos[ASYS_REC_TYPE_COUNT] = {
         ARG("function", U), TAIL_NONE),
     REC(HEAP_FREE, sizeof(struct asys_rec_heap_free), ASYS_FEATURE_MEMORY, FIELDS(heap_free),
         ARG("function", U), TAIL_NONE),
+    REC(EVENT_COUNT, sizeof(struct asys_rec_event_count), ASYS_FEATURE_EVENTS,
+        FIELDS(event_count), ARG("event", U), TAIL_NONE),
+    REC(EVENT_STATUS, sizeof(struct asys_rec_event_status), ASYS_FEATURE_EVENTS,
+        FIELDS(event_status), ARG("event", U), TAIL_NONE),
     REC(HOST_MEMORY, sizeof(struct asys_rec_host_memory), ASYS_FEATURE_MEMORY,
         FIELDS(host_memory), ARG_NONE, TAIL_NONE),
     REC(HGGC_API, sizeof(struct asys_rec_hggc_api), ASYS_FEATURE_HGGC, FIELDS(hggc_api),

@@ -11,6 +11,7 @@
 #define ASYS_COLLECTOR_H
 
 #include <cJSON.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -44,6 +45,9 @@ struct asys_collector {
     int (*enabled)(const struct asys_profile_options *o);
     /* When it records: whether its options go together (one line on no). */
     int (*check)(const struct asys_profile_options *o, struct asys_err *err);
+    /* An option of the collector given the value "help" (--os-events=help):
+     * prints the answer; asys then exits 0 without running a program. */
+    void (*answer_help)(const struct asys_option *option, FILE *out);
     /* Before the program starts: what the target's environment needs beyond
      * the options' own variables (which the registry sets). */
     int (*prepare)(const struct asys_collector_setup *s, struct asys_env *env,

@@ -51,22 +51,6 @@ const struct asys_collector asys_collector_hgvideo = {
     .summary = "video decode and encode",
 };
 
-static const struct asys_option event_sampling_options[] = {
-    PLANNED("event-sample", "system-wide|none", "none", "CPU and OS event sampling"),
-    PLANNED("cpu-core-events", "LIST", "none", "CPU core events to sample"),
-    PLANNED("cpu-core-events-set", "NAME", "none", "predefined CPU core event set"),
-    PLANNED("os-events", "LIST", "none", "OS events to sample"),
-    PLANNED("os-events-set", "NAME", "none", "predefined OS event set"),
-};
-
-/* CPU sampling itself is collector_cpu_sampling.c; its event sampling is not built yet. */
-const struct asys_collector asys_collector_event_sampling = {
-    .name = "event-sampling",
-    .summary = "CPU core and OS event sampling",
-    .options = event_sampling_options,
-    .option_count = COUNT_OF(event_sampling_options),
-};
-
 static const struct asys_option ppu_metrics_options[] = {
     PLANNED("ppu-metrics-device", "all|none|LIST|help", "none",
             "devices whose metrics are sampled"),

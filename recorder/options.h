@@ -62,7 +62,6 @@ struct asys_option {
 int asys_option_parse(const struct asys_option *o, const char *text, struct asys_option_value *v,
                       struct asys_err *err);
 
-
 /* One --help entry. */
 void asys_option_print_help(FILE *out, const struct asys_option *o);
 

@@ -353,6 +353,11 @@ int asys_profile_parse(int argc, char **argv, struct asys_profile_options *o, st
             o->show_help = 1;
             return 0;
         }
+        if (value && !strcmp(value, "help") && pv->collector && pv->collector->answer_help) {
+            o->help_collector = pv->collector;
+            o->help_option = spec;
+            return 0;
+        }
     }
     take_launcher_values(o);
     o->target_argc = argc - i;

@@ -44,6 +44,7 @@ enum asys_feature {
     ASYS_FEATURE_STACKS = 1u << 3, /* call stacks and the modules they point into */
     ASYS_FEATURE_HGGC = 1u << 4,   /* PPU API calls and device activity (CUPTI) */
     ASYS_FEATURE_MEMORY = 1u << 12, /* memory: heap allocations and frees, host memory samples */
+    ASYS_FEATURE_EVENTS = 1u << 13, /* event sampling: counts of CPU core and OS events */
     /* Collectors of the manual this version does not build yet: their bits
      * name them in options and manifests; no segment carries them. */
     ASYS_FEATURE_ACDNN = 1u << 5,
@@ -56,7 +57,7 @@ enum asys_feature {
 /* Every feature this version of the tools can decode. */
 #define ASYS_FEATURES_KNOWN                                                                        \
     (ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX | ASYS_FEATURE_OSRT | ASYS_FEATURE_STACKS |             \
-     ASYS_FEATURE_HGGC | ASYS_FEATURE_MEMORY | ASYS_FEATURE_CPU_SAMPLING)
+     ASYS_FEATURE_HGGC | ASYS_FEATURE_MEMORY | ASYS_FEATURE_CPU_SAMPLING | ASYS_FEATURE_EVENTS)
 
 /* ---- who wrote a segment ----------------------------------------------- */
 
@@ -258,7 +259,10 @@ enum asys_record_type {
     ASYS_REC_HEAP_FREE = 65,  /* struct asys_rec_heap_free: arg = heap function id */
     /* host memory: the launcher's samples of every process of the tree */
     ASYS_REC_HOST_MEMORY = 66, /* struct asys_rec_host_memory */
-    ASYS_REC_TYPE_COUNT = 67
+    /* event sampling: the launcher's readings of the counters */
+    ASYS_REC_EVENT_COUNT = 67,  /* struct asys_rec_event_count: arg = event id */
+    ASYS_REC_EVENT_STATUS = 68, /* struct asys_rec_event_status: arg = event id */
+    ASYS_REC_TYPE_COUNT = 69
 };
 
 /* Largest string id a header-only record can carry in its arg. */
@@ -775,6 +779,28 @@ struct asys_rec_host_memory {
     uint64_t hwm_bytes; /* its high-water mark (VmHWM) */
 };
 
+/* ---- event sampling (--event-sample) ---------------------------------------
+ * Counters of the events of common/event_catalog.h, per CPU, read by the
+ * launcher --event-sample-frequency times a second; arg = the event's id. */
+
+/* A counter's value since it was opened (perf's read format with the times
+ * enabled and running, which scale a multiplexed counter). */
+struct asys_rec_event_count {
+    asys_rec_word header; /* arg = event id */
+    uint32_t cpu;
+    uint32_t reserved;
+    uint64_t value;
+    uint64_t enabled_ns;
+    uint64_t running_ns;
+};
+
+/* An event that could not be counted on this machine (once per event). */
+struct asys_rec_event_status {
+    asys_rec_word header; /* arg = event id */
+    int32_t error;        /* errno of perf_event_open (ENOENT: no such event here) */
+    uint32_t reserved;
+};
+
 /* The functions; the id is the position (1-based).  Append only. */
 // clang-format off
 #define ASYS_HEAP_FUNCTIONS(X)                                                                     \
@@ -1180,6 +1206,8 @@ ASYS_CHECK_SIZE(struct asys_rec_heap_alloc, 40);
 ASYS_CHECK_OFFSET(struct asys_rec_heap_alloc, callchain_id, 32);
 ASYS_CHECK_SIZE(struct asys_rec_heap_free, 24);
 ASYS_CHECK_SIZE(struct asys_rec_host_memory, 32);
+ASYS_CHECK_SIZE(struct asys_rec_event_count, 40);
+ASYS_CHECK_SIZE(struct asys_rec_event_status, 16);
 ASYS_CHECK_SIZE(struct asys_rec_hggc_api, 40);
 ASYS_CHECK_SIZE(struct asys_rec_hggc_kernel, 112);
 ASYS_CHECK_OFFSET(struct asys_rec_hggc_kernel, grid, 56);

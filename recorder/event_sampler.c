@@ -1,0 +1,259 @@
+/* Event sampling: the launcher's counters (see event_sampler.h).  Each
+ * counter counts in the kernel; the thread only reads them periodically,
+ * so the program pays nothing but the counting itself. */
+#define _GNU_SOURCE
+#include "event_sampler.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "event_catalog.h"
+#include "segment_writer.h"
+
+struct counter {
+    uint16_t id;
+    uint32_t cpu;
+    int fd;
+};
+
+struct event_sampler {
+    struct asys_segment_writer seg;
+    pthread_t thread;
+    int stop; /* atomic */
+    uint64_t period_ns;
+    struct counter *counters;
+    size_t count;
+};
+
+static long open_event(struct perf_event_attr *attr, pid_t pid, int cpu)
+{
+    return syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* A tracepoint's id from tracefs (or debugfs); -1 when it is not there. */
+static long long tracepoint_id(const char *name)
+{
+    static const char *const roots[] = {"/sys/kernel/tracing/events",
+                                        "/sys/kernel/debug/tracing/events"};
+    for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++) {
+        char path[256];
+        snprintf(path, sizeof path, "%s/%s/id", roots[i], name);
+        FILE *f = fopen(path, "re");
+        long long id = -1;
+        if (!f)
+            continue;
+        if (fscanf(f, "%lld", &id) != 1)
+            id = -1;
+        fclose(f);
+        if (id >= 0)
+            return id;
+    }
+    return -1;
+}
+
+static int describe(const struct asys_event_def *e, struct perf_event_attr *attr)
+{
+    memset(attr, 0, sizeof *attr);
+    attr->size = sizeof *attr;
+    attr->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+    attr->config = e->config;
+    switch (e->source) {
+    case ASYS_EVENT_HARDWARE:
+        attr->type = PERF_TYPE_HARDWARE;
+        return 0;
+    case ASYS_EVENT_HW_CACHE:
+        attr->type = PERF_TYPE_HW_CACHE;
+        return 0;
+    case ASYS_EVENT_SOFTWARE:
+        attr->type = PERF_TYPE_SOFTWARE;
+        return 0;
+    case ASYS_EVENT_TRACEPOINT: {
+        long long id = tracepoint_id(e->tracepoint);
+        if (id < 0)
+            return ENOENT;
+        attr->type = PERF_TYPE_TRACEPOINT;
+        attr->config = (uint64_t)id;
+        return 0;
+    }
+    }
+    return EINVAL;
+}
+
+static void write_status(struct event_sampler *s, uint16_t id, int error)
+{
+    uint32_t delta;
+    struct asys_rec_event_status *r =
+        asys_segment_reserve(&s->seg, sizeof *r, asys_clock_ticks(ASYS_CLOCK_MONOTONIC), &delta);
+    if (!r)
+        return;
+    r->error = error;
+    r->reserved = 0;
+    asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_EVENT_STATUS, sizeof *r / 8, id, delta));
+}
+
+static void unavailable(struct event_sampler *s, const struct asys_event_def *e, int error)
+{
+    const char *why = error == EACCES || error == EPERM
+                          ? "not allowed (sysctl kernel.perf_event_paranoid=-1, or "
+                            "CAP_PERFMON: --cap-add PERFMON in a container)"
+                          : strerror(error);
+    fprintf(stderr, "asys: notice: %s event %u (%s) is not counted: %s\n",
+            e->group == ASYS_EVENT_CPU_CORE ? "CPU core" : "OS", e->index, e->name, why);
+    write_status(s, e->id, error);
+}
+
+/* Opens one event on every CPU; 0, or the errno of the first CPU's refusal. */
+static int open_on_every_cpu(struct event_sampler *s, const struct asys_event_def *e, pid_t pid,
+                             long cpus)
+{
+    struct perf_event_attr attr;
+    int error = describe(e, &attr);
+    if (error)
+        return error;
+    attr.inherit = pid != -1; /* the children the program starts are counted too */
+    for (long cpu = 0; cpu < cpus; cpu++) {
+        long fd = open_event(&attr, pid, (int)cpu);
+        if (fd < 0 && (errno == EACCES || errno == EPERM) && !attr.exclude_kernel) {
+            attr.exclude_kernel = 1; /* what an unprivileged user may count */
+            attr.exclude_hv = 1;
+            fd = open_event(&attr, pid, (int)cpu);
+        }
+        if (fd < 0) {
+            if (cpu == 0)
+                return errno;
+            continue; /* an offline CPU */
+        }
+        s->counters[s->count++] = (struct counter){e->id, (uint32_t)cpu, (int)fd};
+    }
+    return 0;
+}
+
+static void read_all(struct event_sampler *s)
+{
+    for (size_t i = 0; i < s->count; i++) {
+        uint64_t values[3];
+        if (read(s->counters[i].fd, values, sizeof values) != (ssize_t)sizeof values)
+            continue;
+        uint32_t delta;
+        struct asys_rec_event_count *r = asys_segment_reserve(
+            &s->seg, sizeof *r, asys_clock_ticks(ASYS_CLOCK_MONOTONIC), &delta);
+        if (!r)
+            continue; /* counted as a drop by the writer */
+        r->cpu = s->counters[i].cpu;
+        r->reserved = 0;
+        r->value = values[0];
+        r->enabled_ns = values[1];
+        r->running_ns = values[2];
+        asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_EVENT_COUNT, sizeof *r / 8,
+                                                      s->counters[i].id, delta));
+    }
+}
+
+static void *sampler(void *arg)
+{
+    struct event_sampler *s = arg;
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+        read_all(s);
+        uint64_t ns = (uint64_t)next.tv_nsec + s->period_ns;
+        next.tv_sec += (time_t)(ns / 1000000000u);
+        next.tv_nsec = (long)(ns % 1000000000u);
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
+            ;
+    }
+    read_all(s);
+    return NULL;
+}
+
+static int open_segment(struct event_sampler *s, const char *session_dir, struct asys_err *err)
+{
+    char path[4200];
+    struct asys_segment_header header;
+    memset(&header, 0, sizeof header);
+    header.collector = ASYS_SEGMENT_LAUNCHER;
+    header.feature_mask = ASYS_FEATURE_CORE | ASYS_FEATURE_EVENTS;
+    header.pid = header.tid = (uint32_t)getpid();
+    header.ppid = (uint32_t)getppid();
+    header.thread_index = 3; /* the launcher's third writer */
+    header.clock_kind = ASYS_CLOCK_MONOTONIC;
+    uint64_t now = asys_clock_ticks(ASYS_CLOCK_MONOTONIC);
+    header.base_ticks = header.calib_ticks = header.calib_mono_ns = now;
+    snprintf(path, sizeof path, "%s/segments/events%s", session_dir, ASYS_SEGMENT_SUFFIX);
+    int opened = asys_segment_open(&s->seg, path, &header, ASYS_MIN_CHUNK_SIZE, 1ull << 30);
+    return opened ? asys_fail_errno(err, -opened, "cannot create '%s'", path) : 0;
+}
+
+static void close_counters(struct event_sampler *s)
+{
+    for (size_t i = 0; i < s->count; i++)
+        close(s->counters[i].fd);
+    s->count = 0;
+}
+
+int asys_event_sampler_start(const char *session_dir, pid_t target, int system_wide,
+                             const uint16_t *ids, size_t count, uint64_t frequency_hz,
+                             struct event_sampler **out, struct asys_err *err)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_CONF);
+    struct event_sampler *s = calloc(1, sizeof *s);
+    int rc = -1, segment_open = 0, last_error = 0;
+    *out = NULL;
+    if (cpus < 1)
+        cpus = 1;
+    if (!s || !(s->counters = calloc(count * (size_t)cpus + 1, sizeof *s->counters))) {
+        asys_fail_kind(err, ASYS_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    s->period_ns = 1000000000u / (frequency_hz ? frequency_hz : 1);
+    if (open_segment(s, session_dir, err) != 0)
+        goto out;
+    segment_open = 1;
+    for (size_t i = 0; i < count; i++) {
+        const struct asys_event_def *e = asys_event_by_id(ids[i]);
+        int error = e ? open_on_every_cpu(s, e, system_wide ? -1 : target, cpus) : EINVAL;
+        if (e && error)
+            unavailable(s, e, last_error = error);
+    }
+    if (!s->count) {
+        asys_fail_errno(err, last_error ? last_error : ENOENT,
+                        "event sampling: no event could be counted");
+        goto out;
+    }
+    if ((errno = pthread_create(&s->thread, NULL, sampler, s)) != 0) {
+        asys_fail_errno(err, errno, "cannot start the event sampler");
+        goto out;
+    }
+    *out = s;
+    s = NULL;
+    rc = 0;
+out:
+    if (s) {
+        close_counters(s);
+        if (segment_open)
+            asys_segment_close(&s->seg);
+        free(s->counters);
+        free(s);
+    }
+    return rc;
+}
+
+void asys_event_sampler_stop(struct event_sampler *s)
+{
+    if (!s)
+        return;
+    __atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
+    pthread_join(s->thread, NULL);
+    close_counters(s);
+    asys_segment_close(&s->seg);
+    free(s->counters);
+    free(s);
+}
