@@ -466,7 +466,7 @@ static void failed_row_name(struct walk *w, int64_t sub, char *out, size_t size)
 }
 
 /* under the thread, after its HGGC API row */
-static const struct tl_thread_row failed_row = {11, failed_row_name};
+static const struct tl_thread_row failed_row = {11, failed_row_name, 0};
 
 /* Allocation calls that failed (--hggc-memory-usage): instants on a
  * "Failed allocations" row of their device (of the calling thread when the

@@ -56,7 +56,7 @@ static void lock_row_name(struct walk *w, int64_t sub, char *out, size_t size)
 }
 
 /* after the HGTX rows */
-static const struct tl_thread_row lock_row = {20, lock_row_name};
+static const struct tl_thread_row lock_row = {20, lock_row_name, 0};
 
 static int walk_locks(struct walk *w)
 {

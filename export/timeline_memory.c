@@ -46,7 +46,7 @@ static void heap_row_name(struct walk *w, int64_t sub, char *out, size_t size)
 }
 
 /* after the OS runtime row */
-static const struct tl_thread_row heap_row = {30, heap_row_name};
+static const struct tl_thread_row heap_row = {30, heap_row_name, 0};
 
 static int walk_heap_events(struct walk *w)
 {

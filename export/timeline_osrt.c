@@ -10,7 +10,8 @@ static void osrt_row_name(struct walk *w, int64_t sub, char *out, size_t size)
     snprintf(out, size, "OS runtime");
 }
 
-static const struct tl_thread_row osrt_row = {3, osrt_row_name};
+/* after the CPU rows (timeline_cpu.c), as the manual shows them */
+static const struct tl_thread_row osrt_row = {6, osrt_row_name, 0};
 
 static int walk_osrt(struct walk *w)
 {

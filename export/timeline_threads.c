@@ -83,8 +83,8 @@ uint32_t tw_thread_child_row(struct walk *w, uint32_t pid, uint32_t tid,
         kind->name(w, sub, name, sizeof name);
         struct row *t = tw_row_at(w, thread);
         uint32_t order = kind->order + (sub ? (uint32_t)(sub & 0xff) : 0);
-        id = tw_row_new(w, key, sizeof key, t->lanes[0].uuid, t->sort_index, TL_PLAIN, name, order,
-                        0);
+        id = tw_row_new(w, key, sizeof key, t->lanes[0].uuid, t->sort_index,
+                        kind->counter ? TL_COUNTER : TL_PLAIN, name, order, 0);
     }
     memcpy(w->last_row_key, key, sizeof key);
     w->last_row = id;

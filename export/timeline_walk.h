@@ -173,6 +173,7 @@ struct tl_thread_row {
     uint32_t order; /* rank under the thread; a row with a sub id adds (sub & 0xff) */
     /* the row's name for sub id `sub` (an HGTX domain...); called once per row */
     void (*name)(struct walk *w, int64_t sub, char *out, size_t size);
+    int counter; /* a counter row (TL_COUNTER), not slices */
 };
 /* The row of `kind` (and sub id) under thread (pid, tid), created on first use. */
 uint32_t tw_thread_child_row(struct walk *w, uint32_t pid, uint32_t tid,

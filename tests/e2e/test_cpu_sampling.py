@@ -8,7 +8,16 @@ import tempfile
 import time
 import unittest
 
-from asys_e2e import ASYS, AsysTestCase, prog
+import re
+import shutil
+import xml.etree.ElementTree as ET
+
+import pftrace
+from asys_e2e import ASYS, BIN, AsysTestCase, prog
+from test_flame import speedscope_modules
+
+EXPORT = os.path.join(BIN, 'asys-export')
+SVG = '{http://www.w3.org/2000/svg}'
 
 BURN_MS = '1500'
 
@@ -302,6 +311,71 @@ class Privileges(SamplingCase):
         self.assertTrue(rows['CPU sampling'].startswith('unavailable ('), rows)
         r = self.stats('--report', 'cpu_flat', self.report(), expect_rc=None)
         self.assertNotEqual(r.returncode, 0)
+
+
+class Outputs(SamplingCase):
+    """The CPU stacks through every flame output, each read by its consumer,
+    and the CPU rows of the timeline."""
+
+    def setUp(self):
+        super().setUp()
+        self.record([prog('cpu_burn_nofp'), 'hot', BURN_MS], ['-s', 'process-tree', '-b', 'dwarf'])
+
+    def export(self, kind):
+        out = self.path('out.' + kind)
+        r = self.run_cmd([EXPORT, '-q', '-t', kind, '--stacks', 'cpu', '-o', out, self.report()])
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        return out
+
+    def test_pprof_top_lists_burn_a_first(self):
+        out = self.export('pprof')
+        if not shutil.which('go'):
+            self.skipTest('go not installed (Debian golang-go): no pprof consumer')
+        env = dict(self.env, HOME=self.dir, GOCACHE=self.path('gocache'))
+        r = self.run_cmd(['go', 'tool', 'pprof', '-top', out], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        rows = [l.split() for l in r.stdout.decode().splitlines()
+                if re.match(r'\s*[0-9.]+ +[0-9.]+% ', l)]
+        self.assertEqual(rows[0][-1], 'burn_a', r.stdout.decode())
+
+    def test_folded_svg_and_speedscope(self):
+        with open(self.export('folded')) as f:
+            weights = {}
+            for line in f.read().splitlines():
+                m = re.fullmatch(r'(\S.*) (\d+)', line)
+                self.assertIsNotNone(m, line)
+                leaf = m.group(1).split(';')[-1]
+                weights[leaf] = weights.get(leaf, 0) + int(m.group(2))
+        self.assertGreater(weights['burn_a'], 2 * weights['burn_b'])
+        root = ET.parse(self.export('svg')).getroot()
+        widths = {}
+        for g in root.iter(SVG + 'g'):
+            name = g.find(SVG + 'title').text.split(' (')[0]
+            widths[name] = max(widths.get(name, 0), float(g.find(SVG + 'rect').get('width')))
+        self.assertGreater(widths['burn_a'], widths['burn_b'])
+        out = self.export('speedscope')
+        modules = speedscope_modules()
+        r = self.run_cmd(['node', os.path.join(os.path.dirname(__file__), 'speedscope_check.js'),
+                          modules, out])
+        self.assertEqual(r.returncode, 0, r.stdout.decode() + r.stderr.decode())
+
+    def test_timeline_rows(self):
+        out = self.path('out.pftrace')
+        r = self.run_cmd([EXPORT, '-q', '-o', out, self.report()])
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        trace = pftrace.read(out)
+        self.assertEqual(trace.problems, [])
+        names = {t.name for t in trace.tracks.values()}
+        for name in ('CPU Group', 'CPU 0', 'CPU utilization', 'CPU core', 'Thread state',
+                     'Backtrace samples'):
+            self.assertIn(name, names)
+        samples = [e for e in trace.events_on(lambda t: t.name == 'Backtrace samples')
+                   if e.type == pftrace.INSTANT]
+        db = self.db()
+        self.assertEqual(len(samples), db.execute('SELECT COUNT(*) FROM cpu_samples').fetchone()[0])
+        cores = [e for e in trace.events_on(lambda t: t.name.startswith('CPU ') and
+                                            t.name[4:].isdigit()) if e.type == pftrace.BEGIN]
+        self.assertTrue(any('cpu_burn_nofp' in e.name for e in cores))
 
 
 def perf_events_work():

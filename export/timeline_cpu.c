@@ -1,0 +1,179 @@
+/* CPU sampling and scheduling on the timeline (manual §5.1, §5.2): a "CPU
+ * Group" with a row per core whose slices are the threads that ran on it
+ * (named by process and thread; threads outside the traced tree as
+ * "other"), and under each traced thread, from the top: its CPU
+ * utilization (100 while it runs, 0 when not), the core it ran on, its
+ * state (Running, Preempted, Waiting, Uninterruptible), and the sample
+ * points with their call stacks. */
+#include <stdio.h>
+#include <string.h>
+
+#include "timeline_walk.h"
+
+#define NAME_ROW(fn, text)                                                                         \
+    static void fn(struct walk *w, int64_t sub, char *out, size_t size)                            \
+    {                                                                                              \
+        (void)w;                                                                                   \
+        (void)sub;                                                                                 \
+        snprintf(out, size, text);                                                                 \
+    }
+NAME_ROW(utilization_name, "CPU utilization")
+NAME_ROW(core_name, "CPU core")
+NAME_ROW(state_name, "Thread state")
+NAME_ROW(samples_name, "Backtrace samples")
+
+/* under the thread, after its HGGC API row (1) and before OS runtime (6) */
+static const struct tl_thread_row utilization_row = {2, utilization_name, 1};
+static const struct tl_thread_row core_row = {3, core_name, 0};
+static const struct tl_thread_row state_row = {4, state_name, 0};
+static const struct tl_thread_row samples_row = {7, samples_name, 0};
+
+/* The row of core `cpu` under the CPU Group (created on first use). */
+static uint32_t core_group_row(struct walk *w, int64_t cpu)
+{
+    uint32_t group = tw_row_find(w, "cpu-group", 9);
+    if (!group)
+        group = tw_row_new(w, "cpu-group", 9, 0, 0, TL_GROUP, "CPU Group", 250, 0);
+    struct row *g = tw_row_at(w, group);
+    if (!g)
+        return 0;
+    char key[32], name[32];
+    int n = snprintf(key, sizeof key, "cpu-group/%lld", (long long)cpu);
+    uint32_t row = tw_row_find(w, key, (size_t)n);
+    if (row)
+        return row;
+    snprintf(name, sizeof name, "CPU %lld", (long long)cpu);
+    return tw_row_new(w, key, (size_t)n, g->lanes[0].uuid, g->sort_index, TL_PLAIN, name,
+                      (uint32_t)(cpu + 1), 0);
+}
+
+static int walk_cores(struct walk *w)
+{
+    sqlite3_stmt *st = tw_prepare(
+        w, "SELECT s.cpu, s.start_ns, s.end_ns, s.pid, s.tid, s.in_tree, s.state_after,\n"
+           "       ps.value, ts.value\n"
+           "FROM sched_slices AS s\n"
+           "LEFT JOIN processes AS p ON p.pid = s.pid\n"
+           "LEFT JOIN strings AS ps ON ps.id = p.name_id\n"
+           "LEFT JOIN threads AS t ON t.pid = s.pid AND t.tid = s.tid\n"
+           "LEFT JOIN strings AS ts ON ts.id = t.name_id\n"
+           "WHERE " IN_WINDOW("s") " ORDER BY s.cpu, s.start_ns, s.id");
+    if (!st)
+        return -1;
+    struct tl_args args;
+    while (!w->failed && sqlite3_step(st) == SQLITE_ROW) {
+        uint32_t row = core_group_row(w, sqlite3_column_int64(st, 0));
+        char name[300];
+        const char *process = (const char *)sqlite3_column_text(st, 7);
+        const char *thread = (const char *)sqlite3_column_text(st, 8);
+        if (sqlite3_column_int(st, 5))
+            snprintf(name, sizeof name, "%s (%lld) / %s (%lld)", process ? process : "process",
+                     (long long)sqlite3_column_int64(st, 3), thread ? thread : "thread",
+                     (long long)sqlite3_column_int64(st, 4));
+        else
+            snprintf(name, sizeof name, "other (%lld)", (long long)sqlite3_column_int64(st, 4));
+        args.count = 0;
+        if (sqlite3_column_type(st, 3) != SQLITE_NULL)
+            tw_arg_int(&args, "pid", sqlite3_column_int64(st, 3));
+        tw_arg_int(&args, "tid", sqlite3_column_int64(st, 4));
+        tw_arg_string(&args, "then", (const char *)sqlite3_column_text(st, 6));
+        if (!row || tw_emit_slice(w, row, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+                                  tw_synthetic_name(w, name),
+                                  tw_category(w, sqlite3_column_int(st, 5) ? "cpu" : "cpu-other"),
+                                  NULL, &args) != 0)
+            break;
+    }
+    sqlite3_finalize(st);
+    return w->failed ? -1 : 0;
+}
+
+/* A traced thread's cores and its utilization. */
+static int walk_thread_cores(struct walk *w)
+{
+    sqlite3_stmt *st = tw_prepare(w, "SELECT s.pid, s.tid, s.cpu, s.start_ns, s.end_ns\n"
+                                     "FROM sched_slices AS s\n"
+                                     "WHERE s.in_tree AND s.pid IS NOT NULL AND " IN_WINDOW(
+                                         "s") " ORDER BY s.pid, s.tid, s.start_ns, s.id");
+    if (!st)
+        return -1;
+    while (!w->failed && sqlite3_step(st) == SQLITE_ROW) {
+        uint32_t pid = (uint32_t)sqlite3_column_int64(st, 0);
+        uint32_t tid = (uint32_t)sqlite3_column_int64(st, 1);
+        int64_t start = sqlite3_column_int64(st, 3), end = sqlite3_column_int64(st, 4);
+        char name[32];
+        snprintf(name, sizeof name, "CPU %lld", (long long)sqlite3_column_int64(st, 2));
+        uint32_t core = tw_thread_child_row(w, pid, tid, &core_row, 0);
+        uint32_t busy = tw_thread_child_row(w, pid, tid, &utilization_row, 0);
+        if (!core || !busy ||
+            tw_emit_slice(w, core, start, end, tw_synthetic_name(w, name), tw_category(w, "cpu"),
+                          NULL, NULL) != 0 ||
+            tw_emit_counter(w, busy, start, 100) != 0 || tw_emit_counter(w, busy, end, 0) != 0)
+            break;
+    }
+    sqlite3_finalize(st);
+    return w->failed ? -1 : 0;
+}
+
+/* The states the scheduler saw (OSRT's "Possibly ..." estimates are not drawn). */
+static int walk_states(struct walk *w)
+{
+    sqlite3_stmt *st =
+        tw_prepare(w, "SELECT s.pid, s.tid, s.state, s.start_ns, s.end_ns FROM thread_states AS s\n"
+                      "WHERE s.state IN ('Running', 'Preempted', 'Waiting', 'Uninterruptible')\n"
+                      "  AND " IN_WINDOW("s") " ORDER BY s.pid, s.tid, s.start_ns");
+    if (!st)
+        return -1;
+    while (!w->failed && sqlite3_step(st) == SQLITE_ROW) {
+        uint32_t row = tw_thread_child_row(w, (uint32_t)sqlite3_column_int64(st, 0),
+                                           (uint32_t)sqlite3_column_int64(st, 1), &state_row, 0);
+        if (!row || tw_emit_slice(w, row, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
+                                  tw_synthetic_name(w, (const char *)sqlite3_column_text(st, 2)),
+                                  tw_category(w, "cpu"), NULL, NULL) != 0)
+            break;
+    }
+    sqlite3_finalize(st);
+    return w->failed ? -1 : 0;
+}
+
+static int walk_scheduling(struct walk *w)
+{
+    if (walk_cores(w) != 0 || walk_thread_cores(w) != 0)
+        return -1;
+    return tw_table_wanted(w, "thread_states") ? walk_states(w) : 0;
+}
+
+/* Each CPU sample as a point on its thread, its stack as an argument. */
+static int walk_samples(struct walk *w)
+{
+    sqlite3_stmt *st = tw_prepare(
+        w, "SELECT s.pid, s.tid, s.timestamp_ns, s.cpu,\n"
+           "       (SELECT group_concat(frame, ' <- ') FROM (\n"
+           "          SELECT COALESCE(demangle(fs.value), printf('0x%x', f.address)) AS frame\n"
+           "          FROM callchain_frames AS cf JOIN frames AS f ON f.id = cf.frame_id\n"
+           "          LEFT JOIN strings AS fs ON fs.id = f.function_id\n"
+           "          WHERE cf.callchain_id = s.callchain_id ORDER BY cf.level))\n"
+           "FROM cpu_samples AS s\n"
+           "WHERE (:all OR (s.timestamp_ns >= :lo AND s.timestamp_ns <= :hi))\n"
+           "ORDER BY s.pid, s.tid, s.timestamp_ns, s.id");
+    if (!st)
+        return -1;
+    struct tl_args args;
+    while (!w->failed && sqlite3_step(st) == SQLITE_ROW) {
+        uint32_t row = tw_thread_child_row(w, (uint32_t)sqlite3_column_int64(st, 0),
+                                           (uint32_t)sqlite3_column_int64(st, 1), &samples_row, 0);
+        args.count = 0;
+        if (sqlite3_column_type(st, 3) != SQLITE_NULL)
+            tw_arg_int(&args, "cpu", sqlite3_column_int64(st, 3));
+        if (sqlite3_column_type(st, 4) != SQLITE_NULL)
+            tw_arg_string(&args, "stack", (const char *)sqlite3_column_text(st, 4));
+        if (!row ||
+            tw_emit_instant(w, row, sqlite3_column_int64(st, 2), tw_synthetic_name(w, "sample"),
+                            tw_category(w, "cpu"), &args) != 0)
+            break;
+    }
+    sqlite3_finalize(st);
+    return w->failed ? -1 : 0;
+}
+
+const struct tl_family tl_family_cpu_scheduling = {"sched_slices", 4, walk_scheduling};
+const struct tl_family tl_family_cpu_samples = {"cpu_samples", 1, walk_samples};
