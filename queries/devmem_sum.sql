@@ -14,24 +14,10 @@ WITH a AS (
     SELECT * FROM ppu_allocations
     WHERE kind = 'device' AND timestamp_ns >= :filter_start AND timestamp_ns <= :filter_end
       AND (:pid < 0 OR pid = :pid)
-), stacks AS (
-    SELECT c.callchain_id,
-           (SELECT group_concat(frame, ' <- ') FROM (
-                SELECT COALESCE(demangle(fs.value), printf('0x%x', f.address)) AS frame
-                FROM callchain_frames AS cf JOIN frames AS f ON f.id = cf.frame_id
-                LEFT JOIN strings AS fs ON fs.id = f.function_id
-                WHERE cf.callchain_id = c.callchain_id ORDER BY cf.level)) AS stack,
-           -- the first frame outside the CUDA runtime and driver libraries
-           (SELECT COALESCE(demangle(fs.value), printf('0x%x', f.address))
-            FROM callchain_frames AS cf JOIN frames AS f ON f.id = cf.frame_id
-            LEFT JOIN strings AS fs ON fs.id = f.function_id
-            LEFT JOIN modules AS m ON m.id = f.module_id
-            LEFT JOIN strings AS mp ON mp.id = m.path_id
-            WHERE cf.callchain_id = c.callchain_id
-              AND COALESCE(mp.value, '') NOT GLOB '*/libcuda*'
-              AND COALESCE(mp.value, '') NOT GLOB '*/libcupti*'
-            ORDER BY cf.level LIMIT 1) AS site
+), stacks AS MATERIALIZED (  -- once per distinct stack, not per allocation
+    SELECT t.callchain_id, t.stack, t.call_site
     FROM (SELECT DISTINCT callchain_id FROM a WHERE callchain_id IS NOT NULL) AS c
+    JOIN callchain_stacks AS t ON t.callchain_id = c.callchain_id
 )
 SELECT SUM(CASE WHEN NOT a.failed THEN a.bytes ELSE 0 END) AS "Bytes",
        SUM(NOT a.failed) AS "Allocations",
@@ -41,7 +27,7 @@ SELECT SUM(CASE WHEN NOT a.failed THEN a.bytes ELSE 0 END) AS "Bytes",
        SUM(a.failed) AS "Failures",
        SUM(CASE WHEN a.failed THEN a.bytes ELSE 0 END) AS "Failed Bytes",
        COALESCE(api.value, '[unknown]') AS "API",
-       COALESCE(s.site, '[no stack]') AS "Call Site",
+       COALESCE(s.call_site, '[no stack]') AS "Call Site",
        s.stack AS "Call Stack"
 FROM a LEFT JOIN stacks AS s ON s.callchain_id = a.callchain_id
 LEFT JOIN strings AS api ON api.id = a.api_name_id

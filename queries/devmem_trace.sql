@@ -20,11 +20,7 @@ SELECT a.timestamp_ns - :session_start AS "Time (ns)",
        a.released_ns - :session_start AS "Released (ns)",
        a.failed AS "Failed",
        a.error AS "Error",
-       (SELECT group_concat(frame, ' <- ') FROM (
-            SELECT COALESCE(demangle(fs.value), printf('0x%x', f.address)) AS frame
-            FROM callchain_frames AS cf JOIN frames AS f ON f.id = cf.frame_id
-            LEFT JOIN strings AS fs ON fs.id = f.function_id
-            WHERE cf.callchain_id = a.callchain_id ORDER BY cf.level)) AS "Call Stack"
+       (SELECT stack FROM callchain_stacks WHERE callchain_id = a.callchain_id) AS "Call Stack"
 FROM ppu_allocations AS a
 JOIN hggc_memory_kinds AS k ON k.id = a.memory_kind
 LEFT JOIN ppu_devices AS d ON d.pid = a.pid AND d.device = a.device

@@ -12,21 +12,16 @@ WITH a AS (
     WHERE start_ns >= :filter_start AND start_ns <= :filter_end
       AND (end_ns IS NULL OR end_ns > :filter_end)
       AND (:pid < 0 OR pid = :pid) AND (:tid < 0 OR tid = :tid)
-), stacks AS (
-    SELECT c.callchain_id,
-           (SELECT group_concat(frame, ' <- ') FROM (
-                SELECT COALESCE(demangle(fs.value), printf('0x%x', f.address)) AS frame
-                FROM callchain_frames AS cf JOIN frames AS f ON f.id = cf.frame_id
-                LEFT JOIN strings AS fs ON fs.id = f.function_id
-                WHERE cf.callchain_id = c.callchain_id ORDER BY cf.level)) AS stack
+), stacks AS MATERIALIZED (  -- once per distinct stack, not per allocation
+    SELECT t.callchain_id, t.stack, t.call_site
     FROM (SELECT DISTINCT callchain_id FROM a WHERE callchain_id IS NOT NULL) AS c
+    JOIN callchain_stacks AS t ON t.callchain_id = c.callchain_id
 )
 SELECT CAST(ROUND(SUM(a.weight_bytes)) AS INTEGER) AS "Leaked Bytes",
        CAST(ROUND(SUM(a.weight_count)) AS INTEGER) AS "Allocations",
        COUNT(*) AS "Sampled",
        fn.value AS "Function",
-       COALESCE(substr(s.stack, 1, instr(s.stack || ' <- ', ' <- ') - 1), '[no stack]')
-           AS "Call Site",
+       COALESCE(s.call_site, '[no stack]') AS "Call Site",
        s.stack AS "Call Stack"
 FROM a LEFT JOIN stacks AS s ON s.callchain_id = a.callchain_id
 JOIN strings AS fn ON fn.id = a.function_id

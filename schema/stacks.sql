@@ -37,3 +37,26 @@ CREATE TABLE callchain_frames (
     frame_id     INTEGER NOT NULL, -- frames.id
     PRIMARY KEY (callchain_id, level)
 ) WITHOUT ROWID;
+
+-- Each call stack as text, for reports: its frames from the innermost
+-- outwards, demangled, joined by ' <- ' (an address where no symbol covers
+-- it), and its call site: the first frame outside the CUDA runtime and driver
+-- libraries (libcuda*, libcupti*), which for any other stack is the first.
+CREATE VIEW callchain_stacks AS
+SELECT c.id AS callchain_id,
+       (SELECT group_concat(frame, ' <- ') FROM (
+            SELECT COALESCE(demangle(fs.value), printf('0x%x', f.address)) AS frame
+            FROM callchain_frames AS cf JOIN frames AS f ON f.id = cf.frame_id
+            LEFT JOIN strings AS fs ON fs.id = f.function_id
+            WHERE cf.callchain_id = c.id ORDER BY cf.level)) AS stack,
+       (SELECT COALESCE(demangle(fs.value), printf('0x%x', f.address))
+        FROM callchain_frames AS cf JOIN frames AS f ON f.id = cf.frame_id
+        LEFT JOIN strings AS fs ON fs.id = f.function_id
+        LEFT JOIN modules AS m ON m.id = f.module_id
+        LEFT JOIN strings AS mp ON mp.id = m.path_id
+        WHERE cf.callchain_id = c.id
+          AND COALESCE(mp.value, '') NOT GLOB '*/libcuda*'
+          AND COALESCE(mp.value, '') NOT GLOB '*/libcupti*'
+        ORDER BY cf.level LIMIT 1) AS call_site
+FROM callchains AS c;
+
