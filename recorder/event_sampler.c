@@ -16,7 +16,7 @@
 
 #include "clock.h"
 #include "event_catalog.h"
-#include "segment_writer.h"
+#include "session.h"
 
 struct counter {
     uint16_t id;
@@ -164,32 +164,10 @@ static void *sampler(void *arg)
     clock_gettime(CLOCK_MONOTONIC, &next);
     while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
         read_all(s);
-        uint64_t ns = (uint64_t)next.tv_nsec + s->period_ns;
-        next.tv_sec += (time_t)(ns / 1000000000u);
-        next.tv_nsec = (long)(ns % 1000000000u);
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
-            ;
+        asys_session_wait_period(&next, s->period_ns);
     }
     read_all(s);
     return NULL;
-}
-
-static int open_segment(struct event_sampler *s, const char *session_dir, struct asys_err *err)
-{
-    char path[4200];
-    struct asys_segment_header header;
-    memset(&header, 0, sizeof header);
-    header.collector = ASYS_SEGMENT_LAUNCHER;
-    header.feature_mask = ASYS_FEATURE_CORE | ASYS_FEATURE_EVENTS;
-    header.pid = header.tid = (uint32_t)getpid();
-    header.ppid = (uint32_t)getppid();
-    header.thread_index = 3; /* the launcher's third writer */
-    header.clock_kind = ASYS_CLOCK_MONOTONIC;
-    uint64_t now = asys_clock_ticks(ASYS_CLOCK_MONOTONIC);
-    header.base_ticks = header.calib_ticks = header.calib_mono_ns = now;
-    snprintf(path, sizeof path, "%s/segments/events%s", session_dir, ASYS_SEGMENT_SUFFIX);
-    int opened = asys_segment_open(&s->seg, path, &header, ASYS_MIN_CHUNK_SIZE, 1ull << 30);
-    return opened ? asys_fail_errno(err, -opened, "cannot create '%s'", path) : 0;
 }
 
 static void close_counters(struct event_sampler *s)
@@ -214,7 +192,8 @@ int asys_event_sampler_start(const char *session_dir, pid_t target, int system_w
         goto out;
     }
     s->period_ns = 1000000000u / (frequency_hz ? frequency_hz : 1);
-    if (open_segment(s, session_dir, err) != 0)
+    if (asys_session_sampler_segment(&s->seg, session_dir, "events", 3, ASYS_FEATURE_EVENTS, err) !=
+        0)
         goto out;
     segment_open = 1;
     for (size_t i = 0; i < count; i++) {

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "segment_writer.h"
+#include "session.h"
 
 #define MAX_TREE 4096
 #define RESCAN 5
@@ -135,11 +135,7 @@ static void *sampler(void *arg)
         if (tick % RESCAN == 0)
             rescan(h);
         sample(h);
-        uint64_t ns = (uint64_t)next.tv_nsec + h->period_ns;
-        next.tv_sec += (time_t)(ns / 1000000000u);
-        next.tv_nsec = (long)(ns % 1000000000u);
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
-            ;
+        asys_session_wait_period(&next, h->period_ns);
     }
     sample(h); /* the last one, as the program ends */
     return NULL;
@@ -149,7 +145,6 @@ int asys_host_memory_start(const char *session_dir, pid_t target, uint64_t frequ
                            struct host_memory **out, struct asys_err *err)
 {
     struct host_memory *h = calloc(1, sizeof *h);
-    char path[4200];
     int rc = -1;
     *out = NULL;
     if (!h) {
@@ -158,22 +153,9 @@ int asys_host_memory_start(const char *session_dir, pid_t target, uint64_t frequ
     }
     h->period_ns = 1000000000u / (frequency_hz ? frequency_hz : 1);
     h->pids[h->count++] = target;
-    struct asys_segment_header header;
-    memset(&header, 0, sizeof header);
-    header.collector = ASYS_SEGMENT_LAUNCHER;
-    header.feature_mask = ASYS_FEATURE_CORE | ASYS_FEATURE_MEMORY;
-    header.pid = header.tid = (uint32_t)getpid();
-    header.ppid = (uint32_t)getppid();
-    header.thread_index = 2; /* the launcher's second writer */
-    header.clock_kind = ASYS_CLOCK_MONOTONIC;
-    uint64_t now = asys_clock_ticks(ASYS_CLOCK_MONOTONIC);
-    header.base_ticks = header.calib_ticks = header.calib_mono_ns = now;
-    snprintf(path, sizeof path, "%s/segments/hostmem%s", session_dir, ASYS_SEGMENT_SUFFIX);
-    int opened = asys_segment_open(&h->seg, path, &header, ASYS_MIN_CHUNK_SIZE, 1ull << 30);
-    if (opened) {
-        asys_fail_errno(err, -opened, "cannot create '%s'", path);
+    if (asys_session_sampler_segment(&h->seg, session_dir, "hostmem", 2, ASYS_FEATURE_MEMORY,
+                                     err) != 0)
         goto out;
-    }
     if ((errno = pthread_create(&h->thread, NULL, sampler, h)) != 0) {
         asys_fail_errno(err, errno, "cannot start the host memory sampler");
         asys_segment_close(&h->seg);

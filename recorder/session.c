@@ -113,6 +113,35 @@ void asys_session_close_launcher(struct asys_session *s)
     s->launcher_open = 0;
 }
 
+int asys_session_sampler_segment(struct asys_segment_writer *w, const char *session_dir,
+                                 const char *name, uint32_t index, uint64_t features,
+                                 struct asys_err *err)
+{
+    char path[PATH_MAX + 64];
+    struct asys_segment_header h;
+    memset(&h, 0, sizeof h);
+    h.collector = ASYS_SEGMENT_LAUNCHER;
+    h.feature_mask = ASYS_FEATURE_CORE | features;
+    h.pid = h.tid = (uint32_t)getpid();
+    h.ppid = (uint32_t)getppid();
+    h.thread_index = index;
+    h.clock_kind = ASYS_CLOCK_MONOTONIC;
+    uint64_t now = asys_clock_ticks(ASYS_CLOCK_MONOTONIC);
+    h.base_ticks = h.calib_ticks = h.calib_mono_ns = now;
+    snprintf(path, sizeof path, "%s/segments/%s%s", session_dir, name, ASYS_SEGMENT_SUFFIX);
+    int rc = asys_segment_open(w, path, &h, ASYS_MIN_CHUNK_SIZE, 1ull << 30);
+    return rc ? asys_fail_errno(err, -rc, "cannot create '%s'", path) : 0;
+}
+
+void asys_session_wait_period(struct timespec *next, uint64_t period_ns)
+{
+    uint64_t ns = (uint64_t)next->tv_nsec + period_ns;
+    next->tv_sec += (time_t)(ns / 1000000000u);
+    next->tv_nsec = (long)(ns % 1000000000u);
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, next, NULL) == EINTR)
+        ;
+}
+
 /* Removes `name` and its contents; 0 when it is gone. */
 static int remove_tree(int dirfd_parent, const char *name)
 {

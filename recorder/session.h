@@ -8,6 +8,8 @@
 
 #include "asys_error.h"
 #include "clock.h"
+#include <time.h>
+
 #include "segment_writer.h"
 
 #define ASYS_SESSION_FILE "session.json"
@@ -33,6 +35,16 @@ uint64_t asys_session_tick_hz(const struct asys_session *s);
 void asys_session_clock_pair(struct asys_session *s);
 /* Final pair and clean close of the launcher segment. */
 void asys_session_close_launcher(struct asys_session *s);
+/* A segment of a launcher sampler: SESSION/segments/NAME.seg, written by
+ * the launcher (thread index `index`, one per sampler) on CLOCK_MONOTONIC,
+ * holding the records of `features` besides the core ones. */
+int asys_session_sampler_segment(struct asys_segment_writer *w, const char *session_dir,
+                                 const char *name, uint32_t index, uint64_t features,
+                                 struct asys_err *err);
+/* Sleeps until `*next` + `period_ns` (absolute, CLOCK_MONOTONIC) and moves
+ * `*next` there: a sampler's steady rate, whatever its work took. */
+void asys_session_wait_period(struct timespec *next, uint64_t period_ns);
+
 /* Removes the session directory and everything in it. */
 void asys_session_remove_dir(const char *dir);
 
