@@ -21,8 +21,8 @@
  *
  * Built-in reports come from queries/ (compiled in); --report-dir adds or
  * replaces reports by name.  Queries may use the parameters :session_start,
- * :filter_start, :filter_end (absolute ns), :pid, :tid (-1: any) and
- * :report_arg (NAME:ARG). */
+ * :filter_start, :filter_end (absolute ns), :pid, :tid (-1: any),
+ * :report_arg (NAME:ARG) and :report_name (the name or alias asked for). */
 #ifndef ASYS_REPORT_CATALOG_H
 #define ASYS_REPORT_CATALOG_H
 

@@ -274,5 +274,9 @@ int asys_report_prepare(sqlite3 *db, const struct asys_report_def *def, const ch
     bind_text(*stmt, ":api_name_mode", p->api_name_mode);
     const char *arg = strchr(requested, ':');
     bind_text(*stmt, ":report_arg", arg ? arg + 1 : NULL);
+    /* the name as asked (an alias may mean something of its own: pinned_sum) */
+    int i = sqlite3_bind_parameter_index(*stmt, ":report_name");
+    if (i > 0)
+        sqlite3_bind_text(*stmt, i, requested, arg ? (int)(arg - requested) : -1, SQLITE_TRANSIENT);
     return 0;
 }

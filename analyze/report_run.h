@@ -35,7 +35,8 @@ void asys_report_params_init(struct asys_report_params *p, sqlite3 *db);
  *
  * Prepares `def` for `requested` ("name" or "name:arg") with :session_start,
  * :session_end, :filter_start, :filter_end, :buckets, :group_by,
- * :api_name_mode and :report_arg bound.  Returns 0 or -1 with err. */
+ * :api_name_mode, :report_arg and :report_name (the name or alias asked for)
+ * bound.  Returns 0 or -1 with err. */
 int asys_report_prepare(sqlite3 *db, const struct asys_report_def *def, const char *requested,
                         const struct asys_report_params *p, sqlite3_stmt **stmt,
                         struct asys_err *err);

@@ -1,6 +1,9 @@
 -- name: devmem_sum
--- title: Device Memory Allocation Summary
--- description: The device (and managed) memory allocated through HGGC, per call stack, most bytes first:
+-- alias: pinned_sum
+-- title: Device and Pinned Memory Allocation Summary
+-- arguments: device, pinned
+-- description: The device (and managed) memory allocated through HGGC, or with :pinned (and
+--   as pinned_sum) the pinned host memory, per call stack, most bytes first:
 --   allocations and bytes, the largest, what was still allocated at the end of the window
 --   (or of the recording), and the allocation calls that failed with the bytes they asked
 --   for.  Call stacks need --hggc-memory-usage (every allocation call keeps its stack);
@@ -12,7 +15,9 @@
 --   Call Stack
 WITH a AS (
     SELECT * FROM ppu_allocations
-    WHERE kind = 'device' AND timestamp_ns >= :filter_start AND timestamp_ns <= :filter_end
+    WHERE kind = CASE WHEN :report_name = 'pinned_sum' THEN 'pinned'
+                      ELSE COALESCE(:report_arg, 'device') END
+      AND timestamp_ns >= :filter_start AND timestamp_ns <= :filter_end
       AND (:pid < 0 OR pid = :pid)
 ), stacks AS MATERIALIZED (  -- once per distinct stack, not per allocation
     SELECT t.callchain_id, t.stack, t.call_site
