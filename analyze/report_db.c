@@ -234,23 +234,60 @@ static int write_cache_row(sqlite3 *db, const struct report_identity *id, struct
     return rc;
 }
 
+/* The import's warnings, held back until it is done: a report that is
+ * refused in the end gets its one line, not the warnings that led there. */
+#define HELD_WARNINGS 32
+
+struct held_warnings {
+    char *text[HELD_WARNINGS];
+    size_t count;
+    uint64_t more; /* beyond HELD_WARNINGS */
+};
+
+static void hold_warning(void *ctx, const char *text)
+{
+    struct held_warnings *h = ctx;
+    if (h->count < HELD_WARNINGS && (h->text[h->count] = strdup(text)) != NULL)
+        h->count++;
+    else
+        h->more++;
+}
+
+/* Passes the warnings on (when the import succeeded) and frees them. */
+static void release_warnings(struct held_warnings *h, const struct asys_db_options *o, int pass)
+{
+    char more[96];
+    for (size_t i = 0; i < h->count; i++) {
+        if (pass && o->warn)
+            o->warn(o->warn_ctx, h->text[i]);
+        free(h->text[i]);
+    }
+    if (pass && o->warn && h->more) {
+        snprintf(more, sizeof more, "%llu more warnings: report_info lists them",
+                 (unsigned long long)h->more);
+        o->warn(o->warn_ctx, more);
+    }
+}
+
 /* Imports into a fresh file at `tmp`. */
 static int build(const char *report_path, const char *tmp, const struct report_identity *id,
                  const struct asys_db_options *o, struct asys_import_stats *stats,
                  struct asys_err *err)
 {
     sqlite3 *db = NULL;
+    struct held_warnings held = {0};
     int rc = -1;
     if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
         asys_fail(err, "cannot create '%s': %s", tmp, db ? sqlite3_errmsg(db) : "out of memory");
         goto out;
     }
-    if (asys_import_report(report_path, db, o->limits, o->warn, o->warn_ctx, stats, err) != 0)
+    if (asys_import_report(report_path, db, o->limits, hold_warning, &held, stats, err) != 0)
         goto out;
     rc = write_cache_row(db, id, err);
 out:
     if (db && sqlite3_close(db) != SQLITE_OK && rc == 0)
         rc = asys_fail(err, "cannot write '%s'", tmp);
+    release_warnings(&held, o, rc == 0);
     return rc;
 }
 
