@@ -100,9 +100,10 @@ void asys_arena_detach(struct asys_arena *a)
  * its slot header written (sequence `sequence`).  The slot's first page is
  * written with pwrite, not through the mapping: on ext4 the first write
  * fault into reserved (unwritten) blocks costs a few hundred microseconds,
- * the write and a fault on the page it left in the cache a few. */
+ * the write and a fault on the page it left in the cache a few.  With
+ * `keep_fd`, the descriptor stays open for the caller (who closes it). */
 static void *claim_slot(const struct asys_arena *a, struct asys_slot_header *slot_header,
-                        uint32_t sequence, uint64_t *offset, int *error)
+                        uint32_t sequence, uint64_t *offset, int *error, int *keep_fd)
 {
     static const uint8_t zeros[4096 - ASYS_SLOT_HEADER_SIZE];
     uint64_t slot = __atomic_fetch_add(&a->control->next_slot, 1, __ATOMIC_RELAXED);
@@ -128,7 +129,9 @@ static void *claim_slot(const struct asys_arena *a, struct asys_slot_header *slo
             errno = -rc;
     }
     *error = errno;
-    if (fd >= 0)
+    if (keep_fd && m != MAP_FAILED)
+        *keep_fd = fd;
+    else if (fd >= 0)
         close(fd);
     return m == MAP_FAILED ? NULL : m;
 }
@@ -166,17 +169,16 @@ int asys_segment_open_arena(struct asys_segment_writer *w, const struct asys_are
     w->trailer.thread_index = header->thread_index;
     w->trailer.collector = header->collector;
     int error = 0;
-    uint8_t *map = claim_slot(arena, &w->trailer, 0, &w->file_offset, &error);
-    /* the header's page again, on its own: it outlives the first chunk's mapping */
+    int fd = -1;
+    uint8_t *map = claim_slot(arena, &w->trailer, 0, &w->file_offset, &error, &fd);
+    /* the header's page again, on its own (through the claim's descriptor): it
+     * outlives the first chunk's mapping */
     void *head = MAP_FAILED;
     if (map) {
-        int fd = open(arena->path, O_RDWR | O_CLOEXEC);
-        if (fd >= 0)
-            head = mmap(NULL, page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-                        (off_t)w->file_offset);
+        head =
+            mmap(NULL, page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)w->file_offset);
         error = errno;
-        if (fd >= 0)
-            close(fd);
+        close(fd);
     }
     if (!map || head == MAP_FAILED) {
         if (map)
@@ -347,7 +349,8 @@ static void *next_chunk(struct asys_segment_writer *w, uint64_t *file_offset)
 {
     if (w->arena) {
         int error;
-        void *m = claim_slot(w->arena, &w->trailer, w->trailer.sequence + 1, file_offset, &error);
+        void *m =
+            claim_slot(w->arena, &w->trailer, w->trailer.sequence + 1, file_offset, &error, NULL);
         return m ? m : MAP_FAILED;
     }
     void *m = MAP_FAILED;

@@ -318,15 +318,22 @@ static int open_thread_segment(struct asys_thread *t, uint64_t not_after, char *
  * stay when the thread that wrote it exits. */
 static void set_anchor(const struct asys_segment_writer *w)
 {
-    int fd = open(w->path, O_RDWR | O_CLOEXEC);
-    if (fd < 0)
-        return;
     uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     uint64_t base = w->header_file_offset / page * page;
-    void *m = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)base);
-    close(fd);
-    if (m == MAP_FAILED)
-        return;
+    /* a second mapping of the header's page without opening the file again
+     * (mremap of a shared mapping with old size 0), else by path */
+    void *m = w->header_map ? mremap(w->header_map, 0, page, MREMAP_MAYMOVE) : MAP_FAILED;
+    if (m != MAP_FAILED) {
+        base = w->header_file_offset - (uint64_t)((uint8_t *)w->header - (uint8_t *)w->header_map);
+    } else {
+        int fd = open(w->path, O_RDWR | O_CLOEXEC);
+        if (fd < 0)
+            return;
+        m = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)base);
+        close(fd);
+        if (m == MAP_FAILED)
+            return;
+    }
     void *h = (uint8_t *)m + (w->header_file_offset - base);
     struct asys_segment_header *expected = NULL;
     if (!__atomic_compare_exchange_n(&asys_proc.anchor, &expected, h, 0, __ATOMIC_ACQ_REL,
