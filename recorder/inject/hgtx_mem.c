@@ -125,6 +125,18 @@ static int region_extent(uint32_t type, const void *element, size_t element_size
     return -1;
 }
 
+/* A batch's elements are read in place, `stride` bytes apart (the struct
+ * size the program was built with), at most MAX_BATCH of them. */
+static size_t batch_count(size_t count)
+{
+    return count < MAX_BATCH ? count : MAX_BATCH;
+}
+
+static const void *batch_element(const void *first, size_t stride, size_t i)
+{
+    return (const uint8_t *)first + i * stride;
+}
+
 static void NVTX_API regions_register(nvtxDomainHandle_t domain,
                                       nvtxMemRegionsRegisterBatch_t const *desc)
 {
@@ -132,12 +144,13 @@ static void NVTX_API regions_register(nvtxDomainHandle_t domain,
         return;
     struct asys_thread *t = asys_thread_enter();
     uint64_t ticks = t ? asys_now() : 0;
-    size_t count = desc->regionCount < MAX_BATCH ? desc->regionCount : MAX_BATCH;
+    uint16_t domain_id = asys_hgtx_domain_id(domain); /* once per batch */
+    size_t count = batch_count(desc->regionCount);
     for (size_t i = 0; i < count; i++) {
-        const uint8_t *element =
-            (const uint8_t *)desc->regionDescElements + i * desc->regionDescElementSize;
+        const void *element =
+            batch_element(desc->regionDescElements, desc->regionDescElementSize, i);
         struct mem_op m = {.op = ASYS_HGTX_MEM_REGION_REGISTER,
-                           .domain = asys_hgtx_domain_id(domain),
+                           .domain = domain_id,
                            .heap = handle_value(desc->heap),
                            .value = asys_hgtx_new_handle(),
                            .flags = desc->regionType};
@@ -160,13 +173,13 @@ static void NVTX_API regions_resize(nvtxDomainHandle_t domain,
     if (!t)
         return;
     uint64_t ticks = asys_now();
-    size_t count = desc->regionDescCount < MAX_BATCH ? desc->regionDescCount : MAX_BATCH;
+    uint16_t domain_id = asys_hgtx_domain_id(domain); /* once per batch */
+    size_t count = batch_count(desc->regionDescCount);
     for (size_t i = 0; i < count; i++) {
-        const uint8_t *element =
-            (const uint8_t *)desc->regionDescElements + i * desc->regionDescElementSize;
-        struct mem_op m = {.op = ASYS_HGTX_MEM_REGION_RESIZE,
-                           .domain = asys_hgtx_domain_id(domain),
-                           .flags = desc->regionType};
+        const void *element =
+            batch_element(desc->regionDescElements, desc->regionDescElementSize, i);
+        struct mem_op m = {
+            .op = ASYS_HGTX_MEM_REGION_RESIZE, .domain = domain_id, .flags = desc->regionType};
         if (region_extent(desc->regionType, element, desc->regionDescElementSize, &m.address,
                           &m.size) == 0)
             write_op(t, &m, ticks);
@@ -190,12 +203,12 @@ static void NVTX_API regions_unregister(nvtxDomainHandle_t domain,
     if (!t)
         return;
     uint64_t ticks = asys_now();
-    size_t count = desc->refCount < MAX_BATCH ? desc->refCount : MAX_BATCH;
+    uint16_t domain_id = asys_hgtx_domain_id(domain); /* once per batch */
+    size_t count = batch_count(desc->refCount);
     for (size_t i = 0; i < count; i++) {
-        const nvtxMemRegionRef_t *ref =
-            (const void *)((const uint8_t *)desc->refElements + i * desc->refElementSize);
+        const nvtxMemRegionRef_t *ref = batch_element(desc->refElements, desc->refElementSize, i);
         struct mem_op m = {.op = ASYS_HGTX_MEM_REGION_UNREGISTER,
-                           .domain = asys_hgtx_domain_id(domain),
+                           .domain = domain_id,
                            .address = region_ref(desc->refType, *ref),
                            .flags = desc->refType};
         write_op(t, &m, ticks);
@@ -212,12 +225,13 @@ static void NVTX_API regions_name(nvtxDomainHandle_t domain, nvtxMemRegionsNameB
     if (!t)
         return;
     uint64_t ticks = asys_now();
-    size_t count = desc->regionCount < MAX_BATCH ? desc->regionCount : MAX_BATCH;
+    uint16_t domain_id = asys_hgtx_domain_id(domain); /* once per batch */
+    size_t count = batch_count(desc->regionCount);
     for (size_t i = 0; i < count; i++) {
         const nvtxMemRegionNameDesc_t *n =
-            (const void *)((const uint8_t *)desc->regionElements + i * desc->regionElementSize);
+            batch_element(desc->regionElements, desc->regionElementSize, i);
         struct mem_op m = {.op = ASYS_HGTX_MEM_REGION_NAME,
-                           .domain = asys_hgtx_domain_id(domain),
+                           .domain = domain_id,
                            .address = region_ref(n->regionRefType, n->region),
                            .flags = n->regionRefType,
                            .category = n->category};
@@ -239,12 +253,13 @@ static void NVTX_API permissions_assign(nvtxDomainHandle_t domain,
     if (!t)
         return;
     uint64_t ticks = asys_now();
-    size_t count = desc->regionCount < MAX_BATCH ? desc->regionCount : MAX_BATCH;
+    uint16_t domain_id = asys_hgtx_domain_id(domain); /* once per batch */
+    size_t count = batch_count(desc->regionCount);
     for (size_t i = 0; i < count; i++) {
         const nvtxMemPermissionsAssignRegionDesc_t *r =
-            (const void *)((const uint8_t *)desc->regionElements + i * desc->regionElementSize);
+            batch_element(desc->regionElements, desc->regionElementSize, i);
         struct mem_op m = {.op = ASYS_HGTX_MEM_PERMISSIONS_ASSIGN,
-                           .domain = asys_hgtx_domain_id(domain),
+                           .domain = domain_id,
                            .value = handle_value(desc->permissions),
                            .address = region_ref(r->regionRefType, r->region),
                            .size = r->flags,
@@ -352,12 +367,13 @@ static void NVTX_API cuda_mark_initialized(nvtxDomainHandle_t domain, cudaStream
     if (!t)
         return;
     uint64_t ticks = asys_now();
-    size_t count = desc->regionDescCount < MAX_BATCH ? desc->regionDescCount : MAX_BATCH;
+    uint16_t domain_id = asys_hgtx_domain_id(domain); /* once per batch */
+    size_t count = batch_count(desc->regionDescCount);
     for (size_t i = 0; i < count; i++) {
-        const uint8_t *element =
-            (const uint8_t *)desc->regionDescElements + i * desc->regionDescElementSize;
+        const void *element =
+            batch_element(desc->regionDescElements, desc->regionDescElementSize, i);
         struct mem_op m = {.op = ASYS_HGTX_MEM_CUDA_INITIALIZED,
-                           .domain = asys_hgtx_domain_id(domain),
+                           .domain = domain_id,
                            .value = handle_value(stream),
                            .flags = per_thread};
         if (region_extent(desc->regionType, element, desc->regionDescElementSize, &m.address,
