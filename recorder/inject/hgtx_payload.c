@@ -182,6 +182,27 @@ static void read_semantics(struct asys_thread *t, const nvtxSemanticsHeader_t *s
     ((ASYS_REC_MAX_SIZE - sizeof(struct asys_rec_hgtx_schema)) /                                   \
      sizeof(struct asys_hgtx_schema_entry))
 
+/* Writes a SCHEMA record: `fields` (all but its header, size and entry
+ * count), then `count` entries of `entry_size` bytes. */
+static void commit_schema(struct asys_thread *t, uint16_t domain,
+                          const struct asys_rec_hgtx_schema *fields, const void *entries,
+                          size_t entry_size, size_t count)
+{
+    uint32_t size = (uint32_t)(sizeof *fields + count * entry_size);
+    uint32_t delta;
+    struct asys_rec_hgtx_schema *r = asys_segment_reserve(&t->seg, size, asys_now(), &delta);
+    if (!r)
+        return;
+    unsigned words = asys_hgtx_size_words(size);
+    memcpy((uint8_t *)r + sizeof r->header, (const uint8_t *)fields + sizeof r->header,
+           sizeof *r - sizeof r->header);
+    r->size_bytes = words == ASYS_REC_EXTENDED ? size : 0;
+    r->entry_count = (uint32_t)count;
+    if (count)
+        memcpy(r + 1, entries, count * entry_size);
+    asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_HGTX_SCHEMA, words, domain, delta));
+}
+
 static void write_schema(struct asys_thread *t, uint16_t domain, uint64_t id,
                          const nvtxPayloadSchemaAttr_t *attr, size_t count, size_t given)
 {
@@ -205,28 +226,20 @@ static void write_schema(struct asys_thread *t, uint16_t domain, uint64_t id,
         entries[i].offset = e->offset;
         read_semantics(t, e->semantics, &entries[i]);
     }
-    uint32_t size = (uint32_t)(sizeof(struct asys_rec_hgtx_schema) + count * sizeof *entries);
-    uint32_t delta;
-    struct asys_rec_hgtx_schema *r = asys_segment_reserve(&t->seg, size, asys_now(), &delta);
-    if (r) {
-        unsigned words = asys_hgtx_size_words(size);
-        r->size_bytes = words == ASYS_REC_EXTENDED ? size : 0;
-        r->kind = ASYS_HGTX_SCHEMA_PAYLOAD;
-        r->schema_id = id;
-        r->name_string_id = name;
-        r->schema_type = (uint32_t)attr->type;
-        r->flags = (attr->fieldMask & NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_FLAGS) ? attr->flags : 0;
-        r->static_size = (attr->fieldMask & NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_STATIC_SIZE)
-                             ? attr->payloadStaticSize
-                             : 0;
-        r->pack_align =
-            (attr->fieldMask & NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_ALIGNMENT) ? attr->packAlign : 0;
-        r->entry_count = (uint32_t)count;
-        r->entries_given = given > UINT32_MAX ? UINT32_MAX : (uint32_t)given;
-        if (count)
-            memcpy(r + 1, entries, count * sizeof *entries);
-        asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_HGTX_SCHEMA, words, domain, delta));
-    }
+    struct asys_rec_hgtx_schema fields = {
+        .kind = ASYS_HGTX_SCHEMA_PAYLOAD,
+        .schema_id = id,
+        .name_string_id = name,
+        .schema_type = (uint32_t)attr->type,
+        .flags = (attr->fieldMask & NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_FLAGS) ? attr->flags : 0,
+        .static_size = (attr->fieldMask & NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_STATIC_SIZE)
+                           ? attr->payloadStaticSize
+                           : 0,
+        .pack_align =
+            (attr->fieldMask & NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_ALIGNMENT) ? attr->packAlign : 0,
+        .entries_given = given > UINT32_MAX ? UINT32_MAX : (uint32_t)given,
+    };
+    commit_schema(t, domain, &fields, entries, sizeof *entries, count);
     free(entries);
 }
 
@@ -272,24 +285,14 @@ static void write_enum(struct asys_thread *t, uint16_t domain, uint64_t id,
         entries[i].is_flag = attr->entries[i].isFlag != 0;
         entries[i].value = attr->entries[i].value;
     }
-    uint32_t size = (uint32_t)(sizeof(struct asys_rec_hgtx_schema) + count * sizeof *entries);
-    uint32_t delta;
-    struct asys_rec_hgtx_schema *r = asys_segment_reserve(&t->seg, size, asys_now(), &delta);
-    if (r) {
-        unsigned words = asys_hgtx_size_words(size);
-        memset((uint8_t *)r + sizeof r->header, 0, sizeof *r - sizeof r->header);
-        r->size_bytes = words == ASYS_REC_EXTENDED ? size : 0;
-        r->kind = ASYS_HGTX_SCHEMA_ENUM;
-        r->schema_id = id;
-        r->name_string_id = name;
-        r->static_size =
-            (attr->fieldMask & NVTX_PAYLOAD_ENUM_ATTR_FIELD_SIZE) ? attr->sizeOfEnum : 0;
-        r->entry_count = (uint32_t)count;
-        r->entries_given = given > UINT32_MAX ? UINT32_MAX : (uint32_t)given;
-        if (count)
-            memcpy(r + 1, entries, count * sizeof *entries);
-        asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_HGTX_SCHEMA, words, domain, delta));
-    }
+    struct asys_rec_hgtx_schema fields = {
+        .kind = ASYS_HGTX_SCHEMA_ENUM,
+        .schema_id = id,
+        .name_string_id = name,
+        .static_size = (attr->fieldMask & NVTX_PAYLOAD_ENUM_ATTR_FIELD_SIZE) ? attr->sizeOfEnum : 0,
+        .entries_given = given > UINT32_MAX ? UINT32_MAX : (uint32_t)given,
+    };
+    commit_schema(t, domain, &fields, entries, sizeof *entries, count);
     free(entries);
 }
 
