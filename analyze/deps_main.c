@@ -455,7 +455,8 @@ static void warn(void *ctx, const char *message)
 /* The output format from the command line; -1 after printing why not. */
 static int output_format(const struct deps_args *a, struct run *r)
 {
-    r->out_opts = (struct asys_output_options){ASYS_FMT_COLUMN, 1, "ns", NULL, NULL, NULL};
+    r->out_opts = (struct asys_output_options){
+        .format = ASYS_FMT_COLUMN, .time_divisor = 1, .time_unit = "ns"};
     if (a->format_name && !strcmp(a->format_name, "dot")) {
         r->dot = 1;
     } else if (a->format_name && asys_format_from_name(a->format_name, &r->out_opts.format) != 0) {

@@ -546,6 +546,8 @@ static long long write_grid(FILE *out, sqlite3_stmt *st, struct grid *g,
         free(rows);
         return asys_fail(err, "%s", sqlite3_errmsg(sqlite3_db_handle(st)));
     }
+    if (o->title)
+        fputs(o->title, out);
     if (nrows == 0 && o->empty_message) {
         fprintf(out, "%s\n", o->empty_message);
         free(rows);

@@ -30,6 +30,9 @@ struct asys_output_options {
      * level given by the level column (both by header; NULL: not a tree) */
     const char *tree_label;
     const char *tree_level;
+    /* column/table: printed first, once the query has run (a report that
+     * fails leaves no title without its rows) */
+    const char *title;
 };
 
 int asys_format_from_name(const char *name, enum asys_format *out);

@@ -236,12 +236,13 @@ static int run_report(sqlite3 *db, const struct asys_report_def *d, const char *
         fprintf(stderr, "%s: cannot run report '%s': %s\n", PROG, d->name, prepare_err.text);
         return -1;
     }
-    if (with_title)
-        fprintf(out, "\n ** %s (%s):\n\n", d->title, d->name);
+    char title[512];
+    snprintf(title, sizeof title, "\n ** %s (%s):\n\n", d->title, d->name);
     char empty[PATH_MAX + 64];
     snprintf(empty, sizeof empty, "SKIPPED: '%s' has no data for this report.", input);
     struct asys_output_options opts = *o;
     opts.empty_message = with_title ? empty : NULL;
+    opts.title = with_title ? title : NULL;
     opts.tree_label = d->tree_label;
     opts.tree_level = d->tree_level;
     struct asys_err err = {0};
@@ -328,7 +329,8 @@ static int select_reports(const struct asys_report_catalog *cat, const struct st
 /* The output options from the command line; -1 after printing why not. */
 static int output_options(const struct stats_args *a, struct asys_output_options *o)
 {
-    *o = (struct asys_output_options){ASYS_FMT_COLUMN, 1, "ns", NULL, NULL, NULL};
+    *o = (struct asys_output_options){
+        .format = ASYS_FMT_COLUMN, .time_divisor = 1, .time_unit = "ns"};
     if (a->output && strcmp(a->output, "-") && a->output[0] != '@')
         o->format = ASYS_FMT_CSV; /* files */
     if (a->format_name && asys_format_from_name(a->format_name, &o->format) != 0) {

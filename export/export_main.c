@@ -400,7 +400,7 @@ static int write_csv(const struct export_args *a, const char *base, const char *
     FILE *out = open_output(a, path, &file);
     if (!out)
         return -1;
-    struct asys_output_options o = {ASYS_FMT_CSV, 1, "ns", NULL, NULL, NULL};
+    struct asys_output_options o = {.format = ASYS_FMT_CSV, .time_divisor = 1, .time_unit = "ns"};
     long long rows = asys_write_rows(out, st, &o, &err);
     if (rows < 0 || ferror(out) || asys_out_file_finish(file, &err) != 0) {
         if (rows >= 0 && !err.text[0])

@@ -82,6 +82,7 @@ class CallTreeReports(FlameCase):
         err = r.stderr.decode().strip().splitlines()
         self.assertEqual(len(err), 1, err)
         self.assertIn('no CPU samples', err[0])
+        self.assertEqual(r.stdout, b'')  # no title left without its rows
         r = self.stats('-q', '-r', 'stack_flat:gpu', self.report(), expect_rc=2)
 
 

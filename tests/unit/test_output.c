@@ -21,7 +21,7 @@ static void teardown(void)
  * the query has Node and Level columns. */
 static char *render(const char *sql, enum asys_format f, const char *unit)
 {
-    struct asys_output_options o = {f, 1, "ns", NULL, "Node", "Level"};
+    struct asys_output_options o = {f, 1, "ns", NULL, "Node", "Level", NULL};
     if (unit)
         ck_assert_int_eq(asys_timeunit_from_name(unit, &o), 0);
     sqlite3_stmt *st = NULL;
