@@ -233,7 +233,8 @@ static int run_report(sqlite3 *db, const struct asys_report_def *d, const char *
     sqlite3_stmt *st = NULL;
     struct asys_err prepare_err = {0};
     if (asys_report_prepare(db, d, requested, p, &st, &prepare_err) != 0) {
-        fprintf(stderr, "%s: cannot run report '%s': %s\n", PROG, d->name, prepare_err.text);
+        fprintf(stderr, "%s: cannot run report '%s' on '%s': %s\n", PROG, d->name, input,
+                prepare_err.text);
         return -1;
     }
     char title[512];
@@ -251,7 +252,7 @@ static int run_report(sqlite3 *db, const struct asys_report_def *d, const char *
     if (rows < 0 && p->guard && p->guard->fired)
         asys_fail(&err, "it ran longer than --query-timeout (%lld s)", p->guard->timeout_s);
     if (rows < 0) {
-        fprintf(stderr, "%s: cannot run report '%s': %s\n", PROG, d->name, err.text);
+        fprintf(stderr, "%s: cannot run report '%s' on '%s': %s\n", PROG, d->name, input, err.text);
         return -1;
     }
     return 0;
