@@ -157,6 +157,17 @@ static void put_tail(FILE *out, const struct asys_record *rec, const struct asys
         fputc(']', out);
         if (count > room / 8)
             fprintf(out, " (depth %" PRIu32 " is past the record's end)", count);
+    } else if (info->tail == ASYS_TAIL_REALS) {
+        size_t n = count < room / 8 ? count : room / 8;
+        fprintf(out, " values=[");
+        for (size_t i = 0; i < n; i++) {
+            double v;
+            memcpy(&v, body + 8 * i, sizeof v);
+            fprintf(out, "%s%.17g", i ? "," : "", v);
+        }
+        fputc(']', out);
+        if (count > room / 8)
+            fprintf(out, " (count %" PRIu32 " is past the record's end)", count);
     }
 }
 

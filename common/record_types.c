@@ -112,6 +112,22 @@ static const struct asys_rec_field heap_alloc[] = {
     F(struct asys_rec_heap_alloc, address, X), F(struct asys_rec_heap_alloc, size, U),
     F(struct asys_rec_heap_alloc, sampling_interval, U),
     F(struct asys_rec_heap_alloc, callchain_id, U), F(struct asys_rec_heap_alloc, reserved, R)};
+static const struct asys_rec_field ppu_metrics_device[] = {
+    F(struct asys_rec_ppu_metrics_device, status, U),
+    F(struct asys_rec_ppu_metrics_device, backend, U),
+    F(struct asys_rec_ppu_metrics_device, interval_ns, N),
+    F(struct asys_rec_ppu_metrics_device, metric_count, U),
+    F(struct asys_rec_ppu_metrics_device, text_length, U)};
+static const struct asys_rec_field ppu_metric_def[] = {
+    F(struct asys_rec_ppu_metric_def, device, U),
+    F(struct asys_rec_ppu_metric_def, text_length, U)};
+static const struct asys_rec_field ppu_metric_sample[] = {
+    F(struct asys_rec_ppu_metric_sample, value_count, U),
+    F(struct asys_rec_ppu_metric_sample, duration_ns, N)};
+static const struct asys_rec_field ppu_metrics_end[] = {
+    F(struct asys_rec_ppu_metrics_end, overflows, U),
+    F(struct asys_rec_ppu_metrics_end, reserved, R),
+    F(struct asys_rec_ppu_metrics_end, samples, U)};
 static const struct asys_rec_field host_memory[] = {
     F(struct asys_rec_host_memory, pid, U), F(struct asys_rec_host_memory, reserved, R),
     F(struct asys_rec_host_memory, rss_bytes, B), F(struct asys_rec_host_memory, hwm_bytes, B)};
@@ -119,8 +135,8 @@ static const struct asys_rec_field event_count[] = {
     F(struct asys_rec_event_count, cpu, U), F(struct asys_rec_event_count, reserved, R),
     F(struct asys_rec_event_count, value, U), F(struct asys_rec_event_count, enabled_ns, U),
     F(struct asys_rec_event_count, running_ns, U)};
-static const struct asys_rec_field event_status[] = {
-    F(struct asys_rec_event_status, error, I), F(struct asys_rec_event_status, reserved, R)};
+static const struct asys_rec_field event_status[] = {F(struct asys_rec_event_status, error, I),
+                                                     F(struct asys_rec_event_status, reserved, R)};
 static const struct asys_rec_field heap_free[] = {F(struct asys_rec_heap_free, address, X),
                                                   F(struct asys_rec_heap_free, size, U)};
 
@@ -390,12 +406,23 @@ static const struct asys_rec_info rec_infos[ASYS_REC_TYPE_COUNT] = {
         ARG("function", U), TAIL_NONE),
     REC(HEAP_FREE, sizeof(struct asys_rec_heap_free), ASYS_FEATURE_MEMORY, FIELDS(heap_free),
         ARG("function", U), TAIL_NONE),
-    REC(EVENT_COUNT, sizeof(struct asys_rec_event_count), ASYS_FEATURE_EVENTS,
-        FIELDS(event_count), ARG("event", U), TAIL_NONE),
+    REC(EVENT_COUNT, sizeof(struct asys_rec_event_count), ASYS_FEATURE_EVENTS, FIELDS(event_count),
+        ARG("event", U), TAIL_NONE),
     REC(EVENT_STATUS, sizeof(struct asys_rec_event_status), ASYS_FEATURE_EVENTS,
         FIELDS(event_status), ARG("event", U), TAIL_NONE),
-    REC(HOST_MEMORY, sizeof(struct asys_rec_host_memory), ASYS_FEATURE_MEMORY,
-        FIELDS(host_memory), ARG_NONE, TAIL_NONE),
+    REC(HOST_MEMORY, sizeof(struct asys_rec_host_memory), ASYS_FEATURE_MEMORY, FIELDS(host_memory),
+        ARG_NONE, TAIL_NONE),
+    REC(PPU_METRICS_DEVICE, sizeof(struct asys_rec_ppu_metrics_device), ASYS_FEATURE_PPU_METRICS,
+        FIELDS(ppu_metrics_device), ARG("device", U),
+        TAIL(ASYS_TAIL_TEXT, struct asys_rec_ppu_metrics_device, text_length)),
+    REC(PPU_METRIC_DEF, sizeof(struct asys_rec_ppu_metric_def), ASYS_FEATURE_PPU_METRICS,
+        FIELDS(ppu_metric_def), ARG("slot", U),
+        TAIL(ASYS_TAIL_TEXT, struct asys_rec_ppu_metric_def, text_length)),
+    REC(PPU_METRIC_SAMPLE, sizeof(struct asys_rec_ppu_metric_sample), ASYS_FEATURE_PPU_METRICS,
+        FIELDS(ppu_metric_sample), ARG("device", U),
+        TAIL(ASYS_TAIL_REALS, struct asys_rec_ppu_metric_sample, value_count)),
+    REC(PPU_METRICS_END, sizeof(struct asys_rec_ppu_metrics_end), ASYS_FEATURE_PPU_METRICS,
+        FIELDS(ppu_metrics_end), ARG("device", U), TAIL_NONE),
     REC(HGGC_API, sizeof(struct asys_rec_hggc_api), ASYS_FEATURE_HGGC, FIELDS(hggc_api),
         ARG("api", U), TAIL_NONE),
     REC(HGGC_KERNEL, sizeof(struct asys_rec_hggc_kernel), ASYS_FEATURE_HGGC, FIELDS(hggc_kernel),

@@ -87,6 +87,7 @@ enum asys_rec_tail {
     ASYS_TAIL_NONE = 0,
     ASYS_TAIL_TEXT,   /* text whose length is the u32 at tail_offset */
     ASYS_TAIL_FRAMES, /* u64 addresses whose count is the u32 at tail_offset */
+    ASYS_TAIL_REALS,  /* doubles whose count is the u32 at tail_offset */
 };
 
 struct asys_rec_info {

@@ -81,6 +81,18 @@ rows(ord, property, value) AS (
     UNION ALL SELECT 46.4, 'Context switches missing', value || ' (where the core had gone idle, '
         || 'the next thread is counted as running from the idle start)' FROM info
         WHERE key = 'sched_switches_missing'
+    UNION ALL SELECT 46.5 + device / 1000.0, 'PPU metrics (device ' || device || ')',
+        CASE WHEN status = 'sampled' THEN backend || ', every ' || printf('%g', interval_ns / 1e6)
+            || ' ms (' || printf('%g', 1e9 / interval_ns) || ' Hz); achieved ' ||
+            COALESCE(printf('%.1f', achieved), '?') || ' Hz, ' || COALESCE(samples, 0) ||
+            ' samples, ' || COALESCE(overflows, 0) || ' buffer overflows' ||
+            COALESCE('; ' || reason, '')
+        ELSE status || ' (' || COALESCE(reason, '?') || ')' END
+        FROM (SELECT d.*, (SELECT (COUNT(*) - 1) * 1e9 / NULLIF(MAX(s.ns) - MIN(s.ns), 0)
+                           FROM ppu_metric_samples AS s WHERE s.metric_id =
+                               (SELECT MIN(id) FROM ppu_metrics AS m WHERE m.device = d.device))
+                          AS achieved
+              FROM ppu_metric_devices AS d)
     UNION ALL SELECT 47, 'Import warnings', n FROM (SELECT COUNT(*) AS n FROM import_warnings)
         WHERE n > 0
     UNION ALL SELECT 47 + id / 1000.0, 'Warning ' || id, message FROM import_warnings WHERE id <= 10

@@ -45,9 +45,11 @@ struct asys_collector {
     int (*enabled)(const struct asys_profile_options *o);
     /* When it records: whether its options go together (one line on no). */
     int (*check)(const struct asys_profile_options *o, struct asys_err *err);
-    /* An option of the collector given the value "help" (--os-events=help):
-     * prints the answer; asys then exits 0 without running a program. */
-    void (*answer_help)(const struct asys_option *option, FILE *out);
+    /* An option of the collector given the value "help" (--os-events=help),
+     * or a question option (.question): prints the answer; asys then exits
+     * with the status returned, without running a program. */
+    int (*answer)(const struct asys_profile_options *o, const struct asys_option *option,
+                  const char *value, FILE *out);
     /* Before the program starts: what the target's environment needs beyond
      * the options' own variables (which the registry sets). */
     int (*prepare)(const struct asys_collector_setup *s, struct asys_env *env,

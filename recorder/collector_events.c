@@ -172,14 +172,18 @@ static void events_stop(void *state)
     asys_event_sampler_stop(state);
 }
 
-static void answer_help(const struct asys_option *option, FILE *out)
+static int answer_help(const struct asys_profile_options *o, const struct asys_option *option,
+                       const char *value, FILE *out)
 {
+    (void)o;
+    (void)value;
     enum asys_event_group group =
         strstr(option->name, "cpu-core") ? ASYS_EVENT_CPU_CORE : ASYS_EVENT_OS;
     if (strstr(option->name, "-set"))
         asys_event_print_sets(out, group);
     else
         asys_event_print_list(out, group);
+    return 0;
 }
 
 const struct asys_collector asys_collector_event_sampling = {
@@ -193,5 +197,5 @@ const struct asys_collector asys_collector_event_sampling = {
     .start = events_start,
     .start_before_exec = 1, /* the inherited counters see the program from its start */
     .stop = events_stop,
-    .answer_help = answer_help,
+    .answer = answer_help,
 };

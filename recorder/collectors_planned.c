@@ -51,23 +51,6 @@ const struct asys_collector asys_collector_hgvideo = {
     .summary = "video decode and encode",
 };
 
-static const struct asys_option ppu_metrics_options[] = {
-    PLANNED("ppu-metrics-device", "all|none|LIST|help", "none",
-            "devices whose metrics are sampled"),
-    PLANNED("ppu-metrics-set", "NAME|help", "summary", "predefined PPU metric set"),
-    PLANNED("ppu-metrics-list", "LIST|help", "none", "PPU metrics to sample"),
-    PLANNED("ppu-metrics-frequency", "HZ", "1000", "PPU metric sampling frequency"),
-    PLANNED("check-ppu-metrics-list", "LIST", NULL,
-            "check a metric list against the device's capacity"),
-};
-
-const struct asys_collector asys_collector_ppu_metrics = {
-    .name = "ppu-metrics",
-    .summary = "PPU performance counters",
-    .options = ppu_metrics_options,
-    .option_count = COUNT_OF(ppu_metrics_options),
-};
-
 static const struct asys_option python_options[] = {
     PLANNED("python-sampling", "true|false", "false", "periodic Python call stack sampling"),
     PLANNED("python-sampling-frequency", "HZ", "500", "Python sampling frequency (1..1000)"),

@@ -26,7 +26,7 @@ enum asys_option_type {
     ASYS_OPT_SIZE,   /* bytes: 4096, 64K, 2M, 1G; in [min, max] */
 };
 
-#define ASYS_OPTION_TEXT_MAX 192
+#define ASYS_OPTION_TEXT_MAX 2048 /* a metric list names up to 64 metrics */
 
 struct asys_option;
 
@@ -55,6 +55,9 @@ struct asys_option {
     int (*parse)(const struct asys_option *o, const char *text, struct asys_option_value *v,
                  struct asys_err *err);
     int planned; /* of the manual, not implemented: accepted, reported, recorded */
+    /* a question whatever its value (--check-ppu-metrics-list LIST): its
+     * collector answers and asys exits without running a program */
+    int question;
 };
 
 /* Checks `text` (NULL for a flag or a bare boolean) and fills *v.  Errors

@@ -308,10 +308,8 @@ int asys_cmd_profile(int argc, char **argv)
         asys_profile_print_help(stdout);
         return 0;
     }
-    if (opts.help_collector) {
-        opts.help_collector->answer_help(opts.help_option, stdout);
-        return 0;
-    }
+    if (opts.help_collector)
+        return opts.help_collector->answer(&opts, opts.help_option, opts.help_value, stdout);
     char report_path[PATH_MAX];
     if (resolve_report_path(&opts, report_path, sizeof report_path, &err) != 0) {
         fprintf(stderr, "%s: cannot write '%s': %s\n", PROG, report_path, err.text);

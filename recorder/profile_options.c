@@ -353,9 +353,11 @@ int asys_profile_parse(int argc, char **argv, struct asys_profile_options *o, st
             o->show_help = 1;
             return 0;
         }
-        if (value && !strcmp(value, "help") && pv->collector && pv->collector->answer_help) {
+        if (pv->collector && pv->collector->answer &&
+            (spec->question || (value && !strcmp(value, "help")))) {
             o->help_collector = pv->collector;
             o->help_option = spec;
+            o->help_value = value;
             return 0;
         }
     }

@@ -40,9 +40,11 @@ struct asys_profile_options {
     uint64_t max_segment_size;
     uint64_t chunk_size;
     int show_help;
-    /* an option asked for its help ("--os-events=help"): its collector answers */
+    /* an option asked for its help ("--os-events=help") or a question
+     * (--check-ppu-metrics-list LIST): its collector answers */
     const struct asys_collector *help_collector;
     const struct asys_option *help_option;
+    const char *help_value;
     int kill_on_exit; /* the program dies with asys (PR_SET_PDEATHSIG) */
     /* every option of the catalogue, in --help order */
     struct asys_profile_value values[ASYS_MAX_OPTIONS];

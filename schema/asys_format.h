@@ -45,6 +45,7 @@ enum asys_feature {
     ASYS_FEATURE_HGGC = 1u << 4,   /* PPU API calls and device activity (CUPTI) */
     ASYS_FEATURE_MEMORY = 1u << 12, /* memory: heap allocations and frees, host memory samples */
     ASYS_FEATURE_EVENTS = 1u << 13, /* event sampling: counts of CPU core and OS events */
+    ASYS_FEATURE_PPU_METRICS = 1u << 10, /* PPU performance counters sampled by the launcher */
     /* Collectors of the manual this version does not build yet: their bits
      * name them in options and manifests; no segment carries them. */
     ASYS_FEATURE_ACDNN = 1u << 5,
@@ -57,7 +58,8 @@ enum asys_feature {
 /* Every feature this version of the tools can decode. */
 #define ASYS_FEATURES_KNOWN                                                                        \
     (ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX | ASYS_FEATURE_OSRT | ASYS_FEATURE_STACKS |             \
-     ASYS_FEATURE_HGGC | ASYS_FEATURE_MEMORY | ASYS_FEATURE_CPU_SAMPLING | ASYS_FEATURE_EVENTS)
+     ASYS_FEATURE_HGGC | ASYS_FEATURE_MEMORY | ASYS_FEATURE_CPU_SAMPLING | ASYS_FEATURE_EVENTS |      \
+     ASYS_FEATURE_PPU_METRICS)
 
 /* ---- who wrote a segment ----------------------------------------------- */
 
@@ -262,7 +264,12 @@ enum asys_record_type {
     /* event sampling: the launcher's readings of the counters */
     ASYS_REC_EVENT_COUNT = 67,  /* struct asys_rec_event_count: arg = event id */
     ASYS_REC_EVENT_STATUS = 68, /* struct asys_rec_event_status: arg = event id */
-    ASYS_REC_TYPE_COUNT = 69
+    /* PPU metrics: the launcher's sampling of each device's counters */
+    ASYS_REC_PPU_METRICS_DEVICE = 72, /* struct asys_rec_ppu_metrics_device + text: arg = device */
+    ASYS_REC_PPU_METRIC_DEF = 73,     /* struct asys_rec_ppu_metric_def + text: arg = slot */
+    ASYS_REC_PPU_METRIC_SAMPLE = 74,  /* struct asys_rec_ppu_metric_sample + values: arg = device */
+    ASYS_REC_PPU_METRICS_END = 75,    /* struct asys_rec_ppu_metrics_end: arg = device */
+    ASYS_REC_TYPE_COUNT = 76
 };
 
 /* Largest string id a header-only record can carry in its arg. */
@@ -801,6 +808,54 @@ struct asys_rec_event_status {
     uint32_t reserved;
 };
 
+/* ---- PPU metrics (--ppu-metrics-device) -------------------------------------
+ * The launcher samples each chosen device's performance counters (CUPTI PM
+ * sampling, or NVML GPM) into a segment of its own (ppumetrics.seg: collector
+ * 2, thread index 4, clock CLOCK_MONOTONIC).  Per device: one DEVICE record
+ * (what was asked and what happened), a DEF per metric sampled, SAMPLEs with
+ * one value per metric in slot order, and an END with the counts.  arg is the
+ * device's physical index. */
+enum asys_ppu_metrics_status {
+    ASYS_PPU_METRICS_SAMPLING = 0,    /* sampled */
+    ASYS_PPU_METRICS_UNAVAILABLE = 1, /* no backend can sample this device */
+    ASYS_PPU_METRICS_BUSY = 2,        /* another owner holds the counters */
+    ASYS_PPU_METRICS_CAPACITY = 3,    /* the metrics need more than one pass */
+    ASYS_PPU_METRICS_FAILED = 4,      /* the backend failed while sampling */
+};
+enum asys_ppu_metrics_backend {
+    ASYS_PPU_BACKEND_NONE = 0,
+    ASYS_PPU_BACKEND_CUPTI_PM = 1, /* CUPTI PM sampling (cupti_pmsampling.h) */
+    ASYS_PPU_BACKEND_NVML_GPM = 2, /* NVML GPM, >= 100 ms between samples */
+};
+
+struct asys_rec_ppu_metrics_device {
+    asys_rec_word header;  /* arg = physical device index */
+    uint32_t status;       /* enum asys_ppu_metrics_status */
+    uint32_t backend;      /* enum asys_ppu_metrics_backend */
+    uint64_t interval_ns;  /* the sampling interval used (after any backend limit) */
+    uint32_t metric_count; /* DEF records that follow */
+    uint32_t text_length;  /* text: "NAME\nPCI BUS ID\nREASON" (reason empty when sampling) */
+};
+
+struct asys_rec_ppu_metric_def {
+    asys_rec_word header; /* arg = the metric's slot in the device's samples */
+    uint32_t device;      /* physical index */
+    uint32_t text_length; /* text: "NAME\nUNIT" (the PPU's name of the metric) */
+};
+
+struct asys_rec_ppu_metric_sample {
+    asys_rec_word header;  /* arg = physical device index; timestamp = the sample's start */
+    uint32_t value_count;  /* doubles that follow, slot 0 first */
+    uint32_t duration_ns;  /* the window the values are over */
+};
+
+struct asys_rec_ppu_metrics_end {
+    asys_rec_word header; /* arg = physical device index */
+    uint32_t overflows;   /* times the device's buffer overflowed between two reads */
+    uint32_t reserved;
+    uint64_t samples; /* SAMPLE records written */
+};
+
 /* The functions; the id is the position (1-based).  Append only. */
 // clang-format off
 #define ASYS_HEAP_FUNCTIONS(X)                                                                     \
@@ -1208,6 +1263,11 @@ ASYS_CHECK_SIZE(struct asys_rec_heap_free, 24);
 ASYS_CHECK_SIZE(struct asys_rec_host_memory, 32);
 ASYS_CHECK_SIZE(struct asys_rec_event_count, 40);
 ASYS_CHECK_SIZE(struct asys_rec_event_status, 16);
+ASYS_CHECK_SIZE(struct asys_rec_ppu_metrics_device, 32);
+ASYS_CHECK_OFFSET(struct asys_rec_ppu_metrics_device, text_length, 28);
+ASYS_CHECK_SIZE(struct asys_rec_ppu_metric_def, 16);
+ASYS_CHECK_SIZE(struct asys_rec_ppu_metric_sample, 16);
+ASYS_CHECK_SIZE(struct asys_rec_ppu_metrics_end, 24);
 ASYS_CHECK_SIZE(struct asys_rec_hggc_api, 40);
 ASYS_CHECK_SIZE(struct asys_rec_hggc_kernel, 112);
 ASYS_CHECK_OFFSET(struct asys_rec_hggc_kernel, grid, 56);

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cupti_library.h"
 #include "hggc_activity.h"
 #include "inject.h"
 
@@ -593,32 +594,6 @@ static void hggc_at_exit(void)
 
 /* ---- setup ----------------------------------------------------------------------------- */
 
-static void *open_cupti(char *why, size_t why_size)
-{
-    const char *explicit_path = getenv("ASYS_CUPTI_LIB");
-    if (explicit_path && *explicit_path) {
-        void *lib = dlopen(explicit_path, RTLD_NOW | RTLD_LOCAL);
-        if (!lib)
-            asys_append_str(why, why + why_size, dlerror());
-        return lib;
-    }
-    const char *home = getenv("CUDA_HOME");
-    char in_home[2][1024];
-    char *end0 = in_home[0] + sizeof in_home[0], *end1 = in_home[1] + sizeof in_home[1];
-    asys_append_str(asys_append_str(in_home[0], end0, home ? home : "/usr/local/cuda"), end0,
-                    "/lib64/libcupti.so.13");
-    asys_append_str(asys_append_str(in_home[1], end1, home ? home : "/usr/local/cuda"), end1,
-                    "/extras/CUPTI/lib64/libcupti.so.13");
-    const char *candidates[] = {"libcupti.so.13", "libcupti.so", in_home[0], in_home[1]};
-    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
-        void *lib = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL);
-        if (lib)
-            return lib;
-    }
-    asys_append_str(why, why + why_size, "libcupti.so.13 not found (set ASYS_CUPTI_LIB)");
-    return NULL;
-}
-
 static int resolve_cupti(void *lib, char *why, size_t why_size)
 {
     struct {
@@ -774,7 +749,7 @@ int asys_hggc_init(void)
 static void attach(struct asys_thread *t)
 {
     char why[512] = "";
-    void *lib = open_cupti(why, sizeof why);
+    void *lib = asys_cupti_open(why, sizeof why);
     if (!lib || resolve_cupti(lib, why, sizeof why) != 0) {
         write_status(t, ASYS_HGGC_CUPTI_UNAVAILABLE, 0, why);
         asys_debug("hggc: CUPTI unavailable: %s", why);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "cudart_internal.h"
+#include "device_state.h"
 
 struct runtime rt = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -571,6 +572,31 @@ void run_host_fn(cudaHostFn_t fn, void *data, uint64_t start)
         fn(data);
 }
 
+/* The device-wide view (device_state.h) a PM sampler reads. */
+static enum simppu_work_kind work_kind(uint8_t copy_kind)
+{
+    switch (copy_kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
+        return SIMPPU_WORK_HTOD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
+        return SIMPPU_WORK_DTOH;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+        return SIMPPU_WORK_PEER;
+    default:
+        return SIMPPU_WORK_DTOD;
+    }
+}
+
+static void share_work(const struct sim_stream *s, enum simppu_work_kind kind, uint64_t start,
+                       uint64_t end, uint64_t bytes)
+{
+    int device = s->ctx->device;
+    if (device >= 0 && device < rt.device_count)
+        simppu_state_record(rt.devices[device].physical, kind, start, end, bytes);
+}
+
 /* Decides when `op` runs and reports it; returns its end. */
 static uint64_t run_op(struct sim_stream *s, struct sim_op *op)
 {
@@ -584,10 +610,12 @@ static uint64_t run_op(struct sim_stream *s, struct sim_op *op)
     switch (op->kind) {
     case OP_KERNEL:
         end = start + kernel_duration(op->kernel);
+        share_work(s, SIMPPU_WORK_KERNEL, start, end, 0);
         emit_kernel(op, s, start, end, 0, 0, op->kernel, op->grid, op->block, op->shared_memory);
         break;
     case OP_MEMCPY:
         end = start + copy_duration(op->bytes, op->copy_kind, op->src_kind, op->dst_kind);
+        share_work(s, work_kind(op->copy_kind), start, end, op->bytes);
         if (op->copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_PTOP)
             emit_peer_memcpy(op, s, start, end, op->bytes, op->src_device, op->dst_device,
                              op->is_async, 0, 0);
@@ -597,6 +625,7 @@ static uint64_t run_op(struct sim_stream *s, struct sim_op *op)
         break;
     case OP_MEMSET:
         end = start + 1000 + (uint64_t)((double)op->bytes / rt.memset_gbps);
+        share_work(s, SIMPPU_WORK_MEMSET, start, end, op->bytes);
         emit_memset(op, s, start, end, op->bytes, op->memset_value, op->memory_kind, op->is_async,
                     0, 0);
         break;
