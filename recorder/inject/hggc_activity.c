@@ -218,20 +218,11 @@ static void uuid_text(const uint8_t uuid[16], char out[41])
 }
 
 /* The machine's index of CUDA device `ordinal`: CUDA_VISIBLE_DEVICES renumbers
- * devices, the report shows them as the machine numbers them. */
+ * devices (and CUDA's own order need not be PCI order), the report shows them
+ * as the machine numbers them: NVML's index of the device's UUID, else the
+ * position in CUDA_VISIBLE_DEVICES. */
 static uint32_t physical_index(uint32_t ordinal, const uint8_t uuid[16])
 {
-    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
-    if (!visible || !*visible)
-        return ordinal;
-    const char *p = visible;
-    for (uint32_t i = 0; i < ordinal && *p; i++) {
-        p += strcspn(p, ",");
-        p += *p == ',';
-    }
-    if (*p >= '0' && *p <= '9')
-        return (uint32_t)strtoul(p, NULL, 10);
-    /* named by UUID or MIG id: ask NVML */
     static struct nvml_functions nvml;
     static int nvml_state; /* 0 untried, 1 usable, -1 not there */
     if (!nvml_state)
@@ -243,6 +234,16 @@ static uint32_t physical_index(uint32_t ordinal, const uint8_t uuid[16])
     if (nvml_state > 0 && nvml.handle_by_uuid(text, &device) == 0 &&
         nvml.index(device, &index) == 0)
         return index;
+    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+    if (!visible || !*visible)
+        return ordinal;
+    const char *p = visible;
+    for (uint32_t i = 0; i < ordinal && *p; i++) {
+        p += strcspn(p, ",");
+        p += *p == ',';
+    }
+    if (*p >= '0' && *p <= '9')
+        return (uint32_t)strtoul(p, NULL, 10);
     return UINT32_MAX;
 }
 

@@ -198,13 +198,12 @@ static uint64_t mono_ns(void)
 }
 
 /* CUPTI's timestamps here: CLOCK_REALTIME ns (cuptiGetTimestamp without a
- * tool clock). */
-static uint64_t to_cupti_time(uint64_t mono)
+ * tool clock); one offset per sample keeps its duration exact. */
+static int64_t cupti_time_offset(void)
 {
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
-    uint64_t real = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
-    return mono + (real - mono_ns());
+    return (int64_t)((uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec) - (int64_t)mono_ns();
 }
 
 /* The physical device of CUDA ordinal `index` under CUDA_VISIBLE_DEVICES. */
@@ -515,8 +514,9 @@ static void fill_sample(const struct CUpti_PmSampling_Object *o, const struct co
     }
     l.htod_bytes = busy.bytes[SIMPPU_WORK_HTOD];
     l.dtoh_bytes = busy.bytes[SIMPPU_WORK_DTOH];
-    s->start = to_cupti_time(start);
-    s->end = to_cupti_time(end);
+    int64_t offset = cupti_time_offset();
+    s->start = (uint64_t)((int64_t)start + offset);
+    s->end = (uint64_t)((int64_t)end + offset);
     for (size_t i = 0; i < image->count; i++)
         s->values[i] = metrics[image->metric[i]].value(&l);
 }
