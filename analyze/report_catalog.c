@@ -119,8 +119,6 @@ int asys_report_def_parse(const char *text, const char *origin, struct asys_repo
             const char *comma = memchr(value, ',', value_len);
             size_t first = comma ? (size_t)(comma - value) : value_len;
             free(def->tree_label);
-            free(def->requires_table);
-            free(def->requires_message);
             free(def->tree_level);
             def->tree_label = trimmed(value, first);
             def->tree_level = comma ? trimmed(comma + 1, value_len - first - 1) : NULL;

@@ -103,9 +103,23 @@ static const struct stack_source pinned_source = {
     .sql = PPU_ALLOCATION_SQL("pinned"),
 };
 
-const struct stack_source *const stack_sources[] = {&cpu_source,    &osrt_source,  &hggc_source,
-                                                    &heap_source,   &leaks_source, &device_source,
-                                                    &pinned_source, NULL};
+/* Python stack samples: weight 1 each, like CPU samples. */
+static const struct stack_source python_source = {
+    .name = "python",
+    .unit = "samples",
+    .table = "python_samples",
+    .none = "no Python samples (record a python or python3 program; --python-sampling is on "
+            "by default)",
+    .sql = "SELECT ns, ns, pid, tid, callchain_id, 1, NULL\n"
+           "FROM python_samples\n"
+           "WHERE ns >= ?1 AND ns <= ?2\n"
+           "  AND (?3 < 0 OR pid = ?3) AND (?4 < 0 OR tid = ?4)\n"
+           "ORDER BY ns",
+};
+
+const struct stack_source *const stack_sources[] = {&cpu_source,    &osrt_source,   &hggc_source,
+                                                    &heap_source,   &leaks_source,  &device_source,
+                                                    &pinned_source, &python_source, NULL};
 
 const struct stack_source *stack_source_find(const char *name)
 {

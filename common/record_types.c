@@ -128,6 +128,18 @@ static const struct asys_rec_field ppu_metrics_end[] = {
     F(struct asys_rec_ppu_metrics_end, overflows, U),
     F(struct asys_rec_ppu_metrics_end, reserved, R),
     F(struct asys_rec_ppu_metrics_end, samples, U)};
+static const struct asys_rec_field python_code[] = {
+    F(struct asys_rec_python_code, code_id, U),
+    F(struct asys_rec_python_code, name_string_id, S),
+    F(struct asys_rec_python_code, file_string_id, S),
+    F(struct asys_rec_python_code, module_string_id, S),
+    F(struct asys_rec_python_code, first_line, U),
+    F(struct asys_rec_python_code, reserved, R)};
+static const struct asys_rec_field python_sample[] = {F(struct asys_rec_python_sample, tid, U),
+                                                      F(struct asys_rec_python_sample, depth, U)};
+static const struct asys_rec_field python_status[] = {
+    F(struct asys_rec_python_status, version_hex, X),
+    F(struct asys_rec_python_status, text_length, U)};
 static const struct asys_rec_field host_memory[] = {
     F(struct asys_rec_host_memory, pid, U), F(struct asys_rec_host_memory, reserved, R),
     F(struct asys_rec_host_memory, rss_bytes, B), F(struct asys_rec_host_memory, hwm_bytes, B)};
@@ -423,6 +435,14 @@ static const struct asys_rec_info rec_infos[ASYS_REC_TYPE_COUNT] = {
         TAIL(ASYS_TAIL_REALS, struct asys_rec_ppu_metric_sample, value_count)),
     REC(PPU_METRICS_END, sizeof(struct asys_rec_ppu_metrics_end), ASYS_FEATURE_PPU_METRICS,
         FIELDS(ppu_metrics_end), ARG("device", U), TAIL_NONE),
+    REC(PYTHON_CODE, sizeof(struct asys_rec_python_code), ASYS_FEATURE_PYTHON, FIELDS(python_code),
+        ARG_NONE, TAIL_NONE),
+    REC(PYTHON_SAMPLE, sizeof(struct asys_rec_python_sample), ASYS_FEATURE_PYTHON,
+        FIELDS(python_sample), ARG_NONE,
+        TAIL(ASYS_TAIL_FRAMES, struct asys_rec_python_sample, depth)),
+    REC(PYTHON_STATUS, sizeof(struct asys_rec_python_status), ASYS_FEATURE_PYTHON,
+        FIELDS(python_status), ARG("status", U),
+        TAIL(ASYS_TAIL_TEXT, struct asys_rec_python_status, text_length)),
     REC(HGGC_API, sizeof(struct asys_rec_hggc_api), ASYS_FEATURE_HGGC, FIELDS(hggc_api),
         ARG("api", U), TAIL_NONE),
     REC(HGGC_KERNEL, sizeof(struct asys_rec_hggc_kernel), ASYS_FEATURE_HGGC, FIELDS(hggc_kernel),

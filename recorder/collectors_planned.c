@@ -51,23 +51,6 @@ const struct asys_collector asys_collector_hgvideo = {
     .summary = "video decode and encode",
 };
 
-static const struct asys_option python_options[] = {
-    PLANNED("python-sampling", "true|false", "false", "periodic Python call stack sampling"),
-    PLANNED("python-sampling-frequency", "HZ", "500", "Python sampling frequency (1..1000)"),
-    PLANNED("python-backtrace", "hggc", "none", "Python call stacks on HGGC events"),
-    PLANNED("python-backtrace-depth", "N", "24", "depth of Python call stacks"),
-    PLANNED("python-functions-trace", "SPEC|FILE", "none", "trace Python functions as HGTX ranges"),
-    PLANNED("python-functions-threshold", "NS", "80000",
-            "record traced Python functions longer than NS"),
-};
-
-const struct asys_collector asys_collector_python = {
-    .name = "python",
-    .summary = "Python sampling, backtraces and function tracing",
-    .options = python_options,
-    .option_count = COUNT_OF(python_options),
-};
-
 static const struct asys_option nic_options[] = {
     PLANNED("nic-metrics", "true|false", "false", "RDMA NIC counters"),
     PLANNED("nic-device-include", "REGEX,...", "all", "NIC devices to sample"),

@@ -46,6 +46,7 @@ enum asys_feature {
     ASYS_FEATURE_MEMORY = 1u << 12, /* memory: heap allocations and frees, host memory samples */
     ASYS_FEATURE_EVENTS = 1u << 13, /* event sampling: counts of CPU core and OS events */
     ASYS_FEATURE_PPU_METRICS = 1u << 10, /* PPU performance counters sampled by the launcher */
+    ASYS_FEATURE_PYTHON = 1u << 14,      /* Python call stack samples */
     /* Collectors of the manual this version does not build yet: their bits
      * name them in options and manifests; no segment carries them. */
     ASYS_FEATURE_ACDNN = 1u << 5,
@@ -59,7 +60,7 @@ enum asys_feature {
 #define ASYS_FEATURES_KNOWN                                                                        \
     (ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX | ASYS_FEATURE_OSRT | ASYS_FEATURE_STACKS |             \
      ASYS_FEATURE_HGGC | ASYS_FEATURE_MEMORY | ASYS_FEATURE_CPU_SAMPLING | ASYS_FEATURE_EVENTS |      \
-     ASYS_FEATURE_PPU_METRICS)
+     ASYS_FEATURE_PPU_METRICS | ASYS_FEATURE_PYTHON)
 
 /* ---- who wrote a segment ----------------------------------------------- */
 
@@ -269,7 +270,11 @@ enum asys_record_type {
     ASYS_REC_PPU_METRIC_DEF = 73,     /* struct asys_rec_ppu_metric_def + text: arg = slot */
     ASYS_REC_PPU_METRIC_SAMPLE = 74,  /* struct asys_rec_ppu_metric_sample + values: arg = device */
     ASYS_REC_PPU_METRICS_END = 75,    /* struct asys_rec_ppu_metrics_end: arg = device */
-    ASYS_REC_TYPE_COUNT = 76
+    /* Python: code objects, stack samples, the sampler's status */
+    ASYS_REC_PYTHON_CODE = 88,   /* struct asys_rec_python_code */
+    ASYS_REC_PYTHON_SAMPLE = 89, /* struct asys_rec_python_sample + frames */
+    ASYS_REC_PYTHON_STATUS = 90, /* struct asys_rec_python_status + text: arg = status */
+    ASYS_REC_TYPE_COUNT = 91
 };
 
 /* Largest string id a header-only record can carry in its arg. */
@@ -856,6 +861,41 @@ struct asys_rec_ppu_metrics_end {
     uint64_t samples; /* SAMPLE records written */
 };
 
+/* ---- Python (--python-sampling) ---------------------------------------------
+ * The injected library samples every Python thread's stack in an interpreter
+ * through the interpreter's public C API (resolved at run time).  A code
+ * object is defined once per writing thread before its first use; a sample
+ * names the sampled thread and lists (code id, current line) pairs, the
+ * innermost frame first. */
+enum asys_python_status {
+    ASYS_PYTHON_SAMPLING = 1,    /* the sampler runs; text: the interpreter's version */
+    ASYS_PYTHON_ALIASED = 2,     /* an interpreter under another name: not sampled */
+    ASYS_PYTHON_UNSUPPORTED = 3, /* a version or build the sampler cannot use; text: why */
+    ASYS_PYTHON_STOPPED = 4,     /* the sampler stopped (interpreter finalizing); text: counts */
+};
+
+struct asys_rec_python_code {
+    asys_rec_word header;
+    uint32_t code_id;        /* per process image */
+    uint32_t name_string_id; /* the function's qualified name (co_qualname, else co_name) */
+    uint32_t file_string_id; /* co_filename */
+    uint32_t module_string_id; /* the frame's module (__name__ of its globals) */
+    uint32_t first_line;     /* co_firstlineno */
+    uint32_t reserved;
+};
+
+struct asys_rec_python_sample {
+    asys_rec_word header; /* timestamp: when the stacks were read */
+    uint32_t tid;         /* the sampled thread (OS id); 0 when not known */
+    uint32_t depth;       /* u64 frames that follow: code_id << 32 | current line */
+};
+
+struct asys_rec_python_status {
+    asys_rec_word header;  /* arg = enum asys_python_status */
+    uint32_t version_hex;  /* PY_VERSION_HEX of the interpreter, 0 when not known */
+    uint32_t text_length;  /* text after the struct */
+};
+
 /* The functions; the id is the position (1-based).  Append only. */
 // clang-format off
 #define ASYS_HEAP_FUNCTIONS(X)                                                                     \
@@ -1268,6 +1308,9 @@ ASYS_CHECK_OFFSET(struct asys_rec_ppu_metrics_device, text_length, 28);
 ASYS_CHECK_SIZE(struct asys_rec_ppu_metric_def, 16);
 ASYS_CHECK_SIZE(struct asys_rec_ppu_metric_sample, 16);
 ASYS_CHECK_SIZE(struct asys_rec_ppu_metrics_end, 24);
+ASYS_CHECK_SIZE(struct asys_rec_python_code, 32);
+ASYS_CHECK_SIZE(struct asys_rec_python_sample, 16);
+ASYS_CHECK_SIZE(struct asys_rec_python_status, 16);
 ASYS_CHECK_SIZE(struct asys_rec_hggc_api, 40);
 ASYS_CHECK_SIZE(struct asys_rec_hggc_kernel, 112);
 ASYS_CHECK_OFFSET(struct asys_rec_hggc_kernel, grid, 56);

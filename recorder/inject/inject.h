@@ -259,6 +259,7 @@ int asys_hgtx_init(void);
 int asys_osrt_init(void);
 int asys_hggc_init(void);
 int asys_heap_init(void);
+int asys_python_init(void);
 
 /* Debug output, only when ASYS_DEBUG is set. */
 void asys_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
