@@ -84,16 +84,3 @@ const struct asys_collector asys_collector_python = {
     .options = python_options,
     .option_count = COUNT_OF(python_options),
 };
-
-static const struct asys_option nic_options[] = {
-    PLANNED("nic-metrics", "true|false", "false", "RDMA NIC counters"),
-    PLANNED("nic-device-include", "REGEX,...", "all", "NIC devices to sample"),
-    PLANNED("nic-metrics-frequency", "HZ", "1000", "NIC sampling frequency (1..100000)"),
-};
-
-const struct asys_collector asys_collector_nic = {
-    .name = "nic-metrics",
-    .summary = "RDMA and Ethernet NIC counters",
-    .options = nic_options,
-    .option_count = COUNT_OF(nic_options),
-};

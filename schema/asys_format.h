@@ -45,6 +45,7 @@ enum asys_feature {
     ASYS_FEATURE_HGGC = 1u << 4,   /* PPU API calls and device activity (CUPTI) */
     ASYS_FEATURE_MEMORY = 1u << 12, /* memory: heap allocations and frees, host memory samples */
     ASYS_FEATURE_EVENTS = 1u << 13, /* event sampling: counts of CPU core and OS events */
+    ASYS_FEATURE_NIC = 1u << 11,    /* NIC metrics: the launcher's readings of sysfs counters */
     /* Collectors of the manual this version does not build yet: their bits
      * name them in options and manifests; no segment carries them. */
     ASYS_FEATURE_ACDNN = 1u << 5,
@@ -57,7 +58,8 @@ enum asys_feature {
 /* Every feature this version of the tools can decode. */
 #define ASYS_FEATURES_KNOWN                                                                        \
     (ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX | ASYS_FEATURE_OSRT | ASYS_FEATURE_STACKS |             \
-     ASYS_FEATURE_HGGC | ASYS_FEATURE_MEMORY | ASYS_FEATURE_CPU_SAMPLING | ASYS_FEATURE_EVENTS)
+     ASYS_FEATURE_HGGC | ASYS_FEATURE_MEMORY | ASYS_FEATURE_CPU_SAMPLING | ASYS_FEATURE_EVENTS |  \
+     ASYS_FEATURE_NIC)
 
 /* ---- who wrote a segment ----------------------------------------------- */
 
@@ -262,7 +264,11 @@ enum asys_record_type {
     /* event sampling: the launcher's readings of the counters */
     ASYS_REC_EVENT_COUNT = 67,  /* struct asys_rec_event_count: arg = event id */
     ASYS_REC_EVENT_STATUS = 68, /* struct asys_rec_event_status: arg = event id */
-    ASYS_REC_TYPE_COUNT = 69
+    /* NIC metrics: the launcher's readings of the NICs' sysfs counters (83: kept free) */
+    ASYS_REC_NIC_DEVICE = 80, /* struct asys_rec_nic_device */
+    ASYS_REC_NIC_SAMPLE = 81, /* struct asys_rec_nic_sample + values: arg = device index */
+    ASYS_REC_NIC_RATE = 82,   /* struct asys_rec_nic_rate */
+    ASYS_REC_TYPE_COUNT = 84
 };
 
 /* Largest string id a header-only record can carry in its arg. */
@@ -801,6 +807,60 @@ struct asys_rec_event_status {
     uint32_t reserved;
 };
 
+/* ---- NIC metrics (--nic-metrics) -------------------------------------------
+ * The launcher reads the counters of the selected NICs from sysfs
+ * --nic-metrics-frequency times a second, into a segment of its own
+ * (nic.seg).  Samples carry the counters' raw cumulative values, as read:
+ * the importer turns them into rates, and handles a counter that wraps or
+ * is reset (schema/FORMAT.md). */
+enum asys_nic_kind {
+    ASYS_NIC_RDMA = 1,     /* /sys/class/infiniband/DEV/ports/N/{counters,hw_counters} */
+    ASYS_NIC_ETHERNET = 2, /* /sys/class/net/IF/statistics */
+};
+/* The counters, by bit of a sample's metric_mask (their values follow in
+ * this order).  RDMA data counters are in 4-byte units, as the driver keeps
+ * them; Ethernet's are bytes. */
+enum asys_nic_counter {
+    ASYS_NIC_RX_BYTES = 0,       /* port_rcv_data (x4) | rx_bytes */
+    ASYS_NIC_TX_BYTES = 1,       /* port_xmit_data (x4) | tx_bytes */
+    ASYS_NIC_RX_PACKETS = 2,     /* port_rcv_packets | rx_packets */
+    ASYS_NIC_TX_PACKETS = 3,     /* port_xmit_packets | tx_packets */
+    ASYS_NIC_CNP_HANDLED = 4,    /* hw_counters/rp_cnp_handled: CNPs received and acted on */
+    ASYS_NIC_CNP_IGNORED = 5,    /* hw_counters/rp_cnp_ignored: CNPs received and ignored */
+    ASYS_NIC_CNP_SENT = 6,       /* hw_counters/np_cnp_sent */
+    ASYS_NIC_XMIT_WAIT = 7,      /* port_xmit_wait: ticks the port had data and could not send */
+    ASYS_NIC_COUNTER_COUNT = 8
+};
+#define ASYS_NIC_NAME_MAX 32
+#define ASYS_NIC_MAX_DEVICES 256
+
+/* A sampled device, once, before its first sample. */
+struct asys_rec_nic_device {
+    asys_rec_word header;
+    uint32_t device;              /* index: the samples' arg */
+    uint16_t kind;                /* enum asys_nic_kind */
+    uint16_t port;                /* RDMA port number; 0 for Ethernet */
+    uint32_t speed_mbps;          /* link speed; 0 when unknown */
+    uint32_t metric_mask;         /* the counters this device has (bits of enum asys_nic_counter) */
+    char name[ASYS_NIC_NAME_MAX]; /* device or interface name, NUL-padded */
+};
+
+/* One reading of a device's counters; the header timestamp is when. */
+struct asys_rec_nic_sample {
+    asys_rec_word header; /* arg = device index */
+    uint32_t metric_mask; /* the counters that follow (a subset of the device's) */
+    uint32_t count;       /* the number of bits set: uint64 values that follow */
+};
+
+/* How fast the sampler went, once, at the end. */
+struct asys_rec_nic_rate {
+    asys_rec_word header;
+    uint32_t requested_hz; /* --nic-metrics-frequency */
+    uint32_t reserved;
+    uint64_t sample_mhz; /* samples a second the sampler achieved, x1000 */
+    uint64_t update_mhz; /* times a second the counters changed while moving, x1000; 0: unknown */
+};
+
 /* The functions; the id is the position (1-based).  Append only. */
 // clang-format off
 #define ASYS_HEAP_FUNCTIONS(X)                                                                     \
@@ -1208,6 +1268,10 @@ ASYS_CHECK_SIZE(struct asys_rec_heap_free, 24);
 ASYS_CHECK_SIZE(struct asys_rec_host_memory, 32);
 ASYS_CHECK_SIZE(struct asys_rec_event_count, 40);
 ASYS_CHECK_SIZE(struct asys_rec_event_status, 16);
+ASYS_CHECK_SIZE(struct asys_rec_nic_device, 56);
+ASYS_CHECK_OFFSET(struct asys_rec_nic_device, name, 24);
+ASYS_CHECK_SIZE(struct asys_rec_nic_sample, 16);
+ASYS_CHECK_SIZE(struct asys_rec_nic_rate, 32);
 ASYS_CHECK_SIZE(struct asys_rec_hggc_api, 40);
 ASYS_CHECK_SIZE(struct asys_rec_hggc_kernel, 112);
 ASYS_CHECK_OFFSET(struct asys_rec_hggc_kernel, grid, 56);

@@ -87,13 +87,14 @@ START_TEST(planned_options_are_recorded)
 {
     struct asys_profile_options o;
     struct asys_err err;
-    ck_assert_int_eq(
-        parse(&o, &err, 5, "--python-sampling", "true", "--nic-metrics", "true", "app"), 0);
+    ck_assert_int_eq(parse(&o, &err, 5, "--python-sampling", "true", "--python-sampling-frequency",
+                           "500", "app"),
+                     0);
     ck_assert_int_eq(o.given_count, 2);
     ck_assert_str_eq(o.given[0].name, "python-sampling");
     ck_assert_str_eq(o.given[0].value, "true");
     ck_assert_int_eq(o.given[0].supported, 0);
-    ck_assert_str_eq(o.given[1].name, "nic-metrics");
+    ck_assert_str_eq(o.given[1].name, "python-sampling-frequency");
     ck_assert_int_eq(o.given[1].supported, 0);
 }
 END_TEST
