@@ -9,7 +9,7 @@ usage: bench/run_benchmarks.py [--build DIR] [--pairs N] [--runs K]
                                [--deps-kernels N] [--deps-waits N] [--export-events N]
                                [--flame-stacks N] [--heap-allocations N] [--cpu-loop-millions M]
                                [--only hgtx|uftrace|osrt|import|hggc|timeline|deps|export|processes|
-                                       flame|heap|cpu_sampling]
+                                       flame|heap|cpu_sampling|nic]
 """
 import argparse
 import json
@@ -25,6 +25,7 @@ import time
 from cpu_sampling import bench_cpu_sampling
 from flame import bench_flame
 from heap import bench_heap
+from nic import bench_nic
 from processes import bench_processes
 
 
@@ -513,7 +514,7 @@ def main():
                     help='simulated kernel time: long enough that the device thread sleeps')
     ap.add_argument('--only',
                     choices=['hgtx', 'uftrace', 'osrt', 'import', 'hggc', 'timeline', 'deps',
-                             'export', 'processes', 'flame', 'heap', 'cpu_sampling'])
+                             'export', 'processes', 'flame', 'heap', 'cpu_sampling', 'nic'])
     ap.add_argument('--cpu-loop-millions', type=int, default=2000,
                     help='iterations of the CPU sampling loop, in millions (~1.5 ns each)')
     args = ap.parse_args()
@@ -546,6 +547,8 @@ def main():
             bench_heap(args, work)
         if args.only in (None, 'cpu_sampling'):
             bench_cpu_sampling(args, work)
+        if args.only in (None, 'nic'):
+            bench_nic(args, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

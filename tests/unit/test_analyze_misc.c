@@ -197,8 +197,8 @@ static sqlite3 *empty_database(void)
     sqlite3 *db = NULL;
     ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
     ck_assert_int_eq(asys_sql_register_functions(db), 0);
-    const char *files[] = {"core.sql", "stacks.sql", "hgtx.sql",        "osrt.sql",
-                           "hggc.sql", "memory.sql", "cpu_sampling.sql", "events.sql"};
+    const char *files[] = {"core.sql",   "stacks.sql",       "hgtx.sql",   "osrt.sql", "hggc.sql",
+                           "memory.sql", "cpu_sampling.sql", "events.sql", "nic.sql"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         char *msg = NULL;
         ck_assert_msg(sqlite3_exec(db, asys_schema_text(files[i]), NULL, NULL, &msg) == SQLITE_OK,
