@@ -9,7 +9,8 @@ usage: bench/run_benchmarks.py [--build DIR] [--pairs N] [--runs K]
                                [--deps-kernels N] [--deps-waits N] [--export-events N]
                                [--flame-stacks N] [--heap-allocations N] [--cpu-loop-millions M]
                                [--only hgtx|uftrace|osrt|import|hggc|timeline|deps|export|processes|
-                                       flame|heap|cpu_sampling|ppu_metrics]
+                                       flame|heap|cpu_sampling|ppu_metrics|
+                                       nic]
 """
 import argparse
 import json
@@ -25,6 +26,7 @@ import time
 from cpu_sampling import bench_cpu_sampling
 from flame import bench_flame
 from heap import bench_heap
+from nic import bench_nic
 from ppu_metrics import bench_ppu_metrics
 from processes import bench_processes
 
@@ -515,7 +517,7 @@ def main():
     ap.add_argument('--only',
                     choices=['hgtx', 'uftrace', 'osrt', 'import', 'hggc', 'timeline', 'deps',
                              'export', 'processes', 'flame', 'heap', 'cpu_sampling',
-                             'ppu_metrics'])
+                             'ppu_metrics', 'nic'])
     ap.add_argument('--ppu-seconds', type=float, default=5.0,
                     help='how long the PPU metrics benchmark samples')
     ap.add_argument('--cpu-loop-millions', type=int, default=2000,
@@ -552,6 +554,8 @@ def main():
             bench_cpu_sampling(args, work)
         if args.only in (None, 'ppu_metrics'):
             bench_ppu_metrics(args, work)
+        if args.only in (None, 'nic'):
+            bench_nic(args, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -149,6 +149,15 @@ static const struct asys_rec_field event_count[] = {
     F(struct asys_rec_event_count, running_ns, U)};
 static const struct asys_rec_field event_status[] = {F(struct asys_rec_event_status, error, I),
                                                      F(struct asys_rec_event_status, reserved, R)};
+static const struct asys_rec_field nic_device[] = {
+    F(struct asys_rec_nic_device, device, U),      F(struct asys_rec_nic_device, kind, U),
+    F(struct asys_rec_nic_device, port, U),        F(struct asys_rec_nic_device, speed_mbps, U),
+    F(struct asys_rec_nic_device, metric_mask, X), A(struct asys_rec_nic_device, name, 1, B)};
+static const struct asys_rec_field nic_sample[] = {F(struct asys_rec_nic_sample, metric_mask, X),
+                                                   F(struct asys_rec_nic_sample, count, U)};
+static const struct asys_rec_field nic_rate[] = {
+    F(struct asys_rec_nic_rate, requested_hz, U), F(struct asys_rec_nic_rate, reserved, R),
+    F(struct asys_rec_nic_rate, sample_mhz, U), F(struct asys_rec_nic_rate, update_mhz, U)};
 static const struct asys_rec_field heap_free[] = {F(struct asys_rec_heap_free, address, X),
                                                   F(struct asys_rec_heap_free, size, U)};
 
@@ -443,6 +452,12 @@ static const struct asys_rec_info rec_infos[ASYS_REC_TYPE_COUNT] = {
     REC(PYTHON_STATUS, sizeof(struct asys_rec_python_status), ASYS_FEATURE_PYTHON,
         FIELDS(python_status), ARG("status", U),
         TAIL(ASYS_TAIL_TEXT, struct asys_rec_python_status, text_length)),
+    REC(NIC_DEVICE, sizeof(struct asys_rec_nic_device), ASYS_FEATURE_NIC, FIELDS(nic_device),
+        ARG_NONE, TAIL_NONE),
+    REC(NIC_SAMPLE, sizeof(struct asys_rec_nic_sample), ASYS_FEATURE_NIC, FIELDS(nic_sample),
+        ARG("device", U), TAIL(ASYS_TAIL_FRAMES, struct asys_rec_nic_sample, count)),
+    REC(NIC_RATE, sizeof(struct asys_rec_nic_rate), ASYS_FEATURE_NIC, FIELDS(nic_rate), ARG_NONE,
+        TAIL_NONE),
     REC(HGGC_API, sizeof(struct asys_rec_hggc_api), ASYS_FEATURE_HGGC, FIELDS(hggc_api),
         ARG("api", U), TAIL_NONE),
     REC(HGGC_KERNEL, sizeof(struct asys_rec_hggc_kernel), ASYS_FEATURE_HGGC, FIELDS(hggc_kernel),

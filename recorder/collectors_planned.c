@@ -50,16 +50,3 @@ const struct asys_collector asys_collector_hgvideo = {
     .traced = 1,
     .summary = "video decode and encode",
 };
-
-static const struct asys_option nic_options[] = {
-    PLANNED("nic-metrics", "true|false", "false", "RDMA NIC counters"),
-    PLANNED("nic-device-include", "REGEX,...", "all", "NIC devices to sample"),
-    PLANNED("nic-metrics-frequency", "HZ", "1000", "NIC sampling frequency (1..100000)"),
-};
-
-const struct asys_collector asys_collector_nic = {
-    .name = "nic-metrics",
-    .summary = "RDMA and Ethernet NIC counters",
-    .options = nic_options,
-    .option_count = COUNT_OF(nic_options),
-};

@@ -19,7 +19,7 @@
 #include "session.h"
 
 #define DRAIN_PERIOD_NS 20000000u /* 20 ms */
-#define SEGMENT_INDEX 4           /* + the device's index * 256 */
+#define SEGMENT_INDEX 5 /* + 256 x the device (1 CPU samples, 2 host memory, 3 events, 4 NIC) */
 
 struct device_session {
     struct asys_segment_writer seg;

@@ -82,7 +82,7 @@ class NestedRangesOnThreads(AsysTestCase):
         info = {r['Property']: r['Value'] for r in self.stats_rows('report_info')}
         self.assertEqual(info['Program ended'], 'exit code 0')
         self.assertEqual(info['Threads'], str(self.THREADS + 1))
-        self.assertEqual(info['Collectors enabled'], 'hgtx')
+        self.assertEqual(info['Collectors enabled'], 'hgtx,python')  # python: on by default
         self.assertEqual(info['Dropped records'], '0')
         self.assertIn('hgtx_threads', info['Command'])
 

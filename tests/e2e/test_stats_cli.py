@@ -184,12 +184,12 @@ class ProfileCli(AsysTestCase):
         self.assertEqual(err.count('not built into this asys yet'), 1)
         self.assertIn('acdnn, acblas', err)
         m = self.manifest()
-        self.assertEqual(m['collectors']['enabled'], ['hggc', 'hgtx'])
+        self.assertEqual(m['collectors']['enabled'], ['hggc', 'hgtx', 'python'])
         self.assertEqual([u['name'] for u in m['collectors']['unavailable']], ['acdnn', 'acblas'])
-        r = self.profile(['true'], options=['--python-sampling', 'true', '-t', 'nvtx'])
-        self.assertIn('--python-sampling is not implemented', r.stderr.decode())
+        r = self.profile(['true'], options=['--python-backtrace', 'hggc', '-t', 'nvtx'])
+        self.assertIn('--python-backtrace is not implemented', r.stderr.decode())
         m = self.manifest()
-        self.assertIn('python-sampling', [u['name'] for u in m['collectors']['unavailable']])
+        self.assertIn('python-backtrace', [u['name'] for u in m['collectors']['unavailable']])
 
     def test_manifest_contents(self):
         self.profile([prog('hgtx_threads'), '1', '1', '10'], options=['-t', 'nvtx'])

@@ -22,8 +22,9 @@ START_TEST(defaults)
     struct asys_profile_options o;
     struct asys_err err;
     ck_assert_int_eq(parse(&o, &err, 2, "./app", "arg"), 0);
+    /* python: --python-sampling is on by default (the manual's default) */
     ck_assert_uint_eq(o.features, ASYS_FEATURE_HGGC | ASYS_FEATURE_HGTX | ASYS_FEATURE_ACDNN |
-                                      ASYS_FEATURE_ACBLAS);
+                                      ASYS_FEATURE_ACBLAS | ASYS_FEATURE_PYTHON);
     ck_assert_ptr_null(o.output);
     ck_assert_int_eq(o.force_overwrite, 0);
     ck_assert_int_eq(o.wait, ASYS_WAIT_ALL);
@@ -38,12 +39,12 @@ START_TEST(trace_names_and_aliases)
     struct asys_profile_options o;
     struct asys_err err;
     ck_assert_int_eq(parse(&o, &err, 3, "-t", "nvtx,cuda", "app"), 0);
-    ck_assert_uint_eq(o.features, ASYS_FEATURE_HGTX | ASYS_FEATURE_HGGC);
+    ck_assert_uint_eq(o.features, ASYS_FEATURE_HGTX | ASYS_FEATURE_HGGC | ASYS_FEATURE_PYTHON);
     ck_assert_int_eq(parse(&o, &err, 2, "--trace=hgtx,acdnn,cublas,pccl,osrt", "app"), 0);
     ck_assert_uint_eq(o.features, ASYS_FEATURE_HGTX | ASYS_FEATURE_ACDNN | ASYS_FEATURE_ACBLAS |
-                                      ASYS_FEATURE_PCCL | ASYS_FEATURE_OSRT);
+                                      ASYS_FEATURE_PCCL | ASYS_FEATURE_OSRT | ASYS_FEATURE_PYTHON);
     ck_assert_int_eq(parse(&o, &err, 2, "-tnone", "app"), 0);
-    ck_assert_uint_eq(o.features, 0);
+    ck_assert_uint_eq(o.features, ASYS_FEATURE_PYTHON);
     ck_assert_int_eq(parse(&o, &err, 3, "-t", "nvtx,bogus", "app"), -1);
     ck_assert_ptr_nonnull(strstr(err.text, "unknown --trace value 'bogus'"));
     ck_assert_ptr_nonnull(strstr(err.text, "hgtx/nvtx")); /* lists the valid ones */
@@ -87,13 +88,14 @@ START_TEST(planned_options_are_recorded)
 {
     struct asys_profile_options o;
     struct asys_err err;
-    ck_assert_int_eq(
-        parse(&o, &err, 5, "--python-sampling", "true", "--nic-metrics", "true", "app"), 0);
+    ck_assert_int_eq(parse(&o, &err, 5, "--python-backtrace", "hggc", "--python-functions-trace",
+                           "pkg", "app"),
+                     0);
     ck_assert_int_eq(o.given_count, 2);
-    ck_assert_str_eq(o.given[0].name, "python-sampling");
-    ck_assert_str_eq(o.given[0].value, "true");
+    ck_assert_str_eq(o.given[0].name, "python-backtrace");
+    ck_assert_str_eq(o.given[0].value, "hggc");
     ck_assert_int_eq(o.given[0].supported, 0);
-    ck_assert_str_eq(o.given[1].name, "nic-metrics");
+    ck_assert_str_eq(o.given[1].name, "python-functions-trace");
     ck_assert_int_eq(o.given[1].supported, 0);
 }
 END_TEST
