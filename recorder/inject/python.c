@@ -29,56 +29,12 @@
 #include <unistd.h>
 
 #include "inject.h"
-
-typedef struct py_object PyObject;
-typedef ssize_t Py_ssize_t;
-typedef PyObject *(*py_cfunction)(PyObject *, PyObject *);
-struct py_method_def {
-    const char *name;
-    py_cfunction meth;
-    int flags;
-    const char *doc;
-};
-#define PY_METH_NOARGS 0x0004
+#include "python_api.h"
 
 #define MAX_DEPTH 128
 #define CODE_SLOTS 8192 /* code objects remembered (power of two) */
 #define TID_SLOTS 256
 #define WRITERS 2 /* the sampler thread and the main thread */
-
-struct py_api {
-    int (*is_initialized)(void);
-    int (*is_finalizing)(void);
-    int (*gil_ensure)(void);
-    void (*gil_release)(int);
-    int (*add_pending_call)(int (*)(void *), void *);
-    PyObject *(*sys_get_object)(const char *);
-    PyObject *(*call_object)(PyObject *, PyObject *);
-    PyObject *(*call)(PyObject *, PyObject *, PyObject *);
-    int (*dict_next)(PyObject *, Py_ssize_t *, PyObject **, PyObject **);
-    PyObject *(*dict_get_item_string)(PyObject *, const char *);
-    PyObject *(*dict_new)(void);
-    int (*dict_set_item_string)(PyObject *, const char *, PyObject *);
-    PyObject *(*tuple_new)(Py_ssize_t);
-    int (*tuple_set_item)(PyObject *, Py_ssize_t, PyObject *); /* steals the item */
-    PyObject *(*list_get_item)(PyObject *, Py_ssize_t);
-    Py_ssize_t (*list_size)(PyObject *);
-    PyObject *(*get_attr)(PyObject *, const char *);
-    const char *(*utf8)(PyObject *, Py_ssize_t *);
-    long (*as_long)(PyObject *);
-    unsigned long (*as_ulong)(PyObject *);
-    void (*incref)(PyObject *);
-    void (*decref)(PyObject *);
-    void (*err_clear)(void);
-    PyObject *(*import)(const char *);
-    PyObject *(*cfunction_new)(struct py_method_def *, PyObject *, PyObject *);
-    const char *(*get_version)(void);
-    /* 3.9+: faster than the attributes */
-    PyObject *(*frame_back)(PyObject *);
-    PyObject *(*frame_code)(PyObject *);
-    int (*frame_line)(PyObject *);
-    PyObject *none;
-};
 
 struct code_slot {
     PyObject *code; /* a reference we hold: the address is not reused */
@@ -125,11 +81,10 @@ static uint64_t mono_ns(void)
 
 /* ---- the interpreter's API ------------------------------------------------------------- */
 
-#define RESOLVE(field, symbol) (*(void **)&py.api.field = dlsym(RTLD_DEFAULT, symbol))
+#define RESOLVE(field, symbol) (*(void **)&a->field = dlsym(RTLD_DEFAULT, symbol))
 
-static int resolve_api(void)
+int asys_python_api_resolve(struct py_api *a)
 {
-    struct py_api *a = &py.api;
     int ok =
         RESOLVE(is_initialized, "Py_IsInitialized") && RESOLVE(gil_ensure, "PyGILState_Ensure") &&
         RESOLVE(gil_release, "PyGILState_Release") &&
@@ -606,7 +561,7 @@ int asys_python_init(void)
         return -1;
     if (!interpreter_name(name, sizeof name))
         return report(ASYS_PYTHON_ALIASED, 0, name);
-    if (resolve_api() != 0)
+    if (asys_python_api_resolve(&py.api) != 0)
         return report(ASYS_PYTHON_UNSUPPORTED, 0,
                       "the interpreter lacks a C API function asys uses");
     uint32_t version = version_hex(py.api.get_version());

@@ -1,0 +1,62 @@
+/* The part of the Python C API the injected library uses (python.c and
+ * the function tracer), resolved with dlsym from the interpreter at run
+ * time: asys links no libpython, and one build serves every version from
+ * 3.8 on.  Only the public API; its types are opaque here, except
+ * PyMethodDef, whose layout every version shares. */
+#ifndef ASYS_INJECT_PYTHON_API_H
+#define ASYS_INJECT_PYTHON_API_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct py_object PyObject;
+typedef ssize_t Py_ssize_t;
+typedef PyObject *(*py_cfunction)(PyObject *, PyObject *);
+struct py_method_def {
+    const char *name;
+    py_cfunction meth;
+    int flags;
+    const char *doc;
+};
+#define PY_METH_NOARGS 0x0004
+#define PY_METH_VARARGS 0x0001
+
+struct py_api {
+    int (*is_initialized)(void);
+    int (*is_finalizing)(void);
+    int (*gil_ensure)(void);
+    void (*gil_release)(int);
+    int (*add_pending_call)(int (*)(void *), void *);
+    PyObject *(*sys_get_object)(const char *);
+    PyObject *(*call_object)(PyObject *, PyObject *);
+    PyObject *(*call)(PyObject *, PyObject *, PyObject *);
+    int (*dict_next)(PyObject *, Py_ssize_t *, PyObject **, PyObject **);
+    PyObject *(*dict_get_item_string)(PyObject *, const char *);
+    PyObject *(*dict_new)(void);
+    int (*dict_set_item_string)(PyObject *, const char *, PyObject *);
+    PyObject *(*tuple_new)(Py_ssize_t);
+    int (*tuple_set_item)(PyObject *, Py_ssize_t, PyObject *); /* steals the item */
+    PyObject *(*list_get_item)(PyObject *, Py_ssize_t);
+    Py_ssize_t (*list_size)(PyObject *);
+    PyObject *(*get_attr)(PyObject *, const char *);
+    const char *(*utf8)(PyObject *, Py_ssize_t *);
+    long (*as_long)(PyObject *);
+    unsigned long (*as_ulong)(PyObject *);
+    void (*incref)(PyObject *);
+    void (*decref)(PyObject *);
+    void (*err_clear)(void);
+    PyObject *(*import)(const char *);
+    PyObject *(*cfunction_new)(struct py_method_def *, PyObject *, PyObject *);
+    const char *(*get_version)(void);
+    /* 3.9+: faster than the attributes */
+    PyObject *(*frame_back)(PyObject *);
+    PyObject *(*frame_code)(PyObject *);
+    int (*frame_line)(PyObject *);
+    PyObject *none;
+};
+
+/* Fills *a from the running interpreter; 0, or -1 when a required function
+ * is missing (the optional ones are left NULL). */
+int asys_python_api_resolve(struct py_api *a);
+
+#endif
