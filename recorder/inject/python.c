@@ -20,7 +20,9 @@
  * PYTHON_SAMPLE per thread per sample (asys_format.h). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +65,8 @@ static struct {
     uint64_t samples, pending_samples;
     pthread_t thread;
     unsigned long main_ident; /* the main thread's pthread_t: threading may not be loaded */
+    int wake_signal;          /* the signal that wakes the main thread; 0: none free */
+    uint64_t rng;             /* for the jittered periods */
     /* the status to record once the sampler thread runs (none can be written
      * while the library starts) */
     enum asys_python_status status;
@@ -415,6 +419,45 @@ static PyObject *stop_sampling(PyObject *self, PyObject *unused)
 
 static void *sampler(void *arg);
 
+/* The period with +-50 % uniform jitter: a fixed period aliases with
+ * periodic programs (a 4 ms loop sampled every 8 ms is always seen at one
+ * point of it). */
+static uint64_t jittered_period(void)
+{
+    py.rng ^= py.rng << 13;
+    py.rng ^= py.rng >> 7;
+    py.rng ^= py.rng << 17;
+    return py.period_ns / 2 + py.rng % (py.period_ns ? py.period_ns : 1);
+}
+
+/* In the main thread: queue the sample there (Py_AddPendingCall is
+ * async-signal-safe). */
+static void on_wake_signal(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    if (py.api.add_pending_call(pending_sample, NULL) != 0)
+        __atomic_store_n(&py.pending, 0, __ATOMIC_RELEASE);
+    errno = saved;
+}
+
+/* A real-time signal nobody handles, to wake the main thread with; none
+ * when the program already uses it (the sampler then takes the GIL). */
+static void choose_wake_signal(void)
+{
+    int sig = SIGRTMIN + 7;
+    struct sigaction old, sa;
+    if (sig > SIGRTMAX || sigaction(sig, NULL, &old) != 0 || old.sa_handler != SIG_DFL ||
+        (old.sa_flags & SA_SIGINFO))
+        return;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_wake_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(sig, &sa, NULL) == 0)
+        py.wake_signal = sig;
+}
+
 /* os.fork's child: a sampler of its own, nothing remembered from the parent. */
 static PyObject *after_fork_child(PyObject *self, PyObject *unused)
 {
@@ -482,12 +525,14 @@ static void *sampler(void *arg)
     }
     struct timespec next;
     clock_gettime(CLOCK_MONOTONIC, &next);
+    py.rng = mono_ns() | 1;
     while (!__atomic_load_n(&py.stop, __ATOMIC_ACQUIRE)) {
-        uint64_t ns = (uint64_t)next.tv_nsec + py.period_ns;
+        uint64_t ns = (uint64_t)next.tv_nsec + jittered_period();
         next.tv_sec += (time_t)(ns / 1000000000u);
         next.tv_nsec = (long)(ns % 1000000000u);
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) != 0)
             ;
+        clock_gettime(CLOCK_MONOTONIC, &next); /* late wake-ups do not come in bursts */
         if (!py.api.is_initialized())
             continue; /* not up yet */
         if (finalizing())
@@ -500,6 +545,7 @@ static void *sampler(void *arg)
             if (!finalizing()) {
                 if (!py.python_side_ready) {
                     install_hooks();
+                    choose_wake_signal();
                     py.python_side_ready = 1;
                 }
                 sample_all(0);
@@ -509,7 +555,13 @@ static void *sampler(void *arg)
         }
         if (!__atomic_exchange_n(&py.pending, 1, __ATOMIC_ACQ_REL)) {
             py.pending_since = now;
-            if (py.api.add_pending_call(pending_sample, NULL) != 0)
+            /* queued from the main thread's signal handler, the call runs at its
+             * next bytecode boundary; queued from here, only once something else
+             * makes it look (3.11 decides who may run pending calls by the
+             * queueing thread) */
+            int queued =
+                py.wake_signal && pthread_kill((pthread_t)py.main_ident, py.wake_signal) == 0;
+            if (!queued && py.api.add_pending_call(pending_sample, NULL) != 0)
                 __atomic_store_n(&py.pending, 0, __ATOMIC_RELEASE); /* queue full: next period */
         }
     }
