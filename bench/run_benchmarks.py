@@ -10,7 +10,7 @@ usage: bench/run_benchmarks.py [--build DIR] [--pairs N] [--runs K]
                                [--flame-stacks N] [--heap-allocations N] [--cpu-loop-millions M]
                                [--only hgtx|uftrace|osrt|import|hggc|timeline|deps|export|processes|
                                        flame|heap|cpu_sampling|ppu_metrics|
-                                       nic]
+                                       nic|python_sampling]
 """
 import argparse
 import json
@@ -28,6 +28,7 @@ from flame import bench_flame
 from heap import bench_heap
 from nic import bench_nic
 from ppu_metrics import bench_ppu_metrics
+from python_sampling import bench_python_sampling
 from processes import bench_processes
 
 
@@ -517,7 +518,9 @@ def main():
     ap.add_argument('--only',
                     choices=['hgtx', 'uftrace', 'osrt', 'import', 'hggc', 'timeline', 'deps',
                              'export', 'processes', 'flame', 'heap', 'cpu_sampling',
-                             'ppu_metrics', 'nic'])
+                             'ppu_metrics', 'nic', 'python_sampling'])
+    ap.add_argument('--python-rounds', type=int, default=10,
+                    help='rounds of the Python sampling workload (~0.25 s each)')
     ap.add_argument('--ppu-seconds', type=float, default=5.0,
                     help='how long the PPU metrics benchmark samples')
     ap.add_argument('--cpu-loop-millions', type=int, default=2000,
@@ -556,6 +559,8 @@ def main():
             bench_ppu_metrics(args, work)
         if args.only in (None, 'nic'):
             bench_nic(args, work)
+        if args.only in (None, 'python_sampling'):
+            bench_python_sampling(args, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -63,6 +63,7 @@ static struct {
     uint32_t next_code_id;
     struct tid_slot tids[TID_SLOTS];
     uint64_t samples, pending_samples;
+    uint64_t sampling_ns; /* time spent taking the samples (GIL held) */
     pthread_t thread;
     unsigned long main_ident; /* the main thread's pthread_t: threading may not be loaded */
     int wake_signal;          /* the signal that wakes the main thread; 0: none free */
@@ -369,7 +370,7 @@ static void sample_all(int writer)
     struct asys_thread *t = asys_thread_enter();
     if (!t)
         return;
-    uint64_t ticks = asys_now();
+    uint64_t ticks = asys_now(), started = mono_ns();
     PyObject *current = a->sys_get_object("_current_frames"); /* borrowed */
     PyObject *frames = current ? a->call_object(current, NULL) : NULL;
     Py_ssize_t pos = 0;
@@ -387,6 +388,7 @@ static void sample_all(int writer)
     asys_thread_leave();
     py.samples++;
     py.last_sample_ns = mono_ns();
+    py.sampling_ns += py.last_sample_ns - started;
 }
 
 /* Run by the main thread at a bytecode boundary. */
@@ -409,9 +411,10 @@ static PyObject *stop_sampling(PyObject *self, PyObject *unused)
     (void)self;
     (void)unused;
     __atomic_store_n(&py.stop, 1, __ATOMIC_RELEASE);
-    char text[96];
-    snprintf(text, sizeof text, "%llu samples, %llu in the main thread",
-             (unsigned long long)py.samples, (unsigned long long)py.pending_samples);
+    char text[128];
+    snprintf(text, sizeof text, "%llu samples, %llu in the main thread, %.1f us each",
+             (unsigned long long)py.samples, (unsigned long long)py.pending_samples,
+             py.samples ? (double)py.sampling_ns / 1e3 / (double)py.samples : 0.0);
     write_status(ASYS_PYTHON_STOPPED, 0, text);
     py.api.incref(py.api.none);
     return py.api.none;
@@ -447,7 +450,7 @@ static void choose_wake_signal(void)
 {
     int sig = SIGRTMIN + 7;
     struct sigaction old, sa;
-    if (sig > SIGRTMAX || sigaction(sig, NULL, &old) != 0 || old.sa_handler != SIG_DFL ||
+    if (asys_env_u64("ASYS_PYTHON_NO_WAKE_SIGNAL", 0) || sig > SIGRTMAX || sigaction(sig, NULL, &old) != 0 || old.sa_handler != SIG_DFL ||
         (old.sa_flags & SA_SIGINFO))
         return;
     memset(&sa, 0, sizeof sa);
@@ -469,7 +472,7 @@ static PyObject *after_fork_child(PyObject *self, PyObject *unused)
     memset(py.codes, 0, sizeof py.codes);
     memset(py.tids, 0, sizeof py.tids);
     py.next_code_id = 0;
-    py.samples = py.pending_samples = 0;
+    py.samples = py.pending_samples = py.sampling_ns = 0;
     py.main_ident = (unsigned long)pthread_self(); /* os.fork returns in the forking thread */
     py.status = ASYS_PYTHON_SAMPLING;              /* the child's report says it too */
     __atomic_store_n(&py.pending, 0, __ATOMIC_RELEASE);
