@@ -4,6 +4,8 @@ an interpreter under another name, isolated mode, the flame output, and
 bad options."""
 import os
 import shutil
+
+import pftrace
 import subprocess
 import sys
 import unittest
@@ -76,6 +78,18 @@ class HotFunctions(PythonTestCase):
         self.assertEqual(r.returncode, 0, r.stderr.decode())
         lines = open(out).read().splitlines()
         self.assertTrue(any(l.startswith('<module>;main;work;hot;spin ') for l in lines), lines[:5])
+
+
+    def test_timeline_has_the_samples_under_their_threads(self):
+        out = self.path('py.pftrace')
+        r = self.run_cmd([EXPORT, '-q', '-o', out, self.report()])
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        trace = pftrace.read(out)
+        self.assertEqual(trace.problems, [])
+        rows = [t for t in trace.tracks.values() if t.name == 'Python samples']
+        self.assertEqual(len(rows), 2)  # the main thread and the late one
+        events = trace.events_on(lambda t: t.name == 'Python samples')
+        self.assertIn('spin', {e.name for e in events})
 
 
 class Children(PythonTestCase):
