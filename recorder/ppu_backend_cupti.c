@@ -196,7 +196,7 @@ static enum asys_ppu_metrics_status host_open(const struct cupti *f, unsigned ph
             strcat(strcat(missing, *missing ? ", " : ""), m[i]->name);
     }
     if (*missing)
-        snprintf(why, PPU_WHY_MAX, "not on this device (%s): %s", chip.pChipName, missing);
+        snprintf(why, PPU_WHY_MAX, "not on this device (%.32s): %.200s", chip.pChipName, missing);
     if (!h->count) {
         if (!*missing)
             snprintf(why, PPU_WHY_MAX, "no metric to sample");
