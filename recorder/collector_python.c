@@ -15,28 +15,48 @@
         .help = text, .planned = 1                                                                 \
     }
 
+static const char *const backtrace_choices[] = {"hggc", "none", NULL};
+
 // clang-format off
 static const struct asys_option python_options[] = {
     {.name = "python-sampling", .type = ASYS_OPT_BOOL, .metavar = "true|false",
      .default_value = "true",
      .help = "sample the call stacks of every Python thread of the Python interpreters "
-             "(python, python3) of the tree"},
+             "(python, python3) of the tree", .env = "ASYS_PYTHON_SAMPLING"},
     {.name = "python-sampling-frequency", .type = ASYS_OPT_COUNT, .metavar = "HZ",
      .default_value = "500", .help = "Python samples per second (1-1000)",
      .env = "ASYS_PYTHON_SAMPLING_HZ", .min = 1, .max = 1000},
     {.name = "python-backtrace-depth", .type = ASYS_OPT_COUNT, .metavar = "N",
      .default_value = "24", .help = "frames per Python call stack (1-128)",
      .env = "ASYS_PYTHON_BACKTRACE_DEPTH", .min = 1, .max = 128},
-    PLANNED("python-backtrace", "hggc", "none", "Python call stacks on HGGC events"),
+    {.name = "python-backtrace", .type = ASYS_OPT_CHOICE, .metavar = "hggc|none",
+     .default_value = "none",
+     .help = "the Python stack of each HGGC API call (over --hggcbacktrace's threshold when "
+             "set), joined with its native stack", .env = "ASYS_PYTHON_BACKTRACE",
+     .choices = backtrace_choices},
     PLANNED("python-functions-trace", "SPEC|FILE", "none", "trace Python functions as HGTX ranges"),
     PLANNED("python-functions-threshold", "NS", "80000",
             "record traced Python functions longer than NS"),
 };
 // clang-format on
 
+static int backtraces(const struct asys_profile_options *o)
+{
+    return !strcmp(asys_profile_value(o, "python-backtrace")->canonical, "hggc");
+}
+
 static int python_enabled(const struct asys_profile_options *o)
 {
-    return asys_profile_value(o, "python-sampling")->number != 0;
+    return asys_profile_value(o, "python-sampling")->number != 0 || backtraces(o);
+}
+
+/* Python stacks on HGGC calls need the HGGC collector. */
+static int python_check(const struct asys_profile_options *o, struct asys_err *err)
+{
+    if (backtraces(o) && !(o->features & ASYS_FEATURE_HGGC))
+        return asys_fail_kind(err, ASYS_ERR_USAGE,
+                              "--python-backtrace=hggc needs the HGGC collector (-t hggc)");
+    return 0;
 }
 
 /* Finalize: the manifest says per process what the sampler did; an
@@ -103,6 +123,7 @@ const struct asys_collector asys_collector_python = {
     .options = python_options,
     .option_count = sizeof python_options / sizeof python_options[0],
     .enabled = python_enabled,
+    .check = python_check,
     .finalize_begin = tally_begin,
     .finalize_record = tally_record,
     .finalize_end = tally_end,

@@ -53,6 +53,11 @@ struct py_api {
     PyObject *(*frame_code)(PyObject *);
     int (*frame_line)(PyObject *);
     PyObject *none;
+    /* --python-backtrace=hggc */
+    int (*gil_check)(void);                             /* PyGILState_Check */
+    PyObject *(*eval_get_frame)(void);                  /* PyEval_GetFrame: borrowed */
+    PyObject *(*dict_get_item)(PyObject *, PyObject *); /* PyDict_GetItem: borrowed */
+    PyObject *(*long_from_ulong)(unsigned long);
 };
 
 /* Fills *a from the running interpreter; 0, or -1 when a required function

@@ -131,6 +131,56 @@ class Interpreters(PythonTestCase):
         self.assertIn('no Python samples', r.stderr.decode())
 
 
+SIMPPU_RUN = os.path.join(BIN, '..', 'simppu', 'simppu-run')
+
+
+@unittest.skipUnless(os.path.exists(SIMPPU_RUN), 'simppu is not built')
+class HggcBacktraces(PythonTestCase):
+    """--python-backtrace=hggc: a CUDA call made from Python through ctypes on
+    simppu has one stack, Python frames in place of the interpreter's."""
+
+    def record(self, loader):
+        r = self.run_cmd([SIMPPU_RUN, os.path.join(BIN, 'asys'), 'profile', '-o',
+                          self.path('rep'), '-t', 'hggc', '--python-backtrace', 'hggc',
+                          '--hggcbacktrace', 'all:1', PYTHON,
+                          os.path.join(PROGS, 'cuda_ctypes.py'), loader])
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+
+    def malloc_stacks(self):
+        con = self.db()
+        chains = [row[0] for row in con.execute(
+            "SELECT a.callchain_id FROM hggc_api_calls AS a JOIN strings AS n ON n.id = a.name_id "
+            "WHERE n.value LIKE 'cudaMalloc%' AND a.callchain_id IS NOT NULL")]
+        return [' <- '.join(name for (name,) in con.execute(
+            "SELECT COALESCE(s.value, '?') FROM callchain_frames AS cf "
+            "JOIN frames AS f ON f.id = cf.frame_id LEFT JOIN strings AS s ON s.id = f.function_id "
+            "WHERE cf.callchain_id = ? ORDER BY cf.level", (chain,))) for chain in chains]
+
+    def check(self, loader):
+        self.record(loader)
+        stacks = self.malloc_stacks()
+        self.assertEqual(len(stacks), 5)
+        for stack in stacks:
+            frames = stack.split(' <- ')
+            self.assertIn('cudaMalloc', frames[:3])  # the native frames inside the call first
+            self.assertEqual(frames[frames.index('allocate'):frames.index('allocate') + 3],
+                             ['allocate', 'main', '<module>'])
+            self.assertFalse([f for f in frames if f.startswith('_PyEval_EvalFrame')], frames)
+            self.assertIn('PyCFuncPtr_call', frames)  # ctypes, between Python and CUDA
+
+    def test_without_the_gil(self):
+        self.check('cdll')
+
+    def test_with_the_gil(self):
+        self.check('pydll')
+
+    def test_needs_the_hggc_collector(self):
+        r = self.run_cmd([os.path.join(BIN, 'asys'), 'profile', '-o', self.path('bad'), '-t',
+                          'osrt', '--python-backtrace', 'hggc', PYTHON, '-c', 'pass'])
+        self.assertEqual(r.returncode, 2)
+        self.assertIn('needs the HGGC collector', r.stderr.decode())
+
+
 class BadOptions(PythonTestCase):
     def test_each_is_one_line(self):
         for args in (['--python-sampling-frequency', '0'], ['--python-sampling-frequency', '5000'],
