@@ -12,14 +12,24 @@ import time
 
 
 def _seconds(argv, cwd):
+    """(wall seconds, CPU seconds of the process tree) of one run."""
     start = time.monotonic()
-    subprocess.run(argv, cwd=cwd, check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
-    return time.monotonic() - start
+    pid = os.fork()
+    if pid == 0:
+        os.chdir(cwd)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        os.execv(argv[0], argv)
+    _, status, usage = os.wait4(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit('benchmark step failed: %s' % ' '.join(argv))
+    return time.monotonic() - start, usage.ru_utime + usage.ru_stime
 
 
 def bench_python_sampling(args, work):
-    python = shutil.which('python3')
+    python = subprocess.run([shutil.which('python3'), '-c', 'import sys; print(sys.executable)'],
+                            capture_output=True, check=True).stdout.decode().strip()
     asys = os.path.join(args.build, 'bin', 'asys')
     prog = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'python_workload.py')
     rounds = str(args.python_rounds)
@@ -36,17 +46,20 @@ def bench_python_sampling(args, work):
     for _ in range(args.runs):  # interleaved: drift hits every column alike
         for name, argv in runs.items():
             times[name].append(_seconds(argv, work))
-    med = {name: statistics.median(t) for name, t in times.items()}
+    med = {name: statistics.median(w for w, _ in t) for name, t in times.items()}
+    cpu = {name: statistics.median(c for _, c in t) for name, t in times.items()}
     samples = subprocess.run([os.path.join(args.build, 'bin', 'asys-stats'), '-q', '-r',
                               'report_info', '--format', 'csv', os.path.join(work, 'on.asys-rep')],
                              capture_output=True, check=True).stdout.decode()
     rate = [l for l in samples.splitlines() if l.startswith('Python (pid')]
     print('\n## Python sampling: bench/python_workload.py %s rounds, median of %d runs'
           % (rounds, args.runs))
-    print('| run | seconds | ratio to no tool |')
-    print('|---|---:|---:|')
+    print('| run | wall s | ratio | CPU s | ratio |')
+    print('|---|---:|---:|---:|---:|')
     for name in runs:
-        print('| %s | %.3f | %.3f |' % (name, med[name], med[name] / med['no tool']))
-    print('sampling cost: %.1f %% (500 Hz vs off); %s'
+        print('| %s | %.3f | %.3f | %.3f | %.3f |' % (name, med[name], med[name] / med['no tool'],
+                                                 cpu[name], cpu[name] / cpu['no tool']))
+    print('sampling cost: %.1f %% wall, %.1f %% CPU (500 Hz vs off); %s'
           % (100 * (med['asys, 500 Hz'] / med['asys, sampling off'] - 1),
+             100 * (cpu['asys, 500 Hz'] / cpu['asys, sampling off'] - 1),
              rate[0].split(',', 1)[1].strip('"') if rate else 'no samples'))

@@ -479,7 +479,11 @@ ASYS_EXPORT int usleep(useconds_t us)
 static int (*real_sched_yield)(void);
 ASYS_EXPORT int sched_yield(void)
 {
-    RESOLVE(sched_yield, -1);
+    /* unresolved only while OSRT is off (its init resolves every function):
+     * the sanitizers' stop-the-world calls it with their allocator locked,
+     * where asking the loader (which allocates) deadlocks */
+    if (ASYS_UNLIKELY(!real_sched_yield))
+        return (int)syscall(SYS_sched_yield);
     TRACE_ERRNO(OSRT_sched_yield, int, real_sched_yield());
 }
 
