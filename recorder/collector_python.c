@@ -315,8 +315,8 @@ static int python_prepare(const struct asys_collector_setup *s, struct asys_env 
     char *rules = malloc(RULES_MAX);
     if (!rules)
         return asys_fail(err, "out of memory");
-    int rc = spec_rules(asys_profile_value(s->options, "python-functions-trace")->canonical,
-                        rules, err);
+    int rc =
+        spec_rules(asys_profile_value(s->options, "python-functions-trace")->canonical, rules, err);
     if (rc == 0)
         rc = asys_env_set(env, "ASYS_PYTHON_TRACE_RULES", rules, err);
     free(rules);
@@ -343,7 +343,7 @@ static void tally_record(void *state, const struct asys_segment_header *h,
                          const struct asys_record *rec)
 {
     static const char *const statuses[] = {"?", "sampled", "aliased interpreter", "unsupported",
-                                           "stopped"};
+                                           "stopped", "tracing", "tracing off"};
     struct tally *t = state;
     if (!t || rec->type != ASYS_REC_PYTHON_STATUS ||
         rec->size < sizeof(struct asys_rec_python_status))
@@ -361,7 +361,7 @@ static void tally_record(void *state, const struct asys_segment_header *h,
                 len, text, h->pid);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "pid", h->pid);
-    cJSON_AddStringToObject(o, "status", rec->arg < 5 ? statuses[rec->arg] : "?");
+    cJSON_AddStringToObject(o, "status", rec->arg < 7 ? statuses[rec->arg] : "?");
     char buf[600];
     snprintf(buf, sizeof buf, "%.*s", len, text);
     cJSON_AddStringToObject(o, rec->arg == ASYS_PYTHON_SAMPLING ? "version" : "detail", buf);

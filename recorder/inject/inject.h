@@ -261,6 +261,11 @@ int asys_hggc_init(void);
 int asys_heap_init(void);
 int asys_python_init(void);
 
+/* HGTX domain ids shared with the NVTX hooks (hgtx.c): the id of domain
+ * `name`, its DOMAIN record written by the calling thread when it is new
+ * (call it outside asys_thread_enter/leave). */
+uint16_t asys_hgtx_domain_create(const char *name);
+
 /* Debug output, only when ASYS_DEBUG is set. */
 void asys_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

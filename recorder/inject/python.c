@@ -57,6 +57,7 @@ static struct {
     uint64_t pending_since;  /* when it was queued (CLOCK_MONOTONIC ns) */
     uint64_t last_sample_ns; /* GIL held */
     int python_side_ready;   /* atexit and at-fork hooks in place (GIL held) */
+    int sampling;            /* --python-sampling (else only function tracing) */
     struct code_slot codes[CODE_SLOTS];
     uint32_t next_code_id;
     struct tid_slot tids[TID_SLOTS];
@@ -483,7 +484,11 @@ static void *sampler(void *arg)
     struct timespec next;
     clock_gettime(CLOCK_MONOTONIC, &next);
     while (!__atomic_load_n(&py.stop, __ATOMIC_ACQUIRE)) {
-        uint64_t ns = (uint64_t)next.tv_nsec + py.period_ns;
+        if (py.python_side_ready && !py.sampling)
+            break; /* function tracing only */
+        /* until the interpreter is up: every ms at most (function tracing starts then) */
+        uint64_t ns = (uint64_t)next.tv_nsec +
+                      (py.python_side_ready || py.period_ns < 1000000 ? py.period_ns : 1000000);
         next.tv_sec += (time_t)(ns / 1000000000u);
         next.tv_nsec = (long)(ns % 1000000000u);
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) != 0)
@@ -500,9 +505,11 @@ static void *sampler(void *arg)
             if (!finalizing()) {
                 if (!py.python_side_ready) {
                     install_hooks();
+                    asys_python_trace_start();
                     py.python_side_ready = 1;
                 }
-                sample_all(0);
+                if (py.sampling)
+                    sample_all(0);
             }
             py.api.gil_release(state);
             continue;
@@ -570,6 +577,8 @@ int asys_python_init(void)
     py.period_ns = 1000000000u / hz;
     py.depth = depth > MAX_DEPTH ? MAX_DEPTH : depth ? (uint32_t)depth : 1;
     py.main_ident = (unsigned long)pthread_self(); /* the library starts in the main thread */
+    py.sampling = asys_env_u64("ASYS_PYTHON_SAMPLING", 1) != 0;
+    asys_python_trace_init(&py.api, version);
     char text[128];
     snprintf(text, sizeof text, "%.*s", (int)strcspn(py.api.get_version(), " "),
              py.api.get_version());
