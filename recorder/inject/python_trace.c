@@ -245,12 +245,21 @@ static void decide(struct code_entry *ce, PyObject *code, PyObject *frame)
     size_t module_len = text_of(name, module, sizeof module);
     if (!globals || !module_len)
         goto out;
-    size_t qual_len = attr_text(code, "co_qualname", qualname, sizeof qualname);
-    int have_qualname = qual_len > 0;
-    if (!have_qualname)
+    /* functions only: not module or class bodies (no CO_NEWLOCALS), lambdas,
+     * comprehensions, generator expressions */
+    PyObject *flags = a->get_attr(code, "co_flags");
+    long co_flags = flags ? a->as_long(flags) : 0;
+    if (flags)
+        a->decref(flags);
+    size_t qual_len = attr_text(code, "co_name", qualname, sizeof qualname);
+    if (!(co_flags & 0x0002) || !qual_len || qualname[0] == '<')
+        goto out;
+    size_t own_len = attr_text(code, "co_qualname", qualname, sizeof qualname);
+    int have_qualname = own_len > 0;
+    if (have_qualname)
+        qual_len = own_len;
+    else
         qual_len = attr_text(code, "co_name", qualname, sizeof qualname);
-    if (!qual_len || qualname[0] == '<')
-        goto out; /* module bodies, lambdas, comprehensions */
     int best = -1;
     for (size_t i = 0; i < tr.rule_count; i++) {
         const struct rule *r = &tr.rules[i];
