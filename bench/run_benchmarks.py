@@ -10,7 +10,7 @@ usage: bench/run_benchmarks.py [--build DIR] [--pairs N] [--runs K]
                                [--flame-stacks N] [--heap-allocations N] [--cpu-loop-millions M]
                                [--only hgtx|uftrace|osrt|import|hggc|timeline|deps|export|processes|
                                        flame|heap|cpu_sampling|ppu_metrics|
-                                       nic]
+                                       nic|python_trace]
 """
 import argparse
 import json
@@ -29,6 +29,7 @@ from heap import bench_heap
 from nic import bench_nic
 from ppu_metrics import bench_ppu_metrics
 from processes import bench_processes
+from python_trace import bench_python_trace
 
 
 def run_child(argv):
@@ -517,7 +518,7 @@ def main():
     ap.add_argument('--only',
                     choices=['hgtx', 'uftrace', 'osrt', 'import', 'hggc', 'timeline', 'deps',
                              'export', 'processes', 'flame', 'heap', 'cpu_sampling',
-                             'ppu_metrics', 'nic'])
+                             'ppu_metrics', 'nic', 'python_trace'])
     ap.add_argument('--ppu-seconds', type=float, default=5.0,
                     help='how long the PPU metrics benchmark samples')
     ap.add_argument('--cpu-loop-millions', type=int, default=2000,
@@ -556,6 +557,8 @@ def main():
             bench_ppu_metrics(args, work)
         if args.only in (None, 'nic'):
             bench_nic(args, work)
+        if args.only in (None, 'python_trace'):
+            bench_python_trace(args, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

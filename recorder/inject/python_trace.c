@@ -94,6 +94,8 @@ static struct {
     void (*set_profile)(py_tracefunc, PyObject *);
     void (*set_profile_all)(py_tracefunc, PyObject *);
     PyObject *(*tuple_get_item)(PyObject *, Py_ssize_t);
+    int (*is_instance)(PyObject *, PyObject *);
+    PyObject *type_type;
     PyObject *thread_hook;
 } tr;
 
@@ -231,6 +233,67 @@ static int names_code(PyObject *globals, const char *dotted, PyObject *code)
     return match;
 }
 
+/* Before 3.11: the qualified name of `code` named co_name, found from the
+ * module's globals: a function of the module, or a method of one of its
+ * classes (nested classes and closures keep co_name). */
+static void find_qualname(PyObject *globals, PyObject *code, char *name, size_t size)
+{
+    const struct py_api *a = tr.api;
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    char class_name[256];
+    if (names_code(globals, name, code))
+        return;
+    while (a->dict_next(globals, &pos, &key, &value)) {
+        /* classes only (no attribute of other objects is read: no __getattr__ runs) */
+        if (!tr.is_instance || !tr.type_type || tr.is_instance(value, tr.type_type) != 1) {
+            a->err_clear();
+            continue;
+        }
+        PyObject *dict = a->get_attr(value, "__dict__");
+        a->err_clear();
+        if (!dict)
+            continue;
+        PyObject *getitem = a->get_attr(dict, "get");
+        PyObject *one = getitem ? a->tuple_new(1) : NULL;
+        PyObject *member = NULL;
+        if (one) {
+            PyObject *text = a->get_attr(code, "co_name");
+            if (text) {
+                a->tuple_set_item(one, 0, text);
+                member = a->call_object(getitem, one);
+            }
+            a->decref(one);
+        }
+        int match = 0;
+        if (member && member != a->none) {
+            PyObject *f = a->get_attr(member, "__func__");
+            if (!f) {
+                a->err_clear();
+                a->incref(member);
+                f = member;
+            }
+            PyObject *c = a->get_attr(f, "__code__");
+            match = c == code;
+            if (c)
+                a->decref(c);
+            a->decref(f);
+        }
+        if (member)
+            a->decref(member);
+        if (getitem)
+            a->decref(getitem);
+        a->decref(dict);
+        a->err_clear();
+        if (match && attr_text(value, "__qualname__", class_name, sizeof class_name)) {
+            char qualified[1024];
+            snprintf(qualified, sizeof qualified, "%s.%s", class_name, name);
+            snprintf(name, size, "%.*s", (int)(size - 1), qualified);
+            return;
+        }
+    }
+}
+
 static void install_threading_hook(void);
 
 static void decide(struct code_entry *ce, PyObject *code, PyObject *frame)
@@ -260,6 +323,9 @@ static void decide(struct code_entry *ce, PyObject *code, PyObject *frame)
         qual_len = own_len;
     else
         qual_len = attr_text(code, "co_name", qualname, sizeof qualname);
+    if (!have_qualname)
+        find_qualname(globals, code, qualname, sizeof qualname);
+    qual_len = strlen(qualname);
     int best = -1;
     for (size_t i = 0; i < tr.rule_count; i++) {
         const struct rule *r = &tr.rules[i];
@@ -269,10 +335,9 @@ static void decide(struct code_entry *ce, PyObject *code, PyObject *frame)
                     (module[r->module_len] == '\0' || module[r->module_len] == '.');
         else if (strcmp(module, r->module) != 0)
             match = 0;
-        else if (have_qualname)
-            match = !strcmp(qualname, r->function);
         else
-            match = names_code(globals, r->function, code);
+            match = !strcmp(qualname, r->function) ||
+                    (!have_qualname && names_code(globals, r->function, code));
         if (!match)
             continue;
         if (r->entry > best) {
@@ -599,6 +664,8 @@ int asys_python_trace_init(const struct py_api *api, uint32_t version_hex)
     *(void **)&tr.set_profile = dlsym(RTLD_DEFAULT, "PyEval_SetProfile");
     *(void **)&tr.set_profile_all = dlsym(RTLD_DEFAULT, "PyEval_SetProfileAllThreads");
     *(void **)&tr.tuple_get_item = dlsym(RTLD_DEFAULT, "PyTuple_GetItem");
+    *(void **)&tr.is_instance = dlsym(RTLD_DEFAULT, "PyObject_IsInstance");
+    tr.type_type = dlsym(RTLD_DEFAULT, "PyType_Type");
     if (parse_rules(rules) != 0 || grow_codes() != 0)
         return -1;
     pthread_atfork(NULL, NULL, after_fork);

@@ -21,12 +21,12 @@ def spin(ns):
 
 
 def hot(i):
-    spin(300000 if i % 10 == 0 else 0)
+    spin(2000000 if i % 10 == 0 else 0)
 
 
 class Worker:
     def step(self):
-        spin(300000)
+        spin(2000000)
 '''
 
 PKG_SUB = '''
@@ -34,11 +34,11 @@ from pkg import spin
 
 
 def leaf():
-    spin(300000)
+    spin(2000000)
 
 
 def other():
-    spin(300000)
+    spin(2000000)
 '''
 
 MAIN = '''
@@ -70,8 +70,11 @@ PH = 'Python Hgtx'
 
 
 class TraceCase(AsysTestCase):
+    """The long calls spin 2 ms, the short ones return at once: with a 1 ms
+    threshold and no sampling (whose samples run inside the calls), a short
+    call is not recorded unless the machine stops it for 1 ms."""
     SPEC = None  # a JSON document (written to spec.json) or 'module:NAME'
-    OPTIONS = ()
+    OPTIONS = ('--python-functions-threshold', '1000000', '--python-sampling', 'false')
 
     def setUp(self):
         super().setUp()
@@ -121,6 +124,8 @@ class ModuleOption(TraceCase):
         hgtx = {r['Range']: int(r['Instances']) for r in self.stats_rows('hgtx_sum')}
         self.assertEqual(hgtx['Python Hgtx:pkg.Worker.step'], 3)
         self.assertEqual(hgtx['Python Hgtx:pkg.sub.leaf'], 11)
+        rows = {r['Function']: r for r in self.stats_rows('python_func_sum')}
+        self.assertGreaterEqual(int(rows['pkg.sub.leaf']['Min (ns)']), 2000000)
         con = self.db()
         tids = con.execute(
             "SELECT COUNT(DISTINCT e.tid) FROM hgtx_events e JOIN strings s ON s.id = e.text_id "
@@ -129,8 +134,9 @@ class ModuleOption(TraceCase):
         # spin nests in its caller, on the same thread
         bad = con.execute(
             "SELECT COUNT(*) FROM hgtx_events e JOIN strings s ON s.id = e.text_id "
-            "JOIN hgtx_events p ON p.id = e.parent_id WHERE s.value = 'pkg.spin' AND "
-            "(p.tid != e.tid OR e.start_ns < p.start_ns OR e.end_ns > p.end_ns)").fetchone()[0]
+            "LEFT JOIN hgtx_events p ON p.id = e.parent_id WHERE s.value = 'pkg.spin' AND "
+            "(p.id IS NULL OR p.tid != e.tid OR e.start_ns < p.start_ns "
+            "OR e.end_ns > p.end_ns)").fetchone()[0]
         self.assertEqual(bad, 0)
         statuses = [p['status'] for p in self.manifest()['python']['processes']]
         self.assertIn('tracing', statuses)
@@ -142,6 +148,22 @@ class ModuleOption(TraceCase):
         self.assertEqual(calls[('pkg.spin', PH)], 118)
         self.record(options=['--python-functions-threshold', '10000000'])
         self.assertEqual(self.stats_rows('python_func_sum'), [])
+
+
+class WithSampling(TraceCase):
+    """The default threshold (80 us) with Python sampling on."""
+    SPEC = 'module:pkg'
+    OPTIONS = ()
+
+    def test_sampled_and_traced(self):
+        self.record()
+        calls = self.calls()
+        for key, n in ((('pkg.Worker.step', PH), 3), (('pkg.sub.leaf', PH), 11),
+                       (('pkg.sub.other', PH), 4)):
+            self.assertEqual(calls[key], n)
+        # a short call may hold a sample (or be preempted) past 80 us
+        self.assertBetween(calls[('pkg.hot', PH)], 10, 20, 'pkg.hot calls')
+        self.assertGreater(int(self.stats_rows('python_flat')[0]['Self']), 0)
 
 
 class ModuleOnly(TraceCase):
