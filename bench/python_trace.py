@@ -78,9 +78,15 @@ def bench_python_trace(args, work):
     with open(script, 'w') as f:
         f.write(LOOP % {'dir': d, 'calls': calls})
     env = dict(os.environ, TMPDIR=work)
+    pythons = [sys.executable] + [p for p in (getattr(args, 'python_interpreters', '') or '').split(',')
+                                  if p]
+    for python in pythons:
+        _bench_one(asys, python, script, env, work, calls)
 
+
+def _bench_one(asys, python, script, env, work, calls):
     def run(mode, tool=()):
-        r = subprocess.run([*tool, sys.executable, script, mode], capture_output=True, env=env)
+        r = subprocess.run([*tool, python, script, mode], capture_output=True, env=env)
         if r.returncode != 0:
             sys.exit('python_trace step failed: %s' % r.stderr.decode(errors='replace'))
         return json.loads(r.stdout.decode().strip().splitlines()[-1])
@@ -95,9 +101,11 @@ def bench_python_trace(args, work):
     cprof = run('cprofile')
     under = run('plain', asys_tool(10 ** 9))
     over = run('plain', asys_tool(0))
-    print('\n## Python function tracing: ns per call (%d calls, best of 5 rounds; '
+    version = subprocess.run([python, '-c', 'import sys; print(sys.version.split()[0])'],
+                             capture_output=True).stdout.decode().strip()
+    print('\n## Python %s function tracing: ns per call (%d calls, best of 5 rounds; '
           'the bare loop costs %.1f ns per iteration and is not subtracted)'
-          % (calls, none['loop']))
+          % (version, calls, none['loop']))
     print('| body | no tool | cProfile | asys: untraced function, spec active | '
           'asys: traced, under the threshold | asys: traced, every call a range | '
           'untraced vs no tool | traced (every call) vs cProfile |')

@@ -8,6 +8,7 @@ usage: bench/run_benchmarks.py [--build DIR] [--pairs N] [--runs K]
                                [--bulk-kernels N] [--bulk-copies N] [--bulk-ranges N]
                                [--deps-kernels N] [--deps-waits N] [--export-events N]
                                [--flame-stacks N] [--heap-allocations N] [--cpu-loop-millions M]
+                               [--python-interpreters PATH,...]
                                [--only hgtx|uftrace|osrt|import|hggc|timeline|deps|export|processes|
                                        flame|heap|cpu_sampling|ppu_metrics|
                                        nic|python_trace]
@@ -519,6 +520,8 @@ def main():
                     choices=['hgtx', 'uftrace', 'osrt', 'import', 'hggc', 'timeline', 'deps',
                              'export', 'processes', 'flame', 'heap', 'cpu_sampling',
                              'ppu_metrics', 'nic', 'python_trace'])
+    ap.add_argument('--python-interpreters', default='',
+                    help='python_trace: more interpreters to measure (paths, comma-separated)')
     ap.add_argument('--ppu-seconds', type=float, default=5.0,
                     help='how long the PPU metrics benchmark samples')
     ap.add_argument('--cpu-loop-millions', type=int, default=2000,

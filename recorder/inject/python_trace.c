@@ -96,6 +96,13 @@ static struct {
     PyObject *(*tuple_get_item)(PyObject *, Py_ssize_t);
     int (*is_instance)(PyObject *, PyObject *);
     PyObject *type_type;
+    PyObject *(*get_globals)(void);
+    PyObject *(*long_from)(long);
+    PyObject *(*text_from)(const char *);
+    /* 3.12+: sys.monitoring */
+    int monitoring;
+    int started;       /* asys_python_trace_start ran */
+    PyObject *disable; /* sys.monitoring.DISABLE */
     PyObject *thread_hook;
 } tr;
 
@@ -267,7 +274,11 @@ static void find_qualname(PyObject *globals, PyObject *code, char *name, size_t 
         }
         int match = 0;
         if (member && member != a->none) {
-            PyObject *f = a->get_attr(member, "__func__");
+            PyObject *f = a->get_attr(member, "__func__"); /* classmethod, staticmethod */
+            if (!f) {
+                a->err_clear();
+                f = a->get_attr(member, "fget"); /* property */
+            }
             if (!f) {
                 a->err_clear();
                 a->incref(member);
@@ -301,9 +312,12 @@ static void decide(struct code_entry *ce, PyObject *code, PyObject *frame)
     const struct py_api *a = tr.api;
     char module[256], qualname[512];
     ce->domain_count = 0;
-    if (!tr.threading_hooked)
+    if (!tr.threading_hooked && !tr.monitoring)
         install_threading_hook();
-    PyObject *globals = a->get_attr(frame, "f_globals");
+    /* sys.monitoring passes no frame: the callback runs in the starting frame */
+    PyObject *globals = frame ? a->get_attr(frame, "f_globals") : tr.get_globals();
+    if (!frame && globals)
+        a->incref(globals);
     PyObject *name = globals ? a->dict_get_item_string(globals, "__name__") : NULL;
     size_t module_len = text_of(name, module, sizeof module);
     if (!globals || !module_len)
@@ -514,6 +528,34 @@ static void thread_returns(struct thread_stack *s, uint64_t now)
         s->written = s->depth;
 }
 
+/* A traced call starts: `key` is what its return is matched by (the frame, or
+ * the code object under sys.monitoring). */
+static void call_traced(PyObject *key, struct code_entry *ce)
+{
+    struct thread_stack *s = tls_stack;
+    if (ASYS_UNLIKELY(!s)) {
+        s = tls_stack = calloc(1, sizeof *s);
+        if (!s)
+            return;
+    }
+    if (s->depth == STACK_MAX)
+        return; /* deeper calls are not recorded */
+    /* definitions now, stamped before the call's start: the pushes written later
+     * keep the segment in time order */
+    if (ASYS_UNLIKELY(!ce->registered) && register_domains(ce) != 0)
+        return;
+    struct asys_thread *t = asys_thread_enter();
+    if (!t)
+        return;
+    uint32_t message = asys_intern_len(t, ce->name, ce->name_len);
+    asys_thread_leave();
+    struct frame_item *it = &s->items[s->depth++];
+    it->frame = key;
+    it->code = ce;
+    it->message = message;
+    it->pushed = 0;
+    it->start = asys_now();
+}
 /* ---- the profile function (GIL held) ------------------------------------------------------ */
 
 static int profile(PyObject *obj, PyObject *frame, int what, PyObject *arg)
@@ -538,28 +580,7 @@ static int profile(PyObject *obj, PyObject *frame, int what, PyObject *arg)
     a->decref(code); /* the frame and the table hold it */
     if (ASYS_LIKELY(!ce))
         return 0;
-    if (ASYS_UNLIKELY(!s)) {
-        s = tls_stack = calloc(1, sizeof *s);
-        if (!s)
-            return 0;
-    }
-    if (s->depth == STACK_MAX)
-        return 0; /* deeper calls are not recorded */
-    /* definitions now, stamped before the call's start: the pushes written later
-     * keep the segment in time order */
-    if (ASYS_UNLIKELY(!ce->registered) && register_domains(ce) != 0)
-        return 0;
-    struct asys_thread *t = asys_thread_enter();
-    if (!t)
-        return 0;
-    uint32_t message = asys_intern_len(t, ce->name, ce->name_len);
-    asys_thread_leave();
-    struct frame_item *it = &s->items[s->depth++];
-    it->frame = frame;
-    it->code = ce;
-    it->message = message;
-    it->pushed = 0;
-    it->start = asys_now();
+    call_traced(frame, ce);
     return 0;
 }
 
@@ -609,6 +630,177 @@ static int install_main(void *arg)
     (void)arg;
     tr.set_profile(profile, NULL);
     return 0;
+}
+
+/* ---- 3.12+: sys.monitoring ------------------------------------------------------------
+ *
+ * PY_START and PY_RESUME are calls, PY_RETURN, PY_YIELD and PY_UNWIND returns;
+ * events are global (every thread, those started later too).  A callback
+ * returns sys.monitoring.DISABLE at an untraced code location: the
+ * interpreter no longer calls it there, so untraced code runs at full speed
+ * once seen.  Callbacks get the code object, not the frame: the stack
+ * matches returns by code object (recursion nests). */
+
+#define PY_METH_FASTCALL 0x0080
+typedef PyObject *(*py_fastcall)(PyObject *, PyObject *const *, Py_ssize_t);
+
+static struct py_method_def mon_start_def, mon_return_def, mon_unwind_def;
+
+static PyObject *ret_none(void)
+{
+    tr.api->incref(tr.api->none);
+    return tr.api->none;
+}
+
+static PyObject *ret_disable(void)
+{
+    tr.api->incref(tr.disable);
+    return tr.disable;
+}
+
+static PyObject *mon_start(PyObject *self, PyObject *const *args, Py_ssize_t n)
+{
+    (void)self;
+    if (n < 1 || !tr.on)
+        return ret_none();
+    struct code_entry *ce = lookup(args[0], NULL);
+    if (!ce)
+        return ret_disable();
+    call_traced(args[0], ce);
+    return ret_none();
+}
+
+static PyObject *returns(PyObject *const *args, Py_ssize_t n, int can_disable)
+{
+    struct thread_stack *s = tls_stack;
+    if (n < 1)
+        return ret_none();
+    if (s && s->depth && s->items[s->depth - 1].frame == args[0]) {
+        thread_returns(s, asys_now());
+        return ret_none();
+    }
+    if (can_disable && !lookup(args[0], NULL))
+        return ret_disable();
+    return ret_none();
+}
+
+static PyObject *mon_return(PyObject *self, PyObject *const *args, Py_ssize_t n)
+{
+    (void)self;
+    return returns(args, n, 1);
+}
+
+static PyObject *mon_unwind(PyObject *self, PyObject *const *args, Py_ssize_t n)
+{
+    (void)self;
+    return returns(args, n, 0); /* PY_UNWIND cannot be disabled */
+}
+
+/* obj.name(args...): 0, or -1 (the error cleared). */
+static int call_method(PyObject *obj, const char *name, int n, PyObject **args)
+{
+    const struct py_api *a = tr.api;
+    PyObject *f = a->get_attr(obj, name);
+    PyObject *tuple = f ? a->tuple_new(n) : NULL;
+    PyObject *r = NULL;
+    int ok = f && tuple;
+    for (int i = 0; i < n; i++) {
+        if (!args[i])
+            ok = 0;
+        else if (tuple)
+            a->tuple_set_item(tuple, i, args[i]); /* steals */
+        else
+            a->decref(args[i]);
+    }
+    if (ok)
+        r = a->call_object(f, tuple);
+    if (r)
+        a->decref(r);
+    if (tuple)
+        a->decref(tuple);
+    if (f)
+        a->decref(f);
+    a->err_clear();
+    return r ? 0 : -1;
+}
+
+static long event_bit(PyObject *events, const char *name)
+{
+    PyObject *v = tr.api->get_attr(events, name);
+    long bit = v ? tr.api->as_long(v) : -1;
+    if (v)
+        tr.api->decref(v);
+    tr.api->err_clear();
+    return bit > 0 ? bit : 0;
+}
+
+/* 0 when sys.monitoring delivers the events. */
+static int start_monitoring(void)
+{
+    const struct py_api *a = tr.api;
+    int rc = -1;
+    if (!tr.get_globals || !tr.long_from || !tr.text_from)
+        return -1;
+    PyObject *sys = a->import("sys");
+    PyObject *mon = sys ? a->get_attr(sys, "monitoring") : NULL;
+    PyObject *events = mon ? a->get_attr(mon, "events") : NULL;
+    long tool = -1;
+    if (!events)
+        goto out;
+    /* PROFILER_ID (2), else a free one of the ids tools may use */
+    static const long ids[] = {2, 3, 4};
+    for (size_t i = 0; i < 3 && tool < 0; i++) {
+        PyObject *args[] = {tr.long_from(ids[i]), tr.text_from("asys")};
+        if (call_method(mon, "use_tool_id", 2, args) == 0)
+            tool = ids[i];
+    }
+    if (tool < 0)
+        goto out;
+    tr.disable = a->get_attr(mon, "DISABLE");
+    mon_start_def = (struct py_method_def){
+        "_asys_py_start", (py_cfunction)(void (*)(void))mon_start, PY_METH_FASTCALL, NULL};
+    mon_return_def = (struct py_method_def){
+        "_asys_py_return", (py_cfunction)(void (*)(void))mon_return, PY_METH_FASTCALL, NULL};
+    mon_unwind_def = (struct py_method_def){
+        "_asys_py_unwind", (py_cfunction)(void (*)(void))mon_unwind, PY_METH_FASTCALL, NULL};
+    struct {
+        struct py_method_def *def;
+        const char *events[2];
+    } callbacks[] = {{&mon_start_def, {"PY_START", "PY_RESUME"}},
+                     {&mon_return_def, {"PY_RETURN", "PY_YIELD"}},
+                     {&mon_unwind_def, {"PY_UNWIND", NULL}}};
+    long mask = 0;
+    int registered = tr.disable != NULL;
+    for (size_t i = 0; i < 3 && registered; i++) {
+        PyObject *f = a->cfunction_new(callbacks[i].def, NULL, NULL); /* kept for good */
+        for (int k = 0; k < 2 && f && registered; k++) {
+            long bit = callbacks[i].events[k] ? event_bit(events, callbacks[i].events[k]) : 0;
+            if (!callbacks[i].events[k])
+                continue;
+            a->incref(f);
+            PyObject *args[] = {tr.long_from(tool), tr.long_from(bit), f};
+            registered = bit && call_method(mon, "register_callback", 3, args) == 0;
+            mask |= bit;
+        }
+        registered = registered && f;
+    }
+    PyObject *args[] = {tr.long_from(tool), tr.long_from(registered ? mask : 0)};
+    if (registered && call_method(mon, "set_events", 2, args) == 0) {
+        tr.monitoring = 1;
+        rc = 0;
+    } else {
+        PyObject *free_args[] = {tr.long_from(tool)};
+        call_method(mon, "free_tool_id", 1, free_args);
+    }
+out:
+    if (events)
+        a->decref(events);
+    if (mon)
+        a->decref(mon);
+    if (sys)
+        a->decref(sys);
+    a->err_clear();
+    return rc;
 }
 
 static void write_status(enum asys_python_status status, const char *text)
@@ -665,6 +857,9 @@ int asys_python_trace_init(const struct py_api *api, uint32_t version_hex)
     *(void **)&tr.set_profile_all = dlsym(RTLD_DEFAULT, "PyEval_SetProfileAllThreads");
     *(void **)&tr.tuple_get_item = dlsym(RTLD_DEFAULT, "PyTuple_GetItem");
     *(void **)&tr.is_instance = dlsym(RTLD_DEFAULT, "PyObject_IsInstance");
+    *(void **)&tr.get_globals = dlsym(RTLD_DEFAULT, "PyEval_GetGlobals");
+    *(void **)&tr.long_from = dlsym(RTLD_DEFAULT, "PyLong_FromLong");
+    *(void **)&tr.text_from = dlsym(RTLD_DEFAULT, "PyUnicode_FromString");
     tr.type_type = dlsym(RTLD_DEFAULT, "PyType_Type");
     if (parse_rules(rules) != 0 || grow_codes() != 0)
         return -1;
@@ -677,8 +872,15 @@ void asys_python_trace_start(void)
 {
     const struct py_api *a = tr.api;
     char text[128];
-    if (!tr.on || tr.thread_hook)
+    if (!tr.on || tr.started)
         return;
+    tr.started = 1;
+    if (tr.version >= 0x030c0000u && start_monitoring() == 0) {
+        snprintf(text, sizeof text, "%zu rules, threshold %llu ticks, sys.monitoring",
+                 tr.rule_count, (unsigned long long)tr.threshold_ticks);
+        write_status(ASYS_PYTHON_TRACING, text);
+        return;
+    }
     if (!tr.set_profile || !tr.tuple_get_item || !a->add_pending_call) {
         tr.on = 0;
         write_status(ASYS_PYTHON_TRACE_OFF, "the interpreter lacks PyEval_SetProfile");
