@@ -1,6 +1,6 @@
 """Python function tracing cost (bench/run_benchmarks.py --only python_trace): ns per
 call of a loop of calls to one function, measured inside the interpreter
-(time.perf_counter_ns, the best of 5 rounds), for
+(time.perf_counter_ns, the best of 5 rounds in each of 3 runs), for
   - an untraced function while a spec is active (the rules name another module),
   - a traced function whose calls stay under --python-functions-threshold,
   - a traced function with --python-functions-threshold 0 (every call a range),
@@ -97,13 +97,18 @@ def _bench_one(asys, python, script, env, work, calls):
                 '--python-functions-trace', 'module:tracedmod',
                 '--python-functions-threshold', str(threshold)]
 
-    none = run('plain')
-    cprof = run('cprofile')
-    under = run('plain', asys_tool(10 ** 9))
-    over = run('plain', asys_tool(0))
+    def best(mode, tool=()):
+        """The fastest of 3 runs, per figure (the machine is shared)."""
+        runs = [run(mode, tool) for _ in range(3)]
+        return {k: min(r[k] for r in runs) for k in runs[0]}
+
+    none = best('plain')
+    cprof = best('cprofile')
+    under = best('plain', asys_tool(10 ** 9))
+    over = best('plain', asys_tool(0))
     version = subprocess.run([python, '-c', 'import sys; print(sys.version.split()[0])'],
                              capture_output=True).stdout.decode().strip()
-    print('\n## Python %s function tracing: ns per call (%d calls, best of 5 rounds; '
+    print('\n## Python %s function tracing: ns per call (%d calls, best of 5 rounds x 3 runs; '
           'the bare loop costs %.1f ns per iteration and is not subtracted)'
           % (version, calls, none['loop']))
     print('| body | no tool | cProfile | asys: untraced function, spec active | '

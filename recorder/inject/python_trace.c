@@ -58,6 +58,8 @@ struct code_entry {
     uint8_t domains[MAX_CODE_DOMAINS];
     char *name; /* "module.qualname" when traced */
     uint32_t name_len;
+    uint32_t message;                   /* its string id ... */
+    struct asys_thread *message_thread; /* ... defined in this thread's segment */
 };
 
 struct domain {
@@ -492,11 +494,8 @@ static void write_pop(struct asys_thread *t, uint16_t domain, uint64_t ticks)
 }
 
 /* The pushes of the calls from s->written up to the top (they all qualify). */
-static void write_pending_pushes(struct thread_stack *s)
+static void write_pending_pushes(struct asys_thread *t, struct thread_stack *s)
 {
-    struct asys_thread *t = asys_thread_enter();
-    if (!t)
-        return;
     int capturing = asys_capturing();
     for (uint32_t i = s->written; i < s->depth; i++) {
         struct frame_item *it = &s->items[i];
@@ -507,19 +506,20 @@ static void write_pending_pushes(struct thread_stack *s)
         }
     }
     s->written = s->depth;
-    asys_thread_leave();
 }
 
 static void thread_returns(struct thread_stack *s, uint64_t now)
 {
     struct frame_item *it = &s->items[s->depth - 1];
-    if (s->written < s->depth && now - it->start >= tr.threshold_ticks)
-        write_pending_pushes(s);
-    if (it->pushed) {
+    int qualifies = s->written < s->depth && now - it->start >= tr.threshold_ticks;
+    if (qualifies || it->pushed) {
         struct asys_thread *t = asys_thread_enter();
         if (t) {
-            for (int k = it->code->domain_count - 1; k >= 0; k--)
-                write_pop(t, tr.domains[it->code->domains[k]].id, now);
+            if (qualifies)
+                write_pending_pushes(t, s);
+            if (it->pushed)
+                for (int k = it->code->domain_count - 1; k >= 0; k--)
+                    write_pop(t, tr.domains[it->code->domains[k]].id, now);
             asys_thread_leave();
         }
     }
@@ -544,11 +544,17 @@ static void call_traced(PyObject *key, struct code_entry *ce)
      * keep the segment in time order */
     if (ASYS_UNLIKELY(!ce->registered) && register_domains(ce) != 0)
         return;
-    struct asys_thread *t = asys_thread_enter();
-    if (!t)
-        return;
-    uint32_t message = asys_intern_len(t, ce->name, ce->name_len);
-    asys_thread_leave();
+    /* the message's id, defined in this thread's segment once */
+    uint32_t message = ce->message;
+    if (ASYS_UNLIKELY(!asys_tls_thread || ce->message_thread != asys_tls_thread)) {
+        struct asys_thread *t = asys_thread_enter();
+        if (!t)
+            return;
+        message = asys_intern_len(t, ce->name, ce->name_len);
+        asys_thread_leave();
+        ce->message = message;
+        ce->message_thread = t;
+    }
     struct frame_item *it = &s->items[s->depth++];
     it->frame = key;
     it->code = ce;
@@ -830,8 +836,10 @@ static void after_fork(void)
 {
     for (size_t i = 0; i < tr.domain_count; i++)
         tr.domains[i].registered = 0;
-    for (size_t i = 0; i < tr.code_cap; i++)
+    for (size_t i = 0; i < tr.code_cap; i++) {
         tr.codes[i].registered = 0;
+        tr.codes[i].message_thread = NULL;
+    }
     struct thread_stack *s = tls_stack;
     if (s) {
         for (uint32_t i = 0; i < s->depth; i++)
