@@ -160,6 +160,11 @@ void asys_inject_init(void);
  * that made it register, taken before), else now. */
 struct asys_thread *asys_thread_register(uint64_t not_after);
 
+/* A second segment for the calling thread, which the caller writes alone
+ * (asys_tls_busy held around its writes) and closes; NULL when none. */
+struct asys_thread *asys_thread_open_extra(void);
+void asys_thread_close_extra(struct asys_thread *t);
+
 /* Counts a record lost because its hook could not record (re-entry). */
 void asys_thread_count_lost(uint32_t size);
 /* An event of a thread that has no segment: counted in the image's anchor;

@@ -106,9 +106,12 @@ static struct {
     int started;       /* asys_python_trace_start ran */
     PyObject *disable; /* sys.monitoring.DISABLE */
     PyObject *thread_hook;
+    pthread_key_t writer_key; /* closes a thread's tracer segment when it ends */
 } tr;
 
 static __thread struct thread_stack *tls_stack ASYS_TLS;
+static __thread struct asys_thread *tls_writer ASYS_TLS;
+static __thread int tls_writer_failed ASYS_TLS;
 static struct py_method_def thread_hook_def;
 
 /* ---- the rules ------------------------------------------------------------------------ */
@@ -451,6 +454,38 @@ static void write_category(struct asys_thread *t, uint16_t domain)
     }
 }
 
+/* The thread's tracer segment (asys_thread_open_extra): only pushes and pops,
+ * in time order, whatever other collectors write into the thread's own
+ * segment meanwhile.  Entered like asys_thread_enter. */
+static struct asys_thread *writer_enter(void)
+{
+    if (ASYS_UNLIKELY(asys_tls_busy))
+        return NULL;
+    asys_tls_busy = 1;
+    struct asys_thread *w = tls_writer;
+    if (ASYS_UNLIKELY(!w) && !tls_writer_failed) {
+        w = tls_writer = asys_thread_open_extra();
+        tls_writer_failed = !w;
+        if (w)
+            pthread_setspecific(tr.writer_key, w);
+    }
+    if (!w)
+        asys_tls_busy = 0;
+    return w;
+}
+
+static void close_writer(void *arg)
+{
+    struct asys_thread *w = arg;
+    if (!w || w != tls_writer)
+        return;
+    int was_busy = asys_tls_busy;
+    asys_tls_busy = 1;
+    tls_writer = NULL;
+    asys_thread_close_extra(w);
+    asys_tls_busy = was_busy;
+}
+
 /* Domains are registered at a traced call's first write (outside enter/leave). */
 static int register_domains(struct code_entry *ce)
 {
@@ -513,7 +548,7 @@ static void thread_returns(struct thread_stack *s, uint64_t now)
     struct frame_item *it = &s->items[s->depth - 1];
     int qualifies = s->written < s->depth && now - it->start >= tr.threshold_ticks;
     if (qualifies || it->pushed) {
-        struct asys_thread *t = asys_thread_enter();
+        struct asys_thread *t = writer_enter();
         if (t) {
             if (qualifies)
                 write_pending_pushes(t, s);
@@ -544,6 +579,12 @@ static void call_traced(PyObject *key, struct code_entry *ce)
      * keep the segment in time order */
     if (ASYS_UNLIKELY(!ce->registered) && register_domains(ce) != 0)
         return;
+    /* the tracer segment opens before the first start it holds (its base time) */
+    if (ASYS_UNLIKELY(!tls_writer) && !tls_writer_failed) {
+        struct asys_thread *w = writer_enter();
+        if (w)
+            asys_thread_leave();
+    }
     /* the message's id, defined in this thread's segment once */
     uint32_t message = ce->message;
     if (ASYS_UNLIKELY(!asys_tls_thread || ce->message_thread != asys_tls_thread)) {
@@ -840,6 +881,9 @@ static void after_fork(void)
         tr.codes[i].registered = 0;
         tr.codes[i].message_thread = NULL;
     }
+    tls_writer = NULL; /* dropped with every inherited writer */
+    tls_writer_failed = 0;
+    pthread_setspecific(tr.writer_key, NULL);
     struct thread_stack *s = tls_stack;
     if (s) {
         for (uint32_t i = 0; i < s->depth; i++)
@@ -870,6 +914,8 @@ int asys_python_trace_init(const struct py_api *api, uint32_t version_hex)
     *(void **)&tr.text_from = dlsym(RTLD_DEFAULT, "PyUnicode_FromString");
     tr.type_type = dlsym(RTLD_DEFAULT, "PyType_Type");
     if (parse_rules(rules) != 0 || grow_codes() != 0)
+        return -1;
+    if (pthread_key_create(&tr.writer_key, close_writer) != 0)
         return -1;
     pthread_atfork(NULL, NULL, after_fork);
     tr.on = 1; /* started by asys_python_trace_start */

@@ -30,6 +30,8 @@ class Worker:
 '''
 
 PKG_SUB = '''
+import time
+
 from pkg import spin
 
 
@@ -39,6 +41,7 @@ def leaf():
 
 def other():
     spin(2000000)
+    time.sleep(0.0005)  # OS runtime records inside a traced call
 '''
 
 MAIN = '''
@@ -151,12 +154,19 @@ class ModuleOption(TraceCase):
 
 
 class WithSampling(TraceCase):
-    """The default threshold (80 us) with Python sampling on."""
+    """The default threshold (80 us) with Python sampling and OS runtime
+    tracing on: their records, written into the thread's segment during the
+    traced calls, do not shift the calls' times."""
     SPEC = 'module:pkg'
-    OPTIONS = ()
+    OPTIONS = ('-t', 'osrt', '--python-sampling-frequency', '1000')
 
     def test_sampled_and_traced(self):
         self.record()
+        rows = {r['Function']: r for r in self.stats_rows('python_func_sum')}
+        for f, low in (('pkg.Worker.step', 2000000), ('pkg.sub.leaf', 2000000),
+                       ('pkg.sub.other', 2500000)):
+            self.assertGreaterEqual(int(rows[f]['Min (ns)']), low, f)
+        self.assertTrue(self.stats_rows('osrt_sum'))
         calls = self.calls()
         for key, n in ((('pkg.Worker.step', PH), 3), (('pkg.sub.leaf', PH), 11),
                        (('pkg.sub.other', PH), 4)):
