@@ -1,6 +1,6 @@
 """Python function tracing cost (bench/run_benchmarks.py --only python_trace): ns per
 call of a loop of calls to one function, measured inside the interpreter
-(time.perf_counter_ns, the best of 5 rounds in each of 3 runs), for
+(CPU time of the thread, time.thread_time_ns: the machine may be shared; the best of 5 rounds in each of 5 runs, the configurations taking turns), for
   - an untraced function while a spec is active (the rules name another module),
   - a traced function whose calls stay under --python-functions-threshold,
   - a traced function with --python-functions-threshold 0 (every call a range),
@@ -23,19 +23,19 @@ N = %(calls)d
 def per_call(f):
     best = None
     for _ in range(5):
-        t0 = time.perf_counter_ns()
+        t0 = time.thread_time_ns()
         for _ in range(N):
             f()
-        dt = time.perf_counter_ns() - t0
+        dt = time.thread_time_ns() - t0
         best = dt if best is None or dt < best else best
     return best / N
 def loop_ns():
     best = None
     for _ in range(5):
-        t0 = time.perf_counter_ns()
+        t0 = time.thread_time_ns()
         for _ in range(N):
             pass
-        dt = time.perf_counter_ns() - t0
+        dt = time.thread_time_ns() - t0
         best = dt if best is None or dt < best else best
     return best / N
 time.sleep(0.1)  # the tracer is up
@@ -64,6 +64,9 @@ def work():
         s += i
     return s
 '''
+
+
+RUNS = 5
 
 
 def bench_python_trace(args, work):
@@ -97,20 +100,20 @@ def _bench_one(asys, python, script, env, work, calls):
                 '--python-functions-trace', 'module:tracedmod',
                 '--python-functions-threshold', str(threshold)]
 
-    def best(mode, tool=()):
-        """The fastest of 3 runs, per figure (the machine is shared)."""
-        runs = [run(mode, tool) for _ in range(3)]
-        return {k: min(r[k] for r in runs) for k in runs[0]}
-
-    none = best('plain')
-    cprof = best('cprofile')
-    under = best('plain', asys_tool(10 ** 9))
-    over = best('plain', asys_tool(0))
+    # the configurations take turns, RUNS times; each figure is its fastest run
+    # (the machine may be shared)
+    configs = [('plain', ()), ('cprofile', ()), ('plain', asys_tool(10 ** 9)),
+               ('plain', asys_tool(0))]
+    runs = [[] for _ in configs]
+    for _ in range(RUNS):
+        for i, (mode, tool) in enumerate(configs):
+            runs[i].append(run(mode, tool))
+    none, cprof, under, over = ({k: min(r[k] for r in rs) for k in rs[0]} for rs in runs)
     version = subprocess.run([python, '-c', 'import sys; print(sys.version.split()[0])'],
                              capture_output=True).stdout.decode().strip()
-    print('\n## Python %s function tracing: ns per call (%d calls, best of 5 rounds x 3 runs; '
+    print('\n## Python %s function tracing: ns per call (%d calls, best of 5 rounds x %d runs; '
           'the bare loop costs %.1f ns per iteration and is not subtracted)'
-          % (version, calls, none['loop']))
+          % (version, calls, RUNS, none['loop']))
     print('| body | no tool | cProfile | asys: untraced function, spec active | '
           'asys: traced, under the threshold | asys: traced, every call a range | '
           'untraced vs no tool | traced (every call) vs cProfile |')
