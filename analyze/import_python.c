@@ -1,19 +1,33 @@
 /* PYTHON_CODE, PYTHON_SAMPLE and PYTHON_STATUS records -> python_code,
  * python_samples, python_status, and the frames, modules and callchains rows
- * of the Python stacks (schema/python.sql).  Those rows take ids from
+ * of the Python stacks (schema/python.sql).  PYTHON_STACK records
+ * (--python-backtrace=hggc) are joined with their HGGC calls' native stacks
+ * once every segment is read (their code objects and native chains may be
+ * defined in segments read later).  Those rows take ids from
  * PYTHON_ID_BASE up, clear of the native stacks' (import_stacks.c counts
  * from 1), so both kinds share the tables and the call-tree machinery. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "import_family.h"
 
 #define PYTHON_ID_BASE (INT64_C(1) << 36)
 #define MAX_DEPTH 128
 
+/* A PYTHON_STACK waiting for the end of the import. */
+struct pending_stack {
+    struct imp_image *img;
+    uint32_t pid, correlation, callchain;
+    uint32_t depth;
+    uint64_t frames[];
+};
+
 struct python {
     struct asys_importer *imp;
+    struct pending_stack **stacks;
+    size_t stack_count, stack_cap;
     int slot; /* per image: code_id -> python_code row (asys_u64map) */
     sqlite3_stmt *insert_code, *insert_sample, *insert_status;
     sqlite3_stmt *insert_frame, *insert_module, *insert_chain, *insert_chain_frame;
@@ -109,6 +123,9 @@ static void python_free(void *state)
     asys_u64map_free(&py->frames);
     asys_u64map_free(&py->modules);
     asys_strmap_free(&py->chains);
+    for (size_t i = 0; i < py->stack_count; i++)
+        free(py->stacks[i]);
+    free(py->stacks);
     free(py);
 }
 
@@ -299,10 +316,127 @@ static int import_status(void *state, const struct asys_record *rec, uint64_t ns
     return imp_step(py->imp, st, err);
 }
 
+static int import_stack(void *state, const struct asys_record *rec, uint64_t ns,
+                        struct asys_err *err)
+{
+    (void)ns;
+    struct python *py = state;
+    const struct asys_rec_python_stack *r = (const void *)rec->data;
+    size_t room = (rec->size - sizeof *r) / 8;
+    uint32_t depth = r->depth < room ? r->depth : (uint32_t)room;
+    if (depth > MAX_DEPTH)
+        depth = MAX_DEPTH;
+    if (!py->imp->seg.image || !depth)
+        return 0;
+    if (asys_grow(&py->stacks, &py->stack_cap, py->stack_count, sizeof *py->stacks, 64) != 0)
+        return asys_fail(err, "out of memory");
+    struct pending_stack *p = malloc(sizeof *p + depth * sizeof(uint64_t));
+    if (!p)
+        return asys_fail(err, "out of memory");
+    *p = (struct pending_stack){py->imp->seg.image, py->imp->seg.pid, r->correlation_id,
+                                r->callchain_id, depth};
+    memcpy(p->frames, rec->data + sizeof *r, depth * sizeof(uint64_t));
+    py->stacks[py->stack_count++] = p;
+    return 0;
+}
+
+/* Whether a native frame is the interpreter running Python code. */
+static int eval_frame(const char *name)
+{
+    return name && (!strncmp(name, "_PyEval_EvalFrame", 17) || !strcmp(name, "_PyEval_Vector") ||
+                    !strcmp(name, "PyEval_EvalCode"));
+}
+
+/* The native frames of chain `id` (level 0 first) into out; their count. */
+static size_t native_frames(sqlite3_stmt *st, int64_t id, int64_t *out, int *eval, size_t cap)
+{
+    size_t n = 0;
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, id);
+    while (n < cap && sqlite3_step(st) == SQLITE_ROW) {
+        out[n] = sqlite3_column_int64(st, 0);
+        eval[n++] = eval_frame((const char *)sqlite3_column_text(st, 1));
+    }
+    return n;
+}
+
+/* One HGGC call's joined stack: native frames inside the interpreter's,
+ * the Python frames in place of the eval frames, then the native frames
+ * outside (py-spy's --native); without eval frames, Python frames last. */
+static int join_stack(struct python *py, const struct pending_stack *p, sqlite3_stmt *natives,
+                      sqlite3_stmt *update, struct asys_err *err)
+{
+    struct asys_u64map *codes = p->img->slot[py->slot];
+    int64_t native[MAX_DEPTH], python[MAX_DEPTH], joined[2 * MAX_DEPTH];
+    int eval[MAX_DEPTH];
+    size_t nn = 0, np = 0, nj = 0;
+    uint64_t *global = p->callchain ? asys_u64map_get(&p->img->chains, p->callchain) : NULL;
+    if (global)
+        nn = native_frames(natives, (int64_t)*global, native, eval, MAX_DEPTH);
+    for (uint32_t i = 0; codes && i < p->depth; i++) {
+        uint64_t *code = asys_u64map_get(codes, p->frames[i] >> 32);
+        if (!code)
+            continue;
+        int64_t frame = frame_of(py, p->pid, (int64_t)*code, (uint32_t)p->frames[i], err);
+        if (frame < 0)
+            return -1;
+        python[np++] = frame;
+    }
+    size_t first = nn, last = nn;
+    for (size_t i = 0; i < nn; i++)
+        if (eval[i]) {
+            first = first == nn ? i : first;
+            last = i;
+        }
+    for (size_t i = 0; i < first; i++)
+        joined[nj++] = native[i];
+    for (size_t i = 0; i < np; i++)
+        joined[nj++] = python[i];
+    for (size_t i = first == nn ? nn : last + 1; i < nn; i++)
+        joined[nj++] = native[i];
+    if (!np || nj > MAX_DEPTH)
+        nj = nj > MAX_DEPTH ? MAX_DEPTH : nj;
+    if (!nj)
+        return 0;
+    int64_t chain = chain_of(py, p->pid, joined, (uint32_t)nj, err);
+    if (chain < 0)
+        return -1;
+    sqlite3_bind_int64(update, 1, chain);
+    sqlite3_bind_int64(update, 2, p->pid);
+    sqlite3_bind_int64(update, 3, p->correlation);
+    return imp_step(py->imp, update, err);
+}
+
+static int python_derive(void *state, struct asys_err *err)
+{
+    struct python *py = state;
+    sqlite3_stmt *natives = NULL, *update = NULL;
+    int rc = 0;
+    if (!py->stack_count)
+        return 0;
+    if (imp_prepare(py->imp,
+                    "SELECT cf.frame_id, s.value FROM callchain_frames AS cf\n"
+                    "JOIN frames AS f ON f.id = cf.frame_id\n"
+                    "LEFT JOIN strings AS s ON s.id = f.function_id\n"
+                    "WHERE cf.callchain_id = ? ORDER BY cf.level",
+                    &natives, err) != 0 ||
+        imp_prepare(py->imp,
+                    "UPDATE hggc_api_calls SET callchain_id = ? WHERE pid = ? AND "
+                    "correlation_id = ?",
+                    &update, err) != 0)
+        rc = -1;
+    for (size_t i = 0; rc == 0 && i < py->stack_count; i++)
+        rc = join_stack(py, py->stacks[i], natives, update, err);
+    sqlite3_finalize(natives);
+    sqlite3_finalize(update);
+    return rc;
+}
+
 static const struct imp_record_op python_ops[] = {
     {ASYS_REC_PYTHON_CODE, import_code},
     {ASYS_REC_PYTHON_SAMPLE, import_sample},
     {ASYS_REC_PYTHON_STATUS, import_status},
+    {ASYS_REC_PYTHON_STACK, import_stack},
 };
 
 const struct imp_family imp_family_python = {
@@ -312,5 +446,6 @@ const struct imp_family imp_family_python = {
     .ops = python_ops,
     .op_count = sizeof python_ops / sizeof python_ops[0],
     .init = python_init,
+    .derive = python_derive,
     .free = python_free,
 };

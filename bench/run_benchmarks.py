@@ -11,7 +11,7 @@ usage: bench/run_benchmarks.py [--build DIR] [--pairs N] [--runs K]
                                [--python-interpreters PATH,...]
                                [--only hgtx|uftrace|osrt|import|hggc|timeline|deps|export|processes|
                                        flame|heap|cpu_sampling|ppu_metrics|
-                                       nic|python_trace]
+                                       nic|python_sampling|python_trace]
 """
 import argparse
 import json
@@ -29,6 +29,7 @@ from flame import bench_flame
 from heap import bench_heap
 from nic import bench_nic
 from ppu_metrics import bench_ppu_metrics
+from python_sampling import bench_python_sampling
 from processes import bench_processes
 from python_trace import bench_python_trace
 
@@ -519,7 +520,9 @@ def main():
     ap.add_argument('--only',
                     choices=['hgtx', 'uftrace', 'osrt', 'import', 'hggc', 'timeline', 'deps',
                              'export', 'processes', 'flame', 'heap', 'cpu_sampling',
-                             'ppu_metrics', 'nic', 'python_trace'])
+                             'ppu_metrics', 'nic', 'python_sampling', 'python_trace'])
+    ap.add_argument('--python-rounds', type=int, default=10,
+                    help='rounds of the Python sampling workload (~0.25 s each)')
     ap.add_argument('--python-interpreters', default='',
                     help='python_trace: more interpreters to measure (paths, comma-separated)')
     ap.add_argument('--ppu-seconds', type=float, default=5.0,
@@ -560,6 +563,8 @@ def main():
             bench_ppu_metrics(args, work)
         if args.only in (None, 'nic'):
             bench_nic(args, work)
+        if args.only in (None, 'python_sampling'):
+            bench_python_sampling(args, work)
         if args.only in (None, 'python_trace'):
             bench_python_trace(args, work)
     finally:

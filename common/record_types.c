@@ -137,6 +137,10 @@ static const struct asys_rec_field python_code[] = {
     F(struct asys_rec_python_code, reserved, R)};
 static const struct asys_rec_field python_sample[] = {F(struct asys_rec_python_sample, tid, U),
                                                       F(struct asys_rec_python_sample, depth, U)};
+static const struct asys_rec_field python_stack[] = {
+    F(struct asys_rec_python_stack, correlation_id, U),
+    F(struct asys_rec_python_stack, callchain_id, U), F(struct asys_rec_python_stack, tid, U),
+    F(struct asys_rec_python_stack, depth, U)};
 static const struct asys_rec_field python_status[] = {
     F(struct asys_rec_python_status, version_hex, X),
     F(struct asys_rec_python_status, text_length, U)};
@@ -449,6 +453,9 @@ static const struct asys_rec_info rec_infos[ASYS_REC_TYPE_COUNT] = {
     REC(PYTHON_SAMPLE, sizeof(struct asys_rec_python_sample), ASYS_FEATURE_PYTHON,
         FIELDS(python_sample), ARG_NONE,
         TAIL(ASYS_TAIL_FRAMES, struct asys_rec_python_sample, depth)),
+    REC(PYTHON_STACK, sizeof(struct asys_rec_python_stack), ASYS_FEATURE_PYTHON,
+        FIELDS(python_stack), ARG_NONE,
+        TAIL(ASYS_TAIL_FRAMES, struct asys_rec_python_stack, depth)),
     REC(PYTHON_STATUS, sizeof(struct asys_rec_python_status), ASYS_FEATURE_PYTHON,
         FIELDS(python_status), ARG("status", U),
         TAIL(ASYS_TAIL_TEXT, struct asys_rec_python_status, text_length)),

@@ -93,6 +93,17 @@ rows(ord, property, value) AS (
                                (SELECT MIN(id) FROM ppu_metrics AS m WHERE m.device = d.device))
                           AS achieved
               FROM ppu_metric_devices AS d)
+    UNION ALL SELECT 46.7 + ROW_NUMBER() OVER (ORDER BY s.pid) / 1000.0,
+        'Python (pid ' || s.pid || ')',
+        CASE s.status WHEN 'sampling' THEN 'Python ' || COALESCE(s.version, '?') || ', ' ||
+            n || ' samples' || CASE WHEN n > 1 THEN ', ' ||
+            printf('%.0f', (n - 1) * 1e9 / NULLIF(last - first, 0)) || ' per second' ELSE '' END
+        ELSE 'not sampled: ' || s.status || ' (' || COALESCE(s.detail, '?') || ')' END
+        FROM (SELECT st.*, (SELECT COUNT(DISTINCT ns) FROM python_samples AS p
+                            WHERE p.pid = st.pid) AS n,
+                           (SELECT MIN(ns) FROM python_samples AS p WHERE p.pid = st.pid) AS first,
+                           (SELECT MAX(ns) FROM python_samples AS p WHERE p.pid = st.pid) AS last
+              FROM python_status AS st WHERE st.status <> 'stopped') AS s
     UNION ALL SELECT 47, 'Import warnings', n FROM (SELECT COUNT(*) AS n FROM import_warnings)
         WHERE n > 0
     UNION ALL SELECT 47 + id / 1000.0, 'Warning ' || id, message FROM import_warnings WHERE id <= 10

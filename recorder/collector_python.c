@@ -1,8 +1,8 @@
 /* Python (manual §8): --python-sampling and its frequency and depth; the
  * sampler runs inside every Python interpreter of the tree (inject/python.c).
+ * --python-backtrace=hggc: the Python stack of each HGGC API call.
  * --python-functions-trace: the functions named become HGTX ranges
- * (inject/python_trace.c); the spec is read and checked here.
- * Python backtraces on HGGC events are planned. */
+ * (inject/python_trace.c); the spec is read and checked here. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,25 +12,25 @@
 #include "collector.h"
 #include "profile_options.h"
 
-#define PLANNED(option_name, meta, def, text)                                                      \
-    {                                                                                              \
-        .name = option_name, .type = ASYS_OPT_TEXT, .metavar = meta, .default_value = def,         \
-        .help = text, .planned = 1                                                                 \
-    }
+static const char *const backtrace_choices[] = {"hggc", "none", NULL};
 
 // clang-format off
 static const struct asys_option python_options[] = {
     {.name = "python-sampling", .type = ASYS_OPT_BOOL, .metavar = "true|false",
      .default_value = "true",
      .help = "sample the call stacks of every Python thread of the Python interpreters "
-             "(python, python3) of the tree"},
+             "(python, python3) of the tree", .env = "ASYS_PYTHON_SAMPLING"},
     {.name = "python-sampling-frequency", .type = ASYS_OPT_COUNT, .metavar = "HZ",
      .default_value = "500", .help = "Python samples per second (1-1000)",
      .env = "ASYS_PYTHON_SAMPLING_HZ", .min = 1, .max = 1000},
     {.name = "python-backtrace-depth", .type = ASYS_OPT_COUNT, .metavar = "N",
      .default_value = "24", .help = "frames per Python call stack (1-128)",
      .env = "ASYS_PYTHON_BACKTRACE_DEPTH", .min = 1, .max = 128},
-    PLANNED("python-backtrace", "hggc", "none", "Python call stacks on HGGC events"),
+    {.name = "python-backtrace", .type = ASYS_OPT_CHOICE, .metavar = "hggc|none",
+     .default_value = "none",
+     .help = "the Python stack of each HGGC API call (over --hggcbacktrace's threshold when "
+             "set), joined with its native stack", .env = "ASYS_PYTHON_BACKTRACE",
+     .choices = backtrace_choices},
     {.name = "python-functions-trace", .type = ASYS_OPT_TEXT, .metavar = "module:NAME|FILE.json",
      .default_value = "none",
      .help = "trace Python functions as HGTX ranges (domain 'Python Hgtx' unless the JSON file "
@@ -48,9 +48,14 @@ static int tracing(const struct asys_profile_options *o)
     return strcmp(asys_profile_value(o, "python-functions-trace")->canonical, "none") != 0;
 }
 
+static int backtraces(const struct asys_profile_options *o)
+{
+    return !strcmp(asys_profile_value(o, "python-backtrace")->canonical, "hggc");
+}
+
 static int python_enabled(const struct asys_profile_options *o)
 {
-    return asys_profile_value(o, "python-sampling")->number != 0 || tracing(o);
+    return asys_profile_value(o, "python-sampling")->number != 0 || backtraces(o) || tracing(o);
 }
 
 /* ---- --python-functions-trace: the spec to rules ---------------------------------------
@@ -292,8 +297,13 @@ out:
     return rc;
 }
 
+/* Python stacks on HGGC calls need the HGGC collector; a function tracing
+ * spec must read well. */
 static int python_check(const struct asys_profile_options *o, struct asys_err *err)
 {
+    if (backtraces(o) && !(o->features & ASYS_FEATURE_HGGC))
+        return asys_fail_kind(err, ASYS_ERR_USAGE,
+                              "--python-backtrace=hggc needs the HGGC collector (-t hggc)");
     if (!tracing(o))
         return 0;
     char *rules = malloc(RULES_MAX);
@@ -307,9 +317,6 @@ static int python_check(const struct asys_profile_options *o, struct asys_err *e
 static int python_prepare(const struct asys_collector_setup *s, struct asys_env *env,
                           struct asys_err *err)
 {
-    int sampling = asys_profile_value(s->options, "python-sampling")->number != 0;
-    if (asys_env_set(env, "ASYS_PYTHON_SAMPLING", sampling ? "1" : "0", err) != 0)
-        return -1;
     if (!tracing(s->options))
         return 0;
     char *rules = malloc(RULES_MAX);
@@ -342,8 +349,8 @@ static void *tally_begin(void)
 static void tally_record(void *state, const struct asys_segment_header *h,
                          const struct asys_record *rec)
 {
-    static const char *const statuses[] = {"?", "sampled", "aliased interpreter", "unsupported",
-                                           "stopped", "tracing", "tracing off"};
+    static const char *const statuses[] = {
+        "?", "sampled", "aliased interpreter", "unsupported", "stopped", "tracing", "tracing off"};
     struct tally *t = state;
     if (!t || rec->type != ASYS_REC_PYTHON_STATUS ||
         rec->size < sizeof(struct asys_rec_python_status))

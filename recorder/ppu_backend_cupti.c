@@ -16,6 +16,7 @@
 #include "cupti_host_api.h"
 #include "cupti_library.h"
 #include "ppu_backend.h"
+#include "ppu_devices.h"
 
 #define MAX_SAMPLES_PER_IMAGE 512
 #define HARDWARE_BUFFER_BYTES (64u << 20)
@@ -196,7 +197,7 @@ static enum asys_ppu_metrics_status host_open(const struct cupti *f, unsigned ph
             strcat(strcat(missing, *missing ? ", " : ""), m[i]->name);
     }
     if (*missing)
-        snprintf(why, PPU_WHY_MAX, "not on this device (%s): %s", chip.pChipName, missing);
+        snprintf(why, PPU_WHY_MAX, "not on this device (%.32s): %.200s", chip.pChipName, missing);
     if (!h->count) {
         if (!*missing)
             snprintf(why, PPU_WHY_MAX, "no metric to sample");
@@ -442,8 +443,50 @@ static void cupti_stop(void *session)
     session_free(session);
 }
 
+/* "00000000:10:00.0" (NVML) and "0000:10:00.0" (CUDA) name one device. */
+static int same_pci_device(const char *a, const char *b)
+{
+    unsigned da, ba, va, fa, db, bb, vb, fb;
+    return sscanf(a, "%x:%x:%x.%x", &da, &ba, &va, &fa) == 4 &&
+           sscanf(b, "%x:%x:%x.%x", &db, &bb, &vb, &fb) == 4 && da == db && ba == bb && va == vb &&
+           fa == fb;
+}
+
+/* With the driver: the ordinal whose PCI bus id is the device's (CUDA's own
+ * order need not be PCI order); -2 when the driver cannot say. */
+static int ordinal_by_pci(unsigned physical)
+{
+    struct ppu_device_list list;
+    const char *pci = NULL;
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    int (*init)(unsigned) = cuda ? (int (*)(unsigned))dlsym(cuda, "cuInit") : NULL;
+    int (*count)(int *) = cuda ? (int (*)(int *))dlsym(cuda, "cuDeviceGetCount") : NULL;
+    int (*get)(int *, int) = cuda ? (int (*)(int *, int))dlsym(cuda, "cuDeviceGet") : NULL;
+    int (*bus)(char *, int, int) =
+        cuda ? (int (*)(char *, int, int))dlsym(cuda, "cuDeviceGetPCIBusId") : NULL;
+    int n = 0;
+    if (!init || !count || !get || !bus || init(0) != 0 || count(&n) != 0)
+        return -2;
+    ppu_devices_list(&list);
+    for (size_t i = 0; i < list.count; i++)
+        if (list.devices[i].index == physical)
+            pci = list.devices[i].pci_bus_id;
+    for (int ordinal = 0; pci && ordinal < n; ordinal++) {
+        int device;
+        char id[64];
+        if (get(&device, ordinal) == 0 && bus(id, sizeof id, device) == 0 &&
+            same_pci_device(pci, id))
+            return ordinal;
+    }
+    return -1;
+}
+
 int ppu_cuda_ordinal(unsigned physical)
 {
+    int by_pci = ordinal_by_pci(physical);
+    if (by_pci != -2)
+        return by_pci;
+    /* no driver library (simppu): CUDA_VISIBLE_DEVICES's numbers are NVML's */
     const char *visible = getenv("CUDA_VISIBLE_DEVICES");
     if (!visible || !*visible)
         return (int)physical;

@@ -129,7 +129,7 @@ static enum asys_ppu_metrics_status gpm_start(unsigned physical, const struct pp
         }
     }
     if (*missing)
-        snprintf(why, PPU_WHY_MAX, "not available through GPM: %s", missing);
+        snprintf(why, PPU_WHY_MAX, "not available through GPM: %.220s", missing);
     if (!s->count)
         goto out;
     if (s->f->alloc(&s->samples[0]) != NVML_SUCCESS || s->f->alloc(&s->samples[1]) != NVML_SUCCESS)

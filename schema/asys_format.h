@@ -279,7 +279,8 @@ enum asys_record_type {
     ASYS_REC_PYTHON_CODE = 88,   /* struct asys_rec_python_code */
     ASYS_REC_PYTHON_SAMPLE = 89, /* struct asys_rec_python_sample + frames */
     ASYS_REC_PYTHON_STATUS = 90, /* struct asys_rec_python_status + text: arg = status */
-    ASYS_REC_TYPE_COUNT = 91
+    ASYS_REC_PYTHON_STACK = 91,  /* struct asys_rec_python_stack + frames */
+    ASYS_REC_TYPE_COUNT = 92
 };
 
 /* Largest string id a header-only record can carry in its arg. */
@@ -898,6 +899,17 @@ struct asys_rec_python_sample {
     uint32_t depth;       /* u64 frames that follow: code_id << 32 | current line */
 };
 
+/* --python-backtrace=hggc: the Python stack of the thread that made an HGGC
+ * API call, to be joined with the call's native stack (its eval frames
+ * replaced by the Python frames). */
+struct asys_rec_python_stack {
+    asys_rec_word header;
+    uint32_t correlation_id; /* the HGGC API call (hggc_api_calls.correlation_id) */
+    uint32_t callchain_id;   /* its native stack (0: none): a CALLCHAIN of the image */
+    uint32_t tid;            /* the calling thread */
+    uint32_t depth;          /* u64 frames that follow: code_id << 32 | line, innermost first */
+};
+
 struct asys_rec_python_status {
     asys_rec_word header; /* arg = enum asys_python_status */
     uint32_t version_hex; /* PY_VERSION_HEX of the interpreter, 0 when not known */
@@ -918,14 +930,14 @@ enum asys_nic_kind {
  * this order).  RDMA data counters are in 4-byte units, as the driver keeps
  * them; Ethernet's are bytes. */
 enum asys_nic_counter {
-    ASYS_NIC_RX_BYTES = 0,       /* port_rcv_data (x4) | rx_bytes */
-    ASYS_NIC_TX_BYTES = 1,       /* port_xmit_data (x4) | tx_bytes */
-    ASYS_NIC_RX_PACKETS = 2,     /* port_rcv_packets | rx_packets */
-    ASYS_NIC_TX_PACKETS = 3,     /* port_xmit_packets | tx_packets */
-    ASYS_NIC_CNP_HANDLED = 4,    /* hw_counters/rp_cnp_handled: CNPs received and acted on */
-    ASYS_NIC_CNP_IGNORED = 5,    /* hw_counters/rp_cnp_ignored: CNPs received and ignored */
-    ASYS_NIC_CNP_SENT = 6,       /* hw_counters/np_cnp_sent */
-    ASYS_NIC_XMIT_WAIT = 7,      /* port_xmit_wait: ticks the port had data and could not send */
+    ASYS_NIC_RX_BYTES = 0,    /* port_rcv_data (x4) | rx_bytes */
+    ASYS_NIC_TX_BYTES = 1,    /* port_xmit_data (x4) | tx_bytes */
+    ASYS_NIC_RX_PACKETS = 2,  /* port_rcv_packets | rx_packets */
+    ASYS_NIC_TX_PACKETS = 3,  /* port_xmit_packets | tx_packets */
+    ASYS_NIC_CNP_HANDLED = 4, /* hw_counters/rp_cnp_handled: CNPs received and acted on */
+    ASYS_NIC_CNP_IGNORED = 5, /* hw_counters/rp_cnp_ignored: CNPs received and ignored */
+    ASYS_NIC_CNP_SENT = 6,    /* hw_counters/np_cnp_sent */
+    ASYS_NIC_XMIT_WAIT = 7,   /* port_xmit_wait: ticks the port had data and could not send */
     ASYS_NIC_COUNTER_COUNT = 8
 };
 #define ASYS_NIC_NAME_MAX 32
@@ -958,7 +970,6 @@ struct asys_rec_nic_rate {
     uint64_t update_mhz; /* times a second the counters changed while moving, x1000; 0: unknown */
 };
 
-
 /* The functions; the id is the position (1-based).  Append only. */
 // clang-format off
 #define ASYS_HEAP_FUNCTIONS(X)                                                                     \
@@ -979,271 +990,271 @@ struct asys_rec_nic_rate {
 // clang-format on
 #define ASYS_HEAP_FUNCTION_COUNT 14
 
-    /* ---- hggc records ----------------------------------------------------------
-     * Device activity keeps CUPTI's meaning.  Its times are CLOCK_MONOTONIC ns
-     * (CUPTI's timestamp callback returns them), absolute in the body; the record
-     * header's own timestamp is merely when the collector wrote it. */
+/* ---- hggc records ----------------------------------------------------------
+ * Device activity keeps CUPTI's meaning.  Its times are CLOCK_MONOTONIC ns
+ * (CUPTI's timestamp callback returns them), absolute in the body; the record
+ * header's own timestamp is merely when the collector wrote it. */
 
-    enum asys_hggc_domain { ASYS_HGGC_RUNTIME_API = 1, ASYS_HGGC_DRIVER_API = 2 };
+enum asys_hggc_domain { ASYS_HGGC_RUNTIME_API = 1, ASYS_HGGC_DRIVER_API = 2 };
 
-    /* An API call, written when it returns (header timestamp = end). */
-    struct asys_rec_hggc_api {
-        asys_rec_word header; /* arg = enum asys_hggc_domain */
-        uint64_t start_ticks;
-        uint32_t name_string_id;
-        uint32_t correlation_id; /* joins the call to the device work it caused */
-        int32_t result;          /* cudaError_t / CUresult */
-        uint32_t cbid;           /* CUPTI callback id */
-        uint32_t callchain_id;   /* 0: no stack (shorter than --hggcbacktrace) */
-        uint32_t reserved;
-    };
+/* An API call, written when it returns (header timestamp = end). */
+struct asys_rec_hggc_api {
+    asys_rec_word header; /* arg = enum asys_hggc_domain */
+    uint64_t start_ticks;
+    uint32_t name_string_id;
+    uint32_t correlation_id; /* joins the call to the device work it caused */
+    int32_t result;          /* cudaError_t / CUresult */
+    uint32_t cbid;           /* CUPTI callback id */
+    uint32_t callchain_id;   /* 0: no stack (shorter than --hggcbacktrace) */
+    uint32_t reserved;
+};
 
-    struct asys_rec_hggc_kernel {
-        asys_rec_word header;
-        uint64_t start_ns;
-        uint64_t end_ns;
-        uint64_t queued_ns;    /* 0 when unknown */
-        uint64_t submitted_ns; /* 0 when unknown */
-        uint32_t device;
-        uint32_t context;
-        uint32_t stream;
-        uint32_t correlation_id;
-        int32_t grid[3];
-        int32_t block[3];
-        int32_t static_shared_memory;
-        int32_t dynamic_shared_memory;
-        uint16_t registers_per_thread;
-        uint8_t launch_type;
-        uint8_t reserved;
-        uint32_t name_string_id; /* mangled */
-        uint64_t graph_node_id;  /* 0: not launched by a graph */
-        uint32_t graph_id;
-        uint32_t reserved2;
-    };
+struct asys_rec_hggc_kernel {
+    asys_rec_word header;
+    uint64_t start_ns;
+    uint64_t end_ns;
+    uint64_t queued_ns;    /* 0 when unknown */
+    uint64_t submitted_ns; /* 0 when unknown */
+    uint32_t device;
+    uint32_t context;
+    uint32_t stream;
+    uint32_t correlation_id;
+    int32_t grid[3];
+    int32_t block[3];
+    int32_t static_shared_memory;
+    int32_t dynamic_shared_memory;
+    uint16_t registers_per_thread;
+    uint8_t launch_type;
+    uint8_t reserved;
+    uint32_t name_string_id; /* mangled */
+    uint64_t graph_node_id;  /* 0: not launched by a graph */
+    uint32_t graph_id;
+    uint32_t reserved2;
+};
 
-    /* copy_kind, src_kind, dst_kind keep CUPTI's numbering (HtoD 1, DtoH 2, DtoD 8,
-     * HtoH 9, PtoP 10; pageable 1, pinned 2, device 3). */
-    struct asys_rec_hggc_memcpy {
-        asys_rec_word header;
-        uint64_t start_ns;
-        uint64_t end_ns;
-        uint64_t bytes;
-        uint32_t device;
-        uint32_t context;
-        uint32_t stream;
-        uint32_t correlation_id;
-        uint8_t copy_kind;
-        uint8_t src_kind;
-        uint8_t dst_kind;
-        uint8_t flags; /* 1: asynchronous */
-        uint32_t graph_id;
-        uint64_t graph_node_id;
-        uint32_t src_device; /* peer copies (PtoP); 0xffffffff otherwise */
-        uint32_t dst_device;
-    };
+/* copy_kind, src_kind, dst_kind keep CUPTI's numbering (HtoD 1, DtoH 2, DtoD 8,
+ * HtoH 9, PtoP 10; pageable 1, pinned 2, device 3). */
+struct asys_rec_hggc_memcpy {
+    asys_rec_word header;
+    uint64_t start_ns;
+    uint64_t end_ns;
+    uint64_t bytes;
+    uint32_t device;
+    uint32_t context;
+    uint32_t stream;
+    uint32_t correlation_id;
+    uint8_t copy_kind;
+    uint8_t src_kind;
+    uint8_t dst_kind;
+    uint8_t flags; /* 1: asynchronous */
+    uint32_t graph_id;
+    uint64_t graph_node_id;
+    uint32_t src_device; /* peer copies (PtoP); 0xffffffff otherwise */
+    uint32_t dst_device;
+};
 
-    struct asys_rec_hggc_memset {
-        asys_rec_word header;
-        uint64_t start_ns;
-        uint64_t end_ns;
-        uint64_t bytes;
-        uint32_t device;
-        uint32_t context;
-        uint32_t stream;
-        uint32_t correlation_id;
-        uint32_t value;
-        uint16_t flags; /* 1: asynchronous */
-        uint16_t memory_kind;
-        uint32_t graph_id;
-        uint32_t reserved;
-        uint64_t graph_node_id;
-    };
+struct asys_rec_hggc_memset {
+    asys_rec_word header;
+    uint64_t start_ns;
+    uint64_t end_ns;
+    uint64_t bytes;
+    uint32_t device;
+    uint32_t context;
+    uint32_t stream;
+    uint32_t correlation_id;
+    uint32_t value;
+    uint16_t flags; /* 1: asynchronous */
+    uint16_t memory_kind;
+    uint32_t graph_id;
+    uint32_t reserved;
+    uint64_t graph_node_id;
+};
 
-    /* A synchronization call (CUPTI Synchronization2): arg = type, 1 event
-     * synchronize, 2 stream wait event, 3 stream synchronize, 4 context synchronize. */
-    struct asys_rec_hggc_sync {
-        asys_rec_word header;
-        uint64_t start_ns;
-        uint64_t end_ns;
-        uint32_t context;
-        uint32_t stream; /* 0xffffffff: none */
-        uint32_t correlation_id;
-        uint32_t event_id;      /* 0xffffffff: none */
-        uint64_t event_sync_id; /* which record of the event; UINT64_MAX: none */
-    };
+/* A synchronization call (CUPTI Synchronization2): arg = type, 1 event
+ * synchronize, 2 stream wait event, 3 stream synchronize, 4 context synchronize. */
+struct asys_rec_hggc_sync {
+    asys_rec_word header;
+    uint64_t start_ns;
+    uint64_t end_ns;
+    uint32_t context;
+    uint32_t stream; /* 0xffffffff: none */
+    uint32_t correlation_id;
+    uint32_t event_id;      /* 0xffffffff: none */
+    uint64_t event_sync_id; /* which record of the event; UINT64_MAX: none */
+};
 
-    /* cudaEventRecord reaching the device (CUPTI CudaEvent2). */
-    struct asys_rec_hggc_event_record {
-        asys_rec_word header;
-        uint64_t device_ns; /* when the event completed on the device */
-        uint32_t device;
-        uint32_t context;
-        uint32_t stream;
-        uint32_t correlation_id; /* of the cudaEventRecord call */
-        uint32_t event_id;
-        uint32_t reserved;
-        uint64_t event_sync_id;
-    };
+/* cudaEventRecord reaching the device (CUPTI CudaEvent2). */
+struct asys_rec_hggc_event_record {
+    asys_rec_word header;
+    uint64_t device_ns; /* when the event completed on the device */
+    uint32_t device;
+    uint32_t context;
+    uint32_t stream;
+    uint32_t correlation_id; /* of the cudaEventRecord call */
+    uint32_t event_id;
+    uint32_t reserved;
+    uint64_t event_sync_id;
+};
 
-    /* A device or pinned allocation or release (CUPTI Memory4): arg = 1 allocation, 2 release. */
-    /* A device or pinned allocation or release (CUPTI's MEMORY2 activity: arg =
-     * its operation, 1 allocation, 2 release) or an allocation call that failed
-     * (--hggc-memory-usage; written by the API callback: arg =
-     * ASYS_HGGC_MEMORY_FAILED, address 0, bytes = asked). */
-    enum asys_hggc_memory_op {
-        ASYS_HGGC_MEMORY_ALLOCATION = 1,
-        ASYS_HGGC_MEMORY_RELEASE = 2,
-        ASYS_HGGC_MEMORY_FAILED = 16,
-    };
+/* A device or pinned allocation or release (CUPTI Memory4): arg = 1 allocation, 2 release. */
+/* A device or pinned allocation or release (CUPTI's MEMORY2 activity: arg =
+ * its operation, 1 allocation, 2 release) or an allocation call that failed
+ * (--hggc-memory-usage; written by the API callback: arg =
+ * ASYS_HGGC_MEMORY_FAILED, address 0, bytes = asked). */
+enum asys_hggc_memory_op {
+    ASYS_HGGC_MEMORY_ALLOCATION = 1,
+    ASYS_HGGC_MEMORY_RELEASE = 2,
+    ASYS_HGGC_MEMORY_FAILED = 16,
+};
 
-    struct asys_rec_hggc_memory {
-        asys_rec_word header;
-        uint64_t timestamp_ns;
-        uint64_t address;
-        uint64_t bytes;
-        uint32_t device;
-        uint32_t context;
-        uint32_t stream;
-        uint32_t correlation_id;
-        uint32_t memory_kind;
-        uint32_t error; /* a failed allocation (ASYS_HGGC_MEMORY_FAILED): the error returned */
-    };
+struct asys_rec_hggc_memory {
+    asys_rec_word header;
+    uint64_t timestamp_ns;
+    uint64_t address;
+    uint64_t bytes;
+    uint32_t device;
+    uint32_t context;
+    uint32_t stream;
+    uint32_t correlation_id;
+    uint32_t memory_kind;
+    uint32_t error; /* a failed allocation (ASYS_HGGC_MEMORY_FAILED): the error returned */
+};
 
-    struct asys_rec_hggc_graph_trace {
-        asys_rec_word header;
-        uint64_t start_ns;
-        uint64_t end_ns;
-        uint32_t device;
-        uint32_t context;
-        uint32_t stream;
-        uint32_t correlation_id;
-        uint32_t graph_id;
-        uint32_t reserved;
-    };
+struct asys_rec_hggc_graph_trace {
+    asys_rec_word header;
+    uint64_t start_ns;
+    uint64_t end_ns;
+    uint32_t device;
+    uint32_t context;
+    uint32_t stream;
+    uint32_t correlation_id;
+    uint32_t graph_id;
+    uint32_t reserved;
+};
 
-    /* A device as the process sees it: arg = CUDA ordinal. */
-    struct asys_rec_hggc_device {
-        asys_rec_word header;
-        uint64_t global_memory_bytes;
-        uint32_t multiprocessors;
-        uint32_t compute_major;
-        uint32_t compute_minor;
-        uint32_t name_string_id;
-        uint8_t uuid[16];
-        uint32_t physical_index; /* the machine's index (CUDA_VISIBLE_DEVICES undone); 0xffffffff:
-                                    unknown */
-        uint32_t reserved;
-    };
+/* A device as the process sees it: arg = CUDA ordinal. */
+struct asys_rec_hggc_device {
+    asys_rec_word header;
+    uint64_t global_memory_bytes;
+    uint32_t multiprocessors;
+    uint32_t compute_major;
+    uint32_t compute_minor;
+    uint32_t name_string_id;
+    uint8_t uuid[16];
+    uint32_t physical_index; /* the machine's index (CUDA_VISIBLE_DEVICES undone); 0xffffffff:
+                                unknown */
+    uint32_t reserved;
+};
 
-    struct asys_rec_hggc_context {
-        asys_rec_word header;
-        uint32_t context;
-        uint32_t device;
-        uint32_t null_stream;
-        uint32_t reserved;
-    };
+struct asys_rec_hggc_context {
+    asys_rec_word header;
+    uint32_t context;
+    uint32_t device;
+    uint32_t null_stream;
+    uint32_t reserved;
+};
 
-    struct asys_rec_hggc_stream {
-        asys_rec_word header;
-        uint32_t context;
-        uint32_t stream;
-        int32_t priority;
-        uint32_t flags; /* 1: non-blocking */
-        uint32_t correlation_id;
-        uint32_t reserved;
-    };
+struct asys_rec_hggc_stream {
+    asys_rec_word header;
+    uint32_t context;
+    uint32_t stream;
+    int32_t priority;
+    uint32_t flags; /* 1: non-blocking */
+    uint32_t correlation_id;
+    uint32_t reserved;
+};
 
-    /* Graph structure from resource callbacks: arg = 1 node created (other = 0),
-     * 2 node cloned (other = the original), 3 dependency (other = the node this
-     * one depends on). */
-    enum asys_hggc_graph_event {
-        ASYS_HGGC_NODE_CREATED = 1,
-        ASYS_HGGC_NODE_CLONED = 2,
-        ASYS_HGGC_NODE_DEPENDENCY = 3
-    };
-    struct asys_rec_hggc_graph_node {
-        asys_rec_word header;
-        uint64_t node_id;
-        uint64_t other_node_id;
-        uint32_t graph_id;
-        uint32_t correlation_id; /* the API call during which it happened, 0: none */
-        uint32_t node_type;      /* CUgraphNodeType */
-        uint32_t reserved;
-    };
+/* Graph structure from resource callbacks: arg = 1 node created (other = 0),
+ * 2 node cloned (other = the original), 3 dependency (other = the node this
+ * one depends on). */
+enum asys_hggc_graph_event {
+    ASYS_HGGC_NODE_CREATED = 1,
+    ASYS_HGGC_NODE_CLONED = 2,
+    ASYS_HGGC_NODE_DEPENDENCY = 3
+};
+struct asys_rec_hggc_graph_node {
+    asys_rec_word header;
+    uint64_t node_id;
+    uint64_t other_node_id;
+    uint32_t graph_id;
+    uint32_t correlation_id; /* the API call during which it happened, 0: none */
+    uint32_t node_type;      /* CUgraphNodeType */
+    uint32_t reserved;
+};
 
-    /* GRAPH_EXEC: a graph instantiated; GRAPH_LAUNCH: cudaGraphLaunch of it. */
-    struct asys_rec_hggc_graph_exec {
-        asys_rec_word header;
-        uint32_t exec_id;
-        uint32_t graph_id;
-        uint32_t correlation_id;
-        uint32_t reserved;
-    };
+/* GRAPH_EXEC: a graph instantiated; GRAPH_LAUNCH: cudaGraphLaunch of it. */
+struct asys_rec_hggc_graph_exec {
+    asys_rec_word header;
+    uint32_t exec_id;
+    uint32_t graph_id;
+    uint32_t correlation_id;
+    uint32_t reserved;
+};
 
-    /* Time CUPTI spent on itself (CUPTI Overhead3). */
-    struct asys_rec_hggc_overhead {
-        asys_rec_word header;
-        uint64_t start_ns;
-        uint64_t end_ns;
-        uint32_t overhead_kind;
-        uint32_t object_kind;
-    };
+/* Time CUPTI spent on itself (CUPTI Overhead3). */
+struct asys_rec_hggc_overhead {
+    asys_rec_word header;
+    uint64_t start_ns;
+    uint64_t end_ns;
+    uint32_t overhead_kind;
+    uint32_t object_kind;
+};
 
-    /* What happened to the collector: arg = code, value and message by code. */
-    enum asys_hggc_status_code {
-        ASYS_HGGC_ATTACHED = 1,          /* value = CUPTI version */
-        ASYS_HGGC_CUPTI_UNAVAILABLE = 2, /* message = why */
-        ASYS_HGGC_SUBSCRIBER_BUSY = 3,   /* another tool holds the CUPTI subscription */
-        ASYS_HGGC_CUPTI_DROPPED = 4,     /* value = records CUPTI dropped */
-        ASYS_HGGC_CUPTI_ERROR = 5,       /* message = the call that failed */
-    };
+/* What happened to the collector: arg = code, value and message by code. */
+enum asys_hggc_status_code {
+    ASYS_HGGC_ATTACHED = 1,          /* value = CUPTI version */
+    ASYS_HGGC_CUPTI_UNAVAILABLE = 2, /* message = why */
+    ASYS_HGGC_SUBSCRIBER_BUSY = 3,   /* another tool holds the CUPTI subscription */
+    ASYS_HGGC_CUPTI_DROPPED = 4,     /* value = records CUPTI dropped */
+    ASYS_HGGC_CUPTI_ERROR = 5,       /* message = the call that failed */
+};
 #define ASYS_HGGC_STATUS_MESSAGE_MAX 240 /* bytes; keeps the record under 255 words */
-    struct asys_rec_hggc_status {
-        asys_rec_word header;
-        uint64_t value;
-        uint32_t message_length; /* bytes of text that follow, 0: none */
-        uint32_t reserved;
-        /* followed by the message, UTF-8, zero-padded to 8 (inline: the launcher
-         * reads it at finalize without the string table) */
-    };
+struct asys_rec_hggc_status {
+    asys_rec_word header;
+    uint64_t value;
+    uint32_t message_length; /* bytes of text that follow, 0: none */
+    uint32_t reserved;
+    /* followed by the message, UTF-8, zero-padded to 8 (inline: the launcher
+     * reads it at finalize without the string table) */
+};
 
-    /* ---- cpu sampling records ----------------------------------------------
-     *
-     * The launcher samples the program with perf events (one per CPU, inherited
-     * by every thread and child) and records every context switch of every CPU;
-     * when the program is done it unwinds the samples' stacks and writes one
-     * segment per sampled process image (CPU_SAMPLE records with MODULE and
-     * CALLCHAIN records, so finalize symbolizes them like any other stack) and
-     * one segment with the SCHED_SWITCH records of every CPU and the
-     * CPU_SAMPLING_INFO record.  Ticks are CLOCK_MONOTONIC ns (perf's clockid). */
+/* ---- cpu sampling records ----------------------------------------------
+ *
+ * The launcher samples the program with perf events (one per CPU, inherited
+ * by every thread and child) and records every context switch of every CPU;
+ * when the program is done it unwinds the samples' stacks and writes one
+ * segment per sampled process image (CPU_SAMPLE records with MODULE and
+ * CALLCHAIN records, so finalize symbolizes them like any other stack) and
+ * one segment with the SCHED_SWITCH records of every CPU and the
+ * CPU_SAMPLING_INFO record.  Ticks are CLOCK_MONOTONIC ns (perf's clockid). */
 
-    /* A CPU sample of a thread of the segment's process.  The call chain's frame
-     * 0 is the sampled instruction + 1 (symbolizers look up address - 1, the
-     * call of a return address), then the callers' return addresses. */
-    struct asys_rec_cpu_sample {
-        asys_rec_word header;
-        uint32_t tid;
-        uint32_t cpu;
-        uint32_t callchain_id; /* 0: no stack */
-        uint32_t flags;        /* enum asys_cpu_sample_flags */
-    };
+/* A CPU sample of a thread of the segment's process.  The call chain's frame
+ * 0 is the sampled instruction + 1 (symbolizers look up address - 1, the
+ * call of a return address), then the callers' return addresses. */
+struct asys_rec_cpu_sample {
+    asys_rec_word header;
+    uint32_t tid;
+    uint32_t cpu;
+    uint32_t callchain_id; /* 0: no stack */
+    uint32_t flags;        /* enum asys_cpu_sample_flags */
+};
 
-    enum asys_cpu_sample_flags {
-        ASYS_CPU_SAMPLE_IN_KERNEL = 1u << 0,     /* in the kernel: frame 0 is [kernel] */
-        ASYS_CPU_SAMPLE_UNWIND_FAILED = 1u << 1, /* the stack ended at the sampled address */
-    };
+enum asys_cpu_sample_flags {
+    ASYS_CPU_SAMPLE_IN_KERNEL = 1u << 0,     /* in the kernel: frame 0 is [kernel] */
+    ASYS_CPU_SAMPLE_UNWIND_FAILED = 1u << 1, /* the stack ended at the sampled address */
+};
 
-    /* One context switch on a CPU: prev_tid stopped running, next_tid started
-     * (tid 0 is the CPU's idle task). */
-    struct asys_rec_sched_switch {
-        asys_rec_word header;
-        uint32_t cpu;
-        uint32_t prev_tid;
-        uint32_t next_tid;
-        uint32_t prev_pid;   /* process of prev_tid when it is in the sampled tree, else 0 */
-        uint32_t next_pid;   /* the same for next_tid */
-        uint32_t prev_state; /* the kernel's prev_state: 0 runnable (preempted), 1 S, 2 D, ... */
-    };
+/* One context switch on a CPU: prev_tid stopped running, next_tid started
+ * (tid 0 is the CPU's idle task). */
+struct asys_rec_sched_switch {
+    asys_rec_word header;
+    uint32_t cpu;
+    uint32_t prev_tid;
+    uint32_t next_tid;
+    uint32_t prev_pid;   /* process of prev_tid when it is in the sampled tree, else 0 */
+    uint32_t next_pid;   /* the same for next_tid */
+    uint32_t prev_state; /* the kernel's prev_state: 0 runnable (preempted), 1 S, 2 D, ... */
+};
 
 /* Task states of sched_switch's prev_state (the kernel's TASK_* report bits). */
 #define ASYS_TASK_INTERRUPTIBLE 0x1u   /* S: waiting */
@@ -1251,160 +1262,161 @@ struct asys_rec_nic_rate {
 #define ASYS_TASK_DEAD_MASK 0x30u      /* X, Z: the thread exited */
 #define ASYS_TASK_IDLE 0x80u           /* I: an idle kernel thread */
 
-    enum asys_cpu_sampling_status {
-        ASYS_CPU_SAMPLING_RECORDED = 1,
-        ASYS_CPU_SAMPLING_UNAVAILABLE = 2, /* the reason says why */
-    };
-    enum asys_cpu_sampling_event {
-        ASYS_CPU_EVENT_CYCLES = 1,    /* PERF_COUNT_HW_CPU_CYCLES: period in cycles */
-        ASYS_CPU_EVENT_CPU_CLOCK = 2, /* PERF_COUNT_SW_CPU_CLOCK: period in ns */
-    };
-    enum asys_cpu_backtrace {
-        ASYS_BACKTRACE_NONE = 0,
-        ASYS_BACKTRACE_FP = 1,    /* the kernel's frame-pointer call chain */
-        ASYS_BACKTRACE_DWARF = 2, /* user registers + stack copy, unwound with DWARF CFI */
-    };
-    enum asys_cpu_sampling_scope {
-        ASYS_SAMPLE_PROCESS_TREE = 1,
-        ASYS_SAMPLE_SYSTEM_WIDE = 2,
-    };
-    enum asys_sched_source {
-        ASYS_SCHED_NONE = 0,           /* sched_switch could not be opened (the reason says why) */
-        ASYS_SCHED_TRACEPOINT = 1,     /* sched:sched_switch on every CPU */
-        ASYS_SCHED_CONTEXT_SWITCH = 2, /* the sampled threads' own switches (context_switch): other
-                                          processes unseen, S and D both Waiting */
-    };
+enum asys_cpu_sampling_status {
+    ASYS_CPU_SAMPLING_RECORDED = 1,
+    ASYS_CPU_SAMPLING_UNAVAILABLE = 2, /* the reason says why */
+};
+enum asys_cpu_sampling_event {
+    ASYS_CPU_EVENT_CYCLES = 1,    /* PERF_COUNT_HW_CPU_CYCLES: period in cycles */
+    ASYS_CPU_EVENT_CPU_CLOCK = 2, /* PERF_COUNT_SW_CPU_CLOCK: period in ns */
+};
+enum asys_cpu_backtrace {
+    ASYS_BACKTRACE_NONE = 0,
+    ASYS_BACKTRACE_FP = 1,    /* the kernel's frame-pointer call chain */
+    ASYS_BACKTRACE_DWARF = 2, /* user registers + stack copy, unwound with DWARF CFI */
+};
+enum asys_cpu_sampling_scope {
+    ASYS_SAMPLE_PROCESS_TREE = 1,
+    ASYS_SAMPLE_SYSTEM_WIDE = 2,
+};
+enum asys_sched_source {
+    ASYS_SCHED_NONE = 0,           /* sched_switch could not be opened (the reason says why) */
+    ASYS_SCHED_TRACEPOINT = 1,     /* sched:sched_switch on every CPU */
+    ASYS_SCHED_CONTEXT_SWITCH = 2, /* the sampled threads' own switches (context_switch): other
+                                      processes unseen, S and D both Waiting */
+};
 
 /* What the sampler did: written once, in the scheduling segment. */
 #define ASYS_CPU_SAMPLING_REASON_MAX 1024
-    struct asys_rec_cpu_sampling_info {
-        asys_rec_word header;
-        uint32_t status;           /* enum asys_cpu_sampling_status */
-        uint32_t event;            /* enum asys_cpu_sampling_event */
-        uint64_t period;           /* in the event's unit (cycles or ns) */
-        uint64_t requested_cycles; /* --sample-period */
-        uint64_t samples;          /* CPU samples written */
-        uint64_t lost_samples;     /* PERF_RECORD_LOST of the sampling rings */
-        uint64_t throttled;        /* PERF_RECORD_THROTTLE records */
-        uint64_t unwind_failed;    /* samples whose stack ended at the sampled address */
-        uint64_t sched_switches;   /* SCHED_SWITCH records written */
-        uint32_t backtrace;        /* enum asys_cpu_backtrace */
-        uint32_t scope;            /* enum asys_cpu_sampling_scope */
-        uint32_t sched_source;     /* enum asys_sched_source */
-        uint32_t reason_length;    /* bytes of reason text that follow (why unavailable, or why
-                                      scheduling is missing); 0: none */
-        uint32_t stack_bytes;      /* user stack copied per sample (dwarf) */
-        uint32_t nominal_mhz;      /* the frequency cpu-clock's period was converted with */
-        uint32_t backtrace_depth;  /* --sample-backtrace-depth */
-        uint32_t reserved;         /* zero */
-        uint64_t lost_switches;    /* PERF_RECORD_LOST of the scheduling rings */
-        /* followed by the reason, UTF-8, zero-padded to 8 (inline: finalize puts
-         * it in the manifest without the string table) */
-    };
+struct asys_rec_cpu_sampling_info {
+    asys_rec_word header;
+    uint32_t status;           /* enum asys_cpu_sampling_status */
+    uint32_t event;            /* enum asys_cpu_sampling_event */
+    uint64_t period;           /* in the event's unit (cycles or ns) */
+    uint64_t requested_cycles; /* --sample-period */
+    uint64_t samples;          /* CPU samples written */
+    uint64_t lost_samples;     /* PERF_RECORD_LOST of the sampling rings */
+    uint64_t throttled;        /* PERF_RECORD_THROTTLE records */
+    uint64_t unwind_failed;    /* samples whose stack ended at the sampled address */
+    uint64_t sched_switches;   /* SCHED_SWITCH records written */
+    uint32_t backtrace;        /* enum asys_cpu_backtrace */
+    uint32_t scope;            /* enum asys_cpu_sampling_scope */
+    uint32_t sched_source;     /* enum asys_sched_source */
+    uint32_t reason_length;    /* bytes of reason text that follow (why unavailable, or why
+                                  scheduling is missing); 0: none */
+    uint32_t stack_bytes;      /* user stack copied per sample (dwarf) */
+    uint32_t nominal_mhz;      /* the frequency cpu-clock's period was converted with */
+    uint32_t backtrace_depth;  /* --sample-backtrace-depth */
+    uint32_t reserved;         /* zero */
+    uint64_t lost_switches;    /* PERF_RECORD_LOST of the scheduling rings */
+    /* followed by the reason, UTF-8, zero-padded to 8 (inline: finalize puts
+     * it in the manifest without the string table) */
+};
 
-    /* ---- static checks ----------------------------------------------------- */
+/* ---- static checks ----------------------------------------------------- */
 
 #define ASYS_CHECK_SIZE(type, size) _Static_assert(sizeof(type) == (size), #type " size")
 #define ASYS_CHECK_OFFSET(type, field, off)                                                        \
     _Static_assert(offsetof(type, field) == (off), #type "." #field " offset")
 
-    ASYS_CHECK_SIZE(struct asys_segment_header, ASYS_SEGMENT_HEADER_SIZE);
-    ASYS_CHECK_SIZE(struct asys_arena_control, 64);
-    ASYS_CHECK_SIZE(struct asys_slot_header, ASYS_SLOT_HEADER_SIZE);
-    ASYS_CHECK_OFFSET(struct asys_segment_header, format_version, 8);
-    ASYS_CHECK_OFFSET(struct asys_segment_header, feature_mask, 16);
-    ASYS_CHECK_OFFSET(struct asys_segment_header, pid, 24);
-    ASYS_CHECK_OFFSET(struct asys_segment_header, process_uid, 40);
-    ASYS_CHECK_OFFSET(struct asys_segment_header, inherited_string_limit, 56);
-    ASYS_CHECK_OFFSET(struct asys_segment_header, base_ticks, 64);
-    ASYS_CHECK_OFFSET(struct asys_segment_header, dropped_records, 96);
-    ASYS_CHECK_OFFSET(struct asys_segment_header, data_end, 112);
-    ASYS_CHECK_OFFSET(struct asys_segment_header, dropped_full, 120);
-    ASYS_CHECK_OFFSET(struct asys_segment_header, dropped_big, 136);
-    ASYS_CHECK_OFFSET(struct asys_segment_header, lost_threads, 144);
-    ASYS_CHECK_OFFSET(struct asys_segment_header, lost_thread_errno, 160);
-    ASYS_CHECK_OFFSET(struct asys_segment_header, reserved, 168);
-    ASYS_CHECK_SIZE(asys_rec_word, 8);
-    ASYS_CHECK_SIZE(struct asys_rec_time_base, 16);
-    ASYS_CHECK_SIZE(struct asys_rec_string_def, 24);
-    ASYS_CHECK_OFFSET(struct asys_rec_string_def, size_bytes, 8);
-    ASYS_CHECK_SIZE(struct asys_rec_process_info, 32);
-    ASYS_CHECK_SIZE(struct asys_rec_thread, 16);
-    ASYS_CHECK_SIZE(struct asys_rec_drop, 32);
-    ASYS_CHECK_SIZE(struct asys_rec_clock_pair, 32);
-    ASYS_CHECK_SIZE(struct asys_rec_capture, 24);
-    ASYS_CHECK_SIZE(struct asys_hgtx_attributes, 32);
-    ASYS_CHECK_OFFSET(struct asys_hgtx_attributes, domain_id, 12);
-    ASYS_CHECK_OFFSET(struct asys_hgtx_attributes, payload, 24);
-    ASYS_CHECK_SIZE(struct asys_rec_hgtx_ex, 40);
-    ASYS_CHECK_SIZE(struct asys_rec_hgtx_range, 16);
-    ASYS_CHECK_SIZE(struct asys_rec_hgtx_start_ex, 48);
-    ASYS_CHECK_SIZE(struct asys_rec_hgtx_domain, 16);
-    ASYS_CHECK_SIZE(struct asys_rec_hgtx_category, 16);
-    ASYS_CHECK_SIZE(struct asys_rec_hgtx_thread_name, 16);
+ASYS_CHECK_SIZE(struct asys_segment_header, ASYS_SEGMENT_HEADER_SIZE);
+ASYS_CHECK_SIZE(struct asys_arena_control, 64);
+ASYS_CHECK_SIZE(struct asys_slot_header, ASYS_SLOT_HEADER_SIZE);
+ASYS_CHECK_OFFSET(struct asys_segment_header, format_version, 8);
+ASYS_CHECK_OFFSET(struct asys_segment_header, feature_mask, 16);
+ASYS_CHECK_OFFSET(struct asys_segment_header, pid, 24);
+ASYS_CHECK_OFFSET(struct asys_segment_header, process_uid, 40);
+ASYS_CHECK_OFFSET(struct asys_segment_header, inherited_string_limit, 56);
+ASYS_CHECK_OFFSET(struct asys_segment_header, base_ticks, 64);
+ASYS_CHECK_OFFSET(struct asys_segment_header, dropped_records, 96);
+ASYS_CHECK_OFFSET(struct asys_segment_header, data_end, 112);
+ASYS_CHECK_OFFSET(struct asys_segment_header, dropped_full, 120);
+ASYS_CHECK_OFFSET(struct asys_segment_header, dropped_big, 136);
+ASYS_CHECK_OFFSET(struct asys_segment_header, lost_threads, 144);
+ASYS_CHECK_OFFSET(struct asys_segment_header, lost_thread_errno, 160);
+ASYS_CHECK_OFFSET(struct asys_segment_header, reserved, 168);
+ASYS_CHECK_SIZE(asys_rec_word, 8);
+ASYS_CHECK_SIZE(struct asys_rec_time_base, 16);
+ASYS_CHECK_SIZE(struct asys_rec_string_def, 24);
+ASYS_CHECK_OFFSET(struct asys_rec_string_def, size_bytes, 8);
+ASYS_CHECK_SIZE(struct asys_rec_process_info, 32);
+ASYS_CHECK_SIZE(struct asys_rec_thread, 16);
+ASYS_CHECK_SIZE(struct asys_rec_drop, 32);
+ASYS_CHECK_SIZE(struct asys_rec_clock_pair, 32);
+ASYS_CHECK_SIZE(struct asys_rec_capture, 24);
+ASYS_CHECK_SIZE(struct asys_hgtx_attributes, 32);
+ASYS_CHECK_OFFSET(struct asys_hgtx_attributes, domain_id, 12);
+ASYS_CHECK_OFFSET(struct asys_hgtx_attributes, payload, 24);
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_ex, 40);
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_range, 16);
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_start_ex, 48);
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_domain, 16);
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_category, 16);
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_thread_name, 16);
 
-    ASYS_CHECK_SIZE(struct asys_rec_hgtx_schema, 64);
-    ASYS_CHECK_SIZE(struct asys_hgtx_schema_entry, 56);
-    ASYS_CHECK_SIZE(struct asys_hgtx_enum_entry, 16);
-    ASYS_CHECK_SIZE(struct asys_rec_hgtx_payload, 24);
-    ASYS_CHECK_SIZE(struct asys_hgtx_payload_data, 16);
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_schema, 64);
+ASYS_CHECK_SIZE(struct asys_hgtx_schema_entry, 56);
+ASYS_CHECK_SIZE(struct asys_hgtx_enum_entry, 16);
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_payload, 24);
+ASYS_CHECK_SIZE(struct asys_hgtx_payload_data, 16);
 
-    ASYS_CHECK_SIZE(struct asys_rec_hgtx_counter, 96);
-    ASYS_CHECK_SIZE(struct asys_rec_hgtx_sample, 48);
-    ASYS_CHECK_SIZE(struct asys_rec_hgtx_mem, 56);
-    ASYS_CHECK_SIZE(struct asys_rec_hgtx_resource, 40);
-    ASYS_CHECK_SIZE(struct asys_rec_hgtx_sync, 24);
-    ASYS_CHECK_SIZE(struct asys_rec_hgtx_injection, 16);
-    ASYS_CHECK_SIZE(struct asys_rec_hgtx_time, 64);
-    ASYS_CHECK_SIZE(struct asys_rec_module, 72);
-    ASYS_CHECK_OFFSET(struct asys_rec_module, build_id, 40);
-    ASYS_CHECK_SIZE(struct asys_rec_callchain, 16);
-    ASYS_CHECK_SIZE(struct asys_rec_osrt_call, 32);
-    ASYS_CHECK_SIZE(struct asys_rec_heap_alloc, 40);
-    ASYS_CHECK_OFFSET(struct asys_rec_heap_alloc, callchain_id, 32);
-    ASYS_CHECK_SIZE(struct asys_rec_heap_free, 24);
-    ASYS_CHECK_SIZE(struct asys_rec_host_memory, 32);
-    ASYS_CHECK_SIZE(struct asys_rec_event_count, 40);
-    ASYS_CHECK_SIZE(struct asys_rec_event_status, 16);
-    ASYS_CHECK_SIZE(struct asys_rec_ppu_metrics_device, 32);
-    ASYS_CHECK_OFFSET(struct asys_rec_ppu_metrics_device, text_length, 28);
-    ASYS_CHECK_SIZE(struct asys_rec_ppu_metric_def, 16);
-    ASYS_CHECK_SIZE(struct asys_rec_ppu_metric_sample, 16);
-    ASYS_CHECK_SIZE(struct asys_rec_ppu_metrics_end, 24);
-    ASYS_CHECK_SIZE(struct asys_rec_python_code, 32);
-    ASYS_CHECK_SIZE(struct asys_rec_python_sample, 16);
-    ASYS_CHECK_SIZE(struct asys_rec_python_status, 16);
-    ASYS_CHECK_SIZE(struct asys_rec_nic_device, 56);
-    ASYS_CHECK_OFFSET(struct asys_rec_nic_device, name, 24);
-    ASYS_CHECK_SIZE(struct asys_rec_nic_sample, 16);
-    ASYS_CHECK_SIZE(struct asys_rec_nic_rate, 32);
-    ASYS_CHECK_SIZE(struct asys_rec_hggc_api, 40);
-    ASYS_CHECK_SIZE(struct asys_rec_hggc_kernel, 112);
-    ASYS_CHECK_OFFSET(struct asys_rec_hggc_kernel, grid, 56);
-    ASYS_CHECK_OFFSET(struct asys_rec_hggc_kernel, name_string_id, 92);
-    ASYS_CHECK_SIZE(struct asys_rec_hggc_memcpy, 72);
-    ASYS_CHECK_SIZE(struct asys_rec_hggc_memset, 72);
-    ASYS_CHECK_SIZE(struct asys_rec_hggc_sync, 48);
-    ASYS_CHECK_SIZE(struct asys_rec_hggc_event_record, 48);
-    ASYS_CHECK_SIZE(struct asys_rec_hggc_memory, 56);
-    ASYS_CHECK_SIZE(struct asys_rec_hggc_graph_trace, 48);
-    ASYS_CHECK_SIZE(struct asys_rec_hggc_device, 56);
-    ASYS_CHECK_SIZE(struct asys_rec_hggc_context, 24);
-    ASYS_CHECK_SIZE(struct asys_rec_hggc_stream, 32);
-    ASYS_CHECK_SIZE(struct asys_rec_hggc_graph_node, 40);
-    ASYS_CHECK_SIZE(struct asys_rec_hggc_graph_exec, 24);
-    ASYS_CHECK_SIZE(struct asys_rec_hggc_overhead, 32);
-    ASYS_CHECK_SIZE(struct asys_rec_hggc_status, 24);
-    ASYS_CHECK_SIZE(struct asys_rec_cpu_sample, 24);
-    ASYS_CHECK_OFFSET(struct asys_rec_cpu_sample, callchain_id, 16);
-    ASYS_CHECK_SIZE(struct asys_rec_sched_switch, 32);
-    ASYS_CHECK_OFFSET(struct asys_rec_sched_switch, prev_state, 28);
-    ASYS_CHECK_SIZE(struct asys_rec_cpu_sampling_info, 112);
-    ASYS_CHECK_OFFSET(struct asys_rec_cpu_sampling_info, backtrace, 72);
-    ASYS_CHECK_OFFSET(struct asys_rec_cpu_sampling_info, lost_switches, 104);
-    _Static_assert(sizeof(struct asys_rec_callchain) + 8 * ASYS_CALLCHAIN_MAX_DEPTH <= 254 * 8,
-                   "a call chain fits a record without the extended size");
-    _Static_assert(ASYS_REC_MAX_SIZE % 8 == 0, "records are whole words");
-    _Static_assert(ASYS_REC_MAX_SIZE > 254u * 8u, "extended records exist");
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_counter, 96);
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_sample, 48);
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_mem, 56);
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_resource, 40);
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_sync, 24);
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_injection, 16);
+ASYS_CHECK_SIZE(struct asys_rec_hgtx_time, 64);
+ASYS_CHECK_SIZE(struct asys_rec_module, 72);
+ASYS_CHECK_OFFSET(struct asys_rec_module, build_id, 40);
+ASYS_CHECK_SIZE(struct asys_rec_callchain, 16);
+ASYS_CHECK_SIZE(struct asys_rec_osrt_call, 32);
+ASYS_CHECK_SIZE(struct asys_rec_heap_alloc, 40);
+ASYS_CHECK_OFFSET(struct asys_rec_heap_alloc, callchain_id, 32);
+ASYS_CHECK_SIZE(struct asys_rec_heap_free, 24);
+ASYS_CHECK_SIZE(struct asys_rec_host_memory, 32);
+ASYS_CHECK_SIZE(struct asys_rec_event_count, 40);
+ASYS_CHECK_SIZE(struct asys_rec_event_status, 16);
+ASYS_CHECK_SIZE(struct asys_rec_ppu_metrics_device, 32);
+ASYS_CHECK_OFFSET(struct asys_rec_ppu_metrics_device, text_length, 28);
+ASYS_CHECK_SIZE(struct asys_rec_ppu_metric_def, 16);
+ASYS_CHECK_SIZE(struct asys_rec_ppu_metric_sample, 16);
+ASYS_CHECK_SIZE(struct asys_rec_ppu_metrics_end, 24);
+ASYS_CHECK_SIZE(struct asys_rec_python_code, 32);
+ASYS_CHECK_SIZE(struct asys_rec_python_sample, 16);
+ASYS_CHECK_SIZE(struct asys_rec_python_status, 16);
+ASYS_CHECK_SIZE(struct asys_rec_python_stack, 24);
+ASYS_CHECK_SIZE(struct asys_rec_nic_device, 56);
+ASYS_CHECK_OFFSET(struct asys_rec_nic_device, name, 24);
+ASYS_CHECK_SIZE(struct asys_rec_nic_sample, 16);
+ASYS_CHECK_SIZE(struct asys_rec_nic_rate, 32);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_api, 40);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_kernel, 112);
+ASYS_CHECK_OFFSET(struct asys_rec_hggc_kernel, grid, 56);
+ASYS_CHECK_OFFSET(struct asys_rec_hggc_kernel, name_string_id, 92);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_memcpy, 72);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_memset, 72);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_sync, 48);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_event_record, 48);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_memory, 56);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_graph_trace, 48);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_device, 56);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_context, 24);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_stream, 32);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_graph_node, 40);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_graph_exec, 24);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_overhead, 32);
+ASYS_CHECK_SIZE(struct asys_rec_hggc_status, 24);
+ASYS_CHECK_SIZE(struct asys_rec_cpu_sample, 24);
+ASYS_CHECK_OFFSET(struct asys_rec_cpu_sample, callchain_id, 16);
+ASYS_CHECK_SIZE(struct asys_rec_sched_switch, 32);
+ASYS_CHECK_OFFSET(struct asys_rec_sched_switch, prev_state, 28);
+ASYS_CHECK_SIZE(struct asys_rec_cpu_sampling_info, 112);
+ASYS_CHECK_OFFSET(struct asys_rec_cpu_sampling_info, backtrace, 72);
+ASYS_CHECK_OFFSET(struct asys_rec_cpu_sampling_info, lost_switches, 104);
+_Static_assert(sizeof(struct asys_rec_callchain) + 8 * ASYS_CALLCHAIN_MAX_DEPTH <= 254 * 8,
+               "a call chain fits a record without the extended size");
+_Static_assert(ASYS_REC_MAX_SIZE % 8 == 0, "records are whole words");
+_Static_assert(ASYS_REC_MAX_SIZE > 254u * 8u, "extended records exist");
 
 #endif /* ASYS_FORMAT_H */

@@ -300,8 +300,12 @@ static void api_exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
             ? asys_hggc_allocation(driver, cbid, data->functionParams, &asked, &cupti_kind) &
                   hggc.memory_kinds
             : 0;
-    if (allocates || (hggc.backtrace_ticks && end - start >= hggc.backtrace_ticks))
+    int over_threshold = hggc.backtrace_ticks && end - start >= hggc.backtrace_ticks;
+    if (allocates || over_threshold)
         chain = asys_callstack_capture(t, hggc.backtrace_depth);
+    /* --python-backtrace=hggc: the calls over --hggcbacktrace's threshold, or all */
+    if ((over_threshold || allocates || !hggc.backtrace_ticks) && asys_python_hggc_backtraces())
+        asys_python_hggc_stack(t, data->correlationId, chain);
     int32_t result = data->functionReturnValue ? *(const int32_t *)data->functionReturnValue : 0;
     if (allocates && result != 0) {
         uint32_t device = UINT32_MAX, context = 0;

@@ -265,6 +265,10 @@ int asys_osrt_init(void);
 int asys_hggc_init(void);
 int asys_heap_init(void);
 int asys_python_init(void);
+/* --python-backtrace=hggc (python.c): whether Python stacks are wanted now,
+ * and the Python stack of an HGGC API call of thread t (entered). */
+int asys_python_hggc_backtraces(void);
+void asys_python_hggc_stack(struct asys_thread *t, uint32_t correlation, uint32_t callchain);
 
 /* HGTX domain ids shared with the NVTX hooks (hgtx.c): the id of domain
  * `name`, its DOMAIN record written by the calling thread when it is new

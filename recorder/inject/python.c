@@ -20,10 +20,14 @@
  * PYTHON_SAMPLE per thread per sample (asys_format.h). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,12 +38,21 @@
 #define MAX_DEPTH 128
 #define CODE_SLOTS 8192 /* code objects remembered (power of two) */
 #define TID_SLOTS 256
-#define WRITERS 2 /* the sampler thread and the main thread */
+#define REQUEST_SLOTS 16
+#define REQUEST_WAIT_NS 1000000 /* the caller waits this long for the sampler, twice */
+
+/* A thread without the GIL asks the sampler for its Python stack. */
+enum request_state { REQ_FREE, REQ_FILLING, REQ_ASKED, REQ_SERVING, REQ_DONE, REQ_ABANDONED };
+struct stack_request {
+    uint32_t state; /* enum request_state; a futex */
+    uint32_t tid, correlation, callchain;
+    unsigned long ident;
+};
 
 struct code_slot {
     PyObject *code; /* a reference we hold: the address is not reused */
     uint32_t id;
-    uint8_t defined[WRITERS];
+    uint64_t defined; /* bit i: defined in the segment of the thread of index i (< 64) */
 };
 
 struct tid_slot {
@@ -57,13 +70,19 @@ static struct {
     uint64_t pending_since;  /* when it was queued (CLOCK_MONOTONIC ns) */
     uint64_t last_sample_ns; /* GIL held */
     int python_side_ready;   /* atexit and at-fork hooks in place (GIL held) */
-    int sampling;            /* --python-sampling (else only function tracing) */
     struct code_slot codes[CODE_SLOTS];
     uint32_t next_code_id;
     struct tid_slot tids[TID_SLOTS];
     uint64_t samples, pending_samples;
+    uint64_t sampling_ns; /* time spent taking the samples (GIL held) */
     pthread_t thread;
     unsigned long main_ident; /* the main thread's pthread_t: threading may not be loaded */
+    int wake_signal;          /* the signal that wakes the main thread; 0: none free */
+    uint64_t rng;             /* for the jittered periods */
+    int hggc_backtraces;      /* --python-backtrace=hggc */
+    int sampling;             /* --python-sampling (else the thread serves stack requests only) */
+    uint32_t wake;            /* futex: bumped when a stack request is queued */
+    struct stack_request requests[REQUEST_SLOTS];
     /* the status to record once the sampler thread runs (none can be written
      * while the library starts) */
     enum asys_python_status status;
@@ -107,6 +126,10 @@ int asys_python_api_resolve(struct py_api *a)
     RESOLVE(frame_back, "PyFrame_GetBack");
     RESOLVE(frame_code, "PyFrame_GetCode");
     RESOLVE(frame_line, "PyFrame_GetLineNumber");
+    RESOLVE(gil_check, "PyGILState_Check");
+    RESOLVE(eval_get_frame, "PyEval_GetFrame");
+    RESOLVE(dict_get_item, "PyDict_GetItem");
+    RESOLVE(long_from_ulong, "PyLong_FromUnsignedLong");
     if (!a->frame_back || !a->frame_code)
         a->frame_back = a->frame_code = NULL; /* 3.8: both through attributes */
     return ok ? 0 : -1;
@@ -228,7 +251,7 @@ static void define_code(struct asys_thread *t, uint32_t id, PyObject *code, PyOb
 }
 
 /* The id of `code`, defined in t's segment on its first use there. */
-static uint32_t code_id(struct asys_thread *t, int writer, PyObject *code, PyObject *frame)
+static uint32_t code_id(struct asys_thread *t, PyObject *code, PyObject *frame)
 {
     uintptr_t h = ((uintptr_t)code >> 4) * 0x9e3779b97f4a7c15u;
     for (size_t probe = 0; probe < 16; probe++) {
@@ -239,9 +262,10 @@ static uint32_t code_id(struct asys_thread *t, int writer, PyObject *code, PyObj
                 s->code = code;
                 s->id = ++py.next_code_id;
             }
-            if (!s->defined[writer]) {
+            uint64_t bit = t->thread_index < 64 ? UINT64_C(1) << t->thread_index : 0;
+            if (!(s->defined & bit) || !bit) { /* past 64 threads: defined each time */
                 define_code(t, s->id, code, frame);
-                s->defined[writer] = 1;
+                s->defined |= bit;
             }
             return s->id;
         }
@@ -332,8 +356,24 @@ static void write_sample(struct asys_thread *t, uint32_t tid, const uint64_t *fr
     asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_PYTHON_SAMPLE, size / 8, 0, delta));
 }
 
+static void write_stack(struct asys_thread *t, const struct stack_request *q,
+                        const uint64_t *frames, uint32_t depth)
+{
+    uint32_t size = (uint32_t)(sizeof(struct asys_rec_python_stack) + 8u * depth);
+    uint32_t delta;
+    struct asys_rec_python_stack *r = asys_segment_reserve(&t->seg, size, asys_now(), &delta);
+    if (!r)
+        return;
+    r->correlation_id = q->correlation;
+    r->callchain_id = q->callchain;
+    r->tid = q->tid;
+    r->depth = depth;
+    memcpy(r + 1, frames, 8u * depth);
+    asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_PYTHON_STACK, size / 8, 0, delta));
+}
+
 /* The frames from `frame` outwards, innermost first. */
-static uint32_t walk(struct asys_thread *t, int writer, PyObject *frame, uint64_t *out)
+static uint32_t walk(struct asys_thread *t, PyObject *frame, uint64_t *out)
 {
     const struct py_api *a = &py.api;
     uint32_t n = 0;
@@ -342,8 +382,7 @@ static uint32_t walk(struct asys_thread *t, int writer, PyObject *frame, uint64_
         PyObject *code = a->frame_code ? a->frame_code(frame) : a->get_attr(frame, "f_code");
         long line = a->frame_line ? a->frame_line(frame) : attr_long(frame, "f_lineno");
         if (code) {
-            out[n++] =
-                (uint64_t)code_id(t, writer, code, frame) << 32 | (uint32_t)(line > 0 ? line : 0);
+            out[n++] = (uint64_t)code_id(t, code, frame) << 32 | (uint32_t)(line > 0 ? line : 0);
             a->decref(code);
         }
         PyObject *back = a->frame_back ? a->frame_back(frame) : a->get_attr(frame, "f_back");
@@ -360,13 +399,13 @@ static uint32_t walk(struct asys_thread *t, int writer, PyObject *frame, uint64_
     return n;
 }
 
-static void sample_all(int writer)
+static void sample_all(void)
 {
     const struct py_api *a = &py.api;
     struct asys_thread *t = asys_thread_enter();
     if (!t)
         return;
-    uint64_t ticks = asys_now();
+    uint64_t ticks = asys_now(), started = mono_ns();
     PyObject *current = a->sys_get_object("_current_frames"); /* borrowed */
     PyObject *frames = current ? a->call_object(current, NULL) : NULL;
     Py_ssize_t pos = 0;
@@ -374,7 +413,7 @@ static void sample_all(int writer)
     uint64_t stack[MAX_DEPTH];
     while (frames && a->dict_next(frames, &pos, &ident, &frame)) {
         uint32_t tid = tid_of(a->as_ulong(ident));
-        uint32_t depth = walk(t, writer, frame, stack);
+        uint32_t depth = walk(t, frame, stack);
         if (depth)
             write_sample(t, tid, stack, depth, ticks);
     }
@@ -384,6 +423,123 @@ static void sample_all(int writer)
     asys_thread_leave();
     py.samples++;
     py.last_sample_ns = mono_ns();
+    py.sampling_ns += py.last_sample_ns - started;
+}
+
+static long futex(uint32_t *word, int op, uint32_t value, const struct timespec *timeout)
+{
+    return syscall(SYS_futex, word, op, value, timeout, NULL, FUTEX_BITSET_MATCH_ANY);
+}
+
+/* The stacks asked for (GIL held): the askers wait inside their calls. */
+static void serve_requests(void)
+{
+    const struct py_api *a = &py.api;
+    struct asys_thread *t = NULL;
+    PyObject *frames = NULL;
+    uint64_t stack[MAX_DEPTH];
+    for (size_t i = 0; i < REQUEST_SLOTS; i++) {
+        struct stack_request *q = &py.requests[i];
+        uint32_t asked = REQ_ASKED;
+        if (!__atomic_compare_exchange_n(&q->state, &asked, REQ_SERVING, 0, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_ACQUIRE))
+            continue;
+        if (!t && !(t = asys_thread_enter()))
+            t = NULL;
+        if (!frames) {
+            PyObject *current = a->sys_get_object("_current_frames");
+            frames = current ? a->call_object(current, NULL) : NULL;
+        }
+        PyObject *key = t && frames ? a->long_from_ulong(q->ident) : NULL;
+        PyObject *frame = key ? a->dict_get_item(frames, key) : NULL;
+        uint32_t depth = frame ? walk(t, frame, stack) : 0;
+        if (depth)
+            write_stack(t, q, stack, depth);
+        if (key)
+            a->decref(key);
+        uint32_t serving = REQ_SERVING;
+        if (!__atomic_compare_exchange_n(&q->state, &serving, REQ_DONE, 0, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_ACQUIRE))
+            __atomic_store_n(&q->state, REQ_FREE, __ATOMIC_RELEASE); /* the asker gave up */
+        else
+            futex(&q->state, FUTEX_WAKE, 1, NULL);
+    }
+    if (frames)
+        a->decref(frames);
+    a->err_clear();
+    if (t)
+        asys_thread_leave();
+}
+
+static int requests_waiting(void)
+{
+    for (size_t i = 0; i < REQUEST_SLOTS; i++)
+        if (__atomic_load_n(&py.requests[i].state, __ATOMIC_ACQUIRE) == REQ_ASKED)
+            return 1;
+    return 0;
+}
+
+/* Waits for `q` to leave `state`, at most REQUEST_WAIT_NS; its state then. */
+static uint32_t wait_request(struct stack_request *q, uint32_t state)
+{
+    struct timespec timeout = {0, REQUEST_WAIT_NS};
+    uint32_t now = __atomic_load_n(&q->state, __ATOMIC_ACQUIRE);
+    if (now == state) {
+        futex(&q->state, FUTEX_WAIT, state, &timeout);
+        now = __atomic_load_n(&q->state, __ATOMIC_ACQUIRE);
+    }
+    return now;
+}
+
+int asys_python_hggc_backtraces(void)
+{
+    return py.hggc_backtraces && py.python_side_ready &&
+           !__atomic_load_n(&py.stop, __ATOMIC_ACQUIRE);
+}
+
+/* An HGGC API call's Python stack (inside the call's CUPTI callback, t
+ * entered): read directly when this thread holds the GIL, else by the
+ * sampler, which takes the GIL while this thread waits in its call. */
+void asys_python_hggc_stack(struct asys_thread *t, uint32_t correlation, uint32_t callchain)
+{
+    struct stack_request q = {0, t->tid, correlation, callchain, (unsigned long)pthread_self()};
+    uint64_t stack[MAX_DEPTH];
+    if (!asys_python_hggc_backtraces())
+        return;
+    if (py.api.gil_check && py.api.gil_check()) {
+        PyObject *frame = py.api.eval_get_frame();
+        uint32_t depth = frame ? walk(t, frame, stack) : 0;
+        if (depth)
+            write_stack(t, &q, stack, depth);
+        return;
+    }
+    for (size_t i = 0; i < REQUEST_SLOTS; i++) {
+        struct stack_request *slot = &py.requests[i];
+        uint32_t free_state = REQ_FREE;
+        if (!__atomic_compare_exchange_n(&slot->state, &free_state, REQ_FILLING, 0,
+                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            continue;
+        slot->tid = q.tid;
+        slot->correlation = correlation;
+        slot->callchain = callchain;
+        slot->ident = q.ident;
+        __atomic_store_n(&slot->state, REQ_ASKED, __ATOMIC_RELEASE);
+        __atomic_add_fetch(&py.wake, 1, __ATOMIC_ACQ_REL);
+        futex(&py.wake, FUTEX_WAKE, 1, NULL);
+        uint32_t state = wait_request(slot, REQ_ASKED);
+        uint32_t asked = REQ_ASKED;
+        if (state == REQ_ASKED && __atomic_compare_exchange_n(&slot->state, &asked, REQ_FREE, 0,
+                                                              __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            return; /* the sampler did not come in time: no Python stack for this call */
+        if (__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) == REQ_SERVING)
+            state = wait_request(slot, REQ_SERVING);
+        uint32_t serving = REQ_SERVING;
+        if (state == REQ_DONE ||
+            !__atomic_compare_exchange_n(&slot->state, &serving, REQ_ABANDONED, 0, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_ACQUIRE))
+            __atomic_store_n(&slot->state, REQ_FREE, __ATOMIC_RELEASE);
+        return;
+    }
 }
 
 /* Run by the main thread at a bytecode boundary. */
@@ -393,7 +549,7 @@ static int pending_sample(void *arg)
     __atomic_store_n(&py.pending, 0, __ATOMIC_RELEASE);
     if (!__atomic_load_n(&py.stop, __ATOMIC_ACQUIRE) &&
         mono_ns() - py.last_sample_ns >= py.period_ns / 2) {
-        sample_all(1);
+        sample_all();
         py.pending_samples++;
     }
     return 0;
@@ -406,15 +562,55 @@ static PyObject *stop_sampling(PyObject *self, PyObject *unused)
     (void)self;
     (void)unused;
     __atomic_store_n(&py.stop, 1, __ATOMIC_RELEASE);
-    char text[96];
-    snprintf(text, sizeof text, "%llu samples, %llu in the main thread",
-             (unsigned long long)py.samples, (unsigned long long)py.pending_samples);
+    char text[128];
+    snprintf(text, sizeof text, "%llu samples, %llu in the main thread, %.1f us each",
+             (unsigned long long)py.samples, (unsigned long long)py.pending_samples,
+             py.samples ? (double)py.sampling_ns / 1e3 / (double)py.samples : 0.0);
     write_status(ASYS_PYTHON_STOPPED, 0, text);
     py.api.incref(py.api.none);
     return py.api.none;
 }
 
 static void *sampler(void *arg);
+
+/* The period with +-50 % uniform jitter: a fixed period aliases with
+ * periodic programs (a 4 ms loop sampled every 8 ms is always seen at one
+ * point of it). */
+static uint64_t jittered_period(void)
+{
+    py.rng ^= py.rng << 13;
+    py.rng ^= py.rng >> 7;
+    py.rng ^= py.rng << 17;
+    return py.period_ns / 2 + py.rng % (py.period_ns ? py.period_ns : 1);
+}
+
+/* In the main thread: queue the sample there (Py_AddPendingCall is
+ * async-signal-safe). */
+static void on_wake_signal(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    if (py.api.add_pending_call(pending_sample, NULL) != 0)
+        __atomic_store_n(&py.pending, 0, __ATOMIC_RELEASE);
+    errno = saved;
+}
+
+/* A real-time signal nobody handles, to wake the main thread with; none
+ * when the program already uses it (the sampler then takes the GIL). */
+static void choose_wake_signal(void)
+{
+    int sig = SIGRTMIN + 7;
+    struct sigaction old, sa;
+    if (asys_env_u64("ASYS_PYTHON_NO_WAKE_SIGNAL", 0) || sig > SIGRTMAX ||
+        sigaction(sig, NULL, &old) != 0 || old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO))
+        return;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_wake_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(sig, &sa, NULL) == 0)
+        py.wake_signal = sig;
+}
 
 /* os.fork's child: a sampler of its own, nothing remembered from the parent. */
 static PyObject *after_fork_child(PyObject *self, PyObject *unused)
@@ -427,7 +623,7 @@ static PyObject *after_fork_child(PyObject *self, PyObject *unused)
     memset(py.codes, 0, sizeof py.codes);
     memset(py.tids, 0, sizeof py.tids);
     py.next_code_id = 0;
-    py.samples = py.pending_samples = 0;
+    py.samples = py.pending_samples = py.sampling_ns = 0;
     py.main_ident = (unsigned long)pthread_self(); /* os.fork returns in the forking thread */
     py.status = ASYS_PYTHON_SAMPLING;              /* the child's report says it too */
     __atomic_store_n(&py.pending, 0, __ATOMIC_RELEASE);
@@ -483,21 +679,43 @@ static void *sampler(void *arg)
     }
     struct timespec next;
     clock_gettime(CLOCK_MONOTONIC, &next);
+    py.rng = mono_ns() | 1;
+    int sampled = 1;
     while (!__atomic_load_n(&py.stop, __ATOMIC_ACQUIRE)) {
-        if (py.python_side_ready && !py.sampling)
-            break; /* function tracing only */
-        /* until the interpreter is up: every ms at most (function tracing starts then) */
-        uint64_t ns = (uint64_t)next.tv_nsec +
-                      (py.python_side_ready || py.period_ns < 1000000 ? py.period_ns : 1000000);
-        next.tv_sec += (time_t)(ns / 1000000000u);
-        next.tv_nsec = (long)(ns % 1000000000u);
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) != 0)
-            ;
+        if (sampled) {
+            /* until the interpreter is up: every ms at most (function tracing starts then) */
+            uint64_t ns =
+                (uint64_t)next.tv_nsec +
+                (py.python_side_ready || py.period_ns <= 1000000 ? jittered_period() : 1000000);
+            next.tv_sec += (time_t)(ns / 1000000000u);
+            next.tv_nsec = (long)(ns % 1000000000u);
+            sampled = 0;
+        }
+        /* until the next sample, or a stack request */
+        uint64_t due = (uint64_t)next.tv_sec * 1000000000u + (uint64_t)next.tv_nsec;
+        while (!requests_waiting() && mono_ns() < due) {
+            uint32_t seen = __atomic_load_n(&py.wake, __ATOMIC_ACQUIRE);
+            if (requests_waiting())
+                break;
+            if (futex(&py.wake, FUTEX_WAIT_BITSET, seen, &next) != 0 && errno == ETIMEDOUT)
+                break;
+        }
+        if (requests_waiting() && py.python_side_ready && !finalizing()) {
+            int state = py.api.gil_ensure();
+            if (!finalizing())
+                serve_requests();
+            py.api.gil_release(state);
+            continue; /* the sample is still due at `next` */
+        }
+        sampled = 1;
+        clock_gettime(CLOCK_MONOTONIC, &next); /* late wake-ups do not come in bursts */
         if (!py.api.is_initialized())
             continue; /* not up yet */
         if (finalizing())
             break;
         uint64_t now = mono_ns();
+        if (py.python_side_ready && !py.sampling)
+            continue; /* stack requests only */
         if (!py.python_side_ready || (__atomic_load_n(&py.pending, __ATOMIC_ACQUIRE) &&
                                       now - py.pending_since > py.period_ns)) {
             /* the main thread does not run Python code now: take the GIL */
@@ -506,17 +724,24 @@ static void *sampler(void *arg)
                 if (!py.python_side_ready) {
                     install_hooks();
                     asys_python_trace_start();
+                    choose_wake_signal();
                     py.python_side_ready = 1;
                 }
                 if (py.sampling)
-                    sample_all(0);
+                    sample_all();
             }
             py.api.gil_release(state);
             continue;
         }
         if (!__atomic_exchange_n(&py.pending, 1, __ATOMIC_ACQ_REL)) {
             py.pending_since = now;
-            if (py.api.add_pending_call(pending_sample, NULL) != 0)
+            /* queued from the main thread's signal handler, the call runs at its
+             * next bytecode boundary; queued from here, only once something else
+             * makes it look (3.11 decides who may run pending calls by the
+             * queueing thread) */
+            int queued =
+                py.wake_signal && pthread_kill((pthread_t)py.main_ident, py.wake_signal) == 0;
+            if (!queued && py.api.add_pending_call(pending_sample, NULL) != 0)
                 __atomic_store_n(&py.pending, 0, __ATOMIC_RELEASE); /* queue full: next period */
         }
     }
@@ -577,8 +802,13 @@ int asys_python_init(void)
     py.period_ns = 1000000000u / hz;
     py.depth = depth > MAX_DEPTH ? MAX_DEPTH : depth ? (uint32_t)depth : 1;
     py.main_ident = (unsigned long)pthread_self(); /* the library starts in the main thread */
-    py.sampling = asys_env_u64("ASYS_PYTHON_SAMPLING", 1) != 0;
-    asys_python_trace_init(&py.api, version);
+    const char *backtrace = asys_option_text("ASYS_PYTHON_BACKTRACE");
+    const char *sampling = asys_option_text("ASYS_PYTHON_SAMPLING");
+    py.hggc_backtraces = backtrace && !strcmp(backtrace, "hggc");
+    py.sampling = sampling && !strcmp(sampling, "true");
+    int tracing = asys_python_trace_init(&py.api, version) == 1;
+    if (!py.sampling && !py.hggc_backtraces && !tracing)
+        return 0;
     char text[128];
     snprintf(text, sizeof text, "%.*s", (int)strcspn(py.api.get_version(), " "),
              py.api.get_version());

@@ -53,6 +53,11 @@ struct py_api {
     PyObject *(*frame_code)(PyObject *);
     int (*frame_line)(PyObject *);
     PyObject *none;
+    /* --python-backtrace=hggc */
+    int (*gil_check)(void);                             /* PyGILState_Check */
+    PyObject *(*eval_get_frame)(void);                  /* PyEval_GetFrame: borrowed */
+    PyObject *(*dict_get_item)(PyObject *, PyObject *); /* PyDict_GetItem: borrowed */
+    PyObject *(*long_from_ulong)(unsigned long);
 };
 
 /* Fills *a from the running interpreter; 0, or -1 when a required function
@@ -60,8 +65,9 @@ struct py_api {
 int asys_python_api_resolve(struct py_api *a);
 
 /* Function tracing (python_trace.c).  init: at process start, once the API
- * is resolved (nothing to do without ASYS_PYTHON_TRACE_RULES); start: once,
- * with the GIL held, when the interpreter is up (the sampler's first turn). */
+ * is resolved: 1 when a spec is given (ASYS_PYTHON_TRACE_RULES), 0 when
+ * none, -1 when it cannot trace; start: once, with the GIL held, when the
+ * interpreter is up (the sampler's first turn). */
 int asys_python_trace_init(const struct py_api *api, uint32_t version_hex);
 void asys_python_trace_start(void);
 

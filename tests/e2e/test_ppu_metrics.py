@@ -163,6 +163,17 @@ class BusyAndIdle(PpuMetricsTestCase):
         self.assertIn('PPU metrics: device 1 (simppu PPU)', groups)
 
 
+class VisibleDevices(PpuMetricsTestCase):
+    def test_metrics_follow_the_physical_device(self):
+        # the program's device 0 is the machine's device 1: its kernels show there
+        self.record('bulk', '500', '0', '1', env=dict(BUSY_ENV, CUDA_VISIBLE_DEVICES='1'),
+                    options=['-t', 'hggc', '--ppu-metrics-device', 'all'])
+        sums = self.sums()
+        self.assertGreater(float(sums[(1, ACTIVE)]['Max']), 99.0)
+        self.assertEqual(float(sums[(0, ACTIVE)]['Max']), 0.0)
+        self.assertEqual(self.rows('SELECT device, physical_index FROM ppu_devices'), [(0, 1)])
+
+
 class Choices(PpuMetricsTestCase):
     def test_one_device_of_two_with_the_set_and_list_merged(self):
         self.record('bulk', '40', '0', '1', env=BUSY_ENV,

@@ -149,7 +149,7 @@ class ModuleOption(TraceCase):
         calls = self.calls()
         self.assertEqual(calls[('pkg.hot', PH)], 100)
         self.assertEqual(calls[('pkg.spin', PH)], 118)
-        self.record(options=['--python-functions-threshold', '10000000'])
+        self.record(options=['--python-functions-threshold', '1000000000'])
         self.assertEqual(self.stats_rows('python_func_sum'), [])
 
 
