@@ -922,6 +922,24 @@ int asys_python_trace_init(const struct py_api *api, uint32_t version_hex)
     return 1;
 }
 
+/* 3.13+ free-threaded builds: sys._is_gil_enabled() is false. */
+static int gil_disabled(void)
+{
+    const struct py_api *a = tr.api;
+    int (*is_true)(PyObject *);
+    *(void **)&is_true = dlsym(RTLD_DEFAULT, "PyObject_IsTrue");
+    PyObject *sys = a->import("sys");
+    PyObject *f = sys && is_true ? a->get_attr(sys, "_is_gil_enabled") : NULL;
+    PyObject *r = f ? a->call_object(f, NULL) : NULL;
+    int disabled = r && is_true(r) == 0;
+    PyObject *owned[] = {r, f, sys};
+    for (size_t i = 0; i < 3; i++)
+        if (owned[i])
+            a->decref(owned[i]);
+    a->err_clear();
+    return disabled;
+}
+
 void asys_python_trace_start(void)
 {
     const struct py_api *a = tr.api;
@@ -929,6 +947,11 @@ void asys_python_trace_start(void)
     if (!tr.on || tr.started)
         return;
     tr.started = 1;
+    if (gil_disabled()) {
+        tr.on = 0; /* the tracer's state is guarded by the GIL */
+        write_status(ASYS_PYTHON_TRACE_OFF, "a free-threaded interpreter (no GIL)");
+        return;
+    }
     if (tr.version >= 0x030c0000u && start_monitoring() == 0) {
         snprintf(text, sizeof text, "%zu rules, threshold %llu ticks, sys.monitoring",
                  tr.rule_count, (unsigned long long)tr.threshold_ticks);
