@@ -8,9 +8,10 @@ usage: bench/run_benchmarks.py [--build DIR] [--pairs N] [--runs K]
                                [--bulk-kernels N] [--bulk-copies N] [--bulk-ranges N]
                                [--deps-kernels N] [--deps-waits N] [--export-events N]
                                [--flame-stacks N] [--heap-allocations N] [--cpu-loop-millions M]
+                               [--python-interpreters PATH,...]
                                [--only hgtx|uftrace|osrt|import|hggc|timeline|deps|export|processes|
                                        flame|heap|cpu_sampling|ppu_metrics|
-                                       nic|python_sampling]
+                                       nic|python_sampling|python_trace]
 """
 import argparse
 import json
@@ -30,6 +31,7 @@ from nic import bench_nic
 from ppu_metrics import bench_ppu_metrics
 from python_sampling import bench_python_sampling
 from processes import bench_processes
+from python_trace import bench_python_trace
 
 
 def run_child(argv):
@@ -518,9 +520,11 @@ def main():
     ap.add_argument('--only',
                     choices=['hgtx', 'uftrace', 'osrt', 'import', 'hggc', 'timeline', 'deps',
                              'export', 'processes', 'flame', 'heap', 'cpu_sampling',
-                             'ppu_metrics', 'nic', 'python_sampling'])
+                             'ppu_metrics', 'nic', 'python_sampling', 'python_trace'])
     ap.add_argument('--python-rounds', type=int, default=10,
                     help='rounds of the Python sampling workload (~0.25 s each)')
+    ap.add_argument('--python-interpreters', default='',
+                    help='python_trace: more interpreters to measure (paths, comma-separated)')
     ap.add_argument('--ppu-seconds', type=float, default=5.0,
                     help='how long the PPU metrics benchmark samples')
     ap.add_argument('--cpu-loop-millions', type=int, default=2000,
@@ -561,6 +565,8 @@ def main():
             bench_nic(args, work)
         if args.only in (None, 'python_sampling'):
             bench_python_sampling(args, work)
+        if args.only in (None, 'python_trace'):
+            bench_python_trace(args, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

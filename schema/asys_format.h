@@ -879,6 +879,8 @@ enum asys_python_status {
     ASYS_PYTHON_ALIASED = 2,     /* an interpreter under another name: not sampled */
     ASYS_PYTHON_UNSUPPORTED = 3, /* a version or build the sampler cannot use; text: why */
     ASYS_PYTHON_STOPPED = 4,     /* the sampler stopped (interpreter finalizing); text: counts */
+    ASYS_PYTHON_TRACING = 5,     /* function tracing runs; text: rules and threshold */
+    ASYS_PYTHON_TRACE_OFF = 6,   /* function tracing could not start; text: why */
 };
 
 struct asys_rec_python_code {

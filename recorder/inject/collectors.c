@@ -10,6 +10,6 @@ const struct asys_inject_collector asys_inject_collectors[] = {
     {"osrt", ASYS_FEATURE_OSRT, ASYS_FEATURE_OSRT | ASYS_FEATURE_STACKS, asys_osrt_init},
     {"hggc", ASYS_FEATURE_HGGC, ASYS_FEATURE_HGGC | ASYS_FEATURE_STACKS, asys_hggc_init},
     {"memory", ASYS_FEATURE_MEMORY, ASYS_FEATURE_MEMORY | ASYS_FEATURE_STACKS, asys_heap_init},
-    {"python", ASYS_FEATURE_PYTHON, ASYS_FEATURE_PYTHON, asys_python_init},
+    {"python", ASYS_FEATURE_PYTHON, ASYS_FEATURE_PYTHON | ASYS_FEATURE_HGTX, asys_python_init},
     {NULL, 0, 0, NULL},
 };

@@ -160,6 +160,11 @@ void asys_inject_init(void);
  * that made it register, taken before), else now. */
 struct asys_thread *asys_thread_register(uint64_t not_after);
 
+/* A second segment for the calling thread, which the caller writes alone
+ * (asys_tls_busy held around its writes) and closes; NULL when none. */
+struct asys_thread *asys_thread_open_extra(void);
+void asys_thread_close_extra(struct asys_thread *t);
+
 /* Counts a record lost because its hook could not record (re-entry). */
 void asys_thread_count_lost(uint32_t size);
 /* An event of a thread that has no segment: counted in the image's anchor;
@@ -264,6 +269,11 @@ int asys_python_init(void);
  * and the Python stack of an HGGC API call of thread t (entered). */
 int asys_python_hggc_backtraces(void);
 void asys_python_hggc_stack(struct asys_thread *t, uint32_t correlation, uint32_t callchain);
+
+/* HGTX domain ids shared with the NVTX hooks (hgtx.c): the id of domain
+ * `name`, its DOMAIN record written by the calling thread when it is new
+ * (call it outside asys_thread_enter/leave). */
+uint16_t asys_hgtx_domain_create(const char *name);
 
 /* Debug output, only when ASYS_DEBUG is set. */
 void asys_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -406,6 +406,50 @@ out:
     return t;
 }
 
+/* A second segment of the calling thread, not its TLS one: the Python
+ * function tracer writes its ranges there after the fact, so the records
+ * other collectors write meanwhile into the thread's own segment cannot
+ * shift their times.  In the registry (a fork child drops it with the
+ * others); NULL when no segment can be opened. */
+struct asys_thread *asys_thread_open_extra(void)
+{
+    asys_inject_init();
+    if (!asys_proc.enabled)
+        return NULL;
+    int saved_errno = errno;
+    char path[SEGMENT_PATH_MAX];
+    struct asys_thread *t = NULL;
+    void *mem = mmap(NULL, sizeof *t, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED)
+        goto out;
+    t = mem;
+    t->tid = (uint32_t)syscall(SYS_gettid);
+    t->thread_index = __atomic_add_fetch(&asys_proc.next_thread_index, 1, __ATOMIC_RELAXED);
+    if (open_thread_segment(t, 0, path) != 0) {
+        munmap(t, sizeof *t);
+        t = NULL;
+        goto out;
+    }
+    pthread_mutex_lock(&asys_proc.registry_lock);
+    t->next = asys_proc.threads;
+    asys_proc.threads = t;
+    pthread_mutex_unlock(&asys_proc.registry_lock);
+out:
+    errno = saved_errno;
+    return t;
+}
+
+static void unlink_thread(struct asys_thread *t);
+
+void asys_thread_close_extra(struct asys_thread *t)
+{
+    int saved_errno = errno;
+    unlink_thread(t);
+    asys_segment_close(&t->seg);
+    munmap(t, sizeof *t);
+    errno = saved_errno;
+}
+
 void asys_thread_count_lost(uint32_t size)
 {
     struct asys_thread *t = asys_tls_thread;

@@ -683,7 +683,10 @@ static void *sampler(void *arg)
     int sampled = 1;
     while (!__atomic_load_n(&py.stop, __ATOMIC_ACQUIRE)) {
         if (sampled) {
-            uint64_t ns = (uint64_t)next.tv_nsec + jittered_period();
+            /* until the interpreter is up: every ms at most (function tracing starts then) */
+            uint64_t ns =
+                (uint64_t)next.tv_nsec +
+                (py.python_side_ready || py.period_ns <= 1000000 ? jittered_period() : 1000000);
             next.tv_sec += (time_t)(ns / 1000000000u);
             next.tv_nsec = (long)(ns % 1000000000u);
             sampled = 0;
@@ -720,6 +723,7 @@ static void *sampler(void *arg)
             if (!finalizing()) {
                 if (!py.python_side_ready) {
                     install_hooks();
+                    asys_python_trace_start();
                     choose_wake_signal();
                     py.python_side_ready = 1;
                 }
@@ -802,7 +806,8 @@ int asys_python_init(void)
     const char *sampling = asys_option_text("ASYS_PYTHON_SAMPLING");
     py.hggc_backtraces = backtrace && !strcmp(backtrace, "hggc");
     py.sampling = sampling && !strcmp(sampling, "true");
-    if (!py.sampling && !py.hggc_backtraces)
+    int tracing = asys_python_trace_init(&py.api, version) == 1;
+    if (!py.sampling && !py.hggc_backtraces && !tracing)
         return 0;
     char text[128];
     snprintf(text, sizeof text, "%.*s", (int)strcspn(py.api.get_version(), " "),

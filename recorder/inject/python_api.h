@@ -64,4 +64,11 @@ struct py_api {
  * is missing (the optional ones are left NULL). */
 int asys_python_api_resolve(struct py_api *a);
 
+/* Function tracing (python_trace.c).  init: at process start, once the API
+ * is resolved: 1 when a spec is given (ASYS_PYTHON_TRACE_RULES), 0 when
+ * none, -1 when it cannot trace; start: once, with the GIL held, when the
+ * interpreter is up (the sampler's first turn). */
+int asys_python_trace_init(const struct py_api *api, uint32_t version_hex);
+void asys_python_trace_start(void);
+
 #endif
