@@ -162,9 +162,9 @@ class HggcBacktraces(PythonTestCase):
         self.assertEqual(len(stacks), 5)
         for stack in stacks:
             frames = stack.split(' <- ')
-            self.assertIn('cudaMalloc', frames[:3])  # the native frames inside the call first
-            self.assertEqual(frames[frames.index('allocate'):frames.index('allocate') + 3],
-                             ['allocate', 'main', '<module>'])
+            python = frames.index('allocate')
+            self.assertIn('cudaMalloc', frames[:python])  # the native frames inside the call first
+            self.assertEqual(frames[python:python + 3], ['allocate', 'main', '<module>'])
             self.assertFalse([f for f in frames if f.startswith('_PyEval_EvalFrame')], frames)
             self.assertIn('PyCFuncPtr_call', frames)  # ctypes, between Python and CUDA
 
