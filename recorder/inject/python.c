@@ -152,7 +152,7 @@ static int finalizing(void)
 
 /* ---- records ----------------------------------------------------------------------- */
 
-static void write_status(enum asys_python_status status, uint32_t version, const char *text)
+void asys_python_write_status(enum asys_python_status status, uint32_t version, const char *text)
 {
     struct asys_thread *t = asys_thread_enter();
     if (!t)
@@ -175,10 +175,9 @@ static void write_status(enum asys_python_status status, uint32_t version, const
     asys_thread_leave();
 }
 
-/* A new reference to attribute `name` as UTF-8 text into `out`. */
-static size_t attr_text(PyObject *o, const char *name, char *out, size_t size)
+/* The UTF-8 text of str object `v` into `out` (cut to fit); its length. */
+static size_t copy_text(PyObject *v, char *out, size_t size)
 {
-    PyObject *v = py.api.get_attr(o, name);
     Py_ssize_t len = 0;
     const char *text = v ? py.api.utf8(v, &len) : NULL;
     size_t n = text && len > 0 ? (size_t)len : 0;
@@ -187,10 +186,18 @@ static size_t attr_text(PyObject *o, const char *name, char *out, size_t size)
     if (text)
         memcpy(out, text, n);
     out[n] = '\0';
-    if (v)
-        py.api.decref(v);
     if (!text)
         py.api.err_clear();
+    return n;
+}
+
+/* Attribute `name` of `o` as UTF-8 text into `out`. */
+static size_t attr_text(PyObject *o, const char *name, char *out, size_t size)
+{
+    PyObject *v = py.api.get_attr(o, name);
+    size_t n = copy_text(v, out, size);
+    if (v)
+        py.api.decref(v);
     return n;
 }
 
@@ -210,18 +217,9 @@ static size_t frame_module(PyObject *frame, char *out, size_t size)
 {
     PyObject *globals = py.api.get_attr(frame, "f_globals");
     PyObject *name = globals ? py.api.dict_get_item_string(globals, "__name__") : NULL;
-    Py_ssize_t len = 0;
-    const char *text = name ? py.api.utf8(name, &len) : NULL;
-    size_t n = text && len > 0 ? (size_t)len : 0;
-    if (n >= size)
-        n = size - 1;
-    if (text)
-        memcpy(out, text, n);
-    out[n] = '\0';
+    size_t n = copy_text(name, out, size);
     if (globals)
         py.api.decref(globals);
-    if (!text)
-        py.api.err_clear();
     return n;
 }
 
@@ -566,7 +564,7 @@ static PyObject *stop_sampling(PyObject *self, PyObject *unused)
     snprintf(text, sizeof text, "%llu samples, %llu in the main thread, %.1f us each",
              (unsigned long long)py.samples, (unsigned long long)py.pending_samples,
              py.samples ? (double)py.sampling_ns / 1e3 / (double)py.samples : 0.0);
-    write_status(ASYS_PYTHON_STOPPED, 0, text);
+    asys_python_write_status(ASYS_PYTHON_STOPPED, 0, text);
     py.api.incref(py.api.none);
     return py.api.none;
 }
@@ -672,7 +670,7 @@ static void *sampler(void *arg)
 {
     (void)arg;
     if (py.status) {
-        write_status(py.status, py.status_version, py.status_text);
+        asys_python_write_status(py.status, py.status_version, py.status_text);
         if (py.status != ASYS_PYTHON_SAMPLING)
             return NULL;
         py.status = 0;

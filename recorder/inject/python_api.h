@@ -7,7 +7,10 @@
 #define ASYS_INJECT_PYTHON_API_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
+
+#include "asys_format.h"
 
 typedef struct py_object PyObject;
 typedef ssize_t Py_ssize_t;
@@ -63,6 +66,9 @@ struct py_api {
 /* Fills *a from the running interpreter; 0, or -1 when a required function
  * is missing (the optional ones are left NULL). */
 int asys_python_api_resolve(struct py_api *a);
+
+/* A PYTHON_STATUS record in the calling thread's segment (python.c). */
+void asys_python_write_status(enum asys_python_status status, uint32_t version, const char *text);
 
 /* Function tracing (python_trace.c).  init: at process start, once the API
  * is resolved: 1 when a spec is given (ASYS_PYTHON_TRACE_RULES), 0 when

@@ -850,27 +850,6 @@ out:
     return rc;
 }
 
-static void write_status(enum asys_python_status status, const char *text)
-{
-    struct asys_thread *t = asys_thread_enter();
-    if (!t)
-        return;
-    size_t len = strlen(text);
-    size_t size = (sizeof(struct asys_rec_python_status) + len + 7) & ~(size_t)7;
-    uint32_t delta;
-    struct asys_rec_python_status *r =
-        asys_segment_reserve(&t->seg, (uint32_t)size, asys_now(), &delta);
-    if (r) {
-        memset(r, 0, size);
-        r->version_hex = tr.version;
-        r->text_length = (uint32_t)len;
-        memcpy(r + 1, text, len);
-        asys_segment_commit(&r->header,
-                            ASYS_REC_WORD(ASYS_REC_PYTHON_STATUS, size / 8, status, delta));
-    }
-    asys_thread_leave();
-}
-
 /* A fork child: what the parent registered and pushed is in the parent's
  * segments; the forking thread's open calls are not popped here. */
 static void after_fork(void)
@@ -949,18 +928,20 @@ void asys_python_trace_start(void)
     tr.started = 1;
     if (gil_disabled()) {
         tr.on = 0; /* the tracer's state is guarded by the GIL */
-        write_status(ASYS_PYTHON_TRACE_OFF, "a free-threaded interpreter (no GIL)");
+        asys_python_write_status(ASYS_PYTHON_TRACE_OFF, tr.version,
+                                 "a free-threaded interpreter (no GIL)");
         return;
     }
     if (tr.version >= 0x030c0000u && start_monitoring() == 0) {
         snprintf(text, sizeof text, "%zu rules, threshold %llu ticks, sys.monitoring",
                  tr.rule_count, (unsigned long long)tr.threshold_ticks);
-        write_status(ASYS_PYTHON_TRACING, text);
+        asys_python_write_status(ASYS_PYTHON_TRACING, tr.version, text);
         return;
     }
     if (!tr.set_profile || !tr.tuple_get_item || !a->add_pending_call) {
         tr.on = 0;
-        write_status(ASYS_PYTHON_TRACE_OFF, "the interpreter lacks PyEval_SetProfile");
+        asys_python_write_status(ASYS_PYTHON_TRACE_OFF, tr.version,
+                                 "the interpreter lacks PyEval_SetProfile");
         return;
     }
     thread_hook_def =
@@ -971,8 +952,9 @@ void asys_python_trace_start(void)
     if (tr.set_profile_all)
         tr.set_profile_all(profile, NULL);
     else if (a->add_pending_call(install_main, NULL) != 0)
-        write_status(ASYS_PYTHON_TRACE_OFF, "could not reach the main thread");
+        asys_python_write_status(ASYS_PYTHON_TRACE_OFF, tr.version,
+                                 "could not reach the main thread");
     snprintf(text, sizeof text, "%zu rules, threshold %llu ticks", tr.rule_count,
              (unsigned long long)tr.threshold_ticks);
-    write_status(ASYS_PYTHON_TRACING, text);
+    asys_python_write_status(ASYS_PYTHON_TRACING, tr.version, text);
 }
