@@ -125,7 +125,7 @@ class BusyAndIdle(PpuMetricsTestCase):
         sums = self.sums()
         busy, idle = sums[(0, ACTIVE)], sums[(1, ACTIVE)]
         self.assertGreater(float(busy['Max']), 99.0)
-        self.assertGreater(float(busy['Average']), 20.0)
+        self.assertGreater(float(busy['Average']), 5.0)  # ~125 ms busy in a run of a few hundred
         self.assertEqual(float(idle['Max']), 0.0)
         self.assertGreater(float(sums[(0, 'cu__cycles_active.avg.pct_of_peak_sustained_elapsed')]
                                  ['Average']), float(idle['Average']))

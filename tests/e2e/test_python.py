@@ -40,12 +40,11 @@ class HotFunctions(PythonTestCase):
 
     def test_shares_within_ten_points(self):
         flat = self.flat()
-        hot, cold = int(flat['hot']['Self']), int(flat['cold']['Self'])
-        # spin() is where the time goes; Self lands in spin, Total in hot/cold
+        # spin() is where the time goes: Self lands in spin, Total in hot and cold
         hot, cold = int(flat['hot']['Total']), int(flat['cold']['Total'])
         share = 100.0 * hot / (hot + cold)
         self.assertBetween(share, 65, 85, 'hot share')
-        self.assertGreater(hot + cold, 300)  # two threads, ~500 Hz in the main thread
+        self.assertGreater(hot + cold, 100)  # two threads for 1 s at up to 500 Hz
 
     def test_call_chains_name_the_callers(self):
         tree = self.stats_rows('python_topdown')
