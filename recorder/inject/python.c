@@ -39,7 +39,7 @@
 #define CODE_SLOTS 8192 /* code objects remembered (power of two) */
 #define TID_SLOTS 256
 #define REQUEST_SLOTS 16
-#define REQUEST_WAIT_NS 1000000 /* the caller waits this long for the sampler, twice */
+#define REQUEST_WAIT_NS 2500000 /* the caller waits this long for the sampler, twice */
 
 /* A thread without the GIL asks the sampler for its Python stack. */
 enum request_state { REQ_FREE, REQ_FILLING, REQ_ASKED, REQ_SERVING, REQ_DONE, REQ_ABANDONED };
