@@ -175,11 +175,10 @@ void asys_python_write_status(enum asys_python_status status, uint32_t version, 
     asys_thread_leave();
 }
 
-/* The UTF-8 text of str object `v` into `out` (cut to fit); its length. */
-static size_t copy_text(PyObject *v, char *out, size_t size)
+size_t asys_python_text(const struct py_api *a, PyObject *v, char *out, size_t size)
 {
     Py_ssize_t len = 0;
-    const char *text = v ? py.api.utf8(v, &len) : NULL;
+    const char *text = v ? a->utf8(v, &len) : NULL;
     size_t n = text && len > 0 ? (size_t)len : 0;
     if (n >= size)
         n = size - 1;
@@ -187,18 +186,28 @@ static size_t copy_text(PyObject *v, char *out, size_t size)
         memcpy(out, text, n);
     out[n] = '\0';
     if (!text)
-        py.api.err_clear();
+        a->err_clear();
     return n;
 }
 
-/* Attribute `name` of `o` as UTF-8 text into `out`. */
+size_t asys_python_attr_text(const struct py_api *a, PyObject *o, const char *name, char *out,
+                             size_t size)
+{
+    PyObject *v = a->get_attr(o, name);
+    size_t n = asys_python_text(a, v, out, size);
+    if (v)
+        a->decref(v);
+    return n;
+}
+
+static size_t copy_text(PyObject *v, char *out, size_t size)
+{
+    return asys_python_text(&py.api, v, out, size);
+}
+
 static size_t attr_text(PyObject *o, const char *name, char *out, size_t size)
 {
-    PyObject *v = py.api.get_attr(o, name);
-    size_t n = copy_text(v, out, size);
-    if (v)
-        py.api.decref(v);
-    return n;
+    return asys_python_attr_text(&py.api, o, name, out, size);
 }
 
 static long attr_long(PyObject *o, const char *name)

@@ -67,6 +67,12 @@ struct py_api {
  * is missing (the optional ones are left NULL). */
 int asys_python_api_resolve(struct py_api *a);
 
+/* The UTF-8 text of str object `v` (or of attribute `name` of `o`) into
+ * `out`, cut to fit; its length (0, error cleared, when there is none). */
+size_t asys_python_text(const struct py_api *a, PyObject *v, char *out, size_t size);
+size_t asys_python_attr_text(const struct py_api *a, PyObject *o, const char *name, char *out,
+                             size_t size);
+
 /* A PYTHON_STATUS record in the calling thread's segment (python.c). */
 void asys_python_write_status(enum asys_python_status status, uint32_t version, const char *text);
 

@@ -171,28 +171,12 @@ static int parse_rules(const char *text)
 
 static size_t text_of(PyObject *v, char *out, size_t size)
 {
-    Py_ssize_t len = 0;
-    const char *text = v ? tr.api->utf8(v, &len) : NULL;
-    size_t n = text && len > 0 ? (size_t)len : 0;
-    if (n >= size)
-        n = size - 1;
-    if (text)
-        memcpy(out, text, n);
-    out[n] = '\0';
-    if (!text)
-        tr.api->err_clear();
-    return n;
+    return asys_python_text(tr.api, v, out, size);
 }
 
 static size_t attr_text(PyObject *o, const char *name, char *out, size_t size)
 {
-    PyObject *v = tr.api->get_attr(o, name);
-    size_t n = text_of(v, out, size);
-    if (v)
-        tr.api->decref(v);
-    if (!v)
-        tr.api->err_clear();
-    return n;
+    return asys_python_attr_text(tr.api, o, name, out, size);
 }
 
 /* Before 3.11 code objects have no qualified name: `dotted` (Class.method)
