@@ -140,6 +140,7 @@ static void load_injection(void)
 
 static void init_runtime(void)
 {
+    simppu_state_prepare(); /* a stream worker's first kernel does not wait for the file */
     int physical = (int)env_u64("SIMPPU_DEVICES", 1);
     if (physical < 1)
         physical = 1;

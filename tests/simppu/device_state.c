@@ -79,6 +79,11 @@ static struct device_ring *ring_of(int physical)
     return &state.map->devices[physical];
 }
 
+void simppu_state_prepare(void)
+{
+    pthread_once(&state.once, state_open);
+}
+
 void simppu_state_record(int physical, enum simppu_work_kind kind, uint64_t start, uint64_t end,
                          uint64_t bytes)
 {

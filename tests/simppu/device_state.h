@@ -29,6 +29,8 @@ struct simppu_busy {
     uint64_t kernels_started;
 };
 
+/* Maps the state file now (the runtime's start), not at the first work. */
+void simppu_state_prepare(void);
 /* Appends one piece of work (CLOCK_MONOTONIC ns).  Silent when the state
  * file cannot be mapped. */
 void simppu_state_record(int physical, enum simppu_work_kind kind, uint64_t start, uint64_t end,
