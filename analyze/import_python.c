@@ -291,8 +291,8 @@ static int import_sample(void *state, const struct asys_record *rec, uint64_t ns
 static int import_status(void *state, const struct asys_record *rec, uint64_t ns,
                          struct asys_err *err)
 {
-    static const char *const names[] = {"?", "sampling", "aliased interpreter", "unsupported",
-                                        "stopped"};
+    static const char *const names[] = {"?",       "sampling", "aliased interpreter", "unsupported",
+                                        "stopped", "tracing",  "tracing off"};
     struct python *py = state;
     const struct asys_rec_python_status *r = (const void *)rec->data;
     size_t room = rec->size - sizeof *r;
@@ -304,7 +304,8 @@ static int import_status(void *state, const struct asys_record *rec, uint64_t ns
     sqlite3_stmt *st = py->insert_status;
     sqlite3_bind_int64(st, 1, py->imp->seg.pid);
     sqlite3_bind_int64(st, 2, ns > INT64_MAX ? INT64_MAX : (int64_t)ns);
-    sqlite3_bind_text(st, 3, rec->arg < 5 ? names[rec->arg] : "?", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, rec->arg < sizeof names / sizeof names[0] ? names[rec->arg] : "?", -1,
+                      SQLITE_STATIC);
     if (*version)
         sqlite3_bind_text(st, 4, version, -1, SQLITE_TRANSIENT);
     else

@@ -93,11 +93,14 @@ rows(ord, property, value) AS (
                                (SELECT MIN(id) FROM ppu_metrics AS m WHERE m.device = d.device))
                           AS achieved
               FROM ppu_metric_devices AS d)
-    UNION ALL SELECT 46.7 + ROW_NUMBER() OVER (ORDER BY s.pid) / 1000.0,
-        'Python (pid ' || s.pid || ')',
+    UNION ALL SELECT 46.7 + ROW_NUMBER() OVER (ORDER BY s.pid, s.status LIKE 'tracing%') / 1000.0,
+        CASE WHEN s.status LIKE 'tracing%' THEN 'Python function tracing (pid ' || s.pid || ')'
+        ELSE 'Python (pid ' || s.pid || ')' END,
         CASE s.status WHEN 'sampling' THEN 'Python ' || COALESCE(s.version, '?') || ', ' ||
             n || ' samples' || CASE WHEN n > 1 THEN ', ' ||
             printf('%.0f', (n - 1) * 1e9 / NULLIF(last - first, 0)) || ' per second' ELSE '' END
+        WHEN 'tracing' THEN COALESCE(s.detail, '?')
+        WHEN 'tracing off' THEN 'off: ' || COALESCE(s.detail, '?')
         ELSE 'not sampled: ' || s.status || ' (' || COALESCE(s.detail, '?') || ')' END
         FROM (SELECT st.*, (SELECT COUNT(DISTINCT ns) FROM python_samples AS p
                             WHERE p.pid = st.pid) AS n,

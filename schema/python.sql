@@ -28,7 +28,8 @@ CREATE TABLE python_samples (
 CREATE TABLE python_status (
     pid     INTEGER NOT NULL,
     ns      INTEGER NOT NULL,
-    status  TEXT NOT NULL, -- sampling, aliased interpreter, unsupported, stopped
+    status  TEXT NOT NULL, -- sampling, aliased interpreter, unsupported, stopped, tracing,
+                           -- tracing off (function tracing)
     version TEXT,          -- the interpreter's version
     detail  TEXT           -- the interpreter's name, why not, or the sampler's counts
 );

@@ -700,11 +700,13 @@ static void *sampler(void *arg)
         }
         /* until the next sample, or a stack request */
         uint64_t due = (uint64_t)next.tv_sec * 1000000000u + (uint64_t)next.tv_nsec;
-        while (!requests_waiting() && mono_ns() < due) {
+        /* not sampling: asleep until a stack request (no wake-ups in the target) */
+        const struct timespec *until = py.python_side_ready && !py.sampling ? NULL : &next;
+        while (!requests_waiting() && (!until || mono_ns() < due)) {
             uint32_t seen = __atomic_load_n(&py.wake, __ATOMIC_ACQUIRE);
             if (requests_waiting())
                 break;
-            if (futex(&py.wake, FUTEX_WAIT_BITSET, seen, &next) != 0 && errno == ETIMEDOUT)
+            if (futex(&py.wake, FUTEX_WAIT_BITSET, seen, until) != 0 && errno == ETIMEDOUT)
                 break;
         }
         if (requests_waiting() && py.python_side_ready && !finalizing()) {

@@ -23,6 +23,7 @@ struct py_method_def {
 };
 #define PY_METH_NOARGS 0x0004
 #define PY_METH_VARARGS 0x0001
+#define PY_METH_FASTCALL 0x0080
 
 struct py_api {
     int (*is_initialized)(void);

@@ -2,24 +2,21 @@
  * rules name become HGTX push/pop ranges when a call lasts at least
  * --python-functions-threshold.
  *
- * A C-level profile function (PyEval_SetProfile) sees every call and return
- * of the thread it is set on, with the GIL held; all the state below is
- * touched only then, except the thread's own stack (thread-local).
- *   - Each code object is decided once (module and qualified name against
- *     the rules) and remembered with a reference held, so its address is
- *     not reused: an untraced call costs one hash lookup, an untraced return
- *     one compare.
- *   - A traced call is pushed on the thread's stack (frame, start, code);
+ * How calls are seen depends on the version (all of it with the GIL held):
+ *   - 3.12+: sys.monitoring (below).  A callback returns DISABLE at an
+ *     untraced code location, so untraced code runs at full speed once seen.
+ *   - Before 3.12: the named functions are replaced by wrappers when their
+ *     module is imported (python_wrap.c); nothing else is touched.  A
+ *     profile function was measured first: on 3.11 it made every untraced
+ *     call 4x slower (the interpreter leaves its specialized instructions
+ *     while a profile function is set), against the issue's 5 %.
+ * Both report a call's start and end here:
+ *   - A traced call is pushed on the thread's stack (key, start, target);
  *     nothing is written yet.  At its return, when it lasted at least the
  *     threshold, the pushes of every enclosing traced call not written yet
  *     are written with their start times (they last longer than this one),
  *     then its pushes, its pops.  The records stay in time order: a call not
  *     written yet began after the thread's last tracer record.
- *   - Threads: the main thread gets the profile function from a pending
- *     call (3.12: every thread, PyEval_SetProfileAllThreads); threads
- *     started later through threading get it from threading.setprofile,
- *     whose hook is a C function that replaces itself with the profile
- *     function on the thread's first event.
  * Ranges: PUSH_EX in the rule's domain (registered with the NVTX hooks'
  * ids), message "module.qualname", category ASYS_PY_CATEGORY named
  * "Python function" in each domain (python_func_sum finds them by it). */
@@ -32,16 +29,12 @@
 
 #include "inject.h"
 #include "python_api.h"
+#include "python_trace.h"
 
-#define PY_TRACE_CALL 0
-#define PY_TRACE_RETURN 3
 #define ASYS_PY_CATEGORY 0x70790001u
 #define CATEGORY_NAME "Python function"
-#define MAX_CODE_DOMAINS 4
 #define MAX_DOMAINS 64
 #define STACK_MAX 512
-
-typedef int (*py_tracefunc)(PyObject *obj, PyObject *frame, int what, PyObject *arg);
 
 struct rule {
     int entry;
@@ -51,15 +44,10 @@ struct rule {
     int domain;     /* index in tr.domains */
 };
 
+/* 3.12+: a code object seen by sys.monitoring */
 struct code_entry {
     PyObject *code; /* a reference we hold; NULL: free slot */
-    uint8_t domain_count;
-    uint8_t registered; /* its domains are */
-    uint8_t domains[MAX_CODE_DOMAINS];
-    char *name; /* "module.qualname" when traced */
-    uint32_t name_len;
-    uint32_t message;                   /* its string id ... */
-    struct asys_thread *message_thread; /* ... defined in this thread's segment */
+    struct asys_py_target target;
 };
 
 struct domain {
@@ -69,9 +57,9 @@ struct domain {
 };
 
 struct frame_item {
-    PyObject *frame; /* compared only */
+    const void *key; /* compared only */
     uint64_t start;
-    struct code_entry *code;
+    struct asys_py_target *target;
     uint32_t message;
     int pushed;
 };
@@ -84,35 +72,28 @@ struct thread_stack {
 static struct {
     const struct py_api *api;
     int on;
-    uint64_t threshold_ticks;
+    uint64_t threshold_ticks, threshold_ns;
     struct rule *rules;
     size_t rule_count;
     struct domain domains[MAX_DOMAINS];
     size_t domain_count;
     struct code_entry *codes; /* open addressing, power of two */
     size_t code_cap, code_count;
-    int threading_hooked;
+    struct asys_py_target *targets; /* the wrappers' */
     uint32_t version;
-    void (*set_profile)(py_tracefunc, PyObject *);
-    void (*set_profile_all)(py_tracefunc, PyObject *);
-    PyObject *(*tuple_get_item)(PyObject *, Py_ssize_t);
-    int (*is_instance)(PyObject *, PyObject *);
-    PyObject *type_type;
     PyObject *(*get_globals)(void);
     PyObject *(*long_from)(long);
     PyObject *(*text_from)(const char *);
     /* 3.12+: sys.monitoring */
     int monitoring;
-    int started;       /* asys_python_trace_start ran */
-    PyObject *disable; /* sys.monitoring.DISABLE */
-    PyObject *thread_hook;
+    int started;              /* asys_python_trace_start ran */
+    PyObject *disable;        /* sys.monitoring.DISABLE */
     pthread_key_t writer_key; /* closes a thread's tracer segment when it ends */
 } tr;
 
 static __thread struct thread_stack *tls_stack ASYS_TLS;
 static __thread struct asys_thread *tls_writer ASYS_TLS;
 static __thread int tls_writer_failed ASYS_TLS;
-static struct py_method_def thread_hook_def;
 
 /* ---- the rules ------------------------------------------------------------------------ */
 
@@ -167,7 +148,7 @@ static int parse_rules(const char *text)
     return tr.rule_count ? 0 : -1;
 }
 
-/* ---- deciding a code object (cold: once per code object) -------------------------------- */
+/* ---- deciding a function (cold: once per function or code object) ---------------------- */
 
 static size_t text_of(PyObject *v, char *out, size_t size)
 {
@@ -179,137 +160,102 @@ static size_t attr_text(PyObject *o, const char *name, char *out, size_t size)
     return asys_python_attr_text(tr.api, o, name, out, size);
 }
 
-/* Before 3.11 code objects have no qualified name: `dotted` (Class.method)
- * names `code` when walking it from the frame's globals ends at a function
- * whose __code__ is code. */
-static int names_code(PyObject *globals, const char *dotted, PyObject *code)
+static int module_rule_covers(const struct rule *r, const char *module)
 {
-    const struct py_api *a = tr.api;
-    char part[256];
-    const char *p = dotted;
-    size_t n = strcspn(p, ".");
-    if (n >= sizeof part)
-        return 0;
-    memcpy(part, p, n);
-    part[n] = '\0';
-    PyObject *o = a->dict_get_item_string(globals, part); /* borrowed */
-    if (!o)
-        return 0;
-    a->incref(o);
-    p += n;
-    while (*p == '.' && o) {
-        p++;
-        n = strcspn(p, ".");
-        if (n >= sizeof part)
+    return !strncmp(module, r->module, r->module_len) &&
+           (module[r->module_len] == '\0' || module[r->module_len] == '.');
+}
+
+int asys_py_trace_wants(const char *module)
+{
+    for (size_t i = 0; i < tr.rule_count; i++) {
+        const struct rule *r = &tr.rules[i];
+        if (*r->function ? !strcmp(module, r->module) : module_rule_covers(r, module))
+            return 1;
+    }
+    return 0;
+}
+
+/* The domains of the rules naming `qualname` of `module` into t: those of
+ * the last rule (in the spec's order) that names it, several when that
+ * entry lists several domains. */
+static void match_rules(const char *module, const char *qualname, struct asys_py_target *t)
+{
+    int best = -1;
+    t->domain_count = 0;
+    for (size_t i = 0; i < tr.rule_count; i++) {
+        const struct rule *r = &tr.rules[i];
+        int match = *r->function ? !strcmp(module, r->module) && !strcmp(qualname, r->function)
+                                 : module_rule_covers(r, module);
+        if (!match)
+            continue;
+        if (r->entry > best) {
+            best = r->entry;
+            t->domain_count = 0;
+        }
+        if (r->entry == best && t->domain_count < ASYS_PY_TARGET_DOMAINS) {
+            int seen = 0;
+            for (int k = 0; k < t->domain_count; k++)
+                seen |= t->domains[k] == r->domain;
+            if (!seen)
+                t->domains[t->domain_count++] = (uint8_t)r->domain;
+        }
+    }
+}
+
+/* Fills t for `qualname` of `module`; 0 when a rule names it. */
+static int decide_target(const char *module, const char *qualname, struct asys_py_target *t)
+{
+    memset(t, 0, sizeof *t);
+    match_rules(module, qualname, t);
+    if (!t->domain_count)
+        return -1;
+    size_t len = strlen(module) + 1 + strlen(qualname);
+    t->name = malloc(len + 1);
+    if (!t->name || len > UINT32_MAX) {
+        free(t->name);
+        t->name = NULL;
+        t->domain_count = 0;
+        return -1;
+    }
+    snprintf(t->name, len + 1, "%s.%s", module, qualname);
+    t->name_len = (uint32_t)len;
+    return 0;
+}
+
+struct asys_py_target *asys_py_target_new(const char *module, const char *qualname)
+{
+    struct asys_py_target *t = malloc(sizeof *t);
+    if (!t || decide_target(module, qualname, t) != 0) {
+        free(t);
+        return NULL;
+    }
+    t->next = tr.targets;
+    tr.targets = t;
+    return t;
+}
+
+void asys_py_target_free(struct asys_py_target *t)
+{
+    for (struct asys_py_target **p = &tr.targets; *p; p = &(*p)->next)
+        if (*p == t) {
+            *p = t->next;
             break;
-        memcpy(part, p, n);
-        part[n] = '\0';
-        p += n;
-        PyObject *next = a->get_attr(o, part);
-        a->decref(o);
-        o = next;
-    }
-    int match = 0;
-    if (o && !*p) {
-        PyObject *f = a->get_attr(o, "__func__"); /* methods, classmethods */
-        if (!f) {
-            a->err_clear();
-            a->incref(o);
-            f = o;
         }
-        PyObject *c = a->get_attr(f, "__code__");
-        match = c == code;
-        if (c)
-            a->decref(c);
-        a->decref(f);
-    }
-    if (o)
-        a->decref(o);
-    a->err_clear();
-    return match;
+    free(t->name);
+    free(t);
 }
 
-/* Before 3.11: the qualified name of `code` named co_name, found from the
- * module's globals: a function of the module, or a method of one of its
- * classes (nested classes and closures keep co_name). */
-static void find_qualname(PyObject *globals, PyObject *code, char *name, size_t size)
-{
-    const struct py_api *a = tr.api;
-    Py_ssize_t pos = 0;
-    PyObject *key, *value;
-    char class_name[256];
-    if (names_code(globals, name, code))
-        return;
-    while (a->dict_next(globals, &pos, &key, &value)) {
-        /* classes only (no attribute of other objects is read: no __getattr__ runs) */
-        if (!tr.is_instance || !tr.type_type || tr.is_instance(value, tr.type_type) != 1) {
-            a->err_clear();
-            continue;
-        }
-        PyObject *dict = a->get_attr(value, "__dict__");
-        a->err_clear();
-        if (!dict)
-            continue;
-        PyObject *getitem = a->get_attr(dict, "get");
-        PyObject *one = getitem ? a->tuple_new(1) : NULL;
-        PyObject *member = NULL;
-        if (one) {
-            PyObject *text = a->get_attr(code, "co_name");
-            if (text) {
-                a->tuple_set_item(one, 0, text);
-                member = a->call_object(getitem, one);
-            }
-            a->decref(one);
-        }
-        int match = 0;
-        if (member && member != a->none) {
-            PyObject *f = a->get_attr(member, "__func__"); /* classmethod, staticmethod */
-            if (!f) {
-                a->err_clear();
-                f = a->get_attr(member, "fget"); /* property */
-            }
-            if (!f) {
-                a->err_clear();
-                a->incref(member);
-                f = member;
-            }
-            PyObject *c = a->get_attr(f, "__code__");
-            match = c == code;
-            if (c)
-                a->decref(c);
-            a->decref(f);
-        }
-        if (member)
-            a->decref(member);
-        if (getitem)
-            a->decref(getitem);
-        a->decref(dict);
-        a->err_clear();
-        if (match && attr_text(value, "__qualname__", class_name, sizeof class_name)) {
-            char qualified[1024];
-            snprintf(qualified, sizeof qualified, "%s.%s", class_name, name);
-            snprintf(name, size, "%.*s", (int)(size - 1), qualified);
-            return;
-        }
-    }
-}
-
-static void install_threading_hook(void);
-
-static void decide(struct code_entry *ce, PyObject *code, PyObject *frame)
+/* 3.12+, a code object sys.monitoring reports: the callback runs in its
+ * frame, whose globals name the module. */
+static void decide_code(struct code_entry *ce, PyObject *code)
 {
     const struct py_api *a = tr.api;
     char module[256], qualname[512];
-    ce->domain_count = 0;
-    if (!tr.threading_hooked && !tr.monitoring)
-        install_threading_hook();
-    /* sys.monitoring passes no frame: the callback runs in the starting frame */
-    PyObject *globals = frame ? a->get_attr(frame, "f_globals") : tr.get_globals();
-    if (!frame && globals)
-        a->incref(globals);
+    memset(&ce->target, 0, sizeof ce->target);
+    PyObject *globals = tr.get_globals(); /* borrowed */
     PyObject *name = globals ? a->dict_get_item_string(globals, "__name__") : NULL;
-    size_t module_len = text_of(name, module, sizeof module);
-    if (!globals || !module_len)
+    if (!text_of(name, module, sizeof module))
         goto out;
     /* functions only: not module or class bodies (no CO_NEWLOCALS), lambdas,
      * comprehensions, generator expressions */
@@ -317,57 +263,11 @@ static void decide(struct code_entry *ce, PyObject *code, PyObject *frame)
     long co_flags = flags ? a->as_long(flags) : 0;
     if (flags)
         a->decref(flags);
-    size_t qual_len = attr_text(code, "co_name", qualname, sizeof qualname);
-    if (!(co_flags & 0x0002) || !qual_len || qualname[0] == '<')
+    if (!(co_flags & 0x0002) || !attr_text(code, "co_name", qualname, sizeof qualname) ||
+        qualname[0] == '<' || !attr_text(code, "co_qualname", qualname, sizeof qualname))
         goto out;
-    size_t own_len = attr_text(code, "co_qualname", qualname, sizeof qualname);
-    int have_qualname = own_len > 0;
-    if (have_qualname)
-        qual_len = own_len;
-    else
-        qual_len = attr_text(code, "co_name", qualname, sizeof qualname);
-    if (!have_qualname)
-        find_qualname(globals, code, qualname, sizeof qualname);
-    qual_len = strlen(qualname);
-    int best = -1;
-    for (size_t i = 0; i < tr.rule_count; i++) {
-        const struct rule *r = &tr.rules[i];
-        int match;
-        if (!*r->function)
-            match = !strncmp(module, r->module, r->module_len) &&
-                    (module[r->module_len] == '\0' || module[r->module_len] == '.');
-        else if (strcmp(module, r->module) != 0)
-            match = 0;
-        else
-            match = !strcmp(qualname, r->function) ||
-                    (!have_qualname && names_code(globals, r->function, code));
-        if (!match)
-            continue;
-        if (r->entry > best) {
-            best = r->entry;
-            ce->domain_count = 0;
-        }
-        if (r->entry == best && ce->domain_count < MAX_CODE_DOMAINS) {
-            int seen = 0;
-            for (int k = 0; k < ce->domain_count; k++)
-                seen |= ce->domains[k] == r->domain;
-            if (!seen)
-                ce->domains[ce->domain_count++] = (uint8_t)r->domain;
-        }
-    }
-    if (ce->domain_count) {
-        size_t len = module_len + 1 + qual_len;
-        ce->name = malloc(len + 1);
-        if (!ce->name) {
-            ce->domain_count = 0;
-            goto out;
-        }
-        snprintf(ce->name, len + 1, "%s.%s", module, qualname);
-        ce->name_len = (uint32_t)len;
-    }
+    decide_target(module, qualname, &ce->target);
 out:
-    if (globals)
-        a->decref(globals);
     a->err_clear();
 }
 
@@ -396,14 +296,16 @@ static int grow_codes(void)
     return 0;
 }
 
-/* The decision for `code`: NULL when it is not traced (or cannot be remembered). */
-static inline struct code_entry *lookup(PyObject *code, PyObject *frame)
+/* The target of `code`: NULL when it is not traced (or cannot be remembered). */
+static inline struct asys_py_target *lookup(PyObject *code)
 {
+    if (ASYS_UNLIKELY(!tr.code_cap) && grow_codes() != 0)
+        return NULL;
     size_t s = code_slot(code, tr.code_cap);
     for (;;) {
         struct code_entry *ce = &tr.codes[s];
         if (ASYS_LIKELY(ce->code == code))
-            return ce->domain_count ? ce : NULL;
+            return ce->target.domain_count ? &ce->target : NULL;
         if (!ce->code)
             break;
         s = (s + 1) & (tr.code_cap - 1);
@@ -419,8 +321,8 @@ static inline struct code_entry *lookup(PyObject *code, PyObject *frame)
     tr.api->incref(code);
     ce->code = code;
     tr.code_count++;
-    decide(ce, code, frame);
-    return ce->domain_count ? ce : NULL;
+    decide_code(ce, code);
+    return ce->target.domain_count ? &ce->target : NULL;
 }
 
 /* ---- records ---------------------------------------------------------------------------- */
@@ -471,10 +373,10 @@ static void close_writer(void *arg)
 }
 
 /* Domains are registered at a traced call's first write (outside enter/leave). */
-static int register_domains(struct code_entry *ce)
+static int register_domains(struct asys_py_target *target)
 {
-    for (int k = 0; k < ce->domain_count; k++) {
-        struct domain *d = &tr.domains[ce->domains[k]];
+    for (int k = 0; k < target->domain_count; k++) {
+        struct domain *d = &tr.domains[target->domains[k]];
         if (d->registered)
             continue;
         d->id = asys_hgtx_domain_create(d->name);
@@ -485,7 +387,7 @@ static int register_domains(struct code_entry *ce)
         asys_thread_leave();
         d->registered = 1;
     }
-    ce->registered = 1;
+    target->registered = 1;
     return 0;
 }
 
@@ -519,8 +421,8 @@ static void write_pending_pushes(struct asys_thread *t, struct thread_stack *s)
     for (uint32_t i = s->written; i < s->depth; i++) {
         struct frame_item *it = &s->items[i];
         if (capturing) {
-            for (int k = 0; k < it->code->domain_count; k++)
-                write_push(t, tr.domains[it->code->domains[k]].id, it->message, it->start);
+            for (int k = 0; k < it->target->domain_count; k++)
+                write_push(t, tr.domains[it->target->domains[k]].id, it->message, it->start);
             it->pushed = 1;
         }
     }
@@ -537,8 +439,8 @@ static void thread_returns(struct thread_stack *s, uint64_t now)
             if (qualifies)
                 write_pending_pushes(t, s);
             if (it->pushed)
-                for (int k = it->code->domain_count - 1; k >= 0; k--)
-                    write_pop(t, tr.domains[it->code->domains[k]].id, now);
+                for (int k = it->target->domain_count - 1; k >= 0; k--)
+                    write_pop(t, tr.domains[it->target->domains[k]].id, now);
             asys_thread_leave();
         }
     }
@@ -547,22 +449,20 @@ static void thread_returns(struct thread_stack *s, uint64_t now)
         s->written = s->depth;
 }
 
-/* A traced call starts: `key` is what its return is matched by (the frame, or
- * the code object under sys.monitoring). */
-static void call_traced(PyObject *key, struct code_entry *ce)
+int asys_py_call_starts(const void *key, struct asys_py_target *target)
 {
     struct thread_stack *s = tls_stack;
     if (ASYS_UNLIKELY(!s)) {
         s = tls_stack = calloc(1, sizeof *s);
         if (!s)
-            return;
+            return 0;
     }
-    if (s->depth == STACK_MAX)
-        return; /* deeper calls are not recorded */
+    if (s->depth == STACK_MAX || !tr.on)
+        return 0; /* deeper calls are not recorded */
     /* definitions now, stamped before the call's start: the pushes written later
      * keep the segment in time order */
-    if (ASYS_UNLIKELY(!ce->registered) && register_domains(ce) != 0)
-        return;
+    if (ASYS_UNLIKELY(!target->registered) && register_domains(target) != 0)
+        return 0;
     /* the tracer segment opens before the first start it holds (its base time) */
     if (ASYS_UNLIKELY(!tls_writer) && !tls_writer_failed) {
         struct asys_thread *w = writer_enter();
@@ -570,97 +470,30 @@ static void call_traced(PyObject *key, struct code_entry *ce)
             asys_thread_leave();
     }
     /* the message's id, defined in this thread's segment once */
-    uint32_t message = ce->message;
-    if (ASYS_UNLIKELY(!asys_tls_thread || ce->message_thread != asys_tls_thread)) {
+    uint32_t message = target->message;
+    if (ASYS_UNLIKELY(!asys_tls_thread || target->message_thread != asys_tls_thread)) {
         struct asys_thread *t = asys_thread_enter();
         if (!t)
-            return;
-        message = asys_intern_len(t, ce->name, ce->name_len);
+            return 0;
+        message = asys_intern_len(t, target->name, target->name_len);
         asys_thread_leave();
-        ce->message = message;
-        ce->message_thread = t;
+        target->message = message;
+        target->message_thread = t;
     }
     struct frame_item *it = &s->items[s->depth++];
-    it->frame = key;
-    it->code = ce;
+    it->key = key;
+    it->target = target;
     it->message = message;
     it->pushed = 0;
     it->start = asys_now();
+    return 1;
 }
-/* ---- the profile function (GIL held) ------------------------------------------------------ */
 
-static int profile(PyObject *obj, PyObject *frame, int what, PyObject *arg)
+void asys_py_call_ends(const void *key)
 {
-    (void)obj;
-    (void)arg;
     struct thread_stack *s = tls_stack;
-    if (what == PY_TRACE_RETURN) {
-        if (s && s->depth && s->items[s->depth - 1].frame == frame)
-            thread_returns(s, asys_now());
-        return 0;
-    }
-    if (what != PY_TRACE_CALL || !tr.on)
-        return 0;
-    const struct py_api *a = tr.api;
-    PyObject *code = a->frame_code ? a->frame_code(frame) : a->get_attr(frame, "f_code");
-    if (ASYS_UNLIKELY(!code)) {
-        a->err_clear();
-        return 0;
-    }
-    struct code_entry *ce = lookup(code, frame);
-    a->decref(code); /* the frame and the table hold it */
-    if (ASYS_LIKELY(!ce))
-        return 0;
-    call_traced(frame, ce);
-    return 0;
-}
-
-/* threading.setprofile's hook, called as hook(frame, event, arg) on a new
- * thread's first event: the profile function replaces it. */
-static PyObject *thread_hook(PyObject *self, PyObject *args)
-{
-    (void)self;
-    const struct py_api *a = tr.api;
-    tr.set_profile(profile, NULL);
-    PyObject *frame = tr.tuple_get_item(args, 0);
-    PyObject *event = tr.tuple_get_item(args, 1);
-    char text[16];
-    if (frame && event && text_of(event, text, sizeof text) && !strcmp(text, "call"))
-        profile(NULL, frame, PY_TRACE_CALL, NULL);
-    a->err_clear();
-    a->incref(a->none);
-    return a->none;
-}
-
-static void install_threading_hook(void)
-{
-    const struct py_api *a = tr.api;
-    PyObject *modules = a->sys_get_object("modules"); /* borrowed */
-    PyObject *threading = modules ? a->dict_get_item_string(modules, "threading") : NULL;
-    if (!threading || !tr.thread_hook)
-        return; /* asys imports nothing: hooked once the program imports threading */
-    PyObject *setprofile = a->get_attr(threading, "setprofile");
-    PyObject *one = setprofile ? a->tuple_new(1) : NULL;
-    if (one) {
-        a->incref(tr.thread_hook); /* the tuple takes this one */
-        a->tuple_set_item(one, 0, tr.thread_hook);
-        PyObject *r = a->call_object(setprofile, one);
-        if (r) {
-            tr.threading_hooked = 1; /* else threading is still being imported */
-            a->decref(r);
-        }
-        a->decref(one);
-    }
-    if (setprofile)
-        a->decref(setprofile);
-    a->err_clear();
-}
-
-static int install_main(void *arg)
-{
-    (void)arg;
-    tr.set_profile(profile, NULL);
-    return 0;
+    if (s && s->depth && s->items[s->depth - 1].key == key)
+        thread_returns(s, asys_now());
 }
 
 /* ---- 3.12+: sys.monitoring ------------------------------------------------------------
@@ -671,9 +504,6 @@ static int install_main(void *arg)
  * interpreter no longer calls it there, so untraced code runs at full speed
  * once seen.  Callbacks get the code object, not the frame: the stack
  * matches returns by code object (recursion nests). */
-
-#define PY_METH_FASTCALL 0x0080
-typedef PyObject *(*py_fastcall)(PyObject *, PyObject *const *, Py_ssize_t);
 
 static struct py_method_def mon_start_def, mon_return_def, mon_unwind_def;
 
@@ -694,10 +524,10 @@ static PyObject *mon_start(PyObject *self, PyObject *const *args, Py_ssize_t n)
     (void)self;
     if (n < 1 || !tr.on)
         return ret_none();
-    struct code_entry *ce = lookup(args[0], NULL);
-    if (!ce)
+    struct asys_py_target *target = lookup(args[0]);
+    if (!target)
         return ret_disable();
-    call_traced(args[0], ce);
+    asys_py_call_starts(args[0], target);
     return ret_none();
 }
 
@@ -706,11 +536,11 @@ static PyObject *returns(PyObject *const *args, Py_ssize_t n, int can_disable)
     struct thread_stack *s = tls_stack;
     if (n < 1)
         return ret_none();
-    if (s && s->depth && s->items[s->depth - 1].frame == args[0]) {
+    if (s && s->depth && s->items[s->depth - 1].key == args[0]) {
         thread_returns(s, asys_now());
         return ret_none();
     }
-    if (can_disable && !lookup(args[0], NULL))
+    if (can_disable && !lookup(args[0]))
         return ret_disable();
     return ret_none();
 }
@@ -836,14 +666,20 @@ out:
 
 /* A fork child: what the parent registered and pushed is in the parent's
  * segments; the forking thread's open calls are not popped here. */
+static void forget_definitions(struct asys_py_target *t)
+{
+    t->registered = 0;
+    t->message_thread = NULL;
+}
+
 static void after_fork(void)
 {
     for (size_t i = 0; i < tr.domain_count; i++)
         tr.domains[i].registered = 0;
-    for (size_t i = 0; i < tr.code_cap; i++) {
-        tr.codes[i].registered = 0;
-        tr.codes[i].message_thread = NULL;
-    }
+    for (size_t i = 0; i < tr.code_cap; i++)
+        forget_definitions(&tr.codes[i].target);
+    for (struct asys_py_target *t = tr.targets; t; t = t->next)
+        forget_definitions(t);
     tls_writer = NULL; /* dropped with every inherited writer */
     tls_writer_failed = 0;
     pthread_setspecific(tr.writer_key, NULL);
@@ -867,16 +703,12 @@ int asys_python_trace_init(const struct py_api *api, uint32_t version_hex)
         return -1;
     tr.api = api;
     tr.version = version_hex;
+    tr.threshold_ns = ns;
     tr.threshold_ticks = (uint64_t)((double)ns * asys_proc.ticks_per_ns);
-    *(void **)&tr.set_profile = dlsym(RTLD_DEFAULT, "PyEval_SetProfile");
-    *(void **)&tr.set_profile_all = dlsym(RTLD_DEFAULT, "PyEval_SetProfileAllThreads");
-    *(void **)&tr.tuple_get_item = dlsym(RTLD_DEFAULT, "PyTuple_GetItem");
-    *(void **)&tr.is_instance = dlsym(RTLD_DEFAULT, "PyObject_IsInstance");
     *(void **)&tr.get_globals = dlsym(RTLD_DEFAULT, "PyEval_GetGlobals");
     *(void **)&tr.long_from = dlsym(RTLD_DEFAULT, "PyLong_FromLong");
     *(void **)&tr.text_from = dlsym(RTLD_DEFAULT, "PyUnicode_FromString");
-    tr.type_type = dlsym(RTLD_DEFAULT, "PyType_Type");
-    if (parse_rules(rules) != 0 || grow_codes() != 0)
+    if (parse_rules(rules) != 0)
         return -1;
     if (pthread_key_create(&tr.writer_key, close_writer) != 0)
         return -1;
@@ -905,8 +737,8 @@ static int gil_disabled(void)
 
 void asys_python_trace_start(void)
 {
-    const struct py_api *a = tr.api;
-    char text[128];
+    char text[192];
+    const char *why = NULL;
     if (!tr.on || tr.started)
         return;
     tr.started = 1;
@@ -916,29 +748,21 @@ void asys_python_trace_start(void)
                                  "a free-threaded interpreter (no GIL)");
         return;
     }
+    /* 3.12+: sys.monitoring, else (its tool ids taken) wrappers as before 3.12 */
     if (tr.version >= 0x030c0000u && start_monitoring() == 0) {
-        snprintf(text, sizeof text, "%zu rules, threshold %llu ticks, sys.monitoring",
-                 tr.rule_count, (unsigned long long)tr.threshold_ticks);
+        snprintf(text, sizeof text, "%zu rule%s, threshold %llu ns, sys.monitoring", tr.rule_count,
+                 tr.rule_count == 1 ? "" : "s", (unsigned long long)tr.threshold_ns);
         asys_python_write_status(ASYS_PYTHON_TRACING, tr.version, text);
         return;
     }
-    if (!tr.set_profile || !tr.tuple_get_item || !a->add_pending_call) {
+    if (asys_py_wrap_start(tr.api, &why) != 0) {
         tr.on = 0;
-        asys_python_write_status(ASYS_PYTHON_TRACE_OFF, tr.version,
-                                 "the interpreter lacks PyEval_SetProfile");
+        asys_python_write_status(ASYS_PYTHON_TRACE_OFF, tr.version, why);
         return;
     }
-    thread_hook_def =
-        (struct py_method_def){"_asys_trace_thread", thread_hook, PY_METH_VARARGS, NULL};
-    tr.thread_hook = a->cfunction_new(&thread_hook_def, NULL, NULL); /* kept for good */
-    a->err_clear();
-    install_threading_hook();
-    if (tr.set_profile_all)
-        tr.set_profile_all(profile, NULL);
-    else if (a->add_pending_call(install_main, NULL) != 0)
-        asys_python_write_status(ASYS_PYTHON_TRACE_OFF, tr.version,
-                                 "could not reach the main thread");
-    snprintf(text, sizeof text, "%zu rules, threshold %llu ticks", tr.rule_count,
-             (unsigned long long)tr.threshold_ticks);
+    snprintf(text, sizeof text,
+             "%zu rule%s, threshold %llu ns, function wrappers (set when a module is "
+             "imported)",
+             tr.rule_count, tr.rule_count == 1 ? "" : "s", (unsigned long long)tr.threshold_ns);
     asys_python_write_status(ASYS_PYTHON_TRACING, tr.version, text);
 }

@@ -276,5 +276,123 @@ class Refused(TraceCase):
         self.refused([{'module': 'pkg', 'functions': [{'module': 'pkg'}]}], '"function"')
 
 
+PKGW_INIT = """
+import time
+
+
+def spin(ns):
+    end = time.perf_counter_ns() + ns
+    while time.perf_counter_ns() < end:
+        pass
+
+
+def slow():
+    spin(10000000)
+
+
+def takes(a, b=2, *, c):
+    return a + b + c
+
+
+def fails():
+    spin(10000000)
+    raise ValueError('expected')
+
+
+def gen():
+    for i in range(3):
+        spin(10000000)
+        yield i
+
+
+def square(x):
+    spin(10000000)
+    return x * x
+
+
+class Shape:
+    @staticmethod
+    def make():
+        spin(10000000)
+
+    @classmethod
+    def build(cls):
+        spin(10000000)
+        return cls()
+
+    @property
+    def area(self):
+        spin(10000000)
+        return 1
+"""
+
+PKGW_MAIN = """
+import inspect, multiprocessing, pickle, sys, time, types
+
+sys.path.insert(0, %r)
+time.sleep(0.2)  # tracing starts within a few ms of the interpreter's start
+from pkgw import Shape, slow
+import pkgw
+
+# the traced functions look and behave as the functions themselves
+assert slow is pkgw.slow
+assert isinstance(slow, types.FunctionType), type(slow)
+assert (slow.__name__, slow.__qualname__, slow.__module__) == ('slow', 'slow', 'pkgw')
+assert str(inspect.signature(pkgw.takes)) == '(a, b=2, *, c)', inspect.signature(pkgw.takes)
+assert pkgw.takes(1, c=3) == 6
+assert pickle.loads(pickle.dumps(pkgw.slow)) is pkgw.slow
+pkgw.slow.note = 'kept'
+assert pkgw.slow.note == 'kept'
+slow()
+try:
+    pkgw.fails()
+except ValueError as e:
+    assert str(e) == 'expected'
+else:
+    raise SystemExit('no exception')
+assert list(pkgw.gen()) == [0, 1, 2]
+Shape.make()
+assert isinstance(Shape.build(), Shape)
+assert Shape().area == 1
+# the pool pickles the function it sends to its forked worker
+with multiprocessing.get_context('fork').Pool(1) as pool:
+    assert pool.map(pkgw.square, [3]) == [9]
+print('done')
+"""
+
+
+class TracedFunctionObjects(AsysTestCase):
+    """What the program sees of a traced function (before 3.12 a wrapper
+    takes its place): its name, signature, attributes, pickling, methods of
+    every kind, exceptions through it, generators, a forked pool worker."""
+
+    def test_traced_functions_behave_as_before(self):
+        os.makedirs(self.path('pkgw'))
+        with open(self.path('pkgw/__init__.py'), 'w') as f:
+            f.write(PKGW_INIT)
+        with open(self.path('main.py'), 'w') as f:
+            f.write(PKGW_MAIN % self.dir)
+        r = self.profile([sys.executable, self.path('main.py')],
+                         options=['--python-functions-trace', 'module:pkgw',
+                                  '--python-functions-threshold', '4000000',
+                                  '--python-sampling', 'false'])
+        self.assertIn(b'done', r.stdout, r.stderr)
+        calls = {r['Function']: int(r['Calls']) for r in self.stats_rows('python_func_sum')}
+        expected = {'pkgw.slow': 1, 'pkgw.fails': 1, 'pkgw.Shape.make': 1, 'pkgw.Shape.build': 1,
+                    'pkgw.Shape.area': 1, 'pkgw.square': 1, 'pkgw.spin': 9}
+        if sys.version_info >= (3, 12):
+            expected['pkgw.gen'] = 3  # sys.monitoring: each resume that spins
+        self.assertEqual(calls, expected)
+        con = self.db()
+        pids = con.execute(
+            "SELECT COUNT(DISTINCT e.pid) FROM hgtx_events e JOIN strings s ON s.id = e.text_id "
+            "WHERE s.value IN ('pkgw.slow', 'pkgw.square')").fetchone()[0]
+        self.assertEqual(pids, 2)  # square ran in the pool's worker
+        info = [r['Value'] for r in self.stats_rows('report_info')
+                if r['Property'].startswith('Python function tracing')]
+        how = 'sys.monitoring' if sys.version_info >= (3, 12) else 'function wrappers'
+        self.assertTrue(info and all(how in v and '4000000 ns' in v for v in info), info)
+
+
 if __name__ == '__main__':
     unittest.main(verbosity=2)
