@@ -115,7 +115,8 @@ int asys_arena_index_read(const char *path, struct asys_arena_index *index, stru
     }
     index->slot_size = c.slot_size;
     index->payload_size = c.slot_size - ASYS_SLOT_HEADER_SIZE;
-    uint64_t slots = (uint64_t)st.st_size / c.slot_size; /* slot 0 is the control block */
+    /* slot 0 is the control block; the last slot may be reserved in part only */
+    uint64_t slots = ((uint64_t)st.st_size + c.slot_size - 1) / c.slot_size;
     for (uint64_t i = 1; i < slots; i++) {
         uint64_t offset = i * c.slot_size;
         struct asys_slot_header t;

@@ -6,11 +6,19 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 /* After an I/O failure, growth is retried once per this many drops. */
 #define GROW_RETRY_INTERVAL 1024u
+/* A segment's first slot reserves this much, then doubles as it fills: most
+ * processes of a build or a shell script write a few kB, and on a file
+ * system mounted with `discard` giving back unused blocks at exit waits for
+ * the device (about 0.1 ms per process on this project's VMs). */
+#define FIRST_RESERVATION (64u << 10)
+/* Unused blocks are given back only from this many bytes up. */
+#define RELEASE_MIN (128u << 10)
 
 static uint64_t page_size(void)
 {
@@ -32,6 +40,10 @@ static int extend_file(int fd, uint64_t offset, uint64_t len)
         return 0;
     if (errno != EOPNOTSUPP && errno != ENOSYS)
         return -errno;
+    /* never shorter: other processes' slots may lie beyond */
+    struct stat st;
+    if (fstat(fd, &st) == 0 && (uint64_t)st.st_size >= offset + len)
+        return 0;
     return ftruncate(fd, (off_t)(offset + len)) == 0 ? 0 : -errno;
 }
 
@@ -96,14 +108,16 @@ void asys_arena_detach(struct asys_arena *a)
     a->control = NULL;
 }
 
-/* Claims the next slot of the arena, reserves its blocks and maps it, with
- * its slot header written (sequence `sequence`).  The slot's first page is
+/* Claims the next slot of the arena, reserves the blocks of its first
+ * `reserve` bytes and maps it whole, with its slot header written (sequence
+ * `sequence`).  The slot's first page is
  * written with pwrite, not through the mapping: on ext4 the first write
  * fault into reserved (unwritten) blocks costs a few hundred microseconds,
  * the write and a fault on the page it left in the cache a few.  With
  * `keep_fd`, the descriptor stays open for the caller (who closes it). */
 static void *claim_slot(const struct asys_arena *a, struct asys_slot_header *slot_header,
-                        uint32_t sequence, uint64_t *offset, int *error, int *keep_fd)
+                        uint32_t sequence, uint64_t reserve, uint64_t *offset, int *error,
+                        int *keep_fd)
 {
     static const uint8_t zeros[4096 - ASYS_SLOT_HEADER_SIZE];
     uint64_t slot = __atomic_fetch_add(&a->control->next_slot, 1, __ATOMIC_RELAXED);
@@ -119,7 +133,7 @@ static void *claim_slot(const struct asys_arena *a, struct asys_slot_header *slo
     if (fd >= 0) {
         struct iovec first_page[2] = {{slot_header, sizeof *slot_header},
                                       {(void *)zeros, sizeof zeros}};
-        int rc = extend_file(fd, *offset, a->slot_size);
+        int rc = extend_file(fd, *offset, reserve);
         if (rc == 0 && pwritev(fd, first_page, 2, (off_t)*offset) !=
                            (ssize_t)(sizeof zeros + ASYS_SLOT_HEADER_SIZE))
             rc = errno ? -errno : -EIO;
@@ -170,7 +184,8 @@ int asys_segment_open_arena(struct asys_segment_writer *w, const struct asys_are
     w->trailer.collector = header->collector;
     int error = 0;
     int fd = -1;
-    uint8_t *map = claim_slot(arena, &w->trailer, 0, &w->file_offset, &error, &fd);
+    uint64_t reserve = arena->slot_size < FIRST_RESERVATION ? arena->slot_size : FIRST_RESERVATION;
+    uint8_t *map = claim_slot(arena, &w->trailer, 0, reserve, &w->file_offset, &error, &fd);
     /* the header's page again, on its own (through the claim's descriptor): it
      * outlives the first chunk's mapping */
     void *head = MAP_FAILED;
@@ -197,6 +212,8 @@ int asys_segment_open_arena(struct asys_segment_writer *w, const struct asys_are
     w->payload_size = arena->slot_size - ASYS_SLOT_HEADER_SIZE;
     w->max_size = max_size < w->payload_size ? w->payload_size : max_size;
     start_writing(w, header);
+    w->reserved = reserve;
+    w->end = w->map + reserve;
     errno = saved_errno;
     return 0;
 }
@@ -280,8 +297,8 @@ static void release_slot_tail(const struct asys_segment_writer *w, uint64_t marg
 {
     uint64_t page = page_size();
     uint64_t used = round_up((uint64_t)(w->cur - w->map) + margin, page);
-    uint64_t keep_from = w->chunk_size;
-    if (used >= keep_from)
+    uint64_t keep_from = w->reserved;
+    if (used >= keep_from || keep_from - used < RELEASE_MIN)
         return;
     int fd = open(w->path, O_RDWR | O_CLOEXEC);
     if (fd < 0)
@@ -349,8 +366,8 @@ static void *next_chunk(struct asys_segment_writer *w, uint64_t *file_offset)
 {
     if (w->arena) {
         int error;
-        void *m =
-            claim_slot(w->arena, &w->trailer, w->trailer.sequence + 1, file_offset, &error, NULL);
+        void *m = claim_slot(w->arena, &w->trailer, w->trailer.sequence + 1, w->chunk_size,
+                             file_offset, &error, NULL);
         return m ? m : MAP_FAILED;
     }
     void *m = MAP_FAILED;
@@ -367,15 +384,47 @@ static void *next_chunk(struct asys_segment_writer *w, uint64_t *file_offset)
     return m;
 }
 
-static int grow(struct asys_segment_writer *w)
+/* In an arena slot not reserved whole: reserves more of it (doubling) until
+ * `need` bytes fit after the last record or the slot is reserved whole; 1
+ * when they fit. */
+static int reserve_more(struct asys_segment_writer *w, uint64_t need)
 {
+    int saved_errno = errno;
+    int fd = open(w->path, O_RDWR | O_CLOEXEC);
+    while (fd >= 0 && w->reserved < w->chunk_size &&
+           (uint64_t)(w->map + w->reserved - w->cur) < need) {
+        uint64_t more =
+            w->reserved < w->chunk_size - w->reserved ? w->reserved : w->chunk_size - w->reserved;
+        if (extend_file(fd, w->file_offset + w->reserved, more) != 0)
+            break;
+        w->reserved += more;
+    }
+    if (fd >= 0)
+        close(fd);
+    errno = saved_errno;
+    w->end = w->map + w->reserved;
+    return (uint64_t)(w->end - w->cur) >= need;
+}
+
+static int grow(struct asys_segment_writer *w, uint64_t need)
+{
+    if (w->grow_failures && w->pending_drop_records % GROW_RETRY_INTERVAL != 0)
+        return 0;
+    if (w->arena && w->reserved < w->chunk_size) {
+        if (reserve_more(w, need)) {
+            w->grow_failures = 0;
+            return 1;
+        }
+        if (w->reserved < w->chunk_size) {
+            w->grow_failures++; /* the disk is full: drops until it is not */
+            return 0;
+        }
+    }
     uint64_t next = w->chunk_offset + w->payload_size;
     if (next + w->payload_size > w->max_size) {
         w->full = 1;
         return 0;
     }
-    if (w->grow_failures && w->pending_drop_records % GROW_RETRY_INTERVAL != 0)
-        return 0;
     int saved_errno = errno;
     uint64_t file_offset = 0;
     void *m = next_chunk(w, &file_offset);
@@ -385,6 +434,7 @@ static int grow(struct asys_segment_writer *w)
         return 0;
     }
     w->grow_failures = 0;
+    w->reserved = w->chunk_size;
     prefault(m, w->chunk_size);
     pad_chunk_tail(w);
     munmap(w->map, w->chunk_size);
@@ -440,7 +490,7 @@ void *asys_segment_reserve_slow(struct asys_segment_writer *w, uint32_t size, ui
     uint64_t worst =
         (uint64_t)size + sizeof(struct asys_rec_time_base) + sizeof(struct asys_rec_drop);
     if (w->full || !w->chunk || size > ASYS_REC_MAX_SIZE ||
-        ((uint64_t)(w->end - w->cur) < worst && !grow(w))) {
+        ((uint64_t)(w->end - w->cur) < worst && !grow(w, worst))) {
         asys_segment_count_drop(w, size, stamp,
                                 size > ASYS_REC_MAX_SIZE ? ASYS_DROP_BIG : ASYS_DROP_FULL);
         if (w->chunk)

@@ -52,6 +52,7 @@ struct asys_segment_writer {
     /* in an arena: its slots, and this segment's trailer */
     const struct asys_arena *arena;
     uint64_t file_offset;        /* where the current chunk's mapping starts in the file */
+    uint64_t reserved;           /* bytes of the current slot whose blocks are reserved */
     uint64_t header_file_offset; /* where the segment header lies in the file */
     struct asys_slot_header trailer;
     int full;                      /* max_size reached: every further record is a drop */

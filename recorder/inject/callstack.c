@@ -16,6 +16,8 @@
 #include <link.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <unwind.h>
 
@@ -88,12 +90,40 @@ static uint32_t unwind_dwarf(uint64_t *frames, uint64_t *cfas, uint32_t max)
     return s.count;
 }
 
+extern void *__libc_stack_end; /* glibc: the main thread's stack pointer at start */
+
+/* The main thread's stack without pthread_getattr_np, which reads all of
+ * /proc/self/maps for it (35 us in a small process, more in a big one; once
+ * in each process that takes a stack): from the stack's top down by its
+ * limit (8 MiB at most, far inside the gap the kernel leaves below it), when
+ * this frame lies there - not so in a child forked from another thread. */
+static int main_stack_bounds(struct asys_thread *t)
+{
+    const uintptr_t cap = 8u << 20;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t top = ((uintptr_t)__libc_stack_end + page - 1) & ~(page - 1);
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+    struct rlimit limit;
+    if (!__libc_stack_end || syscall(SYS_gettid) != getpid() ||
+        getrlimit(RLIMIT_STACK, &limit) != 0)
+        return -1;
+    uintptr_t size =
+        limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur > cap ? cap : (uintptr_t)limit.rlim_cur;
+    if (size > top || here >= top || here <= top - size)
+        return -1;
+    t->stack_low = top - size;
+    t->stack_high = top;
+    return 0;
+}
+
 static void stack_bounds(struct asys_thread *t)
 {
     pthread_attr_t attr;
     void *addr;
     size_t size;
     t->stack_high = 1; /* tried: do not retry on failure */
+    if (main_stack_bounds(t) == 0)
+        return;
     if (pthread_getattr_np(pthread_self(), &attr) != 0)
         return;
     if (pthread_attr_getstack(&attr, &addr, &size) == 0) {

@@ -405,6 +405,59 @@ START_TEST(arena_segments_interleave_and_read_back)
 }
 END_TEST
 
+/* A segment's first slot reserves its blocks as it fills: a short writer
+ * holds 64 KiB of disk, not a slot; a longer one reserves more, and an arena
+ * that ends inside a slot reserved in part reads back whole. */
+START_TEST(arena_slot_is_reserved_as_it_fills)
+{
+    char arena_path[PATH_MAX + 32];
+    snprintf(arena_path, sizeof arena_path, "%s/arena", dir);
+    const uint64_t slot = 1u << 20;
+    ck_assert_int_eq(asys_arena_create(arena_path, slot), 0);
+    struct asys_arena arena;
+    ck_assert_int_eq(asys_arena_attach(&arena, arena_path), 0);
+    struct asys_segment_writer w;
+    struct asys_segment_header h = header_template(1000);
+    ck_assert_int_eq(asys_segment_open_arena(&w, &arena, &h, 1 << 30), 0);
+    for (int i = 0; i < 100; i++)
+        ck_assert(write_word(&w, ASYS_REC_HGTX_PUSH, 1, 2000 + (uint64_t)i));
+    struct stat st;
+    ck_assert_int_eq(stat(arena_path, &st), 0);
+    ck_assert_uint_lt((uint64_t)st.st_size, 2 * slot); /* the slot is not reserved whole */
+    ck_assert_uint_le((uint64_t)st.st_blocks * 512, (64u << 10) + 8192);
+    const int more = 40000; /* 320 kB: the reservation doubles three times */
+    for (int i = 0; i < more; i++)
+        ck_assert(write_word(&w, ASYS_REC_HGTX_PUSH, 1, 3000 + (uint64_t)i));
+    ck_assert_int_eq(stat(arena_path, &st), 0);
+    ck_assert_uint_ge((uint64_t)st.st_blocks * 512, 320u << 10);
+    ck_assert_uint_lt((uint64_t)st.st_size, 2 * slot);
+    asys_segment_close(&w);
+    asys_arena_detach(&arena);
+
+    struct asys_arena_index index;
+    struct asys_err err = {0};
+    ck_assert_int_eq(asys_arena_index_read(arena_path, &index, &err), 0);
+    ck_assert_uint_eq(index.count, 1);
+    int fd = open(arena_path, O_RDONLY);
+    ck_assert_int_ge(fd, 0);
+    struct asys_arena_cursor cursor = {fd, &index, &index.segments[0], 0};
+    struct asys_segment_stream stream;
+    ck_assert_int_eq(asys_segment_stream_open(&stream, asys_arena_cursor_read, &cursor,
+                                              asys_arena_segment_size(&index, &index.segments[0]),
+                                              &err),
+                     0);
+    struct asys_record rec;
+    int words = 0, rc;
+    while ((rc = asys_segment_stream_next(&stream, &rec, &err)) > 0)
+        words += rec.type == ASYS_REC_HGTX_PUSH;
+    ck_assert_msg(rc == 0, "%s", err.text);
+    ck_assert_int_eq(words, 100 + more);
+    asys_segment_stream_close(&stream);
+    close(fd);
+    asys_arena_index_free(&index);
+}
+END_TEST
+
 /* A file that is not an arena is refused; an arena that does not exist is empty. */
 START_TEST(arena_index_refuses_other_files)
 {
@@ -448,6 +501,7 @@ int main(void)
     tcase_add_test(tc, bad_headers_are_refused);
     tcase_add_test(tc, existing_file_is_not_overwritten);
     tcase_add_test(tc, arena_segments_interleave_and_read_back);
+    tcase_add_test(tc, arena_slot_is_reserved_as_it_fills);
     tcase_add_test(tc, arena_index_refuses_other_files);
     suite_add_tcase(s, tc);
     return test_run(&s, 1);
