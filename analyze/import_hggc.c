@@ -635,6 +635,8 @@ static int import_status(struct asys_importer *imp, struct asys_err *err)
     static const char *const numbers[][2] = {
         {"hggc_cupti_version", "cupti_version"},
         {"hggc_cupti_dropped_records", "cupti_dropped_records"},
+        {"hggc_frees_after_main", "frees_after_main"},
+        {"hggc_frees_after_main_bytes", "frees_after_main_bytes"},
         {"hggc_cupti_overhead_ns", "cupti_overhead_ns"}};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
         if (imp_session_info(imp, texts[i][0], asys_json_get_str(hggc, texts[i][1], ""), 0, err))

@@ -63,6 +63,10 @@ rows(ord, property, value) AS (
     UNION ALL SELECT 45.92, 'Pinned memory still allocated at the end (bytes)', SUM(bytes)
         FROM ppu_allocations WHERE kind = 'pinned' AND NOT failed AND released_ns IS NULL
         HAVING COUNT(*) > 0
+    UNION ALL SELECT 45.925, 'Device and pinned frees after main returned (runtime teardown, '
+        || 'not collected)', f.value || ' (' || b.value || ' bytes)'
+        FROM info AS f JOIN info AS b ON b.key = 'hggc_frees_after_main_bytes'
+        WHERE f.key = 'hggc_frees_after_main'
     UNION ALL SELECT 45.93, 'Allocation calls that failed', COUNT(*)
         FROM ppu_allocations WHERE failed HAVING COUNT(*) > 0
     UNION ALL SELECT 45.9, 'Heap frees of blocks allocated before a fork', value FROM info

@@ -24,6 +24,7 @@ struct hggc_tally {
     struct process_status *processes;
     size_t count, cap;
     uint64_t dropped_records;
+    uint64_t frees_after_main, frees_after_main_bytes;
     uint64_t overhead_records;
     uint64_t overhead_ns;
     char *errors[MAX_ERRORS];
@@ -78,6 +79,13 @@ static void add_status(struct hggc_tally *t, uint32_t pid, const struct asys_rec
     const char *text = (const char *)(s + 1);
     if (rec->arg == ASYS_HGGC_CUPTI_DROPPED) {
         t->dropped_records += s->value;
+        return;
+    }
+    if (rec->arg == ASYS_HGGC_FREES_AFTER_MAIN) {
+        char bytes[24];
+        snprintf(bytes, sizeof bytes, "%.*s", (int)length, text);
+        t->frees_after_main += s->value;
+        t->frees_after_main_bytes += strtoull(bytes, NULL, 10);
         return;
     }
     if (rec->arg == ASYS_HGGC_CUPTI_ERROR) {
@@ -150,6 +158,10 @@ static cJSON *tally_json(const struct hggc_tally *t)
             break;
         }
     cJSON_AddNumberToObject(o, "cupti_dropped_records", (double)t->dropped_records);
+    if (t->frees_after_main) {
+        cJSON_AddNumberToObject(o, "frees_after_main", (double)t->frees_after_main);
+        cJSON_AddNumberToObject(o, "frees_after_main_bytes", (double)t->frees_after_main_bytes);
+    }
     cJSON_AddNumberToObject(o, "cupti_overhead_records", (double)t->overhead_records);
     cJSON_AddNumberToObject(o, "cupti_overhead_ns", (double)t->overhead_ns);
     cJSON *processes = cJSON_AddArrayToObject(o, "processes");

@@ -1207,6 +1207,9 @@ enum asys_hggc_status_code {
     ASYS_HGGC_SUBSCRIBER_BUSY = 3,   /* another tool holds the CUPTI subscription */
     ASYS_HGGC_CUPTI_DROPPED = 4,     /* value = records CUPTI dropped */
     ASYS_HGGC_CUPTI_ERROR = 5,       /* message = the call that failed */
+    /* value = device and pinned frees made after main returned (runtime
+     * destructors), not recorded; message = their bytes, in decimal */
+    ASYS_HGGC_FREES_AFTER_MAIN = 6,
 };
 #define ASYS_HGGC_STATUS_MESSAGE_MAX 240 /* bytes; keeps the record under 255 words */
 struct asys_rec_hggc_status {

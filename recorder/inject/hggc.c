@@ -587,13 +587,23 @@ static void hggc_at_exit(void)
     wait_for_other_completions();
     flush_activity(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); /* what they left pending */
     size_t dropped = 0;
-    if (hggc.f.activity_dropped(NULL, 0, &dropped) == CUPTI_SUCCESS && dropped) {
-        int was_busy = asys_tls_busy;
-        asys_tls_busy = 1;
-        struct asys_thread *t = asys_tls_thread ? asys_tls_thread : asys_thread_register(0);
+    uint64_t teardown_frees, teardown_bytes;
+    asys_hggc_frees_after_main(&teardown_frees, &teardown_bytes);
+    if (hggc.f.activity_dropped(NULL, 0, &dropped) != CUPTI_SUCCESS)
+        dropped = 0;
+    if (!dropped && !teardown_frees)
+        return;
+    int was_busy = asys_tls_busy;
+    asys_tls_busy = 1;
+    struct asys_thread *t = asys_tls_thread ? asys_tls_thread : asys_thread_register(0);
+    if (dropped)
         write_status(t, ASYS_HGGC_CUPTI_DROPPED, dropped, NULL);
-        asys_tls_busy = was_busy;
+    if (teardown_frees) {
+        char bytes[24];
+        asys_append_u64(bytes, bytes + sizeof bytes, teardown_bytes, 10);
+        write_status(t, ASYS_HGGC_FREES_AFTER_MAIN, teardown_frees, bytes);
     }
+    asys_tls_busy = was_busy;
 }
 
 /* ---- setup ----------------------------------------------------------------------------- */

@@ -147,8 +147,33 @@ static void convert_event(struct asys_thread *t, const CUpti_ActivityCudaEvent2 
     COMMIT(r, ASYS_REC_HGGC_EVENT_RECORD, 0);
 }
 
+static struct {
+    uint64_t count, bytes; /* atomic */
+} frees_after_main;
+
+void asys_hggc_frees_after_main(uint64_t *count, uint64_t *bytes)
+{
+    *count = __atomic_load_n(&frees_after_main.count, __ATOMIC_RELAXED);
+    *bytes = __atomic_load_n(&frees_after_main.bytes, __ATOMIC_RELAXED);
+}
+
+/* A free after main returned is the runtime's teardown (main_return.c):
+ * not collected, as the manual says, only counted. */
+static int freed_by_teardown(const CUpti_ActivityMemory4 *m)
+{
+    uint64_t main_returned = __atomic_load_n(&asys_proc.main_returned_ns, __ATOMIC_ACQUIRE);
+    if (m->memoryOperationType != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE || !main_returned ||
+        m->timestamp < main_returned)
+        return 0;
+    __atomic_fetch_add(&frees_after_main.count, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&frees_after_main.bytes, m->bytes, __ATOMIC_RELAXED);
+    return 1;
+}
+
 static void convert_memory(struct asys_thread *t, const CUpti_ActivityMemory4 *m)
 {
+    if (freed_by_teardown(m))
+        return;
     uint32_t delta;
     struct asys_rec_hggc_memory *r = reserve_activity(t, sizeof *r, &delta);
     if (!r)

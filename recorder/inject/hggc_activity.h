@@ -10,6 +10,8 @@
 /* Writes the asys record for one CUPTI activity record into t's segment;
  * returns 0 for kinds the collector does not keep. */
 int asys_hggc_convert(struct asys_thread *t, const CUpti_Activity *a);
+/* The device and pinned frees dropped because main had returned. */
+void asys_hggc_frees_after_main(uint64_t *count, uint64_t *bytes);
 
 /* --hggc-memory-usage (hggc_memory.c): the kinds of memory traced */
 #define ASYS_HGGC_MEMORY_DEVICE 1u

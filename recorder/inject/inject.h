@@ -132,6 +132,7 @@ struct asys_process {
     uint32_t osrt_backtrace_depth; /* --osrt-backtrace-depth */
     int unwind_method;             /* enum asys_unwind_method */
     int process_info_written;
+    uint64_t main_returned_ns; /* atomic; CLOCK_MONOTONIC, 0 while main runs (main_return.c) */
     uint32_t next_string_id;    /* atomic */
     uint32_t next_callchain_id; /* atomic */
     uint32_t code_generation;   /* atomic; bumped around every dlclose */

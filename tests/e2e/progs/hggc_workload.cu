@@ -760,8 +760,21 @@ static void run_reset(void)
 // stream), pinned memory (pinned_site 2 x 256 KiB with cudaMallocHost, one
 // 128 KiB cudaHostAlloc), one allocation that fails (more than the device
 // has), half of site_small freed by another thread, site_large's last block
-// and one pinned block left allocated at exit.
+// and one pinned block left allocated at exit, and site_teardown's 2 MiB
+// freed by an exit handler, after main returned (not collected).
 static void *device_blocks[10];
+static void *teardown_block;
+
+static void free_at_teardown(void)
+{
+    cudaFree(teardown_block);
+}
+
+__attribute__((noinline)) static void site_teardown(void)
+{
+    CHECK(cudaMalloc(&teardown_block, 2 << 20));
+    atexit(free_at_teardown);
+}
 
 __attribute__((noinline)) static void site_small(void)
 {
@@ -831,6 +844,7 @@ static void run_memory(void)
     CHECK(cudaFreeHost(h));
     if (site_too_big() == cudaSuccess)
         exit(3);
+    site_teardown();
 }
 
 int main(int argc, char **argv)
