@@ -353,6 +353,8 @@ static const char import_hook[] =
     "        self._asys_loader = loader\n"
     "\n"
     "    def __getattr__(self, name):\n"
+    "        if name == '_asys_loader':  # not set up (a copy): no recursion\n"
+    "            raise AttributeError(name)\n"
     "        return getattr(self._asys_loader, name)\n"
     "\n"
     "    def create_module(self, spec):\n"
