@@ -3,6 +3,7 @@
 #include "ppu_devices.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "nvml_api.h"
@@ -42,7 +43,7 @@ static int nvml_open(struct nvml *n, char *why, size_t why_size)
     return 0; /* the library stays loaded: NVML keeps its state for the process */
 }
 
-void ppu_devices_list(struct ppu_device_list *out)
+static void enumerate(struct ppu_device_list *out)
 {
     struct nvml n;
     unsigned count = 0;
@@ -68,6 +69,22 @@ void ppu_devices_list(struct ppu_device_list *out)
             p->uuid[0] = '\0';
         out->count++;
     }
+}
+
+/* The devices do not change during a run: NVML is asked once per launcher
+ * (starting it costs tens of ms on a machine with a driver). */
+static struct ppu_device_list known;
+static pthread_once_t known_once = PTHREAD_ONCE_INIT;
+
+static void enumerate_once(void)
+{
+    enumerate(&known);
+}
+
+void ppu_devices_list(struct ppu_device_list *out)
+{
+    pthread_once(&known_once, enumerate_once);
+    *out = known;
 }
 
 void ppu_devices_print_help(FILE *out)

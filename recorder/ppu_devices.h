@@ -21,7 +21,7 @@ struct ppu_device_list {
     char why[256]; /* when count is 0 */
 };
 
-/* Fills *out (count 0 and `why` when NVML is not there). */
+/* Fills *out (count 0 and `why` when NVML is not there); NVML is asked once. */
 void ppu_devices_list(struct ppu_device_list *out);
 /* --ppu-metrics-device help, the manual's layout. */
 void ppu_devices_print_help(FILE *out);
