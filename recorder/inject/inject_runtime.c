@@ -477,6 +477,8 @@ static void thread_key_destructor(void *arg)
     if (!t || t != asys_tls_thread)
         return;
     asys_tls_busy = 1;
+    asys_heap_thread_flush(t, 0);
+    asys_heap_thread_forget(t);
     write_thread_record(t, ASYS_REC_THREAD_END, asys_now());
     unlink_thread(t);
     asys_segment_close(&t->seg);
@@ -496,6 +498,7 @@ __attribute__((destructor)) static void asys_process_exit(void)
     if (!t || asys_tls_busy)
         return;
     asys_tls_busy = 1;
+    asys_heap_thread_flush(t, 1);
     write_thread_record(t, ASYS_REC_THREAD_END, asys_now());
     /* a short process would keep its slot's whole reservation until
      * finalize; the margin covers what later exit handlers record */
@@ -503,8 +506,16 @@ __attribute__((destructor)) static void asys_process_exit(void)
     asys_tls_busy = 0;
 }
 
+/* The forking thread's heap sums are written first: its child would
+ * otherwise start with a copy of them. */
 static void before_fork(void)
 {
+    struct asys_thread *t = asys_tls_thread;
+    if (t && !asys_tls_busy) {
+        asys_tls_busy = 1;
+        asys_heap_thread_flush(t, 0);
+        asys_tls_busy = 0;
+    }
     pthread_mutex_lock(&asys_proc.registry_lock);
 }
 
@@ -527,6 +538,7 @@ static void after_fork_child(void)
     while (t) {
         struct asys_thread *next = t->next;
         asys_segment_abandon(&t->seg);
+        asys_heap_thread_forget(t);
         munmap(t, sizeof *t);
         t = next;
     }

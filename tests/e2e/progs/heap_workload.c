@@ -5,6 +5,9 @@
  *              memalign, valloc, reallocarray once each, freed
  *   window     early_site: 10 blocks of 4096 bytes, freed 300 ms later; the
  *              window [0, 150 ms] sees them as not freed
+ *   spread     6 rounds 60 ms apart, each: balanced_site 2000 blocks, half freed
+ *              at once, half by a thread of the next round (the last round's by
+ *              one of their own); leaky_site: 10 blocks of 1000 bytes never freed
  *   bigleak    leaky_site: 1000 blocks of 256 KiB never freed (never touched)
  *   estimate   mixed_site: 1 M allocations of 16..8191 bytes (seeded), freed;
  *              prints the bytes allocated
@@ -90,6 +93,47 @@ static int leak(void)
     pthread_join(t, NULL);
     leaky_site(100, 1000);
     the_other_functions();
+    return 0;
+}
+
+#define ROUNDS 6
+#define ROUND_BLOCKS 2000
+
+static void *free_kept(void *arg)
+{
+    void **kept = arg;
+    for (int i = 0; i < ROUND_BLOCKS / 2; i++)
+        free(kept[i]);
+    return NULL;
+}
+
+/* Frees kept by a thread of its own, made to outlive one round's pause. */
+static void free_on_a_thread(void **kept)
+{
+    pthread_t t;
+    pthread_create(&t, NULL, free_kept, kept);
+    pthread_join(t, NULL);
+}
+
+static int spread(void)
+{
+    static void *kept[2][ROUND_BLOCKS / 2];
+    unsigned seed = 7;
+    for (int round = 0; round < ROUNDS; round++) {
+        void **mine = kept[round % 2];
+        for (int i = 0; i < ROUND_BLOCKS; i++) {
+            void *p = balanced_site(16 + rand_r(&seed) % 2000);
+            if (i % 2)
+                free(p);
+            else
+                mine[i / 2] = p;
+        }
+        if (round > 0)
+            free_on_a_thread(kept[(round + 1) % 2]); /* the previous round's */
+        leaky_site(10, 1000);
+        pause_ms(60);
+    }
+    free_on_a_thread(kept[(ROUNDS - 1) % 2]);
     return 0;
 }
 
@@ -202,6 +246,8 @@ int main(int argc, char **argv)
         return leak();
     if (!strcmp(mode, "window"))
         return window();
+    if (!strcmp(mode, "spread"))
+        return spread();
     if (!strcmp(mode, "bigleak")) {
         leaky_site(1000, 256 * 1024);
         return 0;
