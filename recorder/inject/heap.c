@@ -348,6 +348,17 @@ static uint32_t next_interval_id(void)
     return id ? id : __atomic_add_fetch(&heap_intervals, 1, __ATOMIC_RELAXED); /* 0: none */
 }
 
+/* A sum's estimates as the records hold them: bytes and fixed-point counts. */
+static uint64_t rounded_bytes(const struct heap_sum *s)
+{
+    return (uint64_t)(s->estimated_bytes + 0.5);
+}
+
+static uint64_t rounded_count_q16(const struct heap_sum *s)
+{
+    return (uint64_t)(s->estimated_count * ASYS_HEAP_COUNT_ONE + 0.5);
+}
+
 static void write_alloc_sum(struct asys_thread *t, const struct heap_sum *s, uint64_t ticks)
 {
     uint32_t delta;
@@ -363,8 +374,8 @@ static void write_alloc_sum(struct asys_thread *t, const struct heap_sum *s, uin
     r->samples = s->samples;
     r->bytes = s->bytes;
     r->largest = s->largest;
-    r->estimated_bytes = (uint64_t)(s->estimated_bytes + 0.5);
-    r->estimated_count_q16 = (uint64_t)(s->estimated_count * ASYS_HEAP_COUNT_ONE + 0.5);
+    r->estimated_bytes = rounded_bytes(s);
+    r->estimated_count_q16 = rounded_count_q16(s);
     asys_segment_commit(&r->header,
                         ASYS_REC_WORD(ASYS_REC_HEAP_ALLOC_SUM, sizeof *r / 8, s->function, delta));
 }
@@ -380,8 +391,8 @@ static void write_free_sum(struct asys_thread *t, const struct heap_sum *s, uint
     r->last_ticks = s->last;
     r->samples = s->samples;
     r->bytes = s->bytes;
-    r->estimated_bytes = (uint64_t)(s->estimated_bytes + 0.5);
-    r->estimated_count_q16 = (uint64_t)(s->estimated_count * ASYS_HEAP_COUNT_ONE + 0.5);
+    r->estimated_bytes = rounded_bytes(s);
+    r->estimated_count_q16 = rounded_count_q16(s);
     asys_segment_commit(&r->header,
                         ASYS_REC_WORD(ASYS_REC_HEAP_FREE_SUM, sizeof *r / 8, s->function, delta));
 }

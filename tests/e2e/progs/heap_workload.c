@@ -78,16 +78,22 @@ static void the_other_functions(void)
     free(b);
 }
 
-static int leak(void)
+/* n blocks of balanced_site: the odd ones freed at once, the even ones kept. */
+static void balanced_blocks(int n, void **kept, unsigned *seed)
 {
-    unsigned seed = 1;
-    for (int i = 0; i < BALANCED; i++) {
-        void *p = balanced_site(16 + rand_r(&seed) % 2000);
+    for (int i = 0; i < n; i++) {
+        void *p = balanced_site(16 + rand_r(seed) % 2000);
         if (i % 2)
             free(p);
         else
-            handoff[i / 2] = p;
+            kept[i / 2] = p;
     }
+}
+
+static int leak(void)
+{
+    unsigned seed = 1;
+    balanced_blocks(BALANCED, handoff, &seed);
     pthread_t t;
     pthread_create(&t, NULL, free_other_half, NULL);
     pthread_join(t, NULL);
@@ -120,14 +126,7 @@ static int spread(void)
     static void *kept[2][ROUND_BLOCKS / 2];
     unsigned seed = 7;
     for (int round = 0; round < ROUNDS; round++) {
-        void **mine = kept[round % 2];
-        for (int i = 0; i < ROUND_BLOCKS; i++) {
-            void *p = balanced_site(16 + rand_r(&seed) % 2000);
-            if (i % 2)
-                free(p);
-            else
-                mine[i / 2] = p;
-        }
+        balanced_blocks(ROUND_BLOCKS, kept[round % 2], &seed);
         if (round > 0)
             free_on_a_thread(kept[(round + 1) % 2]); /* the previous round's */
         leaky_site(10, 1000);
