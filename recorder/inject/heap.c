@@ -499,6 +499,15 @@ void asys_heap_thread_flush(struct asys_thread *t, int final)
     sums->final = final;
 }
 
+void asys_heap_thread_count_unwritten(struct asys_thread *t)
+{
+    struct asys_heap_sums *sums = t->heap_sums;
+    uint32_t pending = sums ? __atomic_load_n(&sums->used, __ATOMIC_RELAXED) : 0;
+    for (uint32_t i = 0; i < pending && t->seg.header; i++)
+        asys_segment_count_lost(t->seg.header, sizeof(struct asys_rec_heap_alloc_sum),
+                                ASYS_DROP_FULL);
+}
+
 void asys_heap_thread_forget(struct asys_thread *t)
 {
     if (t->heap_sums)

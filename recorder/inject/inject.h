@@ -175,6 +175,9 @@ void asys_thread_close_extra(struct asys_thread *t);
  * `forget` drops them unwritten (a fork child's copies of its parent's). */
 void asys_heap_thread_flush(struct asys_thread *t, int final);
 void asys_heap_thread_forget(struct asys_thread *t);
+/* Counts another thread's unwritten sums as lost (process exit; the
+ * registry lock held, so they stay mapped). */
+void asys_heap_thread_count_unwritten(struct asys_thread *t);
 
 /* Counts a record lost because its hook could not record (re-entry). */
 void asys_thread_count_lost(uint32_t size);

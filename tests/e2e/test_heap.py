@@ -194,6 +194,15 @@ class Aggregated(HeapCase):
         self.assertFalse([r for r in self.stats_rows('heap_leaks')
                           if r['Call Site'] == 'early_site'])
 
+    def test_sums_of_a_thread_running_at_exit_are_counted(self):
+        # an interval longer than the run: the thread's sums are still unwritten at exit
+        self.profile([prog('heap_workload'), 'exitlive'],
+                     EVERY + ['--heap-report-interval', '60000'])
+        leak = self.site(self.stats_rows('heap_leaks'), 'leaky_site')
+        self.assertEqual(int(leak['Leaked Bytes']), 10 * 1000)  # main's, written at exit
+        info = {r['Property']: r['Value'] for r in self.stats_rows('report_info')}
+        self.assertGreater(int(info.get('Dropped records', 0)), 0)
+
     def test_report_much_smaller_on_a_long_run(self):
         # 1 M allocations and frees: 2 M events, or a few sums per 10 ms
         self.profile([prog('heap_workload'), 'estimate'], EVERY, name='events')

@@ -8,6 +8,8 @@
  *   spread     6 rounds 60 ms apart, each: balanced_site 2000 blocks, half freed
  *              at once, half by a thread of the next round (the last round's by
  *              one of their own); leaky_site: 10 blocks of 1000 bytes never freed
+ *   exitlive   a thread allocating and freeing in storm_site until the process
+ *              exits, which main does after leaky_site (10 blocks of 1000 bytes)
  *   bigleak    leaky_site: 1000 blocks of 256 KiB never freed (never touched)
  *   estimate   mixed_site: 1 M allocations of 16..8191 bytes (seeded), freed;
  *              prints the bytes allocated
@@ -204,6 +206,23 @@ static int storm(void)
     return 0;
 }
 
+static void *storm_forever(void *arg)
+{
+    (void)arg;
+    for (;;)
+        free(storm_site(64));
+    return NULL;
+}
+
+static int exit_while_allocating(void)
+{
+    pthread_t t;
+    pthread_create(&t, NULL, storm_forever, NULL);
+    pause_ms(50);
+    leaky_site(10, 1000);
+    return 0; /* exit, the thread still running */
+}
+
 static int fork_child(const char *self)
 {
     pid_t pid = fork();
@@ -255,6 +274,8 @@ int main(int argc, char **argv)
         return estimate();
     if (!strcmp(mode, "storm"))
         return storm();
+    if (!strcmp(mode, "exitlive"))
+        return exit_while_allocating();
     if (!strcmp(mode, "fork"))
         return fork_child(argv[0]);
     if (!strcmp(mode, "rss"))
