@@ -194,6 +194,21 @@ class Aggregated(HeapCase):
         self.assertFalse([r for r in self.stats_rows('heap_leaks')
                           if r['Call Site'] == 'early_site'])
 
+    def test_threads_storm_and_fork_exact(self):
+        # 5 ms: many intervals per thread, sums written at each thread's exit
+        options = EVERY + ['--heap-report-interval', '5']
+        self.profile([prog('heap_workload'), 'storm'], options)
+        site = self.site(self.stats_rows('heap_sum'), 'storm_site')
+        info = {r['Property']: r['Value'] for r in self.stats_rows('report_info')}
+        self.assertEqual(int(site['Allocations']) + int(info['Dropped records']), 160000)
+        self.assertEqual(int(site['Live Bytes']), 0)
+        self.profile([prog('heap_workload'), 'fork'], options)
+        leak = self.site(self.stats_rows('heap_leaks'), 'leaky_site')
+        self.assertEqual(int(leak['Leaked Bytes']), 100000)
+        balanced = self.site(self.stats_rows('heap_sum'), 'balanced_site')
+        self.assertEqual(int(balanced['Allocations']), 20000)
+        self.assertEqual(int(balanced['Live Bytes']), 0)
+
     def test_sums_of_a_thread_running_at_exit_are_counted(self):
         # an interval longer than the run: the thread's sums are still unwritten at exit
         self.profile([prog('heap_workload'), 'exitlive'],
