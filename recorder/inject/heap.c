@@ -208,7 +208,10 @@ struct heap_slot {
 
 static struct heap_slot *heap_table;
 static uint64_t heap_mask;
-static uint64_t heap_live; /* atomic: blocks in the table */
+/* Whether a block was ever inserted: frees before the first sample skip
+ * the lookup.  A count of live blocks did that too, but its two atomic
+ * updates per sampled block bounced one cache line between the threads. */
+static int heap_used;
 
 /* Blocks near each other in memory get slots near each other: a program
  * reusing a few hot blocks touches a few hot cache lines of the table, not
@@ -235,7 +238,8 @@ static int table_insert(uint64_t address, const struct heap_block *b)
             s->interval_id = b->interval_id;
             __atomic_store_n(&s->size_function, b->size | (uint64_t)b->function << SIZE_BITS,
                              __ATOMIC_RELEASE);
-            __atomic_add_fetch(&heap_live, 1, __ATOMIC_RELAXED);
+            if (ASYS_UNLIKELY(!__atomic_load_n(&heap_used, __ATOMIC_RELAXED)))
+                __atomic_store_n(&heap_used, 1, __ATOMIC_RELAXED);
             return 1;
         }
     }
@@ -245,7 +249,7 @@ static int table_insert(uint64_t address, const struct heap_block *b)
 /* Removes `address`; 1 (and what was kept of it) when it was a sampled block. */
 static int table_remove(uint64_t address, struct heap_block *b)
 {
-    if (!__atomic_load_n(&heap_live, __ATOMIC_RELAXED))
+    if (!__atomic_load_n(&heap_used, __ATOMIC_RELAXED))
         return 0;
     uint64_t home = home_of(address);
     for (uint64_t i = 0; i < PROBE; i++) {
@@ -262,7 +266,6 @@ static int table_remove(uint64_t address, struct heap_block *b)
             if (!__atomic_compare_exchange_n(&s->address, &seen, TOMBSTONE, 0, __ATOMIC_ACQ_REL,
                                              __ATOMIC_RELAXED))
                 return 0; /* a double free racing with itself: the other one has it */
-            __atomic_sub_fetch(&heap_live, 1, __ATOMIC_RELAXED);
             return 1;
         }
     }
