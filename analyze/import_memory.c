@@ -1,5 +1,6 @@
 /* HOST_MEMORY records -> host_memory; HEAP_ALLOC and HEAP_FREE records ->
- * heap_allocations.  A free is matched to the open allocation of its block
+ * heap_allocations, and so do the aggregates (HEAP_ALLOC_SUM, HEAP_FREE_SUM;
+ * see sums_derive).  A free is matched to the open allocation of its block
  * (process image, address) as the records stream in: a row is written once,
  * when its block is freed or its allocation superseded, never updated.  The
  * records of one block may come from different threads' segments in either
@@ -34,6 +35,9 @@ struct heap {
     sqlite3_stmt *insert_alloc;
     sqlite3_stmt *insert_free;
     sqlite3_stmt *insert_host;
+    sqlite3_stmt *insert_alloc_sum;
+    sqlite3_stmt *insert_free_sum;
+    uint64_t report_interval_ms; /* of the aggregates (the largest seen); 0: none */
     uint32_t names[ASYS_HEAP_FUNCTION_COUNT + 1]; /* function id -> strings.id */
     uint64_t pending_frees;
     uint64_t interval;       /* the sampling interval of the allocations (the largest seen) */
@@ -48,6 +52,8 @@ static uint64_t block_hash(uint64_t image, uint64_t address)
     uint64_t h = (address ^ image * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
     return h ^ h >> 31;
 }
+
+static int sums_init(struct heap *h, struct asys_err *err);
 
 static int heap_init(struct asys_importer *imp, void **state, struct asys_err *err)
 {
@@ -70,7 +76,8 @@ static int heap_init(struct asys_importer *imp, void **state, struct asys_err *e
                     &h->insert_alloc, err) != 0)
         return -1;
     if (imp_prepare(imp, "INSERT INTO host_memory (ns, pid, rss_bytes, hwm_bytes) VALUES (?,?,?,?)",
-                    &h->insert_host, err) != 0)
+                    &h->insert_host, err) != 0 ||
+        sums_init(h, err) != 0)
         return -1;
     return imp_prepare(imp,
                        "INSERT INTO temp.heap_frees (ns, pid, tid, image, address, function_id) "
@@ -86,6 +93,8 @@ static void heap_free_state(void *state)
     sqlite3_finalize(h->insert_alloc);
     sqlite3_finalize(h->insert_free);
     sqlite3_finalize(h->insert_host);
+    sqlite3_finalize(h->insert_alloc_sum);
+    sqlite3_finalize(h->insert_free_sum);
     asys_u64map_free(&h->open);
     free(h->blocks);
     free(h);
@@ -261,6 +270,185 @@ static int import_free(void *state, const struct asys_record *rec, uint64_t ns,
     return imp_step(h->imp, st, err);
 }
 
+/* ---- aggregates ---------------------------------------------------------------
+ * The sums of one allocation interval may come from several records (a
+ * thread's full table is written early) and their frees from any thread, in
+ * any order of the file: both wait in temporary tables, keyed by what the
+ * recorder keyed them by (image, interval, its own stack id, function), and
+ * become heap_allocations rows at derive.  A FREE_SUM's stack id is the
+ * allocating thread's, defined in that thread's segment: it is resolved
+ * through the ALLOC_SUM it matches. */
+
+static int sums_init(struct heap *h, struct asys_err *err)
+{
+    struct asys_importer *imp = h->imp;
+    if (imp_exec(imp,
+                 "CREATE TEMP TABLE heap_alloc_sums (image INTEGER NOT NULL, "
+                 "interval_id INTEGER NOT NULL, local_chain INTEGER NOT NULL, "
+                 "function_id INTEGER NOT NULL, ns INTEGER NOT NULL, pid INTEGER NOT NULL, "
+                 "tid INTEGER NOT NULL, callchain_id INTEGER, samples INTEGER NOT NULL, "
+                 "largest INTEGER NOT NULL, weight_bytes REAL NOT NULL, "
+                 "weight_count REAL NOT NULL);\n"
+                 "CREATE TEMP TABLE heap_free_sums (image INTEGER NOT NULL, "
+                 "interval_id INTEGER NOT NULL, local_chain INTEGER NOT NULL, "
+                 "function_id INTEGER NOT NULL, ns INTEGER NOT NULL, tid INTEGER NOT NULL, "
+                 "samples INTEGER NOT NULL, weight_bytes REAL NOT NULL, "
+                 "weight_count REAL NOT NULL)",
+                 err) != 0 ||
+        imp_prepare(imp, "INSERT INTO temp.heap_alloc_sums VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    &h->insert_alloc_sum, err) != 0)
+        return -1;
+    return imp_prepare(imp, "INSERT INTO temp.heap_free_sums VALUES (?,?,?,?,?,?,?,?,?)",
+                       &h->insert_free_sum, err);
+}
+
+/* Whether a sum's counts fit SQLite's integers; warns when not. */
+static int sum_fits(struct heap *h, uint32_t interval_id, uint64_t ns, const uint64_t *values,
+                    int count)
+{
+    int fits = interval_id != 0 && ns <= INT64_MAX;
+    for (int i = 0; i < count; i++)
+        fits = fits && values[i] <= INT64_MAX;
+    if (!fits)
+        imp_warn(h->imp, "%s: heap sum with interval 0 or a count past 2^63; ignored",
+                 h->imp->seg.member);
+    return fits;
+}
+
+/* When a sum's last event happened: its last_ticks, never after the
+ * record itself (`ns`, already bounded) for an untrusted one. */
+static int64_t sum_time(struct heap *h, uint64_t last_ticks, uint64_t ns)
+{
+    uint64_t last = imp_ns(h->imp, last_ticks);
+    return (int64_t)(last < ns ? last : ns);
+}
+
+/* Binds the key every sum starts with: image, interval, stack id, function. */
+static void bind_sum_key(struct heap *h, sqlite3_stmt *st, uint32_t interval_id,
+                         uint32_t local_chain, uint32_t fn)
+{
+    sqlite3_bind_int64(st, 1, (int64_t)segment_image(h));
+    sqlite3_bind_int64(st, 2, interval_id);
+    sqlite3_bind_int64(st, 3, local_chain);
+    sqlite3_bind_int64(st, 4, fn);
+}
+
+static int import_alloc_sum(void *state, const struct asys_record *rec, uint64_t ns,
+                            struct asys_err *err)
+{
+    struct heap *h = state;
+    const struct asys_rec_heap_alloc_sum *r = (const void *)rec->data;
+    uint32_t fn;
+    const uint64_t counts[] = {r->samples, r->largest, r->estimated_bytes};
+    if (function_id(h, rec->arg, &fn, err) != 0)
+        return -1;
+    if (!fn || r->sampling_interval == 0 || !sum_fits(h, r->interval_id, ns, counts, 3))
+        return 0;
+    if (r->sampling_interval > h->interval)
+        h->interval = r->sampling_interval;
+    if (r->report_interval_ms > h->report_interval_ms)
+        h->report_interval_ms = r->report_interval_ms;
+    int64_t chain = imp_callchain(h->imp, r->callchain_id);
+    sqlite3_stmt *st = h->insert_alloc_sum;
+    bind_sum_key(h, st, r->interval_id, r->callchain_id, fn);
+    sqlite3_bind_int64(st, 5, sum_time(h, r->last_ticks, ns));
+    sqlite3_bind_int64(st, 6, h->imp->seg.pid);
+    sqlite3_bind_int64(st, 7, h->imp->seg.tid);
+    imp_bind_optional(st, 8, chain, chain != 0);
+    sqlite3_bind_int64(st, 9, (int64_t)r->samples);
+    sqlite3_bind_int64(st, 10, (int64_t)r->largest);
+    sqlite3_bind_double(st, 11, (double)r->estimated_bytes);
+    sqlite3_bind_double(st, 12, (double)r->estimated_count_q16 / ASYS_HEAP_COUNT_ONE);
+    return imp_step(h->imp, st, err);
+}
+
+static int import_free_sum(void *state, const struct asys_record *rec, uint64_t ns,
+                           struct asys_err *err)
+{
+    struct heap *h = state;
+    const struct asys_rec_heap_free_sum *r = (const void *)rec->data;
+    uint32_t fn;
+    const uint64_t counts[] = {r->samples, r->estimated_bytes};
+    if (function_id(h, rec->arg, &fn, err) != 0)
+        return -1;
+    if (!fn || !sum_fits(h, r->interval_id, ns, counts, 2))
+        return 0;
+    sqlite3_stmt *st = h->insert_free_sum;
+    bind_sum_key(h, st, r->interval_id, r->callchain_id, fn);
+    sqlite3_bind_int64(st, 5, sum_time(h, r->last_ticks, ns));
+    sqlite3_bind_int64(st, 6, h->imp->seg.tid);
+    sqlite3_bind_int64(st, 7, (int64_t)r->samples);
+    sqlite3_bind_double(st, 8, (double)r->estimated_bytes);
+    sqlite3_bind_double(st, 9, (double)r->estimated_count_q16 / ASYS_HEAP_COUNT_ONE);
+    return imp_step(h->imp, st, err);
+}
+
+/* The aggregates as heap_allocations rows without an address: per
+ * allocation sum, one row per (freeing thread, free time) of its frees and
+ * one row for what was never freed.  A row's start_ns is when the last of
+ * its allocations returned, its end_ns when the last of its frees did
+ * (never before its start). */
+#define SUM_KEY "image, interval_id, local_chain, function_id"
+static const char sums_to_rows[] =
+    "CREATE TEMP TABLE heap_sum_allocs AS\n"
+    "  SELECT " SUM_KEY ", MAX(ns) AS ns, MIN(pid) AS pid, MIN(tid) AS tid,\n"
+    "         MAX(callchain_id) AS callchain_id, SUM(samples) AS samples,\n"
+    "         MAX(largest) AS largest, SUM(weight_bytes) AS weight_bytes,\n"
+    "         SUM(weight_count) AS weight_count\n"
+    "  FROM temp.heap_alloc_sums GROUP BY " SUM_KEY ";\n"
+    "CREATE TEMP TABLE heap_sum_frees AS\n"
+    "  SELECT " SUM_KEY ", ns, tid, SUM(samples) AS samples,\n"
+    "         SUM(weight_bytes) AS weight_bytes, SUM(weight_count) AS weight_count\n"
+    "  FROM temp.heap_free_sums GROUP BY " SUM_KEY ", ns, tid;\n"
+    "CREATE INDEX temp.heap_sum_frees_by_key ON heap_sum_frees (" SUM_KEY ");\n"
+    "INSERT INTO heap_allocations (start_ns, pid, tid, image, address, size, weight_bytes,\n"
+    "    weight_count, function_id, callchain_id, end_ns, free_tid, samples)\n"
+    "  SELECT a.ns, a.pid, a.tid, a.image, NULL, a.largest, f.weight_bytes, f.weight_count,\n"
+    "         a.function_id, a.callchain_id, MAX(f.ns, a.ns), f.tid, f.samples\n"
+    "  FROM temp.heap_sum_allocs AS a JOIN temp.heap_sum_frees AS f USING (" SUM_KEY ");\n"
+    "INSERT INTO heap_allocations (start_ns, pid, tid, image, address, size, weight_bytes,\n"
+    "    weight_count, function_id, callchain_id, samples)\n"
+    "  SELECT a.ns, a.pid, a.tid, a.image, NULL, a.largest,\n"
+    "         a.weight_bytes - COALESCE(f.weight_bytes, 0),\n"
+    "         a.weight_count - COALESCE(f.weight_count, 0), a.function_id, a.callchain_id,\n"
+    "         a.samples - COALESCE(f.samples, 0)\n"
+    "  FROM temp.heap_sum_allocs AS a LEFT JOIN\n"
+    "       (SELECT " SUM_KEY ", SUM(samples) AS samples, SUM(weight_bytes) AS weight_bytes,\n"
+    "               SUM(weight_count) AS weight_count\n"
+    "        FROM temp.heap_sum_frees GROUP BY " SUM_KEY ") AS f USING (" SUM_KEY ")\n"
+    "  WHERE a.samples > COALESCE(f.samples, 0)";
+
+/* Writes the aggregates' rows; the frees no allocation sum matches (blocks
+ * allocated before a fork, sums lost) are counted in *unmatched. */
+static int sums_derive(struct heap *h, int64_t *unmatched, struct asys_err *err)
+{
+    struct asys_importer *imp = h->imp;
+    sqlite3_stmt *st = NULL;
+    int rc = -1;
+    if (h->report_interval_ms && imp_session_info(imp, "heap_report_interval_ms", NULL,
+                                                  (int64_t)h->report_interval_ms, err) != 0)
+        goto out;
+    if (imp_exec(imp, sums_to_rows, err) != 0 ||
+        imp_prepare(imp,
+                    "SELECT COALESCE(SUM(samples), 0) FROM temp.heap_sum_frees AS f\n"
+                    "WHERE NOT EXISTS (SELECT 1 FROM temp.heap_sum_allocs AS a\n"
+                    "  WHERE a.image = f.image AND a.interval_id = f.interval_id\n"
+                    "    AND a.local_chain = f.local_chain AND a.function_id = f.function_id)",
+                    &st, err) != 0)
+        goto out;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        *unmatched += sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st); /* a statement still open would lock the tables it read */
+    st = NULL;
+    rc = imp_exec(imp,
+                  "DROP TABLE temp.heap_alloc_sums; DROP TABLE temp.heap_free_sums;\n"
+                  "DROP TABLE temp.heap_sum_allocs; DROP TABLE temp.heap_sum_frees",
+                  err);
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
 static int import_host_memory(void *state, const struct asys_record *rec, uint64_t ns,
                               struct asys_err *err)
 {
@@ -315,6 +503,8 @@ static int close_pending(struct heap *h, struct asys_err *err)
             return -1;
         unmatched = (int64_t)h->pending_frees - sqlite3_changes(imp->db);
     }
+    if (sums_derive(h, &unmatched, err) != 0)
+        return -1;
     if (imp_session_info(imp, "heap_unmatched_frees", NULL, unmatched, err) != 0)
         return -1;
     return imp_exec(imp, "DROP TABLE temp.heap_frees", err);
@@ -330,8 +520,8 @@ static int heap_derive(void *state, struct asys_err *err)
 }
 
 static const struct imp_record_op heap_ops[] = {
-    {ASYS_REC_HEAP_ALLOC, import_alloc},
-    {ASYS_REC_HEAP_FREE, import_free},
+    {ASYS_REC_HEAP_ALLOC, import_alloc},         {ASYS_REC_HEAP_FREE, import_free},
+    {ASYS_REC_HEAP_ALLOC_SUM, import_alloc_sum}, {ASYS_REC_HEAP_FREE_SUM, import_free_sum},
     {ASYS_REC_HOST_MEMORY, import_host_memory},
 };
 

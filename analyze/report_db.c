@@ -277,7 +277,10 @@ static int build(const char *report_path, const char *tmp, const struct report_i
     sqlite3 *db = NULL;
     struct held_warnings held = {0};
     int rc = -1;
-    if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+    /* the import is one thread's: no mutex around each of its millions of
+     * binds and steps (6 % of importing 10 M heap events) */
+    if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK) {
         asys_fail(err, "cannot create '%s': %s", tmp, db ? sqlite3_errmsg(db) : "out of memory");
         goto out;
     }

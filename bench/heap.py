@@ -60,9 +60,23 @@ def bench_heap_tracing(args, work):
                    capture_output=True)
     import sqlite3
     con = sqlite3.connect(report + '.sqlite')
-    sampled = con.execute('SELECT COUNT(*) FROM heap_allocations').fetchone()[0]
+    sampled = con.execute('SELECT SUM(samples) FROM heap_allocations').fetchone()[0]
     print('| report at interval 1, 2 threads: %d sampled allocations, %.1f bytes each '
           '(compressed, frees and stacks included) | | | | | |' % (sampled, size / sampled))
+    bench_heap_aggregates(args, work, argv, size)
+
+
+def bench_heap_aggregates(args, work, argv, per_event_size):
+    """The last run's program at interval 1 with --heap-report-interval 100."""
+    asys = os.path.join(args.build, 'bin', 'asys')
+    report = os.path.join(work, 'heap_sums')
+    seconds = _seconds([asys, 'profile', '-t', 'none', '--heap-memory-usage', 'true',
+                        '--heap-sampling-interval-bytes', '1', '--heap-report-interval', '100',
+                        '-o', report, '--force-overwrite=true'] + argv, work)
+    size = os.path.getsize(report + '.asys-rep')
+    print('| the same with --heap-report-interval 100: %.3f s, report %d bytes '
+          '(per event: %d bytes, %.0f× larger) | | | | | |'
+          % (seconds, size, per_event_size, per_event_size / size))
 
 
 def bench_device_memory(args, work):

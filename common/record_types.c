@@ -162,6 +162,26 @@ static const struct asys_rec_field nic_sample[] = {F(struct asys_rec_nic_sample,
 static const struct asys_rec_field nic_rate[] = {
     F(struct asys_rec_nic_rate, requested_hz, U), F(struct asys_rec_nic_rate, reserved, R),
     F(struct asys_rec_nic_rate, sample_mhz, U), F(struct asys_rec_nic_rate, update_mhz, U)};
+static const struct asys_rec_field heap_alloc_sum[] = {
+    F(struct asys_rec_heap_alloc_sum, callchain_id, U),
+    F(struct asys_rec_heap_alloc_sum, interval_id, U),
+    F(struct asys_rec_heap_alloc_sum, last_ticks, T),
+    F(struct asys_rec_heap_alloc_sum, sampling_interval, U),
+    F(struct asys_rec_heap_alloc_sum, report_interval_ms, U),
+    F(struct asys_rec_heap_alloc_sum, reserved, R),
+    F(struct asys_rec_heap_alloc_sum, samples, U),
+    F(struct asys_rec_heap_alloc_sum, bytes, U),
+    F(struct asys_rec_heap_alloc_sum, largest, U),
+    F(struct asys_rec_heap_alloc_sum, estimated_bytes, U),
+    F(struct asys_rec_heap_alloc_sum, estimated_count_q16, U)};
+static const struct asys_rec_field heap_free_sum[] = {
+    F(struct asys_rec_heap_free_sum, callchain_id, U),
+    F(struct asys_rec_heap_free_sum, interval_id, U),
+    F(struct asys_rec_heap_free_sum, last_ticks, T),
+    F(struct asys_rec_heap_free_sum, samples, U),
+    F(struct asys_rec_heap_free_sum, bytes, U),
+    F(struct asys_rec_heap_free_sum, estimated_bytes, U),
+    F(struct asys_rec_heap_free_sum, estimated_count_q16, U)};
 static const struct asys_rec_field heap_free[] = {F(struct asys_rec_heap_free, address, X),
                                                   F(struct asys_rec_heap_free, size, U)};
 
@@ -431,6 +451,10 @@ static const struct asys_rec_info rec_infos[ASYS_REC_TYPE_COUNT] = {
         ARG("function", U), TAIL_NONE),
     REC(HEAP_FREE, sizeof(struct asys_rec_heap_free), ASYS_FEATURE_MEMORY, FIELDS(heap_free),
         ARG("function", U), TAIL_NONE),
+    REC(HEAP_ALLOC_SUM, sizeof(struct asys_rec_heap_alloc_sum), ASYS_FEATURE_MEMORY,
+        FIELDS(heap_alloc_sum), ARG("function", U), TAIL_NONE),
+    REC(HEAP_FREE_SUM, sizeof(struct asys_rec_heap_free_sum), ASYS_FEATURE_MEMORY,
+        FIELDS(heap_free_sum), ARG("function", U), TAIL_NONE),
     REC(EVENT_COUNT, sizeof(struct asys_rec_event_count), ASYS_FEATURE_EVENTS, FIELDS(event_count),
         ARG("event", U), TAIL_NONE),
     REC(EVENT_STATUS, sizeof(struct asys_rec_event_status), ASYS_FEATURE_EVENTS,

@@ -1,7 +1,9 @@
 /* Memory on the timeline: per process, the heap in use (estimated from the
  * sampled allocations), and the RSS and high-water mark the launcher read;
  * per thread, a "Heap" row with each sampled allocation as an instant (size,
- * address, the bytes it stands for, its call stack) and its free. */
+ * address, the bytes it stands for, its call stack) and its free; with
+ * --heap-report-interval, each row of aggregates (the allocations of a stack
+ * over an interval, freed together) as one instant. */
 #include <stdio.h>
 
 #include "timeline_walk.h"
@@ -57,7 +59,7 @@ static int walk_heap_events(struct walk *w)
            "          FROM callchain_frames AS cf JOIN frames AS f ON f.id = cf.frame_id\n"
            "          LEFT JOIN strings AS fs ON fs.id = f.function_id\n"
            "          WHERE cf.callchain_id = a.callchain_id ORDER BY cf.level)),\n"
-           "       a.end_ns, a.free_tid, ff.value\n"
+           "       a.end_ns, a.free_tid, ff.value, a.samples\n"
            "FROM heap_allocations AS a JOIN strings AS fn ON fn.id = a.function_id\n"
            "LEFT JOIN strings AS ff ON ff.id = a.free_function_id\n"
            "WHERE (:all OR (a.start_ns >= :lo AND a.start_ns <= :hi))\n"
@@ -70,13 +72,22 @@ static int walk_heap_events(struct walk *w)
         uint32_t row =
             tw_thread_child_row(w, pid, (uint32_t)sqlite3_column_int64(st, 1), &heap_row, 0);
         char name[160], address[32];
-        snprintf(name, sizeof name, "%s %lld B", (const char *)sqlite3_column_text(st, 3),
-                 (long long)sqlite3_column_int64(st, 4));
-        snprintf(address, sizeof address, "0x%llx",
-                 (unsigned long long)sqlite3_column_int64(st, 5));
+        int summed = sqlite3_column_type(st, 5) == SQLITE_NULL;
+        if (summed)
+            snprintf(name, sizeof name, "%s x%lld", (const char *)sqlite3_column_text(st, 3),
+                     (long long)sqlite3_column_int64(st, 11));
+        else
+            snprintf(name, sizeof name, "%s %lld B", (const char *)sqlite3_column_text(st, 3),
+                     (long long)sqlite3_column_int64(st, 4));
         args.count = 0;
-        tw_arg_int(&args, "size", sqlite3_column_int64(st, 4));
-        tw_arg_string(&args, "address", address);
+        tw_arg_int(&args, summed ? "largest" : "size", sqlite3_column_int64(st, 4));
+        if (summed) {
+            tw_arg_int(&args, "samples", sqlite3_column_int64(st, 11));
+        } else {
+            snprintf(address, sizeof address, "0x%llx",
+                     (unsigned long long)sqlite3_column_int64(st, 5));
+            tw_arg_string(&args, "address", address);
+        }
         tw_arg_double(&args, "bytes_estimated", sqlite3_column_double(st, 6));
         if (sqlite3_column_type(st, 7) != SQLITE_NULL)
             tw_arg_string(&args, "stack", (const char *)sqlite3_column_text(st, 7));

@@ -4,7 +4,9 @@
 --   --filter-time START/END, what was allocated inside the window and not freed by its end
 --   (the manual's Filter-and-Zoom view); without, what was still allocated when each process
 --   ended.  Bytes and Allocations are estimated from the sampled allocations (exact with
---   --heap-sampling-interval-bytes 1).  --pid/--tid one process or thread.
+--   --heap-sampling-interval-bytes 1).  With --heap-report-interval MS the window is
+--   good to MS (allocations and frees are summed per interval).  --pid/--tid one process
+--   or thread.
 -- requires: heap_allocations: no heap allocations (record with --heap-memory-usage true)
 -- columns: Leaked Bytes, Allocations, Sampled, Function, Call Site, Call Stack
 WITH a AS (
@@ -19,7 +21,7 @@ WITH a AS (
 )
 SELECT CAST(ROUND(SUM(a.weight_bytes)) AS INTEGER) AS "Leaked Bytes",
        CAST(ROUND(SUM(a.weight_count)) AS INTEGER) AS "Allocations",
-       COUNT(*) AS "Sampled",
+       SUM(a.samples) AS "Sampled",
        fn.value AS "Function",
        COALESCE(s.call_site, '[no stack]') AS "Call Site",
        s.stack AS "Call Stack"

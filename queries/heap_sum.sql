@@ -5,7 +5,8 @@
 --   --heap-sampling-interval-bytes 1), the part freed by the end of the window and the
 --   part still allocated then, the sampled allocations and the largest block.  Call Site
 --   is the function that called the allocator; Call Stack goes outwards from it.
---   --filter-time keeps allocations made inside the window; --pid/--tid one process or
+--   --filter-time keeps allocations made inside the window (to --heap-report-interval
+--   MS when the data is aggregated); --pid/--tid one process or
 --   thread.
 -- requires: heap_allocations: no heap allocations (record with --heap-memory-usage true)
 -- columns: Bytes, Allocations, Freed Bytes, Live Bytes, Sampled, Largest, Function, Call Site,
@@ -25,7 +26,7 @@ SELECT CAST(ROUND(SUM(a.weight_bytes)) AS INTEGER) AS "Bytes",
             AS INTEGER) AS "Freed Bytes",
        CAST(ROUND(SUM(CASE WHEN a.end_ns IS NULL OR a.end_ns > :filter_end
                            THEN a.weight_bytes ELSE 0 END)) AS INTEGER) AS "Live Bytes",
-       COUNT(*) AS "Sampled",
+       SUM(a.samples) AS "Sampled",
        MAX(a.size) AS "Largest",
        fn.value AS "Function",
        COALESCE(s.call_site, '[no stack]') AS "Call Site",

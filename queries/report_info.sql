@@ -53,7 +53,9 @@ rows(ord, property, value) AS (
     UNION ALL SELECT 45, 'HGTX ranges never ended', (SELECT value FROM info WHERE key = 'hgtx_open_ranges')
     UNION ALL SELECT 45.7, 'Heap allocations sampled', n || ' (interval ' ||
         (SELECT value FROM info WHERE key = 'heap_sampling_interval') || ' bytes)'
-        FROM (SELECT COUNT(*) AS n FROM heap_allocations) WHERE n > 0
+        FROM (SELECT SUM(samples) AS n FROM heap_allocations) WHERE n > 0
+    UNION ALL SELECT 45.75, 'Heap data aggregated', 'per ' || value || ' ms (--heap-report-interval)'
+        FROM info WHERE key = 'heap_report_interval_ms'
     UNION ALL SELECT 45.8, 'Heap still allocated at the end (bytes, estimated)',
         CAST(ROUND(SUM(weight_bytes)) AS INTEGER) FROM heap_allocations WHERE end_ns IS NULL
         HAVING COUNT(*) > 0

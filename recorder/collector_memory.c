@@ -37,7 +37,13 @@ static const struct asys_option memory_options[] = {
     {.name = "heap-backtrace-depth", .type = ASYS_OPT_COUNT, .metavar = "N", .default_value = "24",
      .help = "frames per heap call stack (0-128)", .env = "ASYS_HEAP_BACKTRACE_DEPTH",
      .max = ASYS_CALLCHAIN_MAX_DEPTH},
-    PLANNED("heap-report-interval", "MS", "10", "heap usage aggregation interval"),
+    /* 0: one record per sampled event, with its block's address and exact
+     * times, which the per-event views show; long runs want an interval */
+    {.name = "heap-report-interval", .type = ASYS_OPT_COUNT, .metavar = "MS",
+     .default_value = "0",
+     .help = "sum sampled heap allocations and frees per call stack over MS milliseconds and "
+             "write one record per stack and interval (0: one record per event; 1-3600000)",
+     .env = "ASYS_HEAP_REPORT_INTERVAL_MS", .max = 3600000},
     PLANNED("multi-node-mode", "MODE", "none", "multi-node collection"),
 };
 // clang-format on

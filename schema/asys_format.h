@@ -280,7 +280,10 @@ enum asys_record_type {
     ASYS_REC_PYTHON_SAMPLE = 89, /* struct asys_rec_python_sample + frames */
     ASYS_REC_PYTHON_STATUS = 90, /* struct asys_rec_python_status + text: arg = status */
     ASYS_REC_PYTHON_STACK = 91,  /* struct asys_rec_python_stack + frames */
-    ASYS_REC_TYPE_COUNT = 92
+    /* heap aggregates (--heap-report-interval): per call stack and interval */
+    ASYS_REC_HEAP_ALLOC_SUM = 92, /* struct asys_rec_heap_alloc_sum: arg = heap function id */
+    ASYS_REC_HEAP_FREE_SUM = 93,  /* struct asys_rec_heap_free_sum: arg = heap function id */
+    ASYS_REC_TYPE_COUNT = 94
 };
 
 /* Largest string id a header-only record can carry in its arg. */
@@ -786,6 +789,47 @@ struct asys_rec_heap_free {
     asys_rec_word header; /* arg = heap function id */
     uint64_t address;
     uint64_t size; /* as recorded at its allocation */
+};
+
+/* Aggregates (--heap-report-interval MS > 0): instead of one record per
+ * sampled event, each thread sums its sampled allocations per (call stack,
+ * allocating function) over an interval of its own and writes one
+ * ALLOC_SUM per pair when the interval ends (seen at its next sampled
+ * event), when the thread exits or forks, or at process exit; the header
+ * timestamp is that moment, last_ticks the last event summed (an idle
+ * thread's interval ends late; its events' times stay right).
+ * Each interval has a number unique in the process image.  A free is summed
+ * under the stack, function and interval of the allocation it frees (the
+ * sampled-block table remembers them), into the freeing thread's
+ * FREE_SUM of its own current interval.  Estimates undo the sampling per
+ * block as the per-event records do: s / p bytes and 1 / p allocations,
+ * p = 1 - exp(-s/N); counts are fixed-point with 16 fraction bits. */
+#define ASYS_HEAP_COUNT_ONE 65536u /* estimated_count_q16 of one allocation at p = 1 */
+
+struct asys_rec_heap_alloc_sum {
+    asys_rec_word header;        /* arg = heap function id (ASYS_HEAP_FUNCTIONS) */
+    uint32_t callchain_id;       /* 0: no stack captured */
+    uint32_t interval_id;        /* >= 1, unique in the process image */
+    uint64_t last_ticks;         /* the last allocation summed returned (<= the header's) */
+    uint64_t sampling_interval;  /* N of the sampling; 1: every allocation is summed */
+    uint32_t report_interval_ms; /* --heap-report-interval */
+    uint32_t reserved;
+    uint64_t samples;             /* sampled allocations summed */
+    uint64_t bytes;               /* their sizes, summed */
+    uint64_t largest;             /* the largest of them */
+    uint64_t estimated_bytes;     /* the bytes they stand for (sum of s / p) */
+    uint64_t estimated_count_q16; /* the allocations they stand for (sum of 1 / p) << 16 */
+};
+
+struct asys_rec_heap_free_sum {
+    asys_rec_word header;         /* arg = the allocating heap function id */
+    uint32_t callchain_id;        /* the allocation's stack */
+    uint32_t interval_id;         /* the allocation's interval (its ALLOC_SUM, any thread) */
+    uint64_t last_ticks;          /* the last free summed (<= the header's) */
+    uint64_t samples;             /* sampled blocks freed */
+    uint64_t bytes;               /* their sizes, summed */
+    uint64_t estimated_bytes;     /* as the allocations' */
+    uint64_t estimated_count_q16; /* as the allocations' */
 };
 
 /* A host memory sample (--host-memory-sampling) of one process, read by
@@ -1377,6 +1421,11 @@ ASYS_CHECK_SIZE(struct asys_rec_osrt_call, 32);
 ASYS_CHECK_SIZE(struct asys_rec_heap_alloc, 40);
 ASYS_CHECK_OFFSET(struct asys_rec_heap_alloc, callchain_id, 32);
 ASYS_CHECK_SIZE(struct asys_rec_heap_free, 24);
+ASYS_CHECK_SIZE(struct asys_rec_heap_alloc_sum, 80);
+ASYS_CHECK_OFFSET(struct asys_rec_heap_alloc_sum, report_interval_ms, 32);
+ASYS_CHECK_OFFSET(struct asys_rec_heap_alloc_sum, estimated_count_q16, 72);
+ASYS_CHECK_SIZE(struct asys_rec_heap_free_sum, 56);
+ASYS_CHECK_OFFSET(struct asys_rec_heap_free_sum, estimated_count_q16, 48);
 ASYS_CHECK_SIZE(struct asys_rec_host_memory, 32);
 ASYS_CHECK_SIZE(struct asys_rec_event_count, 40);
 ASYS_CHECK_SIZE(struct asys_rec_event_status, 16);

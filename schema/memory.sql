@@ -5,6 +5,12 @@
 -- Sampled heap allocations.  With --heap-sampling-interval-bytes N a block
 -- of s bytes was sampled with probability p = 1 - exp(-s/N); it stands for
 -- s/p bytes and 1/p allocations (N = 1: p = 1, every allocation is here).
+-- With --heap-report-interval MS a row stands for the sampled allocations
+-- of one call stack and function over one of a thread's intervals that
+-- were freed together (by one thread, in one of its intervals) or never:
+-- address is NULL, samples counts them, size is the largest, start_ns and
+-- end_ns are the ends of the intervals (the allocations and frees had
+-- happened by then; times are good to MS).
 CREATE TABLE heap_allocations (
     id               INTEGER PRIMARY KEY, -- allocation id
     start_ns         INTEGER NOT NULL,    -- the allocating call returned
@@ -13,14 +19,16 @@ CREATE TABLE heap_allocations (
     pid              INTEGER NOT NULL,    -- process
     tid              INTEGER NOT NULL,    -- allocating thread
     image            INTEGER NOT NULL,    -- process image (a new one at each exec; segments' process uid)
-    address          INTEGER NOT NULL,    -- the block
-    size             INTEGER NOT NULL,    -- bytes asked for
+    address          INTEGER,             -- the block; NULL: a row of aggregates
+    size             INTEGER NOT NULL,    -- bytes asked for (aggregates: the largest block)
     weight_bytes     REAL NOT NULL,       -- bytes this sample stands for (size / p)
     weight_count     REAL NOT NULL,       -- allocations it stands for (1 / p)
     function_id      INTEGER NOT NULL,    -- strings: malloc, calloc, realloc, operator new, ...
     callchain_id     INTEGER,             -- callchains.id (level 0: the allocator's caller)
     free_tid         INTEGER,             -- the freeing thread
-    free_function_id INTEGER              -- strings: free, realloc, operator delete, ...
+    free_function_id INTEGER,             -- strings: free, realloc, operator delete, ...
+                                          -- (NULL for aggregates: not kept)
+    samples          INTEGER NOT NULL DEFAULT 1 -- sampled allocations this row is (1 per event)
 );
 
 -- Resident set size and its high-water mark of the processes of the tree,
@@ -35,4 +43,6 @@ CREATE TABLE host_memory (
 -- after load
 CREATE INDEX host_memory_by_process ON host_memory (pid, ns);
 CREATE INDEX heap_allocations_by_start ON heap_allocations (start_ns);
-CREATE INDEX IF NOT EXISTS heap_allocations_by_block ON heap_allocations (image, address, start_ns);
+-- no index by block: only matching frees that came before their allocation
+-- in the file needs one, and the importer makes it then (on 5 M rows it
+-- cost more than the rest of the import)

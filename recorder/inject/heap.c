@@ -184,27 +184,48 @@ static inline int heap_sample(size_t size)
 /* ---- the sampled blocks ---------------------------------------------------
  * Open addressing with a bounded probe: a block lives within PROBE slots of
  * its home, so a lookup stops there too; a freed slot becomes a tombstone
- * that the next insert may reuse. */
+ * that the next insert may reuse.  A slot also keeps what a free needs to
+ * be summed under its allocation (--heap-report-interval). */
 
 #define PROBE 64
 #define TOMBSTONE 1u
+#define SIZE_BITS 56 /* size_function: the size below, the allocating function above */
+
+/* What the table remembers of a sampled block. */
+struct heap_block {
+    uint64_t size;
+    unsigned function; /* the allocating one */
+    uint32_t callchain_id;
+    uint32_t interval_id; /* its allocation sum's; 0: written per event */
+};
 
 struct heap_slot {
     uint64_t address; /* 0 empty, TOMBSTONE, else the block */
-    uint64_t size;
+    uint64_t size_function;
+    uint32_t callchain_id;
+    uint32_t interval_id;
 };
 
 static struct heap_slot *heap_table;
 static uint64_t heap_mask;
-static uint64_t heap_live; /* atomic: blocks in the table */
+/* Whether a block was ever inserted: frees before the first sample skip
+ * the lookup.  A count of live blocks did that too, but its two atomic
+ * updates per sampled block bounced one cache line between the threads. */
+static int heap_used;
 
+/* Blocks near each other in memory get slots near each other: a program
+ * reusing a few hot blocks touches a few hot cache lines of the table, not
+ * one random line (and TLB entry) per call (perf: table_insert was the
+ * target's largest cost at interval 1).  Each 16 MiB of address space is
+ * spread by a multiplicative hash, so distant regions do not pile up. */
 static uint64_t home_of(uint64_t address)
 {
-    uint64_t h = address * 0x9e3779b97f4a7c15ull;
-    return (h ^ h >> 29) & heap_mask;
+    return ((address >> 4) + (address >> 24) * 0x9e3779b97f4a7c15ull) & heap_mask;
 }
 
-static int table_insert(uint64_t address, uint64_t size)
+/* The slot's fields are written before the block is handed to the program,
+ * so no free of it can read them half-written. */
+static int table_insert(uint64_t address, const struct heap_block *b)
 {
     uint64_t home = home_of(address);
     for (uint64_t i = 0; i < PROBE; i++) {
@@ -213,18 +234,22 @@ static int table_insert(uint64_t address, uint64_t size)
         if ((seen == 0 || seen == TOMBSTONE) &&
             __atomic_compare_exchange_n(&s->address, &seen, address, 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_RELAXED)) {
-            __atomic_store_n(&s->size, size, __ATOMIC_RELEASE);
-            __atomic_add_fetch(&heap_live, 1, __ATOMIC_RELAXED);
+            s->callchain_id = b->callchain_id;
+            s->interval_id = b->interval_id;
+            __atomic_store_n(&s->size_function, b->size | (uint64_t)b->function << SIZE_BITS,
+                             __ATOMIC_RELEASE);
+            if (ASYS_UNLIKELY(!__atomic_load_n(&heap_used, __ATOMIC_RELAXED)))
+                __atomic_store_n(&heap_used, 1, __ATOMIC_RELAXED);
             return 1;
         }
     }
     return 0;
 }
 
-/* Removes `address`; 1 (and its size) when it was a sampled block. */
-static int table_remove(uint64_t address, uint64_t *size)
+/* Removes `address`; 1 (and what was kept of it) when it was a sampled block. */
+static int table_remove(uint64_t address, struct heap_block *b)
 {
-    if (!__atomic_load_n(&heap_live, __ATOMIC_RELAXED))
+    if (!__atomic_load_n(&heap_used, __ATOMIC_RELAXED))
         return 0;
     uint64_t home = home_of(address);
     for (uint64_t i = 0; i < PROBE; i++) {
@@ -233,18 +258,283 @@ static int table_remove(uint64_t address, uint64_t *size)
         if (seen == 0)
             return 0;
         if (seen == address) {
-            *size = __atomic_load_n(&s->size, __ATOMIC_ACQUIRE);
+            uint64_t size_function = __atomic_load_n(&s->size_function, __ATOMIC_ACQUIRE);
+            b->size = size_function & ((1ull << SIZE_BITS) - 1);
+            b->function = (unsigned)(size_function >> SIZE_BITS);
+            b->callchain_id = s->callchain_id;
+            b->interval_id = s->interval_id;
             if (!__atomic_compare_exchange_n(&s->address, &seen, TOMBSTONE, 0, __ATOMIC_ACQ_REL,
                                              __ATOMIC_RELAXED))
                 return 0; /* a double free racing with itself: the other one has it */
-            __atomic_sub_fetch(&heap_live, 1, __ATOMIC_RELAXED);
             return 1;
         }
     }
     return 0;
 }
 
+/* ---- estimates ----------------------------------------------------------------
+ * A block of s bytes was sampled with probability p = 1 - exp(-s/N): it
+ * stands for s / p bytes and 1 / p allocations, as the importer computes
+ * for per-event records (0-byte blocks: p = 1/N). */
+
+/* 1 - exp(-x) for x >= 0 without libm (relative error below 1e-12). */
+static double one_minus_exp_neg(double x)
+{
+    if (x >= 40)
+        return 1;
+    if (x < 0.5) { /* the series x - x^2/2! + x^3/3! ...: no cancellation near 0 */
+        double term = x, sum = x;
+        for (int k = 2; k < 20; k++) {
+            term *= -x / k;
+            sum += term;
+        }
+        return sum;
+    }
+    /* exp(-x) = 2^-k exp(-r), r = x - k ln 2 in [0, ln 2) */
+    int k = (int)(x / 0.6931471805599453);
+    double r = x - k * 0.6931471805599453, term = 1, e = 1;
+    for (int i = 1; i < 20; i++) {
+        term *= -r / i;
+        e += term;
+    }
+    uint64_t bits;
+    memcpy(&bits, &e, sizeof bits);
+    bits -= (uint64_t)k << 52; /* e in (0.5, 1], k < 58: stays a normal number */
+    memcpy(&e, &bits, sizeof e);
+    return 1 - e;
+}
+
+static double sampled_with(uint64_t size)
+{
+    double p = heap_interval == 1 ? 1.0 : one_minus_exp_neg((double)size / (double)heap_interval);
+    return p > 0 ? p : 1.0 / (double)heap_interval;
+}
+
+/* ---- aggregates (--heap-report-interval) ------------------------------------
+ * Per thread, a small open-addressed table of sums keyed by (what, stack,
+ * function, allocation interval), mapped at the thread's first sampled
+ * event.  The interval ends at the first sampled event past its length:
+ * every sum is written, the table emptied.  A full table is written early
+ * (the same key and interval then appear twice; readers add them up), so
+ * nothing is dropped for room. */
+
+#define SUM_SLOTS 512 /* a power of 2 */
+#define SUM_PROBE 16
+
+enum sum_kind { SUM_ALLOC = 1, SUM_FREE = 2 };
+
+struct heap_sum {
+    uint32_t callchain_id;
+    uint32_t interval_id; /* the allocations' interval */
+    uint16_t function;
+    uint16_t kind; /* enum sum_kind; 0: an empty slot */
+    uint64_t last; /* ticks: the last event summed */
+    uint64_t samples, bytes, largest;
+    double estimated_bytes, estimated_count;
+};
+
+struct asys_heap_sums {
+    uint64_t started; /* ticks: the current interval began */
+    uint32_t interval_id;
+    uint32_t used;
+    int final; /* process exit: each event is written at once */
+    struct heap_sum slot[SUM_SLOTS];
+};
+
+static uint64_t heap_report_ticks; /* --heap-report-interval in ticks; 0: a record per event */
+static uint32_t heap_report_ms;
+static uint32_t heap_intervals; /* atomic: the image's last interval number */
+
+static uint32_t next_interval_id(void)
+{
+    uint32_t id = __atomic_add_fetch(&heap_intervals, 1, __ATOMIC_RELAXED);
+    return id ? id : __atomic_add_fetch(&heap_intervals, 1, __ATOMIC_RELAXED); /* 0: none */
+}
+
+/* A sum's estimates as the records hold them: bytes and fixed-point counts. */
+static uint64_t rounded_bytes(const struct heap_sum *s)
+{
+    return (uint64_t)(s->estimated_bytes + 0.5);
+}
+
+static uint64_t rounded_count_q16(const struct heap_sum *s)
+{
+    return (uint64_t)(s->estimated_count * ASYS_HEAP_COUNT_ONE + 0.5);
+}
+
+static void write_alloc_sum(struct asys_thread *t, const struct heap_sum *s, uint64_t ticks)
+{
+    uint32_t delta;
+    struct asys_rec_heap_alloc_sum *r = asys_segment_reserve(&t->seg, sizeof *r, ticks, &delta);
+    if (!r)
+        return; /* counted by the writer */
+    r->callchain_id = s->callchain_id;
+    r->interval_id = s->interval_id;
+    r->last_ticks = s->last;
+    r->sampling_interval = heap_interval;
+    r->report_interval_ms = heap_report_ms;
+    r->reserved = 0;
+    r->samples = s->samples;
+    r->bytes = s->bytes;
+    r->largest = s->largest;
+    r->estimated_bytes = rounded_bytes(s);
+    r->estimated_count_q16 = rounded_count_q16(s);
+    asys_segment_commit(&r->header,
+                        ASYS_REC_WORD(ASYS_REC_HEAP_ALLOC_SUM, sizeof *r / 8, s->function, delta));
+}
+
+static void write_free_sum(struct asys_thread *t, const struct heap_sum *s, uint64_t ticks)
+{
+    uint32_t delta;
+    struct asys_rec_heap_free_sum *r = asys_segment_reserve(&t->seg, sizeof *r, ticks, &delta);
+    if (!r)
+        return;
+    r->callchain_id = s->callchain_id;
+    r->interval_id = s->interval_id;
+    r->last_ticks = s->last;
+    r->samples = s->samples;
+    r->bytes = s->bytes;
+    r->estimated_bytes = rounded_bytes(s);
+    r->estimated_count_q16 = rounded_count_q16(s);
+    asys_segment_commit(&r->header,
+                        ASYS_REC_WORD(ASYS_REC_HEAP_FREE_SUM, sizeof *r / 8, s->function, delta));
+}
+
+/* Writes every sum, stamped `ticks`, and empties the table. */
+static void sums_write(struct asys_thread *t, struct asys_heap_sums *sums, uint64_t ticks)
+{
+    for (uint32_t i = 0; sums->used && i < SUM_SLOTS; i++) {
+        struct heap_sum *s = &sums->slot[i];
+        if (s->kind == SUM_ALLOC)
+            write_alloc_sum(t, s, ticks);
+        else if (s->kind == SUM_FREE)
+            write_free_sum(t, s, ticks);
+        else
+            continue;
+        s->kind = 0;
+        sums->used--;
+    }
+}
+
+/* The thread's sums for an event at `ticks`, a new interval begun when the
+ * current one has run its length; NULL when they cannot be mapped. */
+static struct asys_heap_sums *sums_at(struct asys_thread *t, uint64_t ticks)
+{
+    struct asys_heap_sums *sums = t->heap_sums;
+    if (ASYS_UNLIKELY(!sums)) {
+        void *mem =
+            mmap(NULL, sizeof *sums, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (mem == MAP_FAILED)
+            return NULL;
+        t->heap_sums = sums = mem;
+        sums->started = ticks;
+        sums->interval_id = next_interval_id();
+    } else if (ticks - sums->started >= heap_report_ticks && ticks >= sums->started) {
+        sums_write(t, sums, ticks);
+        sums->started = ticks;
+        sums->interval_id = next_interval_id();
+    }
+    return sums;
+}
+
+static uint64_t sum_hash(unsigned kind, uint32_t chain, unsigned function, uint32_t interval)
+{
+    uint64_t h = ((uint64_t)chain << 32 | interval) * 0x9e3779b97f4a7c15ull;
+    h ^= (uint64_t)(kind << 8 | function) * 0xff51afd7ed558ccdull;
+    return h ^ h >> 32;
+}
+
+/* The sum of `key`, claimed if new; the table is written out first when
+ * its probe window is full. */
+static struct heap_sum *sum_slot(struct asys_thread *t, struct asys_heap_sums *sums,
+                                 const struct heap_sum *key, uint64_t ticks)
+{
+    uint64_t home = sum_hash(key->kind, key->callchain_id, key->function, key->interval_id);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        for (uint32_t i = 0; i < SUM_PROBE; i++) {
+            struct heap_sum *s = &sums->slot[(home + i) & (SUM_SLOTS - 1)];
+            if (!s->kind) {
+                *s = *key;
+                sums->used++;
+                return s;
+            }
+            if (s->kind == key->kind && s->callchain_id == key->callchain_id &&
+                s->function == key->function && s->interval_id == key->interval_id)
+                return s;
+        }
+        sums_write(t, sums, ticks);
+    }
+    return NULL; /* not reached: an empty table has room */
+}
+
+/* Adds the sampled block `b` to the allocations or frees of its key. */
+static void sum_add(struct asys_thread *t, struct asys_heap_sums *sums, enum sum_kind kind,
+                    const struct heap_block *b, uint64_t ticks)
+{
+    struct heap_sum key = {.callchain_id = b->callchain_id,
+                           .interval_id = b->interval_id,
+                           .function = (uint16_t)b->function,
+                           .kind = (uint16_t)kind};
+    struct heap_sum *s = sum_slot(t, sums, &key, ticks);
+    if (!s)
+        return;
+    double p = sampled_with(b->size);
+    s->last = ticks;
+    s->samples++;
+    s->bytes += b->size;
+    if (b->size > s->largest)
+        s->largest = b->size;
+    s->estimated_bytes += (double)b->size / p;
+    s->estimated_count += 1 / p;
+    if (ASYS_UNLIKELY(sums->final))
+        sums_write(t, sums, ticks);
+}
+
+void asys_heap_thread_flush(struct asys_thread *t, int final)
+{
+    struct asys_heap_sums *sums = t->heap_sums;
+    if (!sums)
+        return;
+    uint64_t ticks = asys_now();
+    sums_write(t, sums, ticks);
+    sums->started = ticks;
+    sums->interval_id = next_interval_id();
+    sums->final = final;
+}
+
+void asys_heap_thread_count_unwritten(struct asys_thread *t)
+{
+    struct asys_heap_sums *sums = t->heap_sums;
+    uint32_t pending = sums ? __atomic_load_n(&sums->used, __ATOMIC_RELAXED) : 0;
+    for (uint32_t i = 0; i < pending && t->seg.header; i++)
+        asys_segment_count_lost(t->seg.header, sizeof(struct asys_rec_heap_alloc_sum),
+                                ASYS_DROP_FULL);
+}
+
+void asys_heap_thread_forget(struct asys_thread *t)
+{
+    if (t->heap_sums)
+        munmap(t->heap_sums, sizeof *t->heap_sums);
+    t->heap_sums = NULL;
+}
+
 /* ---- records ---------------------------------------------------------------- */
+
+static void write_alloc(struct asys_thread *t, void *block, const struct heap_block *b,
+                        uint64_t ticks)
+{
+    uint32_t delta;
+    struct asys_rec_heap_alloc *r = asys_segment_reserve(&t->seg, sizeof *r, ticks, &delta);
+    if (!r)
+        return;
+    r->address = (uint64_t)(uintptr_t)block;
+    r->size = b->size;
+    r->sampling_interval = heap_interval;
+    r->callchain_id = b->callchain_id;
+    r->reserved = 0;
+    asys_segment_commit(&r->header,
+                        ASYS_REC_WORD(ASYS_REC_HEAP_ALLOC, sizeof *r / 8, b->function, delta));
+}
 
 __attribute__((noinline)) static void record_alloc(unsigned fn, void *block, size_t size)
 {
@@ -253,30 +543,31 @@ __attribute__((noinline)) static void record_alloc(unsigned fn, void *block, siz
     struct asys_thread *t = asys_thread_enter_at(ticks);
     if (!t)
         goto out;
-    if (!table_insert((uint64_t)(uintptr_t)block, size)) {
-        /* no room to remember it: its free could not be matched */
+    struct asys_heap_sums *sums = heap_report_ticks ? sums_at(t, ticks) : NULL;
+    struct heap_block b = {
+        .size = size >= 1ull << SIZE_BITS ? (1ull << SIZE_BITS) - 1 : size, /* none is that big */
+        .function = fn,
+        .callchain_id = heap_depth ? asys_callstack_capture(t, heap_depth) : 0,
+        .interval_id = sums ? sums->interval_id : 0,
+    };
+    if ((heap_report_ticks && !sums) || !table_insert((uint64_t)(uintptr_t)block, &b)) {
+        /* no room to remember it (or to sum it): its free could not be matched */
         asys_segment_count_lost(t->seg.header, sizeof(struct asys_rec_heap_alloc), ASYS_DROP_FULL);
         asys_thread_leave();
         goto out;
     }
-    uint32_t chain = heap_depth ? asys_callstack_capture(t, heap_depth) : 0;
-    uint32_t delta;
-    struct asys_rec_heap_alloc *r = asys_segment_reserve(&t->seg, sizeof *r, ticks, &delta);
-    if (r) {
-        r->address = (uint64_t)(uintptr_t)block;
-        r->size = size;
-        r->sampling_interval = heap_interval;
-        r->callchain_id = chain;
-        r->reserved = 0;
-        asys_segment_commit(&r->header,
-                            ASYS_REC_WORD(ASYS_REC_HEAP_ALLOC, sizeof *r / 8, fn, delta));
-    }
+    if (sums)
+        sum_add(t, sums, SUM_ALLOC, &b, ticks);
+    else
+        write_alloc(t, block, &b, ticks);
     asys_thread_leave();
 out:
     errno = saved_errno;
 }
 
-__attribute__((noinline)) static void record_free(unsigned fn, uint64_t address, uint64_t size)
+/* The free of sampled block `b` by `fn`: a record, or a part of its sum. */
+__attribute__((noinline)) static void record_free(unsigned fn, uint64_t address,
+                                                  const struct heap_block *b)
 {
     uint64_t ticks = asys_now();
     struct asys_thread *t = asys_thread_enter_at(ticks);
@@ -284,11 +575,17 @@ __attribute__((noinline)) static void record_free(unsigned fn, uint64_t address,
         asys_thread_count_lost(sizeof(struct asys_rec_heap_free));
         return;
     }
+    struct asys_heap_sums *sums = b->interval_id ? sums_at(t, ticks) : NULL;
     uint32_t delta;
-    struct asys_rec_heap_free *r = asys_segment_reserve(&t->seg, sizeof *r, ticks, &delta);
-    if (r) {
+    struct asys_rec_heap_free *r;
+    if (sums)
+        sum_add(t, sums, SUM_FREE, b, ticks);
+    else if (b->interval_id)
+        asys_segment_count_lost(t->seg.header, sizeof(struct asys_rec_heap_free_sum),
+                                ASYS_DROP_FULL);
+    else if ((r = asys_segment_reserve(&t->seg, sizeof *r, ticks, &delta)) != NULL) {
         r->address = address;
-        r->size = size;
+        r->size = b->size;
         asys_segment_commit(&r->header,
                             ASYS_REC_WORD(ASYS_REC_HEAP_FREE, sizeof *r / 8, fn, delta));
     }
@@ -298,11 +595,11 @@ __attribute__((noinline)) static void record_free(unsigned fn, uint64_t address,
 /* Before the real free: the block may be handed out again right after it. */
 __attribute__((unused)) static inline void forget(unsigned fn, void *block)
 {
-    uint64_t size;
+    struct heap_block b;
     if (block && __atomic_load_n(&heap_on, __ATOMIC_RELAXED) && !heap_nesting && !asys_tls_busy &&
-        table_remove((uint64_t)(uintptr_t)block, &size)) {
+        table_remove((uint64_t)(uintptr_t)block, &b)) {
         int saved_errno = errno;
-        record_free(fn, (uint64_t)(uintptr_t)block, size);
+        record_free(fn, (uint64_t)(uintptr_t)block, &b);
         errno = saved_errno;
     }
 }
@@ -316,11 +613,12 @@ __attribute__((unused)) static inline void *allocated(unsigned fn, void *block, 
 
 int asys_heap_init(void)
 {
-    uint64_t interval, depth;
+    uint64_t interval, depth, report_ms;
     const char *enabled = asys_option_text("ASYS_HEAP_MEMORY_USAGE");
     if (!enabled || strcmp(enabled, "true") != 0 ||
         asys_option_u64("ASYS_HEAP_SAMPLING_INTERVAL", &interval) != 0 || interval == 0 ||
-        asys_option_u64("ASYS_HEAP_BACKTRACE_DEPTH", &depth) != 0)
+        asys_option_u64("ASYS_HEAP_BACKTRACE_DEPTH", &depth) != 0 ||
+        asys_option_u64("ASYS_HEAP_REPORT_INTERVAL_MS", &report_ms) != 0 || report_ms > 3600000)
         return -1;
     /* room for the blocks sampled at once: at interval 1 every live block, up
      * to half a million (16 MiB, mapped as touched; a larger table costs a
@@ -333,6 +631,10 @@ int asys_heap_init(void)
     heap_table = table;
     heap_mask = slots - 1;
     heap_interval = interval;
+    heap_report_ms = (uint32_t)report_ms;
+    heap_report_ticks = (uint64_t)((double)report_ms * 1e6 * asys_proc.ticks_per_ns);
+    if (report_ms && !heap_report_ticks)
+        heap_report_ticks = 1;
     heap_depth = (uint32_t)(depth > ASYS_CALLCHAIN_MAX_DEPTH ? ASYS_CALLCHAIN_MAX_DEPTH : depth);
     __atomic_store_n(&heap_on, 1, __ATOMIC_RELEASE);
     return 0;
@@ -382,15 +684,15 @@ ASYS_EXPORT void *realloc(void *block, size_t size)
         }
         return p;
     }
-    uint64_t old_size = 0;
+    struct heap_block old;
     int tracked = block && __atomic_load_n(&heap_on, __ATOMIC_RELAXED) && !heap_nesting &&
-                  !asys_tls_busy && table_remove((uint64_t)(uintptr_t)block, &old_size);
+                  !asys_tls_busy && table_remove((uint64_t)(uintptr_t)block, &old);
     void *moved = real.realloc(block, size);
     if (tracked) {
         if (!moved && size) /* it failed: the old block lives on */
-            table_insert((uint64_t)(uintptr_t)block, old_size);
+            table_insert((uint64_t)(uintptr_t)block, &old);
         else
-            record_free(FN_REALLOC, (uint64_t)(uintptr_t)block, old_size);
+            record_free(FN_REALLOC, (uint64_t)(uintptr_t)block, &old);
     }
     return size ? allocated(FN_REALLOC, moved, size) : moved;
 }

@@ -96,8 +96,11 @@ struct asys_stack_cache_entry {
 /* Nesting depth per domain, for the level NVTX push/pop return. */
 #define ASYS_DEPTH_SLOTS 256
 
+struct asys_heap_sums;
+
 struct asys_thread {
     struct asys_segment_writer seg;
+    struct asys_heap_sums *heap_sums; /* --heap-report-interval: this interval's sums (heap.c) */
     uint32_t tid;
     uint32_t thread_index;
     uint64_t next_range_serial;
@@ -165,6 +168,17 @@ struct asys_thread *asys_thread_register(uint64_t not_after);
  * (asys_tls_busy held around its writes) and closes; NULL when none. */
 struct asys_thread *asys_thread_open_extra(void);
 void asys_thread_close_extra(struct asys_thread *t);
+
+/* Heap aggregates (heap.c), with the thread's hooks held busy: `flush`
+ * writes the thread's sums now, ending its interval (thread exit, fork,
+ * process exit); with `final` the thread's later sampled events are
+ * written at once (process exit: later exit handlers still allocate).
+ * `forget` drops them unwritten (a fork child's copies of its parent's). */
+void asys_heap_thread_flush(struct asys_thread *t, int final);
+void asys_heap_thread_forget(struct asys_thread *t);
+/* Counts another thread's unwritten sums as lost (process exit; the
+ * registry lock held, so they stay mapped). */
+void asys_heap_thread_count_unwritten(struct asys_thread *t);
 
 /* Counts a record lost because its hook could not record (re-entry). */
 void asys_thread_count_lost(uint32_t size);

@@ -477,11 +477,25 @@ static void thread_key_destructor(void *arg)
     if (!t || t != asys_tls_thread)
         return;
     asys_tls_busy = 1;
+    asys_heap_thread_flush(t, 0);
     write_thread_record(t, ASYS_REC_THREAD_END, asys_now());
     unlink_thread(t);
+    asys_heap_thread_forget(t); /* once out of the registry: process exit may count them */
     asys_segment_close(&t->seg);
     asys_tls_thread = NULL;
     munmap(t, sizeof *t);
+}
+
+/* Threads still running at process exit cannot have their heap sums
+ * written for them (they may be writing their segments): what they hold is
+ * counted lost.  Under the registry lock no thread unmaps its sums. */
+static void count_others_heap_sums(const struct asys_thread *self)
+{
+    pthread_mutex_lock(&asys_proc.registry_lock);
+    for (struct asys_thread *o = asys_proc.threads; o; o = o->next)
+        if (o != self)
+            asys_heap_thread_count_unwritten(o);
+    pthread_mutex_unlock(&asys_proc.registry_lock);
 }
 
 /* Process exit does not run TLS destructors for the exiting thread: record
@@ -496,6 +510,8 @@ __attribute__((destructor)) static void asys_process_exit(void)
     if (!t || asys_tls_busy)
         return;
     asys_tls_busy = 1;
+    asys_heap_thread_flush(t, 1);
+    count_others_heap_sums(t);
     write_thread_record(t, ASYS_REC_THREAD_END, asys_now());
     /* a short process would keep its slot's whole reservation until
      * finalize; the margin covers what later exit handlers record */
@@ -503,8 +519,16 @@ __attribute__((destructor)) static void asys_process_exit(void)
     asys_tls_busy = 0;
 }
 
+/* The forking thread's heap sums are written first: its child would
+ * otherwise start with a copy of them. */
 static void before_fork(void)
 {
+    struct asys_thread *t = asys_tls_thread;
+    if (t && !asys_tls_busy) {
+        asys_tls_busy = 1;
+        asys_heap_thread_flush(t, 0);
+        asys_tls_busy = 0;
+    }
     pthread_mutex_lock(&asys_proc.registry_lock);
 }
 
@@ -527,6 +551,7 @@ static void after_fork_child(void)
     while (t) {
         struct asys_thread *next = t->next;
         asys_segment_abandon(&t->seg);
+        asys_heap_thread_forget(t);
         munmap(t, sizeof *t);
         t = next;
     }

@@ -130,6 +130,108 @@ class Window(HeapCase):
         self.assertEqual(int(early['Leaked Bytes']), 10 * 4096)
 
 
+class Aggregated(HeapCase):
+    """--heap-report-interval: sums per call stack and interval instead of events."""
+    SUMMED = EVERY + ['--heap-report-interval', '100']
+    SITES = ('balanced_site', 'leaky_site')
+    COLUMNS = ('Bytes', 'Allocations', 'Freed Bytes', 'Live Bytes', 'Sampled', 'Largest')
+
+    def sums(self, name):
+        rows = self.stats_rows('heap_sum', name)
+        return {site: {c: int(self.site(rows, site)[c]) for c in self.COLUMNS}
+                for site in self.SITES}
+
+    def test_leak_exact_and_totals_as_per_event(self):
+        # spread: 6 rounds 60 ms apart, frees on other threads and in later intervals
+        self.profile([prog('heap_workload'), 'spread'], EVERY, name='events')
+        self.profile([prog('heap_workload'), 'spread'], self.SUMMED, name='sums')
+        leak = self.site(self.stats_rows('heap_leaks', 'sums'), 'leaky_site')
+        self.assertEqual(int(leak['Leaked Bytes']), 6 * 10 * 1000)
+        self.assertEqual(int(leak['Allocations']), 60)
+        self.assertFalse([r for r in self.stats_rows('heap_leaks', 'sums')
+                          if r['Call Site'] == 'balanced_site'])
+        self.assertEqual(self.sums('sums'), self.sums('events'))
+        db = self.db('sums')
+        rows, events, cross = db.execute(
+            "SELECT COUNT(*), SUM(samples), SUM(free_tid <> tid) FROM heap_allocations "
+            "WHERE address IS NULL").fetchone()
+        self.assertEqual(events, db.execute("SELECT SUM(samples) FROM heap_allocations")
+                         .fetchone()[0])  # no row of its own per event
+        self.assertLess(rows, 100)
+        self.assertGreaterEqual(cross, 6)  # each round's kept half, freed by a thread
+        info = {r['Property']: r['Value'] for r in self.stats_rows('report_info', 'sums')}
+        per_event = {r['Property']: r['Value'] for r in self.stats_rows('report_info', 'events')}
+        self.assertEqual(info['Heap data aggregated'], 'per 100 ms (--heap-report-interval)')
+        self.assertNotIn('Heap data aggregated', per_event)
+        still = 'Heap still allocated at the end (bytes, estimated)'
+        self.assertEqual(info[still], per_event[still])
+        self.assertEqual(info['Heap allocations sampled'], per_event['Heap allocations sampled'])
+        # the flame data and the usage track come from the sums too
+        out = self.path('leaks.folded')
+        r = self.run_cmd([EXPORT, '-q', '-t', 'folded', '--stacks', 'leaks', '-o', out,
+                          self.report('sums')])
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        with open(out) as f:
+            lines = [l for l in f.read().splitlines() if ';leaky_site;malloc ' in l]
+        self.assertEqual([int(l.rsplit(' ', 1)[1]) for l in lines], [60000])
+        top = {r['Function']: r for r in self.stats_rows('stack_flat:heap', 'sums')}
+        self.assertEqual(int(top['balanced_site']['Total']),
+                         self.sums('events')['balanced_site']['Bytes'])
+        out = self.path('sums.pftrace')
+        r = self.run_cmd([EXPORT, '-q', '-t', 'pftrace', '-o', out, self.report('sums')])
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        trace = pftrace.read(out)
+        self.assertEqual(trace.problems, [])
+        heap = [e for e in trace.events_on(lambda t: t.name == 'Heap memory (bytes, estimated)')
+                if e.type == pftrace.COUNTER]
+        self.assertBetween(len(heap), 6, 100, 'usage changes (per interval, not per event)')
+        self.assertEqual(int(heap[-1].value), int(info[still]))
+
+    def test_window_at_interval_granularity(self):
+        self.profile([prog('heap_workload'), 'window'], self.SUMMED)
+        leaks = self.stats_rows('heap_leaks', 'rep', '--filter-time', '0/150ms')
+        self.assertEqual(int(self.site(leaks, 'early_site')['Leaked Bytes']), 10 * 4096)
+        self.assertFalse([r for r in self.stats_rows('heap_leaks')
+                          if r['Call Site'] == 'early_site'])
+
+    def test_threads_storm_and_fork_exact(self):
+        # 5 ms: many intervals per thread, sums written at each thread's exit
+        options = EVERY + ['--heap-report-interval', '5']
+        self.profile([prog('heap_workload'), 'storm'], options)
+        site = self.site(self.stats_rows('heap_sum'), 'storm_site')
+        info = {r['Property']: r['Value'] for r in self.stats_rows('report_info')}
+        self.assertEqual(int(site['Allocations']) + int(info['Dropped records']), 160000)
+        self.assertEqual(int(site['Live Bytes']), 0)
+        self.profile([prog('heap_workload'), 'fork'], options)
+        leak = self.site(self.stats_rows('heap_leaks'), 'leaky_site')
+        self.assertEqual(int(leak['Leaked Bytes']), 100000)
+        balanced = self.site(self.stats_rows('heap_sum'), 'balanced_site')
+        self.assertEqual(int(balanced['Allocations']), 20000)
+        self.assertEqual(int(balanced['Live Bytes']), 0)
+
+    def test_sums_of_a_thread_running_at_exit_are_counted(self):
+        # an interval longer than the run: the thread's sums are still unwritten at exit
+        self.profile([prog('heap_workload'), 'exitlive'],
+                     EVERY + ['--heap-report-interval', '60000'])
+        leak = self.site(self.stats_rows('heap_leaks'), 'leaky_site')
+        self.assertEqual(int(leak['Leaked Bytes']), 10 * 1000)  # main's, written at exit
+        info = {r['Property']: r['Value'] for r in self.stats_rows('report_info')}
+        self.assertGreater(int(info.get('Dropped records', 0)), 0)
+
+    def test_report_much_smaller_on_a_long_run(self):
+        # 1 M allocations and frees: 2 M events, or a few sums per 10 ms
+        self.profile([prog('heap_workload'), 'estimate'], EVERY, name='events')
+        r = self.profile([prog('heap_workload'), 'estimate'],
+                         EVERY + ['--heap-report-interval', '10'], name='sums')
+        total = int(r.stdout.decode().split()[0])
+        site = self.site(self.stats_rows('heap_sum', 'sums'), 'mixed_site')
+        self.assertEqual(int(site['Bytes']), total)
+        self.assertEqual(int(site['Allocations']), 1000000)
+        self.assertEqual(int(site['Live Bytes']), 0)
+        ratio = os.path.getsize(self.report('events')) / os.path.getsize(self.report('sums'))
+        self.assertGreater(ratio, 50, 'per-event report size / aggregated')
+
+
 class Sampled(HeapCase):
     def test_estimate_of_total_bytes(self):
         r = self.profile([prog('heap_workload'), 'estimate'], SAMPLED)
@@ -137,6 +239,15 @@ class Sampled(HeapCase):
         site = self.site(self.stats_rows('heap_sum'), 'mixed_site')
         self.assertBetween(int(site['Bytes']) / total, 0.95, 1.05, 'estimated bytes / allocated')
         self.assertLess(int(site['Sampled']), 20000)  # sampled, not every one of 1 M
+
+    def test_aggregated_estimate(self):
+        r = self.profile([prog('heap_workload'), 'estimate'],
+                         SAMPLED + ['--heap-report-interval', '10'])
+        total = int(r.stdout.decode().split()[0])
+        site = self.site(self.stats_rows('heap_sum'), 'mixed_site')
+        self.assertBetween(int(site['Bytes']) / total, 0.95, 1.05, 'estimated bytes / allocated')
+        self.assertBetween(int(site['Allocations']) / 1e6, 0.9, 1.1, 'estimated allocations')
+        self.assertLess(int(site['Sampled']), 20000)
 
     def test_big_leak_at_the_default_interval(self):
         self.profile([prog('heap_workload'), 'bigleak'], SAMPLED)

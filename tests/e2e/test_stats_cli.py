@@ -186,10 +186,10 @@ class ProfileCli(AsysTestCase):
         m = self.manifest()
         self.assertEqual(m['collectors']['enabled'], ['hggc', 'hgtx', 'python'])
         self.assertEqual([u['name'] for u in m['collectors']['unavailable']], ['acdnn', 'acblas'])
-        r = self.profile(['true'], options=['--heap-report-interval', '20', '-t', 'nvtx'])
-        self.assertIn('--heap-report-interval is not implemented', r.stderr.decode())
+        r = self.profile(['true'], options=['--multi-node-mode', 'per-node', '-t', 'nvtx'])
+        self.assertIn('--multi-node-mode is not implemented', r.stderr.decode())
         m = self.manifest()
-        self.assertIn('heap-report-interval', [u['name'] for u in m['collectors']['unavailable']])
+        self.assertIn('multi-node-mode', [u['name'] for u in m['collectors']['unavailable']])
 
     def test_manifest_contents(self):
         self.profile([prog('hgtx_threads'), '1', '1', '10'], options=['-t', 'nvtx'])

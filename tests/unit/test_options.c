@@ -88,10 +88,11 @@ START_TEST(planned_options_are_recorded)
 {
     struct asys_profile_options o;
     struct asys_err err;
-    ck_assert_int_eq(
-        parse(&o, &err, 5, "--heap-report-interval", "20", "--multi-node-mode", "none", "app"), 0);
+    ck_assert_int_eq(parse(&o, &err, 5, "--acompute-backtrace-threshold", "20", "--multi-node-mode",
+                           "none", "app"),
+                     0);
     ck_assert_int_eq(o.given_count, 2);
-    ck_assert_str_eq(o.given[0].name, "heap-report-interval");
+    ck_assert_str_eq(o.given[0].name, "acompute-backtrace-threshold");
     ck_assert_str_eq(o.given[0].value, "20");
     ck_assert_int_eq(o.given[0].supported, 0);
     ck_assert_str_eq(o.given[1].name, "multi-node-mode");

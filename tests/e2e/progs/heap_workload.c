@@ -5,6 +5,11 @@
  *              memalign, valloc, reallocarray once each, freed
  *   window     early_site: 10 blocks of 4096 bytes, freed 300 ms later; the
  *              window [0, 150 ms] sees them as not freed
+ *   spread     6 rounds 60 ms apart, each: balanced_site 2000 blocks, half freed
+ *              at once, half by a thread of the next round (the last round's by
+ *              one of their own); leaky_site: 10 blocks of 1000 bytes never freed
+ *   exitlive   a thread allocating and freeing in storm_site until the process
+ *              exits, which main does after leaky_site (10 blocks of 1000 bytes)
  *   bigleak    leaky_site: 1000 blocks of 256 KiB never freed (never touched)
  *   estimate   mixed_site: 1 M allocations of 16..8191 bytes (seeded), freed;
  *              prints the bytes allocated
@@ -75,21 +80,61 @@ static void the_other_functions(void)
     free(b);
 }
 
-static int leak(void)
+/* n blocks of balanced_site: the odd ones freed at once, the even ones kept. */
+static void balanced_blocks(int n, void **kept, unsigned *seed)
 {
-    unsigned seed = 1;
-    for (int i = 0; i < BALANCED; i++) {
-        void *p = balanced_site(16 + rand_r(&seed) % 2000);
+    for (int i = 0; i < n; i++) {
+        void *p = balanced_site(16 + rand_r(seed) % 2000);
         if (i % 2)
             free(p);
         else
-            handoff[i / 2] = p;
+            kept[i / 2] = p;
     }
+}
+
+static int leak(void)
+{
+    unsigned seed = 1;
+    balanced_blocks(BALANCED, handoff, &seed);
     pthread_t t;
     pthread_create(&t, NULL, free_other_half, NULL);
     pthread_join(t, NULL);
     leaky_site(100, 1000);
     the_other_functions();
+    return 0;
+}
+
+#define ROUNDS 6
+#define ROUND_BLOCKS 2000
+
+static void *free_kept(void *arg)
+{
+    void **kept = arg;
+    for (int i = 0; i < ROUND_BLOCKS / 2; i++)
+        free(kept[i]);
+    return NULL;
+}
+
+/* Frees kept by a thread of its own, made to outlive one round's pause. */
+static void free_on_a_thread(void **kept)
+{
+    pthread_t t;
+    pthread_create(&t, NULL, free_kept, kept);
+    pthread_join(t, NULL);
+}
+
+static int spread(void)
+{
+    static void *kept[2][ROUND_BLOCKS / 2];
+    unsigned seed = 7;
+    for (int round = 0; round < ROUNDS; round++) {
+        balanced_blocks(ROUND_BLOCKS, kept[round % 2], &seed);
+        if (round > 0)
+            free_on_a_thread(kept[(round + 1) % 2]); /* the previous round's */
+        leaky_site(10, 1000);
+        pause_ms(60);
+    }
+    free_on_a_thread(kept[(ROUNDS - 1) % 2]);
     return 0;
 }
 
@@ -161,6 +206,23 @@ static int storm(void)
     return 0;
 }
 
+static void *storm_forever(void *arg)
+{
+    (void)arg;
+    for (;;)
+        free(storm_site(64));
+    return NULL;
+}
+
+static int exit_while_allocating(void)
+{
+    pthread_t t;
+    pthread_create(&t, NULL, storm_forever, NULL);
+    pause_ms(50);
+    leaky_site(10, 1000);
+    return 0; /* exit, the thread still running */
+}
+
 static int fork_child(const char *self)
 {
     pid_t pid = fork();
@@ -202,6 +264,8 @@ int main(int argc, char **argv)
         return leak();
     if (!strcmp(mode, "window"))
         return window();
+    if (!strcmp(mode, "spread"))
+        return spread();
     if (!strcmp(mode, "bigleak")) {
         leaky_site(1000, 256 * 1024);
         return 0;
@@ -210,6 +274,8 @@ int main(int argc, char **argv)
         return estimate();
     if (!strcmp(mode, "storm"))
         return storm();
+    if (!strcmp(mode, "exitlive"))
+        return exit_while_allocating();
     if (!strcmp(mode, "fork"))
         return fork_child(argv[0]);
     if (!strcmp(mode, "rss"))
