@@ -325,7 +325,9 @@ class DeviceFilter(NicCase):
         self.assertEqual(sorted(rows), [('eth9', '0'), ('mlx5_0', '1')])
         eth = rows[('eth9', '0')]
         self.assertEqual(eth['Kind'], 'ethernet')
-        self.assertClose(eth['Rx Speed (B/s)'], 1e5, 'eth9 rx speed (bytes, not words)', 0.05)
+        # words would read 4x: ±25 % holds on a loaded machine, whose fake counter
+        # writer lags (a CI-like run measured 93.6 %)
+        self.assertClose(eth['Rx Speed (B/s)'], 1e5, 'eth9 rx speed (bytes, not words)', 0.25)
         self.assertEqual(eth['Rx CNP (/s)'], '')  # no such counter on an interface
 
     def test_nothing_matches(self):
