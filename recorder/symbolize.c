@@ -10,6 +10,7 @@
 
 #include "grow.h"
 #include "hashmap.h"
+#include "symbol_table.h"
 
 /* A loaded object, once per report: its file (path and build id) and the
  * offsets of every frame that fell into it, in any process. */
@@ -222,7 +223,7 @@ static void collect_offsets(struct asys_symbolizer *s)
 }
 
 /* The file reported alone at bias 0: offsets are its own addresses. */
-static Dwfl *open_file(const struct sym_file *f)
+static Dwfl *open_file(const struct sym_file *f, Dwfl_Module **module)
 {
     if (f->path[0] != '/' || access(f->path, R_OK) != 0)
         return NULL; /* the vDSO, or a file gone since */
@@ -237,15 +238,17 @@ static Dwfl *open_file(const struct sym_file *f)
         dwfl_end(dwfl);
         return NULL;
     }
+    *module = mod;
     return dwfl;
 }
 
-static cJSON *resolve_offset(Dwfl *dwfl, uint64_t offset, const char *pseudo_name)
+static cJSON *resolve_offset(Dwfl *dwfl, const struct asys_symbol_table *symbols, uint64_t offset,
+                             const char *pseudo_name)
 {
     /* a return address: the call that made the frame is just before it */
     Dwarf_Addr pc = offset ? offset - 1 : 0;
     Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, pc) : NULL;
-    const char *function = mod ? dwfl_module_addrname(mod, pc) : NULL;
+    const char *function = mod && symbols ? asys_symbol_table_name(symbols, pc) : NULL;
     Dwfl_Line *line = mod ? dwfl_module_getsrc(mod, pc) : NULL;
     int lineno = 0;
     const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
@@ -273,11 +276,14 @@ static cJSON *file_json(const struct sym_file *f)
     if (f->build_id[0])
         cJSON_AddStringToObject(entry, "build_id", f->build_id);
     cJSON *frames = cJSON_AddArrayToObject(entry, "frames");
-    Dwfl *dwfl = open_file(f);
+    Dwfl_Module *module = NULL;
+    Dwfl *dwfl = open_file(f, &module);
+    struct asys_symbol_table *symbols = module ? asys_symbol_table_read(module) : NULL;
     for (size_t a = 0; a < f->offsets.capacity; a++)
         if (f->offsets.used[a])
-            cJSON_AddItemToArray(frames, resolve_offset(dwfl, f->offsets.keys[a],
+            cJSON_AddItemToArray(frames, resolve_offset(dwfl, symbols, f->offsets.keys[a],
                                                         f->path[0] == '[' ? f->path : NULL));
+    asys_symbol_table_free(symbols);
     if (dwfl)
         dwfl_end(dwfl);
     return entry;
