@@ -31,6 +31,7 @@
 #include "hashmap.h"
 #include "json_util.h"
 #include "manifest.h"
+#include "perf_map.h"
 #include "segment_writer.h"
 
 /* Where kernel frames go: one address in a module named [kernel]. */
@@ -740,6 +741,27 @@ static void put_chain(struct out_segment *o, uint32_t id, const uint64_t *f, uin
     asys_segment_commit(&c->header, ASYS_REC_WORD(ASYS_REC_CALLCHAIN, size / 8, 0, delta));
 }
 
+/* The process's JIT map, when it wrote one, as a module over the code it
+ * names: finalize's symbolizer reads the names of the sampled addresses
+ * into the report (file-backed modules come first and win an overlap). */
+static void put_jit_module(struct out_segment *o, const struct image *img, uint64_t time)
+{
+    char path[64];
+    asys_perf_map_path(path, sizeof path, img->pid);
+    if (access(path, F_OK) != 0)
+        return;
+    struct asys_err err = {0};
+    struct asys_perf_map *map = asys_perf_map_read(path, &err);
+    struct module jit = {.start = 0};
+    if (map)
+        asys_perf_map_span(map, &jit.start, &jit.end);
+    else if (getenv("ASYS_DEBUG"))
+        fprintf(stderr, "asys: cpu sampling: %s\n", err.text);
+    if (jit.end > jit.start)
+        put_module(o, &jit, put_string(o, path, time), time);
+    asys_perf_map_free(map);
+}
+
 static int write_image(struct writer_state *w, struct image *img, size_t index,
                        struct asys_err *err)
 {
@@ -796,6 +818,7 @@ static int write_image(struct writer_state *w, struct image *img, size_t index,
     }
     struct module kernel = {.start = KERNEL_MODULE_START, .end = UINT64_MAX, .bias = 0};
     put_module(&o, &kernel, put_string(&o, KERNEL_MODULE_NAME, t0), t0);
+    put_jit_module(&o, img, t0);
     for (size_t i = 0; i < img->sample_count; i++) {
         struct sample *s = &img->samples[i];
         uint32_t n = sample_frames(w, img, s, frames, max_depth);

@@ -313,6 +313,29 @@ class Privileges(SamplingCase):
         self.assertNotEqual(r.returncode, 0)
 
 
+class JitMap(SamplingCase):
+    """Code generated at run time, named in /tmp/perf-PID.map: the names of
+    its sampled addresses are read at finalize and kept in the report."""
+
+    def test_jit_function_is_named_after_its_map_is_gone(self):
+        r = self.record([prog('jit_burn'), '1.0'], ['-s', 'process-tree'])
+        pid = int(re.search(rb'pid (\d+)', r.stdout).group(1))
+        map_path = '/tmp/perf-%d.map' % pid
+        self.assertTrue(os.path.exists(map_path))
+        os.unlink(map_path)  # what the report needs was copied into it
+        flat = self.flat()
+        ranked = sorted(flat.values(), key=lambda r: -float(r['Self']))
+        self.assertEqual(ranked[0]['Function'], 'jit_hot_loop', ranked[:3])
+        self.assertGreater(float(ranked[0]['Self (%)']), 50)
+        self.assertEqual(ranked[0]['Module'], map_path)
+
+    def test_without_a_map_the_code_stays_unnamed(self):
+        self.record([prog('jit_burn'), '0.3', 'nomap'], ['-s', 'process-tree'])
+        flat = self.flat()
+        self.assertNotIn('jit_hot_loop', flat)
+        self.assertFalse(any(f['Module'].startswith('/tmp/perf-') for f in flat.values()), flat)
+
+
 class Outputs(SamplingCase):
     """The CPU stacks through every flame output, each read by its consumer,
     and the CPU rows of the timeline."""

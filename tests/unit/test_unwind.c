@@ -13,6 +13,7 @@
 
 #include "cfi_unwind.h"
 #include "elf_cache.h"
+#include "perf_map.h"
 #include "symbol_table.h"
 #include "test_util.h"
 
@@ -249,6 +250,52 @@ START_TEST(a_live_stack_unwinds_to_its_callers)
 }
 END_TEST
 
+/* ---- JIT maps ------------------------------------------------------------------- */
+
+START_TEST(a_jit_map_is_read_as_untrusted_text)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 32];
+    test_mkdtemp(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/perf-1.map", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("1000 100 first\n"
+          "0x2000 0x10 with prefix\n"
+          "garbage line\n"
+          "3000 0 empty size\n"
+          "ffffffffffffff00 1000 wraps\n"
+          "4000 zz not hex\n"
+          "1080 10 later overlap\n"
+          "5000 10\n",
+          f);
+    fclose(f);
+    struct asys_err err = {0};
+    struct asys_perf_map *m = asys_perf_map_read(path, &err);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_str_eq(asys_perf_map_name(m, 0x1000), "first");
+    ck_assert_str_eq(asys_perf_map_name(m, 0x1088), "later overlap"); /* the later line wins */
+    ck_assert_str_eq(asys_perf_map_name(m, 0x10ff), "first");
+    ck_assert_ptr_null(asys_perf_map_name(m, 0x1100));
+    ck_assert_str_eq(asys_perf_map_name(m, 0x200f), "with prefix");
+    ck_assert_ptr_null(asys_perf_map_name(m, 0x3000));
+    ck_assert_ptr_null(asys_perf_map_name(m, 0x4000));
+    ck_assert_ptr_null(asys_perf_map_name(m, 0x5000)); /* no name */
+    ck_assert_ptr_null(asys_perf_map_name(m, 0xffffffffffffff80ull));
+    uint64_t start, end;
+    asys_perf_map_span(m, &start, &end);
+    ck_assert_uint_eq(start, 0x1000);
+    ck_assert_uint_eq(end, 0x2010);
+    asys_perf_map_free(m);
+    ck_assert_ptr_null(asys_perf_map_read("/nonexistent/perf-2.map", &err));
+    ck_assert_ptr_nonnull(strstr(err.text, "cannot open"));
+    ck_assert(asys_is_perf_map_path("/tmp/perf-123.map"));
+    ck_assert(!asys_is_perf_map_path("/tmp/perf-.map"));
+    ck_assert(!asys_is_perf_map_path("/tmp/perf-12x.map"));
+    ck_assert(!asys_is_perf_map_path("/usr/lib/libc.so.6"));
+    test_rmdir(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("unwind");
@@ -257,6 +304,7 @@ int main(void)
     tcase_add_test(tc, a_file_is_opened_once);
     tcase_add_test(tc, names_are_libdwfls);
     tcase_add_test(tc, a_live_stack_unwinds_to_its_callers);
+    tcase_add_test(tc, a_jit_map_is_read_as_untrusted_text);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
