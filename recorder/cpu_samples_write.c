@@ -38,6 +38,9 @@
 #define KERNEL_MODULE_START 0xffff800000000000ull
 #define KERNEL_FRAME_ADDRESS 0xffffffff80000000ull
 #define KERNEL_MODULE_NAME "[kernel]"
+/* -s system-wide where kallsyms gives addresses: the kernel's own frames,
+ * named at finalize from kallsyms */
+#define KERNEL_SYMBOLS_MODULE_NAME "[kernel.kallsyms]"
 #define SEGMENT_CHUNK (1u << 20)
 #define SEGMENT_MAX (4ull << 30)
 #define MAX_RAW_FILE (64ull << 30)
@@ -122,6 +125,7 @@ struct writer_state {
     uint64_t lost_samples, lost_switches, throttled, unwind_failed, samples, switches;
     uint64_t first_time;
     struct asys_elf_cache *elf; /* every binary of every process, opened once */
+    int kernel_symbols;         /* kernel callchains kept, to be named from kallsyms */
 };
 
 /* The unwinder's view of the sample being unwound: its process's modules
@@ -560,34 +564,62 @@ static uint32_t dwarf_frames(const struct image *img, const struct sample_parts 
     return asys_unwind(&src, &regs, frames, max_depth);
 }
 
-/* The sample's frames: [kernel] when it was in the kernel, then the user
- * stack (the sampled instruction first). */
+/* A kernel sample's kernel frames: one [kernel] frame, or with kallsyms
+ * the kernel's part of the callchain (after PERF_CONTEXT_KERNEL), the
+ * sampled instruction first. */
+static uint32_t kernel_frames(const struct writer_state *w, const struct sample_parts *p,
+                              uint64_t ip, uint64_t *frames, uint32_t max_depth)
+{
+    uint32_t n = 0;
+    if (!w->kernel_symbols || !p) {
+        frames[n++] = KERNEL_FRAME_ADDRESS;
+        return n;
+    }
+    int in_kernel = 0;
+    for (uint64_t i = 0; i < p->callchain_nr && n < max_depth; i++) {
+        uint64_t a = p->callchain[i];
+        if (a >= (uint64_t)PERF_CONTEXT_MAX) { /* a context marker */
+            if (n)
+                break;
+            in_kernel = a == (uint64_t)PERF_CONTEXT_KERNEL;
+        } else if (in_kernel && a >= KERNEL_MODULE_START) {
+            frames[n++] = a;
+        }
+    }
+    if (!n)
+        frames[n++] = ip;
+    frames[0] += 1; /* the sampled instruction, stored as a user sample's is */
+    return n;
+}
+
+/* The sample's frames: the kernel's when it was in the kernel, then the
+ * user stack (the sampled instruction first). */
 static uint32_t sample_frames(struct writer_state *w, const struct image *img, struct sample *s,
                               uint64_t *frames, uint32_t max_depth)
 {
     const struct asys_cpu_raw_run *run = w->run;
+    struct sample_parts p;
+    int parsed = split_sample(run, s, &p) == 0;
+    uint64_t ip = get_u64(s->rec + 8);
     uint32_t n = 0;
     if (s->flags & ASYS_CPU_SAMPLE_IN_KERNEL)
-        frames[n++] = KERNEL_FRAME_ADDRESS;
-    struct sample_parts p;
-    if (split_sample(run, s, &p) != 0)
+        n = kernel_frames(w, parsed ? &p : NULL, ip, frames, max_depth);
+    if (!parsed)
         return n;
-    uint64_t ip = get_u64(s->rec + 8);
     if (run->config->backtrace == ASYS_BACKTRACE_NONE) {
         if (!(s->flags & ASYS_CPU_SAMPLE_IN_KERNEL) && n < max_depth)
             frames[n++] = ip;
         return n;
     }
     if (run->config->backtrace == ASYS_BACKTRACE_FP) {
+        uint32_t kernel = n;
         for (uint64_t i = 0; i < p.callchain_nr && n < max_depth; i++) {
             uint64_t a = p.callchain[i];
-            if (a >= (uint64_t)PERF_CONTEXT_MAX)
-                continue; /* a context marker */
-            if (a >= KERNEL_MODULE_START)
-                continue;
+            if (a >= (uint64_t)PERF_CONTEXT_MAX || a >= KERNEL_MODULE_START)
+                continue; /* a context marker, or the kernel's part: taken above */
             frames[n++] = a;
         }
-        if (n <= 1 && !(s->flags & ASYS_CPU_SAMPLE_IN_KERNEL))
+        if (n <= kernel + 1 && !(s->flags & ASYS_CPU_SAMPLE_IN_KERNEL))
             s->flags |= ASYS_CPU_SAMPLE_UNWIND_FAILED;
         return n;
     }
@@ -817,7 +849,10 @@ static int write_image(struct writer_state *w, struct image *img, size_t index,
             put_module(&o, m, put_string(&o, m->path, t0), t0);
     }
     struct module kernel = {.start = KERNEL_MODULE_START, .end = UINT64_MAX, .bias = 0};
-    put_module(&o, &kernel, put_string(&o, KERNEL_MODULE_NAME, t0), t0);
+    put_module(
+        &o, &kernel,
+        put_string(&o, w->kernel_symbols ? KERNEL_SYMBOLS_MODULE_NAME : KERNEL_MODULE_NAME, t0),
+        t0);
     put_jit_module(&o, img, t0);
     for (size_t i = 0; i < img->sample_count; i++) {
         struct sample *s = &img->samples[i];
@@ -1029,6 +1064,10 @@ int asys_cpu_samples_write(const struct asys_cpu_raw_run *run, struct asys_err *
         asys_fail(err, "out of memory");
         goto out;
     }
+    /* the sampler asked for the kernel's callchains (system-wide, kallsyms readable) */
+    w->kernel_symbols = run->config->scope == ASYS_SAMPLE_SYSTEM_WIDE &&
+                        (run->sample_type & PERF_SAMPLE_CALLCHAIN) &&
+                        asys_kallsyms_readable(ASYS_KALLSYMS);
     if (load_files(w, err) != 0 || build_images(w, err) != 0)
         goto out;
     for (size_t i = 0; i < w->image_count; i++)

@@ -64,15 +64,9 @@ static int parse_hex(const char *s, char **end, uint64_t *v)
     return *end == s || errno || (**end != ' ' && **end != '\t') ? -1 : 0;
 }
 
-/* One `START SIZE NAME` line; 0 when it is not one (skipped), -1 out of memory. */
-static int add_line(struct asys_perf_map *m, char *line, uint32_t order)
+static int add_entry(struct asys_perf_map *m, uint64_t start, uint64_t size, const char *at,
+                     size_t len, uint32_t order)
 {
-    char *at;
-    uint64_t start, size;
-    if (parse_hex(line, &at, &start) != 0 || parse_hex(at + strspn(at, " \t"), &at, &size) != 0)
-        return 0;
-    at += strspn(at, " \t");
-    size_t len = strcspn(at, "\r\n");
     if (!len || !size || start > UINT64_MAX - size || m->count >= MAX_ENTRIES)
         return 0;
     if (len > MAX_NAME)
@@ -87,6 +81,32 @@ static int add_line(struct asys_perf_map *m, char *line, uint32_t order)
     return 0;
 }
 
+/* One `START SIZE NAME` line; 0 when it is not one (skipped), -1 out of memory. */
+static int add_map_line(struct asys_perf_map *m, char *line, uint32_t order)
+{
+    char *at;
+    uint64_t start, size;
+    if (parse_hex(line, &at, &start) != 0 || parse_hex(at + strspn(at, " \t"), &at, &size) != 0)
+        return 0;
+    at += strspn(at, " \t");
+    return add_entry(m, start, size, at, strcspn(at, "\r\n"), order);
+}
+
+/* One kallsyms `ADDR TYPE NAME [MODULE]` line of a text symbol, its size
+ * left to the next symbol's start; 0 when it is none (skipped). */
+static int add_kallsyms_line(struct asys_perf_map *m, char *line, uint32_t order)
+{
+    char *at;
+    uint64_t start;
+    if (parse_hex(line, &at, &start) != 0 || !start)
+        return 0;
+    at += strspn(at, " \t");
+    if (!strchr("tTwW", at[0]) || !at[0] || (at[1] != ' ' && at[1] != '\t'))
+        return 0;
+    at += 1 + strspn(at + 1, " \t");
+    return add_entry(m, start, 1, at, strcspn(at, " \t\r\n"), order);
+}
+
 static int by_start(const void *a, const void *b)
 {
     const struct entry *x = a, *y = b;
@@ -95,7 +115,9 @@ static int by_start(const void *a, const void *b)
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
-struct asys_perf_map *asys_perf_map_read(const char *path, struct asys_err *err)
+static struct asys_perf_map *read_lines(const char *path,
+                                        int (*add)(struct asys_perf_map *, char *, uint32_t),
+                                        struct asys_err *err)
 {
     struct asys_perf_map *m = NULL;
     char *line = NULL;
@@ -116,7 +138,7 @@ struct asys_perf_map *asys_perf_map_read(const char *path, struct asys_err *err)
     }
     uint32_t order = 0;
     while (getline(&line, &line_cap, f) > 0) {
-        if (add_line(m, line, order++) != 0) {
+        if (add(m, line, order++) != 0) {
             asys_fail(err, "out of memory");
             asys_perf_map_free(m);
             m = NULL;
@@ -130,6 +152,32 @@ out:
     if (f)
         fclose(f);
     return m;
+}
+
+struct asys_perf_map *asys_perf_map_read(const char *path, struct asys_err *err)
+{
+    return read_lines(path, add_map_line, err);
+}
+
+struct asys_perf_map *asys_kallsyms_read(const char *path, struct asys_err *err)
+{
+    struct asys_perf_map *m = read_lines(path, add_kallsyms_line, err);
+    for (size_t i = 0; m && i + 1 < m->count; i++) /* sorted: up to the next symbol */
+        if (m->entries[i + 1].start > m->entries[i].start)
+            m->entries[i].size = m->entries[i + 1].start - m->entries[i].start;
+    return m;
+}
+
+int asys_kallsyms_readable(const char *path)
+{
+    char line[256];
+    FILE *f = fopen(path, "re");
+    int readable = 0;
+    for (int i = 0; f && i < 64 && !readable && fgets(line, sizeof line, f); i++)
+        readable = strtoull(line, NULL, 16) != 0;
+    if (f)
+        fclose(f);
+    return readable;
 }
 
 const char *asys_perf_map_name(const struct asys_perf_map *m, uint64_t address)

@@ -30,6 +30,14 @@ void asys_perf_map_free(struct asys_perf_map *m);
  * entries overlap; NULL when none does. */
 const char *asys_perf_map_name(const struct asys_perf_map *m, uint64_t address);
 
+/* The kernel's text symbols, /proc/kallsyms (`ADDR TYPE NAME [MODULE]`)
+ * as such a map: each symbol covers up to the next one.  Read at finalize
+ * on the recording host (the addresses move at each boot). */
+#define ASYS_KALLSYMS "/proc/kallsyms"
+struct asys_perf_map *asys_kallsyms_read(const char *path, struct asys_err *err);
+/* Whether kallsyms gives addresses (kptr_restrict hides them as zeros). */
+int asys_kallsyms_readable(const char *path);
+
 /* The lowest start and highest end of the entries (0 and 0 when empty). */
 void asys_perf_map_span(const struct asys_perf_map *m, uint64_t *start, uint64_t *end);
 

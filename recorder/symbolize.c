@@ -256,7 +256,13 @@ struct file_symbols {
 static void file_symbols_open(const struct sym_file *f, struct file_symbols *fs)
 {
     memset(fs, 0, sizeof *fs);
-    if (f->path[0] == '[') {
+    if (!strcmp(f->path, "[kernel.kallsyms]")) {
+        struct asys_err err = {0};
+        fs->pseudo_name = "[kernel]"; /* what kallsyms does not name */
+        fs->jit = asys_kallsyms_read(ASYS_KALLSYMS, &err);
+        if (!fs->jit && getenv("ASYS_DEBUG"))
+            fprintf(stderr, "asys: symbols: %s\n", err.text);
+    } else if (f->path[0] == '[') {
         fs->pseudo_name = f->path;
     } else if (asys_is_perf_map_path(f->path)) {
         struct asys_err err = {0};
@@ -282,7 +288,9 @@ static cJSON *resolve_offset(const struct file_symbols *fs, uint64_t offset)
     Dwarf_Addr pc = offset ? offset - 1 : 0;
     const char *function = fs->table ? asys_symbol_table_name(fs->table, pc)
                            : fs->jit ? asys_perf_map_name(fs->jit, pc)
-                                     : fs->pseudo_name;
+                                     : NULL;
+    if (!function)
+        function = fs->pseudo_name;
     Dwfl_Line *line = fs->module ? dwfl_module_getsrc(fs->module, pc) : NULL;
     int lineno = 0;
     const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;

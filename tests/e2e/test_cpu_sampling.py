@@ -336,6 +336,60 @@ class JitMap(SamplingCase):
         self.assertFalse(any(f['Module'].startswith('/tmp/perf-') for f in flat.values()), flat)
 
 
+def kallsyms_gives_addresses():
+    """Whether /proc/kallsyms is readable with its addresses (kptr_restrict
+    and perf_event_paranoid allow it: as root here)."""
+    try:
+        with open('/proc/kallsyms') as f:
+            return any(int(line.split()[0], 16) for _, line in zip(range(64), f))
+    except (OSError, ValueError, IndexError):
+        return False
+
+
+class KernelFrames(SamplingCase):
+    """Kernel frames: named from kallsyms under -s system-wide, one [kernel]
+    frame otherwise.  dd from /dev/zero to /dev/null runs in read_zero and
+    its callers (vfs_read, ksys_read) most of its time."""
+    DD = ['dd', 'if=/dev/zero', 'of=/dev/null', 'bs=1M', 'count=3000']
+
+    def kernel_stacks(self):
+        """The target's samples taken in the kernel: [(frame names, modules)]."""
+        con = self.db()
+        pid = self.manifest()['target']['pid']
+        rows = con.execute(
+            'SELECT c.id, COALESCE(s.value, "?"), COALESCE(p.value, "") FROM cpu_samples AS c '
+            'JOIN callchain_frames AS cf ON cf.callchain_id = c.callchain_id '
+            'JOIN frames AS f ON f.id = cf.frame_id LEFT JOIN strings AS s ON s.id = f.function_id '
+            'LEFT JOIN modules AS m ON m.id = f.module_id LEFT JOIN strings AS p ON p.id = m.path_id '
+            'WHERE c.pid = ? ORDER BY c.id, cf.level', (pid,)).fetchall()
+        stacks = {}
+        for sample, name, module in rows:
+            stacks.setdefault(sample, []).append((name, module))
+        return [s for s in stacks.values() if s[0][1].startswith('[kernel')]
+
+    def test_system_wide_names_kernel_functions(self):
+        if not kallsyms_gives_addresses():
+            self.skipTest('/proc/kallsyms hides its addresses here (kptr_restrict)')
+        self.record(self.DD, ['-s', 'system-wide'])
+        stacks = self.kernel_stacks()
+        self.assertGreater(len(stacks), 20)
+        names = {name for stack in stacks for name, module in stack
+                 if module == '[kernel.kallsyms]'}
+        self.assertTrue(names & {'read_zero', 'vfs_read', 'ksys_read'}, sorted(names)[:40])
+        deep = [s for s in stacks if sum(m == '[kernel.kallsyms]' for _, m in s) >= 3]
+        self.assertGreater(len(deep), len(stacks) // 2, 'kernel call chains, not one frame')
+        # and the user frames under them are still dd's (the system call's caller)
+        self.assertTrue(any(m.endswith('libc.so.6') for s in stacks for _, m in s))
+
+    def test_process_tree_keeps_one_kernel_frame(self):
+        self.record(self.DD, ['-s', 'process-tree'])
+        stacks = self.kernel_stacks()
+        self.assertGreater(len(stacks), 20)
+        for stack in stacks:
+            self.assertEqual(stack[0], ('[kernel]', '[kernel]'), stack)
+            self.assertFalse(any(m.startswith('[kernel') for _, m in stack[1:]), stack)
+
+
 class Outputs(SamplingCase):
     """The CPU stacks through every flame output, each read by its consumer,
     and the CPU rows of the timeline."""

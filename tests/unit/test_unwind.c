@@ -288,6 +288,27 @@ START_TEST(a_jit_map_is_read_as_untrusted_text)
     asys_perf_map_free(m);
     ck_assert_ptr_null(asys_perf_map_read("/nonexistent/perf-2.map", &err));
     ck_assert_ptr_nonnull(strstr(err.text, "cannot open"));
+    /* kallsyms: text symbols only, each up to the next one */
+    snprintf(path, sizeof path, "%s/kallsyms", dir);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("ffffffff81000000 T _stext\n"
+          "ffffffff81000100 t helper\n"
+          "ffffffff81000180 D some_data\n"
+          "0000000000000000 T hidden\n"
+          "ffffffff81000200 W weak_one\t[a_module]\n"
+          "ffffffff81000300 T last\n",
+          f);
+    fclose(f);
+    m = asys_kallsyms_read(path, &err);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_str_eq(asys_perf_map_name(m, 0xffffffff81000000ull), "_stext");
+    ck_assert_str_eq(asys_perf_map_name(m, 0xffffffff810001f0ull), "helper"); /* data skipped */
+    ck_assert_str_eq(asys_perf_map_name(m, 0xffffffff81000250ull), "weak_one");
+    ck_assert_ptr_null(asys_perf_map_name(m, 0x10));
+    asys_perf_map_free(m);
+    ck_assert(asys_kallsyms_readable(path));
+    ck_assert(!asys_kallsyms_readable("/nonexistent/kallsyms"));
     ck_assert(asys_is_perf_map_path("/tmp/perf-123.map"));
     ck_assert(!asys_is_perf_map_path("/tmp/perf-.map"));
     ck_assert(!asys_is_perf_map_path("/tmp/perf-12x.map"));
