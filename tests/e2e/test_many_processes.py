@@ -22,18 +22,27 @@ def symbols_json(report):
     return json.loads(out)
 
 
+def frames_by_event(con, table, join=''):
+    """{(pid, event id): [function names, innermost first]} of the call chains of
+    a table's rows (osrt_calls, cpu_samples), `join` narrowing them."""
+    rows = con.execute(
+        "SELECT e.pid, e.id, s.value FROM %s AS e %s "
+        "JOIN callchain_frames AS cf ON cf.callchain_id = e.callchain_id "
+        "JOIN frames AS f ON f.id = cf.frame_id LEFT JOIN strings AS s ON s.id = f.function_id "
+        "ORDER BY e.pid, e.id, cf.level" % (table, join)).fetchall()
+    events = {}
+    for pid, event, function in rows:
+        events.setdefault((pid, event), []).append(function or '?')
+    return events
+
+
 class ProcessTree(AsysTestCase):
     def stacks(self, name='rep'):
         """{pid: [function names, innermost first]} of each usleep call with a stack."""
-        rows = self.db(name).execute(
-            "SELECT o.pid, o.id, cf.level, s.value FROM osrt_calls AS o "
-            "JOIN strings AS n ON n.id = o.name_id AND n.value = 'usleep' "
-            "JOIN callchain_frames AS cf ON cf.callchain_id = o.callchain_id "
-            "JOIN frames AS f ON f.id = cf.frame_id LEFT JOIN strings AS s ON s.id = f.function_id "
-            "ORDER BY o.pid, o.id, cf.level").fetchall()
         stacks = {}
-        for pid, _, _, function in rows:
-            stacks.setdefault(pid, []).append(function or '?')
+        usleep = "JOIN strings AS n ON n.id = e.name_id AND n.value = 'usleep'"
+        for (pid, _), names in frames_by_event(self.db(name), 'osrt_calls', usleep).items():
+            stacks.setdefault(pid, []).extend(names)
         return stacks
 
     def test_every_process_and_every_stack(self):
@@ -74,16 +83,7 @@ class SampledProcessTree(AsysTestCase):
 
     def spin_stacks(self, name='rep'):
         """{pid: set of the stacks (names, innermost first) of its samples in child_spin}."""
-        con = self.db(name)
-        rows = con.execute(
-            "SELECT s.pid, s.id, cf.level, COALESCE(st.value, '?') FROM cpu_samples AS s "
-            "JOIN callchain_frames AS cf ON cf.callchain_id = s.callchain_id "
-            "JOIN frames AS f ON f.id = cf.frame_id "
-            "LEFT JOIN strings AS st ON st.id = f.function_id "
-            "ORDER BY s.pid, s.id, cf.level").fetchall()
-        samples = {}
-        for pid, sample, _, function in rows:
-            samples.setdefault((pid, sample), []).append(function)
+        samples = frames_by_event(self.db(name), 'cpu_samples')
         stacks = {}
         for (pid, _), names in samples.items():
             names = [n for n in names if n != '[kernel]']

@@ -327,9 +327,5 @@ int main(void)
     tcase_add_test(tc, a_live_stack_unwinds_to_its_callers);
     tcase_add_test(tc, a_jit_map_is_read_as_untrusted_text);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return test_run(&s, 1);
 }
