@@ -7,10 +7,12 @@
 #include "perf_map.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "grow.h"
 
@@ -115,6 +117,32 @@ static int by_start(const void *a, const void *b)
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
+/* Opens a map as perf does: a regular file (not a FIFO that would hold
+ * finalize up, not a link planted in /tmp) owned by root or by this user,
+ * of a bounded size. */
+static FILE *open_map_file(const char *path, struct asys_err *err)
+{
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) {
+        asys_fail_errno(err, errno, "cannot open '%s'", path);
+        return NULL;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (st.st_uid && st.st_uid != geteuid()) ||
+        (uint64_t)st.st_size > MAX_MAP_BYTES) {
+        asys_fail(err, "'%s': not a regular file of this user or root, or larger than %u MiB", path,
+                  MAX_MAP_BYTES >> 20);
+        close(fd);
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        asys_fail_errno(err, errno, "cannot read '%s'", path);
+        close(fd);
+    }
+    return f;
+}
+
 static struct asys_perf_map *read_lines(const char *path,
                                         int (*add)(struct asys_perf_map *, char *, uint32_t),
                                         struct asys_err *err)
@@ -122,16 +150,9 @@ static struct asys_perf_map *read_lines(const char *path,
     struct asys_perf_map *m = NULL;
     char *line = NULL;
     size_t line_cap = 0;
-    struct stat st;
-    FILE *f = fopen(path, "re");
-    if (!f) {
-        asys_fail_errno(err, errno, "cannot open '%s'", path);
+    FILE *f = open_map_file(path, err);
+    if (!f)
         goto out;
-    }
-    if (fstat(fileno(f), &st) != 0 || (uint64_t)st.st_size > MAX_MAP_BYTES) {
-        asys_fail(err, "'%s': larger than %u MiB", path, MAX_MAP_BYTES >> 20);
-        goto out;
-    }
     if (!(m = calloc(1, sizeof *m))) {
         asys_fail(err, "out of memory");
         goto out;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cfi_unwind.h"
@@ -288,6 +289,16 @@ START_TEST(a_jit_map_is_read_as_untrusted_text)
     asys_perf_map_free(m);
     ck_assert_ptr_null(asys_perf_map_read("/nonexistent/perf-2.map", &err));
     ck_assert_ptr_nonnull(strstr(err.text, "cannot open"));
+    /* what another user could plant at the path: a FIFO (reading it would
+     * wait for a writer), a link to some other file */
+    char planted[PATH_MAX + 32];
+    snprintf(planted, sizeof planted, "%s/perf-3.map", dir);
+    ck_assert_int_eq(mkfifo(planted, 0600), 0);
+    ck_assert_ptr_null(asys_perf_map_read(planted, &err));
+    ck_assert_ptr_nonnull(strstr(err.text, "not a regular file"));
+    snprintf(planted, sizeof planted, "%s/perf-4.map", dir);
+    ck_assert_int_eq(symlink(path, planted), 0);
+    ck_assert_ptr_null(asys_perf_map_read(planted, &err));
     /* kallsyms: text symbols only, each up to the next one */
     snprintf(path, sizeof path, "%s/kallsyms", dir);
     f = fopen(path, "w");
