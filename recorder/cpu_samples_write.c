@@ -33,6 +33,7 @@
 #include "manifest.h"
 #include "perf_map.h"
 #include "segment_writer.h"
+#include "session.h"
 
 /* Where kernel frames go: one address in a module named [kernel]. */
 #define KERNEL_MODULE_START 0xffff800000000000ull
@@ -1048,6 +1049,22 @@ static void remove_raw(const struct asys_cpu_raw_run *run)
     rmdir(dir);
 }
 
+/* Whether the session was recorded since this boot: kallsyms' addresses
+ * move at each boot, so a session finalized after a reboot keeps its kernel
+ * frames as one [kernel] frame. */
+static int recorded_this_boot(const char *session_dir)
+{
+    char path[4300], now[64] = "";
+    snprintf(path, sizeof path, "%s/%s", session_dir, ASYS_SESSION_FILE);
+    struct asys_err ignored = {0};
+    cJSON *session = asys_json_load(path, &ignored);
+    cJSON *clock = session ? cJSON_GetObjectItemCaseSensitive(session, "clock") : NULL;
+    asys_read_first_line(ASYS_BOOT_ID_FILE, now, sizeof now);
+    int same = now[0] && !strcmp(asys_json_get_str(clock, "boot_id", ""), now);
+    cJSON_Delete(session);
+    return same;
+}
+
 int asys_cpu_samples_write(const struct asys_cpu_raw_run *run, struct asys_err *err)
 {
     struct writer_state *w = calloc(1, sizeof *w);
@@ -1067,7 +1084,8 @@ int asys_cpu_samples_write(const struct asys_cpu_raw_run *run, struct asys_err *
     /* the sampler asked for the kernel's callchains (system-wide, kallsyms readable) */
     w->kernel_symbols = run->config->scope == ASYS_SAMPLE_SYSTEM_WIDE &&
                         (run->sample_type & PERF_SAMPLE_CALLCHAIN) &&
-                        asys_kallsyms_readable(ASYS_KALLSYMS);
+                        asys_kallsyms_readable(ASYS_KALLSYMS) &&
+                        recorded_this_boot(run->session_dir);
     if (load_files(w, err) != 0 || build_images(w, err) != 0)
         goto out;
     for (size_t i = 0; i < w->image_count; i++)

@@ -1,6 +1,7 @@
 """CPU sampling and scheduling (-s, -b, --sample-period): hot functions and
 their callers with and without frame pointers, thread states from the
 scheduler, forked children, refused privileges and bad options."""
+import json
 import os
 import subprocess
 import sys
@@ -352,10 +353,11 @@ class KernelFrames(SamplingCase):
     its callers (vfs_read, ksys_read) most of its time."""
     DD = ['dd', 'if=/dev/zero', 'of=/dev/null', 'bs=1M', 'count=3000']
 
-    def kernel_stacks(self):
-        """The target's samples taken in the kernel: [(frame names, modules)]."""
+    def kernel_stacks(self, recorded='rep'):
+        """The target's samples taken in the kernel: [(frame names, modules)]
+        (the target as the report `recorded` names it)."""
         con = self.db()
-        pid = self.manifest()['target']['pid']
+        pid = self.manifest(recorded)['target']['pid']
         rows = con.execute(
             'SELECT c.id, COALESCE(s.value, "?"), COALESCE(p.value, "") FROM cpu_samples AS c '
             'JOIN callchain_frames AS cf ON cf.callchain_id = c.callchain_id '
@@ -380,6 +382,35 @@ class KernelFrames(SamplingCase):
         self.assertGreater(len(deep), len(stacks) // 2, 'kernel call chains, not one frame')
         # and the user frames under them are still dd's (the system call's caller)
         self.assertTrue(any(m.endswith('libc.so.6') for s in stacks for _, m in s))
+
+    def test_a_session_of_another_boot_keeps_one_kernel_frame(self):
+        """kallsyms' addresses move at each boot: a session finalized after a
+        reboot cannot name its kernel frames."""
+        if not kallsyms_gives_addresses():
+            self.skipTest('/proc/kallsyms hides its addresses here (kptr_restrict)')
+        r = self.run_cmd([ASYS, 'profile', '-t', 'none', '-s', 'system-wide', '-o',
+                          self.path('first'), *self.DD],
+                         env=dict(self.env, ASYS_KEEP_SESSION='1'))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        kept = re.search(rb"session kept in '([^']+)'", r.stderr).group(1).decode()
+        self.addCleanup(shutil.rmtree, kept, True)
+        segments = os.path.join(kept, 'segments')
+        for name in os.listdir(segments):  # unwound again from the rings, as after a crash
+            if name.startswith('cpu-'):
+                os.unlink(os.path.join(segments, name))
+        session_file = os.path.join(kept, 'session.json')
+        with open(session_file) as f:
+            session = json.load(f)
+        self.assertIn('boot_id', session['clock'])
+        session['clock']['boot_id'] = 'another-boot'
+        with open(session_file, 'w') as f:
+            json.dump(session, f)
+        r = self.run_cmd([ASYS, 'finalize', kept, '-o', self.path('rep'), '--force-overwrite'])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        stacks = self.kernel_stacks(recorded='first')
+        self.assertGreater(len(stacks), 20)
+        for stack in stacks:
+            self.assertEqual(stack[0], ('[kernel]', '[kernel]'), stack)
 
     def test_process_tree_keeps_one_kernel_frame(self):
         self.record(self.DD, ['-s', 'process-tree'])
