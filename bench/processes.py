@@ -1,5 +1,7 @@
 """Programs that start many processes, with and without `asys profile -t
-osrt,hgtx` (bench/run_benchmarks.py --only processes): a shell script of 500
+osrt,hgtx`, each with `-s none` and `-s process-tree` (CPU sampling: the
+unwinder and symbolizer at finalize) (bench/run_benchmarks.py --only
+processes): a shell script of 500
 fork/execs, `make -j2` of a generated 200-file C project, and git on a local
 repository; `strace -f -c` on the same programs as the raw cost of
 watching process creation.  Prints the ratios, the time each process adds at
@@ -64,6 +66,33 @@ def manifest(report):
     return json.loads(out)
 
 
+SAMPLING = ('none', 'process-tree')
+
+
+def profile_once(asys, stats, argv, cwd, env, work, sampling):
+    """One recording with `-s SAMPLING`: wall time, the program's run, what came
+    after it (finalize), its first import and the report's counts."""
+    report = os.path.join(work, 'procs.asys-rep')
+    total = timed([asys, 'profile', '-t', 'osrt,hgtx', '-s', sampling, '-o', report,
+                   '--force-overwrite=true', *argv], cwd, env)
+    m = manifest(report)
+    session = m['session']
+    run = (int(session['end_monotonic_ns']) - int(session['start_monotonic_ns'])) / 1e9
+    sqlite = os.path.join(work, 'procs.sqlite')
+    if os.path.exists(sqlite):
+        os.unlink(sqlite)
+    imported = timed([stats, '-q', '--report', 'report_info', report], work)
+    out = subprocess.run([stats, '-q', '--report', 'report_info', '-f', 'csv', report],
+                         capture_output=True, text=True, check=True).stdout
+    processes = 0
+    for line in out.splitlines():
+        if line.startswith('Processes,'):
+            processes = int(line.split(',')[1])
+    return {'total': total, 'run': run, 'finalize': total - run, 'import': imported,
+            'processes': processes, 'bytes': os.path.getsize(report),
+            'segments': sum(1 for s in m['segments'] if s['collector'] == 'thread')}
+
+
 def bench_processes(args, work):
     asys = os.path.join(args.build, 'bin', 'asys')
     stats = os.path.join(args.build, 'bin', 'asys-stats')
@@ -82,11 +111,10 @@ def bench_processes(args, work):
         workloads.append(('git init/add/commit/log/gc/fsck', ['sh', os.path.join(work, 'git.sh')],
                           work, None))
     rows = []
-    report = os.path.join(work, 'procs.asys-rep')
     for name, argv, cwd, reset in workloads:
-        plain, straced, traced, run_s, finalize_s, imports = [], [], [], [], [], []
-        processes = segments = size = 0
-        for _ in range(args.runs):
+        plain, straced = [], []
+        traced = {mode: [] for mode in SAMPLING}
+        for _ in range(args.runs):  # interleaved: a loaded machine slows them alike
             if reset:
                 timed(reset, cwd)
             plain.append(timed(argv, cwd))
@@ -94,42 +122,32 @@ def bench_processes(args, work):
                 if reset:
                     timed(reset, cwd)
                 straced.append(timed(['strace', '-f', '-c', '-o', os.devnull, *argv], cwd))
-            if reset:
-                timed(reset, cwd)
-            traced.append(timed([asys, 'profile', '-t', 'osrt,hgtx', '-o', report,
-                                 '--force-overwrite=true', *argv], cwd, env))
-            m = manifest(report)
-            session = m['session']
-            run = (int(session['end_monotonic_ns']) - int(session['start_monotonic_ns'])) / 1e9
-            run_s.append(run)
-            finalize_s.append(traced[-1] - run)
-            segments = sum(1 for s in m['segments'] if s['collector'] == 'thread')
-            size = os.path.getsize(report)
-            sqlite = os.path.join(work, 'procs.sqlite')
-            if os.path.exists(sqlite):
-                os.unlink(sqlite)
-            imports.append(timed([stats, '-q', '--report', 'report_info', report], work))
-            out = subprocess.run([stats, '-q', '--report', 'report_info', '-f', 'csv', report],
-                                 capture_output=True, text=True, check=True).stdout
-            for line in out.splitlines():
-                if line.startswith('Processes,'):
-                    processes = int(line.split(',')[1])
-        p = statistics.median(plain)
-        t = statistics.median(traced)
-        r = statistics.median(run_s)
-        rows.append({'name': name, 'plain': p, 'strace': statistics.median(straced) if straced else None,
-                     'asys': t, 'run': r, 'finalize': statistics.median(finalize_s),
-                     'processes': processes, 'segments': segments, 'bytes': size,
-                     'import': statistics.median(imports)})
+            for mode in SAMPLING:
+                if reset:
+                    timed(reset, cwd)
+                traced[mode].append(profile_once(asys, stats, argv, cwd, env, work, mode))
+        row = {'name': name, 'plain': statistics.median(plain),
+               'strace': statistics.median(straced) if straced else None}
+        for mode in SAMPLING:
+            runs = traced[mode]
+            row[mode] = {key: statistics.median(r[key] for r in runs)
+                         for key in ('total', 'run', 'finalize', 'import')}
+            row[mode].update({key: runs[-1][key] for key in ('processes', 'segments', 'bytes')})
+        rows.append(row)
     print('\n## Many processes: `asys profile -t osrt,hgtx`, median of %d runs' % args.runs)
-    print('| program | processes | without | strace -f -c | asys | ratio | start ms/process '
-          '| finalize ms/process | segments | report | first import |')
-    print('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+    print('| program | processes | without | strace -f -c | -s none | ratio | -s process-tree '
+          '| ratio | start ms/process | finalize ms/process (none, process-tree) | report '
+          '(none, process-tree) | first import |')
+    print('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
     for r in rows:
-        n = max(r['processes'], 1)
-        print('| %s | %d | %.2f s | %s | %.2f s | %.2f× | %.2f | %.2f | %d | %.0f KiB | %.2f s |' % (
-            r['name'], r['processes'], r['plain'],
-            '%.2f s' % r['strace'] if r['strace'] else 'n/a', r['asys'], r['asys'] / r['plain'],
-            1000 * (r['run'] - r['plain']) / n, 1000 * r['finalize'] / n, r['segments'],
-            r['bytes'] / 1024, r['import']))
+        off, on = r['none'], r['process-tree']
+        n = max(off['processes'], 1)
+        print('| %s | %d | %.2f s | %s | %.2f s | %.2f× | %.2f s | %.2f× | %.2f | %.2f, %.2f '
+              '| %.0f, %.0f KiB | %.2f s |' % (
+                  r['name'], off['processes'], r['plain'],
+                  '%.2f s' % r['strace'] if r['strace'] else 'n/a', off['total'],
+                  off['total'] / r['plain'], on['total'], on['total'] / r['plain'],
+                  1000 * (off['run'] - r['plain']) / n, 1000 * off['finalize'] / n,
+                  1000 * on['finalize'] / n, off['bytes'] / 1024, on['bytes'] / 1024,
+                  off['import']))
     return rows

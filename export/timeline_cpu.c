@@ -32,8 +32,10 @@ static const struct tl_thread_row samples_row = {7, samples_name, 0};
 static uint32_t core_group_row(struct walk *w, int64_t cpu)
 {
     uint32_t group = tw_row_find(w, "cpu-group", 9);
+    /* first of the top rows, as in nsys: Perfetto shows those by name, and
+     * "CPU Group" sorts before "NIC ..." and "PPU ..." (ranks 1 and up) */
     if (!group)
-        group = tw_row_new(w, "cpu-group", 9, 0, 0, TL_GROUP, "CPU Group", 250, 0);
+        group = tw_row_new(w, "cpu-group", 9, 0, 0, TL_GROUP, "CPU Group", 0, 0);
     struct row *g = tw_row_at(w, group);
     if (!g)
         return 0;

@@ -18,7 +18,7 @@ static const char *const backtrace_choices[] = {"dwarf", "fp", "none", NULL};
 // clang-format off
 static const struct asys_option sampling_options[] = {
     {.name = "sample", .short_name = 's', .type = ASYS_OPT_CHOICE,
-     .metavar = "process-tree|system-wide|none", .default_value = "none",
+     .metavar = "process-tree|system-wide|none", .default_value = "process-tree",
      .help = "CPU sampling and scheduling of the process tree or of every process",
      .choices = scope_choices},
     {.name = "backtrace", .short_name = 'b', .type = ASYS_OPT_CHOICE, .metavar = "dwarf|fp|none",

@@ -2,6 +2,7 @@
  * (cpu_sampler.h). */
 #define _GNU_SOURCE
 #include "cpu_sampler.h"
+#include "perf_map.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -53,8 +54,9 @@ struct asys_cpu_sampler {
     int thread_running;
     int stop; /* atomic */
     pid_t target;
-    int user_only;   /* kernel samples refused (perf_event_paranoid 2): user space only */
-    int no_build_id; /* a kernel before 5.12: MMAP2 records without build ids */
+    int user_only;     /* kernel samples refused (perf_event_paranoid 2): user space only */
+    int kernel_stacks; /* -s system-wide with readable kallsyms: the kernel's callchains too */
+    int no_build_id;   /* a kernel before 5.12: MMAP2 records without build ids */
 };
 
 const struct asys_cpu_sampler_result *asys_cpu_sampler_result(const struct asys_cpu_sampler *s)
@@ -180,7 +182,10 @@ static void sampling_attr(const struct asys_cpu_sampler *s, struct perf_event_at
     a->sample_regs_user = s->run.regs_mask;
     a->sample_stack_user = s->config.backtrace == ASYS_BACKTRACE_DWARF ? s->config.stack_bytes : 0;
     a->sample_max_stack = (uint16_t)s->config.depth;
-    a->exclude_callchain_kernel = 1; /* kernel frames are one [kernel] frame */
+    /* kernel frames are one [kernel] frame, unless system-wide with kallsyms
+     * to name them; -b dwarf unwinds the user part itself */
+    a->exclude_callchain_kernel = (unsigned)!s->kernel_stacks;
+    a->exclude_callchain_user = s->kernel_stacks && s->config.backtrace != ASYS_BACKTRACE_FP;
     a->exclude_hv = 1;
     a->exclude_kernel = (unsigned)s->user_only;
     /* the threads' own switches where sched_switch is not available */
@@ -569,7 +574,10 @@ int asys_cpu_sampler_start(const struct asys_cpu_sampler_config *cfg, pid_t targ
     s->run.target = target;
     s->run.sample_type =
         PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
-    if (cfg->backtrace == ASYS_BACKTRACE_FP)
+    s->kernel_stacks = cfg->scope == ASYS_SAMPLE_SYSTEM_WIDE &&
+                       cfg->backtrace != ASYS_BACKTRACE_NONE &&
+                       asys_kallsyms_readable(ASYS_KALLSYMS);
+    if (cfg->backtrace == ASYS_BACKTRACE_FP || s->kernel_stacks)
         s->run.sample_type |= PERF_SAMPLE_CALLCHAIN;
     if (cfg->backtrace == ASYS_BACKTRACE_DWARF) {
         s->run.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;

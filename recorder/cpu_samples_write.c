@@ -5,16 +5,14 @@
  * every CPU are merged in time order, so that a process's modules (MMAP2),
  * its exec (COMM) and fork (FORK) are known before its samples.  The stacks
  * are unwound here, at the end of the run, on the host where the binaries
- * are: libdw's frame unwinder (dwfl_attach_state + dwfl_getthread_frames)
- * reads the CFI of the ELF files and the stack bytes the kernel copied.  One
- * Dwfl per process image serves all its samples; each distinct call chain
- * is written once and finalize symbolizes each address once. */
+ * are: the CFI of the ELF files (elf_cache.c: each binary opened once per
+ * report, whatever number of processes mapped it) steps through the stack
+ * bytes the kernel copied (cfi_unwind.c).  Each distinct call chain is
+ * written once and finalize symbolizes each address once. */
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <linux/perf_event.h>
@@ -26,17 +24,24 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cfi_unwind.h"
 #include "cpu_sampler.h"
+#include "elf_cache.h"
 #include "grow.h"
 #include "hashmap.h"
 #include "json_util.h"
 #include "manifest.h"
+#include "perf_map.h"
 #include "segment_writer.h"
+#include "session.h"
 
 /* Where kernel frames go: one address in a module named [kernel]. */
 #define KERNEL_MODULE_START 0xffff800000000000ull
 #define KERNEL_FRAME_ADDRESS 0xffffffff80000000ull
 #define KERNEL_MODULE_NAME "[kernel]"
+/* -s system-wide where kallsyms gives addresses: the kernel's own frames,
+ * named at finalize from kallsyms */
+#define KERNEL_SYMBOLS_MODULE_NAME "[kernel.kallsyms]"
 #define SEGMENT_CHUNK (1u << 20)
 #define SEGMENT_MAX (4ull << 30)
 #define MAX_RAW_FILE (64ull << 30)
@@ -64,6 +69,7 @@ struct event {
 struct module {
     uint64_t start, end, pgoff, bias;
     char *path;
+    struct asys_elf_file *file; /* the report's one copy of the file; NULL: none */
     uint8_t build_id[ASYS_BUILD_ID_MAX];
     uint32_t build_id_length;
     int bias_known;
@@ -119,13 +125,16 @@ struct writer_state {
     struct asys_u64map tid_pid; /* tid -> pid, for the threads of the tree */
     uint64_t lost_samples, lost_switches, throttled, unwind_failed, samples, switches;
     uint64_t first_time;
-    /* the unwinder's view of the sample being unwound */
-    const uint64_t *regs;
+    struct asys_elf_cache *elf; /* every binary of every process, opened once */
+    int kernel_symbols;         /* kernel callchains kept, to be named from kallsyms */
+};
+
+/* The unwinder's view of the sample being unwound: its process's modules
+ * and the stack bytes the kernel copied. */
+struct unwind_view {
+    const struct image *img;
     const uint8_t *stack;
     uint64_t stack_size, stack_base;
-    uint32_t tid;
-    uint64_t *frames;
-    uint32_t depth, max_depth;
 };
 
 /* ---- reading the raw files ----------------------------------------------------- */
@@ -462,37 +471,6 @@ static int build_images(struct writer_state *w, struct asys_err *err)
     return 0;
 }
 
-/* ---- the ELF files: load bias of a mapping -------------------------------------- */
-
-/* bias = run-time address - ELF address, from the PT_LOAD that holds pgoff. */
-static int mapping_bias(const struct module *m, uint64_t *bias)
-{
-    int fd = open(m->path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-    int rc = -1;
-    size_t phnum = 0;
-    if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &phnum) != 0)
-        goto out;
-    for (size_t i = 0; i < phnum && i < 4096; i++) {
-        GElf_Phdr ph;
-        if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
-            continue;
-        uint64_t page_offset = ph.p_offset & ~0xfffull;
-        if (m->pgoff < page_offset || m->pgoff >= ph.p_offset + ph.p_filesz)
-            continue;
-        *bias = m->start - m->pgoff - ph.p_vaddr + ph.p_offset;
-        rc = 0;
-        break;
-    }
-out:
-    if (elf)
-        elf_end(elf);
-    close(fd);
-    return rc;
-}
-
 /* ---- unwinding --------------------------------------------------------------------- */
 
 /* The sample's parts past the fixed fields; -1 when it is malformed. */
@@ -549,159 +527,110 @@ static int split_sample(const struct asys_cpu_raw_run *run, const struct sample 
     return 0;
 }
 
-static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_arg)
+static struct asys_elf_file *file_at(void *arg, uint64_t address, uint64_t *bias)
 {
-    (void)dwfl;
-    struct writer_state *w = arg;
-    if (*thread_arg)
-        return 0;
-    *thread_arg = w;
-    return (pid_t)w->tid;
-}
-
-static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_arg)
-{
-    (void)dwfl;
-    struct writer_state *w = arg;
-    *thread_arg = w;
-    return (uint32_t)tid == w->tid;
+    const struct unwind_view *v = arg;
+    const struct image *img = v->img;
+    for (size_t i = 0; i < img->module_count; i++) {
+        const struct module *m = &img->modules[i];
+        if (m->file && m->bias_known && address >= m->start && address < m->end) {
+            *bias = m->bias;
+            return m->file;
+        }
+    }
+    return NULL;
 }
 
 /* Only the copied stack is readable: the CFI comes from the ELF files. */
-static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+static int stack_read(void *arg, uint64_t address, uint64_t *value)
 {
-    (void)dwfl;
-    struct writer_state *w = arg;
-    if (addr < w->stack_base || addr - w->stack_base > w->stack_size ||
-        w->stack_size - (addr - w->stack_base) < 8)
-        return false;
-    memcpy(result, w->stack + (addr - w->stack_base), 8);
-    return true;
+    const struct unwind_view *v = arg;
+    if (address < v->stack_base || address - v->stack_base > v->stack_size ||
+        v->stack_size - (address - v->stack_base) < 8)
+        return -1;
+    memcpy(value, v->stack + (address - v->stack_base), 8);
+    return 0;
 }
 
-static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
+/* The user frames of a sample with registers and stack (-b dwarf). */
+static uint32_t dwarf_frames(const struct image *img, const struct sample_parts *p,
+                             uint64_t *frames, uint32_t max_depth)
 {
-    struct writer_state *w = arg;
-    Dwarf_Word regs[17];
-    for (int i = 0; i < 17; i++)
-        regs[dwarf_of_perf_reg[i]] = get_u64((const uint8_t *)w->regs + 8 * i);
-    return dwfl_thread_state_registers(thread, 0, 17, regs);
+    struct unwind_view view = {img, p->stack, p->stack ? p->stack_size : 0,
+                               get_u64(p->regs + 8 * PERF_REG_SP_INDEX)};
+    struct asys_unwind_source src = {file_at, stack_read, &view};
+    struct asys_unwind_regs regs = {.valid = (1u << ASYS_UNWIND_REGS) - 1};
+    for (int i = 0; i < ASYS_UNWIND_REGS; i++)
+        regs.value[dwarf_of_perf_reg[i]] = get_u64(p->regs + 8 * i);
+    return asys_unwind(&src, &regs, frames, max_depth);
 }
 
-static const Dwfl_Thread_Callbacks thread_callbacks = {
-    .next_thread = next_thread,
-    .get_thread = get_thread,
-    .memory_read = memory_read,
-    .set_initial_registers = set_initial_registers,
-};
-
-static int on_frame(Dwfl_Frame *state, void *arg)
+/* A kernel sample's kernel frames: one [kernel] frame, or with kallsyms
+ * the kernel's part of the callchain (after PERF_CONTEXT_KERNEL), the
+ * sampled instruction first. */
+static uint32_t kernel_frames(const struct writer_state *w, const struct sample_parts *p,
+                              uint64_t ip, uint64_t *frames, uint32_t max_depth)
 {
-    struct writer_state *w = arg;
-    Dwarf_Addr pc;
-    bool activation = false;
-    if (!dwfl_frame_pc(state, &pc, &activation) || !pc)
-        return DWARF_CB_ABORT;
-    if (w->depth >= w->max_depth)
-        return DWARF_CB_ABORT;
-    w->frames[w->depth++] = pc;
-    return DWARF_CB_OK;
-}
-
-static const Dwfl_Callbacks dwfl_callbacks = {
-    .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
-    .section_address = dwfl_offline_section_address,
-};
-
-/* A Dwfl with every file-backed module of the image, attached to our
- * callbacks; NULL when no module could be reported. */
-static Dwfl *image_dwfl(struct writer_state *w, struct image *img)
-{
-    Dwfl *dwfl = dwfl_begin(&dwfl_callbacks);
-    if (!dwfl)
-        return NULL;
-    dwfl_report_begin(dwfl);
-    int reported = 0;
-    for (size_t i = 0; i < img->module_count; i++) {
-        struct module *m = &img->modules[i];
-        if (!m->bias_known || m->path[0] != '/')
-            continue;
-        int seen = 0;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = img->modules[j].bias_known && img->modules[j].bias == m->bias &&
-                   !strcmp(img->modules[j].path, m->path);
-        if (seen)
-            continue;
-        const char *base = strrchr(m->path, '/') + 1;
-        reported += dwfl_report_elf(dwfl, base, m->path, -1, m->bias, true) != NULL;
+    uint32_t n = 0;
+    if (!w->kernel_symbols || !p) {
+        frames[n++] = KERNEL_FRAME_ADDRESS;
+        return n;
     }
-    dwfl_report_end(dwfl, NULL, NULL);
-    if (getenv("ASYS_DEBUG"))
-        fprintf(stderr, "asys: cpu sampling: pid %u: %d modules for the unwinder\n", img->pid,
-                reported);
-    if (!reported || !dwfl_attach_state(dwfl, NULL, (pid_t)img->pid, &thread_callbacks, w)) {
-        dwfl_end(dwfl);
-        return NULL;
+    int in_kernel = 0;
+    for (uint64_t i = 0; i < p->callchain_nr && n < max_depth; i++) {
+        uint64_t a = p->callchain[i];
+        if (a >= (uint64_t)PERF_CONTEXT_MAX) { /* a context marker */
+            if (n)
+                break;
+            in_kernel = a == (uint64_t)PERF_CONTEXT_KERNEL;
+        } else if (in_kernel && a >= KERNEL_MODULE_START) {
+            frames[n++] = a;
+        }
     }
-    return dwfl;
+    if (!n)
+        frames[n++] = ip;
+    frames[0] += 1; /* the sampled instruction, stored as a user sample's is */
+    return n;
 }
 
-/* The sample's frames: [kernel] when it was in the kernel, then the user
- * stack (the sampled instruction first). */
-static uint32_t sample_frames(struct writer_state *w, Dwfl *dwfl, struct sample *s,
+/* The sample's frames: the kernel's when it was in the kernel, then the
+ * user stack (the sampled instruction first). */
+static uint32_t sample_frames(struct writer_state *w, const struct image *img, struct sample *s,
                               uint64_t *frames, uint32_t max_depth)
 {
     const struct asys_cpu_raw_run *run = w->run;
+    struct sample_parts p;
+    int parsed = split_sample(run, s, &p) == 0;
+    uint64_t ip = get_u64(s->rec + 8);
     uint32_t n = 0;
     if (s->flags & ASYS_CPU_SAMPLE_IN_KERNEL)
-        frames[n++] = KERNEL_FRAME_ADDRESS;
-    struct sample_parts p;
-    if (split_sample(run, s, &p) != 0)
+        n = kernel_frames(w, parsed ? &p : NULL, ip, frames, max_depth);
+    if (!parsed)
         return n;
-    uint64_t ip = get_u64(s->rec + 8);
     if (run->config->backtrace == ASYS_BACKTRACE_NONE) {
         if (!(s->flags & ASYS_CPU_SAMPLE_IN_KERNEL) && n < max_depth)
             frames[n++] = ip;
         return n;
     }
     if (run->config->backtrace == ASYS_BACKTRACE_FP) {
+        uint32_t kernel = n;
         for (uint64_t i = 0; i < p.callchain_nr && n < max_depth; i++) {
             uint64_t a = p.callchain[i];
-            if (a >= (uint64_t)PERF_CONTEXT_MAX)
-                continue; /* a context marker */
-            if (a >= KERNEL_MODULE_START)
-                continue;
+            if (a >= (uint64_t)PERF_CONTEXT_MAX || a >= KERNEL_MODULE_START)
+                continue; /* a context marker, or the kernel's part: taken above */
             frames[n++] = a;
         }
-        if (n <= 1 && !(s->flags & ASYS_CPU_SAMPLE_IN_KERNEL))
+        if (n <= kernel + 1 && !(s->flags & ASYS_CPU_SAMPLE_IN_KERNEL))
             s->flags |= ASYS_CPU_SAMPLE_UNWIND_FAILED;
         return n;
     }
     /* dwarf */
-    if (!p.regs || !dwfl) {
-        if (!(s->flags & ASYS_CPU_SAMPLE_IN_KERNEL) && n < max_depth)
-            frames[n++] = ip;
+    uint32_t user = p.regs && n < max_depth ? dwarf_frames(img, &p, frames + n, max_depth - n) : 0;
+    if (!user && !(s->flags & ASYS_CPU_SAMPLE_IN_KERNEL) && n < max_depth)
+        frames[n + user++] = ip; /* not even the first frame: keep the sampled IP */
+    if (user < 2)
         s->flags |= ASYS_CPU_SAMPLE_UNWIND_FAILED;
-        return n;
-    }
-    w->regs = (const uint64_t *)(const void *)p.regs;
-    w->stack = p.stack;
-    w->stack_size = p.stack ? p.stack_size : 0;
-    w->stack_base = get_u64(p.regs + 8 * PERF_REG_SP_INDEX);
-    w->tid = s->tid;
-    w->frames = frames + n;
-    w->depth = 0;
-    w->max_depth = max_depth - n;
-    int unwound = dwfl_getthread_frames(dwfl, (pid_t)s->tid, on_frame, w);
-    if (unwound != 0 && getenv("ASYS_DEBUG"))
-        fprintf(stderr, "asys: cpu sampling: tid %u: %u frames, %s (stack %" PRIu64 " bytes)\n",
-                s->tid, w->depth, dwfl_errmsg(-1), w->stack_size);
-    if (w->depth == 0) /* not even the first frame: keep the user IP */
-        w->frames[w->depth++] = get_u64(p.regs + 8 * PERF_REG_IP_INDEX);
-    if (w->depth < 2)
-        s->flags |= ASYS_CPU_SAMPLE_UNWIND_FAILED;
-    return n + w->depth;
+    return n + user;
 }
 
 /* ---- call chains, each once ------------------------------------------------------- */
@@ -845,12 +774,32 @@ static void put_chain(struct out_segment *o, uint32_t id, const uint64_t *f, uin
     asys_segment_commit(&c->header, ASYS_REC_WORD(ASYS_REC_CALLCHAIN, size / 8, 0, delta));
 }
 
+/* The process's JIT map, when it wrote one, as a module over the code it
+ * names: finalize's symbolizer reads the names of the sampled addresses
+ * into the report (file-backed modules come first and win an overlap). */
+static void put_jit_module(struct out_segment *o, const struct image *img, uint64_t time)
+{
+    char path[64];
+    asys_perf_map_path(path, sizeof path, img->pid);
+    if (access(path, F_OK) != 0)
+        return;
+    struct asys_err err = {0};
+    struct asys_perf_map *map = asys_perf_map_read(path, &err);
+    struct module jit = {.start = 0};
+    if (map)
+        asys_perf_map_span(map, &jit.start, &jit.end);
+    else if (getenv("ASYS_DEBUG"))
+        fprintf(stderr, "asys: cpu sampling: %s\n", err.text);
+    if (jit.end > jit.start)
+        put_module(o, &jit, put_string(o, path, time), time);
+    asys_perf_map_free(map);
+}
+
 static int write_image(struct writer_state *w, struct image *img, size_t index,
                        struct asys_err *err)
 {
     struct out_segment o = {0};
     struct chain_table chains = {0};
-    Dwfl *dwfl = NULL;
     int rc = -1;
     uint64_t frames[ASYS_CALLCHAIN_MAX_DEPTH + 1];
     uint32_t max_depth = w->run->config->depth;
@@ -892,7 +841,8 @@ static int write_image(struct writer_state *w, struct image *img, size_t index,
     }
     for (size_t i = 0; i < img->module_count; i++) {
         struct module *m = &img->modules[i];
-        m->bias_known = m->path[0] == '/' && mapping_bias(m, &m->bias) == 0;
+        m->file = asys_elf_cache_get(w->elf, m->path, m->build_id, m->build_id_length);
+        m->bias_known = m->file && asys_elf_file_bias(m->file, m->start, m->pgoff, &m->bias) == 0;
         if (getenv("ASYS_DEBUG"))
             fprintf(stderr, "asys: cpu sampling: pid %u: %s at %" PRIx64 " pgoff %" PRIx64 ": %s\n",
                     img->pid, m->path, m->start, m->pgoff, m->bias_known ? "ok" : "no bias");
@@ -900,12 +850,14 @@ static int write_image(struct writer_state *w, struct image *img, size_t index,
             put_module(&o, m, put_string(&o, m->path, t0), t0);
     }
     struct module kernel = {.start = KERNEL_MODULE_START, .end = UINT64_MAX, .bias = 0};
-    put_module(&o, &kernel, put_string(&o, KERNEL_MODULE_NAME, t0), t0);
-    if (w->run->config->backtrace == ASYS_BACKTRACE_DWARF)
-        dwfl = image_dwfl(w, img);
+    put_module(
+        &o, &kernel,
+        put_string(&o, w->kernel_symbols ? KERNEL_SYMBOLS_MODULE_NAME : KERNEL_MODULE_NAME, t0),
+        t0);
+    put_jit_module(&o, img, t0);
     for (size_t i = 0; i < img->sample_count; i++) {
         struct sample *s = &img->samples[i];
-        uint32_t n = sample_frames(w, dwfl, s, frames, max_depth);
+        uint32_t n = sample_frames(w, img, s, frames, max_depth);
         /* every frame is symbolized at address - 1 (a return address's call):
          * the sampled instruction itself is stored one past its first byte so
          * that a sample on a function's first instruction stays in it (in the
@@ -930,8 +882,6 @@ static int write_image(struct writer_state *w, struct image *img, size_t index,
     }
     rc = 0;
 out:
-    if (dwfl)
-        dwfl_end(dwfl);
     if (o.open)
         asys_segment_close(&o.w);
     free(chains.frames);
@@ -1099,6 +1049,22 @@ static void remove_raw(const struct asys_cpu_raw_run *run)
     rmdir(dir);
 }
 
+/* Whether the session was recorded since this boot: kallsyms' addresses
+ * move at each boot, so a session finalized after a reboot keeps its kernel
+ * frames as one [kernel] frame. */
+static int recorded_this_boot(const char *session_dir)
+{
+    char path[4300], now[64] = "";
+    snprintf(path, sizeof path, "%s/%s", session_dir, ASYS_SESSION_FILE);
+    struct asys_err ignored = {0};
+    cJSON *session = asys_json_load(path, &ignored);
+    cJSON *clock = session ? cJSON_GetObjectItemCaseSensitive(session, "clock") : NULL;
+    asys_read_first_line(ASYS_BOOT_ID_FILE, now, sizeof now);
+    int same = now[0] && !strcmp(asys_json_get_str(clock, "boot_id", ""), now);
+    cJSON_Delete(session);
+    return same;
+}
+
 int asys_cpu_samples_write(const struct asys_cpu_raw_run *run, struct asys_err *err)
 {
     struct writer_state *w = calloc(1, sizeof *w);
@@ -1110,7 +1076,16 @@ int asys_cpu_samples_write(const struct asys_cpu_raw_run *run, struct asys_err *
     w->run = run;
     asys_u64map_init(&w->current);
     asys_u64map_init(&w->tid_pid);
-    elf_version(EV_CURRENT);
+    w->elf = asys_elf_cache_new();
+    if (!w->elf) {
+        asys_fail(err, "out of memory");
+        goto out;
+    }
+    /* the sampler asked for the kernel's callchains (system-wide, kallsyms readable) */
+    w->kernel_symbols = run->config->scope == ASYS_SAMPLE_SYSTEM_WIDE &&
+                        (run->sample_type & PERF_SAMPLE_CALLCHAIN) &&
+                        asys_kallsyms_readable(ASYS_KALLSYMS) &&
+                        recorded_this_boot(run->session_dir);
     if (load_files(w, err) != 0 || build_images(w, err) != 0)
         goto out;
     for (size_t i = 0; i < w->image_count; i++)
@@ -1118,9 +1093,13 @@ int asys_cpu_samples_write(const struct asys_cpu_raw_run *run, struct asys_err *
             goto out;
     if (write_sched(w, err) != 0)
         goto out;
+    if (getenv("ASYS_DEBUG"))
+        fprintf(stderr, "asys: cpu sampling: %zu images, %u files opened for the unwinder\n",
+                w->image_count, asys_elf_cache_files(w->elf));
     rc = 0;
 out:
     if (w) {
+        asys_elf_cache_free(w->elf);
         for (int i = 0; i < w->file_count; i++)
             munmap(w->files[i].data, w->files[i].size);
         for (size_t i = 0; i < w->image_count; i++)

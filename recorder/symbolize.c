@@ -10,6 +10,8 @@
 
 #include "grow.h"
 #include "hashmap.h"
+#include "perf_map.h"
+#include "symbol_table.h"
 
 /* A loaded object, once per report: its file (path and build id) and the
  * offsets of every frame that fell into it, in any process. */
@@ -222,7 +224,7 @@ static void collect_offsets(struct asys_symbolizer *s)
 }
 
 /* The file reported alone at bias 0: offsets are its own addresses. */
-static Dwfl *open_file(const struct sym_file *f)
+static Dwfl *open_file(const struct sym_file *f, Dwfl_Module **module)
 {
     if (f->path[0] != '/' || access(f->path, R_OK) != 0)
         return NULL; /* the vDSO, or a file gone since */
@@ -237,16 +239,59 @@ static Dwfl *open_file(const struct sym_file *f)
         dwfl_end(dwfl);
         return NULL;
     }
+    *module = mod;
     return dwfl;
 }
 
-static cJSON *resolve_offset(Dwfl *dwfl, uint64_t offset, const char *pseudo_name)
+/* What names a file's addresses: its ELF symbols and DWARF lines, or the
+ * JIT map a process wrote. */
+struct file_symbols {
+    Dwfl *dwfl;
+    Dwfl_Module *module;
+    struct asys_symbol_table *table;
+    struct asys_perf_map *jit;
+    const char *pseudo_name; /* "[kernel]": CPU samples' kernel frames, one per stack */
+};
+
+static void file_symbols_open(const struct sym_file *f, struct file_symbols *fs)
+{
+    memset(fs, 0, sizeof *fs);
+    if (!strcmp(f->path, "[kernel.kallsyms]")) {
+        struct asys_err err = {0};
+        fs->pseudo_name = "[kernel]"; /* what kallsyms does not name */
+        fs->jit = asys_kallsyms_read(ASYS_KALLSYMS, &err);
+        if (!fs->jit && getenv("ASYS_DEBUG"))
+            fprintf(stderr, "asys: symbols: %s\n", err.text);
+    } else if (f->path[0] == '[') {
+        fs->pseudo_name = f->path;
+    } else if (asys_is_perf_map_path(f->path)) {
+        struct asys_err err = {0};
+        fs->jit = asys_perf_map_read(f->path, &err); /* gone since: the frames stay numbers */
+        if (!fs->jit && getenv("ASYS_DEBUG"))
+            fprintf(stderr, "asys: symbols: %s\n", err.text);
+    } else if ((fs->dwfl = open_file(f, &fs->module)) != NULL) {
+        fs->table = asys_symbol_table_read(fs->module);
+    }
+}
+
+static void file_symbols_close(struct file_symbols *fs)
+{
+    asys_symbol_table_free(fs->table);
+    asys_perf_map_free(fs->jit);
+    if (fs->dwfl)
+        dwfl_end(fs->dwfl);
+}
+
+static cJSON *resolve_offset(const struct file_symbols *fs, uint64_t offset)
 {
     /* a return address: the call that made the frame is just before it */
     Dwarf_Addr pc = offset ? offset - 1 : 0;
-    Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, pc) : NULL;
-    const char *function = mod ? dwfl_module_addrname(mod, pc) : NULL;
-    Dwfl_Line *line = mod ? dwfl_module_getsrc(mod, pc) : NULL;
+    const char *function = fs->table ? asys_symbol_table_name(fs->table, pc)
+                           : fs->jit ? asys_perf_map_name(fs->jit, pc)
+                                     : NULL;
+    if (!function)
+        function = fs->pseudo_name;
+    Dwfl_Line *line = fs->module ? dwfl_module_getsrc(fs->module, pc) : NULL;
     int lineno = 0;
     const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
     char hex[24];
@@ -254,11 +299,10 @@ static cJSON *resolve_offset(Dwfl *dwfl, uint64_t offset, const char *pseudo_nam
     cJSON *frame = cJSON_CreateArray();
     cJSON_AddItemToArray(frame, cJSON_CreateString(hex));
     char name[512] = "";
-    if (!function && pseudo_name)
-        function = pseudo_name; /* "[kernel]": CPU samples' kernel frames, one per stack */
-    if (function) {             /* "__libc_start_main@@GLIBC_2.34": the version is noise here */
+    if (function) { /* "__libc_start_main@@GLIBC_2.34": the version is noise here */
         snprintf(name, sizeof name, "%s", function);
-        name[strcspn(name, "@")] = '\0';
+        if (!fs->jit)
+            name[strcspn(name, "@")] = '\0';
     }
     cJSON_AddItemToArray(frame, cJSON_CreateString(name));
     cJSON_AddItemToArray(frame, cJSON_CreateString(file ? file : ""));
@@ -273,13 +317,12 @@ static cJSON *file_json(const struct sym_file *f)
     if (f->build_id[0])
         cJSON_AddStringToObject(entry, "build_id", f->build_id);
     cJSON *frames = cJSON_AddArrayToObject(entry, "frames");
-    Dwfl *dwfl = open_file(f);
+    struct file_symbols fs;
+    file_symbols_open(f, &fs);
     for (size_t a = 0; a < f->offsets.capacity; a++)
         if (f->offsets.used[a])
-            cJSON_AddItemToArray(frames, resolve_offset(dwfl, f->offsets.keys[a],
-                                                        f->path[0] == '[' ? f->path : NULL));
-    if (dwfl)
-        dwfl_end(dwfl);
+            cJSON_AddItemToArray(frames, resolve_offset(&fs, f->offsets.keys[a]));
+    file_symbols_close(&fs);
     return entry;
 }
 

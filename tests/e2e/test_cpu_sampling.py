@@ -1,6 +1,7 @@
 """CPU sampling and scheduling (-s, -b, --sample-period): hot functions and
 their callers with and without frame pointers, thread states from the
 scheduler, forked children, refused privileges and bad options."""
+import json
 import os
 import subprocess
 import sys
@@ -311,6 +312,113 @@ class Privileges(SamplingCase):
         self.assertTrue(rows['CPU sampling'].startswith('unavailable ('), rows)
         r = self.stats('--report', 'cpu_flat', self.report(), expect_rc=None)
         self.assertNotEqual(r.returncode, 0)
+
+
+class JitMap(SamplingCase):
+    """Code generated at run time, named in /tmp/perf-PID.map: the names of
+    its sampled addresses are read at finalize and kept in the report."""
+
+    def test_jit_function_is_named_after_its_map_is_gone(self):
+        r = self.record([prog('jit_burn'), '1.0'], ['-s', 'process-tree'])
+        pid = int(re.search(rb'pid (\d+)', r.stdout).group(1))
+        map_path = '/tmp/perf-%d.map' % pid
+        self.assertTrue(os.path.exists(map_path))
+        os.unlink(map_path)  # what the report needs was copied into it
+        flat = self.flat()
+        ranked = sorted(flat.values(), key=lambda r: -float(r['Self']))
+        self.assertEqual(ranked[0]['Function'], 'jit_hot_loop', ranked[:3])
+        self.assertGreater(float(ranked[0]['Self (%)']), 50)
+        self.assertEqual(ranked[0]['Module'], map_path)
+
+    def test_without_a_map_the_code_stays_unnamed(self):
+        self.record([prog('jit_burn'), '0.3', 'nomap'], ['-s', 'process-tree'])
+        flat = self.flat()
+        self.assertNotIn('jit_hot_loop', flat)
+        self.assertFalse(any(f['Module'].startswith('/tmp/perf-') for f in flat.values()), flat)
+
+
+def kallsyms_gives_addresses():
+    """Whether /proc/kallsyms is readable with its addresses (kptr_restrict
+    and perf_event_paranoid allow it: as root here)."""
+    try:
+        with open('/proc/kallsyms') as f:
+            return any(int(line.split()[0], 16) for _, line in zip(range(64), f))
+    except (OSError, ValueError, IndexError):
+        return False
+
+
+class KernelFrames(SamplingCase):
+    """Kernel frames: named from kallsyms under -s system-wide, one [kernel]
+    frame otherwise.  dd from /dev/zero to /dev/null runs in read_zero and
+    its callers (vfs_read, ksys_read) most of its time."""
+    DD = ['dd', 'if=/dev/zero', 'of=/dev/null', 'bs=1M', 'count=3000']
+
+    def kernel_stacks(self, recorded='rep'):
+        """The target's samples taken in the kernel: [(frame names, modules)]
+        (the target as the report `recorded` names it)."""
+        con = self.db()
+        pid = self.manifest(recorded)['target']['pid']
+        rows = con.execute(
+            'SELECT c.id, COALESCE(s.value, "?"), COALESCE(p.value, "") FROM cpu_samples AS c '
+            'JOIN callchain_frames AS cf ON cf.callchain_id = c.callchain_id '
+            'JOIN frames AS f ON f.id = cf.frame_id LEFT JOIN strings AS s ON s.id = f.function_id '
+            'LEFT JOIN modules AS m ON m.id = f.module_id LEFT JOIN strings AS p ON p.id = m.path_id '
+            'WHERE c.pid = ? ORDER BY c.id, cf.level', (pid,)).fetchall()
+        stacks = {}
+        for sample, name, module in rows:
+            stacks.setdefault(sample, []).append((name, module))
+        return [s for s in stacks.values() if s[0][1].startswith('[kernel')]
+
+    def test_system_wide_names_kernel_functions(self):
+        if not kallsyms_gives_addresses():
+            self.skipTest('/proc/kallsyms hides its addresses here (kptr_restrict)')
+        self.record(self.DD, ['-s', 'system-wide'])
+        stacks = self.kernel_stacks()
+        self.assertGreater(len(stacks), 20)
+        names = {name for stack in stacks for name, module in stack
+                 if module == '[kernel.kallsyms]'}
+        self.assertTrue(names & {'read_zero', 'vfs_read', 'ksys_read'}, sorted(names)[:40])
+        deep = [s for s in stacks if sum(m == '[kernel.kallsyms]' for _, m in s) >= 3]
+        self.assertGreater(len(deep), len(stacks) // 2, 'kernel call chains, not one frame')
+        # and the user frames under them are still dd's (the system call's caller)
+        self.assertTrue(any(m.endswith('libc.so.6') for s in stacks for _, m in s))
+
+    def test_a_session_of_another_boot_keeps_one_kernel_frame(self):
+        """kallsyms' addresses move at each boot: a session finalized after a
+        reboot cannot name its kernel frames."""
+        if not kallsyms_gives_addresses():
+            self.skipTest('/proc/kallsyms hides its addresses here (kptr_restrict)')
+        r = self.run_cmd([ASYS, 'profile', '-t', 'none', '-s', 'system-wide', '-o',
+                          self.path('first'), *self.DD],
+                         env=dict(self.env, ASYS_KEEP_SESSION='1'))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        kept = re.search(rb"session kept in '([^']+)'", r.stderr).group(1).decode()
+        self.addCleanup(shutil.rmtree, kept, True)
+        segments = os.path.join(kept, 'segments')
+        for name in os.listdir(segments):  # unwound again from the rings, as after a crash
+            if name.startswith('cpu-'):
+                os.unlink(os.path.join(segments, name))
+        session_file = os.path.join(kept, 'session.json')
+        with open(session_file) as f:
+            session = json.load(f)
+        self.assertIn('boot_id', session['clock'])
+        session['clock']['boot_id'] = 'another-boot'
+        with open(session_file, 'w') as f:
+            json.dump(session, f)
+        r = self.run_cmd([ASYS, 'finalize', kept, '-o', self.path('rep'), '--force-overwrite'])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        stacks = self.kernel_stacks(recorded='first')
+        self.assertGreater(len(stacks), 20)
+        for stack in stacks:
+            self.assertEqual(stack[0], ('[kernel]', '[kernel]'), stack)
+
+    def test_process_tree_keeps_one_kernel_frame(self):
+        self.record(self.DD, ['-s', 'process-tree'])
+        stacks = self.kernel_stacks()
+        self.assertGreater(len(stacks), 20)
+        for stack in stacks:
+            self.assertEqual(stack[0], ('[kernel]', '[kernel]'), stack)
+            self.assertFalse(any(m.startswith('[kernel') for _, m in stack[1:]), stack)
 
 
 class Outputs(SamplingCase):

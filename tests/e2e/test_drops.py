@@ -11,7 +11,7 @@ class Drops(AsysTestCase):
 
     def test_exact_drop_count(self):
         # how many records a run makes besides the ranges (process, thread, strings)
-        self.profile([prog('hgtx_loop'), '10'], options=['-t', 'nvtx'], name='small')
+        self.profile([prog('hgtx_loop'), '10'], options=['-t', 'nvtx', '-s', 'none'], name='small')
         records, dropped = self.totals('small')
         self.assertEqual(dropped, 0)
         launcher = [s for s in self.manifest('small')['segments'] if s['collector'] == 'launcher'][0]
@@ -19,7 +19,8 @@ class Drops(AsysTestCase):
 
         pairs = 200000  # 3.2 MB of records into one 512 KiB chunk
         self.profile([prog('hgtx_loop'), str(pairs)], name='full',
-                     options=['-t', 'nvtx', '--chunk-size', '512K', '--max-segment-size', '512K'])
+                     options=['-t', 'nvtx', '-s', 'none', '--chunk-size', '512K',
+                              '--max-segment-size', '512K'])
         m = self.manifest('full')
         launcher = [s for s in m['segments'] if s['collector'] == 'launcher'][0]
         records, dropped = m['totals']['records'] - launcher['records'], m['totals']['dropped_records']
@@ -36,7 +37,8 @@ class Drops(AsysTestCase):
 
     def test_no_drops_at_default_settings(self):
         pairs = 1000000
-        self.profile([prog('hgtx_loop'), str(pairs)], options=['-t', 'nvtx'], name='big')
+        self.profile([prog('hgtx_loop'), str(pairs)], options=['-t', 'nvtx', '-s', 'none'],
+                     name='big')
         records, dropped = self.totals('big')
         self.assertEqual(dropped, 0)
         rows = {r['Range']: r for r in self.stats_rows('hgtx_sum', 'big')}
@@ -48,7 +50,7 @@ class ThreadsWithoutASegment(AsysTestCase):
     it makes are counted, in report_info and on stderr (issue 12.10)."""
 
     def test_every_lost_thread_and_event_is_counted(self):
-        r = self.profile([prog('hgtx_nofile'), '4', '20000'], options=['-t', 'nvtx'])
+        r = self.profile([prog('hgtx_nofile'), '4', '20000'], options=['-t', 'nvtx', '-s', 'none'])
         made = int(r.stdout.decode())
         self.assertEqual(made, 160000)
         err = r.stderr.decode()

@@ -95,7 +95,9 @@ class Timeline(ExportCase):
     @classmethod
     def setUpClass(cls):
         cls.recorded = tempfile.mkdtemp(prefix='asys-export-')
-        r = subprocess.run([SIMPPU_RUN, ASYS, 'profile', '-t', 'hggc,hgtx,osrt', '-o',
+        # -s none: these rows are HGGC's, HGTX's and OSRT's (test_cpu_sampling has the CPU's)
+        r = subprocess.run([SIMPPU_RUN, ASYS, 'profile', '-t', 'hggc,hgtx,osrt', '-s', 'none',
+                            '-o',
                             os.path.join(cls.recorded, 'rep'), '--force-overwrite=true',
                             WORKLOAD, 'all'], capture_output=True,
                            env=dict(os.environ, TMPDIR=cls.recorded))
@@ -616,7 +618,7 @@ class Processes(ExportCase):
     def setUp(self):
         super().setUp()
         self.profile([prog('hgtx_fork'), prog('hgtx_threads'), '3', '2', '100'],
-                     options=['-t', 'hgtx'])
+                     options=['-t', 'hgtx', '-s', 'none'])
         self.con = self.db()
 
     def test_pftrace_processes_threads_and_their_order(self):

@@ -82,7 +82,8 @@ class NestedRangesOnThreads(AsysTestCase):
         info = {r['Property']: r['Value'] for r in self.stats_rows('report_info')}
         self.assertEqual(info['Program ended'], 'exit code 0')
         self.assertEqual(info['Threads'], str(self.THREADS + 1))
-        self.assertEqual(info['Collectors enabled'], 'hgtx,python')  # python: on by default
+        # python and cpu-sampling: on by default (the manual's --python-sampling and -s)
+        self.assertEqual(info['Collectors enabled'], 'hgtx,cpu-sampling,python')
         self.assertEqual(info['Dropped records'], '0')
         self.assertIn('hgtx_threads', info['Command'])
 

@@ -4,6 +4,7 @@ exactly as in a run of one process of the same binary, and symbols.json holds
 each binary's symbol table once, whatever number of processes loaded it."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import unittest
@@ -21,18 +22,27 @@ def symbols_json(report):
     return json.loads(out)
 
 
+def frames_by_event(con, table, join=''):
+    """{(pid, event id): [function names, innermost first]} of the call chains of
+    a table's rows (osrt_calls, cpu_samples), `join` narrowing them."""
+    rows = con.execute(
+        "SELECT e.pid, e.id, s.value FROM %s AS e %s "
+        "JOIN callchain_frames AS cf ON cf.callchain_id = e.callchain_id "
+        "JOIN frames AS f ON f.id = cf.frame_id LEFT JOIN strings AS s ON s.id = f.function_id "
+        "ORDER BY e.pid, e.id, cf.level" % (table, join)).fetchall()
+    events = {}
+    for pid, event, function in rows:
+        events.setdefault((pid, event), []).append(function or '?')
+    return events
+
+
 class ProcessTree(AsysTestCase):
     def stacks(self, name='rep'):
         """{pid: [function names, innermost first]} of each usleep call with a stack."""
-        rows = self.db(name).execute(
-            "SELECT o.pid, o.id, cf.level, s.value FROM osrt_calls AS o "
-            "JOIN strings AS n ON n.id = o.name_id AND n.value = 'usleep' "
-            "JOIN callchain_frames AS cf ON cf.callchain_id = o.callchain_id "
-            "JOIN frames AS f ON f.id = cf.frame_id LEFT JOIN strings AS s ON s.id = f.function_id "
-            "ORDER BY o.pid, o.id, cf.level").fetchall()
         stacks = {}
-        for pid, _, _, function in rows:
-            stacks.setdefault(pid, []).append(function or '?')
+        usleep = "JOIN strings AS n ON n.id = e.name_id AND n.value = 'usleep'"
+        for (pid, _), names in frames_by_event(self.db(name), 'osrt_calls', usleep).items():
+            stacks.setdefault(pid, []).extend(names)
         return stacks
 
     def test_every_process_and_every_stack(self):
@@ -65,6 +75,56 @@ class ProcessTree(AsysTestCase):
         # every child's frames and the parent's (its waits are long enough for stacks too)
         count = self.db().execute("SELECT COUNT(DISTINCT pid) FROM frames").fetchone()[0]
         self.assertEqual(count, CHILDREN + 1)
+
+
+class SampledProcessTree(AsysTestCase):
+    """The same with CPU samples: each child burns ~10 ms of CPU two named
+    functions deep; the unwinder and the symbolizer open each binary once."""
+
+    def spin_stacks(self, name='rep'):
+        """{pid: set of the stacks (names, innermost first) of its samples in child_spin}."""
+        samples = frames_by_event(self.db(name), 'cpu_samples')
+        stacks = {}
+        for (pid, _), names in samples.items():
+            names = [n for n in names if n != '[kernel]']
+            if names and names[0] == 'child_spin':
+                stacks.setdefault(pid, set()).add(tuple(names))
+        return stacks
+
+    def test_every_process_and_every_stack(self):
+        saved, self.env = self.env, dict(self.env, ASYS_DEBUG='1')  # says what it opened
+        try:
+            r = self.profile([prog('process_tree'), str(CHILDREN), 'burn'],
+                             options=['-t', 'none', '-s', 'process-tree'])
+        finally:
+            self.env = saved
+        self.assertIn(b'children %d failed 0' % CHILDREN, r.stdout)
+        info = {x['Property']: x['Value'] for x in self.stats_rows('report_info')}
+        self.assertEqual(info['Processes'], str(CHILDREN + 1))
+        tree = self.spin_stacks()
+        self.assertEqual(len(tree), CHILDREN, 'children with samples in child_spin')
+
+        self.profile([prog('process_tree'), 'burn'], options=['-t', 'none', '-s', 'process-tree'],
+                     name='one')
+        (reference,) = self.spin_stacks('one').values()
+        self.assertEqual(len(reference), 1, reference)
+        (reference,) = reference
+        self.assertEqual(reference[:3], ('child_spin', 'child_burn', 'main'))
+        for pid, stacks in tree.items():
+            self.assertEqual(stacks, {reference}, 'process %d' % pid)
+
+        # the unwinder opened each binary once: a few files for 400 images
+        opened = [line for line in r.stderr.decode().splitlines()
+                  if 'files opened for the unwinder' in line]
+        self.assertEqual(len(opened), 1, r.stderr[-2000:])
+        images, files = re.search(r'(\d+) images, (\d+) files', opened[0]).groups()
+        self.assertGreaterEqual(int(images), CHILDREN)
+        self.assertLess(int(files), 20, opened[0])
+        symbols = symbols_json(self.report())
+        paths = [m['path'] for m in symbols['modules']]
+        self.assertEqual(len([p for p in paths if p.endswith('/process_tree')]), 1, paths)
+        self.assertLess(len(symbols['modules']), 20)
+        self.assertGreaterEqual(len(symbols['images']), CHILDREN)
 
 
 class FirstSymbolsFormat(AsysTestCase):

@@ -24,7 +24,9 @@ import pftrace
 from asys_e2e import BIN, AsysTestCase
 
 EXPORT = os.path.join(BIN, 'asys-export')
-NIC = ['-t', 'none', '--nic-metrics', 'true']
+# -s none: the windows are timed from the session start, which CPU sampling's
+# perf events (opened before exec) would move on a loaded machine
+NIC = ['-t', 'none', '-s', 'none', '--nic-metrics', 'true']
 WRITE_PERIOD = 0.005
 
 

@@ -12,7 +12,9 @@ ALL = ['sleep', 'pipe', 'mutex', 'cond', 'poll', 'spawn', 'timeout', 'short']
 class BlockingCalls(AsysTestCase):
     def setUp(self):
         super().setUp()
-        self.result = self.profile([prog('osrt_workload'), *ALL], options=['-t', 'osrt'])
+        # -s none: OSRT's own estimate of thread states (CPU sampling's would replace it)
+        self.result = self.profile([prog('osrt_workload'), *ALL],
+                                   options=['-t', 'osrt', '-s', 'none'])
         self.summary = {r['Name']: r for r in self.stats_rows('osrt_sum')}
         self.trace = self.stats_rows('osrt_trace')
 
@@ -99,7 +101,7 @@ class Threshold(AsysTestCase):
         self.assertLessEqual(int(rows['fwrite']['Num Calls']) if 'fwrite' in rows else 0, 3)
 
     def test_osrt_off_records_nothing(self):
-        self.profile([prog('osrt_workload'), 'sleep'], options=['-t', 'nvtx'])
+        self.profile([prog('osrt_workload'), 'sleep'], options=['-t', 'nvtx', '-s', 'none'])
         con = self.db()
         self.assertEqual(con.execute('SELECT COUNT(*) FROM osrt_calls').fetchone()[0], 0)
         self.assertEqual(con.execute('SELECT COUNT(*) FROM thread_states').fetchone()[0], 0)

@@ -184,7 +184,7 @@ class ProfileCli(AsysTestCase):
         self.assertEqual(err.count('not built into this asys yet'), 1)
         self.assertIn('acdnn, acblas', err)
         m = self.manifest()
-        self.assertEqual(m['collectors']['enabled'], ['hggc', 'hgtx', 'python'])
+        self.assertEqual(m['collectors']['enabled'], ['hggc', 'hgtx', 'cpu-sampling', 'python'])
         self.assertEqual([u['name'] for u in m['collectors']['unavailable']], ['acdnn', 'acblas'])
         r = self.profile(['true'], options=['--multi-node-mode', 'per-node', '-t', 'nvtx'])
         self.assertIn('--multi-node-mode is not implemented', r.stderr.decode())

@@ -22,9 +22,11 @@ START_TEST(defaults)
     struct asys_profile_options o;
     struct asys_err err;
     ck_assert_int_eq(parse(&o, &err, 2, "./app", "arg"), 0);
-    /* python: --python-sampling is on by default (the manual's default) */
+    /* python: --python-sampling is on by default, and so is -s process-tree
+     * (the manual's defaults) */
     ck_assert_uint_eq(o.features, ASYS_FEATURE_HGGC | ASYS_FEATURE_HGTX | ASYS_FEATURE_ACDNN |
-                                      ASYS_FEATURE_ACBLAS | ASYS_FEATURE_PYTHON);
+                                      ASYS_FEATURE_ACBLAS | ASYS_FEATURE_PYTHON |
+                                      ASYS_FEATURE_CPU_SAMPLING);
     ck_assert_ptr_null(o.output);
     ck_assert_int_eq(o.force_overwrite, 0);
     ck_assert_int_eq(o.wait, ASYS_WAIT_ALL);
@@ -38,13 +40,15 @@ START_TEST(trace_names_and_aliases)
 {
     struct asys_profile_options o;
     struct asys_err err;
+    /* the collectors on by their own options' defaults: -s and --python-sampling */
+    const uint32_t by_default = ASYS_FEATURE_PYTHON | ASYS_FEATURE_CPU_SAMPLING;
     ck_assert_int_eq(parse(&o, &err, 3, "-t", "nvtx,cuda", "app"), 0);
-    ck_assert_uint_eq(o.features, ASYS_FEATURE_HGTX | ASYS_FEATURE_HGGC | ASYS_FEATURE_PYTHON);
+    ck_assert_uint_eq(o.features, ASYS_FEATURE_HGTX | ASYS_FEATURE_HGGC | by_default);
     ck_assert_int_eq(parse(&o, &err, 2, "--trace=hgtx,acdnn,cublas,pccl,osrt", "app"), 0);
     ck_assert_uint_eq(o.features, ASYS_FEATURE_HGTX | ASYS_FEATURE_ACDNN | ASYS_FEATURE_ACBLAS |
-                                      ASYS_FEATURE_PCCL | ASYS_FEATURE_OSRT | ASYS_FEATURE_PYTHON);
+                                      ASYS_FEATURE_PCCL | ASYS_FEATURE_OSRT | by_default);
     ck_assert_int_eq(parse(&o, &err, 2, "-tnone", "app"), 0);
-    ck_assert_uint_eq(o.features, ASYS_FEATURE_PYTHON);
+    ck_assert_uint_eq(o.features, by_default);
     ck_assert_int_eq(parse(&o, &err, 3, "-t", "nvtx,bogus", "app"), -1);
     ck_assert_ptr_nonnull(strstr(err.text, "unknown --trace value 'bogus'"));
     ck_assert_ptr_nonnull(strstr(err.text, "hgtx/nvtx")); /* lists the valid ones */
@@ -100,12 +104,16 @@ START_TEST(planned_options_are_recorded)
 }
 END_TEST
 
-/* -s switches the CPU sampler on; its values are checked like any option's. */
+/* The CPU sampler is on unless -s none; its values are checked like any
+ * option's. */
 START_TEST(cpu_sampling_options)
 {
     struct asys_profile_options o;
     struct asys_err err;
     ck_assert_int_eq(parse(&o, &err, 1, "app"), 0);
+    ck_assert_uint_ne(o.features & ASYS_FEATURE_CPU_SAMPLING, 0);
+    ck_assert_str_eq(asys_profile_value(&o, "sample")->canonical, "process-tree");
+    ck_assert_int_eq(parse(&o, &err, 3, "-s", "none", "app"), 0);
     ck_assert_uint_eq(o.features & ASYS_FEATURE_CPU_SAMPLING, 0);
     ck_assert_int_eq(parse(&o, &err, 5, "-s", "process-tree", "-b", "fp", "app"), 0);
     ck_assert_uint_ne(o.features & ASYS_FEATURE_CPU_SAMPLING, 0);

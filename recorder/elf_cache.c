@@ -1,0 +1,200 @@
+/* The ELF files of a report's sampled processes, each opened once (elf_cache.h). */
+#define _GNU_SOURCE
+#include "elf_cache.h"
+
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "grow.h"
+#include "hashmap.h"
+
+#define MAX_LOADS 16
+#define MAX_KEY 4200
+
+/* An executable PT_LOAD: where its bytes are in the file and in memory. */
+struct elf_load {
+    uint64_t offset, filesz, vaddr;
+};
+
+struct asys_elf_file {
+    Dwfl *dwfl; /* the file alone, at its own addresses */
+    Dwfl_Module *module;
+    struct elf_load loads[MAX_LOADS];
+    uint32_t load_count;
+    int debug_cfi_tried;
+    Dwarf_CFI *debug_cfi; /* .debug_frame, NULL until needed or when absent */
+    Dwarf_Addr debug_bias;
+};
+
+struct asys_elf_cache {
+    struct asys_strmap index;     /* key -> index + 1 in files */
+    struct asys_elf_file **files; /* NULL: a file that could not be read */
+    size_t count, cap;
+    uint32_t opened;
+};
+
+static const Dwfl_Callbacks offline_callbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+};
+
+struct asys_elf_cache *asys_elf_cache_new(void)
+{
+    struct asys_elf_cache *c = calloc(1, sizeof *c);
+    if (c)
+        asys_strmap_init(&c->index);
+    return c;
+}
+
+static void file_free(struct asys_elf_file *f)
+{
+    if (!f)
+        return;
+    if (f->dwfl)
+        dwfl_end(f->dwfl); /* frees the module's CFI too */
+    free(f);
+}
+
+void asys_elf_cache_free(struct asys_elf_cache *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->count; i++)
+        file_free(c->files[i]);
+    free(c->files);
+    asys_strmap_free(&c->index);
+    free(c);
+}
+
+uint32_t asys_elf_cache_files(const struct asys_elf_cache *c)
+{
+    return c->opened;
+}
+
+/* "b:BUILD-ID", or "p:PATH:SIZE:MTIME" for a file without one (a binary
+ * rebuilt during the run is another file); 0 when the file is gone. */
+static size_t file_key(char *key, size_t size, const char *path, const uint8_t *build_id,
+                       uint32_t build_id_length)
+{
+    if (build_id_length) {
+        size_t n = (size_t)snprintf(key, size, "b:");
+        for (uint32_t i = 0; i < build_id_length && n + 3 < size; i++)
+            n += (size_t)snprintf(key + n, size - n, "%02x", build_id[i]);
+        return n;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return 0;
+    int n = snprintf(key, size, "p:%s:%lld:%lld.%09ld", path, (long long)st.st_size,
+                     (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+    return n > 0 && (size_t)n < size ? (size_t)n : 0;
+}
+
+static int same_build_id(Elf *elf, const uint8_t *build_id, uint32_t length)
+{
+    const void *id = NULL;
+    ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
+    return n == (ssize_t)length && !memcmp(id, build_id, length);
+}
+
+static void read_loads(struct asys_elf_file *f, Elf *elf)
+{
+    size_t phnum = 0;
+    if (elf_getphdrnum(elf, &phnum) != 0)
+        return;
+    for (size_t i = 0; i < phnum && i < 4096 && f->load_count < MAX_LOADS; i++) {
+        GElf_Phdr ph;
+        if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
+            f->loads[f->load_count++] = (struct elf_load){ph.p_offset, ph.p_filesz, ph.p_vaddr};
+    }
+}
+
+/* Reports the file alone at its own addresses (base 0 + p_vaddr). */
+static struct asys_elf_file *file_open(const char *path, const uint8_t *build_id,
+                                       uint32_t build_id_length)
+{
+    struct asys_elf_file *f = calloc(1, sizeof *f);
+    if (!f || !(f->dwfl = dwfl_begin(&offline_callbacks)))
+        goto fail;
+    dwfl_report_begin(f->dwfl);
+    const char *name = strrchr(path, '/') + 1;
+    f->module = dwfl_report_elf(f->dwfl, name, path, -1, 0, true);
+    dwfl_report_end(f->dwfl, NULL, NULL);
+    Dwarf_Addr bias = 0;
+    Elf *elf = f->module ? dwfl_module_getelf(f->module, &bias) : NULL;
+    if (!elf || bias != 0 || (build_id_length && !same_build_id(elf, build_id, build_id_length)))
+        goto fail;
+    read_loads(f, elf);
+    if (!f->load_count)
+        goto fail;
+    return f;
+fail:
+    file_free(f);
+    return NULL;
+}
+
+struct asys_elf_file *asys_elf_cache_get(struct asys_elf_cache *c, const char *path,
+                                         const uint8_t *build_id, uint32_t build_id_length)
+{
+    char key[MAX_KEY];
+    if (path[0] != '/')
+        return NULL; /* [vdso], anonymous memory: no file */
+    size_t key_length = file_key(key, sizeof key, path, build_id, build_id_length);
+    if (!key_length)
+        return NULL;
+    uint32_t at = asys_strmap_get(&c->index, key, key_length);
+    if (at)
+        return c->files[at - 1];
+    if (asys_grow(&c->files, &c->cap, c->count, sizeof *c->files, 32))
+        return NULL;
+    struct asys_elf_file *f = file_open(path, build_id, build_id_length);
+    if (asys_strmap_put(&c->index, key, key_length, (uint32_t)c->count + 1) != 0) {
+        file_free(f);
+        return NULL;
+    }
+    c->files[c->count++] = f; /* a file that failed stays NULL: it is not tried again */
+    c->opened += f != NULL;
+    if (getenv("ASYS_DEBUG"))
+        fprintf(stderr, "asys: cpu sampling: %s: %s\n", path, f ? "opened" : "unreadable");
+    return f;
+}
+
+int asys_elf_file_bias(const struct asys_elf_file *f, uint64_t start, uint64_t pgoff,
+                       uint64_t *bias)
+{
+    for (uint32_t i = 0; i < f->load_count; i++) {
+        const struct elf_load *l = &f->loads[i];
+        uint64_t page_offset = l->offset & ~0xfffull;
+        if (pgoff < page_offset || pgoff >= l->offset + l->filesz)
+            continue;
+        *bias = start - pgoff - l->vaddr + l->offset;
+        return 0;
+    }
+    return -1;
+}
+
+static int frame_from(Dwarf_CFI *cfi, Dwarf_Addr cfi_bias, uint64_t address, Dwarf_Frame **frame)
+{
+    *frame = NULL;
+    return cfi && dwarf_cfi_addrframe(cfi, address - cfi_bias, frame) == 0 ? 0 : -1;
+}
+
+int asys_elf_file_frame(struct asys_elf_file *f, uint64_t address, Dwarf_Frame **frame)
+{
+    Dwarf_Addr bias = 0;
+    Dwarf_CFI *eh = dwfl_module_eh_cfi(f->module, &bias);
+    if (frame_from(eh, bias, address, frame) == 0)
+        return 0;
+    if (!f->debug_cfi_tried) { /* finds, opens and decompresses the debug file: once */
+        f->debug_cfi_tried = 1;
+        f->debug_cfi = dwfl_module_dwarf_cfi(f->module, &f->debug_bias);
+    }
+    return frame_from(f->debug_cfi, f->debug_bias, address, frame);
+}
