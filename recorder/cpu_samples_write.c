@@ -633,6 +633,51 @@ static uint32_t sample_frames(struct writer_state *w, const struct image *img, s
     return n + user;
 }
 
+/* ---- asys's own frames ----------------------------------------------------------------
+ * The injected library's frames between the program's (its OSRT wrappers,
+ * asys_main under main) are left out, so stacks read as without asys; a
+ * sample taken in the library's own code keeps that leaf. */
+
+#define ASYS_LIBRARY_RANGES 8
+
+struct library_ranges {
+    uint64_t start[ASYS_LIBRARY_RANGES], end[ASYS_LIBRARY_RANGES];
+    size_t count;
+};
+
+static void find_asys_library(const struct image *img, struct library_ranges *r)
+{
+    r->count = 0;
+    for (size_t i = 0; i < img->module_count && r->count < ASYS_LIBRARY_RANGES; i++) {
+        const char *path = img->modules[i].path;
+        const char *base = path ? strrchr(path, '/') : NULL;
+        if (base && !strcmp(base + 1, "libasys-inject.so")) {
+            r->start[r->count] = img->modules[i].start;
+            r->end[r->count++] = img->modules[i].end;
+        }
+    }
+}
+
+static int in_ranges(const struct library_ranges *r, uint64_t a)
+{
+    for (size_t i = 0; i < r->count; i++)
+        if (a >= r->start[i] && a < r->end[i])
+            return 1;
+    return 0;
+}
+
+/* Drops frames 1.. that lie in the library; the new depth. */
+static uint32_t without_asys_frames(const struct library_ranges *r, uint64_t *frames, uint32_t n)
+{
+    if (!r->count || n < 2)
+        return n;
+    uint32_t kept = 1;
+    for (uint32_t i = 1; i < n; i++)
+        if (!in_ranges(r, frames[i]))
+            frames[kept++] = frames[i];
+    return kept;
+}
+
 /* ---- call chains, each once ------------------------------------------------------- */
 
 static uint64_t chain_hash(const uint64_t *f, uint32_t n)
@@ -855,9 +900,12 @@ static int write_image(struct writer_state *w, struct image *img, size_t index,
         put_string(&o, w->kernel_symbols ? KERNEL_SYMBOLS_MODULE_NAME : KERNEL_MODULE_NAME, t0),
         t0);
     put_jit_module(&o, img, t0);
+    struct library_ranges asys_library;
+    find_asys_library(img, &asys_library);
     for (size_t i = 0; i < img->sample_count; i++) {
         struct sample *s = &img->samples[i];
-        uint32_t n = sample_frames(w, img, s, frames, max_depth);
+        uint32_t n =
+            without_asys_frames(&asys_library, frames, sample_frames(w, img, s, frames, max_depth));
         /* every frame is symbolized at address - 1 (a return address's call):
          * the sampled instruction itself is stored one past its first byte so
          * that a sample on a function's first instruction stays in it (in the

@@ -74,6 +74,15 @@ class SamplingCase(AsysTestCase):
             self.assertIn('worker', names, names)
         self.assertIn('start_thread', seen['burn_a'], seen['burn_a'])
         self.assertIn('main', seen['burn_b'], seen['burn_b'])
+        # no frame of asys's library between the program's (asys_main runs main)
+        own = con.execute(
+            "SELECT COUNT(*) FROM cpu_samples AS s "
+            "JOIN callchain_frames AS cf ON cf.callchain_id = s.callchain_id AND cf.level > 0 "
+            "JOIN frames AS f ON f.id = cf.frame_id JOIN modules AS m ON m.id = f.module_id "
+            "JOIN strings AS p ON p.id = m.path_id WHERE p.value LIKE '%/libasys-inject.so'"
+        ).fetchone()[0]
+        self.assertEqual(own, 0)
+        self.assertNotIn('asys_main', seen['burn_b'])
 
 
 class HotFunctionsDwarf(SamplingCase):
