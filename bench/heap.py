@@ -1,6 +1,6 @@
 """Heap tracing on a malloc/free-heavy loop (bench/run_benchmarks.py --only
 heap): heap_loop with 1 and 2 threads, without a tool, under asys -t none
---heap-memory-usage at the default interval and at interval 1, and under
+-s none (CPU sampling, on by default, has its own bench) --heap-memory-usage at the default interval and at interval 1, and under
 heaptrack (Debian's), median of --runs runs each; and the report bytes per
 sampled allocation.  Targets: <= 1.3x at the default interval; at interval
 1 faster than heaptrack.  Also: the cost of --hggc-memory-usage per
@@ -38,7 +38,8 @@ def bench_heap_tracing(args, work):
     print('|---:|---:|---:|---:|---:|---|')
     for threads in (1, 2):
         argv = [prog, str(threads), str(args.heap_allocations)]
-        traced = [asys, 'profile', '-t', 'none', '--heap-memory-usage', 'true', '-o', report,
+        traced = [asys, 'profile', '-t', 'none', '-s', 'none', '--heap-memory-usage', 'true',
+                  '-o', report,
                   '--force-overwrite=true']
         plain, default, every, peer = [], [], [], []
         for _ in range(args.runs):
@@ -70,7 +71,7 @@ def bench_heap_aggregates(args, work, argv, per_event_size):
     """The last run's program at interval 1 with --heap-report-interval 100."""
     asys = os.path.join(args.build, 'bin', 'asys')
     report = os.path.join(work, 'heap_sums')
-    seconds = _seconds([asys, 'profile', '-t', 'none', '--heap-memory-usage', 'true',
+    seconds = _seconds([asys, 'profile', '-t', 'none', '-s', 'none', '--heap-memory-usage', 'true',
                         '--heap-sampling-interval-bytes', '1', '--heap-report-interval', '100',
                         '-o', report, '--force-overwrite=true'] + argv, work)
     size = os.path.getsize(report + '.asys-rep')
@@ -107,7 +108,7 @@ def bench_heap_import(args, work):
     stats = os.path.join(args.build, 'bin', 'asys-stats')
     prog = os.path.join(args.build, 'bench', 'heap_loop')
     report = os.path.join(work, 'big')
-    subprocess.run([asys, 'profile', '-t', 'none', '--heap-memory-usage', 'true',
+    subprocess.run([asys, 'profile', '-t', 'none', '-s', 'none', '--heap-memory-usage', 'true',
                     '--heap-sampling-interval-bytes', '1', '-o', report, '--force-overwrite=true',
                     prog, '1', '5000000'], check=True, capture_output=True)
     start = time.monotonic()

@@ -208,18 +208,34 @@ struct heap_slot {
 
 static struct heap_slot *heap_table;
 static uint64_t heap_mask;
-/* Whether a block was ever inserted: frees before the first sample skip
- * the lookup.  A count of live blocks did that too, but its two atomic
- * updates per sampled block bounced one cache line between the threads. */
+/* Frees skip the lookup while no sampled block is live.  Sampling (an
+ * interval above 1): a count of live blocks, updated only by the rare
+ * sampled ones.  At interval 1 every block is in the table and the count's
+ * two atomic updates per block bounced one cache line between the threads:
+ * a flag set by the first block instead. */
 static int heap_used;
+static uint64_t heap_live; /* atomic; interval > 1 */
 
-/* Blocks near each other in memory get slots near each other: a program
- * reusing a few hot blocks touches a few hot cache lines of the table, not
- * one random line (and TLB entry) per call (perf: table_insert was the
- * target's largest cost at interval 1).  Each 16 MiB of address space is
- * spread by a multiplicative hash, so distant regions do not pile up. */
+static inline int heap_maybe_live(void)
+{
+    return heap_interval == 1 ? __atomic_load_n(&heap_used, __ATOMIC_RELAXED)
+                              : __atomic_load_n(&heap_live, __ATOMIC_RELAXED) != 0;
+}
+
+/* At interval 1, blocks near each other in memory get slots near each
+ * other: a program reusing a few hot blocks touches a few hot cache lines
+ * of the table, not one random line (and TLB entry) per call (perf:
+ * table_insert was the target's largest cost at interval 1); each 16 MiB of
+ * address space is spread by a multiplicative hash, so distant regions do
+ * not pile up.  When sampling, the few sampled blocks are spread at random:
+ * their tombstones then do not line up where the program's hot blocks are,
+ * which every free of an unsampled hot block would have to probe past. */
 static uint64_t home_of(uint64_t address)
 {
+    if (heap_interval != 1) {
+        uint64_t h = address * 0x9e3779b97f4a7c15ull;
+        return (h ^ h >> 29) & heap_mask;
+    }
     return ((address >> 4) + (address >> 24) * 0x9e3779b97f4a7c15ull) & heap_mask;
 }
 
@@ -238,7 +254,9 @@ static int table_insert(uint64_t address, const struct heap_block *b)
             s->interval_id = b->interval_id;
             __atomic_store_n(&s->size_function, b->size | (uint64_t)b->function << SIZE_BITS,
                              __ATOMIC_RELEASE);
-            if (ASYS_UNLIKELY(!__atomic_load_n(&heap_used, __ATOMIC_RELAXED)))
+            if (heap_interval != 1)
+                __atomic_add_fetch(&heap_live, 1, __ATOMIC_RELAXED);
+            else if (ASYS_UNLIKELY(!__atomic_load_n(&heap_used, __ATOMIC_RELAXED)))
                 __atomic_store_n(&heap_used, 1, __ATOMIC_RELAXED);
             return 1;
         }
@@ -249,7 +267,7 @@ static int table_insert(uint64_t address, const struct heap_block *b)
 /* Removes `address`; 1 (and what was kept of it) when it was a sampled block. */
 static int table_remove(uint64_t address, struct heap_block *b)
 {
-    if (!__atomic_load_n(&heap_used, __ATOMIC_RELAXED))
+    if (!heap_maybe_live())
         return 0;
     uint64_t home = home_of(address);
     for (uint64_t i = 0; i < PROBE; i++) {
@@ -266,6 +284,8 @@ static int table_remove(uint64_t address, struct heap_block *b)
             if (!__atomic_compare_exchange_n(&s->address, &seen, TOMBSTONE, 0, __ATOMIC_ACQ_REL,
                                              __ATOMIC_RELAXED))
                 return 0; /* a double free racing with itself: the other one has it */
+            if (heap_interval != 1)
+                __atomic_sub_fetch(&heap_live, 1, __ATOMIC_RELAXED);
             return 1;
         }
     }
