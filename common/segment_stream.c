@@ -78,7 +78,9 @@ int asys_segment_stream_open_in(struct asys_segment_stream *s, asys_read_fn read
     s->ctx = ctx;
     s->limit = limit;
     s->cap = ASYS_STREAM_BUFFER_SIZE;
-    s->read_size = 64u << 10;
+    /* small first: most segments of a many-process run hold a few kB, and
+     * reading past them into reserved blocks costs a zero-filled page each */
+    s->read_size = 8u << 10;
     s->borrowed = buffer != NULL;
     s->buf = buffer ? buffer : malloc(s->cap);
     if (!s->buf)
