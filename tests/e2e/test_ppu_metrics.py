@@ -143,8 +143,13 @@ class BusyAndIdle(PpuMetricsTestCase):
 
     def test_filter_time_narrows_the_window(self):
         all_samples = int(self.sums()[(0, ACTIVE)]['Samples'])
-        first = int(self.sums('--filter-time', '0s/30ms')[(0, ACTIVE)]['Samples'])
+        # 30 ms from the first sample (sampling starts a while into a loaded run)
+        start = min(int(r['Time (ns)']) for r in self.stats_rows('ppu_metrics_trace')
+                    if r['Metric'] == ACTIVE and r['Device'] == '0')
+        window = '%dns/%dns' % (start, start + 30000000)
+        first = int(self.sums('--filter-time', window)[(0, ACTIVE)]['Samples'])
         self.assertLess(first, all_samples)
+        self.assertGreater(first, 0)
 
     def test_manifest_and_timeline(self):
         devices = self.manifest()['ppu-metrics']['devices']
