@@ -37,8 +37,8 @@ def expected(*phases, from_phase=None):
                      'SKIPPED: nvcc was not found when building, so capture_ranges was not built')
 class CaptureCase(AsysTestCase):
     def record(self, *options, trace='hggc,hgtx,osrt'):
-        r = self.run_cmd([SIMPPU_RUN, ASYS, 'profile', '-t', trace, '-o', self.path('rep'),
-                          '--force-overwrite=true', *options, PROGRAM])
+        r = self.run_cmd([SIMPPU_RUN, ASYS, 'profile', '-t', trace, '-s', 'none',
+                          '-o', self.path('rep'), '--force-overwrite=true', *options, PROGRAM])
         self.assertEqual(r.returncode, 0, r.stderr.decode(errors='replace'))
         self.assertIn(b'done\n', r.stdout)
         self.assertNoSessionLeft()

@@ -28,8 +28,8 @@ class DepsCase(AsysTestCase):
     def setUp(self):
         super().setUp()
         env = dict(self.env, SIMPPU_KERNEL_TIMES=KERNEL_TIMES)
-        r = self.run_cmd([SIMPPU_RUN, ASYS, 'profile', '-t', 'hggc', '-o', self.path('rep'),
-                          '--force-overwrite=true', WORKLOAD, 'deps', self.shape], env=env)
+        r = self.run_cmd([SIMPPU_RUN, ASYS, 'profile', '-t', 'hggc', '-s', 'none',
+                          '-o', self.path('rep'), '--force-overwrite=true', WORKLOAD, 'deps', self.shape], env=env)
         self.assertEqual(r.returncode, 0, r.stderr.decode(errors='replace'))
 
     def deps(self, effective_only=False):

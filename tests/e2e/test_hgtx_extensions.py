@@ -332,8 +332,8 @@ class Injection(AsysTestCase):
 class Naming(ExportCase):
     def setUp(self):
         super().setUp()
-        r = self.run_cmd([SIMPPU_RUN, ASYS, 'profile', '-t', 'hggc,hgtx', '-o', self.path('rep'),
-                          '--force-overwrite=true', NAMING])
+        r = self.run_cmd([SIMPPU_RUN, ASYS, 'profile', '-t', 'hggc,hgtx', '-s', 'none',
+                          '-o', self.path('rep'), '--force-overwrite=true', NAMING])
         self.assertEqual(r.returncode, 0, r.stderr.decode(errors='replace'))
         self.assertIn(b'done\n', r.stdout)
 

@@ -24,8 +24,8 @@ def close(value, expected, rel=0.01, abs_=200):
 class TimelineCase(AsysTestCase):
     def record(self, mode, env=None, trace='hggc,hgtx'):
         run_env = dict(self.env, SIMPPU_KERNEL_TIMES=KERNEL_TIMES, **(env or {}))
-        r = self.run_cmd([SIMPPU_RUN, ASYS, 'profile', '-t', trace, '-o', self.path('rep'),
-                          '--force-overwrite=true', WORKLOAD, mode], env=run_env)
+        r = self.run_cmd([SIMPPU_RUN, ASYS, 'profile', '-t', trace, '-s', 'none',
+                          '-o', self.path('rep'), '--force-overwrite=true', WORKLOAD, mode], env=run_env)
         self.assertEqual(r.returncode, 0, r.stderr.decode(errors='replace'))
 
     def tree(self, *extra):
