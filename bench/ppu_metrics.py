@@ -9,19 +9,7 @@ import subprocess
 import tarfile
 import tempfile
 
-
-def _cpu_seconds(argv, env, cwd):
-    pid = os.fork()
-    if pid == 0:
-        os.chdir(cwd)
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
-        os.execve(argv[0], argv, env)
-    _, status, usage = os.wait4(pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit('benchmark step failed: %s' % ' '.join(argv))
-    return usage.ru_utime + usage.ru_stime
+from bench_run import measured_run
 
 
 def _segment_bytes(report):
@@ -54,15 +42,15 @@ def bench_ppu_metrics(args, work):
     print('| frequency | launcher CPU without | with | per sample | share of one core | '
           'bytes per value |')
     print('|---:|---:|---:|---:|---:|---:|')
-    base_argv = [run, asys, 'profile', '-t', 'none', '--force-overwrite=true']
-    without = sorted(_cpu_seconds(base_argv + ['-o', 'base', 'sleep', str(seconds)], env, work)
+    base_argv = [run, asys, 'profile', '-t', 'none', '-s', 'none', '--force-overwrite=true']
+    without = sorted(measured_run(base_argv + ['-o', 'base', 'sleep', str(seconds)], work, env)[1]
                      for _ in range(args.runs))[args.runs // 2]
     for hz in (1000, 10000):
         cpu, report = [], os.path.join(work, 'ppu%d.asys-rep' % hz)
         for _ in range(args.runs):
-            cpu.append(_cpu_seconds(base_argv + ['-o', 'ppu%d' % hz, '--ppu-metrics-device', '0',
+            cpu.append(measured_run(base_argv + ['-o', 'ppu%d' % hz, '--ppu-metrics-device', '0',
                                                  '--ppu-metrics-frequency', str(hz), 'sleep',
-                                                 str(seconds)], env, work))
+                                                 str(seconds)], work, env)[1])
         with_ppu = sorted(cpu)[args.runs // 2]
         samples = _samples(args, report)
         extra = max(with_ppu - without, 0.0)

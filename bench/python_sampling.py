@@ -8,23 +8,8 @@ import os
 import shutil
 import statistics
 import subprocess
-import time
 
-
-def _seconds(argv, cwd):
-    """(wall seconds, CPU seconds of the process tree) of one run."""
-    start = time.monotonic()
-    pid = os.fork()
-    if pid == 0:
-        os.chdir(cwd)
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
-        os.execv(argv[0], argv)
-    _, status, usage = os.wait4(pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit('benchmark step failed: %s' % ' '.join(argv))
-    return time.monotonic() - start, usage.ru_utime + usage.ru_stime
+from bench_run import measured_run
 
 
 def bench_python_sampling(args, work):
@@ -35,17 +20,19 @@ def bench_python_sampling(args, work):
     rounds = str(args.python_rounds)
     runs = {
         'no tool': [python, prog, rounds],
-        'asys, sampling off': [asys, 'profile', '-t', 'none', '--python-sampling', 'false',
-                               '--force-overwrite=true', '-o', 'off', python, prog, rounds],
-        'asys, 500 Hz': [asys, 'profile', '-t', 'none', '--force-overwrite=true', '-o', 'on',
-                         python, prog, rounds],
+        # -s none: CPU sampling (on by default) has its own bench
+        'asys, sampling off': [asys, 'profile', '-t', 'none', '-s', 'none', '--python-sampling',
+                               'false', '--force-overwrite=true', '-o', 'off', python, prog,
+                               rounds],
+        'asys, 500 Hz': [asys, 'profile', '-t', 'none', '-s', 'none', '--force-overwrite=true',
+                         '-o', 'on', python, prog, rounds],
         'cProfile': [python, '-m', 'cProfile', '-o', os.path.join(work, 'cprofile.out'), prog,
                      rounds],
     }
     times = {name: [] for name in runs}
     for _ in range(args.runs):  # interleaved: drift hits every column alike
         for name, argv in runs.items():
-            times[name].append(_seconds(argv, work))
+            times[name].append(measured_run(argv, work))
     med = {name: statistics.median(w for w, _ in t) for name, t in times.items()}
     cpu = {name: statistics.median(c for _, c in t) for name, t in times.items()}
     fastest = {name: min(w for w, _ in t) for name, t in times.items()}
