@@ -29,6 +29,7 @@
 #include "elf_cache.h"
 #include "grow.h"
 #include "hashmap.h"
+#include "install_paths.h"
 #include "json_util.h"
 #include "manifest.h"
 #include "perf_map.h"
@@ -651,7 +652,7 @@ static void find_asys_library(const struct image *img, struct library_ranges *r)
     for (size_t i = 0; i < img->module_count && r->count < ASYS_LIBRARY_RANGES; i++) {
         const char *path = img->modules[i].path;
         const char *base = path ? strrchr(path, '/') : NULL;
-        if (base && !strcmp(base + 1, "libasys-inject.so")) {
+        if (base && !strcmp(base + 1, ASYS_INJECT_LIBRARY_NAME)) {
             r->start[r->count] = img->modules[i].start;
             r->end[r->count++] = img->modules[i].end;
         }

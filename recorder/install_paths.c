@@ -29,7 +29,7 @@ int asys_inject_library_path(char *out, size_t size)
         return len > 0 && (size_t)len < size ? 0 : -1;
     }
     char path[PATH_MAX], resolved[PATH_MAX];
-    if (asys_sibling_path("../lib/libasys-inject.so", path, sizeof path) != 0)
+    if (asys_sibling_path("../lib/" ASYS_INJECT_LIBRARY_NAME, path, sizeof path) != 0)
         return -1;
     /* canonical, so LD_PRELOAD and NVTX_INJECTION64_PATH name the same file */
     if (!realpath(path, resolved) || access(resolved, R_OK) != 0)

@@ -6,10 +6,13 @@
 
 #include <stddef.h>
 
+/* The injected library's file name (the launcher loads it; stacks leave its frames out). */
+#define ASYS_INJECT_LIBRARY_NAME "libasys-inject.so"
+
 /* out = <directory of this executable>/<relative>; returns 0 or -1. */
 int asys_sibling_path(const char *relative, char *out, size_t size);
 
-/* The injected library: $ASYS_INJECT_LIB, else <bindir>/../lib/libasys-inject.so. */
+/* The injected library: $ASYS_INJECT_LIB, else <bindir>/../lib/ASYS_INJECT_LIBRARY_NAME. */
 int asys_inject_library_path(char *out, size_t size);
 
 #endif

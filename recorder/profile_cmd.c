@@ -237,8 +237,8 @@ static int record(const struct asys_profile_options *o, const char *report_path)
     int rc = ASYS_EXIT_FAILURE, have_session = 0, keep_session = 0;
     if (asys_inject_library_path(inject, sizeof inject) != 0) {
         fprintf(stderr,
-                "%s: cannot find 'libasys-inject.so' (looked in ../lib next to asys; set "
-                "ASYS_INJECT_LIB)\n",
+                "%s: cannot find '" ASYS_INJECT_LIBRARY_NAME "' (looked in ../lib next to asys; "
+                "set ASYS_INJECT_LIB)\n",
                 PROG);
         goto out;
     }
