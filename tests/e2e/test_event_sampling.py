@@ -39,11 +39,13 @@ class Counts(AsysTestCase):
 
     def test_process_tree(self):
         r = self.profile([WORKLOAD, 'child'],
-                         ['-t', 'none', '--event-sample', 'process-tree', '--os-events-set',
-                          'fault', '--os-events', '6', '--cpu-core-events', '1'])
+                         ['-t', 'none', '-s', 'none', '--event-sample', 'process-tree',
+                          '--os-events-set', 'fault', '--os-events', '6', '--cpu-core-events',
+                          '1'])
         rows = self.counts()
-        # 4096 pages touched, plus the loader's and (under ASan) the shadow memory's
-        self.assertBetween(int(rows['page-faults']['Count']), 4096, 4096 + 6000, 'page faults')
+        # 4096 pages touched, plus the loader's and (under ASan) the shadow memory's: an
+        # ASan CI run counted 11130
+        self.assertBetween(int(rows['page-faults']['Count']), 4096, 4096 + 12000, 'page faults')
         self.assertEqual(rows['page-faults']['Count'], rows['minor-faults']['Count'])
         self.assertGreaterEqual(int(rows['context-switches']['Count']), 50)
         cycles = rows['cycles']
