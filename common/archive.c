@@ -42,6 +42,7 @@ struct asys_archive_writer {
     size_t compressed_size;
     uint64_t member_left; /* bytes the current member still owes */
     uint64_t member_size;
+    int frame_open; /* bytes went into the current frame since it began */
 };
 
 int asys_archive_writer_open(struct asys_archive_writer **out, int fd, struct asys_err *err)
@@ -91,6 +92,7 @@ static int compress(struct asys_archive_writer *w, const void *data, size_t size
                     ZSTD_EndDirective mode, struct asys_err *err)
 {
     ZSTD_inBuffer in = {data, size, 0};
+    w->frame_open = mode != ZSTD_e_end && (w->frame_open || size);
     for (;;) {
         ZSTD_outBuffer out = {w->compressed, w->compressed_size, 0};
         size_t left = ZSTD_compressStream2(w->zstd, &out, &in, mode);
@@ -188,6 +190,43 @@ static int write_data(struct asys_archive_writer *w, const void *data, size_t si
     w->member_left -= size;
     if (compress(w, data, size, ZSTD_e_continue, err) != 0)
         return -1;
+    return w->member_left ? 0 : pad_member(w, w->member_size, err);
+}
+
+int asys_archive_begin_member(struct asys_archive_writer *w, const char *name, uint64_t size,
+                              struct asys_err *err)
+{
+    if (w->member_left)
+        return asys_fail(err, "archive member begun inside another");
+    return write_header(w, name, size, err);
+}
+
+int asys_archive_write(struct asys_archive_writer *w, const void *data, size_t size,
+                       struct asys_err *err)
+{
+    return size ? write_data(w, data, size, err) : 0;
+}
+
+int asys_archive_copy_frame(struct asys_archive_writer *w, int fd, uint64_t offset,
+                            uint64_t frame_size, uint64_t content_size, struct asys_err *err)
+{
+    if (content_size > w->member_left)
+        return asys_fail(err, "member data longer than its header says");
+    if (w->frame_open && compress(w, NULL, 0, ZSTD_e_end, err) != 0)
+        return -1;
+    for (uint64_t done = 0; done < frame_size;) {
+        uint64_t left = frame_size - done;
+        size_t want = left < COPY_BUFFER_SIZE ? (size_t)left : COPY_BUFFER_SIZE;
+        ssize_t n = pread(fd, w->buffer, want, (off_t)(offset + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return asys_fail_errno(err, n < 0 ? errno : EIO, "cannot read a compressed slot");
+        if (write_all(w->fd, (const uint8_t *)w->buffer, (size_t)n, err) != 0)
+            return -1;
+        done += (uint64_t)n;
+    }
+    w->member_left -= content_size;
     return w->member_left ? 0 : pad_member(w, w->member_size, err);
 }
 

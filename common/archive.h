@@ -2,6 +2,9 @@
  * zstd (schema/FORMAT.md §1).  Both directions live here: the launcher
  * writes reports, the analysis tools and `asys dump` read them.
  *
+ * The stream may be several zstd frames one after the other: frames
+ * compressed while recording are copied in whole.
+ *
  * The reader is strict, as a reader of hostile files should be: only the
  * tar forms a report can hold are understood (ustar, pax extended headers,
  * GNU long names); members that are not regular files are reported as such
@@ -30,6 +33,17 @@ int asys_archive_add_stream(struct asys_archive_writer *w, const char *name, uin
 /* Adds the first `size` bytes of the file at `path`. */
 int asys_archive_add_file(struct asys_archive_writer *w, const char *name, const char *path,
                           uint64_t size, struct asys_err *err);
+/* A member written piece by piece: its header, then `size` bytes in all
+ * through asys_archive_write and asys_archive_copy_frame. */
+int asys_archive_begin_member(struct asys_archive_writer *w, const char *name, uint64_t size,
+                              struct asys_err *err);
+int asys_archive_write(struct asys_archive_writer *w, const void *data, size_t size,
+                       struct asys_err *err);
+/* Ends the frame being compressed and copies `frame_size` bytes at `offset`
+ * of `fd`: a whole zstd frame, already compressed, that decodes to the
+ * member's next `content_size` bytes (the caller checked that it does). */
+int asys_archive_copy_frame(struct asys_archive_writer *w, int fd, uint64_t offset,
+                            uint64_t frame_size, uint64_t content_size, struct asys_err *err);
 /* Finishes the archive; frees the writer even on error. */
 int asys_archive_writer_close(struct asys_archive_writer *w, struct asys_err *err);
 

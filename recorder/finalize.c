@@ -25,6 +25,7 @@
 #include "json_util.h"
 #include "manifest.h"
 #include "archive.h"
+#include "arena_frames.h"
 #include "arena_read.h"
 #include "segment_stream.h"
 #include "symbolize.h"
@@ -435,9 +436,33 @@ static int publish(const char *tmp, const char *path, int force, struct asys_err
     return 0;
 }
 
-static int write_archive(int fd, const char *segment_dir, const cJSON *manifest,
+/* Where the archive's segments come from. */
+struct archive_sources {
+    const char *segment_dir;
+    const struct asys_arena_index *arena;
+    int arena_fd;
+    const struct asys_arena_frames *frames; /* arena slots compressed while recording */
+};
+
+static int add_segment(struct asys_archive_writer *w, const struct archive_sources *from,
+                       const struct segment_scan *scan, struct asys_err *err)
+{
+    char member[300];
+    snprintf(member, sizeof member, "%s%s", ASYS_SEGMENT_DIR, scan->name);
+    if (scan->arena)
+        return asys_arena_frames_add_member(w, from->frames, member, scan->end, from->arena,
+                                            scan->arena, from->arena_fd, err);
+    struct segment_source src;
+    if (source_open(&src, from->segment_dir, scan, from->arena, from->arena_fd) != 0)
+        return asys_fail_errno(err, errno, "cannot open segment '%s'", scan->name);
+    int added = asys_archive_add_stream(w, member, scan->end, src.read, src.ctx, err);
+    source_close(&src);
+    return added;
+}
+
+static int write_archive(int fd, const struct archive_sources *from, const cJSON *manifest,
                          const cJSON *symbols, const struct segment_scan *scans, size_t n,
-                         const struct asys_arena_index *arena, int arena_fd, struct asys_err *err)
+                         struct asys_err *err)
 {
     struct asys_archive_writer *w = NULL;
     char *text = cJSON_Print(manifest);
@@ -454,21 +479,9 @@ static int write_archive(int fd, const char *segment_dir, const cJSON *manifest,
     if (symbol_text &&
         asys_archive_add_buffer(w, ASYS_SYMBOLS_NAME, symbol_text, strlen(symbol_text), err) != 0)
         goto out;
-    for (size_t i = 0; i < n; i++) {
-        if (scans[i].end == 0)
-            continue; /* unreadable from the start: listed in the manifest only */
-        char member[300];
-        snprintf(member, sizeof member, "%s%s", ASYS_SEGMENT_DIR, scans[i].name);
-        struct segment_source src;
-        if (source_open(&src, segment_dir, &scans[i], arena, arena_fd) != 0) {
-            asys_fail_errno(err, errno, "cannot open segment '%s'", scans[i].name);
-            goto out;
-        }
-        int added = asys_archive_add_stream(w, member, scans[i].end, src.read, src.ctx, err);
-        source_close(&src);
-        if (added != 0)
-            goto out;
-    }
+    for (size_t i = 0; i < n; i++)
+        if (scans[i].end && add_segment(w, from, &scans[i], err) != 0)
+            goto out; /* end 0: unreadable from the start, listed in the manifest only */
     rc = 0;
 out:
     if (w && asys_archive_writer_close(w, rc == 0 ? err : NULL) != 0)
@@ -479,8 +492,8 @@ out:
 }
 
 int asys_finalize(const char *session_dir, const char *report_path, int force,
-                  const struct asys_target *target, struct asys_finalize_result *result,
-                  struct asys_err *err)
+                  const struct asys_target *target, struct asys_arena_compressor *compressor,
+                  struct asys_finalize_result *result, struct asys_err *err)
 {
     int rc = -1;
     int fd = -1;
@@ -491,6 +504,7 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
     struct collector_tallies tallies;
     struct clock_pairs launcher_pairs = {0}, header_pairs = {0};
     struct asys_arena_index arena = {0};
+    struct asys_arena_frames frames = {.fd = -1};
     int arena_fd = -1;
     tallies_begin(&tallies);
     char segment_dir[PATH_MAX], session_file[PATH_MAX + 32], tmp[PATH_MAX + 32];
@@ -521,6 +535,7 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
         asys_fail_errno(err, errno, "cannot open '%s'", arena_path);
         goto out;
     }
+
     for (size_t i = 0; i < n; i++) {
         struct segment_source src;
         if (source_open(&src, segment_dir, &scans[i], &arena, arena_fd) != 0) {
@@ -553,7 +568,12 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
         tmp[0] = '\0';
         goto out;
     }
-    if (write_archive(fd, segment_dir, root, symbols, scans, n, &arena, arena_fd, err) != 0)
+    asys_arena_compressor_stop(compressor); /* it compressed while the segments were read */
+    compressor = NULL;
+    if (asys_arena_frames_open(&frames, session_dir, &arena, err) != 0)
+        goto out;
+    struct archive_sources from = {segment_dir, &arena, arena_fd, &frames};
+    if (write_archive(fd, &from, root, symbols, scans, n, err) != 0)
         goto out;
     mode_t mask = umask(0);
     umask(mask);
@@ -572,6 +592,7 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
     result->segments = (int)n;
     rc = 0;
 out:
+    asys_arena_compressor_stop(compressor);
     if (fd >= 0)
         close(fd);
     if (tmp[0])
@@ -585,6 +606,7 @@ out:
     free(header_pairs.items);
     if (arena_fd >= 0)
         close(arena_fd);
+    asys_arena_frames_close(&frames);
     asys_arena_index_free(&arena);
     return rc;
 }

@@ -8,6 +8,8 @@
 #include "asys_error.h"
 #include "target_process.h"
 
+struct asys_arena_compressor;
+
 struct asys_finalize_result {
     uint64_t report_bytes;
     uint64_t records;
@@ -21,10 +23,12 @@ struct asys_finalize_result {
     int segments;
 };
 
-/* `target` may be NULL (recovery: the program's status is unknown).  The
- * session directory is left in place; the caller removes it. */
+/* `target` may be NULL (recovery: the program's status is unknown).
+ * `compressor` (may be NULL) goes on compressing arena slots while the
+ * segments are read; finalize stops and frees it.  The session directory
+ * is left in place; the caller removes it. */
 int asys_finalize(const char *session_dir, const char *report_path, int force,
-                  const struct asys_target *target, struct asys_finalize_result *result,
-                  struct asys_err *err);
+                  const struct asys_target *target, struct asys_arena_compressor *compressor,
+                  struct asys_finalize_result *result, struct asys_err *err);
 
 #endif

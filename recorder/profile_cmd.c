@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "arena_frames.h"
 #include "asys_commands.h"
 #include "finalize.h"
 #include "install_paths.h"
@@ -234,6 +235,7 @@ static int record(const struct asys_profile_options *o, const char *report_path)
     struct samplers samplers = {.count = 0};
     static struct asys_env env; /* 16 KiB of text: not on the stack */
     char inject[PATH_MAX];
+    struct asys_arena_compressor *compressor = NULL;
     int rc = ASYS_EXIT_FAILURE, have_session = 0, keep_session = 0;
     if (asys_inject_library_path(inject, sizeof inject) != 0) {
         fprintf(stderr,
@@ -266,14 +268,24 @@ static int record(const struct asys_profile_options *o, const char *report_path)
         goto out;
     }
     start_samplers(&setup, target.pid, 0, &samplers);
+    /* after the fork: best effort, without it finalize compresses every slot */
+    const char *early = getenv("ASYS_ARENA_COMPRESS");
+    if ((!early || strcmp(early, "0")) &&
+        asys_arena_compressor_start(session.dir, early && !strcmp(early, "all"), &compressor,
+                                    &err) != 0)
+        fprintf(stderr, "%s: notice: %s\n", PROG, err.text);
     asys_target_wait(&target, o->wait, tick, &session, CLOCK_PAIR_INTERVAL_MS);
     stop_samplers(&samplers);
+    asys_arena_compressor_finish(compressor);
     asys_session_close_launcher(&session);
     if (WIFSIGNALED(target.status))
         fprintf(stderr, "asys: '%s' was terminated by signal %d (%s)\n", o->target_argv[0],
                 WTERMSIG(target.status), strsignal(WTERMSIG(target.status)));
     struct asys_finalize_result res;
-    if (asys_finalize(session.dir, report_path, o->force_overwrite, &target, &res, &err) != 0) {
+    struct asys_arena_compressor *frames = compressor;
+    compressor = NULL; /* finalize stops it */
+    if (asys_finalize(session.dir, report_path, o->force_overwrite, &target, frames, &res, &err) !=
+        0) {
         /* the recording is whole in the session directory: keep it */
         fprintf(stderr, "%s: cannot write '%s': %s\n", PROG, report_path, err.text);
         fprintf(stderr,
@@ -286,6 +298,7 @@ static int record(const struct asys_profile_options *o, const char *report_path)
     report_written(report_path, &res);
     rc = asys_target_exit_code(&target);
 out:
+    asys_arena_compressor_stop(compressor);
     if (have_session) {
         asys_session_close_launcher(&session);
         if (getenv("ASYS_KEEP_SESSION") && !keep_session)
@@ -372,7 +385,7 @@ int asys_cmd_finalize(int argc, char **argv)
             fprintf(stderr, "asys finalize: warning: %s: %s\n", (*c)->name, recover_err.text);
     }
     struct asys_finalize_result res;
-    if (asys_finalize(dir, report_path, force, NULL, &res, &err) != 0) {
+    if (asys_finalize(dir, report_path, force, NULL, NULL, &res, &err) != 0) {
         fprintf(stderr, "asys finalize: cannot write '%s': %s\n", report_path, err.text);
         return 1;
     }

@@ -443,8 +443,6 @@ static int grow(struct asys_segment_writer *w, uint64_t need)
     w->chunk = (uint8_t *)m + (w->arena ? ASYS_SLOT_HEADER_SIZE : 0);
     w->chunk_offset = next;
     w->file_offset = file_offset;
-    if (w->arena)
-        w->trailer.sequence++;
     w->cur = w->chunk;
     w->end = w->chunk + w->payload_size;
     return 1;

@@ -158,6 +158,30 @@ struct asys_slot_header { /* the first bytes of each claimed slot */
     uint8_t reserved2[24]; /* zero */
 };
 
+/* ---- slots compressed while recording ------------------------------------
+ *
+ * The launcher compresses the arena's sealed slots while the program runs
+ * (recorder/arena_frames.c), on a core the program leaves idle, so that
+ * finalize copies their frames instead of compressing them after the program
+ * has exited.  ASYS_ARENA_FRAMES_NAME (in the session directory) holds one
+ * zstd frame per slot, decoding to the slot's whole payload;
+ * ASYS_ARENA_FRAME_INDEX_NAME is an array of struct asys_arena_frame, one per
+ * frame.  A slot is sealed once its writer has claimed two more slots: a
+ * writer pads and unmaps a slot just after claiming the next one, so by
+ * the claim after that nothing writes into it any more.  A segment's first
+ * slot (sequence 0) holds the segment header, updated until the segment
+ * closes: never compressed early. */
+#define ASYS_ARENA_FRAMES_NAME "arena-frames.zst"
+#define ASYS_ARENA_FRAME_INDEX_NAME "arena-frames.idx"
+
+struct asys_arena_frame {
+    uint64_t slot_offset;  /* the slot's offset in the arena */
+    uint64_t frame_offset; /* the frame's offset in ASYS_ARENA_FRAMES_NAME */
+    uint64_t frame_size;   /* its bytes */
+    uint32_t sequence;     /* the slot's sequence, >= 1 */
+    uint32_t reserved;     /* zero */
+};
+
 /* What the first segment of a process image tells finalize (updated in place). */
 enum asys_segment_notice {
     ASYS_NOTICE_NVTX_REPLACED = 1u << 0, /* NVTX_INJECTION64_PATH was changed: HGTX not recorded */
@@ -1369,6 +1393,8 @@ struct asys_rec_cpu_sampling_info {
 ASYS_CHECK_SIZE(struct asys_segment_header, ASYS_SEGMENT_HEADER_SIZE);
 ASYS_CHECK_SIZE(struct asys_arena_control, 64);
 ASYS_CHECK_SIZE(struct asys_slot_header, ASYS_SLOT_HEADER_SIZE);
+ASYS_CHECK_SIZE(struct asys_arena_frame, 32);
+ASYS_CHECK_OFFSET(struct asys_arena_frame, sequence, 24);
 ASYS_CHECK_OFFSET(struct asys_segment_header, format_version, 8);
 ASYS_CHECK_OFFSET(struct asys_segment_header, feature_mask, 16);
 ASYS_CHECK_OFFSET(struct asys_segment_header, pid, 24);

@@ -4,10 +4,11 @@ flame outputs, on heap_workload (known sites, sizes and counts) and heap_cxx
 (C++ operators)."""
 import json
 import os
+import shutil
 import subprocess
 
 import pftrace
-from asys_e2e import BIN, PROGS, AsysTestCase, prog
+from asys_e2e import ASYS, BIN, PROGS, AsysTestCase, prog
 
 EXPORT = os.path.join(BIN, 'asys-export')
 JSON_CHECK = os.path.join(PROGS, 'json_trace_check')
@@ -261,6 +262,33 @@ class Sampled(HeapCase):
         site = self.site(self.stats_rows('heap_sum'), 'mixed_site')
         self.assertEqual(int(site['Bytes']), total)
         self.assertEqual(int(site['Allocations']), 1000000)
+
+
+class EarlyCompression(HeapCase):
+    """1 M allocations at interval 1 (64 MB of segments): the slots compressed
+    while the program ran make the same report as compressing them at the end."""
+
+    def test_report_as_without_frames(self):
+        argv = [ASYS, 'profile', '-o', self.path('rep'), *EVERY, '-s', 'none',
+                prog('heap_workload'), 'estimate']
+        r = self.run_cmd(argv, env=dict(self.env, ASYS_ARENA_COMPRESS='all',
+                                        ASYS_KEEP_SESSION='1'))
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        total = int(r.stdout.decode().split()[0])
+        session = [os.path.join(self.dir, n) for n in os.listdir(self.dir)
+                   if n.startswith('asys-')][0]
+        index = os.path.join(session, 'arena-frames.idx')
+        frames = os.path.getsize(index) // 32
+        self.assertGreaterEqual(frames, 40, 'slots compressed while recording')
+        early = self.stats_rows('heap_sum')
+        site = self.site(early, 'mixed_site')
+        self.assertEqual(int(site['Bytes']), total)
+        self.assertEqual(int(site['Allocations']), 1000000)
+        os.unlink(index)
+        r = self.run_cmd([ASYS, 'finalize', session, '-o', self.path('plain')])
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        self.assertEqual(self.stats_rows('heap_sum', 'plain'), early)
+        shutil.rmtree(session)
 
 
 class Programs(HeapCase):

@@ -209,7 +209,7 @@ static sqlite3 *import_report(void)
 {
     struct asys_finalize_result res;
     struct asys_err err = {0};
-    ck_assert_msg(asys_finalize(dir, report, 0, NULL, &res, &err) == 0, "%s", err.text);
+    ck_assert_msg(asys_finalize(dir, report, 0, NULL, NULL, &res, &err) == 0, "%s", err.text);
     sqlite3 *db = NULL;
     ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
     struct asys_import_stats stats;
@@ -470,7 +470,7 @@ START_TEST(refuses_truncated_report)
     asys_segment_close(&w);
     struct asys_finalize_result res;
     struct asys_err err = {0};
-    ck_assert_msg(asys_finalize(dir, report, 0, NULL, &res, &err) == 0, "%s", err.text);
+    ck_assert_msg(asys_finalize(dir, report, 0, NULL, NULL, &res, &err) == 0, "%s", err.text);
     struct stat st;
     ck_assert_int_eq(stat(report, &st), 0);
     ck_assert_int_gt(st.st_size, 100000);
@@ -499,7 +499,7 @@ START_TEST(reads_format_1_segments)
 
     struct asys_finalize_result res;
     struct asys_err err = {0};
-    ck_assert_msg(asys_finalize(dir, report, 0, NULL, &res, &err) == 0, "%s", err.text);
+    ck_assert_msg(asys_finalize(dir, report, 0, NULL, NULL, &res, &err) == 0, "%s", err.text);
     sqlite3 *db = NULL;
     ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
     struct asys_import_stats stats;
@@ -536,7 +536,7 @@ START_TEST(hostile_string_ids_are_bounded)
 
     struct asys_finalize_result res;
     struct asys_err err = {0};
-    ck_assert_msg(asys_finalize(dir, report, 0, NULL, &res, &err) == 0, "%s", err.text);
+    ck_assert_msg(asys_finalize(dir, report, 0, NULL, NULL, &res, &err) == 0, "%s", err.text);
     sqlite3 *db = NULL;
     ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
     struct asys_import_stats stats;
@@ -563,10 +563,10 @@ START_TEST(finalize_refuses_to_overwrite)
     write_session();
     struct asys_finalize_result res;
     struct asys_err err = {0};
-    ck_assert_int_eq(asys_finalize(dir, report, 0, NULL, &res, &err), 0);
-    ck_assert_int_eq(asys_finalize(dir, report, 0, NULL, &res, &err), -1);
+    ck_assert_int_eq(asys_finalize(dir, report, 0, NULL, NULL, &res, &err), 0);
+    ck_assert_int_eq(asys_finalize(dir, report, 0, NULL, NULL, &res, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.text, "file exists"));
-    ck_assert_int_eq(asys_finalize(dir, report, 1, NULL, &res, &err), 0);
+    ck_assert_int_eq(asys_finalize(dir, report, 1, NULL, NULL, &res, &err), 0);
     ck_assert_uint_eq(res.segments, 3);
 }
 END_TEST
