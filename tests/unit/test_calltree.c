@@ -241,6 +241,8 @@ int main(void)
 {
     Suite *s = suite_create("calltree");
     TCase *tc = tcase_create("calltree");
+    /* Check's default is 4 s: an ASan build on a loaded CI machine ran over */
+    tcase_set_timeout(tc, 60);
     tcase_add_test(tc, top_down_tree_sums_weights_along_paths);
     tcase_add_test(tc, bottom_up_tree_starts_at_the_sampled_function);
     tcase_add_test(tc, flat_profile_counts_recursion_once);

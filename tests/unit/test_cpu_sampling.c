@@ -268,6 +268,8 @@ int main(void)
 {
     Suite *s = suite_create("cpu_sampling");
     TCase *tc = tcase_create("offline");
+    /* Check's default is 4 s: an ASan build on a loaded CI machine ran over */
+    tcase_set_timeout(tc, 60);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, good_samples_become_a_segment);
     tcase_add_test(tc, damaged_records_are_skipped);

@@ -219,6 +219,8 @@ int main(void)
 {
     Suite *s = suite_create("options");
     TCase *tc = tcase_create("options");
+    /* Check's default is 4 s: an ASan build on a loaded CI machine ran over */
+    tcase_set_timeout(tc, 60);
     tcase_add_test(tc, defaults);
     tcase_add_test(tc, trace_names_and_aliases);
     tcase_add_test(tc, output_force_wait);

@@ -235,6 +235,8 @@ int main(void)
 {
     Suite *s = suite_create("output");
     TCase *tc = tcase_create("output");
+    /* Check's default is 4 s: an ASan build on a loaded CI machine ran over */
+    tcase_set_timeout(tc, 60);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, csv_quotes_what_needs_it);
     tcase_add_test(tc, tsv_escapes_separators);
