@@ -32,12 +32,6 @@
 #define FRAME_HEADER_MIN 6u
 #define FRAME_HEADER_MAX 18u
 
-/* The fields that name a writer (as arena_read.c groups slots). */
-struct writer_key {
-    uint64_t process_uid;
-    uint32_t pid, tid, thread_index, collector;
-};
-
 struct candidate { /* a slot not yet sealed */
     uint64_t offset;
     uint32_t sequence;
@@ -65,7 +59,7 @@ struct asys_arena_compressor {
     uint64_t slot_size, payload_size;
     uint64_t next_slot;         /* the first slot never looked at */
     uint64_t frames_size;       /* bytes in the frames file */
-    struct asys_strmap writers; /* struct writer_key -> index into later[] + 1 */
+    struct asys_strmap writers; /* struct asys_arena_writer_key -> index into later[] + 1 */
     struct later *later;        /* each writer's two highest sequences seen */
     size_t writer_count, writer_cap;
     struct candidate *candidates;
@@ -95,13 +89,7 @@ static int write_all(int fd, const void *data, size_t size)
 static int writer_of(struct asys_arena_compressor *c, const struct asys_slot_header *h,
                      uint32_t *index)
 {
-    struct writer_key k;
-    memset(&k, 0, sizeof k);
-    k.process_uid = h->process_uid;
-    k.pid = h->pid;
-    k.tid = h->tid;
-    k.thread_index = h->thread_index;
-    k.collector = h->collector;
+    struct asys_arena_writer_key k = asys_arena_writer_key(h);
     uint32_t at = asys_strmap_get(&c->writers, (const char *)&k, sizeof k);
     if (!at) {
         if (c->writer_count >= UINT32_MAX - 1 ||
@@ -175,6 +163,14 @@ static int look_for_slots(struct asys_arena_compressor *c)
  * disk refuses (nothing more is compressed then). */
 static int compress_slot(struct asys_arena_compressor *c, const struct candidate *s)
 {
+    /* its header once more, long written now: a look that raced its write
+     * may have seen a part of it (and named another writer) */
+    struct asys_slot_header h;
+    uint32_t writer;
+    if (pread(c->arena_fd, &h, sizeof h, (off_t)s->offset) != (ssize_t)sizeof h ||
+        memcmp(h.magic, ASYS_SLOT_MAGIC, sizeof h.magic) != 0 || writer_of(c, &h, &writer) != 0 ||
+        writer != s->writer || h.sequence != s->sequence)
+        return 0;
     ssize_t n =
         pread(c->arena_fd, c->in, c->payload_size, (off_t)(s->offset + ASYS_SLOT_HEADER_SIZE));
     if (n != (ssize_t)c->payload_size)

@@ -11,12 +11,6 @@
 #include "grow.h"
 #include "hashmap.h"
 
-/* The fields that name a writer. */
-struct writer_key {
-    uint64_t process_uid;
-    uint32_t pid, tid, thread_index, collector;
-};
-
 struct slot_ref {
     uint32_t sequence;
     uint64_t offset;
@@ -28,10 +22,10 @@ static int by_sequence(const void *a, const void *b)
     return x->sequence < y->sequence ? -1 : x->sequence > y->sequence;
 }
 
-static struct writer_key key_of(const struct asys_slot_header *t)
+struct asys_arena_writer_key asys_arena_writer_key(const struct asys_slot_header *t)
 {
-    struct writer_key k;
-    memset(&k, 0, sizeof k);
+    struct asys_arena_writer_key k;
+    memset(&k, 0, sizeof k); /* no padding left undefined: the key is hashed as bytes */
     k.process_uid = t->process_uid;
     k.pid = t->pid;
     k.tid = t->tid;
@@ -42,7 +36,7 @@ static struct writer_key key_of(const struct asys_slot_header *t)
 
 /* Groups the slots' trailers by writer; refs[i] are segment i's slots. */
 struct grouping {
-    struct asys_strmap writers; /* struct writer_key -> index + 1 */
+    struct asys_strmap writers; /* struct asys_arena_writer_key -> index + 1 */
     struct slot_ref **refs;
     size_t *ref_count, *ref_cap;
     size_t segment_cap, refs_cap, count_cap, slot_cap_cap; /* of the four arrays */
@@ -51,7 +45,7 @@ struct grouping {
 static int add_slot(struct asys_arena_index *index, struct grouping *g,
                     const struct asys_slot_header *t, uint64_t offset)
 {
-    struct writer_key k = key_of(t);
+    struct asys_arena_writer_key k = asys_arena_writer_key(t);
     uint32_t at = asys_strmap_get(&g->writers, (const char *)&k, sizeof k);
     if (!at) {
         if (asys_grow(&index->segments, &g->segment_cap, index->count, sizeof *index->segments,

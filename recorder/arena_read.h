@@ -24,6 +24,13 @@ struct asys_arena_index {
     uint64_t skipped_slots; /* claimed but never written (a failed claim, a crash) */
 };
 
+/* The fields of a slot header that name its writer: a key hashed as bytes. */
+struct asys_arena_writer_key {
+    uint64_t process_uid;
+    uint32_t pid, tid, thread_index, collector;
+};
+struct asys_arena_writer_key asys_arena_writer_key(const struct asys_slot_header *h);
+
 /* Reads the trailers of every slot.  A missing arena is an empty index. */
 int asys_arena_index_read(const char *path, struct asys_arena_index *index, struct asys_err *err);
 void asys_arena_index_free(struct asys_arena_index *index);
