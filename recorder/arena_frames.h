@@ -1,9 +1,7 @@
-/* Arena slots compressed while the program runs (schema/asys_format.h,
- * FORMAT.md section 2): a launcher thread compresses each sealed slot into a
- * zstd frame of the session directory, on a core the program leaves idle,
- * and finalize copies those frames into the report instead of compressing
- * the slots once the program has exited.  Only performance depends on it:
- * a slot without a usable frame is compressed at finalize as before. */
+/* At finalize, the frames of arena slots compressed while recording
+ * (arena_compressor.h; schema/asys_format.h, FORMAT.md section 2): copied
+ * into the report in place of compressing their slots.  A slot without a
+ * usable frame is compressed from the arena. */
 #ifndef ASYS_ARENA_FRAMES_H
 #define ASYS_ARENA_FRAMES_H
 
@@ -12,33 +10,18 @@
 #include "archive.h"
 #include "arena_read.h"
 #include "asys_error.h"
+#include "asys_format.h"
 #include "hashmap.h"
-
-/* ---- while recording (the launcher) ---- */
-
-struct asys_arena_compressor;
-
-/* Starts the thread for the arena of `session_dir`, on idle CPU time only
- * (SCHED_IDLE): the program's threads come first.  *out is NULL (and 0
- * returned) when the session has no arena.  With `finish_all` (tests),
- * stopping waits until every sealed slot is compressed. */
-int asys_arena_compressor_start(const char *session_dir, int finish_all,
-                                struct asys_arena_compressor **out, struct asys_err *err);
-/* The program has exited: what is sealed is compressed at once, at the
- * launcher's priority, while finalize reads the segments. */
-void asys_arena_compressor_finish(struct asys_arena_compressor *c);
-/* Stops the thread (a slot being compressed is finished first); frees `c`
- * (NULL is fine).  The frames written so far stay for finalize. */
-void asys_arena_compressor_stop(struct asys_arena_compressor *c);
-
-/* ---- at finalize ---- */
 
 struct asys_arena_frames {
     int fd;                      /* ASYS_ARENA_FRAMES_NAME, -1 when there are none */
-    struct asys_arena_frame *at; /* the usable frames */
-    struct asys_u64map by_slot;  /* slot offset -> index into `at` */
+    struct asys_arena_frame *at; /* the usable ones */
+    size_t count;
+    struct asys_u64map by_slot; /* slot offset -> index into `at` */
 };
 
+/* None yet (what asys_arena_frames_close may be called on). */
+void asys_arena_frames_init(struct asys_arena_frames *f);
 /* The frames of `session_dir` that can stand for slots of `arena`: each one
  * within the file, for a slot the index knows at that sequence (not a
  * segment's first), whose header announces the slot's payload size.  No

@@ -25,6 +25,7 @@
 #include "json_util.h"
 #include "manifest.h"
 #include "archive.h"
+#include "arena_compressor.h"
 #include "arena_frames.h"
 #include "arena_read.h"
 #include "segment_stream.h"
@@ -504,9 +505,10 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
     struct collector_tallies tallies;
     struct clock_pairs launcher_pairs = {0}, header_pairs = {0};
     struct asys_arena_index arena = {0};
-    struct asys_arena_frames frames = {.fd = -1};
+    struct asys_arena_frames frames;
     int arena_fd = -1;
     tallies_begin(&tallies);
+    asys_arena_frames_init(&frames);
     char segment_dir[PATH_MAX], session_file[PATH_MAX + 32], tmp[PATH_MAX + 32];
     tmp[0] = '\0';
     memset(result, 0, sizeof *result);

@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "arena_frames.h"
+#include "arena_compressor.h"
 #include "asys_commands.h"
 #include "finalize.h"
 #include "install_paths.h"

@@ -161,13 +161,13 @@ struct asys_slot_header { /* the first bytes of each claimed slot */
 /* ---- slots compressed while recording ------------------------------------
  *
  * The launcher compresses the arena's sealed slots while the program runs
- * (recorder/arena_frames.c), on a core the program leaves idle, so that
- * finalize copies their frames instead of compressing them after the program
- * has exited.  ASYS_ARENA_FRAMES_NAME (in the session directory) holds one
- * zstd frame per slot, decoding to the slot's whole payload;
- * ASYS_ARENA_FRAME_INDEX_NAME is an array of struct asys_arena_frame, one per
- * frame.  A slot is sealed once its writer has claimed two more slots: a
- * writer pads and unmaps a slot just after claiming the next one, so by
+ * (recorder/arena_compressor.c), on CPU time the program leaves idle, so
+ * that finalize copies their frames instead of compressing them after the
+ * program has exited.  ASYS_ARENA_FRAMES_NAME (in the session directory)
+ * holds one zstd frame per slot, decoding to the slot's whole payload;
+ * ASYS_ARENA_FRAME_INDEX_NAME is an array of struct asys_arena_frame, one
+ * per frame.  A slot is sealed once its writer has claimed two more slots:
+ * a writer pads and unmaps a slot just after claiming the next one, so by
  * the claim after that nothing writes into it any more.  A segment's first
  * slot (sequence 0) holds the segment header, updated until the segment
  * closes: never compressed early. */

@@ -7,6 +7,7 @@
 #include <zstd.h>
 
 #include "archive.h"
+#include "arena_compressor.h"
 #include "arena_frames.h"
 #include "arena_read.h"
 #include "finalize.h"
