@@ -224,7 +224,8 @@ static void close_counters(struct event_sampler *s)
 static void start_threads(struct event_sampler *s, pid_t target)
 {
     struct asys_err err = {0};
-    if (asys_event_threads_start(target, s->counted, s->counted_count, &s->threads, &err) != 0) {
+    if (asys_event_threads_start(target, s->counted, s->counted_count, &s->seg, &s->threads,
+                                 &err) != 0) {
         fprintf(stderr, "asys: notice: event sampling stays per CPU: %s\n", err.text);
         write_status(s, ASYS_EVENT_THREADS_STATUS, err.sys_errno ? err.sys_errno : EINVAL);
     }

@@ -243,7 +243,8 @@ static void not_followed(struct event_threads *t, int error)
         t->last_error = error;
 }
 
-static void follow(struct event_threads *t, uint32_t pid, uint32_t tid)
+static void follow(struct event_threads *t, struct asys_segment_writer *seg, uint32_t pid,
+                   uint32_t tid)
 {
     if (!tid || asys_u64map_get(&t->by_tid, tid))
         return; /* already followed (found in /proc and then by its FORK) */
@@ -267,6 +268,7 @@ static void follow(struct event_threads *t, uint32_t pid, uint32_t tid)
     }
     f->pid = pid;
     f->tid = tid;
+    read_thread(t, seg, f); /* where its series starts */
 }
 
 static void unfollow(struct event_threads *t, struct asys_segment_writer *seg, uint32_t tid)
@@ -283,21 +285,21 @@ static void unfollow(struct event_threads *t, struct asys_segment_writer *seg, u
 
 /* The threads already there when the sampler starts (the program waits
  * before exec, so normally one). */
-static void follow_existing(struct event_threads *t, pid_t target)
+static void follow_existing(struct event_threads *t, struct asys_segment_writer *seg, pid_t target)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/task", (int)target);
     DIR *d = opendir(path);
     struct dirent *e;
     if (!d) {
-        follow(t, (uint32_t)target, (uint32_t)target);
+        follow(t, seg, (uint32_t)target, (uint32_t)target);
         return;
     }
     while ((e = readdir(d)) != NULL) {
         char *end;
         unsigned long tid = strtoul(e->d_name, &end, 10);
         if (end != e->d_name && !*end && tid <= UINT32_MAX)
-            follow(t, (uint32_t)target, (uint32_t)tid);
+            follow(t, seg, (uint32_t)target, (uint32_t)tid);
     }
     closedir(d);
 }
@@ -324,7 +326,8 @@ static int by_time(const void *a, const void *b)
 /* ---- the interface -------------------------------------------------------------- */
 
 int asys_event_threads_start(pid_t target, const struct event_thread_event *events, size_t count,
-                             struct event_threads **out, struct asys_err *err)
+                             struct asys_segment_writer *seg, struct event_threads **out,
+                             struct asys_err *err)
 {
     struct event_threads *t = calloc(1, sizeof *t);
     int rc = -1;
@@ -354,7 +357,7 @@ int asys_event_threads_start(pid_t target, const struct event_thread_event *even
         t->threads[i].fds = t->fd_slab + i * count;
     if (open_rings(t, target, err) != 0)
         goto out;
-    follow_existing(t, target);
+    follow_existing(t, seg, target);
     *out = t;
     t = NULL;
     rc = 0;
@@ -384,7 +387,7 @@ void asys_event_threads_drain(struct event_threads *t, struct asys_segment_write
     for (size_t i = 0; i < t->pending_count; i++) {
         const struct task_event *e = &t->pending[i];
         if (e->type == PERF_RECORD_FORK)
-            follow(t, e->pid, e->tid);
+            follow(t, seg, e->pid, e->tid);
         else
             unfollow(t, seg, e->tid);
     }

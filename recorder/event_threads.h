@@ -33,10 +33,12 @@ struct event_thread_event {
 };
 
 /* Starts following the threads of `target` (already forked; its threads
- * now are found in /proc) for `count` events.  Fails (err says why) when
+ * now are found in /proc) for `count` events; each thread's readings (the
+ * first when its counters open) go into `seg`.  Fails (err says why) when
  * the dummy events cannot be opened; the caller goes on per CPU only. */
 int asys_event_threads_start(pid_t target, const struct event_thread_event *events, size_t count,
-                             struct event_threads **out, struct asys_err *err);
+                             struct asys_segment_writer *seg, struct event_threads **out,
+                             struct asys_err *err);
 /* The rings' descriptors to poll (POLLIN: task records to drain); how many. */
 size_t asys_event_threads_poll_fds(const struct event_threads *t, struct pollfd *fds, size_t cap);
 /* Handles the FORK and EXIT records that came since the last call. */
