@@ -90,7 +90,8 @@ rows(ord, property, value) AS (
     UNION ALL SELECT 46.45, 'Event sampling per thread', (SELECT COUNT(DISTINCT tid)
         FROM event_thread_samples) || ' threads counted, ' || COALESCE(n.value, 0) ||
         ' not followed' || CASE WHEN n.value > 0 OR e.value IS NOT NULL
-            THEN ' (at most 1024 at once, or ended before their counters opened' ||
+            THEN ' (ended before their counters opened, or past the cap: 1024 at once, fewer '
+                 || 'when the open-file limit leaves less; their events are in the per-CPU counts' ||
                  COALESCE('; last error: errno ' || e.value, '') || ')' ELSE '' END
         FROM (SELECT 1) LEFT JOIN info AS n ON n.key = 'event_threads_not_followed'
         LEFT JOIN info AS e ON e.key = 'event_threads_error'

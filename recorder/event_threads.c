@@ -21,8 +21,8 @@
  * soon as one arrives, so only a burst of 1600 thread starts on one CPU
  * between two wake-ups would lose some (and then PERF_RECORD_LOST says so). */
 #define RING_PAGES 16
-/* Descriptors left to the launcher's other work (segments, other samplers). */
-#define FD_RESERVE 256
+/* Descriptors left to the launcher's later work (segments, finalize). */
+#define FD_RESERVE 128
 #define MAX_GROUP 64
 
 struct ring {
@@ -304,13 +304,25 @@ static void follow_existing(struct event_threads *t, struct asys_segment_writer 
     closedir(d);
 }
 
+static size_t open_fds(void)
+{
+    size_t n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    while (d && readdir(d))
+        n++;
+    if (d)
+        closedir(d);
+    return n;
+}
+
 /* Threads followed at once: the cap, or what the open-file limit leaves. */
 static size_t thread_cap(size_t events)
 {
     struct rlimit limit;
     size_t cap = ASYS_EVENT_THREADS_MAX;
     if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
-        size_t room = limit.rlim_cur > FD_RESERVE ? (size_t)limit.rlim_cur - FD_RESERVE : 0;
+        size_t used = open_fds() + FD_RESERVE;
+        size_t room = limit.rlim_cur > used ? (size_t)limit.rlim_cur - used : 0;
         if (room / events < cap)
             cap = room / events;
     }
