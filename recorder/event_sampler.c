@@ -231,7 +231,7 @@ static void start_threads(struct event_sampler *s, pid_t target)
     }
 }
 
-int asys_event_sampler_start(const char *session_dir, pid_t target, int system_wide,
+int asys_event_sampler_start(const char *session_dir, pid_t target, int system_wide, int per_thread,
                              const uint16_t *ids, size_t count, uint64_t frequency_hz,
                              struct event_sampler **out, struct asys_err *err)
 {
@@ -262,7 +262,7 @@ int asys_event_sampler_start(const char *session_dir, pid_t target, int system_w
                         "event sampling: no event could be counted");
         goto out;
     }
-    if (!system_wide)
+    if (per_thread && !system_wide)
         start_threads(s, target);
     if ((errno = pthread_create(&s->thread, NULL, sampler, s)) != 0) {
         asys_fail_errno(err, errno, "cannot start the event sampler");

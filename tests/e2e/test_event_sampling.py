@@ -184,6 +184,14 @@ class PerThread(AsysTestCase):
         totals = {r['Event']: r for r in self.stats_rows('event_sample_sum')}
         self.assertEqual(totals['page-faults']['Threads'], '0')
 
+    def test_threads_off(self):
+        self.profile([THREADS, '64', '2'], ['-t', 'none', '-s', 'none', '--event-sample',
+                                            'process-tree', '--event-sample-threads=false'])
+        r = self.stats('-q', '-r', 'event_sample_thread_sum', self.report(), expect_rc=1)
+        self.assertIn('no per-thread event samples', r.stderr.decode())
+        self.assertGreater(int({r['Event']: r for r in self.stats_rows('event_sample_sum')}
+                               ['page-faults']['Count']), 64)
+
     def test_threads_past_the_cap(self):
         """An open-file limit that leaves room for some threads' counters
         only: the others are counted as not followed, the recording goes on."""
