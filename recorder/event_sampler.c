@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,6 +33,7 @@ struct event_sampler {
     struct asys_segment_writer seg;
     pthread_t thread;
     int stop; /* atomic */
+    int wake; /* eventfd: written at stop, so the thread need not finish its period */
     uint64_t period_ns;
     struct counter *counters;
     size_t count;
@@ -179,20 +181,20 @@ static void read_all(struct event_sampler *s)
         asys_event_threads_read(s->threads, &s->seg);
 }
 
-/* Until the next reading is due: the thread rings' records as they come. */
+/* Until the next reading is due, or stop: the thread rings' records as they
+ * come. */
 static void wait_for(struct event_sampler *s, uint64_t deadline)
 {
-    struct pollfd fds[1024];
-    size_t n = asys_event_threads_poll_fds(s->threads, fds, sizeof fds / sizeof fds[0]);
+    struct pollfd fds[1025] = {{.fd = s->wake, .events = POLLIN}};
+    size_t n = 1 + asys_event_threads_poll_fds(s->threads, fds + 1, sizeof fds / sizeof fds[0] - 1);
     for (uint64_t now = now_ns(); now < deadline; now = now_ns()) {
         uint64_t left = deadline - now;
         struct timespec timeout = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
-        if (!n) {
-            nanosleep(&timeout, NULL);
+        if (ppoll(fds, n, &timeout, NULL) <= 0)
             continue;
-        }
-        if (ppoll(fds, n, &timeout, NULL) > 0)
-            asys_event_threads_drain(s->threads, &s->seg);
+        if (fds[0].revents)
+            return; /* stopping: the last reading now, not at the period's end */
+        asys_event_threads_drain(s->threads, &s->seg);
     }
 }
 
@@ -241,12 +243,18 @@ int asys_event_sampler_start(const char *session_dir, pid_t target, int system_w
     *out = NULL;
     if (cpus < 1)
         cpus = 1;
+    if (s)
+        s->wake = -1;
     if (!s || !(s->counters = calloc(count * (size_t)cpus + 1, sizeof *s->counters)) ||
         !(s->counted = calloc(count + 1, sizeof *s->counted))) {
         asys_fail_kind(err, ASYS_ERR_NOMEM, "out of memory");
         goto out;
     }
     s->period_ns = 1000000000u / (frequency_hz ? frequency_hz : 1);
+    if ((s->wake = eventfd(0, EFD_CLOEXEC)) < 0) {
+        asys_fail_errno(err, errno, "event sampling: cannot create an eventfd");
+        goto out;
+    }
     if (asys_session_sampler_segment(&s->seg, session_dir, "events", 3, ASYS_FEATURE_EVENTS, err) !=
         0)
         goto out;
@@ -275,6 +283,8 @@ out:
     if (s) {
         asys_event_threads_stop(s->threads, NULL);
         close_counters(s);
+        if (s->wake >= 0)
+            close(s->wake);
         if (segment_open)
             asys_segment_close(&s->seg);
         free(s->counters);
@@ -289,9 +299,14 @@ void asys_event_sampler_stop(struct event_sampler *s)
     if (!s)
         return;
     __atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
+    uint64_t one = 1;
+    if (write(s->wake, &one, sizeof one) != (ssize_t)sizeof one) {
+        /* then it stops at the end of its period */
+    }
     pthread_join(s->thread, NULL);
     asys_event_threads_stop(s->threads, &s->seg);
     close_counters(s);
+    close(s->wake);
     asys_segment_close(&s->seg);
     free(s->counters);
     free(s->counted);
