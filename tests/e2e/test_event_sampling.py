@@ -53,7 +53,11 @@ class Counts(AsysTestCase):
         # 4096 pages touched, plus the loader's and (under ASan) the shadow memory's: an
         # ASan CI run counted 11130
         self.assertBetween(int(rows['page-faults']['Count']), 4096, 4096 + 12000, 'page faults')
-        self.assertEqual(rows['page-faults']['Count'], rows['minor-faults']['Count'])
+        # page-faults counts each fault's entry, minor and major faults each one served: a
+        # fault retried (waiting for a page under I/O on a loaded machine) is one of each
+        # plus one more page fault (a loaded run: 5109 = 5101 minor + 8)
+        served = int(rows['minor-faults']['Count']) + int(rows['major-faults']['Count'])
+        self.assertBetween(int(rows['page-faults']['Count']), served, served + 200, 'page faults')
         self.assertGreaterEqual(int(rows['context-switches']['Count']), 50)
         cycles = rows['cycles']
         if cycles['Status'] == 'counted':  # a machine with a PMU
