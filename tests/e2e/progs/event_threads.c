@@ -12,9 +12,11 @@
  *       following threads).
  *   event_threads hold N   starts N threads that all live 300 ms at once.
  *   event_threads loop K   two threads that each make K thousand small system
- *       calls (the steady cost). */
+ *       calls (the steady cost).
+ * many and loop print "elapsed_ns N", their own run time. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,14 +159,30 @@ static int run_loop(long thousands)
     return 0;
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Runs `run(n)` and prints how long it took. */
+static int timed(int (*run)(long), long n)
+{
+    uint64_t start = now_ns();
+    int rc = run(n);
+    printf("elapsed_ns %llu\n", (unsigned long long)(now_ns() - start));
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 2 && !strcmp(argv[1], "many"))
-        return run_many(atol(argv[2]));
+        return timed(run_many, atol(argv[2]));
     if (argc > 2 && !strcmp(argv[1], "hold"))
         return run_hold(atol(argv[2]));
     if (argc > 2 && !strcmp(argv[1], "loop"))
-        return run_loop(atol(argv[2]));
+        return timed(run_loop, atol(argv[2]));
     if (argc > 1)
         pages = atol(argv[1]);
     if (argc > 2)
