@@ -4,8 +4,8 @@ short threads, 8 at a time) and of two threads making 3 million small
 system calls each, recorded with
 `--event-sample process-tree` per thread (the default), per CPU only
 (`--event-sample-threads=false`), and without event sampling, all with
-`-t none -s none` (the launcher alone); the median of --runs runs each, and
-the ratios to the run without event sampling.  Also the threads the
+`-t none -s none` (the launcher alone); the modes in turn, the median of --runs
+runs each, and the ratios to the run without event sampling.  Also the threads the
 launcher could not follow (report_info): short threads that end before
 their counters open."""
 import csv
@@ -49,13 +49,17 @@ def bench_event_threads(args, work):
     print('|---|---|---:|---:|---:|---|')
     for label, argv in (('200 threads', [program, 'many', '200']),
                         ('2 threads x 3 M getppid', [program, 'loop', '3000'])):
-        base = None
-        for mode, options in MODES:
-            runs = [_run([asys, 'profile', '-o', report, '--force-overwrite=true', '-t', 'none',
-                          '-s', 'none', *options, *argv], work) for _ in range(args.runs)]
-            run = statistics.median(r for r, _ in runs)
-            wall = statistics.median(w for _, w in runs)
-            base = base or run
-            threads = _not_followed(stats, report) if mode == 'per thread' else ''
+        runs = {mode: [] for mode, _ in MODES}
+        threads = ''
+        for _ in range(args.runs):  # the modes in turn: a burst of load hits them all
+            for mode, options in MODES:
+                runs[mode].append(_run([asys, 'profile', '-o', report, '--force-overwrite=true',
+                                        '-t', 'none', '-s', 'none', *options, *argv], work))
+                if mode == 'per thread':
+                    threads = _not_followed(stats, report)
+        base = statistics.median(r for r, _ in runs['none'])
+        for mode, _ in MODES:
+            run = statistics.median(r for r, _ in runs[mode])
+            wall = statistics.median(w for _, w in runs[mode])
             print('| %s | %s | %.3f | %.3f | %.3f | %s |'
-                  % (label, mode, run, run / base, wall, threads))
+                  % (label, mode, run, run / base, wall, threads if mode == 'per thread' else ''))
