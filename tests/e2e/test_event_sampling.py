@@ -4,8 +4,10 @@ known to cause (page faults, context switches) in the process tree and
 system-wide, CPU core events that a virtual machine cannot count, and the
 per-thread series of --event-sample process-tree (reports and timeline)."""
 import os
+import struct
 import subprocess
 
+import craft
 import pftrace
 from asys_e2e import AsysTestCase, BIN, prog
 
@@ -14,6 +16,9 @@ THREADS = prog('event_threads')
 EXPORT = os.path.join(BIN, 'asys-export')
 JSON_CHECK = prog('json_trace_check')
 PAGES, SLEEPS = 4096, 100
+FEATURE_EVENTS = 1 << 13
+REC_EVENT_STATUS, REC_EVENT_THREAD_COUNT = 68, 94
+PAGE_FAULTS = 103  # the event id of page-faults (OS event 3)
 
 
 class Help(AsysTestCase):
@@ -212,6 +217,33 @@ class PerThread(AsysTestCase):
         self.assertBetween(int(counted), 10, 70, 'threads counted')
         self.assertEqual(int(counted) + missed, 81, 'threads seen')
         self.assertIn('past the cap', rest)
+
+
+class HostileThreadCounts(AsysTestCase):
+    """Per-thread readings a recorder never writes: no pid or tid, an unknown
+    event, a count past 2^63, a tid counted again from 0 (a new thread)."""
+
+    def test_bounded(self):
+        def reading(event, pid, tid, value, delta=1000):
+            return craft.word(REC_EVENT_THREAD_COUNT, 5, event, delta) + \
+                struct.pack('<IIQQQ', pid, tid, value, 10, 10)
+        body = (reading(PAGE_FAULTS, 0, 9, 5) + reading(PAGE_FAULTS, 9, 0, 5) +
+                reading(999, 9, 9, 5) + reading(PAGE_FAULTS, 9, 9, 2 ** 64 - 1) +
+                reading(PAGE_FAULTS, 9, 9, 10) + reading(PAGE_FAULTS, 9, 9, 25) +
+                reading(PAGE_FAULTS, 9, 9, 5) +
+                craft.word(REC_EVENT_STATUS, 2, 0, 1000) + struct.pack('<iI', 24, 3))
+        seg = craft.segment_header(9, 9, 0x99, features=1 | FEATURE_EVENTS,
+                                   collector=craft.LAUNCHER, thread_index=3) + body
+        with open(self.report(), 'wb') as f:
+            f.write(craft.report([('segments/events.seg', seg)]))
+        rows = self.stats_rows('event_sample_thread_sum')
+        self.assertEqual([(r['Event'], r['PID'], r['TID'], r['Count']) for r in rows],
+                         [('page-faults', '9', '9', '30')])  # 10, 15, then 5 of a new counter
+        info = {r['Property']: r['Value'] for r in self.stats_rows('report_info')}
+        self.assertTrue(info['Event sampling per thread'].startswith(
+            '1 threads counted, 3 not followed ('), info)
+        self.assertIn('errno 24', info['Event sampling per thread'])
+        self.assertEqual(info['Import warnings'], '4')
 
 if __name__ == '__main__':
     import unittest
