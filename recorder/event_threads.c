@@ -268,7 +268,10 @@ static void follow(struct event_threads *t, struct asys_segment_writer *seg, uin
     }
     f->pid = pid;
     f->tid = tid;
-    read_thread(t, seg, f); /* where its series starts */
+    /* where its series starts: a new counter is 0, no need to read it (an
+     * IPI to the CPU the new thread runs on) */
+    for (size_t i = 0; i < t->count; i++)
+        write_reading(seg, f, t->events[i].id, 0, 0, 0);
 }
 
 static void unfollow(struct event_threads *t, struct asys_segment_writer *seg, uint32_t tid)
