@@ -872,8 +872,9 @@ struct asys_rec_event_status {
 #define ASYS_EVENT_THREADS_STATUS 0u
 
 /* A reading of one thread's own counter of an event (--event-sample
- * process-tree): counts since the counter was opened for that thread, at
- * its start (or when the launcher saw it); the last one when it ended. */
+ * process-tree): counts since the counter was opened for that thread, just
+ * after it started (the first reading, 0, is written then); the last one
+ * when it ended. */
 struct asys_rec_event_thread_count {
     asys_rec_word header; /* arg = event id */
     uint32_t pid;
