@@ -194,7 +194,7 @@ static void wait_for(struct event_sampler *s, uint64_t deadline)
             continue;
         if (fds[0].revents)
             return; /* stopping: the last reading now, not at the period's end */
-        asys_event_threads_drain(s->threads, &s->seg);
+        asys_event_threads_polled(s->threads, &s->seg, fds + 1, n - 1);
     }
 }
 

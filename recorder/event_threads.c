@@ -29,6 +29,7 @@ struct ring {
     int fd;
     void *map;
     size_t map_size, data_size;
+    int hung_up; /* the tree has ended: polling it would return at once, forever */
 };
 
 /* A task record of the rings: what happened to which thread, when. */
@@ -386,8 +387,23 @@ size_t asys_event_threads_poll_fds(const struct event_threads *t, struct pollfd 
 {
     size_t n = 0;
     for (size_t i = 0; t && i < t->ring_count && n < cap; i++)
-        fds[n++] = (struct pollfd){.fd = t->rings[i].fd, .events = POLLIN};
+        if (!t->rings[i].hung_up)
+            fds[n++] = (struct pollfd){.fd = t->rings[i].fd, .events = POLLIN};
     return n;
+}
+
+void asys_event_threads_polled(struct event_threads *t, struct asys_segment_writer *seg,
+                               struct pollfd *fds, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        if (!(fds[i].revents & (POLLHUP | POLLERR)))
+            continue;
+        for (size_t r = 0; r < t->ring_count; r++)
+            if (t->rings[r].fd == fds[i].fd)
+                t->rings[r].hung_up = 1;
+        fds[i].fd = -1; /* ppoll skips it from now on */
+    }
+    asys_event_threads_drain(t, seg);
 }
 
 void asys_event_threads_drain(struct event_threads *t, struct asys_segment_writer *seg)

@@ -41,6 +41,10 @@ int asys_event_threads_start(pid_t target, const struct event_thread_event *even
                              struct asys_err *err);
 /* The rings' descriptors to poll (POLLIN: task records to drain); how many. */
 size_t asys_event_threads_poll_fds(const struct event_threads *t, struct pollfd *fds, size_t cap);
+/* After a poll of those that returned: drains the rings, and leaves out of
+ * later polls those that hung up (the traced tree has ended). */
+void asys_event_threads_polled(struct event_threads *t, struct asys_segment_writer *seg,
+                               struct pollfd *fds, size_t count);
 /* Handles the FORK and EXIT records that came since the last call. */
 void asys_event_threads_drain(struct event_threads *t, struct asys_segment_writer *seg);
 /* One reading of every followed thread's counters. */
