@@ -134,14 +134,16 @@ static void drain_ring(struct event_threads *t, struct ring *r)
     struct perf_event_mmap_page *meta = r->map;
     uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
     uint64_t tail = meta->data_tail;
-    const uint8_t *data = (const uint8_t *)r->map + (meta->data_offset ? meta->data_offset : 4096);
+    const uint8_t *data = (const uint8_t *)r->map + (r->map_size - r->data_size);
     while (head - tail >= sizeof(struct perf_event_header)) {
         uint8_t record[64];
         struct perf_event_header h;
         for (size_t i = 0; i < sizeof h; i++)
             ((uint8_t *)&h)[i] = data[(tail + i) % r->data_size];
-        if (h.size < sizeof h || h.size > head - tail)
-            break; /* cannot happen: the kernel writes whole records */
+        if (h.size < sizeof h || h.size > head - tail) {
+            tail = head; /* cannot happen (the kernel writes whole records): start afresh */
+            break;
+        }
         if ((h.type == PERF_RECORD_FORK || h.type == PERF_RECORD_EXIT) && h.size >= sizeof h + 24 &&
             h.size <= sizeof record) {
             for (size_t i = 0; i < h.size; i++)
