@@ -8,6 +8,7 @@
 
 #include "event_catalog.h"
 #include "import_family.h"
+#include "json_util.h"
 
 struct events {
     struct asys_importer *imp;
@@ -18,6 +19,8 @@ struct events {
     struct asys_u64map last;        /* event << 32 | cpu -> the previous scaled value + 1 */
     struct asys_u64map last_thread; /* event << 32 | tid -> the same per thread */
     struct asys_u64map known;       /* event ids in event_types */
+    /* per-CPU readings are scaled by enabled / running (system-wide only) */
+    int scale_per_cpu;
 };
 
 static int events_init(struct asys_importer *imp, void **state, struct asys_err *err)
@@ -27,6 +30,14 @@ static int events_init(struct asys_importer *imp, void **state, struct asys_err 
         return asys_fail(err, "out of memory");
     *state = e;
     e->imp = imp;
+    /* A process tree's per-CPU counter is a task's: enabled while the task
+     * runs on any CPU, running only on its own CPU, so running < enabled
+     * means the task ran elsewhere, not that the counter was multiplexed
+     * (scaling it would count the task's events once per CPU it ran on).
+     * Counters of the whole system (pid -1) and a thread's own (CPU -1)
+     * differ only when the kernel multiplexed them. */
+    const cJSON *options = cJSON_GetObjectItemCaseSensitive(imp->manifest, "options");
+    e->scale_per_cpu = !strcmp(asys_json_get_str(options, "event-sample", ""), "system-wide");
     asys_u64map_init(&e->last);
     asys_u64map_init(&e->last_thread);
     asys_u64map_init(&e->known);
@@ -89,13 +100,15 @@ static const struct asys_event_def *event_of(struct events *e, unsigned id, stru
     return d;
 }
 
-/* A reading's count, scaled when the kernel multiplexed the counter (it
- * counted only part of the time); -1 past what the database holds. */
-static int scaled_value(struct events *e, uint64_t value, uint64_t enabled, uint64_t running,
-                        uint64_t ns, uint64_t *out)
+/* A reading's count, scaled (when `scale`) where the kernel multiplexed the
+ * counter (it counted only part of the time); -1 past what the database
+ * holds. */
+static int scaled_value(struct events *e, int scale, uint64_t value, uint64_t enabled,
+                        uint64_t running, uint64_t ns, uint64_t *out)
 {
-    double scaled = running && running < enabled ? (double)value * (double)enabled / (double)running
-                                                 : (double)value;
+    double scaled = scale && running && running < enabled
+                        ? (double)value * (double)enabled / (double)running
+                        : (double)value;
     if (!(scaled < 9e18) || ns > INT64_MAX) {
         imp_warn(e->imp, "%s: event count past 2^63; ignored", e->imp->seg.member);
         return -1;
@@ -127,7 +140,7 @@ static int import_count(void *state, const struct asys_record *rec, uint64_t ns,
     uint64_t value, delta;
     if (!event_of(e, rec->arg, err, &failed))
         return failed ? -1 : 0;
-    if (scaled_value(e, r->value, r->enabled_ns, r->running_ns, ns, &value) != 0)
+    if (scaled_value(e, e->scale_per_cpu, r->value, r->enabled_ns, r->running_ns, ns, &value) != 0)
         return 0;
     if (delta_of(&e->last, (uint64_t)rec->arg << 32 | r->cpu, value, &delta, err) != 0)
         return -1;
@@ -154,7 +167,7 @@ static int import_thread_count(void *state, const struct asys_record *rec, uint6
                  e->imp->seg.member);
         return 0;
     }
-    if (scaled_value(e, r->value, r->enabled_ns, r->running_ns, ns, &value) != 0)
+    if (scaled_value(e, 1, r->value, r->enabled_ns, r->running_ns, ns, &value) != 0)
         return 0;
     if (delta_of(&e->last_thread, (uint64_t)rec->arg << 32 | r->tid, value, &delta, err) != 0)
         return -1;

@@ -16,19 +16,22 @@ CREATE TABLE event_types (
     error       INTEGER              -- not counted on the recording host: perf_event_open's errno
 );
 
--- A counter reading: the count since it was opened, scaled when the kernel
--- multiplexed the counter (count x enabled / running).
+-- A counter reading: the count since it was opened; with --event-sample
+-- system-wide scaled when the kernel multiplexed the counter (count x enabled
+-- / running).  A process tree's per-CPU counter is not scaled: its running
+-- time is the tasks' time on that CPU, its enabled time theirs on any CPU.
 CREATE TABLE event_samples (
     ns     INTEGER NOT NULL, -- when it was read
     event  INTEGER NOT NULL, -- event_types.id
     cpu    INTEGER NOT NULL, -- the CPU
-    value  INTEGER NOT NULL, -- count since the start (scaled)
+    value  INTEGER NOT NULL, -- count since the start (scaled system-wide)
     delta  INTEGER NOT NULL  -- count since the previous reading of this event and CPU
 );
 
 -- A reading of one thread's own counter (--event-sample process-tree): the
 -- count since the launcher opened it, just after the thread started (the
--- events of its first moments are only in event_samples), scaled as above.
+-- events of its first moments are only in event_samples), scaled when the
+-- kernel multiplexed the counter (count x enabled / running).
 -- The last reading of a thread is taken when it ends.
 CREATE TABLE event_thread_samples (
     ns     INTEGER NOT NULL, -- when it was read
