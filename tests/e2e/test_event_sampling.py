@@ -56,13 +56,19 @@ class Counts(AsysTestCase):
                           '1'])
         rows = self.counts()
         # 4096 pages touched, plus the loader's and (under ASan) the shadow memory's: an
-        # ASan CI run counted 11130
-        self.assertBetween(int(rows['page-faults']['Count']), 4096, 4096 + 12000, 'page faults')
-        # page-faults counts each fault's entry, minor and major faults each one served: a
-        # fault retried (waiting for a page under I/O on a loaded machine) is one of each
-        # plus one more page fault (a loaded run: 5109 = 5101 minor + 8)
+        # ASan CI run counted 11130, one on a loaded machine 23622
+        faults = int(rows['page-faults']['Count'])
+        self.assertGreaterEqual(faults, 4096, 'page faults')
+        # the minor and major faults served are the kernel's own count (getrusage of the
+        # program and its child), less those before the counters opened (between fork
+        # and exec) and after the program printed it (exit)
+        minor, major = (int(v) for v in r.stdout.decode().split('faults ')[1].split()[:2])
         served = int(rows['minor-faults']['Count']) + int(rows['major-faults']['Count'])
-        self.assertBetween(int(rows['page-faults']['Count']), served, served + 200, 'page faults')
+        self.assertBetween(served, minor + major - 300, minor + major + 300, 'faults served')
+        # page-faults counts each fault's entry: a fault retried (waiting for a page under
+        # I/O or a lock on a loaded machine) is one served and two entries (a loaded run:
+        # 5109 = 5101 minor + 8)
+        self.assertBetween(faults, served, served + max(200, served // 10), 'page faults')
         self.assertGreaterEqual(int(rows['context-switches']['Count']), 50)
         cycles = rows['cycles']
         if cycles['Status'] == 'counted':  # a machine with a PMU
