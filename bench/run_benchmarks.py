@@ -11,7 +11,7 @@ usage: bench/run_benchmarks.py [--build DIR] [--pairs N] [--runs K]
                                [--python-interpreters PATH,...]
                                [--only hgtx|uftrace|osrt|import|hggc|timeline|deps|export|processes|
                                        flame|heap|cpu_sampling|ppu_metrics|
-                                       nic|python_sampling|python_trace]
+                                       nic|python_sampling|python_trace|event_threads]
 """
 import argparse
 import json
@@ -25,6 +25,7 @@ import tempfile
 import time
 
 from cpu_sampling import bench_cpu_sampling
+from event_threads import bench_event_threads
 from flame import bench_flame
 from heap import bench_heap
 from nic import bench_nic
@@ -520,7 +521,8 @@ def main():
     ap.add_argument('--only',
                     choices=['hgtx', 'uftrace', 'osrt', 'import', 'hggc', 'timeline', 'deps',
                              'export', 'processes', 'flame', 'heap', 'cpu_sampling',
-                             'ppu_metrics', 'nic', 'python_sampling', 'python_trace'])
+                             'ppu_metrics', 'nic', 'python_sampling', 'python_trace',
+                             'event_threads'])
     ap.add_argument('--python-rounds', type=int, default=10,
                     help='rounds of the Python sampling workload (~0.25 s each)')
     ap.add_argument('--python-interpreters', default='',
@@ -563,6 +565,8 @@ def main():
             bench_ppu_metrics(args, work)
         if args.only in (None, 'nic'):
             bench_nic(args, work)
+        if args.only in (None, 'event_threads'):
+            bench_event_threads(args, work)
         if args.only in (None, 'python_sampling'):
             bench_python_sampling(args, work)
         if args.only in (None, 'python_trace'):

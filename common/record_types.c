@@ -151,8 +151,14 @@ static const struct asys_rec_field event_count[] = {
     F(struct asys_rec_event_count, cpu, U), F(struct asys_rec_event_count, reserved, R),
     F(struct asys_rec_event_count, value, U), F(struct asys_rec_event_count, enabled_ns, U),
     F(struct asys_rec_event_count, running_ns, U)};
-static const struct asys_rec_field event_status[] = {F(struct asys_rec_event_status, error, I),
-                                                     F(struct asys_rec_event_status, reserved, R)};
+static const struct asys_rec_field event_status[] = {
+    F(struct asys_rec_event_status, error, I),
+    F(struct asys_rec_event_status, threads_not_followed, U)};
+static const struct asys_rec_field event_thread_count[] = {
+    F(struct asys_rec_event_thread_count, pid, U), F(struct asys_rec_event_thread_count, tid, U),
+    F(struct asys_rec_event_thread_count, value, U),
+    F(struct asys_rec_event_thread_count, enabled_ns, U),
+    F(struct asys_rec_event_thread_count, running_ns, U)};
 static const struct asys_rec_field nic_device[] = {
     F(struct asys_rec_nic_device, device, U),      F(struct asys_rec_nic_device, kind, U),
     F(struct asys_rec_nic_device, port, U),        F(struct asys_rec_nic_device, speed_mbps, U),
@@ -459,6 +465,8 @@ static const struct asys_rec_info rec_infos[ASYS_REC_TYPE_COUNT] = {
         ARG("event", U), TAIL_NONE),
     REC(EVENT_STATUS, sizeof(struct asys_rec_event_status), ASYS_FEATURE_EVENTS,
         FIELDS(event_status), ARG("event", U), TAIL_NONE),
+    REC(EVENT_THREAD_COUNT, sizeof(struct asys_rec_event_thread_count), ASYS_FEATURE_EVENTS,
+        FIELDS(event_thread_count), ARG("event", U), TAIL_NONE),
     REC(HOST_MEMORY, sizeof(struct asys_rec_host_memory), ASYS_FEATURE_MEMORY, FIELDS(host_memory),
         ARG_NONE, TAIL_NONE),
     REC(PPU_METRICS_DEVICE, sizeof(struct asys_rec_ppu_metrics_device), ASYS_FEATURE_PPU_METRICS,

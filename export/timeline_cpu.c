@@ -28,15 +28,18 @@ static const struct tl_thread_row core_row = {3, core_name, 0};
 static const struct tl_thread_row state_row = {4, state_name, 0};
 static const struct tl_thread_row samples_row = {7, samples_name, 0};
 
-/* The row of core `cpu` under the CPU Group (created on first use). */
-static uint32_t core_group_row(struct walk *w, int64_t cpu)
+uint32_t tw_cpu_group(struct walk *w)
 {
     uint32_t group = tw_row_find(w, "cpu-group", 9);
     /* first of the top rows, as in nsys: Perfetto shows those by name, and
      * "CPU Group" sorts before "NIC ..." and "PPU ..." (ranks 1 and up) */
-    if (!group)
-        group = tw_row_new(w, "cpu-group", 9, 0, 0, TL_GROUP, "CPU Group", 0, 0);
-    struct row *g = tw_row_at(w, group);
+    return group ? group : tw_row_new(w, "cpu-group", 9, 0, 0, TL_GROUP, "CPU Group", 0, 0);
+}
+
+/* The row of core `cpu` under the CPU Group (created on first use). */
+static uint32_t core_group_row(struct walk *w, int64_t cpu)
+{
+    struct row *g = tw_row_at(w, tw_cpu_group(w));
     if (!g)
         return 0;
     char key[32], name[32];

@@ -166,6 +166,9 @@ enum flow_place tw_flows_add_in(struct walk *w, uint64_t id, int64_t source_star
                                 int64_t end);
 struct tl_flows tw_flows_of(struct walk *w, int one_to_one);
 
+/* The "CPU Group" row (timeline_cpu.c), created on first use. */
+uint32_t tw_cpu_group(struct walk *w);
+
 /* process and thread rows (timeline_threads.c) */
 uint32_t tw_process_row(struct walk *w, uint32_t pid);
 /* A kind of row under a thread: each family that draws per-thread rows has one. */

@@ -87,6 +87,15 @@ rows(ord, property, value) AS (
     UNION ALL SELECT 46.4, 'Context switches missing', value || ' (where the core had gone idle, '
         || 'the next thread is counted as running from the idle start)' FROM info
         WHERE key = 'sched_switches_missing'
+    UNION ALL SELECT 46.45, 'Event sampling per thread', (SELECT COUNT(DISTINCT tid)
+        FROM event_thread_samples) || ' threads counted, ' || COALESCE(n.value, 0) ||
+        ' not followed' || CASE WHEN n.value > 0 OR e.value IS NOT NULL
+            THEN ' (ended before their counters opened, or past the cap: 1024 at once, fewer '
+                 || 'when the open-file limit leaves less; their events are in the per-CPU counts' ||
+                 COALESCE('; last error: errno ' || e.value, '') || ')' ELSE '' END
+        FROM (SELECT 1) LEFT JOIN info AS n ON n.key = 'event_threads_not_followed'
+        LEFT JOIN info AS e ON e.key = 'event_threads_error'
+        WHERE n.value IS NOT NULL OR e.value IS NOT NULL
     UNION ALL SELECT 46.5 + device / 1000.0, 'PPU metrics (device ' || device || ')',
         CASE WHEN status = 'sampled' THEN backend || ', every ' || printf('%g', interval_ns / 1e6)
             || ' ms (' || printf('%g', 1e9 / interval_ns) || ' Hz); achieved ' ||

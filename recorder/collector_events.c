@@ -81,8 +81,13 @@ static int parse_os_set(const struct asys_option *o, const char *v, struct asys_
 static const struct asys_option event_options[] = {
     {.name = "event-sample", .type = ASYS_OPT_CHOICE, .metavar = "system-wide|process-tree|none",
      .default_value = "none",
-     .help = "count CPU core and OS events (without --cpu-core-events/--os-events: the fault "
-             "and sched sets)", .choices = scopes},
+     .help = "count CPU core and OS events per CPU, and with process-tree per thread too "
+             "(without --cpu-core-events/--os-events: the fault and sched sets)",
+     .choices = scopes},
+    {.name = "event-sample-threads", .type = ASYS_OPT_BOOL, .metavar = "true|false",
+     .default_value = "true",
+     .help = "with --event-sample process-tree: also count each thread on its own (one counter "
+             "per event and thread, at most 1024 threads at once)"},
     {.name = "cpu-core-events", .type = ASYS_OPT_TEXT, .metavar = "LIST|help",
      .default_value = "none", .help = "CPU core events by index (help: the list)",
      .parse = parse_core_list},
@@ -161,8 +166,9 @@ static int events_start(const struct asys_collector_setup *s, pid_t target, void
     uint16_t ids[MAX_EVENTS];
     size_t count = chosen_events(s->options, ids);
     int system_wide = !strcmp(value(s->options, "event-sample"), "system-wide");
+    int per_thread = !system_wide && asys_profile_value(s->options, "event-sample-threads")->number;
     return asys_event_sampler_start(
-        s->session_dir, target, system_wide, ids, count,
+        s->session_dir, target, system_wide, per_thread, ids, count,
         asys_profile_value(s->options, "event-sample-frequency")->number,
         (struct event_sampler **)state, err);
 }
@@ -190,7 +196,7 @@ const struct asys_collector asys_collector_event_sampling = {
     .name = "event-sampling",
     .feature = ASYS_FEATURE_EVENTS,
     .built = 1,
-    .summary = "CPU core and OS event counters, per CPU",
+    .summary = "CPU core and OS event counters, per CPU and per thread",
     .options = event_options,
     .option_count = sizeof event_options / sizeof event_options[0],
     .enabled = events_enabled,

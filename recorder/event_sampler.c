@@ -1,21 +1,26 @@
 /* Event sampling: the launcher's counters (see event_sampler.h).  Each
  * counter counts in the kernel; the thread only reads them periodically,
- * so the program pays nothing but the counting itself. */
+ * so the program pays nothing but the counting itself.  For the process
+ * tree the thread also follows the tree's threads (event_threads.c): it
+ * wakes on their starts and ends between two readings. */
 #define _GNU_SOURCE
 #include "event_sampler.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "event_catalog.h"
+#include "event_threads.h"
 #include "session.h"
 
 struct counter {
@@ -28,9 +33,13 @@ struct event_sampler {
     struct asys_segment_writer seg;
     pthread_t thread;
     int stop; /* atomic */
+    int wake; /* eventfd: written at stop, so the thread need not finish its period */
     uint64_t period_ns;
     struct counter *counters;
     size_t count;
+    struct event_thread_event *counted; /* the events counted, for the per-thread counters */
+    size_t counted_count;
+    struct event_threads *threads; /* process tree: the per-thread counters; else NULL */
 };
 
 static long open_event(struct perf_event_attr *attr, pid_t pid, int cpu)
@@ -95,7 +104,7 @@ static void write_status(struct event_sampler *s, uint16_t id, int error)
     if (!r)
         return;
     r->error = error;
-    r->reserved = 0;
+    r->threads_not_followed = 0;
     asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_EVENT_STATUS, sizeof *r / 8, id, delta));
 }
 
@@ -133,10 +142,11 @@ static int open_on_every_cpu(struct event_sampler *s, const struct asys_event_de
         }
         s->counters[s->count++] = (struct counter){e->id, (uint32_t)cpu, (int)fd};
     }
+    s->counted[s->counted_count++] = (struct event_thread_event){e->id, attr};
     return 0;
 }
 
-static void read_all(struct event_sampler *s)
+static void read_cpus(struct event_sampler *s)
 {
     for (size_t i = 0; i < s->count; i++) {
         uint64_t values[3];
@@ -157,16 +167,50 @@ static void read_all(struct event_sampler *s)
     }
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void read_all(struct event_sampler *s)
+{
+    read_cpus(s);
+    if (s->threads)
+        asys_event_threads_read(s->threads, &s->seg);
+}
+
+/* Until the next reading is due, or stop: the thread rings' records as they
+ * come. */
+static void wait_for(struct event_sampler *s, uint64_t deadline)
+{
+    struct pollfd fds[1025] = {{.fd = s->wake, .events = POLLIN}};
+    size_t n = 1 + asys_event_threads_poll_fds(s->threads, fds + 1, sizeof fds / sizeof fds[0] - 1);
+    for (uint64_t now = now_ns(); now < deadline; now = now_ns()) {
+        uint64_t left = deadline - now;
+        struct timespec timeout = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
+        if (ppoll(fds, n, &timeout, NULL) <= 0)
+            continue;
+        if (fds[0].revents)
+            return; /* stopping: the last reading now, not at the period's end */
+        asys_event_threads_polled(s->threads, &s->seg, fds + 1, n - 1);
+    }
+}
+
 static void *sampler(void *arg)
 {
     struct event_sampler *s = arg;
-    struct timespec next;
-    clock_gettime(CLOCK_MONOTONIC, &next);
+    uint64_t next = now_ns();
     while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
         read_all(s);
-        asys_session_wait_period(&next, s->period_ns);
+        next += s->period_ns;
+        uint64_t now = now_ns();
+        if (next < now)
+            next = now; /* behind (a loaded machine): the next reading at once, not a burst */
+        wait_for(s, next);
     }
-    read_all(s);
+    read_cpus(s);
     return NULL;
 }
 
@@ -177,7 +221,19 @@ static void close_counters(struct event_sampler *s)
     s->count = 0;
 }
 
-int asys_event_sampler_start(const char *session_dir, pid_t target, int system_wide,
+/* The per-thread counters of the process tree; without them (the dummy
+ * events refused) the readings stay per CPU, with one line saying so. */
+static void start_threads(struct event_sampler *s, pid_t target)
+{
+    struct asys_err err = {0};
+    if (asys_event_threads_start(target, s->counted, s->counted_count, &s->seg, &s->threads,
+                                 &err) != 0) {
+        fprintf(stderr, "asys: notice: event sampling stays per CPU: %s\n", err.text);
+        write_status(s, ASYS_EVENT_THREADS_STATUS, err.sys_errno ? err.sys_errno : EINVAL);
+    }
+}
+
+int asys_event_sampler_start(const char *session_dir, pid_t target, int system_wide, int per_thread,
                              const uint16_t *ids, size_t count, uint64_t frequency_hz,
                              struct event_sampler **out, struct asys_err *err)
 {
@@ -187,11 +243,18 @@ int asys_event_sampler_start(const char *session_dir, pid_t target, int system_w
     *out = NULL;
     if (cpus < 1)
         cpus = 1;
-    if (!s || !(s->counters = calloc(count * (size_t)cpus + 1, sizeof *s->counters))) {
+    if (s)
+        s->wake = -1;
+    if (!s || !(s->counters = calloc(count * (size_t)cpus + 1, sizeof *s->counters)) ||
+        !(s->counted = calloc(count + 1, sizeof *s->counted))) {
         asys_fail_kind(err, ASYS_ERR_NOMEM, "out of memory");
         goto out;
     }
     s->period_ns = 1000000000u / (frequency_hz ? frequency_hz : 1);
+    if ((s->wake = eventfd(0, EFD_CLOEXEC)) < 0) {
+        asys_fail_errno(err, errno, "event sampling: cannot create an eventfd");
+        goto out;
+    }
     if (asys_session_sampler_segment(&s->seg, session_dir, "events", 3, ASYS_FEATURE_EVENTS, err) !=
         0)
         goto out;
@@ -207,6 +270,8 @@ int asys_event_sampler_start(const char *session_dir, pid_t target, int system_w
                         "event sampling: no event could be counted");
         goto out;
     }
+    if (per_thread && !system_wide)
+        start_threads(s, target);
     if ((errno = pthread_create(&s->thread, NULL, sampler, s)) != 0) {
         asys_fail_errno(err, errno, "cannot start the event sampler");
         goto out;
@@ -216,10 +281,14 @@ int asys_event_sampler_start(const char *session_dir, pid_t target, int system_w
     rc = 0;
 out:
     if (s) {
+        asys_event_threads_stop(s->threads, NULL);
         close_counters(s);
+        if (s->wake >= 0)
+            close(s->wake);
         if (segment_open)
             asys_segment_close(&s->seg);
         free(s->counters);
+        free(s->counted);
         free(s);
     }
     return rc;
@@ -230,9 +299,16 @@ void asys_event_sampler_stop(struct event_sampler *s)
     if (!s)
         return;
     __atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
+    uint64_t one = 1;
+    if (write(s->wake, &one, sizeof one) != (ssize_t)sizeof one) {
+        /* then it stops at the end of its period */
+    }
     pthread_join(s->thread, NULL);
+    asys_event_threads_stop(s->threads, &s->seg);
     close_counters(s);
+    close(s->wake);
     asys_segment_close(&s->seg);
     free(s->counters);
+    free(s->counted);
     free(s);
 }

@@ -307,7 +307,9 @@ enum asys_record_type {
     /* heap aggregates (--heap-report-interval): per call stack and interval */
     ASYS_REC_HEAP_ALLOC_SUM = 92, /* struct asys_rec_heap_alloc_sum: arg = heap function id */
     ASYS_REC_HEAP_FREE_SUM = 93,  /* struct asys_rec_heap_free_sum: arg = heap function id */
-    ASYS_REC_TYPE_COUNT = 94
+    /* event sampling per thread (--event-sample process-tree) */
+    ASYS_REC_EVENT_THREAD_COUNT = 94, /* struct asys_rec_event_thread_count: arg = event id */
+    ASYS_REC_TYPE_COUNT = 95
 };
 
 /* Largest string id a header-only record can carry in its arg. */
@@ -881,11 +883,29 @@ struct asys_rec_event_count {
     uint64_t running_ns;
 };
 
-/* An event that could not be counted on this machine (once per event). */
+/* An event that could not be counted on this machine (once per event).
+ * With arg = ASYS_EVENT_THREADS_STATUS (no event), written at the end of a
+ * process-tree recording: the threads whose own counters could not be
+ * opened (error: the errno of the last such failure, 0 when the cap alone
+ * stopped them). */
 struct asys_rec_event_status {
+    asys_rec_word header;          /* arg = event id, or ASYS_EVENT_THREADS_STATUS */
+    int32_t error;                 /* errno of perf_event_open (ENOENT: no such event here) */
+    uint32_t threads_not_followed; /* ASYS_EVENT_THREADS_STATUS only; else 0 */
+};
+#define ASYS_EVENT_THREADS_STATUS 0u
+
+/* A reading of one thread's own counter of an event (--event-sample
+ * process-tree): counts since the counter was opened for that thread, just
+ * after it started (the first reading, 0, is written then); the last one
+ * when it ended. */
+struct asys_rec_event_thread_count {
     asys_rec_word header; /* arg = event id */
-    int32_t error;        /* errno of perf_event_open (ENOENT: no such event here) */
-    uint32_t reserved;
+    uint32_t pid;
+    uint32_t tid;
+    uint64_t value;
+    uint64_t enabled_ns;
+    uint64_t running_ns;
 };
 
 /* ---- PPU metrics (--ppu-metrics-device) -------------------------------------
@@ -1454,6 +1474,7 @@ ASYS_CHECK_SIZE(struct asys_rec_heap_free_sum, 56);
 ASYS_CHECK_OFFSET(struct asys_rec_heap_free_sum, estimated_count_q16, 48);
 ASYS_CHECK_SIZE(struct asys_rec_host_memory, 32);
 ASYS_CHECK_SIZE(struct asys_rec_event_count, 40);
+ASYS_CHECK_SIZE(struct asys_rec_event_thread_count, 40);
 ASYS_CHECK_SIZE(struct asys_rec_event_status, 16);
 ASYS_CHECK_SIZE(struct asys_rec_ppu_metrics_device, 32);
 ASYS_CHECK_OFFSET(struct asys_rec_ppu_metrics_device, text_length, 28);
