@@ -62,15 +62,17 @@ static int emit_rate(struct walk *w, uint32_t row, sqlite3_stmt *st, int64_t *la
     return tw_emit_counter(w, row, previous, rate);
 }
 
-static int walk_cpu_events(struct walk *w)
+/* A counter track per row of `sql`'s readings, the row found by `row_of`. */
+static int walk_rates(struct walk *w, const char *sql,
+                      uint32_t (*row_of)(struct walk *w, sqlite3_stmt *st))
 {
-    sqlite3_stmt *st = tw_prepare(w, RATES_SQL("event_samples", "s.cpu, 0") "ORDER BY 1, 2, 4");
+    sqlite3_stmt *st = tw_prepare(w, sql);
     if (!st)
         return -1;
     int64_t last_ns = 0;
     uint32_t last_row = 0;
     while (!w->failed && sqlite3_step(st) == SQLITE_ROW) {
-        uint32_t row = cpu_event_row(w, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
+        uint32_t row = row_of(w, st);
         if (!row || emit_rate(w, row, st, &last_ns, &last_row) != 0)
             break;
     }
@@ -78,6 +80,16 @@ static int walk_cpu_events(struct walk *w)
         tw_emit_counter(w, last_row, last_ns, 0);
     sqlite3_finalize(st);
     return w->failed ? -1 : 0;
+}
+
+static uint32_t cpu_rate_row(struct walk *w, sqlite3_stmt *st)
+{
+    return cpu_event_row(w, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
+}
+
+static int walk_cpu_events(struct walk *w)
+{
+    return walk_rates(w, RATES_SQL("event_samples", "s.cpu, 0") "ORDER BY 1, 2, 4", cpu_rate_row);
 }
 
 static void thread_event_name(struct walk *w, int64_t sub, char *out, size_t size)
@@ -89,25 +101,17 @@ static void thread_event_name(struct walk *w, int64_t sub, char *out, size_t siz
 /* under the thread, after its other rows */
 static const struct tl_thread_row thread_event_row = {40, thread_event_name, 1};
 
+static uint32_t thread_rate_row(struct walk *w, sqlite3_stmt *st)
+{
+    return tw_thread_child_row(w, (uint32_t)sqlite3_column_int64(st, 1),
+                               (uint32_t)sqlite3_column_int64(st, 2), &thread_event_row,
+                               sqlite3_column_int64(st, 0));
+}
+
 static int walk_thread_events(struct walk *w)
 {
-    sqlite3_stmt *st =
-        tw_prepare(w, RATES_SQL("event_thread_samples", "s.pid, s.tid") "ORDER BY 2, 3, 1, 4");
-    if (!st)
-        return -1;
-    int64_t last_ns = 0;
-    uint32_t last_row = 0;
-    while (!w->failed && sqlite3_step(st) == SQLITE_ROW) {
-        uint32_t row = tw_thread_child_row(w, (uint32_t)sqlite3_column_int64(st, 1),
-                                           (uint32_t)sqlite3_column_int64(st, 2), &thread_event_row,
-                                           sqlite3_column_int64(st, 0));
-        if (!row || emit_rate(w, row, st, &last_ns, &last_row) != 0)
-            break;
-    }
-    if (!w->failed && last_row)
-        tw_emit_counter(w, last_row, last_ns, 0);
-    sqlite3_finalize(st);
-    return w->failed ? -1 : 0;
+    return walk_rates(w, RATES_SQL("event_thread_samples", "s.pid, s.tid") "ORDER BY 2, 3, 1, 4",
+                      thread_rate_row);
 }
 
 const struct tl_family tl_family_cpu_events = {"event_samples", 1, walk_cpu_events};
