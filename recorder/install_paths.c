@@ -24,9 +24,9 @@ int asys_sibling_path(const char *relative, char *out, size_t size)
 int asys_inject_library_path(char *out, size_t size)
 {
     const char *forced = getenv("ASYS_INJECT_LIB");
-    if (forced && *forced) {
+    if (forced && *forced) { /* as given: a missing file would only get ld.so's warning */
         int len = snprintf(out, size, "%s", forced);
-        return len > 0 && (size_t)len < size ? 0 : -1;
+        return len > 0 && (size_t)len < size && access(out, R_OK) == 0 ? 0 : -1;
     }
     char path[PATH_MAX], resolved[PATH_MAX];
     if (asys_sibling_path("../lib/" ASYS_INJECT_LIBRARY_NAME, path, sizeof path) != 0)

@@ -238,10 +238,14 @@ static int record(const struct asys_profile_options *o, const char *report_path)
     struct asys_arena_compressor *compressor = NULL;
     int rc = ASYS_EXIT_FAILURE, have_session = 0, keep_session = 0;
     if (asys_inject_library_path(inject, sizeof inject) != 0) {
-        fprintf(stderr,
-                "%s: cannot find '" ASYS_INJECT_LIBRARY_NAME "' (looked in ../lib next to asys; "
-                "set ASYS_INJECT_LIB)\n",
-                PROG);
+        const char *forced = getenv("ASYS_INJECT_LIB");
+        if (forced && *forced)
+            fprintf(stderr, "%s: cannot read '%s' (ASYS_INJECT_LIB)\n", PROG, forced);
+        else
+            fprintf(stderr,
+                    "%s: cannot find '" ASYS_INJECT_LIBRARY_NAME
+                    "' (looked in ../lib next to asys; set ASYS_INJECT_LIB)\n",
+                    PROG);
         goto out;
     }
     if (strpbrk(inject, " :"))

@@ -92,6 +92,14 @@ class BadCommands(AsysTestCase):
         self.assertFalse(os.path.exists(self.path('x.asys-rep')))
         self.assertNoSessionLeft()
 
+    def test_missing_inject_library(self):
+        self.env['ASYS_INJECT_LIB'] = self.path('no-such-lib.so')
+        self.one_line_error([ASYS, 'profile', '-t', 'osrt', '-o', 'x', 'true'],
+                            "cannot read '%s' (ASYS_INJECT_LIB)" % self.path('no-such-lib.so'),
+                            rc=1)
+        self.assertFalse(os.path.exists(self.path('x.asys-rep')))
+        self.assertNoSessionLeft()
+
     def test_unknown_trace_name(self):
         self.one_line_error([ASYS, 'profile', '-t', 'nvtx,gpu', 'true'],
                             "unknown --trace value 'gpu' (valid: hggc/cuda, hgtx/nvtx", rc=2)
