@@ -17,6 +17,8 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "write_all.h"
+
 #define COPY_BUFFER_SIZE (1u << 20)
 #define TAR_BLOCK 512u
 /* Finalize compresses every byte the run wrote, after the run.  Level 1:
@@ -75,16 +77,7 @@ int asys_archive_writer_open(struct asys_archive_writer **out, int fd, struct as
 
 static int write_all(int fd, const uint8_t *p, size_t n, struct asys_err *err)
 {
-    while (n) {
-        ssize_t done = write(fd, p, n);
-        if (done < 0 && errno == EINTR)
-            continue;
-        if (done <= 0)
-            return asys_fail_errno(err, done < 0 ? errno : EIO, "write error");
-        p += done;
-        n -= (size_t)done;
-    }
-    return 0;
+    return asys_write_all(fd, p, n) == 0 ? 0 : asys_fail_errno(err, errno, "write error");
 }
 
 /* Compresses `size` bytes (ZSTD_e_end: and closes the frame). */
@@ -207,25 +200,15 @@ int asys_archive_write(struct asys_archive_writer *w, const void *data, size_t s
     return size ? write_data(w, data, size, err) : 0;
 }
 
-int asys_archive_copy_frame(struct asys_archive_writer *w, int fd, uint64_t offset,
-                            uint64_t frame_size, uint64_t content_size, struct asys_err *err)
+int asys_archive_write_frame(struct asys_archive_writer *w, const void *frame, size_t frame_size,
+                             uint64_t content_size, struct asys_err *err)
 {
     if (content_size > w->member_left)
         return asys_fail(err, "member data longer than its header says");
     if (w->frame_open && compress(w, NULL, 0, ZSTD_e_end, err) != 0)
         return -1;
-    for (uint64_t done = 0; done < frame_size;) {
-        uint64_t left = frame_size - done;
-        size_t want = left < COPY_BUFFER_SIZE ? (size_t)left : COPY_BUFFER_SIZE;
-        ssize_t n = pread(fd, w->buffer, want, (off_t)(offset + done));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return asys_fail_errno(err, n < 0 ? errno : EIO, "cannot read a compressed slot");
-        if (write_all(w->fd, (const uint8_t *)w->buffer, (size_t)n, err) != 0)
-            return -1;
-        done += (uint64_t)n;
-    }
+    if (write_all(w->fd, frame, frame_size, err) != 0)
+        return -1;
     w->member_left -= content_size;
     return w->member_left ? 0 : pad_member(w, w->member_size, err);
 }

@@ -39,11 +39,11 @@ int asys_archive_begin_member(struct asys_archive_writer *w, const char *name, u
                               struct asys_err *err);
 int asys_archive_write(struct asys_archive_writer *w, const void *data, size_t size,
                        struct asys_err *err);
-/* Ends the frame being compressed and copies `frame_size` bytes at `offset`
- * of `fd`: a whole zstd frame, already compressed, that decodes to the
- * member's next `content_size` bytes (the caller checked that it does). */
-int asys_archive_copy_frame(struct asys_archive_writer *w, int fd, uint64_t offset,
-                            uint64_t frame_size, uint64_t content_size, struct asys_err *err);
+/* Ends the frame being compressed and writes `frame`: a whole zstd frame,
+ * already compressed, that decodes to the member's next `content_size`
+ * bytes (the caller checked that it does). */
+int asys_archive_write_frame(struct asys_archive_writer *w, const void *frame, size_t frame_size,
+                             uint64_t content_size, struct asys_err *err);
 /* Finishes the archive; frees the writer even on error. */
 int asys_archive_writer_close(struct asys_archive_writer *w, struct asys_err *err);
 

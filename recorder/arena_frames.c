@@ -15,7 +15,6 @@
 
 #include "asys_format.h"
 
-#define COPY_PIECE (256u << 10)
 /* a zstd frame header's bounds (ZSTD_FRAMEHEADERSIZE_MIN/MAX, which only a
  * static libzstd declares) */
 #define FRAME_HEADER_MIN 6u
@@ -46,9 +45,7 @@ static int later_slots(const struct asys_arena_index *arena, struct asys_u64map 
 
 /* What the frames are checked against. */
 struct frame_check {
-    const struct asys_arena_index *arena;
     struct asys_u64map slots; /* later_slots */
-    int arena_fd;
     uint64_t frames_size;
 };
 
@@ -60,14 +57,14 @@ static int usable(const struct asys_arena_frames *f, const struct asys_arena_fra
     uint8_t head[FRAME_HEADER_MAX];
     if (!asys_u64map_get(&k->slots, e->slot_offset) ||
         asys_u64map_get(&f->by_slot, e->slot_offset) || e->sequence == 0 ||
-        e->frame_size < FRAME_HEADER_MIN || e->frame_offset > k->frames_size ||
-        e->frame_size > k->frames_size - e->frame_offset ||
-        pread(k->arena_fd, &h, sizeof h, (off_t)e->slot_offset) != (ssize_t)sizeof h ||
+        e->frame_size < FRAME_HEADER_MIN || e->frame_size > f->buffer_size ||
+        e->frame_offset > k->frames_size || e->frame_size > k->frames_size - e->frame_offset ||
+        pread(f->arena_fd, &h, sizeof h, (off_t)e->slot_offset) != (ssize_t)sizeof h ||
         memcmp(h.magic, ASYS_SLOT_MAGIC, sizeof h.magic) != 0 || h.sequence != e->sequence)
         return 0;
     size_t want = e->frame_size < sizeof head ? (size_t)e->frame_size : sizeof head;
     ssize_t n = pread(f->fd, head, want, (off_t)e->frame_offset);
-    return n > 0 && ZSTD_getFrameContentSize(head, (size_t)n) == k->arena->payload_size;
+    return n > 0 && ZSTD_getFrameContentSize(head, (size_t)n) == f->arena->payload_size;
 }
 
 /* The frames were appended one after the other: an entry out of that order
@@ -79,7 +76,7 @@ static int in_order(const struct asys_arena_frame *e, size_t i)
 
 /* The usable ones of the `count` entries of `index_fd`. */
 static int keep_usable(struct asys_arena_frames *f, int index_fd, size_t count,
-                       struct frame_check *k, struct asys_err *err)
+                       const struct frame_check *k, struct asys_err *err)
 {
     struct asys_arena_frame *entries = malloc(count * sizeof *entries);
     if (!entries || !(f->at = malloc(count * sizeof *f->at))) {
@@ -100,39 +97,51 @@ static int keep_usable(struct asys_arena_frames *f, int index_fd, size_t count,
     return rc;
 }
 
-void asys_arena_frames_init(struct asys_arena_frames *f)
+void asys_arena_frames_init(struct asys_arena_frames *f, const struct asys_arena_index *arena,
+                            int arena_fd)
 {
     memset(f, 0, sizeof *f);
+    f->arena = arena;
+    f->arena_fd = arena_fd;
     f->fd = -1;
     asys_u64map_init(&f->by_slot);
 }
 
-int asys_arena_frames_open(struct asys_arena_frames *f, const char *session_dir,
-                           const struct asys_arena_index *arena, struct asys_err *err)
+/* The index's entries (at most one per slot that may have a frame), the
+ * frames' file and the buffer; 0 entries when there is nothing to use. */
+static size_t open_files(struct asys_arena_frames *f, const char *session_dir,
+                         struct frame_check *k, int *index_fd, int *rc, struct asys_err *err)
 {
     struct stat index_st, frames_st;
-    struct frame_check k = {arena, {0}, -1, 0};
-    int rc = 0;
-    asys_arena_frames_init(f);
+    *index_fd = f->arena->count && f->arena_fd >= 0
+                    ? open_input(session_dir, ASYS_ARENA_FRAME_INDEX_NAME, &index_st)
+                    : -1;
+    if (*index_fd < 0 || index_st.st_size < (off_t)sizeof *f->at)
+        return 0; /* the usual case of a short run: nothing was compressed early */
+    f->fd = open_input(session_dir, ASYS_ARENA_FRAMES_NAME, &frames_st);
+    if (f->fd < 0)
+        return 0;
+    k->frames_size = (uint64_t)frames_st.st_size;
+    f->buffer_size = ZSTD_compressBound(f->arena->payload_size);
+    if (!(f->buffer = malloc(f->buffer_size)) || later_slots(f->arena, &k->slots) != 0) {
+        *rc = asys_fail(err, "out of memory");
+        return 0;
+    }
+    size_t count = (size_t)index_st.st_size / sizeof *f->at;
+    return count < k->slots.count ? count : k->slots.count; /* the rest is not ours */
+}
+
+int asys_arena_frames_open(struct asys_arena_frames *f, const char *session_dir,
+                           struct asys_err *err)
+{
+    struct frame_check k = {{0}, 0};
+    int rc = 0, index_fd = -1;
     asys_u64map_init(&k.slots);
-    int index_fd = open_input(session_dir, ASYS_ARENA_FRAME_INDEX_NAME, &index_st);
-    f->fd = index_fd < 0 ? -1 : open_input(session_dir, ASYS_ARENA_FRAMES_NAME, &frames_st);
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/segments/%s", session_dir, ASYS_ARENA_NAME);
-    if (f->fd >= 0 && arena->count)
-        k.arena_fd = open(path, O_RDONLY | O_CLOEXEC);
-    size_t count = k.arena_fd < 0 ? 0 : (size_t)index_st.st_size / sizeof *f->at;
-    if (count && later_slots(arena, &k.slots) != 0)
-        rc = asys_fail(err, "out of memory");
-    if (count > k.slots.count)
-        count = k.slots.count; /* at most one frame per slot: the rest is not ours */
-    k.frames_size = count ? (uint64_t)frames_st.st_size : 0;
+    size_t count = open_files(f, session_dir, &k, &index_fd, &rc, err);
     if (rc == 0 && count)
         rc = keep_usable(f, index_fd, count, &k, err);
     if (index_fd >= 0)
         close(index_fd);
-    if (k.arena_fd >= 0)
-        close(k.arena_fd);
     asys_u64map_free(&k.slots);
     if (rc != 0)
         asys_arena_frames_close(f);
@@ -144,52 +153,63 @@ void asys_arena_frames_close(struct asys_arena_frames *f)
     if (f->fd >= 0)
         close(f->fd);
     free(f->at);
+    free(f->buffer);
     asys_u64map_free(&f->by_slot);
-    asys_arena_frames_init(f);
+    asys_arena_frames_init(f, f->arena, f->arena_fd);
 }
 
-/* The frame of the slot at position `k` of `segment`, or NULL. */
-static const struct asys_arena_frame *frame_of(const struct asys_arena_frames *f,
-                                               const struct asys_arena_segment *segment, size_t k)
+/* The frame of the slot at position `k` of `segment` read whole into the
+ * buffer (its size), or 0: none, or one that does not read back as one
+ * whole frame (the disk lost it since). */
+static size_t read_frame(struct asys_arena_frames *f, const struct asys_arena_segment *segment,
+                         size_t k)
 {
-    if (k >= segment->count)
-        return NULL;
-    const uint64_t *at = asys_u64map_get(&f->by_slot, segment->slots[k]);
-    return at ? &f->at[*at] : NULL;
+    const uint64_t *at =
+        k < segment->count ? asys_u64map_get(&f->by_slot, segment->slots[k]) : NULL;
+    if (!at)
+        return 0;
+    const struct asys_arena_frame *e = &f->at[*at];
+    ssize_t n = pread(f->fd, f->buffer, (size_t)e->frame_size, (off_t)e->frame_offset);
+    return n == (ssize_t)e->frame_size &&
+                   ZSTD_findFrameCompressedSize(f->buffer, (size_t)n) == (size_t)e->frame_size
+               ? (size_t)n
+               : 0;
 }
 
-int asys_arena_frames_add_member(struct asys_archive_writer *w, const struct asys_arena_frames *f,
+/* `want` bytes of the segment from `cursor` (zeros in place of what cannot
+ * be read, as asys_archive_add_stream does) into the member. */
+static int copy_piece(struct asys_archive_writer *w, struct asys_arena_frames *f,
+                      struct asys_arena_cursor *cursor, size_t want, struct asys_err *err)
+{
+    long n = asys_arena_cursor_read(cursor, f->buffer, want);
+    if (n <= 0) {
+        memset(f->buffer, 0, want);
+        n = (long)want;
+        cursor->position += want;
+    }
+    return asys_archive_write(w, f->buffer, (size_t)n, err);
+}
+
+int asys_arena_frames_add_member(struct asys_archive_writer *w, struct asys_arena_frames *f,
                                  const char *name, uint64_t size,
-                                 const struct asys_arena_index *arena,
-                                 const struct asys_arena_segment *segment, int arena_fd,
-                                 struct asys_err *err)
+                                 const struct asys_arena_segment *segment, struct asys_err *err)
 {
-    uint8_t *buffer = malloc(COPY_PIECE);
-    struct asys_arena_cursor cursor = {arena_fd, arena, segment, 0};
-    int rc =
-        buffer ? asys_archive_begin_member(w, name, size, err) : asys_fail(err, "out of memory");
+    struct asys_arena_cursor cursor = {f->arena_fd, f->arena, segment, 0};
+    uint64_t payload = f->arena->payload_size;
+    if (!f->count || segment->count < 3) /* no frame can be its (most segments) */
+        return asys_archive_add_stream(w, name, size, asys_arena_cursor_read, &cursor, err);
+    int rc = asys_archive_begin_member(w, name, size, err);
     while (rc == 0 && cursor.position < size) {
-        size_t k = (size_t)(cursor.position / arena->payload_size);
-        const struct asys_arena_frame *frame = cursor.position % arena->payload_size == 0 &&
-                                                       size - cursor.position >= arena->payload_size
-                                                   ? frame_of(f, segment, k)
-                                                   : NULL;
+        size_t k = (size_t)(cursor.position / payload), frame = 0;
+        if (cursor.position % payload == 0 && size - cursor.position >= payload)
+            frame = read_frame(f, segment, k);
         if (frame) {
-            rc = asys_archive_copy_frame(w, f->fd, frame->frame_offset, frame->frame_size,
-                                         arena->payload_size, err);
-            cursor.position += arena->payload_size;
+            rc = asys_archive_write_frame(w, f->buffer, frame, payload, err);
+            cursor.position += payload;
             continue;
         }
-        uint64_t left = size - cursor.position;
-        size_t want = left < COPY_PIECE ? (size_t)left : COPY_PIECE;
-        long n = asys_arena_cursor_read(&cursor, buffer, want);
-        if (n <= 0) { /* the source shrank: keep the member size the header promised */
-            memset(buffer, 0, want);
-            n = (long)want;
-            cursor.position += want;
-        }
-        rc = asys_archive_write(w, buffer, (size_t)n, err);
+        uint64_t left = size - cursor.position; /* up to the slot's end: the cursor stops there */
+        rc = copy_piece(w, f, &cursor, left < payload ? (size_t)left : (size_t)payload, err);
     }
-    free(buffer);
     return rc;
 }

@@ -14,28 +14,33 @@
 #include "hashmap.h"
 
 struct asys_arena_frames {
-    int fd;                      /* ASYS_ARENA_FRAMES_NAME, -1 when there are none */
-    struct asys_arena_frame *at; /* the usable ones */
+    const struct asys_arena_index *arena; /* borrowed */
+    int arena_fd;                         /* borrowed */
+    int fd;                               /* ASYS_ARENA_FRAMES_NAME, -1 when there are none */
+    struct asys_arena_frame *at;          /* the usable ones */
     size_t count;
     struct asys_u64map by_slot; /* slot offset -> index into `at` */
+    uint8_t *buffer;            /* a frame or a slot's payload on its way */
+    size_t buffer_size;
 };
 
-/* None yet (what asys_arena_frames_close may be called on). */
-void asys_arena_frames_init(struct asys_arena_frames *f);
-/* The frames of `session_dir` that can stand for slots of `arena`: each one
- * within the file, for a slot the index knows at that sequence (not a
- * segment's first), whose header announces the slot's payload size.  No
- * frames at all is not an error. */
+/* None yet, for segments of `arena` read through `arena_fd` (both borrowed
+ * until close; the arena may be empty and the descriptor -1). */
+void asys_arena_frames_init(struct asys_arena_frames *f, const struct asys_arena_index *arena,
+                            int arena_fd);
+/* The frames of `session_dir` that can stand for slots of the arena: each
+ * one within the file, in the order they were written, for a slot the
+ * index knows at that sequence (not a segment's first), whose header
+ * announces the slot's payload size.  No frames at all is not an error. */
 int asys_arena_frames_open(struct asys_arena_frames *f, const char *session_dir,
-                           const struct asys_arena_index *arena, struct asys_err *err);
+                           struct asys_err *err);
 void asys_arena_frames_close(struct asys_arena_frames *f);
 
 /* Adds the first `size` bytes of arena segment `segment` as member `name`:
- * slots with a frame are copied, the others compressed from the arena. */
-int asys_arena_frames_add_member(struct asys_archive_writer *w, const struct asys_arena_frames *f,
+ * slots with a frame that reads whole are copied, the others compressed
+ * from the arena. */
+int asys_arena_frames_add_member(struct asys_archive_writer *w, struct asys_arena_frames *f,
                                  const char *name, uint64_t size,
-                                 const struct asys_arena_index *arena,
-                                 const struct asys_arena_segment *segment, int arena_fd,
-                                 struct asys_err *err);
+                                 const struct asys_arena_segment *segment, struct asys_err *err);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -20,6 +21,12 @@ static int by_sequence(const void *a, const void *b)
 {
     const struct slot_ref *x = a, *y = b;
     return x->sequence < y->sequence ? -1 : x->sequence > y->sequence;
+}
+
+int asys_arena_path(const char *session_dir, char *out, size_t size)
+{
+    int n = snprintf(out, size, "%s/segments/%s", session_dir, ASYS_ARENA_NAME);
+    return n > 0 && (size_t)n < size ? 0 : -1;
 }
 
 struct asys_arena_writer_key asys_arena_writer_key(const struct asys_slot_header *t)

@@ -24,6 +24,9 @@ struct asys_arena_index {
     uint64_t skipped_slots; /* claimed but never written (a failed claim, a crash) */
 };
 
+/* SESSION/segments/arena: 0, or -1 when it does not fit `size`. */
+int asys_arena_path(const char *session_dir, char *out, size_t size);
+
 /* The fields of a slot header that name its writer: a key hashed as bytes. */
 struct asys_arena_writer_key {
     uint64_t process_uid;

@@ -442,7 +442,7 @@ struct archive_sources {
     const char *segment_dir;
     const struct asys_arena_index *arena;
     int arena_fd;
-    const struct asys_arena_frames *frames; /* arena slots compressed while recording */
+    struct asys_arena_frames *frames; /* arena slots compressed while recording */
 };
 
 static int add_segment(struct asys_archive_writer *w, const struct archive_sources *from,
@@ -451,8 +451,7 @@ static int add_segment(struct asys_archive_writer *w, const struct archive_sourc
     char member[300];
     snprintf(member, sizeof member, "%s%s", ASYS_SEGMENT_DIR, scan->name);
     if (scan->arena)
-        return asys_arena_frames_add_member(w, from->frames, member, scan->end, from->arena,
-                                            scan->arena, from->arena_fd, err);
+        return asys_arena_frames_add_member(w, from->frames, member, scan->end, scan->arena, err);
     struct segment_source src;
     if (source_open(&src, from->segment_dir, scan, from->arena, from->arena_fd) != 0)
         return asys_fail_errno(err, errno, "cannot open segment '%s'", scan->name);
@@ -508,7 +507,7 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
     struct asys_arena_frames frames;
     int arena_fd = -1;
     tallies_begin(&tallies);
-    asys_arena_frames_init(&frames);
+    asys_arena_frames_init(&frames, &arena, -1);
     char segment_dir[PATH_MAX], session_file[PATH_MAX + 32], tmp[PATH_MAX + 32];
     tmp[0] = '\0';
     memset(result, 0, sizeof *result);
@@ -528,7 +527,10 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
     if (list_segments(segment_dir, &scans, &n, err) != 0)
         goto out;
     char arena_path[PATH_MAX + 32];
-    snprintf(arena_path, sizeof arena_path, "%s/%s", segment_dir, ASYS_ARENA_NAME);
+    if (asys_arena_path(session_dir, arena_path, sizeof arena_path) != 0) {
+        asys_fail(err, "session directory name too long");
+        goto out;
+    }
     if (asys_arena_index_read(arena_path, &arena, err) != 0 ||
         add_arena_segments(&arena, &scans, &n, err) != 0)
         goto out;
@@ -572,7 +574,8 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
     }
     asys_arena_compressor_stop(compressor); /* it compressed while the segments were read */
     compressor = NULL;
-    if (asys_arena_frames_open(&frames, session_dir, &arena, err) != 0)
+    asys_arena_frames_init(&frames, &arena, arena_fd);
+    if (asys_arena_frames_open(&frames, session_dir, err) != 0)
         goto out;
     struct archive_sources from = {segment_dir, &arena, arena_fd, &frames};
     if (write_archive(fd, &from, root, symbols, scans, n, err) != 0)

@@ -286,10 +286,10 @@ static int record(const struct asys_profile_options *o, const char *report_path)
         fprintf(stderr, "asys: '%s' was terminated by signal %d (%s)\n", o->target_argv[0],
                 WTERMSIG(target.status), strsignal(WTERMSIG(target.status)));
     struct asys_finalize_result res;
-    struct asys_arena_compressor *frames = compressor;
+    struct asys_arena_compressor *compressing = compressor;
     compressor = NULL; /* finalize stops it */
-    if (asys_finalize(session.dir, report_path, o->force_overwrite, &target, frames, &res, &err) !=
-        0) {
+    if (asys_finalize(session.dir, report_path, o->force_overwrite, &target, compressing, &res,
+                      &err) != 0) {
         /* the recording is whole in the session directory: keep it */
         fprintf(stderr, "%s: cannot write '%s': %s\n", PROG, report_path, err.text);
         fprintf(stderr,
