@@ -1,7 +1,9 @@
 """Heap tracing on a malloc/free-heavy loop (bench/run_benchmarks.py --only
 heap): heap_loop with 1 and 2 threads, without a tool, under asys -t none
 -s none (CPU sampling, on by default, has its own bench) --heap-memory-usage at the default interval and at interval 1, and under
-heaptrack (Debian's), median of --runs runs each; and the report bytes per
+heaptrack (Debian's), median of --runs runs each (interval 1 also with
+ASYS_ARENA_COMPRESS=0: every slot compressed at finalize, as before the
+launcher compressed during the run); and the report bytes per
 sampled allocation.  Targets: <= 1.3x at the default interval; at interval
 1 faster than heaptrack.  Also: the cost of --hggc-memory-usage per
 cudaMalloc/cudaFree pair on simppu, and import + heap_leaks on 10 M
@@ -33,27 +35,29 @@ def bench_heap_tracing(args, work):
     heaptrack = shutil.which('heaptrack')
     print('\n## Heap tracing: heap_loop, %d allocations per thread, median of %d runs'
           % (args.heap_allocations, args.runs))
-    print('| threads | no tool | asys, default interval | asys, interval 1 | heaptrack | '
-          'ratios (default / 1 / heaptrack) |')
-    print('|---:|---:|---:|---:|---:|---|')
+    print('| threads | no tool | asys, default interval | asys, interval 1 | interval 1, '
+          'compressed at finalize only | heaptrack | ratios (default / 1 / heaptrack) |')
+    print('|---:|---:|---:|---:|---:|---:|---|')
+    late = dict(os.environ, ASYS_ARENA_COMPRESS='0')  # the same, no compression during the run
     for threads in (1, 2):
         argv = [prog, str(threads), str(args.heap_allocations)]
         traced = [asys, 'profile', '-t', 'none', '-s', 'none', '--heap-memory-usage', 'true',
                   '-o', report,
                   '--force-overwrite=true']
-        plain, default, every, peer = [], [], [], []
+        plain, default, every, every_late, peer = [], [], [], [], []
+        every_argv = traced[:6] + ['--heap-sampling-interval-bytes', '1'] + traced[6:] + argv
         for _ in range(args.runs):
             plain.append(_seconds(argv, work))
             default.append(_seconds(traced + argv, work))
-            every.append(_seconds(traced[:6] + ['--heap-sampling-interval-bytes', '1']
-                                  + traced[6:] + argv, work))
+            every_late.append(_seconds(every_argv, work, late))
+            every.append(_seconds(every_argv, work))
             if heaptrack:
                 peer.append(_seconds([heaptrack, '-o', os.path.join(work, 'ht')] + argv, work))
         base = statistics.median(plain)
-        med = [statistics.median(x) for x in (default, every)]
+        med = [statistics.median(x) for x in (default, every, every_late)]
         ht = statistics.median(peer) if peer else None
-        print('| %d | %.3f s | %.3f s | %.3f s | %s | %.2f× / %.2f× / %s |'
-              % (threads, base, med[0], med[1], '%.3f s' % ht if ht else 'not installed',
+        print('| %d | %.3f s | %.3f s | %.3f s | %.3f s | %s | %.2f× / %.2f× / %s |'
+              % (threads, base, med[0], med[1], med[2], '%.3f s' % ht if ht else 'not installed',
                  med[0] / base, med[1] / base, '%.2f×' % (ht / base) if ht else '-'))
     size = os.path.getsize(report + '.asys-rep')
     stats = os.path.join(args.build, 'bin', 'asys-stats')
