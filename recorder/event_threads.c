@@ -150,6 +150,12 @@ static void drain_ring(struct event_threads *t, struct ring *r)
                 record[i] = data[(tail + i) % r->data_size];
             if (pending_push(t, h.type, record + sizeof h) != 0)
                 t->not_followed++; /* out of memory: that thread is not followed */
+        } else if (h.type == PERF_RECORD_LOST && h.size >= sizeof h + 16) {
+            uint64_t lost = 0; /* after the id: FORKs among them are threads not followed */
+            for (size_t i = 0; i < sizeof lost; i++)
+                ((uint8_t *)&lost)[i] = data[(tail + sizeof h + 8 + i) % r->data_size];
+            t->not_followed =
+                lost < UINT32_MAX - t->not_followed ? t->not_followed + (uint32_t)lost : UINT32_MAX;
         }
         tail += h.size;
     }
