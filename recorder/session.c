@@ -173,18 +173,19 @@ static int remove_tree(int dirfd_parent, const char *name)
  * (or died), so the blocks are freed after the report is out, and by the
  * kernel even if that child is killed.  `*release` is the descriptor whose
  * close lets it go (-1 when no child holds the arena). */
-#define HOLD_FROM_BYTES (4u << 20) /* smaller arenas are freed at once */
+#define HOLD_FROM_SLOTS 16 /* arenas of fewer slots (extents) are freed at once */
 
 static void hold_arena(const char *dir, int *release)
 {
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/segments/%s", dir, ASYS_ARENA_NAME);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
+    struct asys_arena_control c;
     int go[2] = {-1, -1};
     pid_t pid = -1;
-    if (fd < 0 || fstat(fd, &st) != 0 || (uint64_t)st.st_blocks * 512 < HOLD_FROM_BYTES ||
-        pipe2(go, O_CLOEXEC) != 0)
+    if (fd < 0 || pread(fd, &c, sizeof c, 0) != (ssize_t)sizeof c ||
+        memcmp(c.magic, ASYS_ARENA_MAGIC, sizeof c.magic) != 0 ||
+        c.next_slot < HOLD_FROM_SLOTS + 1 || pipe2(go, O_CLOEXEC) != 0)
         goto out;
     pid = fork();
     if (pid == 0) {
