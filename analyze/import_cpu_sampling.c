@@ -257,11 +257,12 @@ static int sampling_finish(void *state, struct asys_err *err)
 }
 
 /* The scheduler's states of the sampled tree's threads; they replace OSRT's
- * estimates for those threads (the OSRT calls themselves stay). */
+ * estimates for those threads (the OSRT calls themselves stay).  The
+ * threads are one set, built once: a subquery per estimate scanned every
+ * slice (indexes come after the load), 10 s for a 607-process make. */
 static const char thread_states_sql[] =
-    "DELETE FROM thread_states WHERE state LIKE 'Possibly %' AND EXISTS\n"
-    "  (SELECT 1 FROM sched_slices AS s WHERE s.in_tree AND s.pid = thread_states.pid\n"
-    "   AND s.tid = thread_states.tid);\n"
+    "DELETE FROM thread_states WHERE state LIKE 'Possibly %' AND (pid, tid) IN\n"
+    "  (SELECT pid, tid FROM sched_slices WHERE in_tree);\n"
     "INSERT INTO thread_states (pid, tid, state, start_ns, end_ns)\n"
     "SELECT pid, tid, 'Running', start_ns, end_ns FROM sched_slices WHERE in_tree\n"
     "UNION ALL\n"

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arena_read.h"
 #include "cfi_unwind.h"
 #include "cpu_sampler.h"
 #include "elf_cache.h"
@@ -44,6 +45,9 @@
  * named at finalize from kallsyms */
 #define KERNEL_SYMBOLS_MODULE_NAME "[kernel.kallsyms]"
 #define SEGMENT_CHUNK (1u << 20)
+/* the high byte of the process uids of the sampler's segments: no injected
+ * process uses it */
+#define SAMPLER_UID_TAG 0xc5ull
 #define SEGMENT_MAX (4ull << 30)
 #define MAX_RAW_FILE (64ull << 30)
 #define MAX_PATH_TEXT 4000
@@ -128,6 +132,7 @@ struct writer_state {
     uint64_t first_time;
     struct asys_elf_cache *elf; /* every binary of every process, opened once */
     int kernel_symbols;         /* kernel callchains kept, to be named from kallsyms */
+    struct asys_arena arena;    /* the session's (control NULL: a file per segment) */
 };
 
 /* The unwinder's view of the sample being unwound: its process's modules
@@ -738,10 +743,17 @@ struct out_segment {
     int open;
 };
 
-static int segment_open(struct out_segment *o, const struct asys_cpu_raw_run *run, const char *name,
-                        uint32_t pid, uint32_t ppid, uint64_t uid, uint64_t base,
+/* A process image's segment goes into the session's arena, beside the
+ * traced threads' segments: a file per sampled process cost its creation, a
+ * truncate and an unlink at the end, each waiting for ext4's discard (0.25 s
+ * of the launcher's 0.59 s for 500 processes).  The scheduling segment,
+ * written last, stays a file: it says the rings were unwound (recovery).
+ * Files where there is no arena (sessions of older launchers). */
+static int segment_open(struct out_segment *o, const struct writer_state *w, const char *name,
+                        uint32_t pid, uint32_t ppid, uint64_t uid, int in_arena, uint64_t base,
                         struct asys_err *err)
 {
+    const struct asys_cpu_raw_run *run = w->run;
     char path[4300];
     snprintf(path, sizeof path, "%s/segments/%s%s", run->session_dir, name, ASYS_SEGMENT_SUFFIX);
     struct asys_segment_header h;
@@ -755,9 +767,11 @@ static int segment_open(struct out_segment *o, const struct asys_cpu_raw_run *ru
     h.process_uid = uid;
     h.clock_kind = ASYS_CLOCK_MONOTONIC;
     h.base_ticks = base;
-    int rc = asys_segment_open(&o->w, path, &h, SEGMENT_CHUNK, SEGMENT_MAX);
+    in_arena = in_arena && w->arena.control;
+    int rc = in_arena ? asys_segment_open_arena(&o->w, &w->arena, &h, SEGMENT_MAX)
+                      : asys_segment_open(&o->w, path, &h, SEGMENT_CHUNK, SEGMENT_MAX);
     if (rc != 0)
-        return asys_fail_errno(err, -rc, "cannot create '%s'", path);
+        return asys_fail_errno(err, -rc, "cannot create '%s'", in_arena ? w->arena.path : path);
     o->open = 1;
     o->next_string = 1;
     return 0;
@@ -858,9 +872,9 @@ static int write_image(struct writer_state *w, struct image *img, size_t index,
     char name[64];
     snprintf(name, sizeof name, "cpu-p%u-%zu", img->pid, index);
     /* a uid no injected process uses: the high byte tags the sampler's images */
-    uint64_t uid = 0xc5ull << 56 | (uint64_t)index << 32 | img->pid;
+    uint64_t uid = SAMPLER_UID_TAG << 56 | (uint64_t)index << 32 | img->pid;
     uint64_t t0 = img->first_time;
-    if (segment_open(&o, w->run, name, img->pid, img->ppid, uid, t0, err) != 0)
+    if (segment_open(&o, w, name, img->pid, img->ppid, uid, 1, t0, err) != 0)
         goto out;
     uint32_t exe = put_string(&o, img->exe ? img->exe : "", t0);
     uint32_t comm = 0;
@@ -1039,8 +1053,9 @@ static int write_sched(struct writer_state *w, struct asys_err *err)
         clock_gettime(CLOCK_MONOTONIC, &ts);
         t0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
     }
-    if (segment_open(&o, run, "cpu-sched", (uint32_t)run->target, 0,
-                     0xc5ull << 56 | 0xffffffull << 32 | (uint32_t)run->target, t0, err) != 0)
+    if (segment_open(&o, w, "cpu-sched", (uint32_t)run->target, 0,
+                     SAMPLER_UID_TAG << 56 | 0xffffffull << 32 | (uint32_t)run->target, 0, t0,
+                     err) != 0)
         goto out;
     uint64_t t_last = t0;
     for (size_t i = 0; i < w->event_count; i++) {
@@ -1135,6 +1150,10 @@ int asys_cpu_samples_write(const struct asys_cpu_raw_run *run, struct asys_err *
                         (run->sample_type & PERF_SAMPLE_CALLCHAIN) &&
                         asys_kallsyms_readable(ASYS_KALLSYMS) &&
                         recorded_this_boot(run->session_dir);
+    char arena[4300];
+    snprintf(arena, sizeof arena, "%s/segments/%s", run->session_dir, ASYS_ARENA_NAME);
+    if (asys_arena_attach(&w->arena, arena) != 0)
+        memset(&w->arena, 0, sizeof w->arena);
     if (load_files(w, err) != 0 || build_images(w, err) != 0)
         goto out;
     for (size_t i = 0; i < w->image_count; i++)
@@ -1148,6 +1167,7 @@ int asys_cpu_samples_write(const struct asys_cpu_raw_run *run, struct asys_err *
     rc = 0;
 out:
     if (w) {
+        asys_arena_detach(&w->arena);
         asys_elf_cache_free(w->elf);
         for (int i = 0; i < w->file_count; i++)
             munmap(w->files[i].data, w->files[i].size);
@@ -1251,6 +1271,32 @@ int asys_cpu_run_save(const struct asys_cpu_raw_run *run, struct asys_err *err)
     return rc;
 }
 
+/* The image segments an interrupted write left in the arena lose their slot
+ * magic: the ones written again are then the only ones finalize finds. */
+static void forget_arena_images(const char *session_dir)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/segments/%s", session_dir, ASYS_ARENA_NAME);
+    struct asys_arena_index index;
+    memset(&index, 0, sizeof index);
+    struct asys_err err = {0};
+    if (asys_arena_index_read(path, &index, &err) != 0)
+        return;
+    int fd = index.count ? open(path, O_WRONLY | O_CLOEXEC) : -1;
+    static const char no_magic[sizeof((struct asys_slot_header *)0)->magic];
+    for (size_t i = 0; fd >= 0 && i < index.count; i++) {
+        const struct asys_arena_segment *seg = &index.segments[i];
+        if (seg->key.process_uid >> 56 != SAMPLER_UID_TAG)
+            continue;
+        for (size_t k = 0; k < seg->count; k++)
+            if (pwrite(fd, no_magic, sizeof no_magic, (off_t)seg->slots[k]) != sizeof no_magic)
+                break;
+    }
+    if (fd >= 0)
+        close(fd);
+    asys_arena_index_free(&index);
+}
+
 int asys_cpu_samples_recover(const char *session_dir, struct asys_err *err)
 {
     char path[4300];
@@ -1302,6 +1348,7 @@ int asys_cpu_samples_recover(const char *session_dir, struct asys_err *err)
                                    (uint32_t)img.prev_state_offset,
                                    (uint32_t)img.prev_state_size,
                                    (uint32_t)img.next_pid_offset};
+    forget_arena_images(session_dir);
     rc = asys_cpu_samples_write(&run, err);
 out:
     cJSON_Delete(root);

@@ -174,8 +174,8 @@ static void init_process(void)
     char *end = asys_proc.segment_dir + sizeof asys_proc.segment_dir;
     char *p = asys_append_str(asys_proc.segment_dir, end, session);
     p = asys_append_str(p, end, "/" ASYS_SEGMENT_DIR);
-    if (p >= end - 1 || access(asys_proc.segment_dir, W_OK) != 0) {
-        asys_debug("session directory '%s' is not writable; recording off", asys_proc.segment_dir);
+    if (p >= end - 1) {
+        asys_debug("session directory '%s' is too long; recording off", session);
         goto out;
     }
     asys_proc.clock_kind = asys_clock_from_name(getenv("ASYS_CLOCK"));
@@ -188,6 +188,12 @@ static void init_process(void)
         asys_option_u64("ASYS_MAX_SEGMENT_SIZE", &asys_proc.max_segment_size) != 0)
         goto out;
     attach_arena();
+    /* the arena opened for writing says the directory is there; segments of
+     * their own need it writable */
+    if (!asys_proc.arena.control && access(asys_proc.segment_dir, W_OK) != 0) {
+        asys_debug("session directory '%s' is not writable; recording off", asys_proc.segment_dir);
+        goto out;
+    }
     asys_proc.pid = (uint32_t)getpid();
     asys_proc.ppid = (uint32_t)getppid();
     asys_proc.process_uid = new_process_uid();
@@ -229,13 +235,35 @@ static size_t read_proc_file(const char *path, char *buf, size_t size)
     return len;
 }
 
+/* The arguments the loader passed to the library's constructor: until the
+ * program runs they are what /proc/self/cmdline reads (NULL afterwards). */
+static char **start_argv;
+
+/* The command line as /proc/self/cmdline has it (arguments NUL-terminated,
+ * cut to fit): from the constructor's arguments, without opening it. */
+static size_t read_cmdline(char *buf, size_t size)
+{
+    if (!start_argv)
+        return read_proc_file("/proc/self/cmdline", buf, size);
+    size_t len = 0;
+    for (char **a = start_argv; *a && len < size - 1; a++) {
+        size_t n = strlen(*a) + 1;
+        if (n > size - 1 - len)
+            n = size - 1 - len;
+        memcpy(buf + len, *a, n);
+        len += n;
+    }
+    buf[len] = '\0';
+    return len;
+}
+
 static void write_process_info(struct asys_thread *t, uint64_t stamp)
 {
     char exe[1024];
     char cmdline[4096];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = '\0';
-    size_t len = read_proc_file("/proc/self/cmdline", cmdline, sizeof cmdline);
+    size_t len = read_cmdline(cmdline, sizeof cmdline);
     while (len && cmdline[len - 1] == '\0')
         len--;
     for (size_t i = 0; i < len; i++)
@@ -580,10 +608,14 @@ static void after_fork_child(void)
     asys_tls_busy = was_busy;
 }
 
-/* Eager registration: every traced process shows up with its command line. */
-__attribute__((constructor)) static void asys_process_start(void)
+/* Eager registration: every traced process shows up with its command line.
+ * glibc passes a constructor the program's arguments. */
+__attribute__((constructor)) static void asys_process_start(int argc, char **argv, char **envp)
 {
+    (void)envp;
+    start_argv = argc > 0 ? argv : NULL;
     struct asys_thread *t = asys_thread_enter();
     if (t)
         asys_thread_leave();
+    start_argv = NULL;
 }
