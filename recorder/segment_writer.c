@@ -148,11 +148,18 @@ static void *claim_slot(const struct asys_arena *a, struct asys_slot_header *slo
         /* the first page's write reserves what it covers */
         int rc =
             reserve > sizeof zeros + ASYS_SLOT_HEADER_SIZE ? extend_file(fd, *offset, reserve) : 0;
-        if (rc == 0 && pwritev(fd, first_page, 2, (off_t)*offset) !=
-                           (ssize_t)(sizeof zeros + ASYS_SLOT_HEADER_SIZE))
-            rc = errno ? -errno : -EIO;
         if (rc == 0)
             m = mmap(NULL, a->slot_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)*offset);
+        if (rc == 0 && m == MAP_FAILED)
+            rc = -errno;
+        /* the header last: a slot with a header is one its writer holds
+         * (the arena compressor takes a slot two claims later as sealed) */
+        if (rc == 0 && pwritev(fd, first_page, 2, (off_t)*offset) !=
+                           (ssize_t)(sizeof zeros + ASYS_SLOT_HEADER_SIZE)) {
+            rc = errno ? -errno : -EIO;
+            munmap(m, a->slot_size);
+            m = MAP_FAILED;
+        }
         if (m != MAP_FAILED)
             no_read_ahead(m, a->slot_size);
         else
