@@ -44,8 +44,10 @@ class CallTreeReports(FlameCase):
         slow = by_name['slow_path']
         self.assertEqual(slow['Parent Id'], middle['Id'])
         self.assertEqual(int(slow['Level']), int(middle['Level']) + 1)
-        self.assertBetween(float(slow['Total (%)']), 75, 85, 'slow_path share')
-        self.assertBetween(int(slow['Total']), 80e6, 95e6, 'slow_path ns')
+        # 80 % asleep under slow_path; one late wake-up on a loaded machine moves it
+        # (a CI run: 73 %), a stack charged to the wrong path would make it 20 %
+        self.assertBetween(float(slow['Total (%)']), 65, 90, 'slow_path share')
+        self.assertBetween(int(slow['Total']), 80e6, 130e6, 'slow_path ns')
         self.assertEqual(slow['Unit'], 'ns')
         # siblings by weight: slow_path before fast_path
         ids = [r['Function'] for r in rows]
@@ -65,7 +67,7 @@ class CallTreeReports(FlameCase):
         flat = {r['Function']: r for r in self.stats_rows('stack_flat:osrt')}
         self.assertBetween(float(flat['nanosleep']['Self (%)']), 99.9, 100.0)
         self.assertEqual(flat['main']['Self'], '0')
-        self.assertBetween(float(flat['fast_path']['Total (%)']), 15, 25, 'fast_path share')
+        self.assertBetween(float(flat['fast_path']['Total (%)']), 10, 35, 'fast_path share')
 
     def test_filters(self):
         # the first 50 ms hold only slow_path's naps
@@ -102,7 +104,7 @@ class FlameOutputs(FlameCase):
             self.assertIn('main', frames)
         self.assertEqual(set(weights), {'slow_path', 'fast_path'})
         # 8 naps of 10 ms against 2: a loaded machine oversleeps some (a CI run: 3.41)
-        self.assertBetween(weights['slow_path'] / weights['fast_path'], 2.5, 5.5, 'ratio')
+        self.assertBetween(weights['slow_path'] / weights['fast_path'], 2.0, 6.0, 'ratio')
 
     def test_pprof_loads_in_go_tool_pprof(self):
         out = self.export('pprof')
@@ -154,7 +156,7 @@ class FlameOutputs(FlameCase):
             name = title.split(' (')[0]
             widths[name] = max(widths.get(name, 0), float(rect.get('width')))
             self.assertRegex(title, r'\(\d+ ns, [0-9.]+%\)$')
-        self.assertGreater(widths['slow_path'], 3 * widths['fast_path'])
+        self.assertGreater(widths['slow_path'], 2 * widths['fast_path'])  # 4x asleep, see above
         leaf_functions = {k: v for k, v in widths.items() if k in ('slow_path', 'fast_path')}
         self.assertEqual(max(leaf_functions, key=leaf_functions.get), 'slow_path')
         self.assertAlmostEqual(widths['all'], widths['middle'], delta=1)
