@@ -1151,8 +1151,8 @@ int asys_cpu_samples_write(const struct asys_cpu_raw_run *run, struct asys_err *
                         asys_kallsyms_readable(ASYS_KALLSYMS) &&
                         recorded_this_boot(run->session_dir);
     char arena[4300];
-    snprintf(arena, sizeof arena, "%s/segments/%s", run->session_dir, ASYS_ARENA_NAME);
-    if (asys_arena_attach(&w->arena, arena) != 0)
+    if (asys_arena_path(run->session_dir, arena, sizeof arena) != 0 ||
+        asys_arena_attach(&w->arena, arena) != 0)
         memset(&w->arena, 0, sizeof w->arena);
     if (load_files(w, err) != 0 || build_images(w, err) != 0)
         goto out;
@@ -1276,11 +1276,11 @@ int asys_cpu_run_save(const struct asys_cpu_raw_run *run, struct asys_err *err)
 static void forget_arena_images(const char *session_dir)
 {
     char path[4300];
-    snprintf(path, sizeof path, "%s/segments/%s", session_dir, ASYS_ARENA_NAME);
     struct asys_arena_index index;
     memset(&index, 0, sizeof index);
     struct asys_err err = {0};
-    if (asys_arena_index_read(path, &index, &err) != 0)
+    if (asys_arena_path(session_dir, path, sizeof path) != 0 ||
+        asys_arena_index_read(path, &index, &err) != 0)
         return;
     int fd = index.count ? open(path, O_WRONLY | O_CLOEXEC) : -1;
     static const char no_magic[sizeof((struct asys_slot_header *)0)->magic];

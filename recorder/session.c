@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arena_read.h"
+
 int asys_session_create(struct asys_session *s, uint64_t slot_size, struct asys_err *err)
 {
     memset(s, 0, sizeof *s);
@@ -178,8 +180,7 @@ static int remove_tree(int dirfd_parent, const char *name)
 static void hold_arena(const char *dir, int *release)
 {
     char path[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/segments/%s", dir, ASYS_ARENA_NAME);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = asys_arena_path(dir, path, sizeof path) == 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
     struct asys_arena_control c;
     int go[2] = {-1, -1};
     pid_t pid = -1;
