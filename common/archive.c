@@ -21,7 +21,9 @@
 
 #define COPY_BUFFER_SIZE (1u << 20)
 #define TAR_BLOCK 512u
-/* Finalize compresses every byte the run wrote, after the run.  Level 1:
+/* Finalize compresses what the launcher did not compress while the program
+ * ran (recorder/arena_compressor.c: those slots come as whole frames,
+ * asys_archive_write_frame), after the run.  Level 1:
  * the report of 2 M heap allocations at interval 1 (128 MB of segments)
  * finalized 0.25-0.5 s sooner and came out 9 % smaller than at level 3;
  * small HGTX/OSRT reports stay within 1 % of level 3's size.  Compression

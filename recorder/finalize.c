@@ -539,7 +539,6 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
         asys_fail_errno(err, errno, "cannot open '%s'", arena_path);
         goto out;
     }
-
     for (size_t i = 0; i < n; i++) {
         struct segment_source src;
         if (source_open(&src, segment_dir, &scans[i], &arena, arena_fd) != 0) {
