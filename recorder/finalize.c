@@ -492,9 +492,10 @@ out:
 }
 
 int asys_finalize(const char *session_dir, const char *report_path, int force,
-                  const struct asys_target *target, struct asys_arena_compressor *compressor,
+                  const struct asys_target *target, struct asys_finalize_aids *aids,
                   struct asys_finalize_result *result, struct asys_err *err)
 {
+    struct asys_arena_compressor *compressor = aids ? aids->compressor : NULL;
     int rc = -1;
     int fd = -1;
     struct segment_scan *scans = NULL;
@@ -524,6 +525,7 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
         asys_fail(err, "out of memory");
         goto out;
     }
+    asys_symbolizer_adopt(symbolizer, aids ? aids->warmer : NULL);
     if (list_segments(segment_dir, &scans, &n, err) != 0)
         goto out;
     char arena_path[PATH_MAX + 32];
@@ -596,6 +598,8 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
     result->segments = (int)n;
     rc = 0;
 out:
+    if (aids && !symbolizer)
+        asys_symbols_warmer_free(aids->warmer);
     asys_arena_compressor_stop(compressor);
     if (fd >= 0)
         close(fd);

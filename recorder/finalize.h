@@ -9,6 +9,7 @@
 #include "target_process.h"
 
 struct asys_arena_compressor;
+struct asys_symbols_warmer;
 
 struct asys_finalize_result {
     uint64_t report_bytes;
@@ -23,12 +24,19 @@ struct asys_finalize_result {
     int segments;
 };
 
-/* `target` may be NULL (recovery: the program's status is unknown).
- * `compressor` (may be NULL) goes on compressing arena slots while the
- * segments are read; finalize stops and frees it.  The session directory
- * is left in place; the caller removes it. */
+/* What ran beside the program to shorten finalize (either may be NULL):
+ * the compressor goes on with arena slots while the segments are read; the
+ * warmer's libc is used for its frames.  Finalize stops and frees both. */
+struct asys_finalize_aids {
+    struct asys_arena_compressor *compressor;
+    struct asys_symbols_warmer *warmer;
+};
+
+/* `target` may be NULL (recovery: the program's status is unknown), and
+ * `aids` too.  The session directory is left in place; the caller removes
+ * it. */
 int asys_finalize(const char *session_dir, const char *report_path, int force,
-                  const struct asys_target *target, struct asys_arena_compressor *compressor,
+                  const struct asys_target *target, struct asys_finalize_aids *aids,
                   struct asys_finalize_result *result, struct asys_err *err);
 
 #endif

@@ -19,6 +19,7 @@
 #include "manifest.h"
 #include "profile_options.h"
 #include "session.h"
+#include "symbolize.h"
 #include "target_process.h"
 
 #define PROG "asys profile"
@@ -236,6 +237,7 @@ static int record(const struct asys_profile_options *o, const char *report_path)
     static struct asys_env env; /* 16 KiB of text: not on the stack */
     char inject[PATH_MAX];
     struct asys_arena_compressor *compressor = NULL;
+    struct asys_symbols_warmer *warmer = NULL;
     int rc = ASYS_EXIT_FAILURE, have_session = 0, keep_session = 0;
     if (asys_inject_library_path(inject, sizeof inject) != 0) {
         const char *forced = getenv("ASYS_INJECT_LIB");
@@ -278,6 +280,7 @@ static int record(const struct asys_profile_options *o, const char *report_path)
         asys_arena_compressor_start(session.dir, early && !strcmp(early, "all"), &compressor,
                                     &err) != 0)
         fprintf(stderr, "%s: notice: %s\n", PROG, err.text);
+    warmer = asys_symbols_warmer_start(); /* best effort too */
     asys_target_wait(&target, o->wait, tick, &session, CLOCK_PAIR_INTERVAL_MS);
     stop_samplers(&samplers);
     asys_arena_compressor_finish(compressor);
@@ -286,10 +289,11 @@ static int record(const struct asys_profile_options *o, const char *report_path)
         fprintf(stderr, "asys: '%s' was terminated by signal %d (%s)\n", o->target_argv[0],
                 WTERMSIG(target.status), strsignal(WTERMSIG(target.status)));
     struct asys_finalize_result res;
-    struct asys_arena_compressor *compressing = compressor;
-    compressor = NULL; /* finalize stops it */
-    if (asys_finalize(session.dir, report_path, o->force_overwrite, &target, compressing, &res,
-                      &err) != 0) {
+    struct asys_finalize_aids aids = {compressor, warmer};
+    compressor = NULL; /* finalize stops them */
+    warmer = NULL;
+    if (asys_finalize(session.dir, report_path, o->force_overwrite, &target, &aids, &res, &err) !=
+        0) {
         /* the recording is whole in the session directory: keep it */
         fprintf(stderr, "%s: cannot write '%s': %s\n", PROG, report_path, err.text);
         fprintf(stderr,
@@ -303,6 +307,7 @@ static int record(const struct asys_profile_options *o, const char *report_path)
     rc = asys_target_exit_code(&target);
 out:
     asys_arena_compressor_stop(compressor);
+    asys_symbols_warmer_free(warmer);
     if (have_session) {
         asys_session_close_launcher(&session);
         if (getenv("ASYS_KEEP_SESSION") && !keep_session)

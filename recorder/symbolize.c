@@ -2,6 +2,11 @@
 #include "symbolize.h"
 
 #include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <time.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +17,9 @@
 #include "hashmap.h"
 #include "perf_map.h"
 #include "symbol_table.h"
+
+/* A run shorter than this never reads libc while the program runs. */
+#define WARM_AFTER_NS (150 * 1000 * 1000)
 
 /* A loaded object, once per report: its file (path and build id) and the
  * offsets of every frame that fell into it, in any process. */
@@ -42,7 +50,8 @@ struct asys_symbolizer {
     struct asys_u64map strings; /* string id -> char *, this segment */
     struct sym_file *files;
     size_t file_count, file_cap;
-    struct asys_strmap file_index; /* "path\0build id" -> index + 1 */
+    struct asys_strmap file_index;      /* "path\0build id" -> index + 1 */
+    struct asys_symbols_warmer *warmer; /* what was read while the program ran, or NULL */
 };
 
 struct asys_symbolizer *asys_symbolizer_new(void)
@@ -85,6 +94,7 @@ void asys_symbolizer_free(struct asys_symbolizer *s)
     free(s->files);
     asys_strmap_free(&s->file_index);
     free_strings(s);
+    asys_symbols_warmer_free(s->warmer);
     free(s);
 }
 
@@ -323,6 +333,167 @@ static cJSON *file_json(const struct sym_file *f, const struct file_symbols *fs)
     return entry;
 }
 
+/* ---- libc read while the program runs ------------------------------------------- */
+
+struct asys_symbols_warmer {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    int cancel;           /* under lock: do not begin */
+    int began;            /* under lock: the thread is reading */
+    int done;             /* the thread has been joined */
+    struct sym_file file; /* path and build id; no offsets */
+    struct file_symbols fs;
+    int have; /* fs holds what was read */
+};
+
+/* The libc this launcher runs on, as dl_iterate_phdr sees it. */
+struct libc_search {
+    char path[PATH_MAX];
+    char build_id[2 * ASYS_BUILD_ID_MAX + 1];
+};
+
+static void note_build_id(const struct dl_phdr_info *info, const ElfW(Phdr) * ph, char *out)
+{
+    const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+    while (p + 12 <= end) {
+        uint32_t namesz, descsz, type;
+        memcpy(&namesz, p, 4);
+        memcpy(&descsz, p + 4, 4);
+        memcpy(&type, p + 8, 4);
+        const uint8_t *desc = p + 12 + ((namesz + 3) & ~3u);
+        if (desc + descsz > end)
+            return;
+        if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(p + 12, "GNU", 4) &&
+            descsz <= ASYS_BUILD_ID_MAX) {
+            for (uint32_t i = 0; i < descsz; i++)
+                snprintf(out + 2 * i, 3, "%02x", desc[i]);
+            return;
+        }
+        p = desc + ((descsz + 3) & ~3u);
+    }
+}
+
+static int find_libc(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct libc_search *l = arg;
+    const char *base = strrchr(info->dlpi_name, '/');
+    (void)size;
+    if (!base || strncmp(base + 1, "libc.so", 7) || !realpath(info->dlpi_name, l->path))
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_NOTE)
+            note_build_id(info, &info->dlpi_phdr[i], l->build_id);
+    return 1;
+}
+
+/* Waits WARM_AFTER_NS (a run shorter than that never pays for it), then
+ * opens the file as finalize would and reads its line tables whole: the
+ * compressed DWARF of a separate debug file is inflated on first use. */
+static void *warm(void *arg)
+{
+    struct asys_symbols_warmer *w = arg;
+    struct timespec at;
+    clock_gettime(CLOCK_MONOTONIC, &at);
+    at.tv_nsec += WARM_AFTER_NS;
+    at.tv_sec += at.tv_nsec / 1000000000;
+    at.tv_nsec %= 1000000000;
+    pthread_mutex_lock(&w->lock);
+    while (!w->cancel && pthread_cond_timedwait(&w->wake, &w->lock, &at) != ETIMEDOUT)
+        ;
+    w->began = !w->cancel;
+    pthread_mutex_unlock(&w->lock);
+    if (!w->began)
+        return NULL;
+    file_symbols_open(&w->file, &w->fs);
+    w->have = 1;
+    Dwarf_Addr bias;
+    Dwarf *dw = w->fs.module ? dwfl_module_getdwarf(w->fs.module, &bias) : NULL;
+    Dwarf_Aranges *aranges;
+    size_t count, header;
+    Dwarf_Off next;
+    Dwarf_Die cu;
+    Dwarf_Lines *lines;
+    if (dw && dwarf_getaranges(dw, &aranges, &count) == 0 &&
+        dwarf_nextcu(dw, 0, &next, &header, NULL, NULL, NULL) == 0 && dwarf_offdie(dw, header, &cu))
+        dwarf_getsrclines(&cu, &lines, &count);
+    return NULL;
+}
+
+struct asys_symbols_warmer *asys_symbols_warmer_start(void)
+{
+    struct libc_search l = {"", ""};
+    dl_iterate_phdr(find_libc, &l);
+    struct asys_symbols_warmer *w = l.path[0] && l.build_id[0] ? calloc(1, sizeof *w) : NULL;
+    if (!w || !(w->file.path = strdup(l.path))) {
+        free(w);
+        return NULL;
+    }
+    memcpy(w->file.build_id, l.build_id, sizeof l.build_id);
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->wake, &attr);
+    pthread_condattr_destroy(&attr);
+    if (pthread_create(&w->thread, NULL, warm, w) != 0) {
+        w->done = 1;
+        asys_symbols_warmer_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+/* Cancels a reading not begun, waits for one that has. */
+static void warmer_join(struct asys_symbols_warmer *w)
+{
+    if (w->done)
+        return;
+    pthread_mutex_lock(&w->lock);
+    w->cancel = 1;
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->lock);
+    pthread_join(w->thread, NULL);
+    w->done = 1;
+}
+
+void asys_symbols_warmer_free(struct asys_symbols_warmer *w)
+{
+    if (!w)
+        return;
+    warmer_join(w);
+    if (w->have)
+        file_symbols_close(&w->fs);
+    pthread_mutex_destroy(&w->lock);
+    pthread_cond_destroy(&w->wake);
+    free(w->file.path);
+    free(w);
+}
+
+void asys_symbolizer_adopt(struct asys_symbolizer *s, struct asys_symbols_warmer *w)
+{
+    asys_symbols_warmer_free(s->warmer);
+    s->warmer = w;
+}
+
+/* What the warmer read, when it is `f` (the same build id: the path a
+ * process saw may differ); 1 and `fs` filled, the warmer's left empty. */
+static int take_warmed(struct asys_symbols_warmer *w, const struct sym_file *f,
+                       struct file_symbols *fs)
+{
+    if (!w || !f->build_id[0] || strcmp(f->build_id, w->file.build_id))
+        return 0;
+    warmer_join(w);
+    if (!w->have || !w->fs.dwfl)
+        return 0;
+    *fs = w->fs;
+    memset(&w->fs, 0, sizeof w->fs);
+    w->have = 0;
+    if (getenv("ASYS_DEBUG"))
+        fprintf(stderr, "asys: symbols: %s was read while the program ran\n", w->file.path);
+    return 1;
+}
+
 static const struct sym_file *sort_files;
 
 static int by_build_id(const void *a, const void *b)
@@ -337,7 +508,7 @@ static int by_build_id(const void *a, const void *b)
  * paths (/lib/... from the loader's list, /usr/lib/... from the kernel's
  * mappings on a merged /usr) are one file: opened once, so its DWARF (on
  * this VM libc's, zlib-compressed in libc6-dbg: 55 ms) is read once. */
-static int files_json(const struct asys_symbolizer *s, cJSON *out)
+static int files_json(struct asys_symbolizer *s, cJSON *out)
 {
     size_t n = s->file_count;
     size_t *order = malloc((n ? n : 1) * sizeof *order);
@@ -359,7 +530,8 @@ static int files_json(const struct asys_symbolizer *s, cJSON *out)
         if (!reuse && f->offsets.count) {
             if (open)
                 file_symbols_close(&fs);
-            file_symbols_open(f, &fs);
+            if (!take_warmed(s->warmer, f, &fs))
+                file_symbols_open(f, &fs);
             open = f;
         }
         if (!f->offsets.count && !reuse) { /* nothing to resolve: nothing opened */

@@ -21,6 +21,18 @@ void asys_symbolizer_begin_segment(struct asys_symbolizer *s, const struct asys_
 void asys_symbolizer_add(struct asys_symbolizer *s, const struct asys_record *rec);
 void asys_symbolizer_end_segment(struct asys_symbolizer *s);
 
+/* Reading, in a thread of its own once the run has lasted 150 ms, the
+ * symbols and line tables of the libc this launcher runs on: nearly every
+ * traced process maps the same one, and a separate debug file's compressed
+ * DWARF (libc6-dbg) took finalize 70 ms to read.  NULL when there is no
+ * libc with a build id to read. */
+struct asys_symbols_warmer;
+struct asys_symbols_warmer *asys_symbols_warmer_start(void);
+/* Stops it (waiting for a reading under way) and frees `w` (NULL is fine). */
+void asys_symbols_warmer_free(struct asys_symbols_warmer *w);
+/* Gives `s` what `w` read, for the file of that build id; `s` frees `w`. */
+void asys_symbolizer_adopt(struct asys_symbolizer *s, struct asys_symbols_warmer *w);
+
 /* Resolves every address seen; NULL when there were no call stacks. */
 cJSON *asys_symbolizer_resolve(struct asys_symbolizer *s);
 

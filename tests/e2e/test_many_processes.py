@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import unittest
 
-from asys_e2e import AsysTestCase, prog
+from asys_e2e import ASYS, AsysTestCase, prog
 
 SEEDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'data', 'fuzz-seed')
 
@@ -125,6 +125,32 @@ class SampledProcessTree(AsysTestCase):
         self.assertEqual(len([p for p in paths if p.endswith('/process_tree')]), 1, paths)
         self.assertLess(len(symbols['modules']), 20)
         self.assertGreaterEqual(len(symbols['images']), CHILDREN)
+
+
+class LibcReadDuringTheRun(AsysTestCase):
+    """A run longer than 150 ms: the launcher reads its libc's symbols and line
+    tables while the program runs, and finalize's symbols are those a finalize
+    reading libc itself gives, byte for byte."""
+
+    def symbols(self, name):
+        return subprocess.run(['tar', '--zstd', '-xOf', self.report(name), 'symbols.json'],
+                              capture_output=True, check=True).stdout
+
+    def test_same_symbols_as_finalize_alone(self):
+        env = dict(self.env, ASYS_KEEP_SESSION='1', ASYS_DEBUG='1')
+        r = self.run_cmd([ASYS, 'profile', '-o', self.path('rep'), '-t', 'osrt', '-s', 'none',
+                          'sh', '-c', 'sleep 0.4; ls / >/dev/null; ls / >/dev/null'], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        self.assertRegex(r.stderr.decode(), r'symbols: \S*libc\S* was read while the program ran')
+        session = [os.path.join(self.dir, n) for n in os.listdir(self.dir)
+                   if n.startswith('asys-')][0]
+        r = self.run_cmd([ASYS, 'finalize', session, '-o', self.path('again')])
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        shutil.rmtree(session)
+        during = self.symbols('rep')
+        self.assertEqual(during, self.symbols('again'))
+        libc = [m for m in json.loads(during)['modules'] if 'libc.so' in m['path']]
+        self.assertTrue(libc and any(f[1] for f in libc[0]['frames']), libc)
 
 
 class FirstSymbolsFormat(AsysTestCase):

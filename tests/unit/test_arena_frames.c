@@ -76,7 +76,8 @@ static void record(int finish_all)
     char report[PATH_MAX + 32];
     snprintf(report, sizeof report, "%s/early.asys-rep", dir);
     struct asys_finalize_result res;
-    ck_assert_msg(asys_finalize(dir, report, 0, NULL, c, &res, &err) == 0, "%s", err.text);
+    struct asys_finalize_aids aids = {c, NULL};
+    ck_assert_msg(asys_finalize(dir, report, 0, NULL, &aids, &res, &err) == 0, "%s", err.text);
 }
 
 static void finalize_as(const char *name, char *report, size_t size)
