@@ -299,9 +299,12 @@ class Recovery(SamplingCase):
                           self.path('rep')])
         self.assertEqual(r.returncode, 0, r.stderr)
         con = self.db()
-        self.assertGreater(con.execute('SELECT COUNT(*) FROM cpu_samples').fetchone()[0], 300)
+        # about 1100 samples of the 1.5 s on a quiet machine; under ASan with another test
+        # beside it the program gets half a CPU and the launcher drains less often
+        samples = con.execute('SELECT COUNT(*) FROM cpu_samples').fetchone()[0]
+        self.assertGreater(samples, 100, 'samples recovered')
         flat = self.flat()
-        self.assertIn('burn_a', flat)
+        self.assertIn('burn_a', flat, (samples, flat))
         self.assertEqual(con.execute('SELECT status FROM cpu_sampling_info').fetchone()[0],
                          'recorded')
 
