@@ -33,6 +33,7 @@
 #include "clock.h"
 #include "grow.h"
 #include "hashmap.h"
+#include "session.h"
 #include "write_all.h"
 
 /* How often the arena is looked at: its control block and the headers of
@@ -361,9 +362,7 @@ static void meter_start(struct idle_meter *m)
 /* Waits one period, or until told to stop or that the program exited. */
 static void wait_period(struct asys_arena_compressor *c, struct timespec *next)
 {
-    uint64_t ns = (uint64_t)next->tv_nsec + POLL_NS;
-    next->tv_sec += (time_t)(ns / 1000000000u);
-    next->tv_nsec = (long)(ns % 1000000000u);
+    asys_session_advance(next, POLL_NS);
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     if (now.tv_sec > next->tv_sec || (now.tv_sec == next->tv_sec && now.tv_nsec > next->tv_nsec))
@@ -474,11 +473,7 @@ int asys_arena_compressor_start(const char *session_dir, int finish_all,
     c->finish_all = finish_all;
     c->next_slot = 1;
     pthread_mutex_init(&c->lock, NULL);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&c->wake, &attr);
-    pthread_condattr_destroy(&attr);
+    asys_session_cond_init(&c->wake);
     asys_strmap_init(&c->writers);
     int rc = compressor_setup(c, session_dir, arena_path, err);
     if (rc == 0 && (errno = pthread_create(&c->thread, NULL, compressor, c)) != 0)

@@ -136,11 +136,25 @@ int asys_session_sampler_segment(struct asys_segment_writer *w, const char *sess
     return rc ? asys_fail_errno(err, -rc, "cannot create '%s'", path) : 0;
 }
 
+void asys_session_advance(struct timespec *t, uint64_t ns)
+{
+    uint64_t total = (uint64_t)t->tv_nsec + ns;
+    t->tv_sec += (time_t)(total / 1000000000u);
+    t->tv_nsec = (long)(total % 1000000000u);
+}
+
+void asys_session_cond_init(pthread_cond_t *c)
+{
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(c, &attr);
+    pthread_condattr_destroy(&attr);
+}
+
 void asys_session_wait_period(struct timespec *next, uint64_t period_ns)
 {
-    uint64_t ns = (uint64_t)next->tv_nsec + period_ns;
-    next->tv_sec += (time_t)(ns / 1000000000u);
-    next->tv_nsec = (long)(ns % 1000000000u);
+    asys_session_advance(next, period_ns);
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, next, NULL) == EINTR)
         ;
 }

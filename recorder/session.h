@@ -4,6 +4,7 @@
 #define ASYS_SESSION_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "asys_error.h"
@@ -41,6 +42,11 @@ void asys_session_close_launcher(struct asys_session *s);
 int asys_session_sampler_segment(struct asys_segment_writer *w, const char *session_dir,
                                  const char *name, uint32_t index, uint64_t features,
                                  struct asys_err *err);
+/* Moves `*t` `ns` nanoseconds on. */
+void asys_session_advance(struct timespec *t, uint64_t ns);
+/* A condition variable whose timed waits are deadlines on CLOCK_MONOTONIC
+ * (the launcher's threads' clock, which wall-clock changes do not move). */
+void asys_session_cond_init(pthread_cond_t *c);
 /* Sleeps until `*next` + `period_ns` (absolute, CLOCK_MONOTONIC) and moves
  * `*next` there: a sampler's steady rate, whatever its work took. */
 void asys_session_wait_period(struct timespec *next, uint64_t period_ns);

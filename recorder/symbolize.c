@@ -15,6 +15,7 @@
 
 #include "grow.h"
 #include "hashmap.h"
+#include "session.h"
 #include "perf_map.h"
 #include "symbol_table.h"
 
@@ -395,9 +396,7 @@ static void *warm(void *arg)
     struct asys_symbols_warmer *w = arg;
     struct timespec at;
     clock_gettime(CLOCK_MONOTONIC, &at);
-    at.tv_nsec += WARM_AFTER_NS;
-    at.tv_sec += at.tv_nsec / 1000000000;
-    at.tv_nsec %= 1000000000;
+    asys_session_advance(&at, WARM_AFTER_NS);
     pthread_mutex_lock(&w->lock);
     while (!w->cancel && pthread_cond_timedwait(&w->wake, &w->lock, &at) != ETIMEDOUT)
         ;
@@ -431,11 +430,7 @@ struct asys_symbols_warmer *asys_symbols_warmer_start(void)
     }
     memcpy(w->file.build_id, l.build_id, sizeof l.build_id);
     pthread_mutex_init(&w->lock, NULL);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&w->wake, &attr);
-    pthread_condattr_destroy(&attr);
+    asys_session_cond_init(&w->wake);
     if (pthread_create(&w->thread, NULL, warm, w) != 0) {
         w->done = 1;
         asys_symbols_warmer_free(w);
