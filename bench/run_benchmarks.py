@@ -11,7 +11,8 @@ usage: bench/run_benchmarks.py [--build DIR] [--pairs N] [--runs K]
                                [--python-interpreters PATH,...]
                                [--only hgtx|uftrace|osrt|import|hggc|timeline|deps|export|processes|
                                        flame|heap|cpu_sampling|ppu_metrics|
-                                       nic|python_sampling|python_trace|event_threads]
+                                       nic|python_sampling|python_trace|event_threads|
+                                       libc_preload]
 """
 import argparse
 import json
@@ -28,6 +29,7 @@ from cpu_sampling import bench_cpu_sampling
 from event_threads import bench_event_threads
 from flame import bench_flame
 from heap import bench_heap
+from libc_preload import bench_libc_preload
 from nic import bench_nic
 from ppu_metrics import bench_ppu_metrics
 from python_sampling import bench_python_sampling
@@ -522,7 +524,7 @@ def main():
                     choices=['hgtx', 'uftrace', 'osrt', 'import', 'hggc', 'timeline', 'deps',
                              'export', 'processes', 'flame', 'heap', 'cpu_sampling',
                              'ppu_metrics', 'nic', 'python_sampling', 'python_trace',
-                             'event_threads'])
+                             'event_threads', 'libc_preload'])
     ap.add_argument('--python-rounds', type=int, default=10,
                     help='rounds of the Python sampling workload (~0.25 s each)')
     ap.add_argument('--python-interpreters', default='',
@@ -567,6 +569,8 @@ def main():
             bench_nic(args, work)
         if args.only in (None, 'event_threads'):
             bench_event_threads(args, work)
+        if args.only in (None, 'libc_preload'):
+            bench_libc_preload(args, work)
         if args.only in (None, 'python_sampling'):
             bench_python_sampling(args, work)
         if args.only in (None, 'python_trace'):

@@ -78,6 +78,10 @@ extern const struct asys_collector *const asys_collectors[];
 
 /* By manual name or alias; NULL when unknown. */
 const struct asys_collector *asys_collector_find(const char *name, size_t len);
+/* Preloads the collector's library `library` (beside libasys-inject.so)
+ * into the program, after libasys-inject.so: from a prepare hook. */
+int asys_collector_preload(const struct asys_collector_setup *s, const char *library,
+                           struct asys_env *env, struct asys_err *err);
 /* The names of the collectors `features` selects (only the built ones when
  * built_only), joined by `sep`. */
 void asys_collector_names(uint64_t features, int built_only, const char *sep, char *out,

@@ -7,6 +7,7 @@
 #include "asys_format.h"
 #include "collector.h"
 #include "host_memory.h"
+#include "install_paths.h"
 #include "profile_options.h"
 
 #define PLANNED(option_name, meta, def, text)                                                      \
@@ -97,6 +98,15 @@ static int heap_check(const struct asys_profile_options *o, struct asys_err *err
     return 0;
 }
 
+/* The heap wrappers (libasys-heap.so) only when heap tracing is on: a
+ * program's allocator is never replaced otherwise. */
+static int heap_prepare(const struct asys_collector_setup *s, struct asys_env *env,
+                        struct asys_err *err)
+{
+    return heap_enabled(s->options) ? asys_collector_preload(s, ASYS_HEAP_LIBRARY_NAME, env, err)
+                                    : 0;
+}
+
 const struct asys_collector asys_collector_memory = {
     .name = "memory",
     .feature = ASYS_FEATURE_MEMORY,
@@ -106,6 +116,7 @@ const struct asys_collector asys_collector_memory = {
     .option_count = sizeof memory_options / sizeof memory_options[0],
     .enabled = memory_enabled,
     .check = heap_check,
+    .prepare = heap_prepare,
     .start = host_start,
     .stop = host_stop,
 };

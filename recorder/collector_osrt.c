@@ -1,7 +1,9 @@
 /* The OS runtime collector: libc and pthread calls that block, recorded by
- * the wrappers in inject/osrt.c.  The launcher only carries its options. */
+ * the wrappers in inject/osrt.c (libasys-osrt.so, preloaded only when the
+ * collector is chosen).  The launcher carries its options. */
 #include "asys_format.h"
 #include "collector.h"
+#include "install_paths.h"
 
 // clang-format off
 static const struct asys_option osrt_options[] = {
@@ -17,6 +19,12 @@ static const struct asys_option osrt_options[] = {
 };
 // clang-format on
 
+static int osrt_prepare(const struct asys_collector_setup *s, struct asys_env *env,
+                        struct asys_err *err)
+{
+    return asys_collector_preload(s, ASYS_OSRT_LIBRARY_NAME, env, err);
+}
+
 const struct asys_collector asys_collector_osrt = {
     .name = "osrt",
     .feature = ASYS_FEATURE_OSRT,
@@ -25,4 +33,5 @@ const struct asys_collector asys_collector_osrt = {
     .summary = "libc and pthread calls that make a thread wait",
     .options = osrt_options,
     .option_count = sizeof osrt_options / sizeof osrt_options[0],
+    .prepare = osrt_prepare,
 };

@@ -2,7 +2,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <limits.h>
+#include <unistd.h>
+
 #include "collector.h"
+#include "install_paths.h"
 
 extern const struct asys_collector asys_collector_hggc, asys_collector_hgtx, asys_collector_acdnn,
     asys_collector_acblas, asys_collector_pccl, asys_collector_osrt, asys_collector_hgvideo,
@@ -48,4 +52,14 @@ void asys_collector_names(uint64_t features, int built_only, const char *sep, ch
             return;
         used += (size_t)n;
     }
+}
+
+int asys_collector_preload(const struct asys_collector_setup *s, const char *library,
+                           struct asys_env *env, struct asys_err *err)
+{
+    char path[PATH_MAX];
+    if (asys_inject_sibling_path(s->inject_library, library, path, sizeof path) != 0 ||
+        access(path, R_OK) != 0)
+        return asys_fail(err, "cannot find '%s' beside '%s'", library, s->inject_library);
+    return asys_env_append(env, "LD_PRELOAD", path, ':', err);
 }

@@ -657,7 +657,7 @@ static void find_asys_library(const struct image *img, struct library_ranges *r)
     for (size_t i = 0; i < img->module_count && r->count < ASYS_LIBRARY_RANGES; i++) {
         const char *path = img->modules[i].path;
         const char *base = path ? strrchr(path, '/') : NULL;
-        if (base && !strcmp(base + 1, ASYS_INJECT_LIBRARY_NAME)) {
+        if (base && asys_is_injected_library(base + 1)) {
             r->start[r->count] = img->modules[i].start;
             r->end[r->count++] = img->modules[i].end;
         }

@@ -37,3 +37,17 @@ int asys_inject_library_path(char *out, size_t size)
     int len = snprintf(out, size, "%s", resolved);
     return len > 0 && (size_t)len < size ? 0 : -1;
 }
+
+int asys_inject_sibling_path(const char *inject_library, const char *name, char *out, size_t size)
+{
+    const char *slash = strrchr(inject_library, '/');
+    int dir = slash ? (int)(slash - inject_library + 1) : 0;
+    int len = snprintf(out, size, "%.*s%s", dir, inject_library, name);
+    return len > 0 && (size_t)len < size ? 0 : -1;
+}
+
+int asys_is_injected_library(const char *base)
+{
+    return !strcmp(base, ASYS_INJECT_LIBRARY_NAME) || !strcmp(base, ASYS_OSRT_LIBRARY_NAME) ||
+           !strcmp(base, ASYS_HEAP_LIBRARY_NAME);
+}

@@ -20,6 +20,15 @@
 
 #define ASYS_MIN_CHUNK_SIZE (2u * ASYS_REC_MAX_SIZE)
 
+/* Exported from libasys-inject.so for the collectors preloaded in libraries
+ * of their own (libasys-osrt.so, libasys-heap.so), and bound inside it
+ * (its own calls take no PLT); seen from those libraries, defined elsewhere. */
+#ifdef ASYS_INJECT_RUNTIME
+#define ASYS_RUNTIME_API __attribute__((visibility("protected")))
+#else
+#define ASYS_RUNTIME_API __attribute__((visibility("default")))
+#endif
+
 /* A session's arena (asys_format.h): where its file is, and its control
  * block, mapped shared for the life of the process (the program may close
  * any descriptor, so none is kept: each claim opens the file by path). */
@@ -84,13 +93,13 @@ void asys_segment_release_unused(struct asys_segment_writer *w, uint64_t margin)
 void asys_segment_abandon(struct asys_segment_writer *w);
 
 /* Slow paths (segment_writer.c). */
-void *asys_segment_reserve_slow(struct asys_segment_writer *w, uint32_t size, uint64_t ticks,
-                                uint32_t *delta);
+ASYS_RUNTIME_API void *asys_segment_reserve_slow(struct asys_segment_writer *w, uint32_t size,
+                                                 uint64_t ticks, uint32_t *delta);
 void asys_segment_count_drop(struct asys_segment_writer *w, uint32_t size, uint64_t ticks,
                              enum asys_drop_cause cause);
 /* A drop counted in the header only (no DROP record follows): re-entry. */
-void asys_segment_count_lost(struct asys_segment_header *h, uint32_t size,
-                             enum asys_drop_cause cause);
+ASYS_RUNTIME_API void asys_segment_count_lost(struct asys_segment_header *h, uint32_t size,
+                                              enum asys_drop_cause cause);
 
 /* Reserves `size` bytes (a multiple of 8) for a record stamped `ticks` and
  * sets *delta for its header.  NULL when the record had to be dropped (the

@@ -1,5 +1,6 @@
 #include "target_env.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const char *copy(struct asys_env *env, const char *text)
@@ -30,6 +31,19 @@ int asys_env_set(struct asys_env *env, const char *name, const char *value, stru
     if (slot == env->count)
         env->count++;
     return 0;
+}
+
+int asys_env_append(struct asys_env *env, const char *name, const char *value, char separator,
+                    struct asys_err *err)
+{
+    const char *old = asys_env_get(env, name);
+    if (!old || !*old)
+        return asys_env_set(env, name, value, err);
+    char joined[4096];
+    int n = snprintf(joined, sizeof joined, "%s%c%s", old, separator, value);
+    if (n < 0 || (size_t)n >= sizeof joined)
+        return asys_fail(err, "%s for the program is too long", name);
+    return asys_env_set(env, name, joined, err);
 }
 
 const char *asys_env_get(const struct asys_env *env, const char *name)

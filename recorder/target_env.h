@@ -23,6 +23,9 @@ struct asys_env {
 
 /* Sets (or replaces) `name`; -1 with err when the table is full. */
 int asys_env_set(struct asys_env *env, const char *name, const char *value, struct asys_err *err);
+/* Appends `value` to `name`'s value, after `separator` when it has one. */
+int asys_env_append(struct asys_env *env, const char *name, const char *value, char separator,
+                    struct asys_err *err);
 /* The value set for `name`, or NULL. */
 const char *asys_env_get(const struct asys_env *env, const char *name);
 

@@ -23,36 +23,72 @@
 
 #include "inject.h"
 
-/* The code of this library, whose frames a stack leaves out; empty when the
- * collectors are linked into the program itself (the unit test). */
-static uintptr_t self_low, self_high;
+/* The code of this library and of the collectors' libraries of their own,
+ * whose frames a stack leaves out; none when the collectors are linked into
+ * the program itself (the unit test). */
+#define OWN_OBJECTS 4
+static struct {
+    uintptr_t low, high;
+} own_code[OWN_OBJECTS];
+static int own_count;       /* atomic: entries are complete before it counts them */
+static uintptr_t self_high; /* this library's own, 0 in the unit test */
 
-static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
+struct own_lookup {
+    uintptr_t here, low, high;
+};
+
+static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
-    uintptr_t here = (uintptr_t)arg;
+    struct own_lookup *l = arg;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type != PT_LOAD || here < lo || here >= lo + ph->p_memsz)
+        if (ph->p_type != PT_LOAD || l->here < lo || l->here >= lo + ph->p_memsz)
             continue;
         if (info->dlpi_name && info->dlpi_name[0]) { /* a shared object, not the program */
-            self_low = lo;
-            self_high = lo + ph->p_memsz;
+            l->low = lo;
+            l->high = lo + ph->p_memsz;
         }
         return 1;
     }
     return 0;
 }
 
+static int add_own_object(const void *code)
+{
+    struct own_lookup l = {(uintptr_t)code, 0, 0};
+    dl_iterate_phdr(find_object, &l);
+    int n = __atomic_load_n(&own_count, __ATOMIC_ACQUIRE);
+    if (!l.high || n == OWN_OBJECTS)
+        return 0;
+    own_code[n].low = l.low;
+    own_code[n].high = l.high;
+    __atomic_store_n(&own_count, n + 1, __ATOMIC_RELEASE);
+    return 1;
+}
+
 void asys_callstack_init(void)
 {
-    dl_iterate_phdr(find_self, (void *)(uintptr_t)asys_callstack_init);
+    if (add_own_object((const void *)(uintptr_t)asys_callstack_init))
+        self_high = own_code[0].high;
+}
+
+/* Called from the collectors' inits, which the process's first thread runs
+ * one after the other, before any of them records. */
+void asys_callstack_own_object(const void *code)
+{
+    if (self_high)
+        add_own_object(code);
 }
 
 static int is_own_frame(uintptr_t ip)
 {
-    return ip >= self_low && ip < self_high;
+    int n = __atomic_load_n(&own_count, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++)
+        if (ip >= own_code[i].low && ip < own_code[i].high)
+            return 1;
+    return 0;
 }
 
 /* ---- capture ------------------------------------------------------------- */

@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "elf_symbols.h"
 #include "inject.h"
 
 enum heap_function {
@@ -648,6 +649,7 @@ int asys_heap_init(void)
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (table == MAP_FAILED || !resolved())
         return -1;
+    asys_callstack_own_object((const void *)(uintptr_t)asys_heap_init);
     heap_table = table;
     heap_mask = slots - 1;
     heap_interval = interval;
@@ -766,46 +768,165 @@ ASYS_EXPORT void *pvalloc(size_t size)
 }
 
 /* ---- the C++ operators -----------------------------------------------------------
- * Itanium ABI names (size_t is unsigned long: 'm').  Each forwards to the
- * C++ runtime's own (new handlers and std::bad_alloc stay its business);
- * the malloc/free it makes inside are not counted again. */
+ * Itanium ABI names (size_t is unsigned long: 'm').  Each forwards to a C++
+ * runtime's own (new handlers and std::bad_alloc stay its business); the
+ * malloc/free it makes inside are not counted again.  The runtime is the
+ * next object's in the global scope (libstdc++.so), found once; where none
+ * is there (a library opened with dlopen that carries its runtime, linked
+ * -static-libstdc++, in a C program) it is the caller's object's own, else
+ * any loaded object's, looked up per thread again whenever an object was
+ * unloaded since; where no object defines it, operator new is malloc and
+ * delete is free, as libstdc++'s are.  Never abort: the host must live. */
 
-#define CXX_NEW(mangled, fn, params, args)                                                         \
+/* The runtime's function found outside the global scope, per thread and
+ * operator: valid while the caller lies in [low, high) and no object was
+ * unloaded since it was found. */
+struct cxx_found {
+    void *fn;
+    uintptr_t low, high;
+    uint32_t generation;
+};
+
+struct cxx_lookup {
+    const char *name;
+    uint32_t hash;
+    uintptr_t caller;
+    uintptr_t fn, low, high;
+    int unknown;
+};
+
+/* The object holding the caller, if it defines the operator. */
+static int caller_object_defines(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct cxx_lookup *l = arg;
+    if (!asys_object_contains(info, l->caller, 1))
+        return 0;
+    if (asys_object_contains(info, (uintptr_t)(void *)caller_object_defines, 1))
+        return 1; /* ours: these wrappers */
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && l->caller >= lo && l->caller - lo < ph->p_memsz) {
+            l->low = lo;
+            l->high = lo + ph->p_memsz;
+        }
+    }
+    l->fn = asys_object_symbol(info, l->name, l->hash, &l->unknown);
+    return 1;
+}
+
+/* Any object but asys's own libraries (whose operators are these wrappers). */
+static int other_object_defines(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct cxx_lookup *l = arg;
+    if (asys_object_contains(info, (uintptr_t)(void *)caller_object_defines, 1))
+        return 0;
+    uintptr_t fn = asys_object_symbol(info, l->name, l->hash, &l->unknown);
+    if (!fn)
+        return 0;
+    l->fn = fn;
+    return 1;
+}
+
+/* A runtime's `name` for a call from `caller`; NULL: use malloc/free. */
+__attribute__((noinline)) static void *cxx_runtime(const char *name, uintptr_t caller,
+                                                   struct cxx_found *found)
+{
+    uint32_t generation = __atomic_load_n(&asys_proc.code_generation, __ATOMIC_ACQUIRE);
+    if (found->generation == generation && caller >= found->low && caller < found->high)
+        return found->fn;
+    struct cxx_lookup l = {name, asys_gnu_hash(name), caller, 0, 0, 0, 0};
+    int was_busy = asys_tls_busy;
+    asys_tls_busy = 1; /* the loader's lock and our lookups: nothing to record */
+    dl_iterate_phdr(caller_object_defines, &l);
+    uintptr_t low = l.low, high = l.high;
+    if (!l.fn)
+        dl_iterate_phdr(other_object_defines, &l);
+    asys_tls_busy = was_busy;
+    found->fn = (void *)l.fn;
+    found->low = low;
+    found->high = high ? high : low;
+    found->generation = generation;
+    return found->fn;
+}
+
+/* The global scope's (libstdc++.so's), resolved once; -1 while there is none. */
+static void *cxx_next(const char *name, void **next)
+{
+    void *fn = __atomic_load_n(next, __ATOMIC_ACQUIRE);
+    if (ASYS_LIKELY(fn != NULL))
+        return fn == (void *)-1 ? NULL : fn;
+    int was_busy = asys_tls_busy;
+    asys_tls_busy = 1; /* dlsym's error message allocates */
+    fn = dlsym(RTLD_NEXT, name);
+    asys_tls_busy = was_busy;
+    __atomic_store_n(next, fn ? fn : (void *)-1, __ATOMIC_RELEASE);
+    return fn;
+}
+
+/* operator new without a runtime: what libstdc++'s does, short of the new
+ * handler and the throw (no runtime to take them from). */
+static void *cxx_new_fallback(size_t size, size_t alignment)
+{
+    if (ASYS_UNLIKELY(!resolved()))
+        return bootstrap_alloc(size);
+    if (!size)
+        size = 1;
+    if (!alignment)
+        return real.malloc(size);
+    size_t rounded = (size + alignment - 1) & ~(alignment - 1);
+    return rounded >= size ? real.aligned_alloc(alignment, rounded) : NULL;
+}
+
+static void cxx_delete_fallback(void *block)
+{
+    if (block && !in_bootstrap(block) && resolved())
+        real.free(block);
+}
+
+#define CXX_RUNTIME(mangled, params)                                                               \
+    static void *next_fn;                                                                          \
+    static __thread struct cxx_found found ASYS_TLS;                                               \
+    void *fn = cxx_next(#mangled, &next_fn);                                                       \
+    if (ASYS_UNLIKELY(!fn))                                                                        \
+        fn = cxx_runtime(#mangled, (uintptr_t)__builtin_return_address(0), &found);
+#define CXX_NEW(mangled, fn_id, params, args, alignment)                                           \
     ASYS_EXPORT void *mangled params                                                               \
     {                                                                                              \
-        static void *(*next)params;                                                                \
-        if (ASYS_UNLIKELY(!next) && !(next = (void *(*)params)dlsym(RTLD_NEXT, #mangled)))         \
-            abort(); /* a C++ program without a C++ runtime cannot be */                           \
+        CXX_RUNTIME(mangled, params)                                                               \
         heap_nesting++;                                                                            \
-        void *block = next args;                                                                   \
+        void *block = fn ? ((void *(*)params)fn)args : cxx_new_fallback(size, alignment);          \
         heap_nesting--;                                                                            \
-        return allocated(fn, block, size);                                                         \
+        return allocated(fn_id, block, size);                                                      \
     }
-#define CXX_DELETE(mangled, fn, params, args)                                                      \
+#define CXX_DELETE(mangled, fn_id, params, args)                                                   \
     ASYS_EXPORT void mangled params                                                                \
     {                                                                                              \
-        static void(*next) params;                                                                 \
-        if (ASYS_UNLIKELY(!next) && !(next = (void(*) params)dlsym(RTLD_NEXT, #mangled)))          \
-            abort();                                                                               \
-        forget(fn, block);                                                                         \
+        CXX_RUNTIME(mangled, params)                                                               \
+        forget(fn_id, block);                                                                      \
         heap_nesting++;                                                                            \
-        next args;                                                                                 \
+        if (fn)                                                                                    \
+            ((void(*) params)fn) args;                                                             \
+        else                                                                                       \
+            cxx_delete_fallback(block);                                                            \
         heap_nesting--;                                                                            \
     }
 
 typedef size_t align_val; /* std::align_val_t */
 struct nothrow;           /* std::nothrow_t, passed by reference */
 
-CXX_NEW(_Znwm, FN_NEW, (size_t size), (size))
-CXX_NEW(_Znam, FN_NEW_ARRAY, (size_t size), (size))
-CXX_NEW(_ZnwmRKSt9nothrow_t, FN_NEW, (size_t size, const struct nothrow *t), (size, t))
-CXX_NEW(_ZnamRKSt9nothrow_t, FN_NEW_ARRAY, (size_t size, const struct nothrow *t), (size, t))
-CXX_NEW(_ZnwmSt11align_val_t, FN_NEW, (size_t size, align_val a), (size, a))
-CXX_NEW(_ZnamSt11align_val_t, FN_NEW_ARRAY, (size_t size, align_val a), (size, a))
+CXX_NEW(_Znwm, FN_NEW, (size_t size), (size), 0)
+CXX_NEW(_Znam, FN_NEW_ARRAY, (size_t size), (size), 0)
+CXX_NEW(_ZnwmRKSt9nothrow_t, FN_NEW, (size_t size, const struct nothrow *t), (size, t), 0)
+CXX_NEW(_ZnamRKSt9nothrow_t, FN_NEW_ARRAY, (size_t size, const struct nothrow *t), (size, t), 0)
+CXX_NEW(_ZnwmSt11align_val_t, FN_NEW, (size_t size, align_val a), (size, a), a)
+CXX_NEW(_ZnamSt11align_val_t, FN_NEW_ARRAY, (size_t size, align_val a), (size, a), a)
 CXX_NEW(_ZnwmSt11align_val_tRKSt9nothrow_t, FN_NEW,
-        (size_t size, align_val a, const struct nothrow *t), (size, a, t))
+        (size_t size, align_val a, const struct nothrow *t), (size, a, t), a)
 CXX_NEW(_ZnamSt11align_val_tRKSt9nothrow_t, FN_NEW_ARRAY,
-        (size_t size, align_val a, const struct nothrow *t), (size, a, t))
+        (size_t size, align_val a, const struct nothrow *t), (size, a, t), a)
 
 CXX_DELETE(_ZdlPv, FN_DELETE, (void *block), (block))
 CXX_DELETE(_ZdaPv, FN_DELETE_ARRAY, (void *block), (block))

@@ -23,6 +23,11 @@
 
 #define ASYS_TLS __attribute__((tls_model("initial-exec")))
 #define ASYS_EXPORT __attribute__((visibility("default")))
+/* ASYS_RUNTIME_API (segment_writer.h): what the collectors preloaded in
+ * libraries of their own use of libasys-inject.so.  ASYS_SATELLITE_API: what
+ * those libraries define for libasys-inject.so, which refers to it weakly
+ * (NULL when the library is not loaded: its collector is off). */
+#define ASYS_SATELLITE_API __attribute__((weak, visibility("default")))
 #define ASYS_LIKELY(x) __builtin_expect(!!(x), 1)
 #define ASYS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -135,7 +140,7 @@ struct asys_process {
     uint32_t osrt_backtrace_depth; /* --osrt-backtrace-depth */
     int unwind_method;             /* enum asys_unwind_method */
     int process_info_written;
-    uint64_t main_returned_ns; /* atomic; CLOCK_MONOTONIC, 0 while main runs (main_return.c) */
+    uint64_t main_returned_ns;  /* atomic; CLOCK_MONOTONIC, 0 while main runs (main_return.c) */
     uint32_t next_string_id;    /* atomic */
     uint32_t next_callchain_id; /* atomic */
     uint32_t code_generation;   /* atomic; bumped around every dlclose */
@@ -150,11 +155,11 @@ struct asys_process {
     char segment_dir[1024];
 };
 
-extern struct asys_process asys_proc;
-extern __thread struct asys_thread *asys_tls_thread ASYS_TLS;
-extern __thread int asys_tls_busy ASYS_TLS;
+extern ASYS_RUNTIME_API struct asys_process asys_proc;
+extern ASYS_RUNTIME_API __thread struct asys_thread *asys_tls_thread ASYS_TLS;
+extern ASYS_RUNTIME_API __thread int asys_tls_busy ASYS_TLS;
 /* Events since this thread failed to get a segment (0: it did not fail). */
-extern __thread uint32_t asys_tls_no_segment ASYS_TLS;
+extern ASYS_RUNTIME_API __thread uint32_t asys_tls_no_segment ASYS_TLS;
 
 /* Idempotent: reads the session from the environment on first use. */
 void asys_inject_init(void);
@@ -162,7 +167,7 @@ void asys_inject_init(void);
 /* Registers the calling thread; NULL when recording is off or failed.  Its
  * first records are stamped `not_after` when non-zero (the time of the event
  * that made it register, taken before), else now. */
-struct asys_thread *asys_thread_register(uint64_t not_after);
+ASYS_RUNTIME_API struct asys_thread *asys_thread_register(uint64_t not_after);
 
 /* A second segment for the calling thread, which the caller writes alone
  * (asys_tls_busy held around its writes) and closes; NULL when none. */
@@ -174,17 +179,17 @@ void asys_thread_close_extra(struct asys_thread *t);
  * process exit); with `final` the thread's later sampled events are
  * written at once (process exit: later exit handlers still allocate).
  * `forget` drops them unwritten (a fork child's copies of its parent's). */
-void asys_heap_thread_flush(struct asys_thread *t, int final);
-void asys_heap_thread_forget(struct asys_thread *t);
+ASYS_SATELLITE_API void asys_heap_thread_flush(struct asys_thread *t, int final);
+ASYS_SATELLITE_API void asys_heap_thread_forget(struct asys_thread *t);
 /* Counts another thread's unwritten sums as lost (process exit; the
  * registry lock held, so they stay mapped). */
-void asys_heap_thread_count_unwritten(struct asys_thread *t);
+ASYS_SATELLITE_API void asys_heap_thread_count_unwritten(struct asys_thread *t);
 
 /* Counts a record lost because its hook could not record (re-entry). */
-void asys_thread_count_lost(uint32_t size);
+ASYS_RUNTIME_API void asys_thread_count_lost(uint32_t size);
 /* An event of a thread that has no segment: counted in the image's anchor;
  * 1 when it is time to try to get a segment again. */
-int asys_thread_unrecorded(void);
+ASYS_RUNTIME_API int asys_thread_unrecorded(void);
 
 /* Enters for an event stamped `ticks` (0: not stamped yet). */
 static inline struct asys_thread *asys_thread_enter_at(uint64_t ticks)
@@ -229,9 +234,12 @@ size_t asys_wide_to_utf8(char *out, size_t size, const wchar_t *text);
 /* Call stacks (callstack.c).  Captures the caller's stack (frames inside
  * libasys-inject.so are left out), defines it in the thread's segment the
  * first time, and returns its id (0 when nothing could be captured). */
-uint32_t asys_callstack_capture(struct asys_thread *t, uint32_t depth);
+ASYS_RUNTIME_API uint32_t asys_callstack_capture(struct asys_thread *t, uint32_t depth);
 /* Finds the address range of this library's code, once (callstack.c). */
 void asys_callstack_init(void);
+/* Frames in the object that holds `code` are asys's too (a collector's
+ * library of its own, from its init): left out of stacks like this one's. */
+ASYS_RUNTIME_API void asys_callstack_own_object(const void *code);
 
 /* --capture-range (capture.c).  asys_capture_on is 1 while events are
  * recorded: always without a capture range, else inside a window. */
@@ -240,7 +248,7 @@ enum asys_capture_mode {
     ASYS_CAPTURE_PROFILER_CALLS, /* cudaProfilerStart .. cudaProfilerStop */
     ASYS_CAPTURE_HGTX_RANGE,     /* the push/start .. pop/end of a named HGTX range */
 };
-extern int asys_capture_on;
+extern ASYS_RUNTIME_API int asys_capture_on;
 static inline int asys_capturing(void)
 {
     return __atomic_load_n(&asys_capture_on, __ATOMIC_RELAXED);
@@ -276,10 +284,12 @@ void asys_capture_hgtx_string_registered(uint32_t string_id, const char *text);
 
 /* Collector start-up (the registry calls them): they read their options. */
 int asys_hgtx_init(void);
-int asys_osrt_init(void);
 int asys_hggc_init(void);
-int asys_heap_init(void);
 int asys_python_init(void);
+/* In libasys-osrt.so and libasys-heap.so, preloaded only when their
+ * collector is chosen (whatever a program calls costs nothing otherwise). */
+ASYS_SATELLITE_API int asys_osrt_init(void);
+ASYS_SATELLITE_API int asys_heap_init(void);
 /* --python-backtrace=hggc (python.c): whether Python stacks are wanted now,
  * and the Python stack of an HGGC API call of thread t (entered). */
 int asys_python_hggc_backtraces(void);
@@ -291,7 +301,7 @@ void asys_python_hggc_stack(struct asys_thread *t, uint32_t correlation, uint32_
 uint16_t asys_hgtx_domain_create(const char *name);
 
 /* Debug output, only when ASYS_DEBUG is set. */
-void asys_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+ASYS_RUNTIME_API void asys_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* An unsigned decimal from the environment; `fallback` when unset or not a number
  * (tuning knobs and test hooks, which have no option). */
@@ -299,9 +309,9 @@ uint64_t asys_env_u64(const char *name, uint64_t fallback);
 /* An option the launcher passes (every option of an enabled collector has
  * its variable set; the default lives only in the launcher's option table):
  * 0, or -1 after a debug line when it is missing or not a number. */
-int asys_option_u64(const char *name, uint64_t *out);
+ASYS_RUNTIME_API int asys_option_u64(const char *name, uint64_t *out);
 /* The same for text options; NULL when missing. */
-const char *asys_option_text(const char *name);
+ASYS_RUNTIME_API const char *asys_option_text(const char *name);
 
 /* Small helpers that allocate nothing (usable after fork and in handlers). */
 char *asys_append_str(char *dst, char *end, const char *s);

@@ -117,8 +117,12 @@ static void start_collectors(const char *list)
         for (const struct asys_inject_collector *c = asys_inject_collectors; c->name; c++) {
             if (strlen(c->name) != n || strncmp(p, c->name, n))
                 continue;
+            if (!c->init) { /* in a library of its own that the launcher did not preload */
+                asys_debug("collector %s: its library is not loaded; it stays off", c->name);
+                continue;
+            }
             asys_proc.features |= c->feature; /* before init: it may check its own bit */
-            if (c->init && c->init() != 0) {
+            if (c->init() != 0) {
                 asys_proc.features &= ~c->feature;
                 continue;
             }
@@ -155,6 +159,19 @@ static void attach_arena(void)
     int rc = asys_arena_attach(&asys_proc.arena, path);
     if (rc && rc != -ENOENT)
         asys_debug("cannot use the arena '%s': %s; a file per segment", path, strerror(-rc));
+}
+
+/* The heap collector's per-thread sums, when its library is loaded. */
+static void heap_flush(struct asys_thread *t, int final)
+{
+    if (asys_heap_thread_flush)
+        asys_heap_thread_flush(t, final);
+}
+
+static void heap_forget(struct asys_thread *t)
+{
+    if (asys_heap_thread_forget)
+        asys_heap_thread_forget(t);
 }
 
 static void thread_key_destructor(void *arg);
@@ -505,10 +522,10 @@ static void thread_key_destructor(void *arg)
     if (!t || t != asys_tls_thread)
         return;
     asys_tls_busy = 1;
-    asys_heap_thread_flush(t, 0);
+    heap_flush(t, 0);
     write_thread_record(t, ASYS_REC_THREAD_END, asys_now());
     unlink_thread(t);
-    asys_heap_thread_forget(t); /* once out of the registry: process exit may count them */
+    heap_forget(t); /* once out of the registry: process exit may count them */
     asys_segment_close(&t->seg);
     asys_tls_thread = NULL;
     munmap(t, sizeof *t);
@@ -521,7 +538,7 @@ static void count_others_heap_sums(const struct asys_thread *self)
 {
     pthread_mutex_lock(&asys_proc.registry_lock);
     for (struct asys_thread *o = asys_proc.threads; o; o = o->next)
-        if (o != self)
+        if (o != self && asys_heap_thread_count_unwritten)
             asys_heap_thread_count_unwritten(o);
     pthread_mutex_unlock(&asys_proc.registry_lock);
 }
@@ -538,7 +555,7 @@ __attribute__((destructor)) static void asys_process_exit(void)
     if (!t || asys_tls_busy)
         return;
     asys_tls_busy = 1;
-    asys_heap_thread_flush(t, 1);
+    heap_flush(t, 1);
     count_others_heap_sums(t);
     write_thread_record(t, ASYS_REC_THREAD_END, asys_now());
     /* a short process would keep its slot's whole reservation until
@@ -554,7 +571,7 @@ static void before_fork(void)
     struct asys_thread *t = asys_tls_thread;
     if (t && !asys_tls_busy) {
         asys_tls_busy = 1;
-        asys_heap_thread_flush(t, 0);
+        heap_flush(t, 0);
         asys_tls_busy = 0;
     }
     pthread_mutex_lock(&asys_proc.registry_lock);
@@ -579,7 +596,7 @@ static void after_fork_child(void)
     while (t) {
         struct asys_thread *next = t->next;
         asys_segment_abandon(&t->seg);
-        asys_heap_thread_forget(t);
+        heap_forget(t);
         munmap(t, sizeof *t);
         t = next;
     }

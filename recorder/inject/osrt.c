@@ -56,6 +56,7 @@ int asys_osrt_init(void)
         asys_option_u64("ASYS_OSRT_BACKTRACE_DEPTH", &depth) != 0)
         return -1;
     resolve_all();
+    asys_callstack_own_object((const void *)(uintptr_t)asys_osrt_init);
     double per_ns = asys_proc.ticks_per_ns;
     asys_proc.osrt_threshold_ticks = (uint64_t)((double)threshold_ns * per_ns);
     asys_proc.osrt_backtrace_ticks = (uint64_t)((double)backtrace_ns * per_ns);

@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "elf_symbols.h"
 #include "inject.h"
 #include "python_api.h"
 
@@ -806,99 +807,17 @@ struct symbol_lookup {
     int unknown; /* an object without a GNU hash table: ask dlsym */
 };
 
-/* Whether `size` bytes at `address` lie in one of the object's loaded segments. */
-static int contains(const struct dl_phdr_info *info, uintptr_t address, size_t size)
-{
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_LOAD && address >= start && address - start <= ph->p_memsz &&
-            size <= ph->p_memsz - (address - start))
-            return 1;
-    }
-    return 0;
-}
-
-/* A dynamic entry's address: relocated by the loader in place, or not (a
- * read-only dynamic section, as the vDSO's); 0 when neither lies in the object. */
-static uintptr_t dyn_address(const struct dl_phdr_info *info, uintptr_t p, size_t size)
-{
-    return contains(info, p, size)                     ? p
-           : contains(info, p + info->dlpi_addr, size) ? p + info->dlpi_addr
-                                                       : 0;
-}
-
 static int object_defines(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
     struct symbol_lookup *l = arg;
-    const ElfW(Dyn) *dyn = NULL;
-    for (int i = 0; i < info->dlpi_phnum; i++)
-        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-    if (!dyn)
-        return 0;
-    uintptr_t gnu_hash = 0, symtab = 0, strtab = 0;
-    size_t strsz = 0;
-    for (; dyn->d_tag != DT_NULL; dyn++) {
-        if (dyn->d_tag == DT_GNU_HASH)
-            gnu_hash = dyn->d_un.d_ptr;
-        else if (dyn->d_tag == DT_SYMTAB)
-            symtab = dyn->d_un.d_ptr;
-        else if (dyn->d_tag == DT_STRTAB)
-            strtab = dyn->d_un.d_ptr;
-        else if (dyn->d_tag == DT_STRSZ)
-            strsz = dyn->d_un.d_val;
-    }
-    gnu_hash = gnu_hash ? dyn_address(info, gnu_hash, 16) : 0;
-    symtab = symtab ? dyn_address(info, symtab, sizeof(ElfW(Sym))) : 0;
-    strtab = strtab && strsz ? dyn_address(info, strtab, strsz) : 0;
-    if (!gnu_hash || !symtab || !strtab) {
-        l->unknown = 1;
-        return 0;
-    }
-    const uint32_t *h = (const uint32_t *)gnu_hash;
-    uint32_t buckets = h[0], first = h[1], bloom_words = h[2], shift = h[3];
-    if (!buckets || !bloom_words ||
-        !contains(info, gnu_hash, 16 + (size_t)bloom_words * sizeof(ElfW(Addr)) + 4u * buckets)) {
-        l->unknown = 1;
-        return 0;
-    }
-    const ElfW(Addr) *bloom = (const ElfW(Addr) *)(h + 4);
-    const unsigned bits = 8 * sizeof(ElfW(Addr));
-    ElfW(Addr) word = bloom[(l->hash / bits) % bloom_words];
-    ElfW(Addr) mask = (ElfW(Addr))1 << (l->hash % bits) | (ElfW(Addr))1
-                                                              << ((l->hash >> shift) % bits);
-    if ((word & mask) != mask)
-        return 0;
-    const uint32_t *bucket = (const uint32_t *)(bloom + bloom_words);
-    const uint32_t *chain = bucket + buckets;
-    uint32_t sym = bucket[l->hash % buckets];
-    if (sym < first)
-        return 0;
-    size_t name_len = strlen(l->name);
-    for (;; sym++) {
-        const uint32_t *c = &chain[sym - first];
-        if (!contains(info, (uintptr_t)c, 4))
-            return 0;
-        const ElfW(Sym) *e = (const ElfW(Sym) *)symtab + sym;
-        if ((*c | 1) == (l->hash | 1) && contains(info, (uintptr_t)e, sizeof *e) &&
-            e->st_name < strsz && strsz - e->st_name > name_len &&
-            !memcmp((const char *)strtab + e->st_name, l->name, name_len + 1) &&
-            e->st_shndx != SHN_UNDEF) {
-            l->found = 1;
-            return 1;
-        }
-        if (*c & 1)
-            return 0;
-    }
+    l->found = asys_object_symbol(info, l->name, l->hash, &l->unknown) != 0;
+    return l->found;
 }
 
 static int loaded_defines(const char *name)
 {
-    struct symbol_lookup l = {name, 5381, 0, 0};
-    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
-        l.hash = l.hash * 33 + *c;
+    struct symbol_lookup l = {name, asys_gnu_hash(name), 0, 0};
     dl_iterate_phdr(object_defines, &l);
     return l.found || (l.unknown && dlsym(RTLD_DEFAULT, name));
 }

@@ -47,7 +47,7 @@ class BadReports(AsysTestCase):
     def test_truncated_archive(self):
         self.profile([prog('hgtx_loop'), '200000'], options=['-t', 'nvtx'], name='good')
         data = open(self.report('good'), 'rb').read()
-        self.assertGreater(len(data), 50000)
+        self.assertGreater(len(data), 20000)  # compressed during the run or at finalize
         self.check_refused('cut.asys-rep', data[:len(data) // 2], 'truncated')
 
     def test_path_escape(self):

@@ -36,7 +36,9 @@ static inline int test_collector_environment(const char *collectors)
     static struct asys_profile_options o;
     static struct asys_env env;
     struct asys_err err = {0};
-    struct asys_collector_setup setup = {&o, "libasys-inject.so", ""};
+    /* the collectors are linked into the test program: what the launcher
+     * would preload is found (the libraries are built) but not preloaded */
+    struct asys_collector_setup setup = {&o, ASYS_TEST_INJECT_LIBRARY, ""};
     env.count = 0;
     env.used = 0;
     if (asys_profile_parse(4, argv, &o, &err) != 0 ||
@@ -45,7 +47,8 @@ static inline int test_collector_environment(const char *collectors)
         return -1;
     }
     for (int i = 0; i < env.count; i++)
-        if (strcmp(env.vars[i].name, "CUDA_INJECTION64_PATH"))
+        if (strcmp(env.vars[i].name, "CUDA_INJECTION64_PATH") &&
+            strcmp(env.vars[i].name, "LD_PRELOAD"))
             setenv(env.vars[i].name, env.vars[i].value, 1);
     return 0;
 }

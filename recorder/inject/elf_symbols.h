@@ -1,0 +1,25 @@
+/* Symbol lookup in one loaded object, as the loader does it (its GNU hash
+ * table), without dlsym: dlsym of a name nothing defines builds an error
+ * message (malloc, dlerror's state), and dlsym with a handle searches the
+ * object's dependencies too, which may reach the preloaded wrappers. */
+#ifndef ASYS_ELF_SYMBOLS_H
+#define ASYS_ELF_SYMBOLS_H
+
+#include <link.h>
+#include <stdint.h>
+
+#include "inject.h"
+
+/* The GNU hash of `name` (DT_GNU_HASH's function). */
+ASYS_RUNTIME_API uint32_t asys_gnu_hash(const char *name);
+
+/* The address of `name` where the object `info` defines it; 0 when it does
+ * not.  *unknown is set when the object has no GNU hash table to look in. */
+ASYS_RUNTIME_API uintptr_t asys_object_symbol(const struct dl_phdr_info *info, const char *name,
+                                              uint32_t hash, int *unknown);
+
+/* Whether the object `info` holds `address` in one of its loaded segments. */
+ASYS_RUNTIME_API int asys_object_contains(const struct dl_phdr_info *info, uintptr_t address,
+                                          size_t size);
+
+#endif
