@@ -137,7 +137,7 @@ static int import_count(void *state, const struct asys_record *rec, uint64_t ns,
     struct events *e = state;
     const struct asys_rec_event_count *r = (const void *)rec->data;
     int failed;
-    uint64_t value, delta;
+    uint64_t value, delta = 0;
     if (!event_of(e, rec->arg, err, &failed))
         return failed ? -1 : 0;
     if (scaled_value(e, e->scale_per_cpu, r->value, r->enabled_ns, r->running_ns, ns, &value) != 0)
@@ -159,7 +159,7 @@ static int import_thread_count(void *state, const struct asys_record *rec, uint6
     struct events *e = state;
     const struct asys_rec_event_thread_count *r = (const void *)rec->data;
     int failed;
-    uint64_t value, delta;
+    uint64_t value, delta = 0;
     if (!event_of(e, rec->arg, err, &failed))
         return failed ? -1 : 0;
     if (!r->pid || !r->tid) {

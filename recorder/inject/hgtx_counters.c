@@ -113,11 +113,11 @@ static void write_sample(nvtxDomainHandle_t domain, uint64_t counter, unsigned k
         r->timestamps_size = (uint32_t)stamps_size;
         r->batch_flags = batch_flags;
         uint8_t *p = (uint8_t *)(r + 1);
-        if (data_size)
+        if (data_size && data)
             memcpy(p, data, data_size);
         memset(p + data_size, 0, padded(data_size) - data_size);
         p += padded(data_size);
-        if (stamps_size)
+        if (stamps_size && stamps)
             memcpy(p, stamps, stamps_size);
         memset(p + stamps_size, 0, padded(stamps_size) - stamps_size);
         asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_HGTX_SAMPLE, words,
