@@ -207,9 +207,7 @@ static int write_info(struct cpu_sampling *c, struct asys_err *err)
                             : i->backtrace == ASYS_BACKTRACE_FP  ? "fp"
                                                                  : "none";
     const char *status = i->status == ASYS_CPU_SAMPLING_RECORDED ? "recorded" : "unavailable";
-    const char *scheduling = i->sched_source == ASYS_SCHED_TRACEPOINT       ? "sched:sched_switch"
-                             : i->sched_source == ASYS_SCHED_CONTEXT_SWITCH ? "context switches"
-                                                                            : "none";
+    const char *scheduling = asys_sched_source_name(i->sched_source);
     if (imp_prepare(imp,
                     "INSERT INTO cpu_sampling_info (status, reason, scope, event, period, "
                     "period_unit, requested_period_cycles, nominal_mhz, backtrace, "

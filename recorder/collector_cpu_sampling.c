@@ -156,10 +156,7 @@ static cJSON *tally_end(void *state)
         asys_json_add_u64(o, "unwind_failed", i->unwind_failed);
         asys_json_add_u64(o, "sched_switches", i->sched_switches);
         asys_json_add_u64(o, "lost_switches", i->lost_switches);
-        cJSON_AddStringToObject(o, "scheduling",
-                                i->sched_source == ASYS_SCHED_TRACEPOINT ? "sched:sched_switch"
-                                : i->sched_source == ASYS_SCHED_CONTEXT_SWITCH ? "context switches"
-                                                                               : "none");
+        cJSON_AddStringToObject(o, "scheduling", asys_sched_source_name(i->sched_source));
         if (reason[0])
             cJSON_AddStringToObject(o, "note", reason);
     }

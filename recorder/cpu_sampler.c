@@ -189,7 +189,8 @@ static void sampling_attr(const struct asys_cpu_sampler *s, struct perf_event_at
     a->exclude_hv = 1;
     a->exclude_kernel = (unsigned)s->user_only;
     /* the threads' own switches where sched_switch is not available */
-    a->context_switch = s->result.sched_source == ASYS_SCHED_CONTEXT_SWITCH;
+    a->context_switch = s->result.sched_source == ASYS_SCHED_CONTEXT_SWITCH ||
+                        s->result.sched_source == ASYS_SCHED_CPU_SWITCH;
     a->mmap = 1; /* with mmap2: the kernel emits MMAP2 records (mmap2 alone enables none) */
     a->mmap2 = 1;
     a->build_id = (unsigned)!s->no_build_id; /* MMAP2 names the file by build id too */
@@ -594,13 +595,17 @@ int asys_cpu_sampler_start(const struct asys_cpu_sampler_config *cfg, pid_t targ
     open_sched(s, cpus, err, &fatal);
     if (fatal)
         goto out;
-    if (s->result.sched_source == ASYS_SCHED_NONE && cfg->scope == ASYS_SAMPLE_PROCESS_TREE) {
-        s->result.sched_source = ASYS_SCHED_CONTEXT_SWITCH;
+    if (s->result.sched_source == ASYS_SCHED_NONE) {
+        /* the sampling events' own switch records: the program's threads', or
+         * system-wide every task's on each CPU (as perf record --switch-events -a) */
+        int every_task = cfg->scope == ASYS_SAMPLE_SYSTEM_WIDE;
+        s->result.sched_source = every_task ? ASYS_SCHED_CPU_SWITCH : ASYS_SCHED_CONTEXT_SWITCH;
         char why[sizeof s->result.reason];
         snprintf(why, sizeof why, "%s", s->result.reason);
         snprintf(s->result.reason, sizeof s->result.reason,
-                 "scheduling from the program's own context switches (S and D not told apart, "
-                 "other processes unseen): %.150s",
+                 "scheduling from %s context switches (S and D not told apart%s): %.150s",
+                 every_task ? "every CPU's" : "the program's own",
+                 every_task ? "" : ", other processes unseen",
                  why + (strncmp(why, "no scheduling data: ", 20) ? 0 : 20));
     }
     int refused = open_sampling(s, cpus, err, &fatal);

@@ -128,6 +128,7 @@ struct writer_state {
     size_t image_count, image_cap;
     struct asys_u64map current; /* pid -> index + 1 of its current image */
     struct asys_u64map tid_pid; /* tid -> pid, for the threads of the tree */
+    struct asys_u64map tree;    /* pids of the traced tree: the program and what it forked */
     uint64_t lost_samples, lost_switches, throttled, unwind_failed, samples, switches;
     uint64_t first_time;
     struct asys_elf_cache *elf; /* every binary of every process, opened once */
@@ -230,6 +231,7 @@ static int scan_file(struct writer_state *w, const struct raw_file *f, enum scan
                      struct asys_err *err)
 {
     int switches_only = pass == PASS_SCHED && !f->sched;
+    int cpu_wide = w->run->result->sched_source == ASYS_SCHED_CPU_SWITCH;
     size_t at = 0;
     while (at + sizeof(struct perf_event_header) <= f->size) {
         struct perf_event_header h;
@@ -240,13 +242,17 @@ static int scan_file(struct writer_state *w, const struct raw_file *f, enum scan
         uint64_t time = 0;
         int keep = 0;
         if (switches_only) {
-            /* a dying thread's last switch is not reported: its EXIT ends its run */
-            int exit = h.type == PERF_RECORD_EXIT && h.size >= 32 + 24;
-            if (exit)
+            if (cpu_wide) /* each switch once: where the CPU's task went out, and who came in */
+                keep = h.type == PERF_RECORD_SWITCH_CPU_WIDE &&
+                       (h.misc & PERF_RECORD_MISC_SWITCH_OUT) &&
+                       trailer_time(rec, h.size, 8, &time) == 0;
+            else if (h.type == PERF_RECORD_EXIT && h.size >= 32 + 24) {
+                /* a dying thread's last switch is not reported: its EXIT ends its run */
                 time = get_u64(rec + 24);
-            if ((exit ||
-                 (h.type == PERF_RECORD_SWITCH && trailer_time(rec, h.size, 0, &time) == 0)) &&
-                add_event(w, time, rec, h.size) != 0)
+                keep = 1;
+            } else
+                keep = h.type == PERF_RECORD_SWITCH && trailer_time(rec, h.size, 0, &time) == 0;
+            if (keep && add_event(w, time, rec, h.size) != 0)
                 return asys_fail(err, "out of memory");
             at += h.size;
             continue;
@@ -274,6 +280,7 @@ static int scan_file(struct writer_state *w, const struct raw_file *f, enum scan
             keep = trailer_time(rec, h.size, 16, &time) == 0;
             break;
         case PERF_RECORD_SWITCH:
+        case PERF_RECORD_SWITCH_CPU_WIDE:
             break; /* read in the scheduling pass */
         case PERF_RECORD_FORK:
         case PERF_RECORD_EXIT:
@@ -420,6 +427,8 @@ static int on_fork(struct writer_state *w, const uint8_t *rec)
     asys_u64map_put(&w->tid_pid, tid, pid);
     if (pid == ppid)
         return 0; /* a thread */
+    if (asys_u64map_get(&w->tree, ppid) && asys_u64map_put(&w->tree, pid, 1) != 0)
+        return -1;
     struct image *parent = image_of(w, ppid);
     return parent && image_new(w, pid, parent) ? 0 : -1;
 }
@@ -957,7 +966,8 @@ out:
 static int scan_sched(struct writer_state *w, struct asys_err *err)
 {
     w->event_count = 0;
-    int context_switches = w->run->result->sched_source == ASYS_SCHED_CONTEXT_SWITCH;
+    int context_switches = w->run->result->sched_source == ASYS_SCHED_CONTEXT_SWITCH ||
+                           w->run->result->sched_source == ASYS_SCHED_CPU_SWITCH;
     for (int i = 0; i < w->file_count; i++)
         if ((w->files[i].sched || context_switches) &&
             scan_file(w, &w->files[i], PASS_SCHED, err) != 0)
@@ -967,10 +977,17 @@ static int scan_sched(struct writer_state *w, struct asys_err *err)
     return 0;
 }
 
+/* The process of a thread of the traced tree; 0 for any other (system-wide
+ * sampling sees every process, whose threads are not the tree's). */
 static uint32_t pid_of(struct writer_state *w, uint32_t tid)
 {
     uint64_t *v = tid ? asys_u64map_get(&w->tid_pid, tid) : NULL;
-    return v ? (uint32_t)*v : 0;
+    if (!v)
+        return 0;
+    uint32_t pid = (uint32_t)*v;
+    if (w->run->config->scope == ASYS_SAMPLE_SYSTEM_WIDE && !asys_u64map_get(&w->tree, pid))
+        return 0;
+    return pid;
 }
 
 /* A sampled thread's own switch (context_switch records): in, or out with
@@ -1002,11 +1019,36 @@ static void put_task_switch(struct writer_state *w, struct out_segment *o, const
     w->switches++;
 }
 
+/* A CPU's switch seen by its system-wide event (SWITCH_CPU_WIDE, out): the
+ * task in the sample id went out, next_prev came in; as the tracepoint's,
+ * but a thread that blocked is Waiting whether S or D. */
+static void put_cpu_switch(struct writer_state *w, struct out_segment *o, const struct event *e)
+{
+    struct perf_event_header h;
+    memcpy(&h, e->rec, sizeof h);
+    uint32_t delta;
+    struct asys_rec_sched_switch *r = reserve(o, sizeof *r, e->time, &delta);
+    if (!r)
+        return;
+    r->cpu = get_u32(e->rec + e->size - 8);
+    r->prev_tid = get_u32(e->rec + e->size - 20);
+    r->next_tid = get_u32(e->rec + 12);
+    r->prev_pid = pid_of(w, r->prev_tid);
+    r->next_pid = pid_of(w, r->next_tid);
+    r->prev_state = (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ? 0 : ASYS_TASK_INTERRUPTIBLE;
+    asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_SCHED_SWITCH, sizeof *r / 8, 0, delta));
+    w->switches++;
+}
+
 static void put_switch(struct writer_state *w, struct out_segment *o, const struct event *e)
 {
     const struct asys_cpu_raw_run *run = w->run;
     struct perf_event_header h;
     memcpy(&h, e->rec, sizeof h);
+    if (h.type == PERF_RECORD_SWITCH_CPU_WIDE) {
+        put_cpu_switch(w, o, e);
+        return;
+    }
     if (h.type == PERF_RECORD_SWITCH || h.type == PERF_RECORD_EXIT) {
         put_task_switch(w, o, e);
         return;
@@ -1140,8 +1182,9 @@ int asys_cpu_samples_write(const struct asys_cpu_raw_run *run, struct asys_err *
     w->run = run;
     asys_u64map_init(&w->current);
     asys_u64map_init(&w->tid_pid);
+    asys_u64map_init(&w->tree);
     w->elf = asys_elf_cache_new();
-    if (!w->elf) {
+    if (!w->elf || asys_u64map_put(&w->tree, (uint64_t)run->target, 1) != 0) {
         asys_fail(err, "out of memory");
         goto out;
     }
@@ -1177,6 +1220,7 @@ out:
         free(w->events);
         asys_u64map_free(&w->current);
         asys_u64map_free(&w->tid_pid);
+        asys_u64map_free(&w->tree);
         free(w);
     }
     if (!getenv("ASYS_KEEP_SESSION"))
@@ -1214,7 +1258,7 @@ static const struct run_field fields[] = {
     RUN_FIELD(event, ASYS_CPU_EVENT_CPU_CLOCK),
     RUN_FIELD(period, 1ull << 50),
     RUN_FIELD(nominal_mhz, 100000),
-    RUN_FIELD(sched_source, ASYS_SCHED_CONTEXT_SWITCH),
+    RUN_FIELD(sched_source, ASYS_SCHED_CPU_SWITCH),
     RUN_FIELD(sample_type, UINT64_MAX),
     RUN_FIELD(regs_mask, UINT64_MAX),
     RUN_FIELD(cpus, ASYS_CPU_MAX_CPUS),

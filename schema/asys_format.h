@@ -1375,7 +1375,17 @@ enum asys_sched_source {
     ASYS_SCHED_TRACEPOINT = 1,     /* sched:sched_switch on every CPU */
     ASYS_SCHED_CONTEXT_SWITCH = 2, /* the sampled threads' own switches (context_switch): other
                                       processes unseen, S and D both Waiting */
+    ASYS_SCHED_CPU_SWITCH = 3,     /* every task's switches on every CPU (system-wide
+                                      context_switch): S and D both Waiting */
 };
+/* As the manifest and the analysis database name them. */
+static inline const char *asys_sched_source_name(uint32_t source)
+{
+    return source == ASYS_SCHED_TRACEPOINT       ? "sched:sched_switch"
+           : source == ASYS_SCHED_CONTEXT_SWITCH ? "context switches"
+           : source == ASYS_SCHED_CPU_SWITCH     ? "cpu-wide context switches"
+                                                 : "none";
+}
 
 /* What the sampler did: written once, in the scheduling segment. */
 #define ASYS_CPU_SAMPLING_REASON_MAX 1024

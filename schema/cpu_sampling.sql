@@ -45,7 +45,7 @@ CREATE TABLE cpu_sampling_info (
     lost_samples            INTEGER NOT NULL, -- samples the kernel lost (PERF_RECORD_LOST)
     throttled               INTEGER NOT NULL, -- times the kernel throttled the event
     unwind_failed           INTEGER NOT NULL, -- samples whose stack ended at the sampled address
-    scheduling              TEXT NOT NULL,    -- 'sched:sched_switch' or 'none'
+    scheduling              TEXT NOT NULL,    -- 'sched:sched_switch', 'context switches' (the tree's own), 'cpu-wide context switches' or 'none'
     sched_switches          INTEGER NOT NULL, -- context switches recorded
     lost_switches           INTEGER NOT NULL  -- context switches the kernel lost
 );
