@@ -59,6 +59,31 @@ class EveryAllocation(HeapCase):
             "ON s.id = a.free_function_id GROUP BY s.value").fetchall())
         self.assertGreaterEqual(frees.get('realloc', 0), 1)
 
+    def test_peak_per_process_and_when(self):
+        # heap_process_sum's peak against the live bytes walked here, event by event
+        events = []
+        for start, end, size in self.db().execute(
+                'SELECT start_ns, end_ns, size FROM heap_allocations'):
+            events.append((start, 1, size))
+            if end is not None:
+                events.append((end, 0, -size))
+        live, peak, peak_at = 0, 0, None
+        for ns, _, delta in sorted(events):
+            live += delta
+            if live > peak:
+                peak, peak_at = live, ns
+        rows = self.stats_rows('heap_process_sum')
+        self.assertEqual(len(rows), 1, rows)
+        self.assertEqual(rows[0]['Process'], 'heap_workload')
+        self.assertEqual(int(rows[0]['Peak Bytes']), peak)
+        start = self.db().execute(
+            "SELECT value FROM session_info WHERE key = 'start_ns'").fetchone()[0]
+        self.assertEqual(int(rows[0]['Peak At (ns)']), peak_at - start)
+        self.assertGreaterEqual(peak, 100 * 1000)  # the leak at least
+        self.assertEqual(int(rows[0]['Live Bytes']),
+                         sum(r[0] for r in self.db().execute(
+                             'SELECT size FROM heap_allocations WHERE end_ns IS NULL')))
+
     def test_report_info_and_call_trees(self):
         info = {r['Property']: r['Value'] for r in self.stats_rows('report_info')}
         self.assertEqual(info['Heap allocations sampled'].split()[1:], ['(interval', '1', 'bytes)'])
