@@ -175,6 +175,11 @@ void asys_capture_end(struct asys_thread *t, uint64_t ticks)
     pthread_mutex_unlock(&capture.lock);
 }
 
+uint32_t asys_capture_window_number(void)
+{
+    return __atomic_load_n(&capture.window_count, __ATOMIC_ACQUIRE);
+}
+
 /* An API call recorded inside the open window: the window's id range grows. */
 void asys_capture_note_correlation(uint32_t correlation)
 {

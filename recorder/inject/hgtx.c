@@ -62,6 +62,20 @@ static int32_t *depth_of(struct asys_thread *t, uint16_t domain)
     return &fallback_depth[domain < FALLBACK_DEPTH_SLOTS ? domain : FALLBACK_DEPTH_SLOTS - 1];
 }
 
+/* The level below which `domain`'s open ranges on thread t were pushed before
+ * the capture window it now records in (`depth`: the level count before
+ * this push or pop, the first time the thread records in the window). */
+static int32_t *window_base(struct asys_thread *t, uint16_t domain, int32_t depth)
+{
+    unsigned slot = domain < ASYS_DEPTH_SLOTS ? domain : ASYS_DEPTH_SLOTS - 1;
+    uint32_t window = asys_capture_window_number();
+    if (t->capture_window[slot] != window) {
+        t->capture_window[slot] = window;
+        t->capture_base[slot] = depth;
+    }
+    return &t->capture_base[slot];
+}
+
 /* ---- attribute decoding ------------------------------------------------ */
 
 static int attr_has(const nvtxEventAttributes_t *a, size_t field_end)
@@ -322,6 +336,7 @@ static int push(uint16_t domain, const char *ascii, const wchar_t *wide,
         return level;
     }
     if (asys_capturing() || capture_opens(t, domain, ascii, wide, a, level, 0, ticks)) {
+        window_base(t, domain, level);
         struct message msg = resolve_message(t, ascii, wide, a);
         write_event(t, ASYS_REC_HGTX_PUSH, ASYS_REC_HGTX_PUSH_EX, domain, a, msg, ticks);
         asys_hgtx_attach_payloads(t, domain, a, ticks);
@@ -346,7 +361,10 @@ static int pop(uint16_t domain)
             asys_thread_count_lost(sizeof(asys_rec_word));
         return level;
     }
-    if (asys_capturing()) {
+    int32_t *base = asys_capturing() ? window_base(t, domain, level + 1) : NULL;
+    if (base && level < *base) {
+        *base = level; /* pushed before the window opened: its push is not in the report */
+    } else if (base) {
         write_word(t, ASYS_REC_HGTX_POP, domain, ticks);
         if (capture_closes(t, domain, level, 0))
             asys_capture_end(t, ticks);

@@ -111,6 +111,11 @@ struct asys_thread {
     uint64_t next_range_serial;
     struct asys_thread *next; /* registry of live threads */
     int32_t depth[ASYS_DEPTH_SLOTS];
+    /* --capture-range: the level below which this thread's ranges were
+     * pushed before the window it records in opened (their pops are left out
+     * with their pushes), per domain, and that window's number */
+    int32_t capture_base[ASYS_DEPTH_SLOTS];
+    uint32_t capture_window[ASYS_DEPTH_SLOTS];
     uint64_t modules_generation;     /* loader state when this thread last wrote the modules */
     uintptr_t stack_low, stack_high; /* for frame-pointer walks; 0 until first needed */
     struct asys_callchain_cache_entry callchains[ASYS_CALLCHAIN_CACHE_SIZE];
@@ -273,6 +278,8 @@ const struct asys_capture_holder *asys_capture_holder(void);
 /* HGGC: an API call recorded inside the window; device activity is kept
  * when its correlation id is one of a window's. */
 void asys_capture_note_correlation(uint32_t correlation);
+/* The number of windows opened so far (0 without a capture range). */
+uint32_t asys_capture_window_number(void);
 int asys_capture_keeps(uint32_t correlation);
 /* HGTX: whether a matching range would open a window now, and the matching. */
 int asys_capture_waits_for_hgtx(void);

@@ -150,6 +150,25 @@ class HgtxRange(CaptureCase):
         self.assertTrue(any('no capture window opened' in w for w in warnings), warnings)
 
 
+class RangesAcrossTheWindowEdge(AsysTestCase):
+    """demo_pipeline's loader thread pushes ranges before a window opens and
+    pops them inside it: those pops are left out with their pushes, so the
+    report has no unmatched pop to warn about (issue 31.6)."""
+
+    def test_no_unmatched_pops(self):
+        from asys_e2e import STATS, prog
+        self.profile([prog('demo_pipeline')], ['-t', 'hgtx', '-s', 'none', '-c', 'nvtx',
+                                               '--hgtx-capture', 'epoch',
+                                               '--capture-range-end', 'repeat'])
+        r = self.run_cmd([STATS, '-r', 'hgtx_sum', '-f', 'csv', self.report()])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr.decode(), '')
+        self.assertIn(b',:epoch', r.stdout)
+        self.assertEqual(self.db().execute(
+            "SELECT COUNT(*) FROM hgtx_events AS e JOIN strings AS s ON s.id = e.text_id "
+            "WHERE s.value = 'epoch'").fetchone()[0], 3)
+
+
 class BadCaptureOptions(AsysTestCase):
     def refused(self, *options):
         r = self.run_cmd([ASYS, 'profile', *options, 'true'])
