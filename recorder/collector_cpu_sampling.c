@@ -79,8 +79,15 @@ static int sampling_start(const struct asys_collector_setup *s, pid_t target, vo
         fprintf(stderr,
                 "asys profile: warning: cpu sampling unavailable: %s; recording without it\n",
                 r->reason);
-    else if (r->reason[0])
-        fprintf(stderr, "asys profile: warning: cpu sampling: %s\n", r->reason);
+    else if (r->reason[0]) /* every run on such a machine: one short line, the rest in report_info
+                            */
+        fprintf(stderr, "asys profile: note: cpu sampling: %s; report_info says why\n",
+                r->sched_source == ASYS_SCHED_TRACEPOINT ? "user-space samples only"
+                : r->sched_source == ASYS_SCHED_NONE     ? "no scheduling data"
+                : r->sched_source == ASYS_SCHED_CPU_SWITCH
+                    ? "scheduling from every CPU's context switches (no sched:sched_switch)"
+                    : "scheduling from the program's own context switches (no "
+                      "sched:sched_switch)");
     *state = sampler;
     return 0;
 }

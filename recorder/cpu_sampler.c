@@ -152,8 +152,10 @@ static int sched_switch_format(struct asys_cpu_raw_run *run, uint64_t *id, char 
         return -1;
     }
     if (read_text(TRACEFS_SCHED_SWITCH "/id", text, sizeof text) != 0) {
-        snprintf(why, size, "cannot read '%s/id': %s (is tracefs mounted?)", TRACEFS_SCHED_SWITCH,
-                 strerror(errno));
+        snprintf(why, size,
+                 "cannot read '%s/id': %s (mount tracefs: mount -t tracefs nodev "
+                 "/sys/kernel/tracing)",
+                 TRACEFS_SCHED_SWITCH, strerror(errno));
         return -1;
     }
     *id = strtoull(text, NULL, 10);

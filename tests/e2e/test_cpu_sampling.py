@@ -238,6 +238,18 @@ class ThreadStatesFromContextSwitches(ThreadStates):
         self.assertEqual(info['scheduling'], 'context switches')
         self.assertIn('S and D not told apart', info['note'])
 
+    def test_one_short_line_and_the_reason_in_report_info(self):
+        # every run on a machine without tracefs said it at length (issue 31.15)
+        r = self.record([prog('cpu_burn_nofp'), 'hot', '100'], ['-s', 'process-tree'],
+                        name='short', env=self.extra_env)
+        lines = [l for l in r.stderr.decode().splitlines() if 'cpu sampling' in l]
+        self.assertEqual(len(lines), 1, lines)
+        self.assertTrue(lines[0].startswith('asys profile: note: cpu sampling: '), lines)
+        self.assertTrue(lines[0].endswith('report_info says why'), lines)
+        self.assertLessEqual(len(lines[0]), 130, lines)
+        info = {r['Property']: r['Value'] for r in self.stats_rows('report_info', 'short')}
+        self.assertIn('ASYS_TEST_NO_SCHED_TRACEPOINT is set', info['Context switches'])
+
     def test_other_processes_and_idle_are_unknown(self):
         # only the tree's own switches were seen: the rest of a core's time is
         # not idle, it is not known (issue 31.2)
