@@ -105,6 +105,12 @@ static int import_session_info(struct asys_importer *imp, const cJSON *m, struct
         NUM("duration_ns", (v = end - start, 0));
     NUM("start_realtime_ns", asys_json_get_i64(session, "start_realtime_ns", &v));
     NUM("realtime_minus_monotonic_ns", asys_json_get_i64(clock, "realtime_minus_monotonic_ns", &v));
+    /* since boot, so at least 0; a wild value is left out (no BOOTTIME then) */
+    NUM("boottime_minus_monotonic_ns",
+        asys_json_get_i64(clock, "boottime_minus_monotonic_ns", &v) == 0 && v >= 0 &&
+                v < (INT64_C(1) << 62)
+            ? 0
+            : -1);
     join_array(cJSON_GetObjectItemCaseSensitive(m, "command"), NULL, " ", text, sizeof text);
     TXT("command", text);
     TXT("report_id", asys_json_get_str(m, "report_id", ""));

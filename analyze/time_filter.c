@@ -39,6 +39,19 @@ int asys_parse_filter_time(const char *spec, long long *start, long long *end)
     return *start < 0 || *end < 0 || *end < *start ? -1 : 0;
 }
 
+int asys_session_value(sqlite3 *db, const char *key, int64_t *value)
+{
+    sqlite3_stmt *st = NULL;
+    int found = sqlite3_prepare_v2(db, "SELECT value FROM session_info WHERE key = ?", -1, &st,
+                                   NULL) == SQLITE_OK &&
+                sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC) == SQLITE_OK &&
+                sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER;
+    if (found)
+        *value = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return found;
+}
+
 long long asys_session_time(sqlite3 *db, const char *key)
 {
     sqlite3_stmt *st = NULL;

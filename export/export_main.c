@@ -316,6 +316,9 @@ static int export_timeline(const struct export_args *a, sqlite3 *db, const char 
     int rc;
     if (a->type == TYPE_PFTRACE) {
         struct asys_pftrace_sink *sink = asys_pftrace_sink_new(out, session_start);
+        int64_t boottime;
+        if (sink && asys_session_value(db, "boottime_minus_monotonic_ns", &boottime))
+            asys_pftrace_sink_set_boottime(sink, boottime);
         rc = sink ? asys_timeline_walk(db, opts, &asys_pftrace_sink_ops, sink, &stats, &err)
                   : asys_fail(&err, "out of memory");
         if (rc == 0 && asys_pftrace_sink_finish(sink) != 0)

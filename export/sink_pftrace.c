@@ -22,8 +22,11 @@
  *    descriptor (uuid 0) asks for it (process_ordering, thread_ordering);
  *  - sibling tracks of one name are merged unless sibling_merge_behavior is
  *    NONE: every track here is one stack (a row, or a lane of it) and says so;
- *  - no clock but CLOCK_MONOTONIC is claimed (the recording has no BOOTTIME
- *    pair). */
+ *  - the clock snapshot relates CLOCK_MONOTONIC (the events' clock) to
+ *    CLOCK_BOOTTIME with the offset the launcher read at the start: without
+ *    it trace_processor counts clock_sync_unrelatable_clock_domains (an
+ *    error) on every load; a report without that offset (older asys)
+ *    claims MONOTONIC only, never a made-up BOOTTIME. */
 #include "sink_pftrace.h"
 
 #include <stdlib.h>
@@ -101,7 +104,7 @@ enum {
 };
 
 enum { TYPE_BEGIN = 1, TYPE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
-enum { CLOCK_MONOTONIC_ID = 3, CLOCK_INCREMENTAL_ID = 64 };
+enum { CLOCK_MONOTONIC_ID = 3, CLOCK_BOOTTIME_ID = 6, CLOCK_INCREMENTAL_ID = 64 };
 enum { SEQ_INCREMENTAL_STATE_CLEARED = 1 };
 enum { CHILD_ORDERING_EXPLICIT = 3, SIBLING_MERGE_NONE = 2 };
 enum { PROCESS_ORDERING_EXPLICIT = 1, THREAD_ORDERING_EXPLICIT = 1 };
@@ -126,6 +129,8 @@ struct sequence {
 struct asys_pftrace_sink {
     FILE *out;
     int64_t start_ns; /* for the first clock snapshot */
+    int64_t boottime_offset;
+    int has_boottime;
     uint32_t next_sequence;
     struct asys_u64map sequences; /* track uuid -> struct sequence * */
     uint64_t last_track;          /* sequences' last answer */
@@ -229,11 +234,15 @@ int asys_pftrace_sink_finish(struct asys_pftrace_sink *s)
     return write_out(s, 1);
 }
 
-/* The trace's clock: CLOCK_MONOTONIC, what asys records.  No other clock is
- * snapshotted: the recording holds no (BOOTTIME, MONOTONIC) pair, and one
- * made up of the same value would misplace the trace against any other
- * BOOTTIME data.  Then the root descriptor (uuid 0): processes and threads
- * in the order of their ranks. */
+void asys_pftrace_sink_set_boottime(struct asys_pftrace_sink *s, int64_t boottime_minus_monotonic)
+{
+    s->boottime_offset = boottime_minus_monotonic;
+    s->has_boottime = 1;
+}
+
+/* The trace's clock: CLOCK_MONOTONIC, what asys records, and CLOCK_BOOTTIME
+ * beside it when the recording read their offset.  Then the root descriptor
+ * (uuid 0): processes and threads in the order of their ranks. */
 static int write_trace_start(struct asys_pftrace_sink *s)
 {
     s->clock_written = 1;
@@ -243,6 +252,12 @@ static int write_trace_start(struct asys_pftrace_sink *s)
     pb_uint(clock, F_CLOCK_ID, CLOCK_MONOTONIC_ID);
     pb_uint(clock, F_CLOCK_TIMESTAMP, (uint64_t)s->start_ns);
     pb_message(snapshot, F_SNAPSHOT_CLOCKS, clock);
+    if (s->has_boottime) {
+        pb_reset(clock);
+        pb_uint(clock, F_CLOCK_ID, CLOCK_BOOTTIME_ID);
+        pb_uint(clock, F_CLOCK_TIMESTAMP, (uint64_t)(s->start_ns + s->boottime_offset));
+        pb_message(snapshot, F_SNAPSHOT_CLOCKS, clock);
+    }
     pb_uint(snapshot, F_SNAPSHOT_PRIMARY, CLOCK_MONOTONIC_ID);
     pb_uint(&s->packet, F_SEQUENCE_ID, DESCRIPTOR_SEQUENCE);
     pb_message(&s->packet, F_CLOCK_SNAPSHOT, snapshot);

@@ -104,3 +104,23 @@ void asys_clock_pair_take(int kind, struct asys_clock_pair *out)
         out->realtime_ns = asys_realtime_ns();
     }
 }
+
+int64_t asys_clock_offset_ns(clockid_t clock)
+{
+    int64_t best = 0;
+    uint64_t narrowest = UINT64_MAX;
+    for (int i = 0; i < 5; i++) {
+        struct timespec ts;
+        uint64_t before = asys_monotonic_ns();
+        clock_gettime(clock, &ts);
+        uint64_t after = asys_monotonic_ns();
+        uint64_t other = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        if (after - before < narrowest) {
+            narrowest = after - before;
+            best = (int64_t)(other - (before + (after - before) / 2));
+        }
+    }
+    /* within the reads' uncertainty the clocks are one (BOOTTIME never
+     * suspended is MONOTONIC exactly): not a few hundred ns either way */
+    return best > (int64_t)narrowest || best < -(int64_t)narrowest ? best : 0;
+}

@@ -61,4 +61,8 @@ struct asys_clock_pair {
 };
 void asys_clock_pair_take(int kind, struct asys_clock_pair *out);
 
+/* `clock` minus CLOCK_MONOTONIC in ns, read between two monotonic reads (the
+ * tightest of a few): CLOCK_BOOTTIME's for Perfetto, whose traces are on it. */
+int64_t asys_clock_offset_ns(clockid_t clock);
+
 #endif

@@ -165,6 +165,8 @@ cJSON *asys_session_json_new(const struct asys_profile_options *o, const struct 
         cJSON_AddStringToObject(clock, "boot_id", boot);
     asys_json_add_i64(clock, "realtime_minus_monotonic_ns",
                       (int64_t)s->start.realtime_ns - (int64_t)s->start.monotonic_ns);
+    /* at the start: time asleep during the recording moves it (not followed) */
+    asys_json_add_i64(clock, "boottime_minus_monotonic_ns", asys_clock_offset_ns(CLOCK_BOOTTIME));
     cJSON *session = cJSON_AddObjectToObject(root, "session");
     asys_json_add_u64(session, "start_monotonic_ns", s->start.monotonic_ns);
     asys_json_add_u64(session, "start_realtime_ns", s->start.realtime_ns);

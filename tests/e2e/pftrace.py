@@ -26,8 +26,10 @@ read from their source) that a trace must also pass:
    by rank only when the root descriptor (uuid 0) sets process_ordering /
    thread_ordering EXPLICIT (else by slice count and name, main thread and
    tid).  The order the ranks ask for must be the order Perfetto shows;
- - clocks: a ClockSnapshot must not give two built-in clocks one value (a
-   made-up BOOTTIME equal to MONOTONIC); clocks 64..127 are the sequence's;
+ - clocks: the first ClockSnapshot relates BOOTTIME (6), trace_processor's
+   trace clock, to MONOTONIC (3), the events' (without it every load counts
+   clock_sync_unrelatable_clock_domains, an error); BOOTTIME is never behind
+   MONOTONIC; clocks 64..127 are the sequence's;
  - names: the UI shows a process's pid and a thread's tid after its name, so
    process_name and thread_name do not repeat them; flow ids stay below bit
    63 (the flow table reads them as int64).
@@ -174,6 +176,7 @@ class Trace:
         self.events = []
         self.problems = []
         self.flows = []  # (source slice, destination slice): their BEGIN events
+        self.clocks_related = False  # the first clock snapshot was read
 
     def problem(self, text):
         if len(self.problems) < 50:
@@ -242,13 +245,15 @@ def _packet(trace, sequences, index, packet):
             if field == 1:
                 c = _one(clock, {1, 2, 3})
                 snap[c.get(1)] = (c.get(2, 0), c.get(3, 0))
-        builtin = {}
-        for cid, (ts, _) in snap.items():
-            if cid is not None and cid < 64:
-                if ts in builtin:
-                    trace.problem('packet %d: clocks %d and %d snapshotted with one value %d '
-                                  '(a made-up pair)' % (index, builtin[ts], cid, ts))
-                builtin[ts] = cid
+        if not trace.clocks_related:
+            if MONOTONIC not in snap or BOOTTIME not in snap:
+                trace.problem('packet %d: the clock snapshot does not relate BOOTTIME to '
+                              'MONOTONIC (trace_processor: clock_sync_unrelatable_clock_domains)'
+                              % index)
+            elif snap[BOOTTIME][0] < snap[MONOTONIC][0]:
+                trace.problem('packet %d: BOOTTIME %d before MONOTONIC %d'
+                              % (index, snap[BOOTTIME][0], snap[MONOTONIC][0]))
+            trace.clocks_related = True
         if MONOTONIC in snap:
             for cid, (ts, incremental) in snap.items():
                 seq.clock_offset[cid] = snap[MONOTONIC][0] - ts
@@ -389,6 +394,8 @@ def _annotation(trace, seq, index, e, buf):
 def check(trace):
     """Adds to trace.problems what would not load as intended."""
     tracks = trace.tracks
+    if trace.events and not trace.clocks_related:
+        trace.problem('no clock snapshot: the events cannot be placed on BOOTTIME')
     for t in tracks.values():
         if t.parent and t.parent not in tracks:
             trace.problem('track %r: parent uuid %d does not exist' % (t.name, t.parent))

@@ -752,10 +752,14 @@ def pb(*fields):
 class PftraceRules(unittest.TestCase):
     """The checks of pftrace.py find each way a trace misleads Perfetto."""
 
-    def problems(self, *packets):
+    # what every trace starts with: MONOTONIC and BOOTTIME related
+    CLOCKS = [(6, pb((1, pb((1, 3), (2, 1000))), (1, pb((1, 6), (2, 1000)))))]
+
+    def problems(self, *packets, clocks=True):
         fd, path = tempfile.mkstemp(suffix='.pftrace')
         with os.fdopen(fd, 'wb') as f:
-            f.write(b''.join(pb((1, pb((10, 1), *p))) for p in packets))
+            f.write(b''.join(pb((1, pb((10, 1), *p)))
+                             for p in ([self.CLOCKS] if clocks else []) + list(packets)))
         try:
             return pftrace.read(path).problems
         finally:
@@ -828,10 +832,18 @@ class PftraceRules(unittest.TestCase):
         root = [(60, pb((1, 0), (19, 1), (20, 1)))]
         self.assertEqual(self.problems(root, *processes, *busy), [])
 
-    def test_clocks_are_not_made_up(self):
-        snapshot = [(6, pb((1, pb((1, 3), (2, 1000))), (1, pb((1, 6), (2, 1000)))))]
-        self.assertProblem('made-up pair', snapshot)
-        self.assertEqual(self.problems([(6, pb((1, pb((1, 3), (2, 1000)))))]), [])
+    def test_clocks_relate_boottime_to_monotonic(self):
+        # trace_processor puts the trace on BOOTTIME: MONOTONIC alone is an
+        # import error (clock_sync_unrelatable_clock_domains)
+        alone = [(6, pb((1, pb((1, 3), (2, 1000)))))]
+        self.assertTrue(any('does not relate BOOTTIME' in p
+                            for p in self.problems(alone, clocks=False)))
+        behind = [(6, pb((1, pb((1, 3), (2, 1000))), (1, pb((1, 6), (2, 900)))))]
+        self.assertTrue(any('before MONOTONIC' in p for p in self.problems(behind, clocks=False)))
+        self.assertEqual(self.problems(clocks=True), [])
+        track = self.track(1, 'a', 0, (15, 2))
+        self.assertTrue(any('no clock snapshot' in p for p in self.problems(
+            track, self.event(5, 1, 3, 'x'), clocks=False)))
 
 
 class JsonTraceCheck(unittest.TestCase):
