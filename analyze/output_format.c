@@ -3,10 +3,22 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 /* Rows buffered to size the columns of the column/table formats; later rows
  * are printed with the same widths. */
 #define WIDTH_SAMPLE_ROWS 10000
+
+int asys_output_width(int fd)
+{
+    struct winsize ws;
+    if (isatty(fd) && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
+        return ws.ws_col;
+    const char *columns = getenv("COLUMNS");
+    long n = columns ? strtol(columns, NULL, 10) : 0;
+    return n >= 40 && n <= 100000 ? (int)n : 160;
+}
 
 int asys_format_from_name(const char *name, enum asys_format *out)
 {
@@ -65,7 +77,10 @@ int asys_timeunit_from_name(const char *name, struct asys_output_options *o)
 struct column {
     char *header;
     int is_time;
-    int decimals;    /* of non-time reals: 3 for megabyte columns (a KB shows), else 1 */
+    int decimals; /* of non-time reals: 3 for megabyte columns (a KB shows), else 1 */
+    /* of reals in csv/tsv/json: the unit's own resolution (6 for megabytes:
+     * one byte), 0: the shortest text that reads back exactly */
+    int stream_decimals;
     int numeric;     /* right-aligned; a JSON number */
     int number_text; /* declared ASYS_DECLTYPE_NUMBER: its TEXT digits are numbers */
     int numeric_known;
@@ -118,6 +133,11 @@ int asys_is_integer_text(const char *s)
     return n >= 1 && n <= 20 && !s[n] && !(s[0] == '0' && n > 1);
 }
 
+/* Decimals of a time in a unit above ns where people read it (column,
+ * table): three, whatever the unit (ns in us, us in ms, ms in s); csv, tsv
+ * and json keep every ns (format_time). */
+#define TIME_DISPLAY_DECIMALS 3
+
 /* ns / divisor with the unit's decimals, exactly (integer arithmetic). */
 static void format_time(char *buf, size_t size, long long ns, long long divisor)
 {
@@ -145,22 +165,29 @@ static int format_cell(sqlite3_stmt *st, int i, const struct column *c,
         buf[0] = '\0';
         return 0;
     case SQLITE_INTEGER:
-        if (c->is_time && o->time_divisor > 1)
+        if (c->is_time && o->time_divisor > 1 && is_stream_format(o->format))
             format_time(buf, size, (long long)sqlite3_column_int64(st, i), o->time_divisor);
+        else if (c->is_time && o->time_divisor > 1)
+            snprintf(buf, size, "%.*f", TIME_DISPLAY_DECIMALS,
+                     (double)sqlite3_column_int64(st, i) / (double)o->time_divisor);
         else
             snprintf(buf, size, "%lld", (long long)sqlite3_column_int64(st, i));
         return 1;
     case SQLITE_FLOAT: {
+        /* one rule per unit: a time or a size to its unit's resolution in
+         * the machine formats, to three decimals for reading */
         double v = sqlite3_column_double(st, i);
-        int decimals = c->decimals;
+        int stream = is_stream_format(o->format);
+        int decimals = c->decimals, fixed = stream ? c->stream_decimals : 1;
         if (c->is_time && o->time_divisor > 1) {
             v /= (double)o->time_divisor;
-            decimals = decimals_for(o->time_divisor);
+            decimals = stream ? decimals_for(o->time_divisor) : TIME_DISPLAY_DECIMALS;
+            fixed = 1;
         }
-        if (!isfinite(v) || is_stream_format(o->format))
+        if (!isfinite(v) || !fixed)
             asys_format_real(buf, size, v, decimals); /* reads back exactly */
         else
-            snprintf(buf, size, "%.*f", decimals, v); /* rounded for reading */
+            snprintf(buf, size, "%.*f", fixed > 1 ? fixed : decimals, v);
         return 1;
     }
     case SQLITE_BLOB:
@@ -406,6 +433,8 @@ static void pad(FILE *out, size_t n, char c)
 struct grid {
     struct column *cols;
     int ncols;
+    size_t wrap;    /* column format: the last column's room on a line, 0: no wrapping */
+    size_t indent;  /* where the last column starts */
     int tree_label; /* column indexes, -1: not a tree */
     int tree_level;
     char **cells; /* row-major, NULL for SQL NULL */
@@ -424,6 +453,34 @@ static void print_cell(FILE *out, const struct column *c, const char *text)
         pad(out, fill, ' ');
 }
 
+/* The last column's text in lines of at most g->wrap code points, broken
+ * after a space where one lies in the second half of a line. */
+static void print_wrapped(FILE *out, const struct grid *g, const char *text)
+{
+    for (int first = 1; *text; first = 0) {
+        if (!first) {
+            fputc('\n', out);
+            pad(out, g->indent, ' ');
+            while (*text == ' ')
+                text++;
+        }
+        size_t taken = 0, points = 0, at_space = 0;
+        while (text[taken] && points < g->wrap) {
+            if (text[taken] == ' ' && points >= g->wrap / 2)
+                at_space = taken + 1;
+            taken++;
+            while (((unsigned char)text[taken] & 0xc0) == 0x80) /* the rest of a code point */
+                taken++;
+            points++;
+        }
+        size_t shown = taken;
+        if (text[taken] && at_space) /* the space goes with the break */
+            shown = (taken = at_space) - 1;
+        fwrite(text, 1, shown, out);
+        text += taken;
+    }
+}
+
 static void print_row(FILE *out, const struct grid *g, char **cells, enum asys_format f)
 {
     for (int i = 0; i < g->ncols; i++) {
@@ -433,7 +490,9 @@ static void print_row(FILE *out, const struct grid *g, char **cells, enum asys_f
             fputs(i ? "  " : " ", out);
         const char *text = cells[i] ? cells[i] : "";
         /* the last column of the column format is not padded */
-        if (f == ASYS_FMT_COLUMN && i == g->ncols - 1 && !g->cols[i].numeric)
+        if (f == ASYS_FMT_COLUMN && i == g->ncols - 1 && g->wrap && display_width(text) > g->wrap)
+            print_wrapped(out, g, text);
+        else if (f == ASYS_FMT_COLUMN && i == g->ncols - 1 && !g->cols[i].numeric)
             fputs(text, out);
         else
             print_cell(out, &g->cols[i], text);
@@ -520,6 +579,22 @@ static void free_cells(char **cells, int n)
     free(cells);
 }
 
+/* Column format wider than o->max_width: the last column, when it is
+ * text, wraps within what the others leave (at least 24 code points). */
+static void set_wrap(struct grid *g, const struct asys_output_options *o)
+{
+    struct column *last = &g->cols[g->ncols - 1];
+    g->wrap = 0;
+    g->indent = 1;
+    for (int i = 0; i + 1 < g->ncols; i++)
+        g->indent += g->cols[i].width + 2;
+    if (o->format != ASYS_FMT_COLUMN || o->max_width <= 0 || last->numeric ||
+        g->indent + 24 > (size_t)o->max_width || g->indent + last->width <= (size_t)o->max_width)
+        return;
+    g->wrap = (size_t)o->max_width - g->indent;
+    last->width = g->wrap;
+}
+
 static long long write_grid(FILE *out, sqlite3_stmt *st, struct grid *g,
                             const struct asys_output_options *o, struct asys_err *err)
 {
@@ -559,6 +634,7 @@ static long long write_grid(FILE *out, sqlite3_stmt *st, struct grid *g,
         for (int i = 0; i < g->ncols; i++)
             if (rows[r][i] && display_width(rows[r][i]) > g->cols[i].width)
                 g->cols[i].width = display_width(rows[r][i]);
+    set_wrap(g, o);
     print_header(out, g, o->format);
     for (size_t r = 0; r < nrows; r++) {
         print_row(out, g, rows[r], o->format);
@@ -689,7 +765,9 @@ long long asys_write_rows(FILE *out, sqlite3_stmt *st, const struct asys_output_
     }
     for (int i = 0; i < g.ncols; i++) {
         g.cols[i].header = header_for(sqlite3_column_name(st, i), o, &g.cols[i].is_time);
-        g.cols[i].decimals = g.cols[i].header && strstr(g.cols[i].header, "(MB") ? 3 : 1;
+        int megabytes = g.cols[i].header && strstr(g.cols[i].header, "(MB") != NULL;
+        g.cols[i].decimals = megabytes ? 3 : 1;
+        g.cols[i].stream_decimals = megabytes ? 6 : 0;
         const char *declared = sqlite3_column_decltype(st, i);
         g.cols[i].number_text = declared && !sqlite3_stricmp(declared, ASYS_DECLTYPE_NUMBER);
         if (g.cols[i].header && (o->format == ASYS_FMT_COLUMN || o->format == ASYS_FMT_TABLE)) {

@@ -33,7 +33,14 @@ struct asys_output_options {
     /* column/table: printed first, once the query has run (a report that
      * fails leaves no title without its rows) */
     const char *title;
+    /* column: a line longer than this wraps its last text column onto
+     * lines of its own, aligned under it (0: never) */
+    int max_width;
 };
+
+/* The width column output wraps at: the terminal's when `fd` is one,
+ * else $COLUMNS, else 160. */
+int asys_output_width(int fd);
 
 int asys_format_from_name(const char *name, enum asys_format *out);
 const char *asys_format_extension(enum asys_format f);

@@ -330,8 +330,10 @@ static int select_reports(const struct asys_report_catalog *cat, const struct st
 /* The output options from the command line; -1 after printing why not. */
 static int output_options(const struct stats_args *a, struct asys_output_options *o)
 {
-    *o = (struct asys_output_options){
-        .format = ASYS_FMT_COLUMN, .time_divisor = 1, .time_unit = "ns"};
+    *o = (struct asys_output_options){.format = ASYS_FMT_COLUMN,
+                                      .time_divisor = 1,
+                                      .time_unit = "ns",
+                                      .max_width = asys_output_width(STDOUT_FILENO)};
     if (a->output && strcmp(a->output, "-") && a->output[0] != '@')
         o->format = ASYS_FMT_CSV; /* files */
     if (a->format_name && asys_format_from_name(a->format_name, &o->format) != 0) {

@@ -148,16 +148,50 @@ int asys_option_parse(const struct asys_option *o, const char *text, struct asys
     return o->parse ? o->parse(o, text, v, err) : parse_by_type(o, text, v, err);
 }
 
+/* --help's layout: the option, then its text from HELP_INDENT on (on a
+ * line of its own when the option reaches it), wrapped at HELP_WIDTH. */
+#define HELP_INDENT 32
+#define HELP_WIDTH 100
+
+/* Writes `text` from column `at` (the cursor is there), wrapped at spaces
+ * within HELP_WIDTH, continuation lines from HELP_INDENT. */
+static void print_wrapped(FILE *out, size_t at, const char *text)
+{
+    while (*text) {
+        size_t room = HELP_WIDTH > at ? HELP_WIDTH - at : 1, len = strlen(text), cut = len;
+        if (len > room) {
+            cut = room;
+            while (cut > room / 2 && text[cut] != ' ')
+                cut--;
+            if (text[cut] != ' ')
+                cut = room; /* one long word: cut it */
+        }
+        fprintf(out, "%.*s\n", (int)cut, text);
+        text += cut;
+        while (*text == ' ')
+            text++;
+        if (*text)
+            fprintf(out, "%*s", HELP_INDENT, "");
+        at = HELP_INDENT;
+    }
+}
+
 void asys_option_print_help(FILE *out, const struct asys_option *o)
 {
-    char head[96];
+    char head[160], text[2048];
     if (o->short_name)
-        snprintf(head, sizeof head, "-%c, --%s%s%s", o->short_name, o->name, o->metavar ? " " : "",
-                 o->metavar ? o->metavar : "");
+        snprintf(head, sizeof head, "  -%c, --%s%s%s", o->short_name, o->name,
+                 o->metavar ? " " : "", o->metavar ? o->metavar : "");
     else
-        snprintf(head, sizeof head, "    --%s%s%s", o->name, o->metavar ? " " : "",
+        snprintf(head, sizeof head, "      --%s%s%s", o->name, o->metavar ? " " : "",
                  o->metavar ? o->metavar : "");
-    fprintf(out, "  %-44s %s%s\n", head, o->planned ? "[planned] " : "", o->help);
+    size_t width = strlen(head);
+    if (width + 2 > HELP_INDENT)
+        fprintf(out, "%s\n%*s", head, HELP_INDENT, "");
+    else
+        fprintf(out, "%-*s", HELP_INDENT, head);
+    snprintf(text, sizeof text, "%s%s", o->planned ? "[planned] " : "", o->help);
+    print_wrapped(out, HELP_INDENT, text);
     if (o->default_value)
-        fprintf(out, "  %-44s default: %s\n", "", o->default_value);
+        fprintf(out, "%*sdefault: %s\n", HELP_INDENT, "", o->default_value);
 }

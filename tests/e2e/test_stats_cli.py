@@ -208,10 +208,23 @@ class ProfileCli(AsysTestCase):
         r = self.run_cmd([ASYS, 'profile', '--help'])
         self.assertEqual(r.returncode, 0)
         self.assertIn(b'--python-functions-trace', r.stdout)
+        # every line fits 100 columns, long option names included (issue 31.16)
+        wide = [l for l in r.stdout.decode().splitlines() if len(l) > 100]
+        self.assertEqual(wide, [])
         r = self.run_cmd([ASYS, '--version'])
         self.assertTrue(r.stdout.startswith(b'asys '))
         r = self.run_cmd([ASYS, 'nonsense'])
         self.assertEqual(r.returncode, 2)
+
+    def test_report_info_wraps_in_the_column_format(self):
+        # its reasons and notes made it over 250 columns wide (issue 31.16)
+        self.profile([prog('hgtx_loop'), '10'], ['-t', 'nvtx', '-s', 'process-tree'])
+        env = dict(self.env, COLUMNS='100')
+        r = self.run_cmd([STATS, '-r', 'report_info', self.report()], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.decode().splitlines()
+        self.assertEqual([l for l in lines if len(l) > 100], [])
+        self.assertIn('Report', r.stdout.decode())
 
     def test_finalize_recovers_a_kept_session(self):
         env = dict(self.env, ASYS_KEEP_SESSION='1')

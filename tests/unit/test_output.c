@@ -19,9 +19,11 @@ static void teardown(void)
 
 /* Runs `sql` and returns what the format writes (caller frees); a tree when
  * the query has Node and Level columns. */
+static int render_width; /* column: where lines wrap (0: never) */
+
 static char *render(const char *sql, enum asys_format f, const char *unit)
 {
-    struct asys_output_options o = {f, 1, "ns", NULL, "Node", "Level", NULL};
+    struct asys_output_options o = {f, 1, "ns", NULL, "Node", "Level", NULL, render_width};
     if (unit)
         ck_assert_int_eq(asys_timeunit_from_name(unit, &o), 0);
     sqlite3_stmt *st = NULL;
@@ -103,10 +105,54 @@ START_TEST(reals_read_back_exactly_in_csv_tsv_json)
                NULL);
     ck_assert_str_eq(t, "   p  third  Size (MB)\n ---  -----  ---------\n 0.1    0.3      1.049\n");
     free(t);
-    /* a time unit: exact for integer ns, at least the unit's decimals for reals */
+    /* a time unit: exact for integer ns, reals to the ns (an average's
+     * fraction of a ns is not a measurement) */
     t = render("SELECT 9007199254740993 AS \"T (ns)\", 2500.25 AS \"Avg (ns)\"", ASYS_FMT_CSV,
                "us");
-    ck_assert_str_eq(t, "T (us),Avg (us)\n9007199254740.993,2.50025\n");
+    ck_assert_str_eq(t, "T (us),Avg (us)\n9007199254740.993,2.500\n");
+    free(t);
+}
+END_TEST
+
+/* Issue 31.16: one precision rule per unit. */
+START_TEST(one_precision_per_unit)
+{
+    /* megabytes to the byte in csv, whatever the double's digits */
+    const char *sizes = "SELECT 6291456 / 1e6 AS \"Total (MB)\", 0.0 AS \"StdDev (MB)\"";
+    char *t = render(sizes, ASYS_FMT_CSV, NULL);
+    ck_assert_str_eq(t, "Total (MB),StdDev (MB)\n6.291456,0.000000\n");
+    free(t);
+    t = render(sizes, ASYS_FMT_COLUMN, NULL);
+    ck_assert_str_eq(
+        t, " Total (MB)  StdDev (MB)\n ----------  -----------\n      6.291        0.000\n");
+    free(t);
+    /* a time in ms reads with three decimals, csv keeps every ns */
+    const char *times = "SELECT 130547949 AS \"Total (ns)\", 43515983.3333 AS \"Avg (ns)\"";
+    t = render(times, ASYS_FMT_COLUMN, "ms");
+    ck_assert_str_eq(t, " Total (ms)  Avg (ms)\n ----------  --------\n    130.548    43.516\n");
+    free(t);
+    t = render(times, ASYS_FMT_CSV, "ms");
+    ck_assert_str_eq(t, "Total (ms),Avg (ms)\n130.547949,43.515983\n");
+    free(t);
+}
+END_TEST
+
+/* Issue 31.16: a long last column wraps under itself in the column format. */
+START_TEST(column_format_wraps_the_last_column)
+{
+    render_width = 40;
+    char *t =
+        render("SELECT 'Reason' AS Property, 'one two three four five six seven eight nine ten "
+               "eleven' AS Value",
+               ASYS_FMT_COLUMN, NULL);
+    render_width = 0;
+    ck_assert_str_eq(t, " Property  Value\n"
+                        " --------  -----------------------------\n"
+                        " Reason    one two three four five six\n"
+                        "           seven eight nine ten eleven\n");
+    free(t);
+    t = render("SELECT 'Reason' AS Property, 'one two three' AS Value", ASYS_FMT_COLUMN, NULL);
+    ck_assert_str_eq(t, " Property  Value\n --------  -------------\n Reason    one two three\n");
     free(t);
 }
 END_TEST
@@ -245,6 +291,8 @@ int main(void)
     tcase_add_test(tc, column_aligns_numbers_right_text_left);
     tcase_add_test(tc, reals_read_back_exactly_in_csv_tsv_json);
     tcase_add_test(tc, format_real_is_shortest_round_trip);
+    tcase_add_test(tc, one_precision_per_unit);
+    tcase_add_test(tc, column_format_wraps_the_last_column);
     tcase_add_test(tc, invalid_utf8_becomes_replacement_everywhere);
     tcase_add_test(tc, number_columns_print_big_integers_as_numbers);
     tcase_add_test(tc, names);
