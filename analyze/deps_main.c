@@ -469,6 +469,7 @@ static int output_format(const struct deps_args *a, struct run *r)
 
 int main(int argc, char **argv)
 {
+    asys_cleanup_set_program(PROG);
     struct deps_args a;
     struct run r;
     struct asys_report_db rdb = {0};

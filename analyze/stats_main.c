@@ -258,13 +258,33 @@ static int run_report(sqlite3 *db, const struct asys_report_def *d, const char *
     return 0;
 }
 
+/* BASE_NAME.EXT; when BASE is a directory, DIR/REPORT_NAME.EXT with the
+ * input report's name (so -o . writes report1_hgtx_sum.csv, not a hidden
+ * ._hgtx_sum.csv). */
+static void output_path(const struct stats_args *a, const char *name, const char *extension,
+                        char *out, size_t size)
+{
+    struct stat st;
+    if (stat(a->output, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(out, size, "%s_%s.%s", a->output, name, extension);
+        return;
+    }
+    const char *base = strrchr(a->input, '/') ? strrchr(a->input, '/') + 1 : a->input;
+    size_t len = strlen(base);
+    const char *suffix = ".asys-rep";
+    if (len > strlen(suffix) && !strcmp(base + len - strlen(suffix), suffix))
+        len -= strlen(suffix);
+    snprintf(out, size, "%s%s%.*s_%s.%s", a->output,
+             a->output[strlen(a->output) - 1] == '/' ? "" : "/", (int)len, base, name, extension);
+}
+
 /* Writes one report to BASE_NAME.EXT through a temporary file. */
 static int run_to_file(sqlite3 *db, const struct asys_report_def *d, const char *requested,
                        const struct asys_report_params *p, const struct asys_output_options *o,
                        const struct stats_args *a)
 {
     char path[PATH_MAX], tmp[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s_%s.%s", a->output, d->name, asys_format_extension(o->format));
+    output_path(a, d->name, asys_format_extension(o->format), path, sizeof path);
     asys_remove_stale_temps(path, 1);
     asys_temp_template(path, 1, tmp, sizeof tmp);
     int fd = mkostemp(tmp, O_CLOEXEC);
@@ -384,6 +404,7 @@ static int run_reports(sqlite3 *db, const struct asys_report_def **defs, const c
 
 int main(int argc, char **argv)
 {
+    asys_cleanup_set_program(PROG);
     struct stats_args a;
     struct asys_report_catalog cat = {0};
     struct asys_report_db rdb = {0};

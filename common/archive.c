@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "asys_format.h"
 #include "write_all.h"
 
 #define COPY_BUFFER_SIZE (1u << 20)
@@ -73,6 +74,18 @@ int asys_archive_writer_open(struct asys_archive_writer **out, int fd, struct as
     if (cores > 1)
         ZSTD_CCtx_setParameter(w->zstd, ZSTD_c_nbWorkers,
                                cores < ZSTD_MAX_WORKERS ? (int)cores : ZSTD_MAX_WORKERS);
+    /* the report mark first (FORMAT.md section 1), little-endian */
+    struct asys_report_mark mark = {ASYS_REPORT_MARK_MAGIC, sizeof mark - 8, "",
+                                    ASYS_FORMAT_VERSION, 0};
+    memcpy(mark.id, ASYS_REPORT_MARK_ID, sizeof mark.id);
+    if (asys_write_all(fd, &mark, sizeof mark) != 0) {
+        int e = errno;
+        ZSTD_freeCCtx(w->zstd);
+        free(w->buffer);
+        free(w->compressed);
+        free(w);
+        return asys_fail_errno(err, e, "write error");
+    }
     *out = w;
     return 0;
 }
@@ -299,6 +312,9 @@ struct asys_archive_reader {
     struct asys_archive_limits limits;
     int limited;   /* the error is a limit, not damage */
     int truncated; /* the error is the end of the file */
+    int tar_seen;  /* a tar header was read: the stream is an archive */
+    int marked;    /* the file begins with the report mark */
+    int cut_in_frame; /* the file ended inside a zstd frame */
     char error[256];
 };
 
@@ -361,8 +377,10 @@ static int refill(struct asys_archive_reader *r)
             r->in_eof = n == 0;
             r->compressed_read += (uint64_t)n;
         }
-        if (r->in_pos == r->in_len && r->in_eof)
+        if (r->in_pos == r->in_len && r->in_eof) {
+            r->cut_in_frame = r->frame_left != 0;
             return r->frame_left ? cut_short(r) : 0;
+        }
         ZSTD_inBuffer in = {r->in, r->in_len, r->in_pos};
         ZSTD_outBuffer out = {r->out, r->out_size, 0};
         size_t hint = ZSTD_decompressStream(r->zstd, &out, &in);
@@ -423,14 +441,17 @@ int asys_archive_reader_open(struct asys_archive_reader **out, const char *path,
     r->in = malloc(r->in_size);
     r->out = malloc(r->out_size);
     r->zstd = ZSTD_createDCtx();
-    uint8_t magic[4];
+    struct asys_report_mark mark;
     ssize_t n = -1;
     if (r->in && r->out && r->zstd)
-        n = pread(r->fd, magic, sizeof magic, 0);
+        n = pread(r->fd, &mark, sizeof mark, 0);
+    const uint8_t *magic = (const uint8_t *)&mark;
+    r->marked = n == (ssize_t)sizeof mark && mark.magic == ASYS_REPORT_MARK_MAGIC &&
+                !memcmp(mark.id, ASYS_REPORT_MARK_ID, sizeof mark.id);
     if (!r->in || !r->out || !r->zstd) {
         asys_fail_kind(err, ASYS_ERR_NOMEM, "out of memory");
-    } else if (n != (ssize_t)sizeof magic || magic[0] != 0x28 || magic[1] != 0xb5 ||
-               magic[2] != 0x2f || magic[3] != 0xfd) {
+    } else if (!r->marked && (n < 4 || magic[0] != 0x28 || magic[1] != 0xb5 || magic[2] != 0x2f ||
+                              magic[3] != 0xfd)) {
         asys_fail_kind(err, ASYS_ERR_INPUT, "not an asys report (not zstd-compressed)");
     } else {
         *out = r;
@@ -589,6 +610,7 @@ int asys_archive_next(struct asys_archive_reader *r, struct asys_archive_member 
             return 0; /* the end-of-archive blocks */
         if (!checksum_ok(block))
             return asys_fail_kind(err, ASYS_ERR_INPUT, "damaged archive (bad header checksum)");
+        r->tar_seen = 1;
         uint64_t size;
         if (parse_number(block + 124, 12, &size) != 0)
             return asys_fail_kind(err, ASYS_ERR_INPUT, "damaged archive (bad member size)");
@@ -665,6 +687,21 @@ long asys_archive_read(struct asys_archive_reader *r, void *buf, size_t size)
 const char *asys_archive_error(const struct asys_archive_reader *r)
 {
     return r->error[0] ? r->error : NULL;
+}
+
+int asys_archive_is_tar(const struct asys_archive_reader *r)
+{
+    return r->tar_seen || r->cut_in_frame; /* a zstd stream cut short: a report, once */
+}
+
+int asys_archive_is_marked(const struct asys_archive_reader *r)
+{
+    return r->marked;
+}
+
+uint64_t asys_archive_compressed_position(const struct asys_archive_reader *r)
+{
+    return r->compressed_read;
 }
 
 uint64_t asys_archive_position(const struct asys_archive_reader *r)

@@ -80,6 +80,14 @@ long asys_archive_read(struct asys_archive_reader *r, void *buf, size_t size);
 const char *asys_archive_error(const struct asys_archive_reader *r);
 /* -1 with that reason in err (kind LIMIT for a limit, else INPUT), 0 when none. */
 int asys_archive_failure(const struct asys_archive_reader *r, struct asys_err *err);
+/* Whether a tar header was read, or the file ended inside a zstd frame (a
+ * report cut short before its first header is whole): an archive, damaged
+ * or not, rather than other zstd-compressed data. */
+int asys_archive_is_tar(const struct asys_archive_reader *r);
+/* Whether the file begins with the report mark (an asys report, whole or
+ * not), and how far into the file the reading got. */
+int asys_archive_is_marked(const struct asys_archive_reader *r);
+uint64_t asys_archive_compressed_position(const struct asys_archive_reader *r);
 /* Decompressed bytes so far. */
 uint64_t asys_archive_position(const struct asys_archive_reader *r);
 void asys_archive_reader_close(struct asys_archive_reader *r);

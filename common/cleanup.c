@@ -19,12 +19,23 @@ static char paths[SLOTS][PATH_MAX];
 static volatile sig_atomic_t used[SLOTS];
 static int installed;
 
+static char interrupted[128]; /* "PROGRAM: interrupted; nothing written\n", or "" */
+
+void asys_cleanup_set_program(const char *program)
+{
+    snprintf(interrupted, sizeof interrupted, "%s: interrupted; nothing written\n", program);
+}
+
 static void on_signal(int sig)
 {
     int saved = errno;
     for (int i = 0; i < SLOTS; i++)
         if (used[i])
             unlink(paths[i]);
+    if (interrupted[0]) { /* async-signal-safe: one write of a ready text */
+        ssize_t ignored = write(STDERR_FILENO, interrupted, strlen(interrupted));
+        (void)ignored;
+    }
     errno = saved;
     signal(sig, SIG_DFL);
     raise(sig);

@@ -12,6 +12,9 @@
 int asys_cleanup_add(const char *path);
 /* Forgets `path` (it was renamed into place or removed). */
 void asys_cleanup_remove(const char *path);
+/* The program the handler names when a signal stops it: it says
+ * "PROGRAM: interrupted; nothing written" before the signal ends it. */
+void asys_cleanup_set_program(const char *program);
 
 /* A temporary name beside `target`: "DIR/.BASE.PID.XXXXXX" (hidden) or
  * "TARGET.tmp-PID-XXXXXX"; mkostemp's template. */

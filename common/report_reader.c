@@ -99,6 +99,23 @@ void asys_report_limits_default(struct asys_report_limits *l)
     l->max_segment_records = ASYS_DEFAULT_MAX_SEGMENT_RECORDS;
 }
 
+/* Says what is wrong with a report whose manifest could not be read: a
+ * marked file or a tar stream is an asys report, damaged or cut short. */
+static void first_member_failed(const struct asys_archive_reader *a, struct asys_err *err)
+{
+    int ours = asys_archive_is_marked(a) || asys_archive_is_tar(a);
+    if (err->kind == ASYS_ERR_TRUNCATED && ours)
+        asys_err_wrap(err, "truncated report (the file ends before its manifest)");
+    else if (ours)
+        asys_err_wrap(err, "damaged asys report (the compressed data that holds its manifest is "
+                           "corrupt)");
+    else if (err->kind == ASYS_ERR_TRUNCATED) /* zstd that decompressed, but no archive */
+        asys_fail_kind(err, ASYS_ERR_INPUT,
+                       "not an asys report (zstd-compressed, but not a tar archive)");
+    else
+        asys_err_wrap(err, "not an asys report, or a damaged one of an older asys");
+}
+
 int asys_report_reader_open(struct asys_report_reader **out, const char *path,
                             const struct asys_report_limits *limits, struct asys_err *err)
 {
@@ -124,10 +141,9 @@ int asys_report_reader_open(struct asys_report_reader **out, const char *path,
         goto fail;
     int rc = asys_archive_next(r->archive, &r->current, err);
     if (rc < 0) {
-        if (err->kind == ASYS_ERR_TRUNCATED)
-            asys_err_wrap(err, "truncated report");
-        else if (err->kind != ASYS_ERR_LIMIT)
-            asys_err_wrap(err, "not an asys report");
+        if (err->kind == ASYS_ERR_LIMIT)
+            goto fail;
+        first_member_failed(r->archive, err);
         goto fail;
     }
     if (rc == 0) {

@@ -12,6 +12,7 @@
 #include <pcre2.h>
 
 #include "sql_functions.h"
+#include "cleanup.h"
 #include "cli_args.h"
 #include "flame.h"
 #include "grow.h"
@@ -96,8 +97,8 @@ static void usage(FILE *out)
             "      --gzip                    compress (pftrace, json, csv): adds .gz\n"
             "  -f, --force-overwrite [true]  replace existing output files\n"
             "      --sqlite PATH             the analysis database to use or build\n"
-            "  -q, --quiet                   no progress bar\n"
-            "  -v, --verbose                 print what was written\n"
+            "  -q, --quiet                   no progress bar, and no line per file written\n"
+            "  -v, --verbose                 say what was written, also with --quiet\n"
             "  -h, --help                    this help\n");
     fputs(asys_cli_limits_help, out);
 }
@@ -344,7 +345,7 @@ static int export_timeline(const struct export_args *a, sqlite3 *db, const char 
         asys_err_print(PROG, "write", path, &err);
         return -1;
     }
-    if (a->verbose)
+    if (a->verbose || !a->quiet)
         fprintf(stderr,
                 "%s: wrote '%s': %llu slices, %llu instants, %llu counter values, %llu flows, "
                 "%llu tracks\n",
@@ -417,7 +418,7 @@ static int write_csv(const struct export_args *a, const char *base, const char *
         fprintf(stderr, "%s: out of memory\n", PROG);
         return -1;
     }
-    if (a->verbose)
+    if (a->verbose || !a->quiet)
         fprintf(stderr, "%s: wrote '%s': %lld rows\n", PROG, path, rows);
     return 0;
 }
@@ -573,7 +574,7 @@ static int export_sqlite(const struct export_args *a, struct asys_report_db *rdb
                     PROG, path);
             return -1;
         }
-        if (a->verbose)
+        if (a->verbose || !a->quiet)
             fprintf(stderr, "%s: '%s' is the analysis database, up to date\n", PROG, path);
         return 0;
     }
@@ -606,7 +607,7 @@ static int export_sqlite(const struct export_args *a, struct asys_report_db *rdb
         asys_err_print(PROG, "write", path, &err);
         return -1;
     }
-    if (a->verbose)
+    if (a->verbose || !a->quiet)
         fprintf(stderr, "%s: wrote '%s'\n", PROG, path);
     return 0;
 }
@@ -677,7 +678,7 @@ static int export_flame(const struct export_args *a, sqlite3 *db, const char *pa
         asys_err_print(PROG, "export", a->input, &err);
         return -1;
     }
-    if (a->verbose)
+    if (a->verbose || !a->quiet)
         fprintf(stderr, "%s: wrote '%s'\n", PROG, path);
     return 0;
 }
@@ -704,6 +705,7 @@ static int export_to(const struct export_args *a, struct asys_report_db *rdb, co
 
 int main(int argc, char **argv)
 {
+    asys_cleanup_set_program(PROG);
     struct export_args a;
     struct asys_report_catalog cat = {0};
     struct asys_report_db rdb = {0};

@@ -65,6 +65,10 @@ int asys_out_file_open(struct asys_out_file **out, const char *path, int force, 
         return asys_fail(err, "path too long");
     }
     struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        free(f);
+        return asys_fail(err, "it is a directory (give a file name)");
+    }
     if (!force && stat(path, &st) == 0) {
         free(f);
         return asys_fail(err, "file exists (use --force-overwrite)");

@@ -145,6 +145,15 @@ static cJSON *collectors_json(const struct asys_profile_options *o)
     return c;
 }
 
+int asys_absolute_path(const char *path, char *out, size_t size)
+{
+    char cwd[PATH_MAX];
+    int n = path[0] == '/'            ? snprintf(out, size, "%s", path)
+            : getcwd(cwd, sizeof cwd) ? snprintf(out, size, "%s/%s", cwd, path)
+                                      : -1;
+    return n > 0 && (size_t)n < size ? 0 : -1;
+}
+
 cJSON *asys_session_json_new(const struct asys_profile_options *o, const struct asys_session *s,
                              const char *report_path)
 {
@@ -171,6 +180,9 @@ cJSON *asys_session_json_new(const struct asys_profile_options *o, const struct 
     asys_json_add_u64(session, "start_monotonic_ns", s->start.monotonic_ns);
     asys_json_add_u64(session, "start_realtime_ns", s->start.realtime_ns);
     cJSON_AddNumberToObject(session, "launcher_pid", (double)getpid());
+    char report[PATH_MAX];
+    if (asys_absolute_path(report_path, report, sizeof report) == 0) /* for asys finalize */
+        cJSON_AddStringToObject(session, "report", report);
     cJSON_AddItemToObject(root, "collectors", collectors_json(o));
     return root;
 }

@@ -21,5 +21,7 @@ void asys_read_first_line(const char *path, char *out, size_t size);
 
 int asys_json_save(const char *path, const cJSON *root, struct asys_err *err);
 cJSON *asys_json_load(const char *path, struct asys_err *err);
+/* `path` from the root (the current directory before a relative one); 0 or -1. */
+int asys_absolute_path(const char *path, char *out, size_t size);
 
 #endif

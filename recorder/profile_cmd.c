@@ -16,47 +16,16 @@
 #include "asys_commands.h"
 #include "finalize.h"
 #include "install_paths.h"
+#include "json_util.h"
 #include "manifest.h"
 #include "profile_options.h"
+#include "report_path.h"
 #include "session.h"
 #include "symbolize.h"
 #include "target_process.h"
 
 #define PROG "asys profile"
-#define REPORT_SUFFIX ".asys-rep"
 #define CLOCK_PAIR_INTERVAL_MS 1000
-
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && !strcmp(s + n - m, suffix);
-}
-
-/* The report path: NAME(.asys-rep) or the first free reportN.asys-rep. */
-static int resolve_report_path(const struct asys_profile_options *o, char *out, size_t size,
-                               struct asys_err *err)
-{
-    if (o->output) {
-        int n = snprintf(out, size, "%s%s", o->output,
-                         ends_with(o->output, REPORT_SUFFIX) ? "" : REPORT_SUFFIX);
-        if (n < 0 || (size_t)n >= size)
-            return asys_fail(err, "report name is too long");
-        if (!o->force_overwrite && access(out, F_OK) == 0)
-            return asys_fail(err, "file exists (use --force-overwrite)");
-    } else {
-        for (int i = 1;; i++) {
-            snprintf(out, size, "report%d%s", i, REPORT_SUFFIX);
-            if (access(out, F_OK) != 0)
-                break;
-        }
-    }
-    char copy[PATH_MAX];
-    snprintf(copy, sizeof copy, "%s", out);
-    const char *dir = dirname(copy);
-    if (access(dir, W_OK) != 0)
-        return asys_fail(err, "directory '%s' is not writable: %s", dir, strerror(errno));
-    return 0;
-}
 
 static int is_executable_file(const char *path)
 {
@@ -333,7 +302,8 @@ int asys_cmd_profile(int argc, char **argv)
     if (opts.help_collector)
         return opts.help_collector->answer(&opts, opts.help_option, opts.help_value, stdout);
     char report_path[PATH_MAX];
-    if (resolve_report_path(&opts, report_path, sizeof report_path, &err) != 0) {
+    if (asys_report_path_resolve(opts.output, opts.force_overwrite, report_path, sizeof report_path,
+                                 &err) != 0) {
         fprintf(stderr, "%s: cannot write '%s': %s\n", PROG, report_path, err.text);
         return 1;
     }
@@ -345,6 +315,35 @@ int asys_cmd_profile(int argc, char **argv)
     }
     warn_unavailable(&opts);
     return record(&opts, report_path);
+}
+
+/* Whether `dir` is a session directory (session.json, segments/). */
+static int check_session_dir(const char *dir, struct asys_err *err)
+{
+    struct stat st;
+    char path[PATH_MAX];
+    if (stat(dir, &st) != 0)
+        return asys_fail(err, "%s", strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return asys_fail(err, "not a directory");
+    snprintf(path, sizeof path, "%s/%s", dir, ASYS_SEGMENT_DIR);
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return asys_fail(err, "not an asys session directory (no segments directory in it)");
+    return 0;
+}
+
+/* The report path the session's launcher was writing to (its session.json). */
+static int session_report(const char *dir, char *out, size_t size)
+{
+    char path[PATH_MAX];
+    struct asys_err err = {0};
+    snprintf(path, sizeof path, "%s/%s", dir, ASYS_SESSION_FILE);
+    cJSON *desc = asys_json_load(path, &err);
+    const char *report =
+        asys_json_get_str(cJSON_GetObjectItemCaseSensitive(desc, "session"), "report", "");
+    int n = *report ? snprintf(out, size, "%s", report) : -1;
+    cJSON_Delete(desc);
+    return n > 0 && (size_t)n < size;
 }
 
 int asys_cmd_finalize(int argc, char **argv)
@@ -373,19 +372,16 @@ int asys_cmd_finalize(int argc, char **argv)
         fprintf(stderr, "asys finalize: %s\n", usage);
         return 2;
     }
-    struct asys_profile_options o;
-    memset(&o, 0, sizeof o);
-    o.output = output ? output : "recovered";
-    o.force_overwrite = force;
-    char report_path[PATH_MAX];
+    char report_path[PATH_MAX], recorded[PATH_MAX];
     struct asys_err err = {0};
-    if (resolve_report_path(&o, report_path, sizeof report_path, &err) != 0) {
-        fprintf(stderr, "asys finalize: cannot write '%s': %s\n", report_path, err.text);
+    if (check_session_dir(dir, &err) != 0) {
+        fprintf(stderr, "asys finalize: cannot open '%s': %s\n", dir, err.text);
         return 1;
     }
-    struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "asys finalize: cannot open '%s': not a session directory\n", dir);
+    if (!output) /* the name the recording was to have */
+        output = session_report(dir, recorded, sizeof recorded) ? recorded : "recovered";
+    if (asys_report_path_resolve(output, force, report_path, sizeof report_path, &err) != 0) {
+        fprintf(stderr, "asys finalize: cannot write '%s': %s\n", report_path, err.text);
         return 1;
     }
     for (const struct asys_collector *const *c = asys_collectors; *c; c++) {

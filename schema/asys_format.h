@@ -27,6 +27,18 @@
 /* Bumped on any incompatible change; readers refuse newer versions and read
  * older ones (1: drops not counted by cause). */
 #define ASYS_FORMAT_VERSION 2
+/* A report begins with a zstd skippable frame that says what it is (every
+ * zstd reader skips it): so that a damaged report is told from a foreign
+ * file even when its first frame cannot be decompressed. */
+#define ASYS_REPORT_MARK_MAGIC 0x184D2A5Au /* a skippable frame's magic, little-endian */
+#define ASYS_REPORT_MARK_ID "ASYS-REP"
+struct asys_report_mark {
+    uint32_t magic;          /* ASYS_REPORT_MARK_MAGIC */
+    uint32_t size;           /* bytes that follow: 16 */
+    char id[8];              /* ASYS_REPORT_MARK_ID, not NUL-terminated */
+    uint32_t format_version; /* ASYS_FORMAT_VERSION of the writer */
+    uint32_t reserved;       /* zero */
+};
 /* Archive member names. */
 #define ASYS_MANIFEST_NAME "manifest.json"
 #define ASYS_SYMBOLS_NAME "symbols.json"
@@ -1424,6 +1436,8 @@ ASYS_CHECK_SIZE(struct asys_segment_header, ASYS_SEGMENT_HEADER_SIZE);
 ASYS_CHECK_SIZE(struct asys_arena_control, 64);
 ASYS_CHECK_SIZE(struct asys_slot_header, ASYS_SLOT_HEADER_SIZE);
 ASYS_CHECK_SIZE(struct asys_arena_frame, 32);
+ASYS_CHECK_SIZE(struct asys_report_mark, 24);
+ASYS_CHECK_OFFSET(struct asys_report_mark, format_version, 16);
 ASYS_CHECK_OFFSET(struct asys_arena_frame, sequence, 24);
 ASYS_CHECK_OFFSET(struct asys_segment_header, format_version, 8);
 ASYS_CHECK_OFFSET(struct asys_segment_header, feature_mask, 16);

@@ -50,6 +50,20 @@ class BadReports(AsysTestCase):
         self.assertGreater(len(data), 20000)  # compressed during the run or at finalize
         self.check_refused('cut.asys-rep', data[:len(data) // 2], 'truncated')
 
+    def test_zstd_text_is_not_a_report(self):
+        # it used to be called a truncated report (issue 31.14)
+        self.check_refused('text.asys-rep', zstd(b'hello\n' * 10),
+                           'not an asys report (zstd-compressed, but not a tar archive)')
+
+    def test_damaged_report_is_called_damaged(self):
+        # 16 bytes overwritten inside the first frame: an asys report, damaged
+        self.profile([prog('hgtx_loop'), '2000'], options=['-t', 'nvtx', '-s', 'none'],
+                     name='good')
+        with open(self.report('good'), 'rb') as f:
+            data = bytearray(f.read())
+        data[200:216] = b'\xde\xad\xbe\xef' * 4
+        self.check_refused('damaged.asys-rep', bytes(data), 'damaged asys report')
+
     def test_path_escape(self):
         content = zstd(tar_bytes([('manifest.json', b'{"format_version": 1}'), ('../x', b'boo')]))
         self.check_refused('escape.asys-rep', content, "unsafe member name '../x'")
@@ -125,12 +139,50 @@ class BadCommands(AsysTestCase):
         self.assertEqual(open(self.path('keep.asys-rep')).read(), 'precious')
 
     def test_unwritable_output_directory(self):
-        if os.geteuid() == 0:
-            target = '/proc/asys-test/x'
+        if os.geteuid() == 0:  # root writes anywhere but a read-only file system
+            target, why = '/proc/asys-test/x', "directory '/proc/asys-test' does not exist"
         else:
             os.mkdir(self.path('ro'), 0o500)
-            target = self.path('ro/x')
-        self.one_line_error([ASYS, 'profile', '-o', target, 'true'], 'is not writable')
+            target, why = self.path('ro/x'), 'is not writable'
+        self.one_line_error([ASYS, 'profile', '-o', target, 'true'], why)
+        self.assertNoSessionLeft()
+
+    def test_finalize_says_what_is_wrong_with_the_directory(self):
+        os.mkdir(self.path('plain'))
+        for target, why in ((self.path('plain'), 'not an asys session directory'),
+                            (self.path('missing'), 'No such file or directory')):
+            with self.subTest(target=target):
+                r = self.run_cmd([ASYS, 'finalize', target])
+                self.assertEqual(r.returncode, 1)
+                lines = r.stderr.decode().strip().splitlines()
+                self.assertEqual(len(lines), 1, lines)
+                self.assertEqual(lines[0], "asys finalize: cannot open '%s': " % target + why
+                                 if why.startswith('No') else lines[0])
+                self.assertIn(why, lines[0])
+        self.assertFalse(os.path.exists(self.path('recovered.asys-rep')))
+
+    def test_output_paths_checked_before_the_program_runs(self):
+        # each found before the program runs (it would print 'ran'), one line each (issue 32.10)
+        os.mkdir(self.path('adir'))
+        os.mkdir(self.path('isdir.asys-rep'))
+        os.symlink('/nonexistent/x', self.path('dangling.asys-rep'))
+        cases = [(['-o', self.path('missing/x')], 'does not exist'),
+                 (['-o', self.path('dangling')], 'symbolic link to nothing'),
+                 (['-f', 'true', '-o', self.path('isdir')], 'it is a directory'),
+                 (['-o', self.path('n' * 250)], 'report name is too long')]
+        for options, why in cases:
+            with self.subTest(options=options):
+                r = self.run_cmd([ASYS, 'profile', *options, 'sh', '-c', 'echo ran'])
+                self.assertEqual(r.returncode, 1, r.stderr)
+                self.assertEqual(r.stdout, b'')
+                lines = r.stderr.decode().strip().splitlines()
+                self.assertEqual(len(lines), 1, lines)
+                self.assertIn(why, lines[0])
+        # a directory: the first free reportN in it, not 'dir/.asys-rep'
+        r = self.run_cmd([ASYS, 'profile', '-t', 'none', '-s', 'none', '-o',
+                          self.path('adir') + '/', 'true'])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(os.listdir(self.path('adir')), ['report1.asys-rep'])
         self.assertNoSessionLeft()
 
     def test_stats_output_not_writable_leaves_nothing(self):

@@ -504,6 +504,22 @@ class Errors(ExportCase):
         self.assertOneLine(r, "cannot write '%s'" % self.path('ro/x.pftrace'))
         self.assertEqual(os.listdir(self.path('ro')), [])
 
+    def test_a_directory_is_not_a_file_name(self):
+        # 'file exists (use --force-overwrite)' was the answer (issue 31.14)
+        os.mkdir(self.path('adir'))
+        r = self.export('-o', self.path('adir'), expect_rc=None)
+        self.assertOneLine(r, "cannot write '%s': it is a directory" % self.path('adir'))
+
+    def test_says_what_it_wrote_unless_quiet(self):
+        out = self.path('said.pftrace')
+        r = self.run_cmd([EXPORT, '-o', out, self.report()])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stderr.decode().splitlines()
+        self.assertEqual(len(lines), 1, lines)
+        self.assertTrue(lines[0].startswith("asys-export: wrote '%s': " % out), lines)
+        r = self.run_cmd([EXPORT, '-q', '-f', '-o', out, self.report()])
+        self.assertEqual((r.returncode, r.stderr), (0, b''))
+
     def test_missing_directory(self):
         for kind in ('pftrace', 'json', 'sqlite'):
             r = self.export('-t', kind, '-o', self.path('nodir/x'), expect_rc=None)
@@ -603,8 +619,8 @@ class Errors(ExportCase):
             os.close(master)
             if tty:
                 self.assertRegex(text, rb'asys-export: exporting \[#+\.*\] +\d+%')
-            else:
-                self.assertEqual(text, b'')
+            else:  # no bar, only what was written
+                self.assertRegex(text, rb"^asys-export: wrote '[^']*big.pftrace': [^\n]*\n$")
 
     def test_asys_export_alias(self):
         r = self.run_cmd([ASYS, 'export', '-q', '-t', 'json', self.report()])

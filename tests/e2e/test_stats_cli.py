@@ -89,6 +89,33 @@ class StatsCli(AsysTestCase):
         self.stats('-q', '-r', 'hgtx_sum', '-f', 'csv', '-o', '@wc -l > %s' % self.path('count'), self.report())
         self.assertEqual(open(self.path('count')).read().strip(), '4')
 
+    def test_output_into_a_directory(self):
+        # -o . wrote a hidden ._hgtx_sum.csv (issue 31.14)
+        os.mkdir(self.path('outdir'))
+        for target in ('.', self.path('outdir') + '/'):
+            self.stats('-q', '-r', 'hgtx_sum', '-o', target, self.report())
+        self.assertTrue(os.path.exists(self.path('rep_hgtx_sum.csv')))
+        self.assertFalse(os.path.exists(self.path('._hgtx_sum.csv')))
+        self.assertEqual(os.listdir(self.path('outdir')), ['rep_hgtx_sum.csv'])
+
+    def test_interrupted_import_says_so_and_leaves_nothing(self):
+        # Ctrl-C during a long import: exit 130 with one line (issue 31.14)
+        self.profile([prog('hgtx_loop'), '3000000'], options=['-t', 'nvtx', '-s', 'none'],
+                     name='big')
+        stats = subprocess.Popen([STATS, '-q', self.report('big')], cwd=self.dir, env=self.env,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not any(
+                '.sqlite' in n for n in os.listdir(self.dir)):  # the import has begun
+            time.sleep(0.01)
+        time.sleep(0.1)
+        stats.send_signal(2)
+        _, err = stats.communicate(timeout=60)
+        self.assertEqual(stats.returncode, -2, err)  # killed by SIGINT: the shell says 130
+        self.assertEqual(err.decode().strip().splitlines(),
+                         ['asys-stats: interrupted; nothing written'])
+        self.assertEqual([n for n in os.listdir(self.dir) if 'sqlite' in n], [])
+
     def test_short_options(self):
         # as nsys stats: -r report, -f format, -o output, -q quiet; -h help
         r = self.stats('-r', 'hgtx_sum', '-f', 'json', '-o', self.path('short'), '-q',
@@ -236,6 +263,15 @@ class ProfileCli(AsysTestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         rows = {r['Range']: r for r in self.stats_rows('hgtx_sum', 'again')}
         self.assertEqual(int(rows[':r']['Instances']), 50)
+        # without -o: the name the recording had, not recovered.asys-rep (issue 28.1)
+        r = self.run_cmd([ASYS, 'finalize', self.path(session)])
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("cannot write '%s': file exists" % self.report('first'), r.stderr.decode())
+        os.unlink(self.report('first'))
+        r = self.run_cmd([ASYS, 'finalize', self.path(session)], env=dict(self.env))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(os.path.exists(self.report('first')))
+        self.assertFalse(os.path.exists(self.path('recovered.asys-rep')))
 
 
 if __name__ == '__main__':
