@@ -270,6 +270,29 @@ static void put_metadata(struct asys_json_sink *s, const char *what, uint32_t pi
     put_str(s, "}}");
 }
 
+/* Chrome's process_labels: the command line, and the parent process (the
+ * format has no place of its own for it). */
+static void put_labels(struct asys_json_sink *s, uint32_t pid, const char *cmdline, uint32_t ppid)
+{
+    char parent[32] = "";
+    if (ppid)
+        snprintf(parent, sizeof parent, " (parent %u)", ppid);
+    begin_event(s);
+    put_str(s, "{\"name\":\"process_labels\",\"ph\":\"M\",\"pid\":");
+    put_u64(s, pid);
+    put_str(s, ",\"args\":{\"labels\":");
+    size_t n = strlen(cmdline) + strlen(parent) + 1;
+    char *text = malloc(n);
+    if (text) {
+        snprintf(text, n, "%s%s", cmdline, parent);
+        put_json_string(s, text);
+        free(text);
+    } else {
+        put_json_string(s, cmdline);
+    }
+    put_str(s, "}}");
+}
+
 /* ---- tracks ----------------------------------------------------------------------------- */
 
 static struct json_track *track_of(struct asys_json_sink *s, uint64_t uuid)
@@ -304,6 +327,8 @@ static int track(void *sink, const struct tl_track *t)
                      t->kind == TL_PROCESS && t->label ? t->label : t->name, 0);
         put_metadata(s, "process_sort_index", j->pid, 0, NULL,
                      (int64_t)(t->kind == TL_GROUP ? t->order : 1000 + t->order));
+        if (t->kind == TL_PROCESS && t->cmdline) /* shown under the process name */
+            put_labels(s, j->pid, t->cmdline, t->ppid);
         return 0;
     }
     struct json_track *parent = track_of(s, t->parent_uuid);

@@ -75,7 +75,14 @@ enum {
     F_TD_THREAD_ORDERING = 20,
     /* ProcessDescriptor */
     F_PD_PID = 1,
+    F_PD_CMDLINE = 2,
     F_PD_NAME = 6,
+    /* TracePacket.process_tree; ProcessTree.processes: Process */
+    F_PROCESS_TREE = 3,
+    F_PT_PROCESSES = 1,
+    F_PTP_PID = 1,
+    F_PTP_PPID = 2,
+    F_PTP_CMDLINE = 3,
     /* ThreadDescriptor */
     F_THD_PID = 1,
     F_THD_TID = 2,
@@ -304,6 +311,25 @@ static void plain_descriptor(struct asys_pftrace_sink *s, uint64_t uuid, uint64_
     pb_uint(d, F_TD_SIBLING_MERGE, SIBLING_MERGE_NONE);
 }
 
+/* The process's parent, which only a ProcessTree says (trace_processor's
+ * process.parent_upid), with its command line. */
+static int process_tree_packet(struct asys_pftrace_sink *s, const struct tl_track *t)
+{
+    struct pb_buf *tree = &s->inner, *process = &s->inner2;
+    pb_reset(tree);
+    pb_reset(process);
+    pb_uint(process, F_PTP_PID, t->pid);
+    pb_uint(process, F_PTP_PPID, t->ppid);
+    if (t->cmdline)
+        put_text(s, process, F_PTP_CMDLINE, t->cmdline);
+    pb_message(tree, F_PT_PROCESSES, process);
+    pb_uint(&s->packet, F_TIMESTAMP, (uint64_t)s->start_ns);
+    pb_uint(&s->packet, F_TIMESTAMP_CLOCK_ID, CLOCK_MONOTONIC_ID);
+    pb_uint(&s->packet, F_SEQUENCE_ID, DESCRIPTOR_SEQUENCE);
+    pb_message(&s->packet, F_PROCESS_TREE, tree);
+    return flush_packet(s);
+}
+
 static int track(void *sink, const struct tl_track *t)
 {
     struct asys_pftrace_sink *s = sink;
@@ -318,10 +344,14 @@ static int track(void *sink, const struct tl_track *t)
         put_text(s, d, F_TD_NAME, t->name);
         pb_reset(sub);
         pb_uint(sub, F_PD_PID, t->pid);
+        if (t->cmdline)
+            put_text(s, sub, F_PD_CMDLINE, t->cmdline);
         put_text(s, sub, F_PD_NAME, label);
         pb_message(d, F_TD_PROCESS, sub);
         pb_sint(d, F_TD_SIBLING_RANK, (int64_t)t->order);
-        return descriptor_packet(s);
+        if (descriptor_packet(s) != 0)
+            return -1;
+        return t->ppid ? process_tree_packet(s, t) : 0;
     }
     if (t->kind == TL_THREAD) {
         pb_reset(d);

@@ -51,7 +51,9 @@ static int declare(struct walk *w, uint64_t uuid, uint64_t parent, enum tl_track
                          tid,
                          lane,
                          sort_index,
-                         kind == TL_COUNTER ? w->counter_axis : NULL};
+                         kind == TL_COUNTER ? w->counter_axis : NULL,
+                         kind == TL_PROCESS ? w->process_ppid : 0,
+                         kind == TL_PROCESS ? w->process_cmdline : NULL};
     w->stats->tracks++;
     if (w->ops->track(w->sink, &t) != 0)
         return tw_sink_failed(w);

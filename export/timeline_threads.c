@@ -16,21 +16,47 @@ uint32_t tw_process_row(struct walk *w, uint32_t pid)
     if (id)
         return id;
     char name[512];
-    sqlite3_stmt *st = tw_prepare(w, "SELECT s.value FROM processes AS p\n"
-                                     "LEFT JOIN strings AS s ON s.id = p.name_id WHERE p.pid = ?");
+    sqlite3_stmt *st = tw_prepare(w, "SELECT s.value, p.ppid, c.value FROM processes AS p\n"
+                                     "LEFT JOIN strings AS s ON s.id = p.name_id\n"
+                                     "LEFT JOIN strings AS c ON c.id = p.cmdline_id\n"
+                                     "WHERE p.pid = ?");
     if (!st)
         return 0;
     sqlite3_bind_int64(st, 1, pid);
-    const char *exe =
-        sqlite3_step(st) == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    const char *exe = found ? (const char *)sqlite3_column_text(st, 0) : NULL;
     char label[480];
     snprintf(label, sizeof label, "%s", exe ? exe : "process");
     snprintf(name, sizeof name, "%s (%u)", label, pid);
-    sqlite3_finalize(st);
+    int64_t ppid = found ? sqlite3_column_int64(st, 1) : 0;
+    w->process_ppid = ppid > 0 && ppid <= UINT32_MAX ? (uint32_t)ppid : 0;
+    w->process_cmdline = found ? (const char *)sqlite3_column_text(st, 2) : NULL;
     /* processes after the devices */
-    return tw_row_new_entity(w, key, sizeof key, 0, 0, TL_PROCESS, name, label, 1000000 + pid, pid,
-                             0);
+    id =
+        tw_row_new_entity(w, key, sizeof key, 0, 0, TL_PROCESS, name, label, 1000000 + pid, pid, 0);
+    w->process_ppid = 0;
+    w->process_cmdline = NULL;
+    sqlite3_finalize(st);
+    return id;
 }
+
+/* Every traced process, with or without events: a report whose program
+ * recorded nothing still shows what ran (and the trace is not empty). */
+static int walk_processes(struct walk *w)
+{
+    sqlite3_stmt *st = tw_prepare(w, "SELECT pid FROM processes ORDER BY pid");
+    if (!st)
+        return -1;
+    while (!w->failed && sqlite3_step(st) == SQLITE_ROW) {
+        int64_t pid = sqlite3_column_int64(st, 0);
+        if (pid > 0 && pid <= UINT32_MAX)
+            tw_process_row(w, (uint32_t)pid);
+    }
+    sqlite3_finalize(st);
+    return w->failed ? -1 : 0;
+}
+
+const struct tl_family tl_family_processes = {"processes", 0, walk_processes};
 
 static uint32_t thread_row(struct walk *w, uint32_t pid, uint32_t tid)
 {

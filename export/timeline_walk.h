@@ -86,6 +86,8 @@ struct walk {
     uint64_t done, total;     /* events, for progress */
     uint8_t last_row_key[24]; /* tw_thread_child_row's last answer */
     const char *counter_axis; /* the axis group of the counter row being declared */
+    uint32_t process_ppid;    /* the process row being declared: its parent, its command */
+    const char *process_cmdline;
     uint32_t last_row;
     const char *categories[TL_MAX_CATEGORIES]; /* tw_category's names, by id */
     uint32_t category_count;

@@ -117,6 +117,7 @@ class Track:
         self.parent = 0
         self.pid = None
         self.process_name = None
+        self.cmdline = None  # ProcessDescriptor.cmdline, joined by spaces
         self.tid = None  # a thread track: pid and tid
         self.thread_name = None
         self.counter = False
@@ -177,6 +178,7 @@ class Trace:
         self.problems = []
         self.flows = []  # (source slice, destination slice): their BEGIN events
         self.clocks_related = False  # the first clock snapshot was read
+        self.parents = {}  # pid -> (ppid, command line) from ProcessTree packets
 
     def problem(self, text):
         if len(self.problems) < 50:
@@ -267,6 +269,13 @@ def _packet(trace, sequences, index, packet):
                 table[e.get(1)] = _text(trace, e.get(2, b''), 'an interned name')
     if 60 in p:
         _descriptor(trace, index, p[60][0][1])
+    if 3 in p:  # ProcessTree: trace_processor's process.parent_upid
+        for field, _, process in fields(p[3][0][1]):
+            if field == 1:
+                pr = _one(process, {1, 2})
+                args = [_text(trace, v, 'a command line') for f, _, v in fields(process)
+                        if f == 3]
+                trace.parents[pr.get(1)] = (pr.get(2), ' '.join(args) if args else None)
     if 11 in p:
         _track_event(trace, seq, sid, index, p, p[11][0][1])
 
@@ -299,6 +308,8 @@ def _descriptor(trace, index, buf):
         pd = _one(d[3], {1, 6})
         t.pid = pd.get(1)
         t.process_name = _text(trace, pd.get(6, b''), 'a process name')
+        args = [_text(trace, v, 'a command line') for f, _, v in fields(d[3]) if f == 2]
+        t.cmdline = ' '.join(args) if args else None
     if 4 in d:
         td = _one(d[4], {1, 2, 5})
         t.pid, t.tid = td.get(1), td.get(2)

@@ -477,6 +477,39 @@ class Hostile(ExportCase):
         self.assertIn('"},{"ph":"X","name":"injected', values)
 
 
+class ProcessParents(ExportCase):
+    """Every process is in the timeline with its parent and command line, also
+    without events (issue 31.10)."""
+
+    def test_parents_and_command_lines(self):
+        self.profile([prog('process_tree'), '3'], ['-t', 'osrt', '-s', 'none'])
+        trace = self.pftrace()
+        rows = dict(self.db().execute('SELECT pid, ppid FROM processes'))
+        processes = {t.pid: t for t in trace.tracks.values() if t.is_process()}
+        self.assertEqual(set(processes), set(rows))
+        children = [pid for pid, ppid in rows.items() if ppid in rows]
+        self.assertEqual(len(children), 3, rows)
+        for pid in children:
+            self.assertEqual(trace.parents[pid][0], rows[pid])
+            self.assertTrue(processes[pid].cmdline.endswith('process_tree child'),
+                            processes[pid].cmdline)
+            self.assertEqual(trace.parents[pid][1], processes[pid].cmdline)
+        out = self.path('out.json')
+        self.export('-t', 'json', '-o', out)
+        labels = [e for e in json.load(open(out))['traceEvents']
+                  if e.get('name') == 'process_labels']
+        self.assertEqual({e['pid'] for e in labels}, set(rows))
+
+    def test_a_report_without_events_still_shows_its_process(self):
+        r = self.run_cmd([ASYS, 'profile', '-t', 'none', '-s', 'none', '-o', self.path('rep'),
+                          'true'])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        trace = self.pftrace()
+        names = [t.process_name for t in trace.tracks.values() if t.is_process()]
+        self.assertEqual(names, ['true'])
+        self.assertGreater(os.path.getsize(self.path('out.pftrace')), 0)
+
+
 class Errors(ExportCase):
     def setUp(self):
         super().setUp()
