@@ -64,6 +64,30 @@ static uint32_t node_row(struct walk *w, const char *key)
     return key ? tw_row_find(w, key, strlen(key)) : 0;
 }
 
+/* The row of device `physical`: the tree's, or (a device that ran no work,
+ * only allocations) a group row made as the tree would name it. */
+static uint32_t device_row(struct walk *w, int64_t physical)
+{
+    char key[32], name[300];
+    snprintf(key, sizeof key, "D%lld", (long long)physical);
+    uint32_t row = node_row(w, key);
+    if (row)
+        return row;
+    sqlite3_stmt *st = tw_prepare(w, "SELECT s.value FROM ppu_devices AS d\n"
+                                     "JOIN strings AS s ON s.id = d.name_id\n"
+                                     "WHERE COALESCE(d.physical_index, d.device) = ? LIMIT 1");
+    if (!st)
+        return 0;
+    sqlite3_bind_int64(st, 1, physical);
+    const char *device = sqlite3_step(st) == SQLITE_ROW ? asys_column_text(st, 0) : NULL;
+    snprintf(name, sizeof name, "PPU %lld%s%s", (long long)physical, device ? ": " : "",
+             device ? device : "");
+    sqlite3_finalize(st);
+    /* after the devices that ran work */
+    uint32_t order = 100 + (uint32_t)(physical & 0xff);
+    return tw_row_new(w, key, strlen(key), 0, 0, TL_GROUP, name, order, 0);
+}
+
 /* A row of its own under a tree node (device summaries, HGTX projection). */
 static uint32_t child_row(struct walk *w, uint32_t parent, const char *suffix, const char *name,
                           uint32_t order)
@@ -427,9 +451,7 @@ static int walk_memory(struct walk *w)
                 parent = tw_process_row(w, pid);
                 snprintf(name, sizeof name, "Pinned memory (bytes)");
             } else {
-                char device[32];
-                snprintf(device, sizeof device, "D%lld", (long long)sqlite3_column_int64(st, 1));
-                parent = node_row(w, device);
+                parent = device_row(w, sqlite3_column_int64(st, 1));
                 snprintf(name, sizeof name, "Device memory, pid %u (bytes)", pid);
             }
             struct row *p = tw_row_at(w, parent);
@@ -485,9 +507,10 @@ static int walk_failed_allocations(struct walk *w)
         return -1;
     struct tl_args args;
     while (!w->failed && sqlite3_step(st) == SQLITE_ROW) {
-        char device[32], name[160];
-        snprintf(device, sizeof device, "D%lld", (long long)sqlite3_column_int64(st, 1));
-        uint32_t parent = sqlite3_column_type(st, 1) != SQLITE_NULL ? node_row(w, device) : 0;
+        char name[160];
+        uint32_t parent = sqlite3_column_type(st, 1) != SQLITE_NULL
+                              ? device_row(w, sqlite3_column_int64(st, 1))
+                              : 0;
         uint32_t row =
             parent ? child_row(w, parent, "failed", "Failed allocations", 250)
                    : tw_thread_child_row(w, (uint32_t)sqlite3_column_int64(st, 0),

@@ -55,6 +55,17 @@ class DeviceMemory(HggcTestCase):
         self.assertEqual([e.name for e in failed], ['cudaMalloc failed (%d B)' % (1 << 50)])
         names = {t.name for t in trace.tracks.values() if t.counter}
         self.assertIn('Pinned memory (bytes)', names)
+        # the device ran no kernels here: its memory counter still has a device
+        # to hang under (issue 31.10), with every allocation and free on it
+        device = [t for t in trace.tracks.values() if t.counter and
+                  t.name.startswith('Device memory, pid ')]
+        self.assertEqual(len(device), 1, names)
+        self.assertTrue(trace.path(device[0].uuid)[0].startswith('PPU 0'), trace.path(device[0].uuid))
+        values = [e for e in trace.events if e.track == device[0].uuid]
+        db = self.db()
+        changes = db.execute('SELECT COUNT(*) FROM ppu_memory WHERE operation IN (1, 2) '
+                             'AND memory_kind = 3').fetchone()[0]
+        self.assertEqual(len(values), changes)
 
     def test_pinned_and_report_info(self):
         rows = self.by_site('pinned_sum')
