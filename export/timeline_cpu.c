@@ -119,13 +119,13 @@ static int walk_thread_cores(struct walk *w)
     return w->failed ? -1 : 0;
 }
 
-/* The states the scheduler saw (OSRT's "Possibly ..." estimates are not drawn). */
+/* The states the scheduler saw, or where it was not asked (-s none) OSRT's
+ * estimates, "Possibly Running" and "Possibly Waiting" (manual 5.2). */
 static int walk_states(struct walk *w)
 {
     sqlite3_stmt *st =
         tw_prepare(w, "SELECT s.pid, s.tid, s.state, s.start_ns, s.end_ns FROM thread_states AS s\n"
-                      "WHERE s.state IN ('Running', 'Preempted', 'Waiting', 'Uninterruptible')\n"
-                      "  AND " IN_WINDOW("s") " ORDER BY s.pid, s.tid, s.start_ns");
+                      "WHERE " IN_WINDOW("s") " ORDER BY s.pid, s.tid, s.start_ns");
     if (!st)
         return -1;
     while (!w->failed && sqlite3_step(st) == SQLITE_ROW) {
@@ -142,9 +142,7 @@ static int walk_states(struct walk *w)
 
 static int walk_scheduling(struct walk *w)
 {
-    if (walk_cores(w) != 0 || walk_thread_cores(w) != 0)
-        return -1;
-    return tw_table_wanted(w, "thread_states") ? walk_states(w) : 0;
+    return walk_cores(w) == 0 && walk_thread_cores(w) == 0 ? 0 : -1;
 }
 
 /* Each CPU sample as a point on its thread, its stack as an argument. */
@@ -181,4 +179,5 @@ static int walk_samples(struct walk *w)
 }
 
 const struct tl_family tl_family_cpu_scheduling = {"sched_slices", 4, walk_scheduling};
+const struct tl_family tl_family_thread_states = {"thread_states", 1, walk_states};
 const struct tl_family tl_family_cpu_samples = {"cpu_samples", 1, walk_samples};

@@ -87,6 +87,34 @@ class BlockingCalls(AsysTestCase):
             'AND t.pid = ? GROUP BY t.pid', (int(main['PID']),)).fetchone()
         self.assertEqual(covered, life)
 
+    def test_estimated_states_are_drawn(self):
+        # thread_state_sum reported them, the exports drew none (issue 31.10)
+        import collections
+        import json
+        import os
+        import pftrace
+        from asys_e2e import BIN
+        export = os.path.join(BIN, 'asys-export')
+        expected = collections.Counter(dict(self.db().execute(
+            'SELECT state, COUNT(*) FROM thread_states GROUP BY state')))
+        self.assertEqual(set(expected), {'Possibly Running', 'Possibly Waiting'})
+        out = self.path('states.pftrace')
+        r = self.run_cmd([export, '-q', '-o', out, self.report()])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        trace = pftrace.read(out)
+        self.assertEqual(trace.problems, [])
+        drawn = collections.Counter(e.name for e in trace.events
+                                    if e.type == pftrace.BEGIN and e.name in expected)
+        self.assertEqual(drawn, expected)
+        out = self.path('states.json')
+        r = self.run_cmd([export, '-q', '-t', 'json', '-o', out, self.report()])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            events = json.load(f)['traceEvents']
+        drawn = collections.Counter(e['name'] for e in events
+                                    if e.get('ph') == 'X' and e['name'] in expected)
+        self.assertEqual(drawn, expected)
+
 
 class Threshold(AsysTestCase):
     def test_zero_threshold_records_short_calls(self):
