@@ -1,5 +1,6 @@
 #include "demangle.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,13 +11,27 @@ char *asys_demangle(const char *mangled)
 {
     if (!mangled || strncmp(mangled, "_Z", 2) != 0)
         return NULL;
+    /* an inlined function's frame: "MANGLED (inlined)" */
+    size_t len = strlen(mangled), mark = strlen(ASYS_INLINED_SUFFIX);
+    int inlined = len > mark && !strcmp(mangled + len - mark, ASYS_INLINED_SUFFIX);
+    char *name = inlined ? strndup(mangled, len - mark) : NULL;
+    if (inlined && !name)
+        return NULL;
     int status = 0;
-    char *text = __cxa_demangle(mangled, NULL, NULL, &status);
-    if (status != 0) {
+    char *text = __cxa_demangle(inlined ? name : mangled, NULL, NULL, &status);
+    free(name);
+    if (status != 0 || !text) {
         free(text);
         return NULL;
     }
-    return text;
+    if (!inlined)
+        return text;
+    size_t n = strlen(text) + mark + 1;
+    char *with = malloc(n);
+    if (with)
+        snprintf(with, n, "%s%s", text, ASYS_INLINED_SUFFIX);
+    free(text);
+    return with;
 }
 
 static int opens(char c)

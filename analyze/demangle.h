@@ -6,8 +6,13 @@
 
 #include <stddef.h>
 
-/* The demangled form of `mangled` (malloc'd), or NULL when it is not a
- * mangled C++ name (plain C names stay as they are). */
+/* What follows the name of a function inlined into its caller, in the
+ * frames of a call stack (perf report --inline's spelling). */
+#define ASYS_INLINED_SUFFIX " (inlined)"
+
+/* The demangled form of `mangled` (malloc'd; an inlined frame's suffix
+ * kept), or NULL when it is not a mangled C++ name (plain C names stay as
+ * they are). */
 char *asys_demangle(const char *mangled);
 
 /* The name without return type and parameter list (kernels group by it):

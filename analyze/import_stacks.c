@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "demangle.h"
 #include "grow.h"
 #include "import_family.h"
 #include "json_util.h"
@@ -331,41 +332,89 @@ static int intern_json_string(struct asys_importer *imp, const cJSON *item, uint
     return imp_intern_text(imp, item->valuestring, strlen(item->valuestring), id, err);
 }
 
-static int64_t frame_id(struct stacks *st, struct stacks_image *img, uint64_t address,
-                        struct asys_err *err)
+/* Functions inlined at one address kept as frames of their own, at most
+ * (symbols.json is untrusted: the rest of a longer chain is left out). */
+#define INLINE_FRAMES_MAX 16
+
+/* An inlined function's name as frames keep it: "NAME (inlined)". */
+static int intern_inlined(struct asys_importer *imp, const cJSON *item, uint32_t *id,
+                          struct asys_err *err)
 {
-    struct asys_importer *imp = st->imp;
-    uint64_t *known = asys_u64map_get(&img->frames, address);
-    if (known)
-        return (int64_t)*known;
-    const struct imp_module *mod = module_at(img, address);
-    const cJSON *frame = symbol_of(st, img, address, mod);
-    uint32_t function = 0, file = 0;
-    int line = 0;
-    if (frame) {
-        if (intern_json_string(imp, cJSON_GetArrayItem(frame, 1), &function, err) ||
-            intern_json_string(imp, cJSON_GetArrayItem(frame, 2), &file, err))
-            return -1;
-        const cJSON *l = cJSON_GetArrayItem(frame, 3);
-        line = cJSON_IsNumber(l) ? l->valueint : 0;
-    }
-    int64_t id = st->next_frame_id++;
-    int64_t module = mod ? mod->id : 0;
+    char name[4096];
+    *id = 0;
+    if (!cJSON_IsString(item) || !item->valuestring[0])
+        return 0;
+    int n = snprintf(name, sizeof name, "%.*s%s", (int)(sizeof name - sizeof ASYS_INLINED_SUFFIX),
+                     item->valuestring, ASYS_INLINED_SUFFIX);
+    return imp_intern_text(imp, name, (size_t)n, id, err);
+}
+
+static int insert_frame(struct stacks *st, uint64_t address, int64_t module, uint32_t function,
+                        uint32_t file, int line, struct asys_err *err)
+{
     sqlite3_stmt *ins = st->insert_frame;
-    sqlite3_bind_int64(ins, 1, id);
-    sqlite3_bind_int64(ins, 2, imp->seg.pid);
+    sqlite3_bind_int64(ins, 1, st->next_frame_id++);
+    sqlite3_bind_int64(ins, 2, st->imp->seg.pid);
     sqlite3_bind_int64(ins, 3, (int64_t)address);
     imp_bind_optional(ins, 4, module, module != 0);
     imp_bind_optional(ins, 5, function, function != 0);
     imp_bind_optional(ins, 6, file, file != 0);
     imp_bind_optional(ins, 7, line, file != 0 && line > 0);
-    if (imp_step(imp, ins, err) != 0)
+    return imp_step(st->imp, ins, err);
+}
+
+/* A frame of symbols.json ([name, file, line] from `first`): its strings. */
+static int frame_strings(struct asys_importer *imp, const cJSON *frame, int first, int inlined,
+                         uint32_t *function, uint32_t *file, int *line, struct asys_err *err)
+{
+    if ((inlined ? intern_inlined(imp, cJSON_GetArrayItem(frame, first), function, err)
+                 : intern_json_string(imp, cJSON_GetArrayItem(frame, first), function, err)) ||
+        intern_json_string(imp, cJSON_GetArrayItem(frame, first + 1), file, err))
         return -1;
-    if (asys_u64map_put(&img->frames, address, (uint64_t)id) != 0) {
+    const cJSON *l = cJSON_GetArrayItem(frame, first + 2);
+    *line = cJSON_IsNumber(l) && l->valuedouble > 0 && l->valuedouble < INT32_MAX ? l->valueint : 0;
+    return 0;
+}
+
+/* The frames of `address`: the functions inlined there (innermost first),
+ * then the function that holds them; their ids are consecutive from the one
+ * returned, *count of them (-1 on error). */
+static int64_t frame_ids(struct stacks *st, struct stacks_image *img, uint64_t address,
+                         uint32_t *count, struct asys_err *err)
+{
+    struct asys_importer *imp = st->imp;
+    uint64_t *known = asys_u64map_get(&img->frames, address);
+    if (known) {
+        *count = (uint32_t)(*known >> 56);
+        return (int64_t)(*known & ((1ull << 56) - 1));
+    }
+    const struct imp_module *mod = module_at(img, address);
+    const cJSON *frame = symbol_of(st, img, address, mod);
+    const cJSON *chain = frame ? cJSON_GetArrayItem(frame, 4) : NULL;
+    int inlined = cJSON_IsArray(chain) ? cJSON_GetArraySize(chain) : 0;
+    if (inlined > INLINE_FRAMES_MAX)
+        inlined = INLINE_FRAMES_MAX;
+    int64_t first = st->next_frame_id, module = mod ? mod->id : 0;
+    uint32_t function = 0, file = 0;
+    int line = 0;
+    for (int i = 0; i < inlined; i++) {
+        const cJSON *in = cJSON_GetArrayItem(chain, i);
+        if (!cJSON_IsArray(in) || frame_strings(imp, in, 0, 1, &function, &file, &line, err) != 0 ||
+            insert_frame(st, address, module, function, file, line, err) != 0)
+            return cJSON_IsArray(in) ? -1 : (asys_fail(err, "a damaged inlined frame"), -1);
+    }
+    function = file = 0;
+    line = 0;
+    if (frame && frame_strings(imp, frame, 1, 0, &function, &file, &line, err) != 0)
+        return -1;
+    if (insert_frame(st, address, module, function, file, line, err) != 0)
+        return -1;
+    *count = (uint32_t)inlined + 1;
+    if (asys_u64map_put(&img->frames, address, (uint64_t)first | (uint64_t)*count << 56) != 0) {
         asys_fail(err, "out of memory");
         return -1;
     }
-    return id;
+    return first;
 }
 
 static int import_callchain(void *state, const struct asys_record *rec, uint64_t ns,
@@ -386,22 +435,33 @@ static int import_callchain(void *state, const struct asys_record *rec, uint64_t
     int64_t id = stk->next_callchain_id++;
     if (asys_u64map_put(&imp->seg.image->chains, c->callchain_id, (uint64_t)id) != 0)
         return asys_fail(err, "out of memory");
+    /* the depth counts the inlined functions' frames too: first their ids */
+    const uint64_t *frames = (const uint64_t *)(c + 1);
+    uint64_t depth = 0;
+    for (uint32_t i = 0; i < c->depth; i++) {
+        uint32_t count;
+        if (frame_ids(stk, img, frames[i], &count, err) < 0)
+            return -1;
+        depth += count;
+    }
     sqlite3_stmt *st = stk->insert_callchain;
     sqlite3_bind_int64(st, 1, id);
     sqlite3_bind_int64(st, 2, imp->seg.pid);
-    sqlite3_bind_int64(st, 3, c->depth);
+    sqlite3_bind_int64(st, 3, (int64_t)depth);
     if (imp_step(imp, st, err) != 0)
         return -1;
-    const uint64_t *frames = (const uint64_t *)(c + 1);
-    for (uint32_t level = 0; level < c->depth; level++) {
-        int64_t frame = frame_id(stk, img, frames[level], err);
+    for (uint32_t i = 0, level = 0; i < c->depth; i++) {
+        uint32_t count;
+        int64_t frame = frame_ids(stk, img, frames[i], &count, err);
+        for (uint32_t k = 0; frame >= 0 && k < count; k++, level++) {
+            st = stk->insert_callchain_frame;
+            sqlite3_bind_int64(st, 1, id);
+            sqlite3_bind_int64(st, 2, level);
+            sqlite3_bind_int64(st, 3, frame + k);
+            if (imp_step(imp, st, err) != 0)
+                return -1;
+        }
         if (frame < 0)
-            return -1;
-        st = stk->insert_callchain_frame;
-        sqlite3_bind_int64(st, 1, id);
-        sqlite3_bind_int64(st, 2, level);
-        sqlite3_bind_int64(st, 3, frame);
-        if (imp_step(imp, st, err) != 0)
             return -1;
     }
     return 0;

@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "symbolize.h"
 
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <limits.h>
@@ -293,6 +295,72 @@ static void file_symbols_close(struct file_symbols *fs)
         dwfl_end(fs->dwfl);
 }
 
+/* ---- inlined functions ---------------------------------------------------- */
+
+#define INLINE_DEPTH_MAX 16
+
+/* A DIE's name as the symbol table would give it: its linkage (mangled)
+ * name where it has one, else its name, looked up through its abstract
+ * origin (an inlined instance names nothing itself). */
+static const char *die_function_name(Dwarf_Die *die)
+{
+    Dwarf_Attribute attr;
+    const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+    if (!name)
+        name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+    return name ? name : dwarf_diename(die) ? dwarf_diename(die) : NULL;
+}
+
+/* The file and line an inlined instance was called from. */
+static void call_site(Dwarf_Die *inlined, Dwarf_Files *files, const char **file, int *line)
+{
+    Dwarf_Attribute attr;
+    Dwarf_Word value;
+    *file = NULL;
+    *line = 0;
+    if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &value) == 0 && files)
+        *file = dwarf_filesrc(files, value, NULL, NULL);
+    if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_line, &attr), &value) == 0)
+        *line = (int)value;
+}
+
+/* The functions inlined at `pc`, innermost first, each with the file and
+ * line it is at (the innermost: pc's own line, from `file`/`line`); the
+ * enclosing function's own file and line (the outermost call site) go into
+ * *outer_file, *outer_line.  NULL when nothing is inlined there. */
+static cJSON *inline_chain(const struct file_symbols *fs, Dwarf_Addr pc, const char *file, int line,
+                           const char **outer_file, int *outer_line)
+{
+    Dwarf_Addr bias = 0;
+    Dwarf_Die *cu = fs->module ? dwfl_module_addrdie(fs->module, pc, &bias) : NULL;
+    Dwarf_Die *scopes = NULL;
+    int n = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+    Dwarf_Files *files = NULL;
+    if (n > 0)
+        dwarf_getsrcfiles(cu, &files, NULL);
+    cJSON *chain = NULL;
+    for (int i = 0, depth = 0; i < n && depth < INLINE_DEPTH_MAX; i++) {
+        if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram)
+            break; /* the function that holds them all */
+        if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+            continue; /* a lexical block */
+        const char *name = die_function_name(&scopes[i]);
+        if (!chain)
+            chain = cJSON_CreateArray();
+        cJSON *frame = cJSON_CreateArray();
+        cJSON_AddItemToArray(frame, cJSON_CreateString(name ? name : ""));
+        cJSON_AddItemToArray(frame, cJSON_CreateString(file ? file : ""));
+        cJSON_AddItemToArray(frame, cJSON_CreateNumber(file ? line : 0));
+        cJSON_AddItemToArray(chain, frame);
+        depth++;
+        call_site(&scopes[i], files, &file, &line); /* where the next one out stands */
+    }
+    free(scopes);
+    *outer_file = file;
+    *outer_line = line;
+    return chain;
+}
+
 static cJSON *resolve_offset(const struct file_symbols *fs, uint64_t offset)
 {
     /* a return address: the call that made the frame is just before it */
@@ -305,6 +373,8 @@ static cJSON *resolve_offset(const struct file_symbols *fs, uint64_t offset)
     Dwfl_Line *line = fs->module ? dwfl_module_getsrc(fs->module, pc) : NULL;
     int lineno = 0;
     const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+    /* the functions inlined there, as frames of their own (perf --inline) */
+    cJSON *inlined = inline_chain(fs, pc, file, lineno, &file, &lineno);
     char hex[24];
     snprintf(hex, sizeof hex, "0x%" PRIx64, offset);
     cJSON *frame = cJSON_CreateArray();
@@ -318,6 +388,8 @@ static cJSON *resolve_offset(const struct file_symbols *fs, uint64_t offset)
     cJSON_AddItemToArray(frame, cJSON_CreateString(name));
     cJSON_AddItemToArray(frame, cJSON_CreateString(file ? file : ""));
     cJSON_AddItemToArray(frame, cJSON_CreateNumber(file ? lineno : 0));
+    if (inlined)
+        cJSON_AddItemToArray(frame, inlined);
     return frame;
 }
 

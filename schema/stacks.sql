@@ -18,7 +18,9 @@ CREATE TABLE frames (
     pid         INTEGER NOT NULL,    -- process
     address     INTEGER NOT NULL,    -- return address
     module_id   INTEGER,             -- modules.id, NULL when outside every known object
-    function_id INTEGER,             -- strings: function name, NULL when no symbol covers it
+    function_id INTEGER,             -- strings: function name, NULL when no symbol covers it;
+                                     -- 'NAME (inlined)': a function inlined at this address,
+                                     -- a frame of its own before its caller's (same address)
     file_id     INTEGER,             -- strings: source file, NULL without line information
     line        INTEGER              -- source line, NULL without line information
 );

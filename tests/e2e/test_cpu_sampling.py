@@ -120,9 +120,58 @@ class HotFunctionsFramePointers(SamplingCase):
         self.record([prog('cpu_burn_nofp'), 'hot', BURN_MS], ['-s', 'process-tree', '-b', 'none'])
         self.assertHotFunctions()
         con = self.db()
+        # one address (a function inlined there is a frame of its own at it)
         depths = {r[0] for r in con.execute(
-            'SELECT c.depth FROM cpu_samples AS s JOIN callchains AS c ON c.id = s.callchain_id')}
+            'SELECT COUNT(DISTINCT f.address) FROM cpu_samples AS s '
+            'JOIN callchain_frames AS cf ON cf.callchain_id = s.callchain_id '
+            'JOIN frames AS f ON f.id = cf.frame_id GROUP BY s.id')}
         self.assertEqual(depths, {1})
+
+
+class InlinedFrames(SamplingCase):
+    """-b dwarf: a function inlined into its caller is a frame of its own,
+    'NAME (inlined)', with the share perf report --inline gives it on the
+    same program (issue 31.3)."""
+
+    def perf_shares(self):
+        """{name: self %} of perf record --call-graph dwarf + report --inline, or None."""
+        import shutil
+        perf = shutil.which('perf')
+        if not perf:
+            return None
+        data = self.path('perf.data')
+        r = self.run_cmd([perf, 'record', '-q', '-e', 'cpu-clock', '--call-graph', 'dwarf',
+                          '-o', data, prog('cpu_inline'), '2000000'])
+        if r.returncode != 0:
+            return None
+        r = self.run_cmd([perf, 'report', '-i', data, '--inline', '--stdio', '--no-children',
+                          '--comm', 'cpu_inline'])
+        shares = {}
+        for m in re.finditer(r'--([\d.]+)%--(\S+(?: \(inlined\))?)\n\s+(\S+)', r.stdout.decode()):
+            shares[m.group(2)] = float(m.group(1))
+        return shares or None
+
+    def test_inlined_function_has_its_own_frame(self):
+        self.record([prog('cpu_inline'), '2000000'], ['-s', 'process-tree', '-b', 'dwarf'])
+        flat = self.flat()
+        inner = flat.get('inner_hot (inlined)')
+        self.assertIsNotNone(inner, sorted(flat)[:20])
+        outer = flat['outer_work']
+        # its caller is the function it was inlined into
+        con = self.db()
+        callers = {r[0] for r in con.execute(
+            'SELECT fo.value FROM callchain_frames AS a JOIN frames AS f ON f.id = a.frame_id '
+            'JOIN strings AS s ON s.id = f.function_id '
+            'JOIN callchain_frames AS b ON b.callchain_id = a.callchain_id AND b.level = a.level + 1 '
+            'JOIN frames AS g ON g.id = b.frame_id JOIN strings AS fo ON fo.id = g.function_id '
+            "WHERE s.value = 'inner_hot (inlined)'")}
+        self.assertEqual(callers, {'outer_work'})
+        ours = float(inner['Self (%)']), float(outer['Self (%)'])
+        self.assertGreater(ours[0], 30, ours)
+        perf = self.perf_shares()
+        if perf and 'inner_hot (inlined)' in perf:
+            # within a few points of perf, each sampling its own run
+            self.assertLess(abs(ours[0] - perf['inner_hot (inlined)']), 8, (ours, perf))
 
 
 class EventAndPeriod(SamplingCase):
