@@ -13,7 +13,7 @@
  * the leaf below the frame that made it. */
 #define CALL_SOURCE_SQL(table)                                                                     \
     "SELECT c.start_ns, c.end_ns, c.pid, c.tid, c.callchain_id,\n"                                 \
-    "       MIN(c.end_ns, ?2) - MAX(c.start_ns, ?1), s.value\n"                                    \
+    "       MIN(c.end_ns, ?2) - MAX(c.start_ns, ?1), s.value, 1\n"                                 \
     "FROM " table " AS c LEFT JOIN strings AS s ON s.id = c.name_id\n"                             \
     "WHERE c.callchain_id IS NOT NULL AND c.end_ns >= ?1 AND c.start_ns <= ?2\n"                   \
     "  AND (?3 < 0 OR c.pid = ?3) AND (?4 < 0 OR c.tid = ?4)\n"                                    \
@@ -24,11 +24,12 @@ static const struct stack_source cpu_source = {
     .unit = "samples",
     .table = "cpu_samples",
     .none = "no CPU samples (record with -s process-tree)",
-    .sql = "SELECT timestamp_ns, timestamp_ns, pid, tid, callchain_id, 1, NULL\n"
+    .sql = "SELECT timestamp_ns, timestamp_ns, pid, tid, callchain_id, 1, NULL, 1\n"
            "FROM cpu_samples\n"
            "WHERE timestamp_ns >= ?1 AND timestamp_ns <= ?2\n"
            "  AND (?3 < 0 OR pid = ?3) AND (?4 < 0 OR tid = ?4)\n"
            "ORDER BY timestamp_ns",
+    .weight_type = "samples",
 };
 
 static const struct stack_source osrt_source = {
@@ -38,6 +39,8 @@ static const struct stack_source osrt_source = {
     .none = "no OS runtime calls with a call stack (record with -t osrt; stacks are taken of "
             "calls lasting at least --osrt-backtrace-threshold)",
     .sql = CALL_SOURCE_SQL("osrt_calls"),
+    .weight_type = "time",
+    .count_type = "calls",
 };
 
 static const struct stack_source hggc_source = {
@@ -46,13 +49,16 @@ static const struct stack_source hggc_source = {
     .table = "hggc_api_calls",
     .none = "no HGGC API calls with a call stack (record with -t hggc --hggcbacktrace all:NS)",
     .sql = CALL_SOURCE_SQL("hggc_api_calls"),
+    .weight_type = "time",
+    .count_type = "calls",
 };
 
 /* Heap allocations weigh the bytes they stand for (sampling undone); the
  * allocating function is the leaf below its caller. */
 #define HEAP_SOURCE_SQL(still_allocated)                                                           \
     "SELECT a.start_ns, a.start_ns, a.pid, a.tid, a.callchain_id,\n"                               \
-    "       CAST(ROUND(a.weight_bytes) AS INTEGER), s.value\n"                                     \
+    "       CAST(ROUND(a.weight_bytes) AS INTEGER), s.value,\n"                                    \
+    "       MAX(1, CAST(ROUND(a.weight_count) AS INTEGER))\n"                                      \
     "FROM heap_allocations AS a LEFT JOIN strings AS s ON s.id = a.function_id\n"                  \
     "WHERE a.start_ns >= ?1 AND a.start_ns <= ?2" still_allocated "\n"                             \
     "  AND (?3 < 0 OR a.pid = ?3) AND (?4 < 0 OR a.tid = ?4)\n"                                    \
@@ -64,6 +70,8 @@ static const struct stack_source heap_source = {
     .table = "heap_allocations",
     .none = "no heap allocations (record with --heap-memory-usage true)",
     .sql = HEAP_SOURCE_SQL(""),
+    .weight_type = "alloc_space",
+    .count_type = "alloc_objects",
 };
 
 /* Leaks: allocated in the window and not freed by its end. */
@@ -73,13 +81,15 @@ static const struct stack_source leaks_source = {
     .table = "heap_allocations",
     .none = "no heap allocations left allocated (record with --heap-memory-usage true)",
     .sql = HEAP_SOURCE_SQL(" AND (a.end_ns IS NULL OR a.end_ns > ?2)"),
+    .weight_type = "inuse_space",
+    .count_type = "inuse_objects",
 };
 
 /* Device and pinned allocations weigh their bytes; the allocating call is
  * the leaf below its stack. */
 #define PPU_ALLOCATION_SQL(kind)                                                                   \
     "SELECT a.timestamp_ns, a.timestamp_ns, a.pid, COALESCE(a.tid, a.pid), a.callchain_id,\n"      \
-    "       a.bytes, s.value\n"                                                                    \
+    "       a.bytes, s.value, 1\n"                                                                 \
     "FROM ppu_allocations AS a LEFT JOIN strings AS s ON s.id = a.api_name_id\n"                   \
     "WHERE a.kind = '" kind                                                                        \
     "' AND NOT a.failed AND a.timestamp_ns >= ?1 AND a.timestamp_ns <= ?2\n"                       \
@@ -92,6 +102,8 @@ static const struct stack_source device_source = {
     .table = "ppu_memory",
     .none = "no device allocations (record with -t hggc; --hggc-memory-usage for their stacks)",
     .sql = PPU_ALLOCATION_SQL("device"),
+    .weight_type = "alloc_space",
+    .count_type = "alloc_objects",
 };
 
 static const struct stack_source pinned_source = {
@@ -101,6 +113,8 @@ static const struct stack_source pinned_source = {
     .none = "no pinned allocations (record with -t hggc; --hggc-memory-usage pinned for their "
             "stacks)",
     .sql = PPU_ALLOCATION_SQL("pinned"),
+    .weight_type = "alloc_space",
+    .count_type = "alloc_objects",
 };
 
 /* Python stack samples: weight 1 each, like CPU samples. */
@@ -110,11 +124,12 @@ static const struct stack_source python_source = {
     .table = "python_samples",
     .none = "no Python samples (record a python or python3 program; --python-sampling is on "
             "by default)",
-    .sql = "SELECT ns, ns, pid, tid, callchain_id, 1, NULL\n"
+    .sql = "SELECT ns, ns, pid, tid, callchain_id, 1, NULL, 1\n"
            "FROM python_samples\n"
            "WHERE ns >= ?1 AND ns <= ?2\n"
            "  AND (?3 < 0 OR pid = ?3) AND (?4 < 0 OR tid = ?4)\n"
            "ORDER BY ns",
+    .weight_type = "samples",
 };
 
 const struct stack_source *const stack_sources[] = {&cpu_source,    &osrt_source,   &hggc_source,
@@ -217,13 +232,54 @@ static int64_t frame_function(struct stack_set *set, sqlite3_stmt *frames)
 
 /* ---- chains ---------------------------------------------------------------------- */
 
-static int push_function(struct stack_set *set, uint32_t function)
+/* Appends a frame: its function, and where it was (address 0, module 0: a
+ * name a source puts at the leaf, or no stack). */
+static int push_frame(struct stack_set *set, uint32_t function, uint64_t address, uint32_t module,
+                      int64_t line)
 {
     if (asys_grow(&set->chain_functions, &set->chain_function_cap, set->chain_function_count,
-                  sizeof *set->chain_functions, 1024) != 0)
+                  sizeof *set->chain_functions, 1024) != 0 ||
+        asys_grow(&set->chain_frames, &set->chain_frame_cap, set->chain_function_count,
+                  sizeof *set->chain_frames, 1024) != 0)
         return -1;
+    set->chain_frames[set->chain_function_count] =
+        (struct stack_frame_ref){address, module, line > 0 && line < INT32_MAX ? (int32_t)line : 0};
     set->chain_functions[set->chain_function_count++] = function;
     return 0;
+}
+
+static int push_function(struct stack_set *set, uint32_t function)
+{
+    return push_frame(set, function, 0, 0, 0);
+}
+
+/* The module of a frame row (columns 6..10: id, start, end, build id, load bias): index + 1, 0 for
+ * none, -1 out of memory. */
+static int64_t module_of(struct stack_set *set, sqlite3_stmt *frames)
+{
+    if (sqlite3_column_type(frames, 6) == SQLITE_NULL)
+        return 0;
+    uint64_t id = (uint64_t)sqlite3_column_int64(frames, 6);
+    uint64_t *known = asys_u64map_get(&set->module_ids, id);
+    if (known)
+        return (int64_t)*known;
+    if (set->module_count >= UINT32_MAX - 1 ||
+        asys_grow(&set->modules, &set->module_cap, set->module_count, sizeof *set->modules, 16))
+        return -1;
+    const char *path = (const char *)sqlite3_column_text(frames, 2);
+    const char *build_id = (const char *)sqlite3_column_text(frames, 9);
+    struct stack_module *m = &set->modules[set->module_count];
+    *m = (struct stack_module){dup_or_null(path ? path : ""), dup_or_null(build_id),
+                               (uint64_t)sqlite3_column_int64(frames, 7),
+                               (uint64_t)sqlite3_column_int64(frames, 8),
+                               (uint64_t)sqlite3_column_int64(frames, 10)};
+    if (!m->path || (build_id && !m->build_id) ||
+        asys_u64map_put(&set->module_ids, id, set->module_count + 1) != 0) {
+        free(m->path);
+        free(m->build_id);
+        return -1;
+    }
+    return (int64_t)++set->module_count;
 }
 
 /* Appends the frames of callchain `id` (leaf first); -1 on failure. */
@@ -237,10 +293,12 @@ static int load_frames(struct stack_set *set, sqlite3_stmt *frames, int64_t id,
         int64_t frame_id = sqlite3_column_int64(frames, 0);
         uint64_t *known = asys_u64map_get(&set->frame_functions, (uint64_t)frame_id);
         int64_t function = known ? (int64_t)*known : frame_function(set, frames);
-        if (function < 0 ||
+        int64_t module = module_of(set, frames);
+        if (function < 0 || module < 0 ||
             (!known &&
              asys_u64map_put(&set->frame_functions, (uint64_t)frame_id, (uint64_t)function) != 0) ||
-            push_function(set, (uint32_t)function) != 0)
+            push_frame(set, (uint32_t)function, (uint64_t)sqlite3_column_int64(frames, 5),
+                       (uint32_t)module, sqlite3_column_int64(frames, 4)) != 0)
             rc = asys_fail(err, "out of memory");
     }
     if (rc == 0 && step != SQLITE_DONE)
@@ -346,8 +404,10 @@ static int add_sample(struct loader *l, struct asys_err *err)
     if (asys_grow(&set->samples, &set->sample_cap, set->sample_count, sizeof *set->samples, 4096) !=
         0)
         return asys_fail(err, "out of memory");
-    set->samples[set->sample_count++] = (struct stack_sample){
-        sqlite3_column_int64(r, 0), (uint64_t)weight, (uint32_t)thread, (uint32_t)chain};
+    int64_t count = sqlite3_column_int64(r, 7);
+    set->samples[set->sample_count++] =
+        (struct stack_sample){sqlite3_column_int64(r, 0), (uint64_t)weight, (uint32_t)thread,
+                              (uint32_t)chain, count > 0 ? (uint64_t)count : 1};
     set->total_weight += (uint64_t)weight;
     return 0;
 }
@@ -369,7 +429,9 @@ static int prepare_loader(sqlite3 *db, struct loader *l, const struct stack_filt
 {
     if (sqlite3_prepare_v2(db, l->set->source->sql, -1, &l->rows, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db,
-                           "SELECT cf.frame_id, fs.value, mp.value, fl.value, f.line\n"
+                           "SELECT cf.frame_id, fs.value, mp.value, fl.value, f.line,\n"
+                           "       f.address, m.id, m.start_address, m.end_address, m.build_id,\n"
+                           "       m.load_bias\n"
                            "FROM callchain_frames AS cf JOIN frames AS f ON f.id = cf.frame_id\n"
                            "LEFT JOIN strings AS fs ON fs.id = f.function_id\n"
                            "LEFT JOIN modules AS m ON m.id = f.module_id\n"
@@ -391,6 +453,23 @@ static int prepare_loader(sqlite3 *db, struct loader *l, const struct stack_filt
     return 0;
 }
 
+/* The CPU time a CPU sample stands for: its period, in ns (cpu-clock), or
+ * converted from cycles at the nominal frequency; 0 when not known. */
+static double cpu_sample_period_ns(sqlite3 *db)
+{
+    sqlite3_stmt *st = NULL;
+    double ns = 0;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT CASE period_unit WHEN 'ns' THEN period\n"
+                           "       ELSE period * 1000.0 / NULLIF(nominal_mhz, 0) END\n"
+                           "FROM cpu_sampling_info WHERE status = 'recorded' LIMIT 1",
+                           -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        ns = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    return ns > 0 && ns < 1e12 ? ns : 0; /* from a file: a period of over 1000 s is not one */
+}
+
 int stack_set_load(sqlite3 *db, const struct stack_source *source,
                    const struct stack_filter *filter, struct stack_set **out, struct asys_err *err)
 {
@@ -406,6 +485,7 @@ int stack_set_load(sqlite3 *db, const struct stack_source *source,
     asys_u64map_init(&l.set->frame_functions);
     asys_u64map_init(&l.set->chain_ids);
     asys_u64map_init(&l.set->thread_ids);
+    asys_u64map_init(&l.set->module_ids);
     if (!table_exists(db, source->table)) {
         asys_fail_kind(err, ASYS_ERR_USAGE, "%s", source->none);
         goto out;
@@ -419,6 +499,8 @@ int stack_set_load(sqlite3 *db, const struct stack_source *source,
         asys_fail(err, "cannot read the %s stacks: %s", source->name, sqlite3_errmsg(db));
         goto out;
     }
+    if (!strcmp(source->name, "cpu"))
+        l.set->ns_per_sample = cpu_sample_period_ns(db);
     if (l.set->sample_count == 0) {
         int windowed = filter->start > INT64_MIN || filter->end < INT64_MAX || filter->pid >= 0 ||
                        filter->tid >= 0;
@@ -448,6 +530,13 @@ void stack_set_free(struct stack_set *set)
     }
     for (size_t i = 0; i < set->thread_count; i++)
         free(set->threads[i].name);
+    for (size_t i = 0; i < set->module_count; i++) {
+        free(set->modules[i].path);
+        free(set->modules[i].build_id);
+    }
+    free(set->modules);
+    free(set->chain_frames);
+    asys_u64map_free(&set->module_ids);
     free(set->functions);
     free(set->chain_functions);
     free(set->chains);

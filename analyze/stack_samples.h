@@ -19,11 +19,15 @@
 
 struct stack_source {
     const char *name;  /* cpu, osrt, hggc */
-    const char *unit;  /* what a weight counts: "samples" or "ns" */
+    const char *unit;  /* what a weight counts: "samples", "ns" or "bytes" */
     const char *table; /* the table the stacks come from */
     const char *none;  /* why a report may have none: the message's advice */
-    const char *sql;   /* rows: start, end, pid, tid, callchain_id, weight, leaf name; ?1..?4 =
-                          filter start, end, pid, tid (pid/tid < 0: any) */
+    const char *sql;   /* rows: start, end, pid, tid, callchain_id, weight, leaf name, count
+                          (events the row stands for); ?1..?4 = filter start, end, pid, tid
+                          (pid/tid < 0: any) */
+    /* what a profile calls its values (pprof's sample types, Go's names where
+     * Go has them): the weight and the count */
+    const char *weight_type, *count_type;
 };
 
 /* The sources, NULL-terminated; by name (NULL when unknown). */
@@ -44,7 +48,25 @@ struct stack_function {
     int64_t line; /* its line, 0 when unknown */
 };
 
-/* A distinct stack: `depth` functions from chain_functions[first], leaf first. */
+/* A loaded object some frame of the set lies in. */
+struct stack_module {
+    char *path;
+    char *build_id; /* hex, or NULL */
+    uint64_t start, end;
+    uint64_t load_bias; /* run-time address minus the file's virtual address */
+};
+
+/* Where a chain's frame was: its address and module (index + 1; 0: none,
+ * as for the call name a source puts at the leaf).  The functions inlined at
+ * an address are frames of their own at the same address. */
+struct stack_frame_ref {
+    uint64_t address;
+    uint32_t module;
+    int32_t line; /* the frame's own source line, 0 when not known */
+};
+
+/* A distinct stack: `depth` functions from chain_functions[first] (and their
+ * frames from chain_frames[first]), leaf first. */
 struct stack_chain {
     size_t first;
     uint32_t depth;
@@ -61,6 +83,7 @@ struct stack_sample {
     uint64_t weight;
     uint32_t thread; /* index into threads */
     uint32_t chain;  /* index into chains */
+    uint64_t count;  /* events it stands for: 1, or a heap sample's allocations */
 };
 
 struct stack_set {
@@ -68,7 +91,13 @@ struct stack_set {
     struct stack_function *functions;
     size_t function_count, function_cap;
     uint32_t *chain_functions;
-    size_t chain_function_count, chain_function_cap;
+    struct stack_frame_ref *chain_frames; /* parallel to chain_functions */
+    size_t chain_function_count, chain_function_cap, chain_frame_cap;
+    struct stack_module *modules;
+    size_t module_count, module_cap;
+    /* CPU samples: the CPU time one stands for (the sampling period), 0
+     * when not known */
+    double ns_per_sample;
     struct stack_chain *chains;
     size_t chain_count, chain_cap;
     struct stack_thread *threads;
@@ -81,6 +110,7 @@ struct stack_set {
     struct asys_u64map frame_functions; /* frames.id -> function index */
     struct asys_u64map chain_ids;       /* (callchain id, leaf) -> chain index */
     struct asys_u64map thread_ids;      /* pid << 32 | tid -> thread index */
+    struct asys_u64map module_ids;      /* modules.id -> module index + 1 */
 };
 
 /* Loads the stacks of `source` that `filter` keeps.  A report without any

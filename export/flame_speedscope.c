@@ -47,6 +47,21 @@ static void write_stack(FILE *out, const struct stack_set *set, uint32_t chain)
     putc(']', out);
 }
 
+/* speedscope's unit of the weights: CPU samples weigh the CPU time they
+ * stand for where the period is known, calls their time, allocations bytes. */
+static const char *unit_of(const struct stack_set *set)
+{
+    if (!strcmp(set->source->unit, "ns") || set->ns_per_sample > 0)
+        return "nanoseconds";
+    return !strcmp(set->source->unit, "bytes") ? "bytes" : "none";
+}
+
+static uint64_t weight_of(const struct stack_set *set, const struct stack_sample *x)
+{
+    return set->ns_per_sample > 0 ? (uint64_t)((double)x->weight * set->ns_per_sample + 0.5)
+                                  : x->weight;
+}
+
 /* One thread's profile; `order` lists its samples in time order. */
 static void write_profile(FILE *out, const struct stack_set *set, uint32_t thread,
                           const uint32_t *order, size_t count)
@@ -55,11 +70,11 @@ static void write_profile(FILE *out, const struct stack_set *set, uint32_t threa
     stack_thread_label(&set->threads[thread], label, sizeof label);
     uint64_t whole = 0;
     for (size_t i = 0; i < count; i++)
-        whole += set->samples[order[i]].weight;
+        whole += weight_of(set, &set->samples[order[i]]);
     fputs("{\"type\":\"sampled\",\"name\":", out);
     put_string(out, label);
     fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRIu64 ",\n\"samples\":[",
-            strcmp(set->source->unit, "ns") ? "none" : "nanoseconds", whole);
+            unit_of(set), whole);
     size_t runs = 0;
     for (size_t i = 0; i < count; i++) {
         uint32_t chain = set->samples[order[i]].chain;
@@ -72,7 +87,7 @@ static void write_profile(FILE *out, const struct stack_set *set, uint32_t threa
     uint64_t run = 0;
     runs = 0;
     for (size_t i = 0; i < count; i++) {
-        run += set->samples[order[i]].weight;
+        run += weight_of(set, &set->samples[order[i]]);
         if (i + 1 < count && set->samples[order[i + 1]].chain == set->samples[order[i]].chain)
             continue;
         fprintf(out, runs++ ? ",%" PRIu64 : "%" PRIu64, run);

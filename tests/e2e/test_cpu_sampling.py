@@ -539,8 +539,13 @@ class Outputs(SamplingCase):
         r = self.run_cmd(['go', 'tool', 'pprof', '-top', out], env=env)
         self.assertEqual(r.returncode, 0, r.stderr.decode())
         rows = [l.split() for l in r.stdout.decode().splitlines()
-                if re.match(r'\s*[0-9.]+ +[0-9.]+% ', l)]
+                if re.match(r'\s*[0-9.]+\w* +[0-9.]+% ', l)]
         self.assertEqual(rows[0][-1], 'burn_a', r.stdout.decode())
+        # samples and the CPU time they stand for (issue 31.4)
+        self.assertIn('Type: cpu', r.stdout.decode())
+        r = self.run_cmd(['go', 'tool', 'pprof', '-raw', out], env=env)
+        self.assertIn('samples/count cpu/nanoseconds', r.stdout.decode())
+        self.assertIn('Period: ', r.stdout.decode())
 
     def test_folded_svg_and_speedscope(self):
         with open(self.export('folded')) as f:
@@ -558,6 +563,8 @@ class Outputs(SamplingCase):
             widths[name] = max(widths.get(name, 0), float(g.find(SVG + 'rect').get('width')))
         self.assertGreater(widths['burn_a'], widths['burn_b'])
         out = self.export('speedscope')
+        with open(out) as f:  # the CPU time the samples stand for (issue 31.4)
+            self.assertEqual({p['unit'] for p in json.load(f)['profiles']}, {'nanoseconds'})
         modules = speedscope_modules()
         r = self.run_cmd(['node', os.path.join(os.path.dirname(__file__), 'speedscope_check.js'),
                           modules, out])

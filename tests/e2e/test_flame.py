@@ -121,10 +121,23 @@ class FlameOutputs(FlameCase):
         self.assertEqual(rows[0][-1], 'nanosleep', text)  # flat: all time is in the call
         cum = {row[-1]: row for row in rows}
         self.assertIn('slow_path', cum)
-        self.assertIn('Type: osrt', text)
+        self.assertIn('Type: time', text)
         # threads as labels: -tagfocus on the tid keeps everything
         r = self.run_cmd(['go', 'tool', 'pprof', '-tags', out], env=env)
         self.assertIn('tid', r.stdout.decode())
+        # calls and their time, the real mappings and addresses (issue 31.4)
+        r = self.run_cmd(['go', 'tool', 'pprof', '-raw', out], env=env)
+        raw = r.stdout.decode()
+        self.assertIn('calls/count time/nanoseconds', raw)
+        mappings = raw.split('Mappings')[1].strip().splitlines()
+        self.assertTrue(mappings[0].split()[2].endswith('/flame_sleeps'), mappings)
+        self.assertRegex(mappings[0], r'^1: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ \S+ [0-9a-f]{40} ')
+        self.assertNotIn('Main binary filename not available', r.stderr.decode() + raw)
+        r = self.run_cmd(['go', 'tool', 'pprof', '-addresses', '-top', out], env=env)
+        self.assertRegex(r.stdout.decode(), r'\n +\S+ +[0-9.]+% .* [0-9a-f]{8,} slow_path ')
+        r = self.run_cmd(['go', 'tool', 'pprof', '-list', 'slow_path', out], env=env)
+        self.assertIn('ROUTINE', r.stdout.decode())
+        self.assertIn('nap_ms(10);', r.stdout.decode())  # the binary's own source, by line
 
     def test_speedscope_matches_the_published_schema(self):
         out = self.export('speedscope')
@@ -160,6 +173,22 @@ class FlameOutputs(FlameCase):
         leaf_functions = {k: v for k, v in widths.items() if k in ('slow_path', 'fast_path')}
         self.assertEqual(max(leaf_functions, key=leaf_functions.get), 'slow_path')
         self.assertAlmostEqual(widths['all'], widths['middle'], delta=1)
+
+    def test_svg_zooms_and_searches(self):
+        # click to zoom, reset, search: driven in jsdom (issue 31.4)
+        svg = self.export('svg')
+        modules = jsdom_modules()
+        r = self.run_cmd(['node', os.path.join(os.path.dirname(__file__), 'svg_check.js'),
+                          modules, svg, 'slow_path', 'fast'])
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        seen = json.loads(r.stdout)
+        self.assertAlmostEqual(seen['zoomed']['target'], seen['before']['all'], delta=0.5)
+        self.assertIn('fast_path', seen['zoomed']['hidden'])
+        self.assertEqual(seen['zoomed']['unzoom'], '1')
+        self.assertAlmostEqual(seen['reset']['target'], seen['before']['target'], delta=0.01)
+        self.assertEqual(seen['marked'], ['fast_path'])
+        share = float(re.fullmatch(r'Matched: ([0-9.]+)%', seen['matched']).group(1))
+        self.assertBetween(share, 10, 35, 'fast_path share')
 
     def test_bad_requests_leave_nothing(self):
         r = self.run_cmd([EXPORT, '-q', '-t', 'svg', '--stacks', 'gpu', self.report()])
@@ -202,6 +231,25 @@ def speedscope_modules():
             raise unittest.SkipTest('npm could not install speedscope: %s'
                                     % r.stderr.decode(errors='replace').strip()[-200:])
     _MODULES['dir'] = target
+    return target
+
+
+def jsdom_modules():
+    """jsdom from npm, installed once under the build directory; the test is
+    skipped, saying why, where npm cannot get it."""
+    if 'jsdom' in _MODULES:
+        return _MODULES['jsdom']
+    target = os.path.join(BUILD, 'npm-jsdom')
+    if not os.path.exists(os.path.join(target, 'node_modules', 'jsdom')):
+        if not shutil.which('npm') or not shutil.which('node'):
+            raise unittest.SkipTest('node/npm not installed: no jsdom to drive the SVG')
+        os.makedirs(target, exist_ok=True)
+        r = subprocess.run(['npm', 'install', '--no-audit', '--no-fund', '--prefix', target,
+                            'jsdom@24'], capture_output=True, timeout=300)
+        if r.returncode != 0:
+            raise unittest.SkipTest('npm could not install jsdom: %s'
+                                    % r.stderr.decode(errors='replace').strip()[-200:])
+    _MODULES['jsdom'] = target
     return target
 
 

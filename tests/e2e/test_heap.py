@@ -84,6 +84,32 @@ class EveryAllocation(HeapCase):
                          sum(r[0] for r in self.db().execute(
                              'SELECT size FROM heap_allocations WHERE end_ns IS NULL')))
 
+    def test_flame_units_are_bytes_and_allocations(self):
+        # pprof called them nanoseconds, speedscope 'none' (issue 31.4)
+        import gzip
+        out = self.path('heap.speedscope.json')
+        r = self.run_cmd([EXPORT, '-q', '-t', 'speedscope', '--stacks', 'heap', '-o', out,
+                          self.report()])
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        with open(out) as f:
+            self.assertEqual({p['unit'] for p in json.load(f)['profiles']}, {'bytes'})
+        for stacks, kind in (('heap', 'alloc'), ('leaks', 'inuse')):
+            out = self.path(stacks + '.pb.gz')
+            r = self.run_cmd([EXPORT, '-q', '-t', 'pprof', '--stacks', stacks, '-o', out,
+                              self.report()])
+            self.assertEqual(r.returncode, 0, r.stderr.decode())
+            with gzip.open(out) as f:
+                self.assertIn(b'%s_space' % kind.encode(), f.read())
+            if not shutil.which('go'):
+                continue
+            env = dict(self.env, HOME=self.dir, GOCACHE=self.path('gocache'))
+            r = self.run_cmd(['go', 'tool', 'pprof', '-raw', out], env=env)
+            self.assertIn('%s_objects/count %s_space/bytes' % (kind, kind), r.stdout.decode())
+            r = self.run_cmd(['go', 'tool', 'pprof', '-top', '-sample_index=%s_space' % kind, out],
+                             env=env)
+            if stacks == 'leaks':  # the 100 leaked blocks of 1000 bytes, exactly
+                self.assertRegex(r.stdout.decode(), r'97\.66kB .* leaky_site')
+
     def test_report_info_and_call_trees(self):
         info = {r['Property']: r['Value'] for r in self.stats_rows('report_info')}
         self.assertEqual(info['Heap allocations sampled'].split()[1:], ['(interval', '1', 'bytes)'])
