@@ -63,6 +63,38 @@ static void join_array(const cJSON *arr, const char *field, const char *sep, cha
     }
 }
 
+/* The command as a POSIX shell reads it back: each argument that needs it
+ * in single quotes (a quote inside as '\''); cut at `size`. */
+static void shell_join(const cJSON *arr, char *out, size_t size)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    const cJSON *item;
+    cJSON_ArrayForEach(item, arr)
+    {
+        const char *s = cJSON_IsString(item) ? item->valuestring : NULL;
+        if (!s)
+            continue;
+        int plain = *s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                    "0123456789_-+=.,/:@%") == strlen(s);
+        if (used && used + 1 < size)
+            out[used++] = ' ';
+        if (!plain && used + 1 < size)
+            out[used++] = '\'';
+        for (const char *c = s; *c && used + 5 < size; c++) {
+            if (*c == '\'' && !plain) {
+                memcpy(out + used, "'\\''", 4);
+                used += 4;
+            } else {
+                out[used++] = *c;
+            }
+        }
+        if (!plain && used + 1 < size)
+            out[used++] = '\'';
+        out[used] = '\0';
+    }
+}
+
 /* A session time of the manifest: a CLOCK_MONOTONIC ns value SQLite can hold. */
 static int session_time(const cJSON *session, const char *key, int64_t *out)
 {
@@ -113,6 +145,8 @@ static int import_session_info(struct asys_importer *imp, const cJSON *m, struct
             : -1);
     join_array(cJSON_GetObjectItemCaseSensitive(m, "command"), NULL, " ", text, sizeof text);
     TXT("command", text);
+    shell_join(cJSON_GetObjectItemCaseSensitive(m, "command"), text, sizeof text);
+    TXT("command_quoted", text);
     TXT("report_id", asys_json_get_str(m, "report_id", ""));
     TXT("asys_version", asys_json_get_str(m, "asys_version", ""));
     NUM("format_version", asys_json_get_i64(m, "format_version", &v));

@@ -20,6 +20,35 @@ void asys_report_params_init(struct asys_report_params *p, sqlite3 *db)
     p->pid = p->tid = -1;
     p->group_by = "base";
     p->api_name_mode = "host";
+    p->kernel_name = NULL;
+    p->kernel_instance = p->kernel_correlation = -1;
+}
+
+int asys_kernel_choice_parse(const char *text, struct asys_report_params *p, struct asys_err *err)
+{
+    char *end;
+    if (!text || !*text)
+        return asys_fail_kind(err, ASYS_ERR_USAGE,
+                              "--kernel needs NAME, NAME#N or a "
+                              "correlation id");
+    if (strspn(text, "0123456789") == strlen(text)) { /* no kernel name is a number */
+        unsigned long long id = strtoull(text, &end, 10);
+        if (id > INT64_MAX / 2)
+            return asys_fail_kind(err, ASYS_ERR_USAGE, "--kernel: correlation id '%s' is too large",
+                                  text);
+        p->kernel_correlation = (long long)id;
+        return 0;
+    }
+    const char *hash = strrchr(text, '#');
+    p->kernel_name = text;
+    if (!hash)
+        return 0;
+    unsigned long long n = strtoull(hash + 1, &end, 10);
+    if (hash == text || !hash[1] || *end || n > INT32_MAX)
+        return asys_fail_kind(err, ASYS_ERR_USAGE,
+                              "--kernel '%s': NAME#N takes a launch number N (from 0)", text);
+    p->kernel_instance = (long long)n;
+    return 0;
 }
 
 static void bind_int(sqlite3_stmt *st, const char *name, long long v)
@@ -272,6 +301,14 @@ int asys_report_prepare(sqlite3 *db, const struct asys_report_def *def, const ch
     bind_int(*stmt, ":tid", p->tid);
     bind_text(*stmt, ":group_by", p->group_by);
     bind_text(*stmt, ":api_name_mode", p->api_name_mode);
+    bind_int(*stmt, ":kernel_instance", p->kernel_instance);
+    bind_int(*stmt, ":kernel_correlation", p->kernel_correlation);
+    int k = sqlite3_bind_parameter_index(*stmt, ":kernel_name");
+    if (k > 0 && p->kernel_name) /* NAME#N: the name before the '#' */
+        sqlite3_bind_text(
+            *stmt, k, p->kernel_name,
+            p->kernel_instance >= 0 ? (int)(strrchr(p->kernel_name, '#') - p->kernel_name) : -1,
+            SQLITE_TRANSIENT);
     const char *arg = strchr(requested, ':');
     bind_text(*stmt, ":report_arg", arg ? arg + 1 : NULL);
     /* the name as asked (an alias may mean something of its own: pinned_sum) */

@@ -22,6 +22,10 @@ struct asys_report_params {
     long long pid, tid;                   /* call-tree reports: -1 any */
     const char *group_by;                 /* "base" or "hgtx" */
     const char *api_name_mode;            /* "host" or "kernel" */
+    /* --kernel NAME[#N] or ID (kernel_profile_cmd): the name (NULL: any), the
+     * launch number and the correlation id (-1: any) */
+    const char *kernel_name;
+    long long kernel_instance, kernel_correlation;
     struct asys_query_guard *guard;       /* --query-timeout; NULL: none */
 };
 
@@ -35,8 +39,11 @@ void asys_report_params_init(struct asys_report_params *p, sqlite3 *db);
  *
  * Prepares `def` for `requested` ("name" or "name:arg") with :session_start,
  * :session_end, :filter_start, :filter_end, :buckets, :group_by,
- * :api_name_mode, :report_arg and :report_name (the name or alias asked for)
- * bound.  Returns 0 or -1 with err. */
+ * :api_name_mode, :kernel_name, :kernel_instance, :kernel_correlation,
+ * :report_arg and :report_name (the name or alias asked for) bound.
+ * Returns 0 or -1 with err. */
+/* Parses --kernel's value: NAME, NAME#N or a correlation id; -1 with err. */
+int asys_kernel_choice_parse(const char *text, struct asys_report_params *p, struct asys_err *err);
 int asys_report_prepare(sqlite3 *db, const struct asys_report_def *def, const char *requested,
                         const struct asys_report_params *p, sqlite3_stmt **stmt,
                         struct asys_err *err);

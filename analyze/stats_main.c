@@ -44,6 +44,7 @@ struct stats_args {
     long long pid, tid;        /* --pid / --tid; -1: every one */
     long long query_timeout_s; /* --query-timeout S */
     const char *input;
+    const char *kernel; /* --kernel NAME[#N] or a correlation id */
 };
 
 static void usage(FILE *out)
@@ -67,6 +68,9 @@ static void usage(FILE *out)
             "      --api-name-mode host|kernel  launch calls shown by their own name\n"
             "                                (default) or by the kernel they launched\n"
             "      --buckets N               time buckets of series reports (default 50)\n"
+            "      --kernel NAME[#N]|ID      kernel_profile_cmd: the kernel (base, demangled or\n"
+            "                                mangled name), its launch N (from 0), or the\n"
+            "                                launch of correlation id ID\n"
             "      --pid PID, --tid TID      only this process / thread (the call-tree\n"
             "                                reports: stack_topdown, stack_bottomup, ...)\n"
             "      --query-timeout S         stop a report's query after S seconds\n"
@@ -100,6 +104,7 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
         {NULL, "--api-name-mode", &a->api_name_mode, "host", "kernel"},
         {NULL, "--report-dir", &a->report_dir, NULL, NULL},
         {NULL, "--sqlite", &a->sqlite_path, NULL, NULL},
+        {NULL, "--kernel", &a->kernel, NULL, NULL},
     };
     while (asys_cli_next(&c)) {
         int limit = asys_cli_take_limits(&c, &a->limits);
@@ -467,6 +472,11 @@ int main(int argc, char **argv)
         p.group_by = a.group_by;
     if (a.api_name_mode)
         p.api_name_mode = a.api_name_mode;
+    if (a.kernel && asys_kernel_choice_parse(a.kernel, &p, &err) != 0) {
+        fprintf(stderr, "%s: %s\n", PROG, err.text);
+        rc = ASYS_EXIT_USAGE;
+        goto out;
+    }
     /* without --filter-time nothing is clipped, not even before the session start */
     p.filter_start = a.filter ? p.session_start + filter_start : LLONG_MIN;
     p.filter_end = a.filter && filter_end != LLONG_MAX ? p.session_start + filter_end : LLONG_MAX;

@@ -331,6 +331,24 @@ static struct tl_flows activity_flows(struct walk *w, sqlite3_stmt *st,
     return tw_flows_of(w, one_to_one);
 }
 
+/* A kernel's Nsight Compute command (without the program's, the same for
+ * all: kernel_profile_cmd prints it whole): 0 when the row is no kernel. */
+static int kernel_ncu_command(sqlite3_stmt *st, char *out, size_t size)
+{
+    const char *mangled = (const char *)sqlite3_column_text(st, 17);
+    if (sqlite3_column_int(st, 1) != 1 || !mangled || sqlite3_column_type(st, 18) == SQLITE_NULL)
+        return 0;
+    int n = snprintf(out, size, "ncu --kernel-name-base mangled --kernel-name regex:^");
+    for (const char *c = mangled; *c && n + 8 < (int)size; c++) {
+        if (*c == '.') /* clones: foo.isra.0 */
+            out[n++] = '\\';
+        out[n++] = *c;
+    }
+    snprintf(out + n, size - (size_t)n, "$ --launch-skip %lld --launch-count 1",
+             (long long)sqlite3_column_int64(st, 18));
+    return 1;
+}
+
 /* Every activity in time order, on each row that shows it: its leaf (with
  * its flows), its graph exec, [All Stream] and the device's summary row. */
 static int walk_activities(struct walk *w)
@@ -342,8 +360,13 @@ static int walk_activities(struct walk *w)
         "       p.end_ns, p.name_id, p.copy_kind, p.base_name_id, e.domain_id, e.text_id,\n"
         "       p.graph_id, p.graph_exec_id,\n"
         /* 15, 16: the launching call, and when it began when it is drawn */
-        "       p.api_id, a.start_ns\n"
+        "       p.api_id, a.start_ns,\n"
+        /* 17, 18: a kernel's mangled name and launch number (its ncu command) */
+        "       km.value, ki.instance\n"
         "FROM ppu_activities AS p\n"
+        "LEFT JOIN ppu_kernels AS k ON k.id = p.source_id AND p.kind = 1\n"
+        "LEFT JOIN strings AS km ON km.id = k.mangled_name_id\n"
+        "LEFT JOIN ppu_kernel_instances AS ki ON ki.kernel_id = p.source_id AND p.kind = 1\n"
         "LEFT JOIN hgtx_events AS e ON e.id = p.hgtx_range_id AND :group = 'hgtx'\n"
         "LEFT JOIN hggc_api_calls AS a ON a.id = p.api_id AND :host AND " IN_WINDOW("a") "\n"
         "WHERE " IN_WINDOW("p") "\n"
@@ -372,7 +395,12 @@ static int walk_activities(struct walk *w)
         int64_t start = tw_clip_start(w, sqlite3_column_int64(st, 6));
         int64_t end = tw_clip_end(w, sqlite3_column_int64(st, 7), start);
         struct tl_flows f = activity_flows(w, st, &links, start, end);
-        tw_emit_slice(w, pl.leaf, start, end, name, tw_category(w, "hggc"), &f, NULL);
+        struct tl_args args = {.count = 0};
+        char ncu[600];
+        if (kernel_ncu_command(st, ncu, sizeof ncu))
+            tw_arg_string(&args, "ncu", ncu);
+        tw_emit_slice(w, pl.leaf, start, end, name, tw_category(w, "hggc"), &f,
+                      args.count ? &args : NULL);
         uint32_t also[] = {pl.exec, pl.all_streams, pl.summary};
         for (size_t i = 0; i < sizeof also / sizeof also[0]; i++)
             if (also[i] && also[i] != pl.leaf)

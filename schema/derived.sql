@@ -10,6 +10,12 @@ FROM hgtx_events AS e CROSS JOIN hggc_api_calls AS a
 WHERE e.kind IN (1, 2) AND e.end_ns IS NOT NULL;
 CREATE INDEX hggc_api_ranges_by_api ON hggc_api_ranges (api_id, kind, level);
 
+-- Each kernel's launch number among its kernel's launches in its process.
+INSERT INTO ppu_kernel_instances (kernel_id, instance)
+SELECT id, ROW_NUMBER() OVER (PARTITION BY pid, mangled_name_id
+                              ORDER BY correlation_id, start_ns, id) - 1
+FROM ppu_kernels;
+
 -- Every device activity, joined to its API call, graph exec and innermost range.
 INSERT INTO ppu_activities (kind, source_id, pid, device, physical, context, stream, start_ns,
                             end_ns, correlation_id, api_id, api_start_ns, graph_id, graph_node_id,

@@ -274,6 +274,14 @@ INSERT INTO hggc_sync_types VALUES (0, 'Unknown'), (1, 'Event synchronize'),
 
 -- Every device activity in one table: what the timeline, percentage and
 -- projection reports work on.
+-- Each kernel's launch number among the launches of the same kernel (its
+-- mangled name) in its process, from 0 in launch order (correlation id, then
+-- start): what Nsight Compute's --launch-skip counts (kernel_profile_cmd).
+CREATE TABLE ppu_kernel_instances (
+    kernel_id INTEGER PRIMARY KEY, -- ppu_kernels.id
+    instance  INTEGER NOT NULL     -- launches of that kernel in its process before it
+);
+
 CREATE TABLE ppu_activities (
     id             INTEGER PRIMARY KEY, -- activity id
     kind           INTEGER NOT NULL,    -- 1 kernel, 2 memcpy, 3 memset, 4 graph range (--hggc-graph-trace=graph)

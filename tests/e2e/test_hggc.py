@@ -4,7 +4,8 @@ graphs, devices; trace sets, the blacklist, stacks; CUPTI missing or taken."""
 import os
 import unittest
 
-from asys_e2e import ASYS, BUILD, AsysTestCase, prog
+import pftrace
+from asys_e2e import ASYS, BIN, BUILD, AsysTestCase, prog
 
 WORKLOAD = prog('hggc_workload')
 SIMPPU_RUN = os.path.join(BUILD, 'simppu', 'simppu-run')
@@ -241,6 +242,57 @@ class EveryRecordKind(HggcTestCase):
         r = self.stats('-r', 'hggc_kern_sum:demangled', self.report(), expect_rc=2)
         self.assertEqual(r.stderr.decode().strip(), "asys-stats: report 'hggc_kern_sum' has no "
                          "argument 'demangled' (valid: base, mangled)")
+
+
+class KernelProfileCommand(HggcTestCase):
+    """The manual's 1.6: the Nsight Compute command that profiles exactly one
+    kernel launch (issue 31.8)."""
+
+    def setUp(self):
+        super().setUp()
+        self.record('all', options=['-t', 'hggc'])
+
+    def test_the_nth_launch_of_a_kernel(self):
+        launches = [r for r in self.stats_rows('hggc_kern_exec_trace')
+                    if r['Kernel Name'].startswith('consume(')]
+        self.assertGreaterEqual(len(launches), 3)
+        rows = self.stats_rows('kernel_profile_cmd', 'rep', '--kernel', 'consume#2')
+        self.assertEqual(len(rows), 1, rows)
+        row = rows[0]
+        self.assertEqual((row['Kernel'], row['Instance']), ('consume', '2'))
+        command = row['Command'].split()
+        self.assertEqual(command[:3], ['ncu', '--kernel-name-base', 'mangled'])
+        self.assertEqual(command[3:5], ['--kernel-name', 'regex:^_Z7consumePKfPfi$'])
+        self.assertEqual(command[5:9], ['--launch-skip', '2', '--launch-count', '1'])
+        self.assertEqual(command[-2:], [WORKLOAD, 'all'])
+        # the third consume launch in launch order, by correlation id
+        corr = sorted(int(c) for (c,) in self.db().execute(
+            'SELECT k.correlation_id FROM ppu_kernels AS k JOIN strings AS s '
+            "ON s.id = k.mangled_name_id WHERE s.value = '_Z7consumePKfPfi'"))
+        self.assertEqual(int(row['Correlation ID']), corr[2])
+        by_id = self.stats_rows('kernel_profile_cmd', 'rep', '--kernel', str(corr[2]))
+        self.assertEqual(by_id, rows)
+        every = self.stats_rows('kernel_profile_cmd', 'rep', '--kernel', 'consume')
+        self.assertEqual([r['Instance'] for r in every], [str(i) for i in range(len(corr))])
+
+    def test_bad_choice_and_the_timeline_argument(self):
+        r = self.stats('-r', 'kernel_profile_cmd', '--kernel', 'consume#x', self.report(),
+                       expect_rc=2)
+        self.assertIn('NAME#N takes a launch number', r.stderr.decode())
+        out = self.path('k.pftrace')
+        r = self.run_cmd([os.path.join(BIN, 'asys-export'), '-q', '-o', out, self.report()])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        trace = pftrace.read(out)
+        commands = [e.args.get('ncu') for e in trace.events
+                    if e.type == pftrace.BEGIN and e.name and e.name.startswith('consume(')]
+        # on each launch's own row (the summary rows draw it again, without)
+        launches = self.db().execute(
+            "SELECT COUNT(*) FROM ppu_kernels AS k JOIN strings AS s ON s.id = k.mangled_name_id "
+            "WHERE s.value = '_Z7consumePKfPfi'").fetchone()[0]
+        with_command = sorted(c for c in commands if c)
+        self.assertEqual(len(with_command), launches)
+        self.assertEqual(with_command[0], 'ncu --kernel-name-base mangled --kernel-name '
+                         'regex:^_Z7consumePKfPfi$ --launch-skip 0 --launch-count 1')
 
 
 class TwoDevices(HggcTestCase):
