@@ -18,6 +18,8 @@ void asys_clock_map_free(struct asys_clock_map *m)
 
 int asys_clock_map_add(struct asys_clock_map *m, uint64_t ticks, uint64_t ns)
 {
+    if (ticks > ASYS_CLOCK_VALUE_MAX || ns > ASYS_CLOCK_VALUE_MAX)
+        return 0; /* from a file: not a clock reading */
     if (m->count == m->capacity) {
         size_t cap = m->capacity ? m->capacity * 2 : 16;
         uint64_t *t = realloc(m->ticks, cap * sizeof *t);
@@ -102,6 +104,9 @@ uint64_t asys_clock_map_ns(struct asys_clock_map *m, uint64_t ticks)
     }
     double offset = ticks >= m->ticks[i] ? (double)(ticks - m->ticks[i]) * m->slope[i]
                                          : -(double)(m->ticks[i] - ticks) * m->slope[i];
-    int64_t ns = (int64_t)m->ns[i] + (int64_t)(offset < 0 ? offset - 0.5 : offset + 0.5);
-    return ns < 0 ? 0 : (uint64_t)ns;
+    /* in doubles, clamped: a wild tick or slope never overflows */
+    double ns = (double)m->ns[i] + offset + 0.5;
+    if (!(ns > 0))
+        return 0;
+    return ns >= (double)ASYS_CLOCK_VALUE_MAX ? ASYS_CLOCK_VALUE_MAX : (uint64_t)ns;
 }

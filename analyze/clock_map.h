@@ -17,7 +17,12 @@ struct asys_clock_map {
 
 void asys_clock_map_init(struct asys_clock_map *m);
 void asys_clock_map_free(struct asys_clock_map *m);
-/* Adds a pair; call asys_clock_map_build() after the last one. */
+/* Clock values past this are not times (2^62 ns is 146 years): a pair
+ * that holds one is left out, and a conversion never goes beyond it. */
+#define ASYS_CLOCK_VALUE_MAX (UINT64_C(1) << 62)
+
+/* Adds a pair (one with a value past ASYS_CLOCK_VALUE_MAX is ignored); call
+ * asys_clock_map_build() after the last one. */
 int asys_clock_map_add(struct asys_clock_map *m, uint64_t ticks, uint64_t ns);
 /* Sorts the pairs and drops ones that would make time run backwards;
  * returns the number of usable pairs. */

@@ -32,7 +32,8 @@ static void on_signal(int sig)
     for (int i = 0; i < SLOTS; i++)
         if (used[i])
             unlink(paths[i]);
-    if (interrupted[0]) { /* async-signal-safe: one write of a ready text */
+    int asked = sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT;
+    if (interrupted[0] && asked) { /* async-signal-safe: one write of a ready text */
         ssize_t ignored = write(STDERR_FILENO, interrupted, strlen(interrupted));
         (void)ignored;
     }
@@ -43,7 +44,9 @@ static void on_signal(int sig)
 
 static void install(void)
 {
-    static const int signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    /* stops asked for, and crashes (a bug must not leave a half-written file) */
+    static const int signals[] = {SIGINT,  SIGTERM, SIGHUP, SIGQUIT, SIGABRT,
+                                  SIGSEGV, SIGBUS,  SIGFPE, SIGILL};
     for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++) {
         struct sigaction old;
         if (sigaction(signals[i], NULL, &old) != 0 || old.sa_handler == SIG_IGN)

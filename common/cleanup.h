@@ -1,7 +1,8 @@
 /* Temporary files that must not outlive their program: paths registered
- * here are removed when SIGINT, SIGTERM, SIGHUP or SIGQUIT stops it (the
- * handler unlinks them and re-raises the signal), and a later run removes
- * the ones of a program that died another way (their names carry its pid). */
+ * here are removed when SIGINT, SIGTERM, SIGHUP or SIGQUIT stops it, or a
+ * crash (SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL) ends it (the handler
+ * unlinks them and re-raises the signal), and a later run removes the ones
+ * of a program that died another way (their names carry its pid). */
 #ifndef ASYS_CLEANUP_H
 #define ASYS_CLEANUP_H
 

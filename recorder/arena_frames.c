@@ -2,6 +2,7 @@
  * arena_frames.h). */
 #define _GNU_SOURCE
 #include "arena_frames.h"
+#include "read_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,12 +26,8 @@ static int open_input(const char *session_dir, const char *name, struct stat *st
     char path[PATH_MAX];
     if (snprintf(path, sizeof path, "%s/%s", session_dir, name) >= (int)sizeof path)
         return -1;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0 && fstat(fd, st) != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
+    struct asys_err ignored = {0}; /* without the frames, finalize compresses the slots */
+    return asys_open_regular(path, st, &ignored);
 }
 
 /* The offsets of every slot that may have a frame: not a segment's first. */

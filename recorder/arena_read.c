@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "arena_read.h"
+#include "read_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -101,14 +102,14 @@ int asys_arena_index_read(const char *path, struct asys_arena_index *index, stru
     memset(&g, 0, sizeof g);
     asys_strmap_init(&g.writers);
     int rc = -1;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    int fd = asys_open_regular(path, &st, err); /* a FIFO there must not hang finalize */
     if (fd < 0) {
-        rc = errno == ENOENT ? 0 : asys_fail_errno(err, errno, "cannot open '%s'", path);
+        rc = err->sys_errno == ENOENT ? 0 : asys_err_wrap(err, "cannot open '%s'", path);
         goto out;
     }
     struct asys_arena_control c;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || pread(fd, &c, sizeof c, 0) != (ssize_t)sizeof c ||
+    if (pread(fd, &c, sizeof c, 0) != (ssize_t)sizeof c ||
         memcmp(c.magic, ASYS_ARENA_MAGIC, sizeof c.magic) != 0 || c.version != ASYS_ARENA_VERSION ||
         c.slot_size <= ASYS_SLOT_HEADER_SIZE || c.slot_size % 4096 != 0) {
         asys_fail(err, "'%s' is not an asys arena", path);

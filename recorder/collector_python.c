@@ -10,6 +10,7 @@
 
 #include "asys_format.h"
 #include "collector.h"
+#include "read_file.h"
 #include "profile_options.h"
 
 static const char *const backtrace_choices[] = {"hggc", "none", NULL};
@@ -217,35 +218,18 @@ static int entry_rules(struct spec *s, int entry, const cJSON *e, struct asys_er
     return 0;
 }
 
+/* A rules file: a regular file of at most RULES_FILE_MAX bytes (a FIFO or
+ * /dev/zero is refused, not waited on or read without end). */
+#define RULES_FILE_MAX (4u << 20)
+
 static char *read_file(const char *path, struct asys_err *err)
 {
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return asys_fail_kind(err, ASYS_ERR_USAGE, "--python-functions-trace: %s: %s", path,
-                              strerror(errno)),
-               NULL;
     char *text = NULL;
-    size_t used = 0, cap = 0, n;
-    char buf[4096];
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
-        if (used + n + 1 > cap) {
-            cap = (used + n + 1) * 2;
-            char *bigger = realloc(text, cap);
-            if (!bigger) {
-                free(text);
-                fclose(f);
-                return asys_fail(err, "out of memory"), NULL;
-            }
-            text = bigger;
-        }
-        memcpy(text + used, buf, n);
-        used += n;
+    if (asys_read_regular_file(path, RULES_FILE_MAX, &text, NULL, err) != 0) {
+        asys_err_wrap(err, "--python-functions-trace: %s", path);
+        err->kind = ASYS_ERR_USAGE;
+        return NULL;
     }
-    fclose(f);
-    if (!text)
-        text = calloc(1, 1);
-    else
-        text[used] = '\0';
     return text;
 }
 

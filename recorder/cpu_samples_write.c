@@ -27,6 +27,7 @@
 #include "arena_read.h"
 #include "cfi_unwind.h"
 #include "cpu_sampler.h"
+#include "read_file.h"
 #include "elf_cache.h"
 #include "grow.h"
 #include "hashmap.h"
@@ -161,12 +162,10 @@ static int load_files(struct writer_state *w, struct asys_err *err)
             continue;
         char path[4500];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
         struct stat st;
-        if (fd < 0 || fstat(fd, &st) != 0) {
-            rc = asys_fail_errno(err, errno, "cannot open '%s'", path);
-            if (fd >= 0)
-                close(fd);
+        int fd = asys_open_regular(path, &st, err);
+        if (fd < 0) {
+            rc = asys_err_wrap(err, "cannot open '%s'", path);
             break;
         }
         if (st.st_size > 0 && (uint64_t)st.st_size < MAX_RAW_FILE) {

@@ -6,6 +6,7 @@
  * and renamed into place, so no half-written report is ever left behind. */
 #define _GNU_SOURCE
 #include "finalize.h"
+#include "read_file.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -61,14 +62,28 @@ static long read_fd(void *ctx, void *buf, size_t size)
 /* Clock calibration pairs (ticks, CLOCK_MONOTONIC ns, CLOCK_REALTIME ns). */
 struct clock_pairs {
     struct asys_clock_pair *items;
-    size_t count, cap;
+    uint32_t *kinds; /* headers' pairs: each one's clock (enum asys_clock_kind) */
+    size_t count, cap, kind_cap;
 };
+
+/* Past this a value is no clock reading (2^62 ns: 146 years); a segment
+ * header is as untrusted as any file. */
+#define CLOCK_VALUE_MAX (UINT64_C(1) << 62)
+
+static void pairs_add_kind(struct clock_pairs *p, uint64_t ticks, uint64_t mono, uint64_t real,
+                           uint32_t kind)
+{
+    if (!ticks || !mono || ticks > CLOCK_VALUE_MAX || mono > CLOCK_VALUE_MAX ||
+        real > CLOCK_VALUE_MAX || asys_grow(&p->items, &p->cap, p->count, sizeof *p->items, 16) ||
+        asys_grow(&p->kinds, &p->kind_cap, p->count, sizeof *p->kinds, 16))
+        return;
+    p->kinds[p->count] = kind;
+    p->items[p->count++] = (struct asys_clock_pair){ticks, mono, real};
+}
 
 static void pairs_add(struct clock_pairs *p, uint64_t ticks, uint64_t mono, uint64_t real)
 {
-    if (!ticks || !mono || asys_grow(&p->items, &p->cap, p->count, sizeof *p->items, 16))
-        return;
-    p->items[p->count++] = (struct asys_clock_pair){ticks, mono, real};
+    pairs_add_kind(p, ticks, mono, real, 0);
 }
 
 /* Counts a segment's records and finds where they end; the launcher's clock
@@ -145,13 +160,10 @@ static int source_open(struct segment_source *src, const char *segment_dir,
     char path[PATH_MAX + 300];
     snprintf(path, sizeof path, "%s/%s", segment_dir, scan->name);
     struct stat st;
-    src->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (src->fd < 0 || fstat(src->fd, &st) != 0) {
-        if (src->fd >= 0)
-            close(src->fd);
-        src->fd = -1;
+    struct asys_err ignored = {0}; /* the caller skips the segment and counts it */
+    src->fd = asys_open_regular(path, &st, &ignored);
+    if (src->fd < 0)
         return -1;
-    }
     src->read = read_fd;
     src->ctx = &src->fd;
     src->size = (uint64_t)st.st_size;
@@ -188,7 +200,7 @@ static void scan_segment(struct segment_source *src, struct segment_scan *scan,
     scan->lost_thread_errno = s.header.lost_thread_errno;
     scan->notices = s.header.notices;
     scan->end = s.header.header_size;
-    pairs_add(headers, s.header.calib_ticks, s.header.calib_mono_ns, 0);
+    pairs_add_kind(headers, s.header.calib_ticks, s.header.calib_mono_ns, 0, s.header.clock_kind);
     struct asys_record rec;
     int rc;
     asys_symbolizer_begin_segment(symbols, &s.header);
@@ -335,15 +347,19 @@ static void add_clock(cJSON *root, struct clock_pairs *launcher, struct clock_pa
     for (size_t i = 0; i < launcher->count; i++)
         end = launcher->items[i].monotonic_ns > end ? launcher->items[i].monotonic_ns : end;
     if (launcher->count < 2) {
+        const char *kind = asys_json_get_str(clock, "kind", NULL);
+        int clock_kind = asys_clock_from_name(kind);
+        /* the segments of the session's clock only: a launcher sampler's are
+         * CLOCK_MONOTONIC ns, which read as ticks squeeze the timeline */
         for (size_t i = 0; i < headers->count; i++) {
+            if (headers->kinds[i] != (uint32_t)clock_kind)
+                continue;
             pairs_add(launcher, headers->items[i].ticks, headers->items[i].monotonic_ns, 0);
             end = headers->items[i].monotonic_ns > end ? headers->items[i].monotonic_ns : end;
         }
         char now_boot[64] = "";
         asys_read_first_line(ASYS_BOOT_ID_FILE, now_boot, sizeof now_boot);
-        const char *kind = asys_json_get_str(clock, "kind", NULL);
         const char *boot = asys_json_get_str(clock, "boot_id", "");
-        int clock_kind = asys_clock_from_name(kind);
         if (clock_kind && now_boot[0] && !strcmp(boot, now_boot)) {
             struct asys_clock_pair now;
             asys_clock_pair_take(clock_kind, &now);
@@ -536,9 +552,10 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
     if (asys_arena_index_read(arena_path, &arena, err) != 0 ||
         add_arena_segments(&arena, &scans, &n, err) != 0)
         goto out;
-    arena_fd = arena.count ? open(arena_path, O_RDONLY | O_CLOEXEC) : -1;
+    struct stat arena_st;
+    arena_fd = arena.count ? asys_open_regular(arena_path, &arena_st, err) : -1;
     if (arena.count && arena_fd < 0) {
-        asys_fail_errno(err, errno, "cannot open '%s'", arena_path);
+        asys_err_wrap(err, "cannot open '%s'", arena_path);
         goto out;
     }
     for (size_t i = 0; i < n; i++) {
@@ -612,6 +629,8 @@ out:
     tallies_end(&tallies, NULL); /* after a failure: frees what was left */
     free(launcher_pairs.items);
     free(header_pairs.items);
+    free(header_pairs.kinds);
+    free(launcher_pairs.kinds);
     if (arena_fd >= 0)
         close(arena_fd);
     asys_arena_frames_close(&frames);

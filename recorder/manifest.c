@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "manifest.h"
+#include "read_file.h"
 #include "json_util.h"
 
 #include <errno.h>
@@ -202,35 +203,18 @@ int asys_json_save(const char *path, const cJSON *root, struct asys_err *err)
     return rc;
 }
 
+/* session.json and the like: a regular file of at most JSON_FILE_MAX bytes (a
+ * hostile session directory may hold a FIFO or /dev/zero's twin there). */
+#define JSON_FILE_MAX (64u << 20)
+
 cJSON *asys_json_load(const char *path, struct asys_err *err)
 {
-    FILE *f = fopen(path, "re");
-    if (!f) {
-        asys_fail(err, "cannot open '%s': %s", path, strerror(errno));
+    char *text = NULL;
+    if (asys_read_regular_file(path, JSON_FILE_MAX, &text, NULL, err) != 0) {
+        asys_err_wrap(err, "cannot open '%s'", path);
         return NULL;
     }
-    char *text = NULL;
-    size_t size = 0;
-    size_t used = 0;
-    for (;;) {
-        if (used + 4096 + 1 > size) {
-            size = size ? size * 2 : 65536;
-            char *bigger = realloc(text, size);
-            if (!bigger)
-                break;
-            text = bigger;
-        }
-        size_t n = fread(text + used, 1, size - used - 1, f);
-        used += n;
-        if (n == 0)
-            break;
-    }
-    fclose(f);
-    cJSON *root = NULL;
-    if (text) {
-        text[used] = '\0';
-        root = cJSON_Parse(text);
-    }
+    cJSON *root = cJSON_Parse(text);
     free(text);
     if (!root)
         asys_fail(err, "'%s' is not valid JSON", path);

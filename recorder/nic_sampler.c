@@ -198,6 +198,20 @@ static int parse_counter(const char *text, ssize_t n, uint64_t *value)
     return 0;
 }
 
+/* A counter file under `dir`: regular files only, opened without blocking
+ * (a FIFO where a counter should be must never hold up the sampler); -1
+ * for anything else. */
+static int open_regular(int dir, const char *name)
+{
+    int fd = openat(dir, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
 static int read_counter(const struct counter_file *f, uint64_t *value)
 {
     char text[32];
@@ -205,7 +219,7 @@ static int read_counter(const struct counter_file *f, uint64_t *value)
     if (f->fd >= 0) {
         n = pread(f->fd, text, sizeof text, 0);
     } else {
-        int fd = openat(f->dir, f->name, O_RDONLY | O_CLOEXEC);
+        int fd = open_regular(f->dir, f->name);
         if (fd < 0)
             return -1;
         n = read(fd, text, sizeof text);
@@ -218,7 +232,7 @@ static int read_counter(const struct counter_file *f, uint64_t *value)
 static void read_line(int dir, const char *name, char *out, size_t size)
 {
     out[0] = '\0';
-    int fd = openat(dir, name, O_RDONLY | O_CLOEXEC);
+    int fd = open_regular(dir, name);
     if (fd < 0)
         return;
     ssize_t n = read(fd, out, size - 1);
@@ -247,7 +261,7 @@ static void add_counter(struct device *d, unsigned c, int dir, const char *name)
         return;
     struct statfs fs;
     if (fstatfs(dir, &fs) == 0 && fs.f_type == SYSFS_MAGIC) {
-        f.fd = openat(dir, name, O_RDONLY | O_CLOEXEC);
+        f.fd = open_regular(dir, name);
         if (f.fd < 0)
             return;
     }

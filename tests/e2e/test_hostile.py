@@ -12,7 +12,7 @@ import time
 import unittest
 
 import craft
-from asys_e2e import BIN, STATS, AsysTestCase, prog
+from asys_e2e import ASYS, BIN, STATS, AsysTestCase, prog
 
 EXPORT = os.path.join(BIN, 'asys-export')
 DEPS = os.path.join(BIN, 'asys-deps')
@@ -128,6 +128,57 @@ class HostileReports(HostileCase):
         info = self.info(rep)
         self.assertEqual(info['Damaged segments'], '1')
         self.assertIn('unknown record type 99', info['Warning 1'])
+
+
+class HostileSessions(HostileCase):
+    """asys finalize of a session directory someone tampered with (issue
+    31.13): nothing hangs, nothing crashes, nothing stays behind."""
+
+    def kept_session(self):
+        env = dict(self.env, ASYS_KEEP_SESSION='1')
+        r = self.run_cmd([ASYS, 'profile', '-t', 'nvtx', '-s', 'none', '-f', 'true', '-o',
+                          self.path('first'), prog('hgtx_loop'), '2000'], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        sessions = [n for n in os.listdir(self.dir) if n.startswith('asys-')]
+        self.assertEqual(len(sessions), 1)
+        return self.path(sessions[0])
+
+    def test_fifos_where_files_belong(self):
+        for name in ('segments/arena', 'session.json'):
+            with self.subTest(name=name):
+                session = self.kept_session()
+                os.unlink(os.path.join(session, name))
+                os.mkfifo(os.path.join(session, name))
+                r = self.run_cmd([ASYS, 'finalize', '-f', session, '-o', self.path('again')],
+                                 timeout=60)  # it used to wait for a writer forever
+                # the arena is the recording: refused, and said why; without a
+                # session.json the report is written from the segments
+                if name == 'segments/arena':
+                    self.assertIn('not a regular file', r.stderr.decode())
+                else:
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertNotIn('Sanitizer', r.stderr.decode())
+                subprocess.run(['rm', '-rf', session])
+
+    def test_a_wild_calibration_value(self):
+        # calib_mono_ns = INT64_MAX in a thread segment's header: the report is
+        # written and read without a crash or a negative time (and nothing left)
+        session = self.kept_session()
+        arena = os.path.join(session, 'segments', 'arena')
+        with open(arena, 'r+b') as f:
+            data = f.read()
+            at = data.find(b'ASYSSEG\0')
+            self.assertGreater(at, 0)
+            f.seek(at + 80)
+            f.write((2 ** 63 - 1).to_bytes(8, 'little'))
+        r = self.run_cmd([ASYS, 'finalize', '-f', session, '-o', self.path('wild')])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for report in ('hgtx_sum', 'hgtx_trace'):
+            r = self.stats('-q', '-r', report, '-f', 'csv', self.report('wild'), expect_rc=None)
+            self.assertIn(r.returncode, (0, 1), r.stderr)
+            self.assertNotIn(b'Sanitizer', r.stderr)
+            self.assertNotIn(b',-', r.stdout)
+        self.assertEqual(self.leftovers(), [])
 
 
 class HostileCaches(HostileCase):

@@ -306,6 +306,25 @@ class WrapAndReset(NicCase):
         self.assertFalse([r for r in self.stats_rows('nic_trace') if float(r['Value']) < 0])
 
 
+class HostileCounters(NicCase):
+    def test_a_fifo_counter_does_not_hold_up_the_recording(self):
+        # a counter that is a FIFO blocked the launcher forever and left its
+        # session directory behind (issue 31.13): it is skipped like any
+        # file that is not a counter
+        rdma_port(self.fake, 'mlx5_0', lambda t: 1e6 * t, lambda t: 2e6 * t, 1000, 1000)
+        fifo = os.path.join(self.fake.root, 'class/infiniband/mlx5_0/ports/1/counters',
+                            'port_xmit_wait')
+        if os.path.exists(fifo):
+            os.unlink(fifo)
+        os.mkfifo(fifo)
+        started = time.monotonic()
+        self.record(0.5)
+        self.assertLess(time.monotonic() - started, 30)
+        rows = self.sum_rows()
+        self.assertIn(('mlx5_0', '1'), rows)
+        self.assertNoSessionLeft()
+
+
 class DeviceFilter(NicCase):
     def setUp(self):
         super().setUp()
