@@ -280,6 +280,7 @@ int asys_osrt_init(void);
 int asys_hggc_init(void);
 int asys_heap_init(void);
 int asys_python_init(void);
+int asys_pccl_init(void); /* pccl.c: NCCL's profiler plugin */
 /* --python-backtrace=hggc (python.c): whether Python stacks are wanted now,
  * and the Python stack of an HGGC API call of thread t (entered). */
 int asys_python_hggc_backtraces(void);
