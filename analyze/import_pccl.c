@@ -105,6 +105,11 @@ static int pccl_init(struct asys_importer *imp, void **state, struct asys_err *e
     const cJSON *clock = cJSON_GetObjectItemCaseSensitive(imp->manifest, "clock");
     p->has_offset =
         asys_json_get_i64(clock, "realtime_minus_monotonic_ns", &p->realtime_offset) == 0;
+    /* what the launcher did with NCCL_PROFILER_PLUGIN, as finalize wrote it */
+    const cJSON *pccl = cJSON_GetObjectItemCaseSensitive(imp->manifest, "pccl");
+    const char *plugin = asys_json_get_str(pccl, "plugin", NULL);
+    if (plugin && imp_session_info(imp, "pccl_plugin", plugin, 0, err) != 0)
+        return -1;
     const cJSON *session = cJSON_GetObjectItemCaseSensitive(imp->manifest, "session");
     if (asys_json_get_i64(session, "start_monotonic_ns", &p->session_start) != 0)
         p->session_start = INT64_MIN;

@@ -140,11 +140,12 @@ CREATE TABLE pccl_tasks (
 -- started (the HGGC API calls the KernelLaunch event encloses on its thread;
 -- before plugin v5, the last kernel launch on the thread before its Group).
 CREATE TABLE pccl_task_kernels (
-    task_id     INTEGER NOT NULL, -- pccl_tasks.id
-    activity_id INTEGER NOT NULL, -- ppu_activities.id of the kernel
-    api_id      INTEGER NOT NULL, -- hggc_api_calls.id of the launch
-    PRIMARY KEY (task_id, activity_id)
-) WITHOUT ROWID;
+    id          INTEGER PRIMARY KEY, -- the link (the timeline's flow from the task to the kernel)
+    task_id     INTEGER NOT NULL,    -- pccl_tasks.id
+    activity_id INTEGER NOT NULL,    -- ppu_activities.id of the kernel
+    api_id      INTEGER NOT NULL,    -- hggc_api_calls.id of the launch
+    UNIQUE (task_id, activity_id)
+);
 
 -- Proxy operations: the network work of a task on one channel, one peer,
 -- one direction, in `steps` steps.
