@@ -23,6 +23,14 @@ static void api_row_name(struct walk *w, int64_t sub, char *out, size_t size)
 /* after Python (8), before HGTX (10) */
 static const struct tl_thread_row api_row = {9, api_row_name, 0};
 
+/* The name in string column `col`, "?" when NULL (a record without it). */
+static struct tl_name name_at(struct walk *w, sqlite3_stmt *st, int col)
+{
+    return sqlite3_column_type(st, col) == SQLITE_NULL
+               ? tw_synthetic_name(w, "?")
+               : tw_string_name(w, sqlite3_column_int64(st, col));
+}
+
 /* A row under `parent` (0: a top-level group), created on first use. */
 static uint32_t child(struct walk *w, uint32_t parent, const char *key, const char *name,
                       uint32_t order)
@@ -83,8 +91,8 @@ static uint32_t rank_row(struct walk *w, sqlite3_stmt *comms, int64_t comm_id)
 }
 
 /* A named row under the rank of `comm_id`. */
-static uint32_t rank_child(struct walk *w, sqlite3_stmt *comms, int64_t comm_id,
-                           const char *suffix, const char *name, uint32_t order)
+static uint32_t rank_child(struct walk *w, sqlite3_stmt *comms, int64_t comm_id, const char *suffix,
+                           const char *name, uint32_t order)
 {
     uint32_t rank = rank_row(w, comms, comm_id);
     char key[96];
@@ -145,7 +153,7 @@ static int walk_api(struct walk *w)
         if (fixed) {
             name = tw_synthetic_name(w, fixed);
         } else {
-            struct tl_name func = tw_string_name(w, sqlite3_column_int64(st, 5));
+            struct tl_name func = name_at(w, st, 5);
             snprintf(text, sizeof text, "nccl%s", func.text ? func.text : "?");
             name = tw_synthetic_name(w, text);
         }
@@ -207,8 +215,7 @@ static int walk_tasks(struct walk *w, sqlite3_stmt *comms)
             tw_arg_int(&args, "seq", sqlite3_column_int64(st, 7));
         tw_arg_int(&args, "root_or_peer", sqlite3_column_int64(st, 14));
         tw_arg_string(&args, "time_source", (const char *)sqlite3_column_text(st, 8));
-        tw_emit_slice(w, row, start, end, tw_string_name(w, sqlite3_column_int64(st, 3)),
-                      tw_category(w, "pccl"), &f, &args);
+        tw_emit_slice(w, row, start, end, name_at(w, st, 3), tw_category(w, "pccl"), &f, &args);
     }
     tw_cursor_close(&kernels);
     sqlite3_finalize(st);
@@ -218,14 +225,16 @@ static int walk_tasks(struct walk *w, sqlite3_stmt *comms)
 /* The proxy thread's control events, on the rank. */
 static int walk_ctrl(struct walk *w, sqlite3_stmt *comms)
 {
-    sqlite3_stmt *st = tw_prepare(w, "SELECT c.comm_id, c.start_ns, c.end_ns, c.state, c.appended\n"
-                                     "FROM pccl_proxy_ctrl AS c WHERE " IN_WINDOW("c") "\n"
-                                     "ORDER BY c.start_ns, c.end_ns DESC");
+    sqlite3_stmt *st = tw_prepare(
+        w, "SELECT c.comm_id, c.start_ns, c.end_ns, c.state, c.appended\n"
+           "FROM pccl_proxy_ctrl AS c WHERE " IN_WINDOW("c") "\n"
+                                                             "ORDER BY c.start_ns, c.end_ns DESC");
     if (!st)
         return -1;
     char text[64];
     while (!w->failed && sqlite3_step(st) == SQLITE_ROW) {
-        uint32_t row = rank_child(w, comms, sqlite3_column_int64(st, 0), "proxy", "Proxy thread", 2);
+        uint32_t row =
+            rank_child(w, comms, sqlite3_column_int64(st, 0), "proxy", "Proxy thread", 2);
         if (!row)
             continue;
         const char *state = (const char *)sqlite3_column_text(st, 3);
@@ -268,7 +277,7 @@ static int walk_channels(struct walk *w, sqlite3_stmt *comms)
                           : channel_row(w, comms, comm, channel, "kernel", "Kernel", 1);
         if (!row)
             continue;
-        struct tl_name func = tw_string_name(w, sqlite3_column_int64(st, 5));
+        struct tl_name func = name_at(w, st, 5);
         struct tl_name name = func;
         struct tl_args args;
         args.count = 0;
@@ -325,9 +334,8 @@ static int walk_steps(struct walk *w, sqlite3_stmt *comms)
         int is_send = sqlite3_column_int(st, 2), pipeline = sqlite3_column_int(st, 3);
         snprintf(what, sizeof what, "p%d%c", pipeline, is_send ? 's' : 'r');
         snprintf(label, sizeof label, "Pipeline %d (%s)", pipeline, is_send ? "send" : "recv");
-        uint32_t row = channel_row(w, comms, sqlite3_column_int64(st, 0),
-                                   sqlite3_column_int(st, 1), what, label,
-                                   10 + 2 * (uint32_t)(pipeline & 0x3f) + !is_send);
+        uint32_t row = channel_row(w, comms, sqlite3_column_int64(st, 0), sqlite3_column_int(st, 1),
+                                   what, label, 10 + 2 * (uint32_t)(pipeline & 0x3f) + !is_send);
         if (!row)
             continue;
         const char *state = (const char *)sqlite3_column_text(st, 7);

@@ -182,9 +182,10 @@ static struct pccl_slot *slot_take(struct pccl_comm *c)
     return NULL;
 }
 
+/* The slot keeps its id and its user handle until it is taken again: NCCL
+ * names a stopped event as a parent (a Coll of its ProxyOps). */
 static inline void slot_release(struct pccl_slot *s)
 {
-    s->chained = NULL;
     __atomic_store_n(&s->state, SLOT_FREE, __ATOMIC_RELEASE);
 }
 

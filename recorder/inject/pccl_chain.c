@@ -23,17 +23,20 @@ static int is_library_name(const char *s)
     return !strncmp(s, "lib", 3) || (n >= 3 && !strcmp(s + n - 3, ".so"));
 }
 
-static void *open_like_nccl(const char *spec, char *tried, size_t tried_size)
+/* `tried`: the names tried, ", " between them; the last is the one opened. */
+static void *open_like_nccl(const char *spec, char *tried, size_t tried_size, const char **opened)
 {
     char name[256];
     snprintf(name, sizeof name, "%s", *spec ? spec : "libnccl-profiler.so");
     snprintf(tried, tried_size, "%s", name);
+    *opened = tried;
     void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (lib || !*spec || strchr(spec, '/') || is_library_name(spec))
         return lib;
     snprintf(name, sizeof name, "libnccl-profiler-%s.so", spec);
     size_t used = strlen(tried);
     snprintf(tried + used, tried_size - used, ", %s", name);
+    *opened = tried + (used + 2 < tried_size ? used + 2 : used);
     return dlopen(name, RTLD_NOW | RTLD_LOCAL);
 }
 
@@ -41,8 +44,9 @@ int pccl_user_load(struct pccl_user *u, const char *spec, const void *self, char
                    size_t why_size)
 {
     char tried[600];
+    const char *opened = tried;
     memset(u, 0, sizeof *u);
-    void *lib = open_like_nccl(spec, tried, sizeof tried);
+    void *lib = open_like_nccl(spec, tried, sizeof tried, &opened);
     if (!lib) {
         const char *error = dlerror();
         snprintf(why, why_size, "%s: %s", tried, error ? error : "cannot be opened");
@@ -79,7 +83,7 @@ int pccl_user_load(struct pccl_user *u, const char *spec, const void *self, char
     else
         u->v3 = table;
     const char *plugin = version == 5 ? u->v5->name : version == 4 ? u->v4->name : u->v3->name;
-    snprintf(u->name, sizeof u->name, "%s (%s)", tried, plugin ? plugin : "?");
+    snprintf(u->name, sizeof u->name, "%s (%s)", opened, plugin ? plugin : "?");
     return 0;
 }
 
