@@ -112,6 +112,12 @@ void proxy_post(struct ncclComm *comm, struct plan *p);
 void proxy_stop(struct ncclComm *comm); /* drains the queue, joins */
 void proxy_drain(struct ncclComm *comm);
 
+/* SIMPPU_NCCL_TIMING=FILE: the time spent inside the plugin's calls, by
+ * bucket (the thread's current one), appended to FILE when the plugin is
+ * closed (bench/pccl.py) */
+enum { BUCKET_APP, BUCKET_PROXY, BUCKET_STEP, BUCKET_COUNT };
+extern __thread int nccl_bucket;
+
 /* settings (SIMPPU_NCCL_*), read once */
 struct nccl_settings {
     int channels;

@@ -94,16 +94,30 @@ static void net_event(struct ncclComm *c, struct op *o, int step)
 
 /* One pass of an op's progress (sendProxyProgress / recvProxyProgress);
  * 1 when it did something. */
+static int progress_steps(struct ncclComm *c, struct op *o);
+
 static int progress(struct ncclComm *c, struct op *o)
 {
     if (o->done == o->steps)
         return 0;
-    const struct task *t = o->task;
     if (!o->in_progress) {
         o->in_progress = 1;
         if (nccl_profiler && o->handle)
             nccl_profiler->record(o->handle, PCCL_ST_PROXY_OP_IN_PROGRESS, NULL);
     }
+    nccl_bucket = BUCKET_STEP;
+    int rc = progress_steps(c, o);
+    nccl_bucket = BUCKET_PROXY;
+    if (o->done == o->steps && nccl_profiler && o->handle) {
+        nccl_profiler->stop(o->handle);
+        o->handle = NULL;
+    }
+    return rc;
+}
+
+static int progress_steps(struct ncclComm *c, struct op *o)
+{
+    const struct task *t = o->task;
     if (o->posted < o->steps && o->posted < o->done + NCCL_STEPS) {
         void **h = &o->step[o->posted % NCCL_STEPS];
         *h = NULL;
@@ -147,10 +161,6 @@ static int progress(struct ncclComm *c, struct op *o)
             nccl_profiler->stop(*h);
         *h = NULL;
         o->done++;
-        if (o->done == o->steps && nccl_profiler && o->handle) {
-            nccl_profiler->stop(o->handle);
-            o->handle = NULL;
-        }
         return 1;
     }
     return 0;
@@ -277,6 +287,7 @@ static void *proxy_main(void *arg)
     snprintf(name, sizeof name, "NCCL Progress%2d", c->device % 100);
     name[15] = '\0'; /* a thread name's limit */
     prctl(PR_SET_NAME, name);
+    nccl_bucket = BUCKET_PROXY;
     for (;;) {
         pthread_mutex_lock(&c->lock);
         if (!c->head && !c->stop) {
