@@ -58,18 +58,17 @@ static const char *const statement_sql[ST_COUNT] = {
                  "image, event_id) VALUES (?,?,?,?,?,?,?,?)",
     [ST_TASK] = "INSERT INTO pccl_tasks (type, comm_id, pid, tid, rank, func_id, seq_number, "
                 "count, datatype_id, algo_id, proto_id, root, peer, channels, warps, "
-                "send_buffer, recv_buffer, host_start_ns, host_end_ns, start_ns, end_ns, "
+                "host_start_ns, host_end_ns, start_ns, end_ns, "
                 "time_source, issue_tid, issue_ns, unfinished, image, event_id, "
                 "parent_event_id, group_event_id) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'host',?,?,?,?,?,?,?)",
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'host',?,?,?,?,?,?,?)",
     [ST_OP] = "INSERT INTO pccl_proxy_ops (comm_id, pid, tid, origin_pid, rank, channel, peer, "
               "is_send, steps, chunk_size, start_ns, in_progress_ns, end_ns, unfinished, image, "
               "event_id, parent_event_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    [ST_STEP] =
-        "INSERT INTO pccl_proxy_steps (comm_id, pid, tid, channel, is_send, step, "
-        "pipeline, start_ns, end_ns, trans_size, send_gpu_wait_ns, send_peer_wait_ns, "
-        "send_wait_ns, recv_wait_ns, recv_flush_wait_ns, recv_gpu_wait_ns, unfinished, "
-        "image, event_id, parent_event_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_STEP] = "INSERT INTO pccl_proxy_steps (comm_id, pid, tid, channel, is_send, step, "
+                "pipeline, start_ns, end_ns, trans_size, send_gpu_wait_ns, send_peer_wait_ns, "
+                "send_wait_ns, recv_wait_ns, recv_flush_wait_ns, recv_gpu_wait_ns, unfinished, "
+                "image, parent_event_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_CTRL] = "INSERT INTO pccl_proxy_ctrl (comm_id, pid, tid, start_ns, end_ns, state, "
                 "state_ns, appended, states, unfinished, image) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
     [ST_KERNEL_CH] =
@@ -77,8 +76,8 @@ static const char *const statement_sql[ST_COUNT] = {
         "host_end_ns, gpu_start, gpu_stop, start_ns, end_ns, source, unfinished, image, "
         "event_id, parent_event_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_NET] = "INSERT INTO pccl_net_events (comm_id, pid, tid, plugin_id, start_ns, end_ns, "
-               "updates, last_update_ns, unfinished, image, parent_event_id) "
-               "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+               "updates, last_update_ns, unfinished, image, parent_event_id, step) "
+               "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_STATUS] = "INSERT INTO pccl_user_plugins (pid, status, version, detail) VALUES (?,?,?,?)",
 };
 
@@ -132,11 +131,6 @@ static void pccl_free(void *state)
 static int64_t ticks_ns(struct asys_importer *imp, uint64_t ticks)
 {
     return (int64_t)imp_ns(imp, ticks);
-}
-
-static void bind_ticks(struct asys_importer *imp, sqlite3_stmt *st, int col, uint64_t ticks)
-{
-    imp_bind_optional(st, col, ticks ? ticks_ns(imp, ticks) : 0, ticks != 0);
 }
 
 static void bind_string(struct asys_importer *imp, sqlite3_stmt *st, int col, uint32_t sid)
@@ -210,11 +204,23 @@ static int import_comm_end(void *state, const struct asys_record *rec, uint64_t 
     return imp_step(p->imp, st, err);
 }
 
-/* The columns every event table starts its tail with: unfinished, image, event_id. */
-static int bind_event_tail(struct pccl *p, sqlite3_stmt *st, int col,
+/* The context an event was started in: its number's high bits. */
+static int64_t comm_of(uint64_t event_id)
+{
+    return (int64_t)(event_id >> ASYS_PCCL_COMM_SHIFT);
+}
+
+static int unfinished(const struct asys_record *rec)
+{
+    return (rec->arg & ASYS_PCCL_UNFINISHED) != 0;
+}
+
+/* The columns every event table starts its tail with: unfinished, image,
+ * event_id, and the parent's number when asked for. */
+static int bind_event_tail(struct pccl *p, sqlite3_stmt *st, int col, const struct asys_record *rec,
                            const struct asys_pccl_event *ev, int with_parent)
 {
-    sqlite3_bind_int64(st, col++, (ev->flags & ASYS_PCCL_UNFINISHED) != 0);
+    sqlite3_bind_int64(st, col++, unfinished(rec));
     sqlite3_bind_int64(st, col++, image_of(p->imp));
     sqlite3_bind_int64(st, col++, (int64_t)ev->event_id);
     if (with_parent)
@@ -223,39 +229,96 @@ static int bind_event_tail(struct pccl *p, sqlite3_stmt *st, int col,
 }
 
 /* The start, clamped to the stop (a record's fields are not trusted). */
-static int64_t start_of(struct pccl *p, const struct asys_pccl_event *ev, uint64_t ns)
+static int64_t start_at(struct pccl *p, uint64_t start_ticks, uint64_t ns)
 {
-    int64_t start = ticks_ns(p->imp, ev->start_ticks);
+    int64_t start = ticks_ns(p->imp, start_ticks);
     return start > (int64_t)ns ? (int64_t)ns : start;
 }
 
-static int import_api(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err)
+static int64_t start_of(struct pccl *p, const struct asys_pccl_event *ev, uint64_t ns)
+{
+    return start_at(p, ev->start_ticks, ns);
+}
+
+/* A state stored as ticks after the start, delta + 1 (0: not seen; the
+ * largest: at least that late, taken as the stop). */
+static void bind_delta(struct pccl *p, sqlite3_stmt *st, int col, uint64_t start_ticks,
+                       uint32_t delta, uint64_t end_ns)
+{
+    if (!delta) {
+        sqlite3_bind_null(st, col);
+        return;
+    }
+    int64_t ns = delta == 0xffffffffu ? (int64_t)end_ns
+                                      : ticks_ns(p->imp, start_ticks + (uint64_t)(delta - 1));
+    sqlite3_bind_int64(st, col, ns > (int64_t)end_ns ? (int64_t)end_ns : ns);
+}
+
+/* GROUP_API, CALL and KERNEL_LAUNCH: the rows of pccl_api_events. */
+static int import_api_row(struct pccl *p, const struct asys_record *rec, uint64_t ns, int kind,
+                          const struct asys_pccl_event *ev, sqlite3_stmt **out)
+{
+    struct asys_importer *imp = p->imp;
+    sqlite3_stmt *st = p->st[ST_API];
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    sqlite3_bind_int64(st, 1, kind);
+    sqlite3_bind_int64(st, 2, comm_of(ev->event_id)); /* the raw number until analyze */
+    sqlite3_bind_int64(st, 3, imp->seg.pid);
+    sqlite3_bind_int64(st, 4, imp->seg.tid);
+    sqlite3_bind_int64(st, 5, start_of(p, ev, ns));
+    sqlite3_bind_int64(st, 6, (int64_t)ns);
+    bind_event_tail(p, st, 16, rec, ev, 1);
+    *out = st;
+    return 0;
+}
+
+static int import_group_api(void *state, const struct asys_record *rec, uint64_t ns,
+                            struct asys_err *err)
+{
+    struct pccl *p = state;
+    const struct asys_rec_pccl_group_api *r = (const void *)rec->data;
+    sqlite3_stmt *st;
+    if (!from_thread(p) || import_api_row(p, rec, ns, 1, &r->ev, &st) != 0)
+        return 0;
+    sqlite3_bind_int64(st, 12, r->depth);
+    sqlite3_bind_int64(st, 13, (rec->arg & 1) != 0);
+    bind_delta(p, st, 14, r->ev.start_ticks, r->start_stop_delta, ns);
+    bind_delta(p, st, 15, r->ev.start_ticks, r->end_start_delta, ns);
+    return imp_step(p->imp, st, err);
+}
+
+static int import_call(void *state, const struct asys_record *rec, uint64_t ns,
+                       struct asys_err *err)
 {
     struct pccl *p = state;
     struct asys_importer *imp = p->imp;
-    const struct asys_rec_pccl_api *r = (const void *)rec->data;
-    if (!from_thread(p) || rec->arg < ASYS_PCCL_GROUP_API || rec->arg > ASYS_PCCL_KERNEL_LAUNCH)
+    const struct asys_rec_pccl_call *r = (const void *)rec->data;
+    unsigned kind = rec->arg & 0xff;
+    sqlite3_stmt *st;
+    if (!from_thread(p) || (kind != ASYS_PCCL_COLL_API && kind != ASYS_PCCL_P2P_API) ||
+        import_api_row(p, rec, ns, (int)kind, &r->ev, &st) != 0)
         return 0;
-    sqlite3_stmt *st = p->st[ST_API];
-    int kind = (int)rec->arg;
-    sqlite3_bind_int64(st, 1, kind);
-    sqlite3_bind_int64(st, 2, r->ev.comm); /* the raw number until analyze */
-    sqlite3_bind_int64(st, 3, imp->seg.pid);
-    sqlite3_bind_int64(st, 4, imp->seg.tid);
-    sqlite3_bind_int64(st, 5, start_of(p, &r->ev, ns));
-    sqlite3_bind_int64(st, 6, (int64_t)ns);
-    int call = kind == ASYS_PCCL_COLL_API || kind == ASYS_PCCL_P2P_API;
     bind_string(imp, st, 7, r->func_string_id);
-    imp_bind_optional(st, 8, (int64_t)r->count, call);
+    sqlite3_bind_int64(st, 8, (int64_t)(r->count > INT64_MAX ? INT64_MAX : r->count));
     bind_string(imp, st, 9, r->datatype_string_id);
     imp_bind_optional(st, 10, r->root, kind == ASYS_PCCL_COLL_API);
-    imp_bind_optional(st, 11, (int64_t)r->stream, kind != ASYS_PCCL_GROUP_API);
-    imp_bind_optional(st, 12, r->group_depth, kind == ASYS_PCCL_GROUP_API);
-    sqlite3_bind_int64(st, 13, r->graph_captured != 0);
-    bind_ticks(imp, st, 14, r->start_stop_ticks);
-    bind_ticks(imp, st, 15, r->end_start_ticks);
-    bind_event_tail(p, st, 16, &r->ev, 1);
+    sqlite3_bind_int64(st, 11, (int64_t)r->stream);
+    sqlite3_bind_int64(st, 13, (rec->arg & 0x100) != 0);
     return imp_step(imp, st, err);
+}
+
+static int import_kernel_launch(void *state, const struct asys_record *rec, uint64_t ns,
+                                struct asys_err *err)
+{
+    struct pccl *p = state;
+    const struct asys_rec_pccl_kernel_launch *r = (const void *)rec->data;
+    sqlite3_stmt *st;
+    if (!from_thread(p) || import_api_row(p, rec, ns, 4, &r->ev, &st) != 0)
+        return 0;
+    sqlite3_bind_int64(st, 11, (int64_t)r->stream);
+    sqlite3_bind_int64(st, 13, 0);
+    return imp_step(p->imp, st, err);
 }
 
 static int import_group(void *state, const struct asys_record *rec, uint64_t ns,
@@ -266,12 +329,12 @@ static int import_group(void *state, const struct asys_record *rec, uint64_t ns,
     if (!from_thread(p))
         return 0;
     sqlite3_stmt *st = p->st[ST_GROUP];
-    sqlite3_bind_int64(st, 1, r->ev.comm);
+    sqlite3_bind_int64(st, 1, comm_of(r->ev.event_id));
     sqlite3_bind_int64(st, 2, p->imp->seg.pid);
     sqlite3_bind_int64(st, 3, p->imp->seg.tid);
     sqlite3_bind_int64(st, 4, start_of(p, &r->ev, ns));
     sqlite3_bind_int64(st, 5, (int64_t)ns);
-    bind_event_tail(p, st, 6, &r->ev, 0);
+    bind_event_tail(p, st, 6, rec, &r->ev, 0);
     return imp_step(p->imp, st, err);
 }
 
@@ -281,13 +344,14 @@ static int import_task(void *state, const struct asys_record *rec, uint64_t ns,
     struct pccl *p = state;
     struct asys_importer *imp = p->imp;
     const struct asys_rec_pccl_task *r = (const void *)rec->data;
-    if (!from_thread(p) || (rec->arg != ASYS_PCCL_TASK_COLL && rec->arg != ASYS_PCCL_TASK_P2P))
+    unsigned kind = rec->arg & ASYS_PCCL_ARG_MASK;
+    if (!from_thread(p) || (kind != ASYS_PCCL_TASK_COLL && kind != ASYS_PCCL_TASK_P2P))
         return 0;
-    int coll = rec->arg == ASYS_PCCL_TASK_COLL;
+    int coll = kind == ASYS_PCCL_TASK_COLL;
     int64_t start = start_of(p, &r->ev, ns);
     sqlite3_stmt *st = p->st[ST_TASK];
-    sqlite3_bind_int64(st, 1, rec->arg);
-    sqlite3_bind_int64(st, 2, r->ev.comm);
+    sqlite3_bind_int64(st, 1, kind);
+    sqlite3_bind_int64(st, 2, comm_of(r->ev.event_id));
     sqlite3_bind_int64(st, 3, imp->seg.pid);
     sqlite3_bind_int64(st, 4, imp->seg.tid);
     sqlite3_bind_int64(st, 5, r->rank);
@@ -301,15 +365,13 @@ static int import_task(void *state, const struct asys_record *rec, uint64_t ns,
     imp_bind_optional(st, 13, r->root_or_peer, !coll);
     sqlite3_bind_int64(st, 14, r->channels);
     imp_bind_optional(st, 15, r->warps, coll);
-    sqlite3_bind_int64(st, 16, (int64_t)r->send_buffer);
-    imp_bind_optional(st, 17, (int64_t)r->recv_buffer, coll);
+    sqlite3_bind_int64(st, 16, start);
+    sqlite3_bind_int64(st, 17, (int64_t)ns);
     sqlite3_bind_int64(st, 18, start);
     sqlite3_bind_int64(st, 19, (int64_t)ns);
-    sqlite3_bind_int64(st, 20, start);
-    sqlite3_bind_int64(st, 21, (int64_t)ns);
-    sqlite3_bind_int64(st, 22, imp->seg.tid);
-    sqlite3_bind_int64(st, 23, start);
-    int col = bind_event_tail(p, st, 24, &r->ev, 1);
+    sqlite3_bind_int64(st, 20, imp->seg.tid);
+    sqlite3_bind_int64(st, 21, start);
+    int col = bind_event_tail(p, st, 22, rec, &r->ev, 1);
     sqlite3_bind_int64(st, col, (int64_t)r->group_id);
     return imp_step(imp, st, err);
 }
@@ -322,7 +384,7 @@ static int import_op(void *state, const struct asys_record *rec, uint64_t ns, st
     if (!from_thread(p) || !channel_ok(p, r->channel))
         return 0;
     sqlite3_stmt *st = p->st[ST_OP];
-    sqlite3_bind_int64(st, 1, r->ev.comm);
+    sqlite3_bind_int64(st, 1, comm_of(r->ev.event_id));
     sqlite3_bind_int64(st, 2, imp->seg.pid);
     sqlite3_bind_int64(st, 3, imp->seg.tid);
     imp_bind_optional(st, 4, r->pid, r->pid != 0);
@@ -333,9 +395,9 @@ static int import_op(void *state, const struct asys_record *rec, uint64_t ns, st
     sqlite3_bind_int64(st, 9, r->steps);
     sqlite3_bind_int64(st, 10, r->chunk_size);
     sqlite3_bind_int64(st, 11, start_of(p, &r->ev, ns));
-    bind_ticks(imp, st, 12, r->in_progress_ticks);
+    bind_delta(p, st, 12, r->ev.start_ticks, r->in_progress_delta, ns);
     sqlite3_bind_int64(st, 13, (int64_t)ns);
-    bind_event_tail(p, st, 14, &r->ev, 1);
+    bind_event_tail(p, st, 14, rec, &r->ev, 1);
     return imp_step(imp, st, err);
 }
 
@@ -348,19 +410,25 @@ static int import_step(void *state, const struct asys_record *rec, uint64_t ns,
     if (!from_thread(p) || !channel_ok(p, r->channel))
         return 0;
     sqlite3_stmt *st = p->st[ST_STEP];
-    sqlite3_bind_int64(st, 1, r->ev.comm);
+    int send = r->is_send != 0;
+    sqlite3_bind_int64(st, 1, comm_of(r->op_id));
     sqlite3_bind_int64(st, 2, imp->seg.pid);
     sqlite3_bind_int64(st, 3, imp->seg.tid);
     sqlite3_bind_int64(st, 4, r->channel);
-    sqlite3_bind_int64(st, 5, r->is_send != 0);
+    sqlite3_bind_int64(st, 5, send);
     sqlite3_bind_int64(st, 6, r->step);
     sqlite3_bind_int64(st, 7, ((r->step % NCCL_STEPS) + NCCL_STEPS) % NCCL_STEPS);
-    sqlite3_bind_int64(st, 8, start_of(p, &r->ev, ns));
+    sqlite3_bind_int64(st, 8, start_at(p, r->start_ticks, ns));
     sqlite3_bind_int64(st, 9, (int64_t)ns);
-    sqlite3_bind_int64(st, 10, (int64_t)(r->trans_size > INT64_MAX ? 0 : r->trans_size));
-    for (int i = 0; i < ASYS_PCCL_STEP_STATES; i++)
-        bind_ticks(imp, st, 11 + i, r->state_ticks[i]);
-    bind_event_tail(p, st, 11 + ASYS_PCCL_STEP_STATES, &r->ev, 1);
+    sqlite3_bind_int64(st, 10, r->trans_size);
+    /* the direction's three states into its three columns, the others NULL */
+    for (int i = 0; i < 3; i++) {
+        bind_delta(p, st, (send ? 11 : 14) + i, r->start_ticks, r->state_delta[i], ns);
+        sqlite3_bind_null(st, (send ? 14 : 11) + i);
+    }
+    sqlite3_bind_int64(st, 17, unfinished(rec));
+    sqlite3_bind_int64(st, 18, image_of(imp));
+    sqlite3_bind_int64(st, 19, (int64_t)r->op_id);
     return imp_step(imp, st, err);
 }
 
@@ -380,8 +448,9 @@ static int import_ctrl(void *state, const struct asys_record *rec, uint64_t ns,
     if (!from_thread(p))
         return 0;
     sqlite3_stmt *st = p->st[ST_CTRL];
-    const char *name = r->states ? ctrl_state(rec->arg) : NULL;
-    sqlite3_bind_int64(st, 1, r->ev.comm);
+    unsigned last = rec->arg & ASYS_PCCL_ARG_MASK;
+    const char *name = r->states ? ctrl_state(last) : NULL;
+    sqlite3_bind_int64(st, 1, comm_of(r->ev.event_id));
     sqlite3_bind_int64(st, 2, imp->seg.pid);
     sqlite3_bind_int64(st, 3, imp->seg.tid);
     sqlite3_bind_int64(st, 4, start_of(p, &r->ev, ns));
@@ -390,10 +459,10 @@ static int import_ctrl(void *state, const struct asys_record *rec, uint64_t ns,
         sqlite3_bind_text(st, 6, name, -1, SQLITE_STATIC);
     else
         sqlite3_bind_null(st, 6);
-    bind_ticks(imp, st, 7, name ? r->state_ticks : 0);
-    imp_bind_optional(st, 8, r->appended, rec->arg == 18);
+    bind_delta(p, st, 7, r->ev.start_ticks, name ? r->state_delta : 0, ns);
+    imp_bind_optional(st, 8, r->appended, last == 18);
     sqlite3_bind_int64(st, 9, r->states);
-    sqlite3_bind_int64(st, 10, (r->ev.flags & ASYS_PCCL_UNFINISHED) != 0);
+    sqlite3_bind_int64(st, 10, unfinished(rec));
     sqlite3_bind_int64(st, 11, image_of(imp));
     return imp_step(imp, st, err);
 }
@@ -424,7 +493,7 @@ static int import_kernel_ch(void *state, const struct asys_record *rec, uint64_t
     int64_t start = gpu_to_host(p, r->ptimer_start), end = gpu_to_host(p, r->ptimer_stop);
     int timer = start >= 0 && end >= start;
     sqlite3_stmt *st = p->st[ST_KERNEL_CH];
-    sqlite3_bind_int64(st, 1, r->ev.comm);
+    sqlite3_bind_int64(st, 1, comm_of(r->ev.event_id));
     sqlite3_bind_int64(st, 2, imp->seg.pid);
     sqlite3_bind_int64(st, 3, imp->seg.tid);
     sqlite3_bind_int64(st, 4, r->channel);
@@ -437,7 +506,7 @@ static int import_kernel_ch(void *state, const struct asys_record *rec, uint64_t
     sqlite3_bind_int64(st, 9, timer ? start : host_start);
     sqlite3_bind_int64(st, 10, timer ? end : host_end);
     sqlite3_bind_text(st, 11, timer ? "gpu_timer" : "host", -1, SQLITE_STATIC);
-    bind_event_tail(p, st, 12, &r->ev, 1);
+    bind_event_tail(p, st, 12, rec, &r->ev, 1);
     return imp_step(imp, st, err);
 }
 
@@ -449,17 +518,18 @@ static int import_net(void *state, const struct asys_record *rec, uint64_t ns, s
     if (!from_thread(p))
         return 0;
     sqlite3_stmt *st = p->st[ST_NET];
-    sqlite3_bind_int64(st, 1, r->ev.comm);
+    sqlite3_bind_int64(st, 1, comm_of(r->ev.event_id));
     sqlite3_bind_int64(st, 2, imp->seg.pid);
     sqlite3_bind_int64(st, 3, imp->seg.tid);
     sqlite3_bind_int64(st, 4, r->plugin_id);
     sqlite3_bind_int64(st, 5, start_of(p, &r->ev, ns));
     sqlite3_bind_int64(st, 6, (int64_t)ns);
     sqlite3_bind_int64(st, 7, r->updates);
-    bind_ticks(imp, st, 8, r->last_update_ticks);
-    sqlite3_bind_int64(st, 9, (r->ev.flags & ASYS_PCCL_UNFINISHED) != 0);
+    bind_delta(p, st, 8, r->ev.start_ticks, r->last_update_delta, ns);
+    sqlite3_bind_int64(st, 9, unfinished(rec));
     sqlite3_bind_int64(st, 10, image_of(imp));
     sqlite3_bind_int64(st, 11, (int64_t)r->ev.parent_id);
+    sqlite3_bind_int64(st, 12, r->step);
     return imp_step(imp, st, err);
 }
 
@@ -574,7 +644,8 @@ static const char *const resolve_sql[] = {
     "WHERE t.image = pccl_kernel_channels.image "
     "AND t.event_id = pccl_kernel_channels.parent_event_id) WHERE parent_event_id <> 0",
     "UPDATE pccl_net_events SET step_id = (SELECT s.id FROM pccl_proxy_steps AS s "
-    "WHERE s.image = pccl_net_events.image AND s.event_id = pccl_net_events.parent_event_id) "
+    "JOIN pccl_proxy_ops AS o ON o.id = s.op_id WHERE o.image = pccl_net_events.image "
+    "AND o.event_id = pccl_net_events.parent_event_id AND s.step = pccl_net_events.step) "
     "WHERE parent_event_id <> 0",
 };
 
@@ -717,7 +788,8 @@ static int pccl_analyze(void *state, struct asys_err *err)
 }
 
 static const struct imp_record_op pccl_ops[] = {
-    {ASYS_REC_PCCL_COMM, import_comm},       {ASYS_REC_PCCL_API, import_api},
+    {ASYS_REC_PCCL_COMM, import_comm},       {ASYS_REC_PCCL_GROUP_API, import_group_api},
+    {ASYS_REC_PCCL_CALL, import_call},       {ASYS_REC_PCCL_KERNEL_LAUNCH, import_kernel_launch},
     {ASYS_REC_PCCL_GROUP, import_group},     {ASYS_REC_PCCL_TASK, import_task},
     {ASYS_REC_PCCL_PROXY_OP, import_op},     {ASYS_REC_PCCL_PROXY_STEP, import_step},
     {ASYS_REC_PCCL_PROXY_CTRL, import_ctrl}, {ASYS_REC_PCCL_KERNEL_CH, import_kernel_ch},

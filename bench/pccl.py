@@ -11,6 +11,7 @@ and the rest of the proxy's work), and the wall time per collective of the
 workload (pccl_workload bench: all-reduces of 8 KiB on 2 ranks, in groups).
 The added cost per event is asys's time inside the calls minus the null
 plugin's (the same calls and clock reads).  Target: <= 200 ns per event."""
+import json
 import os
 import statistics
 import subprocess
@@ -33,6 +34,17 @@ def _sum(rows):
     return out
 
 
+def _event_ns(t, bucket):
+    """A bucket's cost per event from the medians of its calls: a start, a
+    stop and its share of the state changes."""
+    starts = t['%s_start_calls' % bucket]
+    if not starts:
+        return float('nan')
+    records = t['%s_record_calls' % bucket] / starts
+    return (t['%s_start_median' % bucket] + t['%s_stop_median' % bucket] +
+            records * t['%s_record_median' % bucket])
+
+
 def bench_pccl(args, work):
     build = args.build
     asys = os.path.join(build, 'bin', 'asys')
@@ -42,12 +54,13 @@ def bench_pccl(args, work):
     if not all(os.path.exists(p) for p in (run, prog, null)):
         print('\n## PCCL: the NCCL stand-in was not built (no nccl.h), skipped')
         return None
-    calls = getattr(args, 'pccl_collectives', 2000)
+    calls = args.pccl_collectives
     base = dict(os.environ, TMPDIR=work, SIMPPU_DEVICES='2', SIMPPU_NCCL_CHANNELS='2',
                 SIMPPU_NCCL_CHUNK_BYTES='512', SIMPPU_NCCL_LATENCY_NS='500',
                 SIMPPU_NCCL_GBPS='100000')
     base.pop('NCCL_PROFILER_PLUGIN', None)
     report = os.path.join(work, 'pccl.asys-rep')
+    timing_file = os.path.join(work, 'pccl-timing.txt')
 
     def one(kind, timing):
         env = dict(base)
@@ -57,54 +70,68 @@ def bench_pccl(args, work):
         elif kind == 'asys':
             argv = [run, asys, 'profile', '-s', 'none', '-t', 'pccl', '-o', report,
                     '--force-overwrite=true', prog, 'bench', '2', str(calls)]
-        timing_file = os.path.join(work, 'pccl-timing.txt')
         if timing:
             if os.path.exists(timing_file):
                 os.unlink(timing_file)
             env['SIMPPU_NCCL_TIMING'] = timing_file
-        r = subprocess.run(argv, capture_output=True, env=env, check=True)
-        wall = float(r.stdout.decode().split('ns_per_call')[1].split()[0])
-        return wall, (_sum(_parse(timing_file)) if timing and os.path.exists(timing_file)
-                      else None)
+        out = subprocess.run(argv, capture_output=True, env=env, check=True).stdout.decode()
+        words = out.split()
+        wall = float(words[words.index('ns_per_call') + 1])
+        cpu = float(words[words.index('cpu_ns_per_call') + 1])
+        timed = _sum(_parse(timing_file)) if timing and os.path.exists(timing_file) else None
+        return wall, cpu, timed
 
     rows = {}
     for kind in ('absent', 'null', 'asys'):
-        walls = [one(kind, False)[0] for _ in range(args.runs)]
-        timed = [one(kind, True)[1] for _ in range(args.runs)] if kind != 'absent' else []
-        rows[kind] = (statistics.median(walls), timed)
-
-    def per(timed, bucket, unit):
-        vals = [t['%s_ns' % bucket] / t[unit] for t in timed if t and t.get(unit)]
-        return statistics.median(vals) if vals else float('nan')
-
-    def per_event(timed, bucket):
-        vals = [t['%s_ns' % bucket] / t['%s_events' % bucket] for t in timed
-                if t and t.get('%s_events' % bucket)]
-        return statistics.median(vals) if vals else float('nan')
-
-    t = rows['asys'][1][0] if rows['asys'][1] else {}
-    print('\n## PCCL: NCCL profiler plugin calls on the stand-in (%d all-reduces of 8 KiB on 2 '
-          'ranks in groups, %.0f proxy steps per collective; median of %d runs)'
-          % (calls, t.get('steps', 0) / max(t.get('collectives', 1), 1), args.runs))
-    print('| plugin | wall ns/collective | in plugin: ns/collective (program thread) '
-          '| ns/proxy step | ns/event (program) | ns/event (steps) |')
-    print('|---|---:|---:|---:|---:|---:|')
+        plain = [one(kind, False) for _ in range(args.runs)]
+        timed = [one(kind, True)[2] for _ in range(args.runs)] if kind != 'absent' else []
+        rows[kind] = {'wall': statistics.median(p[0] for p in plain),
+                      'cpu': statistics.median(p[1] for p in plain),
+                      'app': statistics.median(_event_ns(t, 'app') for t in timed) if timed
+                      else 0.0,
+                      'step': statistics.median(_event_ns(t, 'step') for t in timed) if timed
+                      else 0.0,
+                      'timed': timed}
+    t = rows['asys']['timed'][0]
+    app_events = t['app_start_calls'] / max(t['collectives'], 1)
+    steps = t['steps'] / max(t['collectives'], 1)
+    events = (t['app_start_calls'] + t['proxy_start_calls'] + t['step_start_calls']) / \
+        max(t['collectives'], 1)
+    print('\n## PCCL: NCCL profiler plugin calls on the stand-in (%d all-reduces of 8 KiB on '
+          '2 ranks in groups: per collective %.1f events on the program\'s thread and %.0f proxy '
+          'steps; median of %d runs)' % (calls, app_events, steps, args.runs))
+    print('| plugin | wall ns/collective | CPU ns/collective (all threads) '
+          '| ns per event, program thread | ns per proxy step |')
+    print('|---|---:|---:|---:|---:|')
     for kind in ('absent', 'null', 'asys'):
-        wall, timed = rows[kind]
-        if not timed:
-            print('| %s | %.0f | 0 | 0 | | |' % (kind, wall))
-            continue
-        print('| %s | %.0f | %.1f | %.1f | %.1f | %.1f |' % (
-            kind, wall, per(timed, 'app', 'collectives'), per(timed, 'step', 'steps'),
-            per_event(timed, 'app'), per_event(timed, 'step')))
-    null_t, asys_t = rows['null'][1], rows['asys'][1]
-    added_app = per_event(asys_t, 'app') - per_event(null_t, 'app')
-    added_step = per_event(asys_t, 'step') - per_event(null_t, 'step')
-    added_coll = per(asys_t, 'app', 'collectives') - per(null_t, 'app', 'collectives')
-    added_steps = per(asys_t, 'step', 'steps') - per(null_t, 'step', 'steps')
-    print('\nasys over the null plugin: +%.1f ns per collective (%.1f ns per event), '
-          '+%.1f ns per proxy step (%.1f ns per event); target <= 200 ns per event'
-          % (added_coll, added_app, added_steps, added_step))
-    print('wall time per collective: asys/absent %.2f, null/absent %.2f'
-          % (rows['asys'][0] / rows['absent'][0], rows['null'][0] / rows['absent'][0]))
+        r = rows[kind]
+        print('| %s | %.0f | %.0f | %.1f | %.1f |' % (kind, r['wall'], r['cpu'], r['app'],
+                                                     r['step']))
+    added_app = rows['asys']['app'] - rows['null']['app']
+    added_step = rows['asys']['step'] - rows['null']['step']
+    print('\nasys over the null plugin (the medians of each call: start + stop + its share of '
+          'state changes): +%.1f ns per event on the program\'s thread (+%.0f ns per '
+          'collective), +%.1f ns per proxy step (5 calls); target <= 200 ns per event'
+          % (added_app, added_app * app_events, added_step))
+    added_cpu = rows['asys']['cpu'] - rows['null']['cpu']
+    # the bytes asys wrote per event, and what writing them costs here (the anchor)
+    m = json.loads(subprocess.run(['tar', '--zstd', '-xOf', report, 'manifest.json'],
+                                  capture_output=True, check=True).stdout)
+    seg_bytes = sum(s['bytes'] - 256 for s in m['segments'] if s['collector'] == 'thread')
+    recorded = m.get('pccl', {}).get('events', 0)
+    fill = os.path.join(build, 'bench', 'segment_fill')
+    per_byte = statistics.median(
+        float(subprocess.run([fill, work, '64', '64'], capture_output=True, check=True)
+              .stdout.split()[1]) for _ in range(args.runs))
+    bytes_per_event = seg_bytes / recorded if recorded else float('nan')
+    print('CPU per collective, all threads: asys - absent %+.0f ns (%.2fx), null - absent '
+          '%+.0f ns; asys - null %+.0f ns over %.0f events: %.1f ns per event, with what the '
+          'medians leave out (the segments growing, cache misses)'
+          % (rows['asys']['cpu'] - rows['absent']['cpu'],
+             rows['asys']['cpu'] / rows['absent']['cpu'],
+             rows['null']['cpu'] - rows['absent']['cpu'], added_cpu, events, added_cpu / events))
+    print('bytes written per event (segments, strings and thread records included): %.1f; '
+          'writing fresh segment memory costs %.2f ns per byte on this machine (bench/'
+          'segment_fill, 64-byte records, the same run): %.1f ns per event of the above'
+          % (bytes_per_event, per_byte, bytes_per_event * per_byte))
     return rows

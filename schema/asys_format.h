@@ -310,18 +310,20 @@ enum asys_record_type {
     /* event sampling per thread (--event-sample process-tree) */
     ASYS_REC_EVENT_THREAD_COUNT = 94, /* struct asys_rec_event_thread_count: arg = event id */
     /* PCCL: NCCL profiler plugin events, written when each event stops */
-    ASYS_REC_PCCL_COMM = 112,       /* struct asys_rec_pccl_comm: arg = plugin version loaded */
-    ASYS_REC_PCCL_API = 113,        /* struct asys_rec_pccl_api: arg = enum asys_pccl_api_kind */
-    ASYS_REC_PCCL_GROUP = 114,      /* struct asys_rec_pccl_group */
-    ASYS_REC_PCCL_TASK = 115,       /* struct asys_rec_pccl_task: arg = enum asys_pccl_task_kind */
-    ASYS_REC_PCCL_PROXY_OP = 116,   /* struct asys_rec_pccl_proxy_op */
-    ASYS_REC_PCCL_PROXY_STEP = 117, /* struct asys_rec_pccl_proxy_step */
-    ASYS_REC_PCCL_PROXY_CTRL = 118, /* struct asys_rec_pccl_proxy_ctrl: arg = last state */
-    ASYS_REC_PCCL_KERNEL_CH = 119,  /* struct asys_rec_pccl_kernel_ch */
-    ASYS_REC_PCCL_NET = 120,        /* struct asys_rec_pccl_net */
-    ASYS_REC_PCCL_COMM_END = 121,   /* struct asys_rec_pccl_comm_end */
-    ASYS_REC_PCCL_STATUS = 122,     /* struct asys_rec_pccl_status + text: arg = status */
-    ASYS_REC_TYPE_COUNT = 123
+    ASYS_REC_PCCL_COMM = 112,          /* struct asys_rec_pccl_comm: arg = plugin version */
+    ASYS_REC_PCCL_GROUP_API = 113,     /* struct asys_rec_pccl_group_api */
+    ASYS_REC_PCCL_CALL = 114,          /* struct asys_rec_pccl_call: arg = call kind */
+    ASYS_REC_PCCL_KERNEL_LAUNCH = 115, /* struct asys_rec_pccl_kernel_launch */
+    ASYS_REC_PCCL_GROUP = 116,         /* struct asys_rec_pccl_group */
+    ASYS_REC_PCCL_TASK = 117,          /* struct asys_rec_pccl_task: arg = task kind */
+    ASYS_REC_PCCL_PROXY_OP = 118,      /* struct asys_rec_pccl_proxy_op */
+    ASYS_REC_PCCL_PROXY_STEP = 119,    /* struct asys_rec_pccl_proxy_step */
+    ASYS_REC_PCCL_PROXY_CTRL = 120,    /* struct asys_rec_pccl_proxy_ctrl: arg = last state */
+    ASYS_REC_PCCL_KERNEL_CH = 121,     /* struct asys_rec_pccl_kernel_ch */
+    ASYS_REC_PCCL_NET = 122,           /* struct asys_rec_pccl_net */
+    ASYS_REC_PCCL_COMM_END = 123,      /* struct asys_rec_pccl_comm_end */
+    ASYS_REC_PCCL_STATUS = 124,        /* struct asys_rec_pccl_status + text: arg = status */
+    ASYS_REC_TYPE_COUNT = 125
 };
 
 /* Largest string id a header-only record can carry in its arg. */
@@ -1420,34 +1422,24 @@ struct asys_rec_cpu_sampling_info {
  * libasys-inject.so exports the plugin (ncclProfiler_v5 .. _v2); NCCL calls
  * it from the program's threads and from its proxy threads.  Each event is
  * written once, when it stops, by the thread that stops it: the header's
- * timestamp is the stop, its start and state changes are absolute ticks of
- * the same clock in the body.  Events are numbered per process image;
- * a child names its parent event (NCCL's parentObj) by that number. */
-enum asys_pccl_api_kind {
-    ASYS_PCCL_GROUP_API = 1,     /* ncclGroupStart .. ncclGroupEnd as NCCL 2.28 reports it */
-    ASYS_PCCL_COLL_API = 2,      /* a collective call (ncclAllReduce ...) */
-    ASYS_PCCL_P2P_API = 3,       /* ncclSend / ncclRecv */
-    ASYS_PCCL_KERNEL_LAUNCH = 4, /* NCCL launching its kernel for a plan */
-};
+ * timestamp is the stop, its start is absolute ticks of the same clock in
+ * the body, its state changes are ticks after its start (u32, "delta + 1":
+ * 0 not seen, UINT32_MAX at least that late).  Events are numbered per
+ * process image, comm << 40 | sequence; a child names its parent event
+ * (NCCL's parentObj) by that number.  Bit 15 of an event record's header
+ * arg marks an event never stopped (written at finalize or exit). */
+#define ASYS_PCCL_UNFINISHED 0x8000u /* header arg bit */
+#define ASYS_PCCL_ARG_MASK 0x7fffu   /* the rest of the arg */
+#define ASYS_PCCL_COMM_SHIFT 40      /* event_id >> 40: the context's comm number */
 
 enum asys_pccl_task_kind {
     ASYS_PCCL_TASK_COLL = 1, /* Coll: a collective as NCCL scheduled it */
     ASYS_PCCL_TASK_P2P = 2,  /* P2p: a send or receive */
 };
 
-/* ProxyStep state slots (state_ticks[]), from NCCL's step states. */
-enum asys_pccl_step_state {
-    ASYS_PCCL_STEP_SEND_GPU_WAIT = 0,   /* send: buffer posted, waiting for the GPU's data */
-    ASYS_PCCL_STEP_SEND_PEER_WAIT = 1,  /* send: data ready, waiting for the peer's clear-to-send */
-    ASYS_PCCL_STEP_SEND_WAIT = 2,       /* send: isend posted, waiting for the network */
-    ASYS_PCCL_STEP_RECV_WAIT = 3,       /* recv: irecv posted, waiting for the data */
-    ASYS_PCCL_STEP_RECV_FLUSH_WAIT = 4, /* recv: data arrived, waiting for the GDR flush */
-    ASYS_PCCL_STEP_RECV_GPU_WAIT = 5,   /* recv: waiting for the GPU to consume it */
-    ASYS_PCCL_STEP_STATES = 6,
-};
-
-enum asys_pccl_event_flags {
-    ASYS_PCCL_UNFINISHED = 1u << 0, /* never stopped: written at finalize or process exit */
+enum asys_pccl_call_kind {
+    ASYS_PCCL_COLL_API = 2, /* a collective call (ncclAllReduce ...) */
+    ASYS_PCCL_P2P_API = 3,  /* ncclSend / ncclRecv */
 };
 
 enum asys_pccl_status {
@@ -1455,13 +1447,11 @@ enum asys_pccl_status {
     ASYS_PCCL_CHAIN_FAILED = 2, /* the user's plugin (text: name and why) could not be used */
 };
 
-/* What every event record starts with. */
+/* What every event record but the step starts with. */
 struct asys_pccl_event {
     uint64_t start_ticks; /* startEvent */
     uint64_t event_id;    /* comm << 40 | sequence: unique in the process image, >= 1 */
     uint64_t parent_id;   /* the parent event (NCCL's parentObj), 0: none or not recorded */
-    uint32_t comm;        /* PCCL_COMM.comm of the context the event was started in */
-    uint32_t flags;       /* enum asys_pccl_event_flags */
 };
 
 /* A communicator's plugin context (init); written at init. */
@@ -1488,19 +1478,33 @@ struct asys_rec_pccl_comm_end {
     uint64_t unfinished;         /* events still open, written with ASYS_PCCL_UNFINISHED */
 };
 
-struct asys_rec_pccl_api {
-    asys_rec_word header; /* arg = enum asys_pccl_api_kind */
+/* v5's group of calls: ncclGroupStart .. ncclGroupEnd as NCCL 2.28 reports it. */
+struct asys_rec_pccl_group_api {
+    asys_rec_word header; /* arg = 1: graph captured; | ASYS_PCCL_UNFINISHED */
     struct asys_pccl_event ev;
-    uint64_t count;              /* element count (CollApi, P2pApi) */
+    uint32_t start_stop_delta; /* GroupStartApiStop (ncclGroupStart returned) */
+    uint32_t end_start_delta;  /* GroupEndApiStart (ncclGroupEnd entered) */
+    int32_t depth;             /* ncclGroupStart nesting when it started */
+    uint32_t reserved;         /* zero */
+};
+
+/* v5's collective and point-to-point calls (CollApi, P2pApi). */
+struct asys_rec_pccl_call {
+    asys_rec_word header; /* arg = enum asys_pccl_call_kind, | 0x100 graph captured */
+    struct asys_pccl_event ev;
+    uint64_t count;              /* elements */
     uint64_t stream;             /* the cudaStream_t given, as a number */
-    uint64_t start_stop_ticks;   /* GroupApi: ncclGroupStart returned (GroupStartApiStop), 0 */
-    uint64_t end_start_ticks;    /* GroupApi: ncclGroupEnd entered (GroupEndApiStart), 0 */
-    uint32_t func_string_id;     /* "AllReduce", "Send" ..., 0 */
-    uint32_t datatype_string_id; /* "ncclFloat32" ..., 0 */
+    uint32_t func_string_id;     /* "AllReduce", "Send" ... */
+    uint32_t datatype_string_id; /* "ncclFloat32" ... */
     int32_t root;                /* CollApi */
-    int32_t group_depth;         /* GroupApi */
-    uint8_t graph_captured;      /* 1: inside a CUDA graph capture */
-    uint8_t reserved[7];         /* zero */
+    uint32_t reserved;           /* zero */
+};
+
+/* v5's KernelLaunch: NCCL launching its kernel for a plan. */
+struct asys_rec_pccl_kernel_launch {
+    asys_rec_word header;
+    struct asys_pccl_event ev; /* parent: the GroupApi */
+    uint64_t stream;           /* the stream it launched on, as a number */
 };
 
 struct asys_rec_pccl_group {
@@ -1514,8 +1518,6 @@ struct asys_rec_pccl_task {
     uint64_t group_id;         /* the Group event (parentGroup), 0: none */
     uint64_t seq_number;       /* Coll: NCCL's per-function sequence number */
     uint64_t count;            /* elements (AllGather, Broadcast: bytes, as NCCL sends them) */
-    uint64_t send_buffer;      /* Coll: sendBuff; P2p: buff */
-    uint64_t recv_buffer;      /* Coll: recvBuff */
     uint32_t func_string_id;
     uint32_t datatype_string_id;
     uint32_t algo_string_id;  /* Coll: "RING", "TREE" ..., 0 */
@@ -1530,9 +1532,9 @@ struct asys_rec_pccl_task {
 
 struct asys_rec_pccl_proxy_op {
     asys_rec_word header;
-    struct asys_pccl_event ev;  /* parent: the Coll or P2p task */
-    uint64_t in_progress_ticks; /* ProxyOpInProgress, 0: not seen */
-    uint32_t pid;               /* process that posted the op */
+    struct asys_pccl_event ev;   /* parent: the Coll or P2p task */
+    uint32_t in_progress_delta;  /* ProxyOpInProgress */
+    uint32_t pid;                /* process that posted the op */
     int32_t rank;
     int32_t peer;
     int32_t steps;      /* nSteps */
@@ -1540,25 +1542,32 @@ struct asys_rec_pccl_proxy_op {
     uint8_t channel;
     uint8_t is_send;
     uint16_t reserved; /* zero */
+    uint32_t reserved2; /* zero */
 };
 
+/* A proxy step: the most numerous event, kept small.  It has no number of
+ * its own: (op_id, step) names it.  Its three states are its direction's:
+ * send: GPU wait, peer wait, send wait; receive: receive wait, flush wait,
+ * GPU wait. */
 struct asys_rec_pccl_proxy_step {
-    asys_rec_word header;
-    struct asys_pccl_event ev;                   /* parent: the ProxyOp */
-    uint64_t state_ticks[ASYS_PCCL_STEP_STATES]; /* enum asys_pccl_step_state; 0: not seen */
-    uint64_t trans_size;                         /* bytes moved (the last size reported) */
+    asys_rec_word header; /* arg: ASYS_PCCL_UNFINISHED */
+    uint64_t start_ticks;
+    uint64_t op_id;            /* the ProxyOp (its comm: op_id >> 40) */
+    uint32_t state_delta[3];   /* the direction's three states */
+    uint32_t trans_size;       /* bytes moved, as last reported (saturated) */
     int32_t step;
-    uint8_t channel;   /* its op's */
-    uint8_t is_send;   /* its op's */
+    uint8_t channel; /* its op's */
+    uint8_t is_send; /* its op's */
     uint16_t reserved; /* zero */
 };
 
 struct asys_rec_pccl_proxy_ctrl {
     asys_rec_word header; /* arg = the last state (NCCL's numbering: 13 idle .. 18 append end) */
     struct asys_pccl_event ev;
-    uint64_t state_ticks; /* when that state was recorded, 0: none */
+    uint32_t state_delta; /* when that state was recorded */
     int32_t appended;     /* AppendEnd: proxy ops appended */
     uint32_t states;      /* states recorded */
+    uint32_t reserved;    /* zero */
 };
 
 struct asys_rec_pccl_kernel_ch {
@@ -1566,17 +1575,18 @@ struct asys_rec_pccl_kernel_ch {
     struct asys_pccl_event ev; /* parent: the Coll or P2p task */
     uint64_t ptimer_start;     /* the GPU's globaltimer at the channel's start (ns), 0: none */
     uint64_t ptimer_stop;      /* at its stop (KernelChStop), 0: none */
-    uint64_t stop_state_ticks; /* when KernelChStop was recorded */
+    uint32_t stop_state_delta; /* KernelChStop */
     uint8_t channel;
-    uint8_t reserved[7]; /* zero */
+    uint8_t reserved[3]; /* zero */
 };
 
 struct asys_rec_pccl_net {
     asys_rec_word header;
-    struct asys_pccl_event ev; /* parent: the ProxyStep */
+    struct asys_pccl_event ev; /* parent_id: its step's op; step: which of its steps */
     int64_t plugin_id;         /* the network plugin's event id (type and version) */
-    uint64_t last_update_ticks;
-    uint32_t updates;  /* NetPluginUpdate states */
+    uint32_t last_update_delta;
+    uint32_t updates; /* NetPluginUpdate states */
+    int32_t step;
     uint32_t reserved; /* zero */
 };
 
@@ -1696,18 +1706,20 @@ ASYS_CHECK_OFFSET(struct asys_rec_sched_switch, prev_state, 28);
 ASYS_CHECK_SIZE(struct asys_rec_cpu_sampling_info, 112);
 ASYS_CHECK_OFFSET(struct asys_rec_cpu_sampling_info, backtrace, 72);
 ASYS_CHECK_OFFSET(struct asys_rec_cpu_sampling_info, lost_switches, 104);
-ASYS_CHECK_SIZE(struct asys_pccl_event, 32);
+ASYS_CHECK_SIZE(struct asys_pccl_event, 24);
 ASYS_CHECK_SIZE(struct asys_rec_pccl_comm, 40);
 ASYS_CHECK_SIZE(struct asys_rec_pccl_comm_end, 64);
-ASYS_CHECK_SIZE(struct asys_rec_pccl_api, 96);
-ASYS_CHECK_SIZE(struct asys_rec_pccl_group, 40);
-ASYS_CHECK_SIZE(struct asys_rec_pccl_task, 112);
-ASYS_CHECK_SIZE(struct asys_rec_pccl_proxy_op, 72);
-ASYS_CHECK_SIZE(struct asys_rec_pccl_proxy_step, 104);
-ASYS_CHECK_OFFSET(struct asys_rec_pccl_proxy_step, trans_size, 88);
-ASYS_CHECK_SIZE(struct asys_rec_pccl_proxy_ctrl, 56);
-ASYS_CHECK_SIZE(struct asys_rec_pccl_kernel_ch, 72);
-ASYS_CHECK_SIZE(struct asys_rec_pccl_net, 64);
+ASYS_CHECK_SIZE(struct asys_rec_pccl_group_api, 48);
+ASYS_CHECK_SIZE(struct asys_rec_pccl_call, 64);
+ASYS_CHECK_SIZE(struct asys_rec_pccl_kernel_launch, 40);
+ASYS_CHECK_SIZE(struct asys_rec_pccl_group, 32);
+ASYS_CHECK_SIZE(struct asys_rec_pccl_task, 88);
+ASYS_CHECK_SIZE(struct asys_rec_pccl_proxy_op, 64);
+ASYS_CHECK_SIZE(struct asys_rec_pccl_proxy_step, 48);
+ASYS_CHECK_OFFSET(struct asys_rec_pccl_proxy_step, trans_size, 36);
+ASYS_CHECK_SIZE(struct asys_rec_pccl_proxy_ctrl, 48);
+ASYS_CHECK_SIZE(struct asys_rec_pccl_kernel_ch, 56);
+ASYS_CHECK_SIZE(struct asys_rec_pccl_net, 56);
 ASYS_CHECK_SIZE(struct asys_rec_pccl_status, 16);
 _Static_assert(sizeof(struct asys_rec_callchain) + 8 * ASYS_CALLCHAIN_MAX_DEPTH <= 254 * 8,
                "a call chain fits a record without the extended size");

@@ -114,8 +114,6 @@ CREATE TABLE pccl_tasks (
     peer              INTEGER,             -- point-to-point
     channels          INTEGER,             -- channels used
     warps             INTEGER,             -- collectives: warps per block
-    send_buffer       INTEGER,             -- address
-    recv_buffer       INTEGER,             -- address
     host_start_ns     INTEGER NOT NULL,    -- the Coll/P2p event: start
     host_end_ns       INTEGER NOT NULL,    -- and stop
     start_ns          INTEGER NOT NULL,    -- execution start (time_source)
@@ -199,8 +197,7 @@ CREATE TABLE pccl_proxy_steps (
     recv_gpu_wait_ns   INTEGER,
     unfinished         INTEGER NOT NULL,    -- 1: never stopped
     image              INTEGER NOT NULL,    -- internal
-    event_id           INTEGER NOT NULL,    -- internal
-    parent_event_id    INTEGER NOT NULL     -- internal
+    parent_event_id    INTEGER NOT NULL     -- internal: its op's number
 );
 
 -- The proxy thread's own activity (ProxyCtrl): sleeping, waking, appending
@@ -259,7 +256,8 @@ CREATE TABLE pccl_net_events (
     last_update_ns  INTEGER,             -- the last one, NULL: none
     unfinished      INTEGER NOT NULL,    -- 1: never stopped
     image           INTEGER NOT NULL,    -- internal
-    parent_event_id INTEGER NOT NULL     -- internal
+    parent_event_id INTEGER NOT NULL,    -- internal: its step's op's number
+    step            INTEGER NOT NULL     -- internal: its step's number
 );
 
 -- The user's own profiler plugin (NCCL_PROFILER_PLUGIN before asys set it).
@@ -300,7 +298,6 @@ CREATE INDEX pccl_tasks_by_event ON pccl_tasks (image, event_id);
 CREATE INDEX pccl_tasks_by_start ON pccl_tasks (start_ns);
 CREATE INDEX pccl_proxy_ops_by_event ON pccl_proxy_ops (image, event_id);
 CREATE INDEX pccl_proxy_ops_by_task ON pccl_proxy_ops (task_id);
-CREATE INDEX pccl_proxy_steps_by_event ON pccl_proxy_steps (image, event_id);
-CREATE INDEX pccl_proxy_steps_by_op ON pccl_proxy_steps (op_id);
+CREATE INDEX pccl_proxy_steps_by_op ON pccl_proxy_steps (op_id, step);
 CREATE INDEX pccl_kernel_channels_by_task ON pccl_kernel_channels (task_id);
 CREATE INDEX pccl_api_events_by_group ON pccl_api_events (group_api_id);

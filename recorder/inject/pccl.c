@@ -74,7 +74,7 @@ struct pccl_slot {
             uint8_t captured;
         } api;
         struct {
-            uint64_t group_id, seq, count, send, recv;
+            uint64_t group_id, seq, count;
             uint32_t func, datatype, algo, proto;
             int32_t rank, root_or_peer;
             uint8_t channels, warps;
@@ -85,7 +85,7 @@ struct pccl_slot {
             int32_t rank, peer, steps, chunk;
         } op;
         struct {
-            uint64_t ticks[ASYS_PCCL_STEP_STATES];
+            uint64_t ticks[3]; /* the direction's three states */
             uint64_t trans_size;
             int32_t step;
         } step;
@@ -100,13 +100,15 @@ struct pccl_slot {
         struct {
             int64_t plugin_id;
             uint64_t last_update;
+            int32_t step;
         } net;
     } u;
-};
+} __attribute__((aligned(64)));
 _Static_assert(sizeof(struct pccl_slot) == 128, "a slot is two cache lines");
 
 struct pccl_counters {
-    uint64_t events, no_slot, reentry, bad_handle, unknown, unfinished;
+    uint64_t wasted; /* ring positions whose slot was taken (events = next_seq - wasted) */
+    uint64_t no_slot, reentry, bad_handle, unknown, unfinished;
 };
 
 struct pccl_comm {
@@ -174,9 +176,11 @@ static struct pccl_slot *slot_take(struct pccl_comm *c)
         uint32_t expected = SLOT_FREE;
         if (__atomic_compare_exchange_n(&s->state, &expected, SLOT_FILLING, 0, __ATOMIC_ACQUIRE,
                                         __ATOMIC_RELAXED)) {
-            s->id = ((uint64_t)c->number << 40) | ((seq + 1) & ((1ull << 40) - 1));
+            s->id = ((uint64_t)c->number << ASYS_PCCL_COMM_SHIFT) |
+                    ((seq + 1) & ((1ull << ASYS_PCCL_COMM_SHIFT) - 1));
             return s;
         }
+        count(&c->counts.wasted); /* the slow path only: no shared count per event */
     }
     count(&c->counts.no_slot);
     return NULL;
@@ -211,57 +215,80 @@ static inline void *parent_chained(void *parent)
 
 /* ---- records -------------------------------------------------------------------- */
 
-static void fill_event(struct asys_pccl_event *ev, const struct pccl_slot *s, uint32_t flags)
+static void fill_event(struct asys_pccl_event *ev, const struct pccl_slot *s)
 {
     ev->start_ticks = s->start_ticks;
     ev->event_id = s->id;
     ev->parent_id = s->parent_id;
-    ev->comm = s->comm->number;
-    ev->flags = flags;
+}
+
+/* A state's time after the start, as delta + 1 (0: not seen). */
+static inline uint32_t delta(uint64_t start, uint64_t ticks)
+{
+    if (!ticks)
+        return 0;
+    uint64_t d = ticks > start ? ticks - start : 0;
+    return d >= 0xfffffffeu ? 0xffffffffu : (uint32_t)d + 1;
 }
 
 #define RESERVE(type, arg)                                                                         \
-    type *r = asys_segment_reserve(&t->seg, sizeof(type), now, &delta);                            \
+    type *r = asys_segment_reserve(&t->seg, sizeof(type), now, &delta_ticks);                      \
     if (!r)                                                                                        \
         break;                                                                                     \
-    memset(r, 0, sizeof *r);                                                                       \
-    fill_event(&r->ev, s, flags);                                                                  \
-    word = ASYS_REC_WORD(rec_type, sizeof(type) / 8, (arg), 0)
+    header = &r->header;                                                                           \
+    word = ASYS_REC_WORD(rec_type, sizeof(type) / 8, (arg) | flags, 0)
 
-/* Writes the event of slot `s` (claimed: CLOSING) stamped `now`. */
-static void write_event(struct pccl_slot *s, uint64_t now, uint32_t flags)
+/* Writes the event of slot `s` (claimed: CLOSING) stamped `now`; `flags`
+ * goes into the header's arg (ASYS_PCCL_UNFINISHED).  Every field is
+ * stored: a record is reserved from fresh memory, never cleared first. */
+static void write_event(struct pccl_slot *s, uint64_t now, unsigned flags)
 {
     struct asys_thread *t = asys_thread_enter_at(now);
     if (!t) {
         count(&s->comm->counts.reentry);
         return;
     }
-    uint32_t delta = 0;
+    uint32_t delta_ticks = 0;
     asys_rec_word *header = NULL, word = 0;
     unsigned rec_type = 0;
+    uint64_t start = s->start_ticks;
     switch (s->kind) {
-    case K_GROUP_API:
+    case K_GROUP_API: {
+        rec_type = ASYS_REC_PCCL_GROUP_API;
+        RESERVE(struct asys_rec_pccl_group_api, s->u.api.captured ? 1u : 0u);
+        fill_event(&r->ev, s);
+        r->start_stop_delta = delta(start, s->u.api.start_stop);
+        r->end_start_delta = delta(start, s->u.api.end_start);
+        r->depth = s->u.api.depth;
+        r->reserved = 0;
+        break;
+    }
     case K_COLL_API:
-    case K_P2P_API:
-    case K_KERNEL_LAUNCH: {
-        rec_type = ASYS_REC_PCCL_API;
-        RESERVE(struct asys_rec_pccl_api, s->kind - K_GROUP_API + ASYS_PCCL_GROUP_API);
+    case K_P2P_API: {
+        rec_type = ASYS_REC_PCCL_CALL;
+        RESERVE(struct asys_rec_pccl_call,
+                (s->kind == K_COLL_API ? ASYS_PCCL_COLL_API : ASYS_PCCL_P2P_API) |
+                    (s->u.api.captured ? 0x100u : 0u));
+        fill_event(&r->ev, s);
         r->count = s->u.api.count;
         r->stream = s->u.api.stream;
-        r->start_stop_ticks = s->u.api.start_stop;
-        r->end_start_ticks = s->u.api.end_start;
         r->func_string_id = s->u.api.func;
         r->datatype_string_id = s->u.api.datatype;
         r->root = s->u.api.root;
-        r->group_depth = s->u.api.depth;
-        r->graph_captured = s->u.api.captured;
-        header = &r->header;
+        r->reserved = 0;
+        break;
+    }
+    case K_KERNEL_LAUNCH: {
+        rec_type = ASYS_REC_PCCL_KERNEL_LAUNCH;
+        RESERVE(struct asys_rec_pccl_kernel_launch, 0u);
+        fill_event(&r->ev, s);
+        r->stream = s->u.api.stream;
         break;
     }
     case K_GROUP: {
         rec_type = ASYS_REC_PCCL_GROUP;
-        RESERVE(struct asys_rec_pccl_group, 0);
-        header = &r->header;
+        RESERVE(struct asys_rec_pccl_group, 0u);
+        fill_event(&r->ev, s);
         break;
     }
     case K_COLL:
@@ -269,11 +296,10 @@ static void write_event(struct pccl_slot *s, uint64_t now, uint32_t flags)
         rec_type = ASYS_REC_PCCL_TASK;
         RESERVE(struct asys_rec_pccl_task,
                 s->kind == K_COLL ? ASYS_PCCL_TASK_COLL : ASYS_PCCL_TASK_P2P);
+        fill_event(&r->ev, s);
         r->group_id = s->u.task.group_id;
         r->seq_number = s->u.task.seq;
         r->count = s->u.task.count;
-        r->send_buffer = s->u.task.send;
-        r->recv_buffer = s->u.task.recv;
         r->func_string_id = s->u.task.func;
         r->datatype_string_id = s->u.task.datatype;
         r->algo_string_id = s->u.task.algo;
@@ -282,13 +308,15 @@ static void write_event(struct pccl_slot *s, uint64_t now, uint32_t flags)
         r->root_or_peer = s->u.task.root_or_peer;
         r->channels = s->u.task.channels;
         r->warps = s->u.task.warps;
-        header = &r->header;
+        r->reserved = 0;
+        r->reserved2 = 0;
         break;
     }
     case K_PROXY_OP: {
         rec_type = ASYS_REC_PCCL_PROXY_OP;
-        RESERVE(struct asys_rec_pccl_proxy_op, 0);
-        r->in_progress_ticks = s->u.op.in_progress;
+        RESERVE(struct asys_rec_pccl_proxy_op, 0u);
+        fill_event(&r->ev, s);
+        r->in_progress_delta = delta(start, s->u.op.in_progress);
         r->pid = s->u.op.pid;
         r->rank = s->u.op.rank;
         r->peer = s->u.op.peer;
@@ -296,51 +324,60 @@ static void write_event(struct pccl_slot *s, uint64_t now, uint32_t flags)
         r->chunk_size = s->u.op.chunk;
         r->channel = s->channel;
         r->is_send = s->is_send;
-        header = &r->header;
+        r->reserved = 0;
+        r->reserved2 = 0;
         break;
     }
     case K_PROXY_STEP: {
         rec_type = ASYS_REC_PCCL_PROXY_STEP;
-        RESERVE(struct asys_rec_pccl_proxy_step, 0);
-        memcpy(r->state_ticks, s->u.step.ticks, sizeof r->state_ticks);
-        r->trans_size = s->u.step.trans_size;
+        RESERVE(struct asys_rec_pccl_proxy_step, 0u);
+        r->start_ticks = start;
+        r->op_id = s->parent_id;
+        for (int i = 0; i < 3; i++)
+            r->state_delta[i] = delta(start, s->u.step.ticks[i]);
+        r->trans_size =
+            s->u.step.trans_size > 0xffffffffu ? 0xffffffffu : (uint32_t)s->u.step.trans_size;
         r->step = s->u.step.step;
         r->channel = s->channel;
         r->is_send = s->is_send;
-        header = &r->header;
+        r->reserved = 0;
         break;
     }
     case K_PROXY_CTRL: {
         rec_type = ASYS_REC_PCCL_PROXY_CTRL;
         RESERVE(struct asys_rec_pccl_proxy_ctrl, s->u.ctrl.last_state);
-        r->state_ticks = s->u.ctrl.ticks;
+        fill_event(&r->ev, s);
+        r->state_delta = delta(start, s->u.ctrl.ticks);
         r->appended = s->u.ctrl.appended;
         r->states = s->count32;
-        header = &r->header;
+        r->reserved = 0;
         break;
     }
     case K_KERNEL_CH: {
         rec_type = ASYS_REC_PCCL_KERNEL_CH;
-        RESERVE(struct asys_rec_pccl_kernel_ch, 0);
+        RESERVE(struct asys_rec_pccl_kernel_ch, 0u);
+        fill_event(&r->ev, s);
         r->ptimer_start = s->u.kch.start;
         r->ptimer_stop = s->u.kch.stop;
-        r->stop_state_ticks = s->u.kch.stop_state;
+        r->stop_state_delta = delta(start, s->u.kch.stop_state);
         r->channel = s->channel;
-        header = &r->header;
+        memset(r->reserved, 0, sizeof r->reserved);
         break;
     }
     case K_NET: {
         rec_type = ASYS_REC_PCCL_NET;
-        RESERVE(struct asys_rec_pccl_net, 0);
+        RESERVE(struct asys_rec_pccl_net, 0u);
+        fill_event(&r->ev, s);
         r->plugin_id = s->u.net.plugin_id;
-        r->last_update_ticks = s->u.net.last_update;
+        r->last_update_delta = delta(start, s->u.net.last_update);
         r->updates = s->count32;
-        header = &r->header;
+        r->step = s->u.net.step;
+        r->reserved = 0;
         break;
     }
     }
     if (header)
-        asys_segment_commit(header, word | ((uint64_t)delta << 32));
+        asys_segment_commit(header, word | ((uint64_t)delta_ticks << 32));
     asys_thread_leave();
 }
 
@@ -381,7 +418,8 @@ static void write_comm_end(struct pccl_comm *c, int finalized)
         /* counters only grow: an increment racing with this is seen or not */
         r->comm = c->number;
         r->finalized = (uint32_t)finalized;
-        r->events = __atomic_load_n(&c->counts.events, __ATOMIC_RELAXED);
+        r->events = __atomic_load_n(&c->next_seq, __ATOMIC_RELAXED) -
+                    __atomic_load_n(&c->counts.wasted, __ATOMIC_RELAXED);
         r->dropped_no_slot = __atomic_load_n(&c->counts.no_slot, __ATOMIC_RELAXED);
         r->dropped_reentry = __atomic_load_n(&c->counts.reentry, __ATOMIC_RELAXED);
         r->dropped_bad_handle = __atomic_load_n(&c->counts.bad_handle, __ATOMIC_RELAXED) +
@@ -454,6 +492,7 @@ static struct pccl_comm *comm_new(int version)
     }
     if (c) {
         memset(&c->counts, 0, sizeof c->counts);
+        c->next_seq = 0;
         c->number = __atomic_add_fetch(&pccl.next_number, 1, __ATOMIC_RELAXED);
         c->version = version;
         c->user_ctx = NULL;
@@ -579,7 +618,6 @@ static void start_event(struct pccl_comm *c, void **handle, const struct pccl_de
     struct pccl_slot *s = slot_take(c);
     if (!s)
         return;
-    count(&c->counts.events);
     s->kind = (uint8_t)kind;
     s->recorded = (uint8_t)recorded;
     s->comm = c;
@@ -626,8 +664,6 @@ static void start_event(struct pccl_comm *c, void **handle, const struct pccl_de
         s->u.task.datatype = intern(t, d->coll.datatype);
         s->u.task.algo = intern(t, d->coll.algo);
         s->u.task.proto = intern(t, d->coll.proto);
-        s->u.task.send = (uint64_t)(uintptr_t)d->coll.send;
-        s->u.task.recv = (uint64_t)(uintptr_t)d->coll.recv;
         s->u.task.count = d->coll.count;
         s->u.task.rank = d->rank;
         s->u.task.root_or_peer = d->coll.root;
@@ -638,7 +674,6 @@ static void start_event(struct pccl_comm *c, void **handle, const struct pccl_de
         s->u.task.group_id = parent_id_of(d->p2p.parent_group);
         s->u.task.func = intern(t, d->p2p.func);
         s->u.task.datatype = intern(t, d->p2p.datatype);
-        s->u.task.send = (uint64_t)(uintptr_t)d->p2p.buff;
         s->u.task.count = d->p2p.count;
         s->u.task.rank = d->rank;
         s->u.task.root_or_peer = d->p2p.peer;
@@ -668,9 +703,18 @@ static void start_event(struct pccl_comm *c, void **handle, const struct pccl_de
         s->channel = d->kernel_ch.channel;
         s->u.kch.start = d->kernel_ch.ptimer;
         break;
-    case K_NET:
+    case K_NET: {
+        /* steps have no number of their own: the step's op and its step */
+        struct pccl_slot *step = slot_of(d->parent);
+        s->parent_id = 0;
+        s->u.net.step = -1;
+        if (step && step->kind == K_PROXY_STEP) {
+            s->parent_id = step->parent_id;
+            s->u.net.step = step->u.step.step;
+        }
         s->u.net.plugin_id = d->net.id;
         break;
+    }
     }
     if (t)
         asys_thread_leave();
@@ -680,21 +724,24 @@ static void start_event(struct pccl_comm *c, void **handle, const struct pccl_de
     *handle = s;
 }
 
-static int step_slot(int state)
+/* A step state's slot among its direction's three (and the direction):
+ * send 0 GPU wait, 1 peer wait, 2 send wait; receive 0 receive wait, 1
+ * flush wait, 2 GPU wait.  -1: not a step state. */
+static int step_slot(int state, int *is_send)
 {
     switch (state) {
     case PCCL_ST_STEP_SEND_GPU_WAIT:
-        return ASYS_PCCL_STEP_SEND_GPU_WAIT;
+        return *is_send = 1, 0;
     case PCCL_ST_STEP_SEND_PEER_WAIT:
-        return ASYS_PCCL_STEP_SEND_PEER_WAIT;
+        return *is_send = 1, 1;
     case PCCL_ST_STEP_SEND_WAIT:
-        return ASYS_PCCL_STEP_SEND_WAIT;
+        return *is_send = 1, 2;
     case PCCL_ST_STEP_RECV_WAIT:
-        return ASYS_PCCL_STEP_RECV_WAIT;
+        return *is_send = 0, 0;
     case PCCL_ST_STEP_RECV_FLUSH_WAIT:
-        return ASYS_PCCL_STEP_RECV_FLUSH_WAIT;
+        return *is_send = 0, 1;
     case PCCL_ST_STEP_RECV_GPU_WAIT:
-        return ASYS_PCCL_STEP_RECV_GPU_WAIT;
+        return *is_send = 0, 2;
     default:
         return -1;
     }
@@ -714,10 +761,11 @@ static void record_state(void *handle, int state, const union pccl_state_args_v4
         return;
     }
     uint64_t now = asys_now();
-    int known = 1;
-    int slot = step_slot(state);
+    int known = 1, is_send = 0;
+    int slot = step_slot(state, &is_send);
     if (slot >= 0 && s->kind == K_PROXY_STEP) {
         s->u.step.ticks[slot] = now;
+        s->is_send = (uint8_t)is_send; /* the state says, whatever the op said */
         if (args && args->proxy_step.trans_size)
             s->u.step.trans_size = args->proxy_step.trans_size;
     } else if (state >= PCCL_ST_CTRL_IDLE && state <= PCCL_ST_CTRL_APPEND_END &&

@@ -456,8 +456,8 @@ class Edges(PcclCase):
         self.assertEqual(net, (steps, steps, steps, (1 << 16) | 1))
 
 
-def event(start, event_id, parent, comm, flags=0):
-    return struct.pack('<QQQII', start, event_id, parent, comm, flags)
+def event(start, event_id, parent):
+    return struct.pack('<QQQ', start, event_id, parent)
 
 
 class BadInput(PcclCase):
@@ -466,22 +466,25 @@ class BadInput(PcclCase):
     def test_bad_records_are_skipped_and_counted(self):
         w = craft.word
         comm = w(112, 5, 5, 10) + struct.pack('<QIiiiII', 0x1234, 1, 0, 2, 1, 0, 0xfff)
-        def task(comm_no, rank, eid, delta=20):
-            return (w(115, 14, 1, delta) + event(100, eid, 0, comm_no) +
-                    struct.pack('<QQQQQIIIIiiBBHI', 0, 0, 16, 0, 0, 0, 0, 0, 0, rank, 0, 2,
-                                16, 0, 0))
+
+        def task(rank, eid, delta=20):
+            return (w(117, 11, 1, delta) + event(100, eid, 0) +
+                    struct.pack('<QQQIIIIiiBBHI', 0, 0, 16, 0, 0, 0, 0, rank, 0, 2, 16, 0, 0))
+
         def op(channel, eid, parent, delta=20):
-            return (w(116, 9, 0, delta) + event(100, eid, parent, 1) +
-                    struct.pack('<QIiiiiBBH', 0, 1, 0, 1, 2, 64, channel, 1, 0))
-        def step(eid, parent, delta=20):
-            return (w(117, 13, 0, delta) + event(100, eid, parent, 1) +
-                    struct.pack('<6QQiBBH', *([0] * 6), 64, 0, 0, 1, 0))
-        body = (comm + task(1, 0, 1 << 40 | 1) + op(0, 1 << 40 | 2, 1 << 40 | 1) +
-                step(1 << 40 | 3, 1 << 40 | 2) +        # kept: task, op, step
-                task(1, 5, 1 << 40 | 4) +               # rank 5 of 2
-                task(9, 0, 9 << 40 | 1) +               # communicator 9 never initialised
-                op(200, 1 << 40 | 5, 1 << 40 | 1) +     # channel 200
-                step(1 << 40 | 6, 1 << 40 | 0x999))     # its op never recorded
+            return (w(118, 8, 0, delta) + event(100, eid, parent) +
+                    struct.pack('<IIiiiiBBHI', 0, 1, 0, 1, 2, 64, channel, 1, 0, 0))
+
+        def step(op_id, delta=20):
+            return (w(119, 6, 0, delta) +
+                    struct.pack('<QQIIIIiBBH', 100, op_id, 0, 0, 0, 64, 0, 0, 1, 0))
+
+        body = (comm + task(0, 1 << 40 | 1) + op(0, 1 << 40 | 2, 1 << 40 | 1) +
+                step(1 << 40 | 2) +                   # kept: a task, its op, its step
+                task(5, 1 << 40 | 4) +                # rank 5 of 2
+                task(0, 9 << 40 | 1) +                # communicator 9 never initialised
+                op(200, 1 << 40 | 5, 1 << 40 | 1) +   # channel 200
+                step(1 << 40 | 0x999))                # its op never recorded
         seg = craft.thread_segment(7, 7, 0x77, body, features=1 | 128)
         man = craft.manifest(collectors={'enabled': ['pccl']})
         path = self.path('bad.asys-rep')

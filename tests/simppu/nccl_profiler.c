@@ -226,12 +226,18 @@ static pccl_result_t v3_record(void *handle, int state, union pccl_state_args_v4
     return v3->record(handle, state, &a);
 }
 
-/* ---- SIMPPU_NCCL_TIMING: the table's calls timed ---- */
+/* ---- SIMPPU_NCCL_TIMING: the table's calls timed ----
+ * Each call's duration is kept (up to MAX_SAMPLES per bucket and call) so
+ * that the median can be taken: a call preempted on a loaded machine counts
+ * as one slow call, not as time spread over all of them. */
+#define MAX_SAMPLES 300000
+enum { CALL_START, CALL_RECORD, CALL_STOP, CALL_COUNT };
 static struct profiler real;
 static const char *timing_path;
 static struct {
-    uint64_t calls, ns, events;
-} spent[BUCKET_COUNT];
+    uint64_t calls, ns;
+    uint32_t *samples;
+} spent[BUCKET_COUNT][CALL_COUNT];
 static uint64_t collectives, steps;
 
 static uint64_t now(void)
@@ -241,14 +247,14 @@ static uint64_t now(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void account(uint64_t t0, int event)
+static void account(uint64_t t0, int call)
 {
-    uint64_t t1 = now();
+    uint64_t d = now() - t0;
     int b = nccl_bucket;
-    __atomic_fetch_add(&spent[b].calls, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&spent[b].ns, t1 - t0, __ATOMIC_RELAXED);
-    if (event)
-        __atomic_fetch_add(&spent[b].events, 1, __ATOMIC_RELAXED);
+    uint64_t n = __atomic_fetch_add(&spent[b][call].calls, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&spent[b][call].ns, d, __ATOMIC_RELAXED);
+    if (spent[b][call].samples && n < MAX_SAMPLES)
+        spent[b][call].samples[n] = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
 }
 
 static pccl_result_t timed_start(void *ctx, void **handle, struct pccl_descr_v5 *d)
@@ -259,7 +265,7 @@ static pccl_result_t timed_start(void *ctx, void **handle, struct pccl_descr_v5 
         __atomic_fetch_add(&steps, 1, __ATOMIC_RELAXED);
     uint64_t t0 = now();
     pccl_result_t rc = real.start(ctx, handle, d);
-    account(t0, 1);
+    account(t0, CALL_START);
     return rc;
 }
 
@@ -267,7 +273,7 @@ static pccl_result_t timed_stop(void *handle)
 {
     uint64_t t0 = now();
     pccl_result_t rc = real.stop(handle);
-    account(t0, 0);
+    account(t0, CALL_STOP);
     return rc;
 }
 
@@ -275,25 +281,46 @@ static pccl_result_t timed_record(void *handle, int state, union pccl_state_args
 {
     uint64_t t0 = now();
     pccl_result_t rc = real.record(handle, state, args);
-    account(t0, 0);
+    account(t0, CALL_RECORD);
     return rc;
 }
 
+static int by_value(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* One line: the counts, then per bucket and call: calls, total ns, median ns. */
 static void timing_write(void)
 {
     FILE *f = fopen(timing_path, "a");
-    if (!f)
-        return;
-    fprintf(f, "collectives %llu steps %llu", (unsigned long long)collectives,
-            (unsigned long long)steps);
-    static const char *const names[BUCKET_COUNT] = {"app", "proxy", "step"};
+    if (f) {
+        fprintf(f, "collectives %llu steps %llu", (unsigned long long)collectives,
+                (unsigned long long)steps);
+        static const char *const buckets[BUCKET_COUNT] = {"app", "proxy", "step"};
+        static const char *const calls[CALL_COUNT] = {"start", "record", "stop"};
+        for (int b = 0; b < BUCKET_COUNT; b++)
+            for (int c = 0; c < CALL_COUNT; c++) {
+                uint64_t n = spent[b][c].calls, kept = n < MAX_SAMPLES ? n : MAX_SAMPLES;
+                uint32_t median = 0;
+                if (kept && spent[b][c].samples) {
+                    qsort(spent[b][c].samples, kept, sizeof(uint32_t), by_value);
+                    median = spent[b][c].samples[kept / 2];
+                }
+                fprintf(f, " %s_%s_calls %llu %s_%s_ns %llu %s_%s_median %u", buckets[b], calls[c],
+                        (unsigned long long)n, buckets[b], calls[c],
+                        (unsigned long long)spent[b][c].ns, buckets[b], calls[c], median);
+            }
+        fprintf(f, "\n");
+        fclose(f);
+    }
     for (int b = 0; b < BUCKET_COUNT; b++)
-        fprintf(f, " %s_calls %llu %s_ns %llu %s_events %llu", names[b],
-                (unsigned long long)spent[b].calls, names[b], (unsigned long long)spent[b].ns,
-                names[b], (unsigned long long)spent[b].events);
-    fprintf(f, "\n");
-    fclose(f);
-    memset(spent, 0, sizeof spent);
+        for (int c = 0; c < CALL_COUNT; c++) {
+            free(spent[b][c].samples);
+            spent[b][c].samples = NULL;
+            spent[b][c].calls = spent[b][c].ns = 0;
+        }
     collectives = steps = 0;
 }
 
@@ -361,6 +388,9 @@ void nccl_profiler_load(void)
     }
     timing_path = getenv("SIMPPU_NCCL_TIMING");
     if (timing_path && *timing_path) {
+        for (int b = 0; b < BUCKET_COUNT; b++)
+            for (int c = 0; c < CALL_COUNT; c++)
+                spent[b][c].samples = calloc(MAX_SAMPLES, sizeof(uint32_t));
         real = table;
         table.start = timed_start;
         table.stop = timed_stop;

@@ -153,19 +153,20 @@ START_TEST(v5_events_and_their_parents)
     struct seen s;
     read_all(&s);
     ck_assert_int_eq(count_type(&s, ASYS_REC_PCCL_COMM), 1);
-    ck_assert_int_eq(count_type(&s, ASYS_REC_PCCL_API), 2);
+    ck_assert_int_eq(count_type(&s, ASYS_REC_PCCL_GROUP_API), 1);
+    ck_assert_int_eq(count_type(&s, ASYS_REC_PCCL_CALL), 1);
     ck_assert_int_eq(count_type(&s, ASYS_REC_PCCL_TASK), 1);
     ck_assert_int_eq(count_type(&s, ASYS_REC_PCCL_COMM_END), 1);
     const struct asys_rec_pccl_comm *c = find(&s, ASYS_REC_PCCL_COMM, 0);
     ck_assert_uint_eq(c->comm_hash, 0xabcdef);
     ck_assert_int_eq(c->rank, 1);
     ck_assert_int_eq(c->nranks, 2);
-    const struct asys_rec_pccl_api *coll_api_rec = find(&s, ASYS_REC_PCCL_API, 0);
-    const struct asys_rec_pccl_api *group_api_rec = find(&s, ASYS_REC_PCCL_API, 1);
+    const struct asys_rec_pccl_call *coll_api_rec = find(&s, ASYS_REC_PCCL_CALL, 0);
+    const struct asys_rec_pccl_group_api *group_api_rec = find(&s, ASYS_REC_PCCL_GROUP_API, 0);
     ck_assert_uint_eq(coll_api_rec->ev.parent_id, group_api_rec->ev.event_id);
     ck_assert_uint_eq(coll_api_rec->count, 1024);
-    ck_assert_uint_ne(group_api_rec->start_stop_ticks, 0);
-    ck_assert_uint_ne(group_api_rec->end_start_ticks, 0);
+    ck_assert_uint_ne(group_api_rec->start_stop_delta, 0);
+    ck_assert_uint_ge(group_api_rec->end_start_delta, group_api_rec->start_stop_delta);
     const struct asys_rec_pccl_task *task = find(&s, ASYS_REC_PCCL_TASK, 0);
     const struct asys_rec_pccl_group *g = find(&s, ASYS_REC_PCCL_GROUP, 0);
     ck_assert_uint_eq(task->ev.parent_id, coll_api_rec->ev.event_id);
@@ -175,12 +176,15 @@ START_TEST(v5_events_and_their_parents)
     const struct asys_rec_pccl_proxy_op *o = find(&s, ASYS_REC_PCCL_PROXY_OP, 0);
     ck_assert_uint_eq(o->ev.parent_id, task->ev.event_id);
     const struct asys_rec_pccl_proxy_step *st = find(&s, ASYS_REC_PCCL_PROXY_STEP, 0);
-    ck_assert_uint_eq(st->ev.parent_id, o->ev.event_id);
+    ck_assert_uint_eq(st->op_id, o->ev.event_id);
     ck_assert_uint_eq(st->channel, 3);
     ck_assert_uint_eq(st->is_send, 1);
     ck_assert_uint_eq(st->trans_size, 4096);
-    ck_assert_uint_ne(st->state_ticks[ASYS_PCCL_STEP_SEND_PEER_WAIT], 0);
-    ck_assert_uint_eq(st->state_ticks[ASYS_PCCL_STEP_RECV_WAIT], 0);
+    for (int i = 0; i < 3; i++) /* GPU wait, peer wait, send wait: in that order */
+        ck_assert_uint_ne(st->state_delta[i], 0);
+    ck_assert_uint_le(st->state_delta[0], st->state_delta[1]);
+    ck_assert_uint_le(st->state_delta[1], st->state_delta[2]);
+    ck_assert_uint_eq(o->ev.event_id >> ASYS_PCCL_COMM_SHIFT, c->comm);
     const struct asys_rec_pccl_comm_end *end = find(&s, ASYS_REC_PCCL_COMM_END, 0);
     ck_assert_uint_eq(end->events, 6);
     ck_assert_uint_eq(end->finalized, 1);
@@ -221,7 +225,9 @@ START_TEST(hostile_calls_are_counted)
     ck_assert_uint_eq(end->unfinished, 1);
     const struct asys_rec_pccl_group *g = find(&s, ASYS_REC_PCCL_GROUP, 1);
     ck_assert_ptr_nonnull(g);
-    ck_assert_uint_eq(g->ev.flags, ASYS_PCCL_UNFINISHED);
+    ck_assert_uint_eq(ASYS_REC_ARG(g->header), ASYS_PCCL_UNFINISHED);
+    const struct asys_rec_pccl_group *done = find(&s, ASYS_REC_PCCL_GROUP, 0);
+    ck_assert_uint_eq(ASYS_REC_ARG(done->header), 0);
 }
 END_TEST
 

@@ -6,7 +6,8 @@
  *                 each call issued for every rank inside one group
  *   MODE procs:   RANKS processes (fork), ncclCommInitRank over one unique id
  *   MODE bench:   threads, ROUNDS all-reduces of 8 KiB timed, nothing else;
- *                 prints "ns_per_call N"
+ *                 prints "ns_per_call N cpu_ns_per_call C" (wall time, and the
+ *                 CPU time of the whole process, every thread, per call)
  * Each round, in an HGTX range named after it, per rank:
  *   "allreduce": ncclAllReduce of AR_COUNT floats
  *   "allgather": ncclAllGather of AG_COUNT floats per rank
@@ -113,10 +114,10 @@ static void finish(struct rank *rs, int count, int destroy)
         CHECK_NCCL(ncclCommDestroy(rs[i].comm));
 }
 
-static uint64_t now_ns(void)
+static uint64_t clock_ns(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -140,7 +141,7 @@ int main(int argc, char **argv)
         for (int r = 0; r < ranks; r++)
             rs[r].comm = comms[r];
         if (!strcmp(mode, "bench")) {
-            uint64_t t0 = now_ns();
+            uint64_t t0 = clock_ns(CLOCK_MONOTONIC), c0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
             for (int i = 0; i < rounds; i++) {
                 CHECK_NCCL(ncclGroupStart());
                 for (int r = 0; r < ranks; r++)
@@ -150,8 +151,12 @@ int main(int argc, char **argv)
             }
             for (int r = 0; r < ranks; r++)
                 CHECK_CUDA(cudaStreamSynchronize(rs[r].stream));
-            uint64_t t1 = now_ns();
-            printf("ns_per_call %.1f\n", rounds ? (double)(t1 - t0) / rounds / ranks : 0.0);
+            for (int r = 0; r < ranks; r++) /* the proxy threads done too */
+                CHECK_NCCL(ncclCommFinalize(rs[r].comm));
+            uint64_t t1 = clock_ns(CLOCK_MONOTONIC), c1 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+            double calls = rounds ? (double)rounds * ranks : 1.0;
+            printf("ns_per_call %.1f cpu_ns_per_call %.1f\n", (double)(t1 - t0) / calls,
+                   (double)(c1 - c0) / calls);
         } else {
             for (int i = 0; i < rounds; i++)
                 round_of(rs, 0, ranks, i);
