@@ -61,6 +61,7 @@ struct pccl_slot {
     uint8_t is_send;
     uint8_t recorded; /* 0: started outside a capture window, nothing written */
     uint32_t count32; /* ProxyCtrl: states; NetPlugin: updates */
+    uint32_t gen;     /* takes so far: a handle carries its low bits (HANDLE_TAG) */
     uint64_t id;
     uint64_t parent_id;
     uint64_t start_ticks;
@@ -107,12 +108,24 @@ struct pccl_slot {
 _Static_assert(sizeof(struct pccl_slot) == 128, "a slot is two cache lines");
 
 struct pccl_counters {
-    uint64_t wasted; /* ring positions whose slot was taken (events = next_seq - wasted) */
     uint64_t no_slot, reentry, bad_handle, unknown, unfinished;
 };
 
-struct pccl_comm {
+/* A ring of slots.  A context has two: the events of the program's threads
+ * (API calls, groups, tasks: the parents named long after they stopped,
+ * when the host runs ahead of the device) and the proxy's (ops, steps,
+ * control, kernel channels, network), so that a burst of proxy steps does
+ * not reuse a task's slot before its ops and channels have named it, and
+ * neither thread writes the other's ring position. */
+struct pccl_ring {
     uint64_t next_seq __attribute__((aligned(64))); /* atomic: the ring position */
+    uint64_t wasted; /* positions whose slot was taken (events = next_seq - wasted) */
+    struct pccl_slot *slots;
+};
+enum { RING_APP, RING_PROXY, RINGS };
+
+struct pccl_comm {
+    struct pccl_ring rings[RINGS];
     struct pccl_counters counts __attribute__((aligned(64)));
     uint32_t number; /* PCCL_COMM.comm */
     int version;
@@ -168,19 +181,24 @@ static inline void count(uint64_t *counter)
     __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
 }
 
-static struct pccl_slot *slot_take(struct pccl_comm *c)
+/* Event numbers: comm << 40 | ring << 39 | sequence in the ring. */
+#define RING_SHIFT (ASYS_PCCL_COMM_SHIFT - 1)
+
+static struct pccl_slot *slot_take(struct pccl_comm *c, int ring)
 {
+    struct pccl_ring *r = &c->rings[ring];
     for (int i = 0; i < ALLOC_TRIES; i++) {
-        uint64_t seq = __atomic_fetch_add(&c->next_seq, 1, __ATOMIC_RELAXED);
-        struct pccl_slot *s = &c->slots[seq & c->slot_mask];
+        uint64_t seq = __atomic_fetch_add(&r->next_seq, 1, __ATOMIC_RELAXED);
+        struct pccl_slot *s = &r->slots[seq & c->slot_mask];
         uint32_t expected = SLOT_FREE;
         if (__atomic_compare_exchange_n(&s->state, &expected, SLOT_FILLING, 0, __ATOMIC_ACQUIRE,
                                         __ATOMIC_RELAXED)) {
-            s->id = ((uint64_t)c->number << ASYS_PCCL_COMM_SHIFT) |
-                    ((seq + 1) & ((1ull << ASYS_PCCL_COMM_SHIFT) - 1));
+            s->id = ((uint64_t)c->number << ASYS_PCCL_COMM_SHIFT) | ((uint64_t)ring << RING_SHIFT) |
+                    ((seq + 1) & ((1ull << RING_SHIFT) - 1));
+            __atomic_store_n(&s->gen, s->gen + 1, __ATOMIC_RELEASE);
             return s;
         }
-        count(&c->counts.wasted); /* the slow path only: no shared count per event */
+        count(&r->wasted); /* the slow path only: no shared count per event */
     }
     count(&c->counts.no_slot);
     return NULL;
@@ -193,12 +211,35 @@ static inline void slot_release(struct pccl_slot *s)
     __atomic_store_n(&s->state, SLOT_FREE, __ATOMIC_RELEASE);
 }
 
-/* A handle NCCL gave back: ours when it carries the magic (every handle we
- * return points into a context that is never unmapped). */
+/* Handles are slot addresses (64-byte aligned) with the low bits of the
+ * slot's take count: a handle to an event whose slot was taken again since
+ * (a parent NCCL names long after it stopped) is told from the new event's. */
+#define HANDLE_TAG 63u
+
+static inline void *handle_of(struct pccl_slot *s)
+{
+    return (void *)((uintptr_t)s | (s->gen & HANDLE_TAG));
+}
+
+/* The slot of a handle NCCL gave back: ours when it carries the magic (every
+ * handle we return points into a context that is never unmapped); *stale
+ * when its slot was taken again since. */
+static inline struct pccl_slot *slot_at(void *handle, int *stale)
+{
+    struct pccl_slot *s = (struct pccl_slot *)((uintptr_t)handle & ~(uintptr_t)HANDLE_TAG);
+    if (!s || s->magic != SLOT_MAGIC)
+        return NULL;
+    *stale = ((uintptr_t)handle & HANDLE_TAG) !=
+             (__atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) & HANDLE_TAG);
+    return s;
+}
+
+/* The live or stopped event of a handle; NULL when not ours or stale. */
 static inline struct pccl_slot *slot_of(void *handle)
 {
-    struct pccl_slot *s = handle;
-    return s && s->magic == SLOT_MAGIC ? s : NULL;
+    int stale = 0;
+    struct pccl_slot *s = slot_at(handle, &stale);
+    return s && !stale ? s : NULL;
 }
 
 static inline uint64_t parent_id_of(void *parent)
@@ -418,8 +459,10 @@ static void write_comm_end(struct pccl_comm *c, int finalized)
         /* counters only grow: an increment racing with this is seen or not */
         r->comm = c->number;
         r->finalized = (uint32_t)finalized;
-        r->events = __atomic_load_n(&c->next_seq, __ATOMIC_RELAXED) -
-                    __atomic_load_n(&c->counts.wasted, __ATOMIC_RELAXED);
+        r->events = 0;
+        for (int i = 0; i < RINGS; i++)
+            r->events += __atomic_load_n(&c->rings[i].next_seq, __ATOMIC_RELAXED) -
+                         __atomic_load_n(&c->rings[i].wasted, __ATOMIC_RELAXED);
         r->dropped_no_slot = __atomic_load_n(&c->counts.no_slot, __ATOMIC_RELAXED);
         r->dropped_reentry = __atomic_load_n(&c->counts.reentry, __ATOMIC_RELAXED);
         r->dropped_bad_handle = __atomic_load_n(&c->counts.bad_handle, __ATOMIC_RELAXED) +
@@ -457,8 +500,8 @@ static void write_status(unsigned status, uint32_t version, const char *text)
 static void flush_open(struct pccl_comm *c)
 {
     uint64_t now = asys_now();
-    for (uint32_t i = 0; i <= c->slot_mask; i++) {
-        struct pccl_slot *s = &c->slots[i];
+    for (uint32_t i = 0; i < RINGS * (c->slot_mask + 1); i++) {
+        struct pccl_slot *s = &c->rings[0].slots[i]; /* the rings lie one after the other */
         uint32_t expected = SLOT_LIVE;
         if (!__atomic_compare_exchange_n(&s->state, &expected, SLOT_CLOSING, 0, __ATOMIC_ACQUIRE,
                                          __ATOMIC_RELAXED))
@@ -475,7 +518,8 @@ static void flush_open(struct pccl_comm *c)
 
 static struct pccl_comm *comm_new(int version)
 {
-    size_t size = sizeof(struct pccl_comm) + (size_t)pccl.slot_count * sizeof(struct pccl_slot);
+    size_t size =
+        sizeof(struct pccl_comm) + RINGS * (size_t)pccl.slot_count * sizeof(struct pccl_slot);
     pthread_mutex_lock(&pccl.lock);
     struct pccl_comm *c = pccl.free_comms;
     if (c && c->map_size == size) {
@@ -486,13 +530,16 @@ static struct pccl_comm *comm_new(int version)
         if (c) {
             c->map_size = size;
             c->slot_mask = pccl.slot_count - 1;
-            for (uint32_t i = 0; i < pccl.slot_count; i++)
+            for (int r = 0; r < RINGS; r++)
+                c->rings[r].slots = c->slots + (size_t)r * pccl.slot_count;
+            for (uint32_t i = 0; i < RINGS * pccl.slot_count; i++)
                 c->slots[i].magic = SLOT_MAGIC;
         }
     }
     if (c) {
         memset(&c->counts, 0, sizeof c->counts);
-        c->next_seq = 0;
+        for (int r = 0; r < RINGS; r++)
+            c->rings[r].next_seq = c->rings[r].wasted = 0;
         c->number = __atomic_add_fetch(&pccl.next_number, 1, __ATOMIC_RELAXED);
         c->version = version;
         c->user_ctx = NULL;
@@ -615,7 +662,7 @@ static void start_event(struct pccl_comm *c, void **handle, const struct pccl_de
     int chain = c->chained && (d->type & (uint64_t)(unsigned)c->user_mask);
     if (!recorded && !chain)
         return;
-    struct pccl_slot *s = slot_take(c);
+    struct pccl_slot *s = slot_take(c, kind >= K_PROXY_OP ? RING_PROXY : RING_APP);
     if (!s)
         return;
     s->kind = (uint8_t)kind;
@@ -721,7 +768,7 @@ static void start_event(struct pccl_comm *c, void **handle, const struct pccl_de
     if (chain)
         chain_start(c, s, d);
     __atomic_store_n(&s->state, SLOT_LIVE, __ATOMIC_RELEASE);
-    *handle = s;
+    *handle = handle_of(s);
 }
 
 /* A step state's slot among its direction's three (and the direction):
@@ -750,13 +797,14 @@ static int step_slot(int state, int *is_send)
 /* recordEventState, with v4/v5 arguments (NULL: none). */
 static void record_state(void *handle, int state, const union pccl_state_args_v4 *args)
 {
-    struct pccl_slot *s = slot_of(handle);
+    int stale = 0;
+    struct pccl_slot *s = slot_at(handle, &stale);
     if (!s) {
         if (handle)
             count(&pccl.orphan_bad_handles);
         return;
     }
-    if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != SLOT_LIVE) {
+    if (stale || __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != SLOT_LIVE) {
         count(&s->comm->counts.bad_handle);
         return;
     }
@@ -802,12 +850,12 @@ static void record_state(void *handle, int state, const union pccl_state_args_v4
 
 static pccl_result_t stop_any(void *handle)
 {
-    int saved = errno;
-    struct pccl_slot *s = slot_of(handle);
+    int saved = errno, stale = 0;
+    struct pccl_slot *s = slot_at(handle, &stale);
     if (s) {
         uint32_t expected = SLOT_LIVE;
-        if (__atomic_compare_exchange_n(&s->state, &expected, SLOT_CLOSING, 0, __ATOMIC_ACQUIRE,
-                                        __ATOMIC_RELAXED)) {
+        if (!stale && __atomic_compare_exchange_n(&s->state, &expected, SLOT_CLOSING, 0,
+                                                  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
             if (s->chained)
                 pccl_user_stop(&pccl.user, s->chained);
             if (s->recorded)

@@ -257,6 +257,34 @@ START_TEST(slots_bound_memory_and_count_drops)
 }
 END_TEST
 
+START_TEST(stale_parents_are_not_misnamed)
+{
+    /* the host runs ahead: a task's slot is taken again before its proxy op
+     * names it; the op must not take the new occupant for its parent */
+    void *ctx = NULL;
+    int mask = 0;
+    ck_assert_int_eq(ncclProfiler_v5.init(&ctx, 1, &mask, NULL, 1, 1, 0, NULL), 0);
+    struct pccl_descr_v5 d;
+    memset(&d, 0, sizeof d);
+    void *task = start5(ctx, PCCL_EV_COLL, NULL, &d);
+    ncclProfiler_v5.stop(task);
+    for (int i = 0; i < 16; i++) /* ASYS_PCCL_SLOTS=16: the ring comes round */
+        ncclProfiler_v5.stop(start5(ctx, PCCL_EV_GROUP, NULL, &d));
+    void *op = start5(ctx, PCCL_EV_PROXY_OP, task, &d);
+    ncclProfiler_v5.stop(op);
+    ncclProfiler_v5.stop(task); /* a stale handle: counted, not another event's stop */
+    ncclProfiler_v5.finalize(ctx);
+    struct seen s;
+    read_all(&s);
+    const struct asys_rec_pccl_proxy_op *o = find(&s, ASYS_REC_PCCL_PROXY_OP, 0);
+    ck_assert_uint_eq(o->ev.parent_id, 0);
+    ck_assert_int_eq(count_type(&s, ASYS_REC_PCCL_GROUP), 16);
+    const struct asys_rec_pccl_comm_end *end = find(&s, ASYS_REC_PCCL_COMM_END, 0);
+    ck_assert_uint_eq(end->dropped_bad_handle, 1);
+    ck_assert_uint_eq(end->events, 18);
+}
+END_TEST
+
 START_TEST(v4_and_v3_tables)
 {
     void *ctx4 = NULL, *ctx3 = NULL;
@@ -320,6 +348,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, v5_events_and_their_parents);
     tcase_add_test(tc, hostile_calls_are_counted);
     tcase_add_test(tc, slots_bound_memory_and_count_drops);
+    tcase_add_test(tc, stale_parents_are_not_misnamed);
     tcase_add_test(tc, v4_and_v3_tables);
     suite_add_tcase(s, tc);
     return test_run(&s, 1);
