@@ -200,6 +200,9 @@ static struct op *plan_ops(struct plan *p, int *count)
 /* ProxyAppend: each op's ProxyOp event starts when the proxy takes it. */
 static void append(struct ncclComm *c, struct op *ops, int count)
 {
+    static pid_t pid; /* NCCL keeps the pid it loaded the plugin in */
+    if (!pid)
+        pid = getpid();
     void *ctrl = NULL;
     ctrl_event(c, PCCL_ST_CTRL_APPEND, 0, &ctrl);
     for (int i = 0; i < count; i++) {
@@ -213,7 +216,7 @@ static void append(struct ncclComm *c, struct op *ops, int count)
         d.type = PCCL_EV_PROXY_OP;
         d.parent = o->task->handle;
         d.rank = c->rank;
-        d.proxy_op.pid = getpid();
+        d.proxy_op.pid = pid;
         d.proxy_op.channel = (uint8_t)o->channel;
         d.proxy_op.peer = o->peer;
         d.proxy_op.steps = o->steps;
