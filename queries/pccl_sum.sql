@@ -1,7 +1,6 @@
 -- name: pccl_sum
 -- alias: nccl_sum
 -- title: PCCL Collective Summary
--- default: yes
 -- description: Statistics of the collectives (PCCL/NCCL Coll events, every rank's own), grouped
 --   by collective and message size: the size as nccl-tests counts it (AllReduce, Broadcast,
 --   Reduce: count x type size; AllGather, ReduceScatter: the whole buffer of all ranks), in
