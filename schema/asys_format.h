@@ -1425,7 +1425,8 @@ struct asys_rec_cpu_sampling_info {
  * timestamp is the stop, its start is absolute ticks of the same clock in
  * the body, its state changes are ticks after its start (u32, "delta + 1":
  * 0 not seen, UINT32_MAX at least that late).  Events are numbered per
- * process image, comm << 40 | sequence; a child names its parent event
+ * process image, comm << 40 | ring << 39 | sequence (two rings of slots per
+ * context: the program's threads', the proxy's); a child names its parent event
  * (NCCL's parentObj) by that number.  Bit 15 of an event record's header
  * arg marks an event never stopped (written at finalize or exit). */
 #define ASYS_PCCL_UNFINISHED 0x8000u /* header arg bit */
@@ -1450,7 +1451,7 @@ enum asys_pccl_status {
 /* What every event record but the step starts with. */
 struct asys_pccl_event {
     uint64_t start_ticks; /* startEvent */
-    uint64_t event_id;    /* comm << 40 | sequence: unique in the process image, >= 1 */
+    uint64_t event_id;    /* comm << 40 | ring << 39 | sequence: unique in the image, >= 1 */
     uint64_t parent_id;   /* the parent event (NCCL's parentObj), 0: none or not recorded */
 };
 
@@ -1532,16 +1533,16 @@ struct asys_rec_pccl_task {
 
 struct asys_rec_pccl_proxy_op {
     asys_rec_word header;
-    struct asys_pccl_event ev;   /* parent: the Coll or P2p task */
-    uint32_t in_progress_delta;  /* ProxyOpInProgress */
-    uint32_t pid;                /* process that posted the op */
+    struct asys_pccl_event ev;  /* parent: the Coll or P2p task */
+    uint32_t in_progress_delta; /* ProxyOpInProgress */
+    uint32_t pid;               /* process that posted the op */
     int32_t rank;
     int32_t peer;
     int32_t steps;      /* nSteps */
     int32_t chunk_size; /* bytes a step moves */
     uint8_t channel;
     uint8_t is_send;
-    uint16_t reserved; /* zero */
+    uint16_t reserved;  /* zero */
     uint32_t reserved2; /* zero */
 };
 
@@ -1552,12 +1553,12 @@ struct asys_rec_pccl_proxy_op {
 struct asys_rec_pccl_proxy_step {
     asys_rec_word header; /* arg: ASYS_PCCL_UNFINISHED */
     uint64_t start_ticks;
-    uint64_t op_id;            /* the ProxyOp (its comm: op_id >> 40) */
-    uint32_t state_delta[3];   /* the direction's three states */
-    uint32_t trans_size;       /* bytes moved, as last reported (saturated) */
+    uint64_t op_id;          /* the ProxyOp (its comm: op_id >> 40) */
+    uint32_t state_delta[3]; /* the direction's three states */
+    uint32_t trans_size;     /* bytes moved, as last reported (saturated) */
     int32_t step;
-    uint8_t channel; /* its op's */
-    uint8_t is_send; /* its op's */
+    uint8_t channel;   /* its op's */
+    uint8_t is_send;   /* its op's */
     uint16_t reserved; /* zero */
 };
 
