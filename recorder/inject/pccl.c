@@ -6,15 +6,17 @@
  * capture window with the other collectors.  NCCL 2.28 takes ncclProfiler_v5;
  * older releases find _v4, _v3 or _v2 (each converted to one event form here).
  *
- * Each communicator's context (init) owns a fixed pool of event slots,
- * allocated at init: a started event takes a slot (ring order, one atomic
- * add and one compare-and-swap), state changes write its times into the
+ * Each communicator's context (init) owns two fixed rings of event slots,
+ * mapped at init, one for the events of the program's threads and one for
+ * the proxy's: a started event takes a slot (one atomic add and one
+ * compare-and-swap on its ring), state changes write its times into the
  * slot, and the stop writes one record into the stopping thread's segment
  * and frees the slot.  Nothing allocates, locks or prints on those paths;
  * errno is preserved; an event that cannot be recorded is counted by cause
  * (COMM_END).  Slots are taken in ring order so that a stopped event's slot
- * is reused as late as possible: NCCL names a stopped CollApi as the parent
- * of the Coll it starts later.
+ * is reused as late as possible, and a handle carries its slot's take count:
+ * NCCL names stopped events as parents (a CollApi of its Coll, a Coll of its
+ * ProxyOps, long after when the host runs ahead of the device).
  *
  * The user's own plugin, when NCCL_PROFILER_PLUGIN named one, is loaded
  * here and called with every event it asked for (pccl_chain.c). */
