@@ -12,7 +12,7 @@ usage: bench/run_benchmarks.py [--build DIR] [--pairs N] [--runs K]
                                [--only hgtx|uftrace|osrt|import|hggc|timeline|deps|export|processes|
                                        flame|heap|cpu_sampling|ppu_metrics|
                                        nic|python_sampling|python_trace|event_threads|
-                                       libc_preload]
+                                       libc_preload|pccl]
 """
 import argparse
 import json
@@ -31,6 +31,7 @@ from flame import bench_flame
 from heap import bench_heap
 from libc_preload import bench_libc_preload
 from nic import bench_nic
+from pccl import bench_pccl
 from ppu_metrics import bench_ppu_metrics
 from python_sampling import bench_python_sampling
 from processes import bench_processes
@@ -524,7 +525,9 @@ def main():
                     choices=['hgtx', 'uftrace', 'osrt', 'import', 'hggc', 'timeline', 'deps',
                              'export', 'processes', 'flame', 'heap', 'cpu_sampling',
                              'ppu_metrics', 'nic', 'python_sampling', 'python_trace',
-                             'event_threads', 'libc_preload'])
+                             'event_threads', 'libc_preload', 'pccl'])
+    ap.add_argument('--pccl-collectives', type=int, default=2000,
+                    help='all-reduces of the PCCL benchmark (NCCL stand-in, 2 ranks)')
     ap.add_argument('--python-rounds', type=int, default=10,
                     help='rounds of the Python sampling workload (~0.25 s each)')
     ap.add_argument('--python-interpreters', default='',
@@ -567,6 +570,8 @@ def main():
             bench_ppu_metrics(args, work)
         if args.only in (None, 'nic'):
             bench_nic(args, work)
+        if args.only in (None, 'pccl'):
+            bench_pccl(args, work)
         if args.only in (None, 'event_threads'):
             bench_event_threads(args, work)
         if args.only in (None, 'libc_preload'):

@@ -314,6 +314,96 @@ static const struct asys_rec_field hggc_status[] = {
     F(struct asys_rec_hggc_status, value, U), F(struct asys_rec_hggc_status, message_length, U),
     F(struct asys_rec_hggc_status, reserved, R)};
 
+/* PCCL: every event record but the step starts with struct asys_pccl_event */
+#define PCCL_EVENT(type)                                                                           \
+    F(type, ev.start_ticks, T), F(type, ev.event_id, X), F(type, ev.parent_id, X)
+static const struct asys_rec_field pccl_comm[] = {
+    F(struct asys_rec_pccl_comm, comm_hash, X), F(struct asys_rec_pccl_comm, comm, U),
+    F(struct asys_rec_pccl_comm, rank, I),      F(struct asys_rec_pccl_comm, nranks, I),
+    F(struct asys_rec_pccl_comm, nnodes, I),    F(struct asys_rec_pccl_comm, name_string_id, S),
+    F(struct asys_rec_pccl_comm, event_mask, X)};
+static const struct asys_rec_field pccl_comm_end[] = {
+    F(struct asys_rec_pccl_comm_end, comm, U),
+    F(struct asys_rec_pccl_comm_end, finalized, U),
+    F(struct asys_rec_pccl_comm_end, events, U),
+    F(struct asys_rec_pccl_comm_end, dropped_no_slot, U),
+    F(struct asys_rec_pccl_comm_end, dropped_reentry, U),
+    F(struct asys_rec_pccl_comm_end, dropped_bad_handle, U),
+    F(struct asys_rec_pccl_comm_end, dropped_unknown, U),
+    F(struct asys_rec_pccl_comm_end, unfinished, U)};
+static const struct asys_rec_field pccl_group_api[] = {
+    PCCL_EVENT(struct asys_rec_pccl_group_api),
+    F(struct asys_rec_pccl_group_api, start_stop_delta, U),
+    F(struct asys_rec_pccl_group_api, end_start_delta, U),
+    F(struct asys_rec_pccl_group_api, depth, I), F(struct asys_rec_pccl_group_api, reserved, R)};
+static const struct asys_rec_field pccl_call[] = {
+    PCCL_EVENT(struct asys_rec_pccl_call),
+    F(struct asys_rec_pccl_call, count, U),
+    F(struct asys_rec_pccl_call, stream, X),
+    F(struct asys_rec_pccl_call, func_string_id, S),
+    F(struct asys_rec_pccl_call, datatype_string_id, S),
+    F(struct asys_rec_pccl_call, root, I),
+    F(struct asys_rec_pccl_call, reserved, R)};
+static const struct asys_rec_field pccl_kernel_launch[] = {
+    PCCL_EVENT(struct asys_rec_pccl_kernel_launch),
+    F(struct asys_rec_pccl_kernel_launch, stream, X)};
+static const struct asys_rec_field pccl_group[] = {PCCL_EVENT(struct asys_rec_pccl_group)};
+static const struct asys_rec_field pccl_task[] = {
+    PCCL_EVENT(struct asys_rec_pccl_task),
+    F(struct asys_rec_pccl_task, group_id, X),
+    F(struct asys_rec_pccl_task, seq_number, U),
+    F(struct asys_rec_pccl_task, count, U),
+    F(struct asys_rec_pccl_task, func_string_id, S),
+    F(struct asys_rec_pccl_task, datatype_string_id, S),
+    F(struct asys_rec_pccl_task, algo_string_id, S),
+    F(struct asys_rec_pccl_task, proto_string_id, S),
+    F(struct asys_rec_pccl_task, rank, I),
+    F(struct asys_rec_pccl_task, root_or_peer, I),
+    F(struct asys_rec_pccl_task, channels, U),
+    F(struct asys_rec_pccl_task, warps, U),
+    F(struct asys_rec_pccl_task, reserved, R),
+    F(struct asys_rec_pccl_task, reserved2, R)};
+static const struct asys_rec_field pccl_proxy_op[] = {
+    PCCL_EVENT(struct asys_rec_pccl_proxy_op),
+    F(struct asys_rec_pccl_proxy_op, in_progress_delta, U),
+    F(struct asys_rec_pccl_proxy_op, pid, U),
+    F(struct asys_rec_pccl_proxy_op, rank, I),
+    F(struct asys_rec_pccl_proxy_op, peer, I),
+    F(struct asys_rec_pccl_proxy_op, steps, I),
+    F(struct asys_rec_pccl_proxy_op, chunk_size, I),
+    F(struct asys_rec_pccl_proxy_op, channel, U),
+    F(struct asys_rec_pccl_proxy_op, is_send, U),
+    F(struct asys_rec_pccl_proxy_op, reserved, R),
+    F(struct asys_rec_pccl_proxy_op, reserved2, R)};
+static const struct asys_rec_field pccl_proxy_step[] = {
+    F(struct asys_rec_pccl_proxy_step, start_ticks, T),
+    F(struct asys_rec_pccl_proxy_step, op_id, X),
+    A(struct asys_rec_pccl_proxy_step, state_delta, 4, U),
+    F(struct asys_rec_pccl_proxy_step, trans_size, U),
+    F(struct asys_rec_pccl_proxy_step, step, I),
+    F(struct asys_rec_pccl_proxy_step, channel, U),
+    F(struct asys_rec_pccl_proxy_step, is_send, U),
+    F(struct asys_rec_pccl_proxy_step, reserved, R)};
+static const struct asys_rec_field pccl_proxy_ctrl[] = {
+    PCCL_EVENT(struct asys_rec_pccl_proxy_ctrl), F(struct asys_rec_pccl_proxy_ctrl, state_delta, U),
+    F(struct asys_rec_pccl_proxy_ctrl, appended, I), F(struct asys_rec_pccl_proxy_ctrl, states, U),
+    F(struct asys_rec_pccl_proxy_ctrl, reserved, R)};
+static const struct asys_rec_field pccl_kernel_ch[] = {
+    PCCL_EVENT(struct asys_rec_pccl_kernel_ch),
+    F(struct asys_rec_pccl_kernel_ch, ptimer_start, N),
+    F(struct asys_rec_pccl_kernel_ch, ptimer_stop, N),
+    F(struct asys_rec_pccl_kernel_ch, stop_state_delta, U),
+    F(struct asys_rec_pccl_kernel_ch, channel, U),
+    F(struct asys_rec_pccl_kernel_ch, reserved, R)};
+static const struct asys_rec_field pccl_net[] = {PCCL_EVENT(struct asys_rec_pccl_net),
+                                                 F(struct asys_rec_pccl_net, plugin_id, X),
+                                                 F(struct asys_rec_pccl_net, last_update_delta, U),
+                                                 F(struct asys_rec_pccl_net, updates, U),
+                                                 F(struct asys_rec_pccl_net, step, I),
+                                                 F(struct asys_rec_pccl_net, reserved, R)};
+static const struct asys_rec_field pccl_status[] = {F(struct asys_rec_pccl_status, version, U),
+                                                    F(struct asys_rec_pccl_status, text_length, U)};
+
 static const struct asys_rec_field hgtx_schema[] = {
     F(struct asys_rec_hgtx_schema, size_bytes, U),
     F(struct asys_rec_hgtx_schema, kind, U),
@@ -536,6 +626,32 @@ static const struct asys_rec_info rec_infos[ASYS_REC_TYPE_COUNT] = {
     REC(CPU_SAMPLING_INFO, sizeof(struct asys_rec_cpu_sampling_info), ASYS_FEATURE_CPU_SAMPLING,
         FIELDS(cpu_sampling_info), ARG_NONE,
         TAIL(ASYS_TAIL_TEXT, struct asys_rec_cpu_sampling_info, reason_length)),
+    REC(PCCL_COMM, sizeof(struct asys_rec_pccl_comm), ASYS_FEATURE_PCCL, FIELDS(pccl_comm),
+        ARG("version", U), TAIL_NONE),
+    REC(PCCL_GROUP_API, sizeof(struct asys_rec_pccl_group_api), ASYS_FEATURE_PCCL,
+        FIELDS(pccl_group_api), ARG("flags", X), TAIL_NONE),
+    REC(PCCL_CALL, sizeof(struct asys_rec_pccl_call), ASYS_FEATURE_PCCL, FIELDS(pccl_call),
+        ARG("kind", X), TAIL_NONE),
+    REC(PCCL_KERNEL_LAUNCH, sizeof(struct asys_rec_pccl_kernel_launch), ASYS_FEATURE_PCCL,
+        FIELDS(pccl_kernel_launch), ARG("flags", X), TAIL_NONE),
+    REC(PCCL_GROUP, sizeof(struct asys_rec_pccl_group), ASYS_FEATURE_PCCL, FIELDS(pccl_group),
+        ARG("flags", X), TAIL_NONE),
+    REC(PCCL_TASK, sizeof(struct asys_rec_pccl_task), ASYS_FEATURE_PCCL, FIELDS(pccl_task),
+        ARG("kind", X), TAIL_NONE),
+    REC(PCCL_PROXY_OP, sizeof(struct asys_rec_pccl_proxy_op), ASYS_FEATURE_PCCL,
+        FIELDS(pccl_proxy_op), ARG("flags", X), TAIL_NONE),
+    REC(PCCL_PROXY_STEP, sizeof(struct asys_rec_pccl_proxy_step), ASYS_FEATURE_PCCL,
+        FIELDS(pccl_proxy_step), ARG("flags", X), TAIL_NONE),
+    REC(PCCL_PROXY_CTRL, sizeof(struct asys_rec_pccl_proxy_ctrl), ASYS_FEATURE_PCCL,
+        FIELDS(pccl_proxy_ctrl), ARG("state", X), TAIL_NONE),
+    REC(PCCL_KERNEL_CH, sizeof(struct asys_rec_pccl_kernel_ch), ASYS_FEATURE_PCCL,
+        FIELDS(pccl_kernel_ch), ARG("flags", X), TAIL_NONE),
+    REC(PCCL_NET, sizeof(struct asys_rec_pccl_net), ASYS_FEATURE_PCCL, FIELDS(pccl_net),
+        ARG("flags", X), TAIL_NONE),
+    REC(PCCL_COMM_END, sizeof(struct asys_rec_pccl_comm_end), ASYS_FEATURE_PCCL,
+        FIELDS(pccl_comm_end), ARG_NONE, TAIL_NONE),
+    REC(PCCL_STATUS, sizeof(struct asys_rec_pccl_status), ASYS_FEATURE_PCCL, FIELDS(pccl_status),
+        ARG("status", U), TAIL(ASYS_TAIL_TEXT, struct asys_rec_pccl_status, text_length)),
 };
 
 const struct asys_rec_info *asys_rec_info(unsigned type)

@@ -10,20 +10,36 @@
 /* The registry: one line per family, in drawing order.  The host first: a
  * flow's source mostly comes before its end in the file, which consumers
  * that bind flows in file order need. */
+// clang-format off
 extern const struct tl_family tl_family_processes, tl_family_hggc_api, tl_family_hgtx,
     tl_family_hgtx_locks, tl_family_osrt, tl_family_ppu, tl_family_ppu_memory,
     tl_family_hgtx_counters, tl_family_hgtx_heaps, tl_family_heap, tl_family_host_memory,
-    tl_family_cpu_scheduling, tl_family_cpu_samples, tl_family_thread_states, tl_family_ppu_metrics,
-    tl_family_nic, tl_family_python_samples, tl_family_cpu_events, tl_family_thread_events;
+    tl_family_cpu_scheduling, tl_family_cpu_samples, tl_family_thread_states,
+    tl_family_ppu_metrics, tl_family_nic, tl_family_python_samples, tl_family_cpu_events,
+    tl_family_thread_events, tl_family_pccl;
 static const struct tl_family *const families[] = {
-    &tl_family_processes,     &tl_family_hggc_api,       &tl_family_hgtx,
-    &tl_family_hgtx_locks,    &tl_family_osrt,           &tl_family_cpu_scheduling,
-    &tl_family_thread_states, &tl_family_cpu_samples,    &tl_family_cpu_events,
-    &tl_family_thread_events, &tl_family_python_samples, &tl_family_ppu,
-    &tl_family_ppu_memory,    &tl_family_hgtx_counters,  &tl_family_hgtx_heaps,
-    &tl_family_heap,          &tl_family_host_memory,    &tl_family_ppu_metrics,
+    &tl_family_processes,
+    &tl_family_hggc_api,
+    &tl_family_hgtx,
+    &tl_family_hgtx_locks,
+    &tl_family_osrt,
+    &tl_family_cpu_scheduling,
+    &tl_family_thread_states,
+    &tl_family_cpu_samples,
+    &tl_family_cpu_events,
+    &tl_family_thread_events,
+    &tl_family_python_samples,
+    &tl_family_pccl,
+    &tl_family_ppu,
+    &tl_family_ppu_memory,
+    &tl_family_hgtx_counters,
+    &tl_family_hgtx_heaps,
+    &tl_family_heap,
+    &tl_family_host_memory,
+    &tl_family_ppu_metrics,
     &tl_family_nic,
 };
+// clang-format on
 #define FAMILY_COUNT (sizeof families / sizeof families[0])
 
 static uint64_t count_rows(struct walk *w, const char *table)

@@ -149,6 +149,7 @@ struct tl_stats {
  * bit 63 (consumers that read ids as int64 would show them negative). */
 #define TL_FLOW_HOST (1ull << 61)
 #define TL_FLOW_DEPENDENCY (2ull << 61)
+#define TL_FLOW_PCCL (3ull << 61) /* a PCCL operation -> a kernel it ran in */
 #define TL_FLOW_SPACE (3ull << 61)
 
 /* Whether `table` matches --tables (NULL: every table does; timeline_rows.c). */

@@ -247,6 +247,7 @@ static struct tl_name activity_name(struct walk *w, sqlite3_stmt *st, sqlite3_st
 struct activity_links {
     struct ref_cursor on_it;    /* effective dependencies on the activity: the waiters' times */
     struct ref_cursor its_own;  /* the activity's own: when the depended-on work started */
+    struct ref_cursor pccl;     /* the PCCL operations that ran in it (timeline_pccl.c) */
     struct asys_u64map several; /* api id -> activities in the window, when more than one */
 };
 
@@ -272,6 +273,16 @@ static int links_open(struct walk *w, struct activity_links *c)
     asys_u64map_init(&c->several);
     if (load_shared_launches(w, &c->several) != 0)
         return -1;
+    /* clang-format off */
+    if (tw_table_wanted(w, "pccl_tasks") &&
+        tw_cursor_open(w, &c->pccl,
+            "SELECT p.start_ns, p.id, k.id, t.start_ns, t.end_ns\n"
+            "FROM pccl_task_kernels AS k JOIN ppu_activities AS p ON p.id = k.activity_id\n"
+            "JOIN pccl_tasks AS t ON t.id = k.task_id\n"
+            "WHERE " IN_WINDOW("t") "\n"
+            "ORDER BY p.start_ns, p.id, k.id") != 0)
+        return -1;
+    /* clang-format on */
     if (!tw_table_wanted(w, "ppu_deps"))
         return 0;
     /* a host wait's end lies on its API call: drawn only when the calls are */
@@ -305,6 +316,7 @@ static void links_close(struct activity_links *c)
 {
     tw_cursor_close(&c->on_it);
     tw_cursor_close(&c->its_own);
+    tw_cursor_close(&c->pccl);
     asys_u64map_free(&c->several);
 }
 
@@ -326,6 +338,9 @@ static struct tl_flows activity_flows(struct walk *w, sqlite3_stmt *st,
     tw_cursor_refs(w, &links->its_own, raw_start, id);
     for (size_t i = 0; i < w->ref_count; i++)
         tw_flows_add_in(w, TL_FLOW_DEPENDENCY | w->refs[i].id, w->refs[i].start, start, end);
+    tw_cursor_refs(w, &links->pccl, raw_start, id);
+    for (size_t i = 0; i < w->ref_count; i++)
+        tw_flows_add_in(w, TL_FLOW_PCCL | w->refs[i].id, w->refs[i].start, start, end);
     tw_cursor_refs(w, &links->on_it, raw_start, id);
     tw_flows_add_out(w, TL_FLOW_DEPENDENCY, start);
     return tw_flows_of(w, one_to_one);

@@ -122,6 +122,23 @@ rows(ord, property, value) AS (
                            (SELECT MIN(ns) FROM python_samples AS p WHERE p.pid = st.pid) AS first,
                            (SELECT MAX(ns) FROM python_samples AS p WHERE p.pid = st.pid) AS last
               FROM python_status AS st WHERE st.status <> 'stopped') AS s
+    UNION ALL SELECT 46.8, 'PCCL communicators', COUNT(*) || ' (plugin interface v' ||
+        group_concat(DISTINCT plugin_version) || ', ' || SUM(COALESCE(events, 0)) || ' events)'
+        FROM pccl_comms HAVING COUNT(*) > 0
+    UNION ALL SELECT 46.81, 'PCCL plugin', value FROM info WHERE key = 'pccl_plugin'
+        AND value LIKE 'none%'
+    UNION ALL SELECT 46.82, 'PCCL user plugin (pid ' || pid || ')', CASE status
+        WHEN 'chained' THEN 'chained: ' || detail || ', v' || version || ', receives its events'
+        ELSE 'not called: ' || detail END FROM pccl_user_plugins
+    UNION ALL SELECT 46.83, 'PCCL events dropped', SUM(dropped_no_slot + dropped_reentry +
+        dropped_bad_handle + dropped_unknown) || ' (no slot ' || SUM(dropped_no_slot) ||
+        ', re-entry ' || SUM(dropped_reentry) || ', bad handle ' || SUM(dropped_bad_handle) ||
+        ', unknown ' || SUM(dropped_unknown) || ')' FROM pccl_comms
+        HAVING SUM(dropped_no_slot + dropped_reentry + dropped_bad_handle + dropped_unknown) > 0
+    UNION ALL SELECT 46.84, 'PCCL events never stopped', SUM(unfinished) FROM pccl_comms
+        HAVING SUM(unfinished) > 0
+    UNION ALL SELECT 46.85, 'PCCL records skipped at import', value FROM info
+        WHERE key = 'pccl_skipped'
     UNION ALL SELECT 47, 'Import warnings', n FROM (SELECT COUNT(*) AS n FROM import_warnings)
         WHERE n > 0
     UNION ALL SELECT 47 + id / 1000.0, 'Warning ' || id, message FROM import_warnings WHERE id <= 10

@@ -35,14 +35,6 @@ const struct asys_collector asys_collector_acblas = {
     .summary = "cuBLAS-compatible library calls",
 };
 
-const struct asys_collector asys_collector_pccl = {
-    .name = "pccl",
-    .alias = "nccl",
-    .feature = ASYS_FEATURE_PCCL,
-    .traced = 1,
-    .summary = "NCCL-compatible collectives",
-};
-
 const struct asys_collector asys_collector_hgvideo = {
     .name = "hgvideo",
     .alias = "nvvideo",

@@ -60,11 +60,11 @@ enum asys_feature {
     ASYS_FEATURE_PPU_METRICS = 1u << 10, /* PPU performance counters sampled by the launcher */
     ASYS_FEATURE_PYTHON = 1u << 14,      /* Python call stack samples */
     ASYS_FEATURE_NIC = 1u << 11, /* NIC metrics: the launcher's readings of sysfs counters */
+    ASYS_FEATURE_PCCL = 1u << 7, /* PCCL (NCCL) events through NCCL's profiler plugin */
     /* Collectors of the manual this version does not build yet: their bits
      * name them in options and manifests; no segment carries them. */
     ASYS_FEATURE_ACDNN = 1u << 5,
     ASYS_FEATURE_ACBLAS = 1u << 6,
-    ASYS_FEATURE_PCCL = 1u << 7,
     ASYS_FEATURE_HGVIDEO = 1u << 8,
     ASYS_FEATURE_CPU_SAMPLING = 1u << 9, /* CPU samples and scheduling (the launcher's perf
                                             events) */
@@ -73,7 +73,7 @@ enum asys_feature {
 #define ASYS_FEATURES_KNOWN                                                                        \
     (ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX | ASYS_FEATURE_OSRT | ASYS_FEATURE_STACKS |             \
      ASYS_FEATURE_HGGC | ASYS_FEATURE_MEMORY | ASYS_FEATURE_CPU_SAMPLING | ASYS_FEATURE_EVENTS |   \
-     ASYS_FEATURE_PPU_METRICS | ASYS_FEATURE_PYTHON | ASYS_FEATURE_NIC)
+     ASYS_FEATURE_PPU_METRICS | ASYS_FEATURE_PYTHON | ASYS_FEATURE_NIC | ASYS_FEATURE_PCCL)
 
 /* ---- who wrote a segment ----------------------------------------------- */
 
@@ -321,7 +321,21 @@ enum asys_record_type {
     ASYS_REC_HEAP_FREE_SUM = 93,  /* struct asys_rec_heap_free_sum: arg = heap function id */
     /* event sampling per thread (--event-sample process-tree) */
     ASYS_REC_EVENT_THREAD_COUNT = 94, /* struct asys_rec_event_thread_count: arg = event id */
-    ASYS_REC_TYPE_COUNT = 95
+    /* PCCL: NCCL profiler plugin events, written when each event stops */
+    ASYS_REC_PCCL_COMM = 112,          /* struct asys_rec_pccl_comm: arg = plugin version */
+    ASYS_REC_PCCL_GROUP_API = 113,     /* struct asys_rec_pccl_group_api */
+    ASYS_REC_PCCL_CALL = 114,          /* struct asys_rec_pccl_call: arg = call kind */
+    ASYS_REC_PCCL_KERNEL_LAUNCH = 115, /* struct asys_rec_pccl_kernel_launch */
+    ASYS_REC_PCCL_GROUP = 116,         /* struct asys_rec_pccl_group */
+    ASYS_REC_PCCL_TASK = 117,          /* struct asys_rec_pccl_task: arg = task kind */
+    ASYS_REC_PCCL_PROXY_OP = 118,      /* struct asys_rec_pccl_proxy_op */
+    ASYS_REC_PCCL_PROXY_STEP = 119,    /* struct asys_rec_pccl_proxy_step */
+    ASYS_REC_PCCL_PROXY_CTRL = 120,    /* struct asys_rec_pccl_proxy_ctrl: arg = last state */
+    ASYS_REC_PCCL_KERNEL_CH = 121,     /* struct asys_rec_pccl_kernel_ch */
+    ASYS_REC_PCCL_NET = 122,           /* struct asys_rec_pccl_net */
+    ASYS_REC_PCCL_COMM_END = 123,      /* struct asys_rec_pccl_comm_end */
+    ASYS_REC_PCCL_STATUS = 124,        /* struct asys_rec_pccl_status + text: arg = status */
+    ASYS_REC_TYPE_COUNT = 125
 };
 
 /* Largest string id a header-only record can carry in its arg. */
@@ -1426,6 +1440,186 @@ struct asys_rec_cpu_sampling_info {
      * it in the manifest without the string table) */
 };
 
+/* ---- PCCL (-t pccl): NCCL's profiler plugin --------------------------------
+ * libasys-inject.so exports the plugin (ncclProfiler_v5 .. _v2); NCCL calls
+ * it from the program's threads and from its proxy threads.  Each event is
+ * written once, when it stops, by the thread that stops it: the header's
+ * timestamp is the stop, its start is absolute ticks of the same clock in
+ * the body, its state changes are ticks after its start (u32, "delta + 1":
+ * 0 not seen, UINT32_MAX at least that late).  Events are numbered per
+ * process image, comm << 40 | ring << 39 | sequence (two rings of slots per
+ * context: the program's threads', the proxy's); a child names its parent event
+ * (NCCL's parentObj) by that number.  Bit 15 of an event record's header
+ * arg marks an event never stopped (written at finalize or exit). */
+#define ASYS_PCCL_UNFINISHED 0x8000u /* header arg bit */
+#define ASYS_PCCL_ARG_MASK 0x7fffu   /* the rest of the arg */
+#define ASYS_PCCL_COMM_SHIFT 40      /* event_id >> 40: the context's comm number */
+
+enum asys_pccl_task_kind {
+    ASYS_PCCL_TASK_COLL = 1, /* Coll: a collective as NCCL scheduled it */
+    ASYS_PCCL_TASK_P2P = 2,  /* P2p: a send or receive */
+};
+
+enum asys_pccl_call_kind {
+    ASYS_PCCL_COLL_API = 2, /* a collective call (ncclAllReduce ...) */
+    ASYS_PCCL_P2P_API = 3,  /* ncclSend / ncclRecv */
+};
+
+enum asys_pccl_status {
+    ASYS_PCCL_CHAINED = 1,      /* the user's plugin (text) is called too; version = its own */
+    ASYS_PCCL_CHAIN_FAILED = 2, /* the user's plugin (text: name and why) could not be used */
+};
+
+/* What every event record but the step starts with. */
+struct asys_pccl_event {
+    uint64_t start_ticks; /* startEvent */
+    uint64_t event_id;    /* comm << 40 | ring << 39 | sequence: unique in the image, >= 1 */
+    uint64_t parent_id;   /* the parent event (NCCL's parentObj), 0: none or not recorded */
+};
+
+/* A communicator's plugin context (init); written at init. */
+struct asys_rec_pccl_comm {
+    asys_rec_word header;    /* arg = plugin interface version NCCL called (5, 4, 3, 2) */
+    uint64_t comm_hash;      /* NCCL's commId/commHash: equal on every rank; 0 unknown (v3, v2) */
+    uint32_t comm;           /* this context's number in the process image, >= 1 */
+    int32_t rank;            /* -1: unknown (v3, v2) */
+    int32_t nranks;          /* -1: unknown */
+    int32_t nnodes;          /* -1: unknown */
+    uint32_t name_string_id; /* commName, 0: none */
+    uint32_t event_mask;     /* the activation mask the plugin asked for */
+};
+
+struct asys_rec_pccl_comm_end {
+    asys_rec_word header; /* finalize (or process exit) */
+    uint32_t comm;
+    uint32_t finalized;          /* 1: NCCL called finalize; 0: written at process exit */
+    uint64_t events;             /* events started */
+    uint64_t dropped_no_slot;    /* started while every event slot of the context was taken */
+    uint64_t dropped_reentry;    /* stopped inside the tool's own work, or without a segment */
+    uint64_t dropped_bad_handle; /* a stop or state change on a handle not live (a skip) */
+    uint64_t dropped_unknown;    /* an event type or state this version does not know */
+    uint64_t unfinished;         /* events still open, written with ASYS_PCCL_UNFINISHED */
+};
+
+/* v5's group of calls: ncclGroupStart .. ncclGroupEnd as NCCL 2.28 reports it. */
+struct asys_rec_pccl_group_api {
+    asys_rec_word header; /* arg = 1: graph captured; | ASYS_PCCL_UNFINISHED */
+    struct asys_pccl_event ev;
+    uint32_t start_stop_delta; /* GroupStartApiStop (ncclGroupStart returned) */
+    uint32_t end_start_delta;  /* GroupEndApiStart (ncclGroupEnd entered) */
+    int32_t depth;             /* ncclGroupStart nesting when it started */
+    uint32_t reserved;         /* zero */
+};
+
+/* v5's collective and point-to-point calls (CollApi, P2pApi). */
+struct asys_rec_pccl_call {
+    asys_rec_word header; /* arg = enum asys_pccl_call_kind, | 0x100 graph captured */
+    struct asys_pccl_event ev;
+    uint64_t count;              /* elements */
+    uint64_t stream;             /* the cudaStream_t given, as a number */
+    uint32_t func_string_id;     /* "AllReduce", "Send" ... */
+    uint32_t datatype_string_id; /* "ncclFloat32" ... */
+    int32_t root;                /* CollApi */
+    uint32_t reserved;           /* zero */
+};
+
+/* v5's KernelLaunch: NCCL launching its kernel for a plan. */
+struct asys_rec_pccl_kernel_launch {
+    asys_rec_word header;
+    struct asys_pccl_event ev; /* parent: the GroupApi */
+    uint64_t stream;           /* the stream it launched on, as a number */
+};
+
+struct asys_rec_pccl_group {
+    asys_rec_word header;
+    struct asys_pccl_event ev;
+};
+
+struct asys_rec_pccl_task {
+    asys_rec_word header;      /* arg = enum asys_pccl_task_kind */
+    struct asys_pccl_event ev; /* parent: CollApi / P2pApi (v5), else the group */
+    uint64_t group_id;         /* the Group event (parentGroup), 0: none */
+    uint64_t seq_number;       /* Coll: NCCL's per-function sequence number */
+    uint64_t count;            /* elements (AllGather, Broadcast: bytes, as NCCL sends them) */
+    uint32_t func_string_id;
+    uint32_t datatype_string_id;
+    uint32_t algo_string_id;  /* Coll: "RING", "TREE" ..., 0 */
+    uint32_t proto_string_id; /* Coll: "SIMPLE", "LL" ..., 0 */
+    int32_t rank;
+    int32_t root_or_peer; /* Coll: root; P2p: peer */
+    uint8_t channels;     /* nChannels (nMaxChannels before v4) */
+    uint8_t warps;        /* Coll: nWarps */
+    uint16_t reserved;    /* zero */
+    uint32_t reserved2;   /* zero */
+};
+
+struct asys_rec_pccl_proxy_op {
+    asys_rec_word header;
+    struct asys_pccl_event ev;  /* parent: the Coll or P2p task */
+    uint32_t in_progress_delta; /* ProxyOpInProgress */
+    uint32_t pid;               /* process that posted the op */
+    int32_t rank;
+    int32_t peer;
+    int32_t steps;      /* nSteps */
+    int32_t chunk_size; /* bytes a step moves */
+    uint8_t channel;
+    uint8_t is_send;
+    uint16_t reserved;  /* zero */
+    uint32_t reserved2; /* zero */
+};
+
+/* A proxy step: the most numerous event, kept small.  It has no number of
+ * its own: (op_id, step) names it.  Its three states are its direction's:
+ * send: GPU wait, peer wait, send wait; receive: receive wait, flush wait,
+ * GPU wait. */
+struct asys_rec_pccl_proxy_step {
+    asys_rec_word header; /* arg: ASYS_PCCL_UNFINISHED */
+    uint64_t start_ticks;
+    uint64_t op_id;          /* the ProxyOp (its comm: op_id >> 40) */
+    uint32_t state_delta[3]; /* the direction's three states */
+    uint32_t trans_size;     /* bytes moved, as last reported (saturated) */
+    int32_t step;
+    uint8_t channel;   /* its op's */
+    uint8_t is_send;   /* its op's */
+    uint16_t reserved; /* zero */
+};
+
+struct asys_rec_pccl_proxy_ctrl {
+    asys_rec_word header; /* arg = the last state (NCCL's numbering: 13 idle .. 18 append end) */
+    struct asys_pccl_event ev;
+    uint32_t state_delta; /* when that state was recorded */
+    int32_t appended;     /* AppendEnd: proxy ops appended */
+    uint32_t states;      /* states recorded */
+    uint32_t reserved;    /* zero */
+};
+
+struct asys_rec_pccl_kernel_ch {
+    asys_rec_word header;
+    struct asys_pccl_event ev; /* parent: the Coll or P2p task */
+    uint64_t ptimer_start;     /* the GPU's globaltimer at the channel's start (ns), 0: none */
+    uint64_t ptimer_stop;      /* at its stop (KernelChStop), 0: none */
+    uint32_t stop_state_delta; /* KernelChStop */
+    uint8_t channel;
+    uint8_t reserved[3]; /* zero */
+};
+
+struct asys_rec_pccl_net {
+    asys_rec_word header;
+    struct asys_pccl_event ev; /* parent_id: its step's op; step: which of its steps */
+    int64_t plugin_id;         /* the network plugin's event id (type and version) */
+    uint32_t last_update_delta;
+    uint32_t updates; /* NetPluginUpdate states */
+    int32_t step;
+    uint32_t reserved; /* zero */
+};
+
+#define ASYS_PCCL_STATUS_TEXT_MAX 240
+struct asys_rec_pccl_status {
+    asys_rec_word header; /* arg = enum asys_pccl_status */
+    uint32_t version;     /* CHAINED: the user's plugin interface version */
+    uint32_t text_length; /* text after the struct */
+};
+
 /* ---- static checks ----------------------------------------------------- */
 
 #define ASYS_CHECK_SIZE(type, size) _Static_assert(sizeof(type) == (size), #type " size")
@@ -1537,6 +1731,21 @@ ASYS_CHECK_OFFSET(struct asys_rec_sched_switch, prev_state, 28);
 ASYS_CHECK_SIZE(struct asys_rec_cpu_sampling_info, 112);
 ASYS_CHECK_OFFSET(struct asys_rec_cpu_sampling_info, backtrace, 72);
 ASYS_CHECK_OFFSET(struct asys_rec_cpu_sampling_info, lost_switches, 104);
+ASYS_CHECK_SIZE(struct asys_pccl_event, 24);
+ASYS_CHECK_SIZE(struct asys_rec_pccl_comm, 40);
+ASYS_CHECK_SIZE(struct asys_rec_pccl_comm_end, 64);
+ASYS_CHECK_SIZE(struct asys_rec_pccl_group_api, 48);
+ASYS_CHECK_SIZE(struct asys_rec_pccl_call, 64);
+ASYS_CHECK_SIZE(struct asys_rec_pccl_kernel_launch, 40);
+ASYS_CHECK_SIZE(struct asys_rec_pccl_group, 32);
+ASYS_CHECK_SIZE(struct asys_rec_pccl_task, 88);
+ASYS_CHECK_SIZE(struct asys_rec_pccl_proxy_op, 64);
+ASYS_CHECK_SIZE(struct asys_rec_pccl_proxy_step, 48);
+ASYS_CHECK_OFFSET(struct asys_rec_pccl_proxy_step, trans_size, 36);
+ASYS_CHECK_SIZE(struct asys_rec_pccl_proxy_ctrl, 48);
+ASYS_CHECK_SIZE(struct asys_rec_pccl_kernel_ch, 56);
+ASYS_CHECK_SIZE(struct asys_rec_pccl_net, 56);
+ASYS_CHECK_SIZE(struct asys_rec_pccl_status, 16);
 _Static_assert(sizeof(struct asys_rec_callchain) + 8 * ASYS_CALLCHAIN_MAX_DEPTH <= 254 * 8,
                "a call chain fits a record without the extended size");
 _Static_assert(ASYS_REC_MAX_SIZE % 8 == 0, "records are whole words");

@@ -11,5 +11,6 @@ const struct asys_inject_collector asys_inject_collectors[] = {
     {"hggc", ASYS_FEATURE_HGGC, ASYS_FEATURE_HGGC | ASYS_FEATURE_STACKS, asys_hggc_init},
     {"memory", ASYS_FEATURE_MEMORY, ASYS_FEATURE_MEMORY | ASYS_FEATURE_STACKS, asys_heap_init},
     {"python", ASYS_FEATURE_PYTHON, ASYS_FEATURE_PYTHON | ASYS_FEATURE_HGTX, asys_python_init},
+    {"pccl", ASYS_FEATURE_PCCL, ASYS_FEATURE_PCCL, asys_pccl_init},
     {NULL, 0, 0, NULL},
 };

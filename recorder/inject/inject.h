@@ -293,6 +293,7 @@ void asys_capture_hgtx_string_registered(uint32_t string_id, const char *text);
 int asys_hgtx_init(void);
 int asys_hggc_init(void);
 int asys_python_init(void);
+int asys_pccl_init(void); /* pccl.c: NCCL's profiler plugin */
 /* In libasys-osrt.so and libasys-heap.so, preloaded only when their
  * collector is chosen (whatever a program calls costs nothing otherwise). */
 ASYS_SATELLITE_API int asys_osrt_init(void);

@@ -64,7 +64,7 @@ def thread_segment(pid, tid, uid, body, **kw):
 def manifest(**extra):
     m = {'format_version': 2, 'report_id': 'crafted', 'asys_version': 'test',
          'session': {'start_monotonic_ns': '0', 'end_monotonic_ns': '1000000'},
-         'clock': {'kind': 'monotonic'}, 'collectors': {'enabled': ['hgtx']}}
+         'clock': {'kind': 'monotonic', 'boottime_minus_monotonic_ns': 0}, 'collectors': {'enabled': ['hgtx']}}
     m.update(extra)
     return json.dumps(m).encode()
 

@@ -39,6 +39,13 @@ static __thread struct {
     cudaStream_t stream;
     int pending;
 } launch_config;
+/* simppu_next_launch: what the thread's next kernel launch carries */
+static __thread struct {
+    int pending;
+    uint64_t duration_ns;
+    void (*observer)(void *, uint64_t, uint64_t);
+    void *ctx;
+} next_launch;
 __thread uint32_t current_correlation; /* of the API call in progress */
 __thread uint64_t current_enter_ts;    /* its start, as CUPTI reports it */
 
@@ -610,9 +617,11 @@ static uint64_t run_op(struct sim_stream *s, struct sim_op *op)
     uint64_t end = start;
     switch (op->kind) {
     case OP_KERNEL:
-        end = start + kernel_duration(op->kernel);
+        end = start + (op->duration_ns ? op->duration_ns : kernel_duration(op->kernel));
         share_work(s, SIMPPU_WORK_KERNEL, start, end, 0);
         emit_kernel(op, s, start, end, 0, 0, op->kernel, op->grid, op->block, op->shared_memory);
+        if (op->observer)
+            op->observer(op->observer_ctx, start, end);
         break;
     case OP_MEMCPY:
         end = start + copy_duration(op->bytes, op->copy_kind, op->src_kind, op->dst_kind);
@@ -1375,8 +1384,39 @@ cudaError_t check_launch(const struct sim_kernel *k, dim3 grid, dim3 block, size
     return cudaSuccess;
 }
 
+/* A library built for simppu (the NCCL stand-in) sets how long its next
+ * kernel lasts (0: as its name says) and learns when it runs: `observer` is
+ * called from the stream's worker with the kernel's simulated start and end
+ * (CLOCK_MONOTONIC ns), or at once with 0, 0 when the launch does not run
+ * (an error, stream capture). */
+EXPORT void simppu_next_launch(uint64_t duration_ns, void (*observer)(void *, uint64_t, uint64_t),
+                               void *ctx)
+{
+    next_launch.pending = 1;
+    next_launch.duration_ns = duration_ns;
+    next_launch.observer = observer;
+    next_launch.ctx = ctx;
+}
+
+static cudaError_t launch_observed(const struct sim_kernel *k, dim3 grid, dim3 block, size_t shared,
+                                   cudaStream_t stream, uint8_t launch_type);
+
 static cudaError_t launch(const struct sim_kernel *k, dim3 grid, dim3 block, size_t shared,
                           cudaStream_t stream, uint8_t launch_type)
+{
+    if (!next_launch.pending)
+        return launch_observed(k, grid, block, shared, stream, launch_type);
+    next_launch.pending = 0;
+    cudaError_t rc = launch_observed(k, grid, block, shared, stream, launch_type);
+    if (next_launch.observer) /* not consumed: it will not run */
+        next_launch.observer(next_launch.ctx, 0, 0);
+    next_launch.observer = NULL;
+    next_launch.duration_ns = 0;
+    return rc;
+}
+
+static cudaError_t launch_observed(const struct sim_kernel *k, dim3 grid, dim3 block, size_t shared,
+                                   cudaStream_t stream, uint8_t launch_type)
 {
     if (!k)
         return cudaErrorInvalidDeviceFunction;
@@ -1407,6 +1447,10 @@ static cudaError_t launch(const struct sim_kernel *k, dim3 grid, dim3 block, siz
     op->block = block;
     op->shared_memory = shared;
     op->launch_type = launch_type;
+    op->duration_ns = next_launch.duration_ns;
+    op->observer = next_launch.observer;
+    op->observer_ctx = next_launch.ctx;
+    next_launch.observer = NULL; /* consumed: the worker calls it */
     enqueue(s, op);
     return cudaSuccess;
 }

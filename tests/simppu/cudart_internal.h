@@ -89,6 +89,9 @@ struct sim_op {
     struct dependency deps[MAX_DEPS];
     /* kernel */
     const struct sim_kernel *kernel;
+    uint64_t duration_ns;                         /* 0: the kernel's own */
+    void (*observer)(void *, uint64_t, uint64_t); /* simppu_next_launch */
+    void *observer_ctx;
     dim3 grid, block;
     size_t shared_memory;
     uint8_t launch_type; /* CUpti_ActivityLaunchType */
