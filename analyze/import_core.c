@@ -165,6 +165,20 @@ static int import_session_info(struct asys_importer *imp, const cJSON *m, struct
     join_array(cJSON_GetObjectItemCaseSensitive(collectors, "unavailable"), "name", ",", text,
                sizeof text);
     TXT("collectors_unavailable", text);
+    /* what finalize could not read of the session (bounded: a file's numbers) */
+    const cJSON *damage = cJSON_GetObjectItemCaseSensitive(m, "damage");
+    static const char *const damage_keys[] = {"slots_cut_off", "slots_unreadable",
+                                              "slots_out_of_sequence", "slots_after_a_gap",
+                                              "bytes", "segments_ended_early"};
+    for (size_t i = 0; damage && i < sizeof damage_keys / sizeof damage_keys[0]; i++) {
+        char key[64];
+        snprintf(key, sizeof key, "damage_%s", damage_keys[i]);
+        uint64_t u;
+        if (asys_json_get_u64(damage, damage_keys[i], &u) == 0 && u < (UINT64_C(1) << 62))
+            NUM(key, (v = (int64_t)u, 0));
+    }
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(damage, "arena_missing")))
+        NUM("damage_arena_missing", (v = 1, 0));
     const cJSON *tick_hz = cJSON_GetObjectItemCaseSensitive(clock, "tick_hz");
     if (cJSON_IsNumber(tick_hz) && tick_hz->valuedouble >= 0 && tick_hz->valuedouble < 1e15)
         NUM("clock_tick_hz", (v = (int64_t)tick_hz->valuedouble, 0));

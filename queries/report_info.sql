@@ -28,6 +28,22 @@ rows(ord, property, value) AS (
     UNION ALL SELECT 14, 'Segments', (SELECT COUNT(*) FROM segments)
     UNION ALL SELECT 15, 'Damaged segments', (SELECT COUNT(*) FROM segments
         WHERE error IS NOT NULL AND error <> 'duplicate segment')
+    UNION ALL SELECT 15.2, 'Session damage (finalize could not read)',
+        (SELECT CASE WHEN EXISTS (SELECT 1 FROM info WHERE key = 'damage_arena_missing')
+                     THEN 'the arena is missing: every thread''s records are lost'
+                     ELSE COALESCE((SELECT value FROM info WHERE key = 'damage_slots_cut_off'), 0)
+                          || ' slots cut off, '
+                          || COALESCE((SELECT value FROM info WHERE key = 'damage_slots_unreadable'), 0)
+                          || ' unreadable, '
+                          || COALESCE((SELECT value FROM info WHERE key = 'damage_slots_out_of_sequence'), 0)
+                          || ' missing inside segments, '
+                          || COALESCE((SELECT value FROM info WHERE key = 'damage_slots_after_a_gap'), 0)
+                          || ' left out after them ('
+                          || printf('%.1f', COALESCE((SELECT value FROM info WHERE key = 'damage_bytes'), 0) / 1048576.0)
+                          || ' MiB), '
+                          || COALESCE((SELECT value FROM info WHERE key = 'damage_segments_ended_early'), 0)
+                          || ' segments ended early' END)
+        WHERE EXISTS (SELECT 1 FROM info WHERE key GLOB 'damage_*')
     UNION ALL SELECT 15.5, 'Duplicate segments skipped', n FROM (SELECT COUNT(*) AS n FROM segments
         WHERE error = 'duplicate segment') WHERE n > 0
     UNION ALL SELECT 16, 'Records', (SELECT SUM(records) FROM segments)

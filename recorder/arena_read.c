@@ -79,7 +79,9 @@ static int add_slot(struct asys_arena_index *index, struct grouping *g,
 }
 
 /* Each segment's slots in sequence order; a repeated sequence (a slot
- * written twice by a confused writer) keeps the first. */
+ * written twice by a confused writer) keeps the first. Records run across
+ * slots, so a segment ends at its first missing slot: what follows cannot
+ * be parsed without it, and is counted, not read as garbage. */
 static int order_slots(struct asys_arena_index *index, struct grouping *g)
 {
     for (size_t i = 0; i < index->count; i++) {
@@ -88,9 +90,21 @@ static int order_slots(struct asys_arena_index *index, struct grouping *g)
         s->slots = malloc(g->ref_count[i] * sizeof *s->slots);
         if (!s->slots)
             return -1;
-        for (size_t k = 0; k < g->ref_count[i]; k++)
-            if (!k || g->refs[i][k].sequence != g->refs[i][k - 1].sequence)
+        int gap = 0;
+        for (size_t k = 0; k < g->ref_count[i]; k++) {
+            if (k && g->refs[i][k].sequence == g->refs[i][k - 1].sequence)
+                continue;
+            /* a writer numbers its slots 0, 1, 2...: a jump lost what lay between */
+            uint32_t expected = k ? g->refs[i][k - 1].sequence + 1 : 0;
+            if (g->refs[i][k].sequence > expected) {
+                index->sequence_gaps += g->refs[i][k].sequence - expected;
+                gap = 1;
+            }
+            if (gap)
+                index->slots_after_gap++;
+            else
                 s->slots[s->count++] = g->refs[i][k].offset;
+        }
     }
     return 0;
 }
@@ -119,6 +133,8 @@ int asys_arena_index_read(const char *path, struct asys_arena_index *index, stru
     index->payload_size = c.slot_size - ASYS_SLOT_HEADER_SIZE;
     /* slot 0 is the control block; the last slot may be reserved in part only */
     uint64_t slots = ((uint64_t)st.st_size + c.slot_size - 1) / c.slot_size;
+    if (c.next_slot > slots && c.next_slot - slots < (UINT64_C(1) << 40))
+        index->missing_slots = c.next_slot - slots; /* the file was cut */
     for (uint64_t i = 1; i < slots; i++) {
         uint64_t offset = i * c.slot_size;
         struct asys_slot_header t;

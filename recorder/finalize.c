@@ -432,6 +432,61 @@ static cJSON *segments_json(const struct segment_scan *scans, size_t n,
     return arr;
 }
 
+/* What could not be read of the session, in the manifest's "damage" (none
+ * when all was read): slots the control block says were claimed but the
+ * file cut off, slots whose header is unreadable, slots missing inside a
+ * segment's sequence and the readable ones after them (left out: records
+ * run across slots), segments that ended on an error, an arena gone while
+ * the launcher's segment is there. */
+static void add_damage(cJSON *root, const struct asys_arena_index *arena, const char *arena_path,
+                       const char *segment_dir, const struct segment_scan *scans, size_t n,
+                       struct asys_finalize_result *result)
+{
+    char launcher[PATH_MAX + 64];
+    snprintf(launcher, sizeof launcher, "%s/%s", segment_dir, ASYS_LAUNCHER_SEGMENT);
+    result->arena_missing = access(arena_path, F_OK) != 0 && access(launcher, F_OK) == 0;
+    /* a damaged header inside a segment is both unreadable and a gap in its
+     * sequence: the larger of the two counts it once */
+    uint64_t inside = arena->skipped_slots > arena->sequence_gaps ? arena->skipped_slots
+                                                                   : arena->sequence_gaps;
+    result->damaged_slots = arena->missing_slots + inside + arena->slots_after_gap;
+    result->damaged_bytes = result->damaged_slots * arena->slot_size;
+    result->damaged_segments = 0;
+    for (size_t i = 0; i < n; i++)
+        result->damaged_segments += scans[i].error[0] && strcmp(scans[i].error, "duplicate segment");
+    if (!result->damaged_slots && !result->damaged_segments && !result->arena_missing)
+        return;
+    cJSON *d = cJSON_AddObjectToObject(root, "damage");
+    cJSON_AddNumberToObject(d, "slots_cut_off", (double)arena->missing_slots);
+    cJSON_AddNumberToObject(d, "slots_unreadable", (double)arena->skipped_slots);
+    cJSON_AddNumberToObject(d, "slots_out_of_sequence", (double)arena->sequence_gaps);
+    cJSON_AddNumberToObject(d, "slots_after_a_gap", (double)arena->slots_after_gap);
+    cJSON_AddNumberToObject(d, "bytes", (double)result->damaged_bytes);
+    cJSON_AddNumberToObject(d, "segments_ended_early", (double)result->damaged_segments);
+    cJSON_AddBoolToObject(d, "arena_missing", result->arena_missing);
+}
+
+void asys_finalize_warn_damage(const struct asys_finalize_result *r)
+{
+    if (r->arena_missing)
+        fprintf(stderr, "asys: warning: the session's arena is missing: the threads' records "
+                        "are lost (see report_info)\n");
+    else if (r->damaged_slots || r->damaged_segments) {
+        char segments[96] = "";
+        if (r->damaged_segments)
+            snprintf(segments, sizeof segments, "%s%" PRIu64 " segments ended early",
+                     r->damaged_slots ? " and " : "", r->damaged_segments);
+        char slots[96] = "";
+        if (r->damaged_slots)
+            snprintf(slots, sizeof slots, "%" PRIu64 " slots (%.1f MiB) could not be read",
+                     r->damaged_slots, (double)r->damaged_bytes / (1 << 20));
+        fprintf(stderr,
+                "asys: warning: the session was damaged: %s%s; their records are lost (see "
+                "report_info)\n",
+                slots, segments);
+    }
+}
+
 /* Moves the finished temporary file into place. */
 static int publish(const char *tmp, const char *path, int force, struct asys_err *err)
 {
@@ -573,6 +628,7 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
     add_report_id(root);
     add_target(root, target);
     cJSON_AddItemToObject(root, "segments", segments_json(scans, n, result));
+    add_damage(root, &arena, arena_path, segment_dir, scans, n, result);
     cJSON *totals = cJSON_AddObjectToObject(root, "totals");
     cJSON_AddNumberToObject(totals, "segments", (double)n);
     cJSON_AddNumberToObject(totals, "records", (double)result->records);

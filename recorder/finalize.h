@@ -22,6 +22,11 @@ struct asys_finalize_result {
     uint32_t nvtx_replaced;
     uint32_t nvtx_replaced_pid; /* the first of them */
     int segments;
+    /* what could not be read of the session (a damaged or cut arena) */
+    uint64_t damaged_slots;   /* slots claimed but missing, cut off or unreadable */
+    uint64_t damaged_bytes;   /* their bytes */
+    uint64_t damaged_segments; /* segments that ended on an error */
+    int arena_missing;        /* the session's arena is gone: every thread's records */
 };
 
 /* What ran beside the program to shorten finalize (either may be NULL):
@@ -38,5 +43,8 @@ struct asys_finalize_aids {
 int asys_finalize(const char *session_dir, const char *report_path, int force,
                   const struct asys_target *target, struct asys_finalize_aids *aids,
                   struct asys_finalize_result *result, struct asys_err *err);
+
+/* One warning line with what finalize could not read, when anything. */
+void asys_finalize_warn_damage(const struct asys_finalize_result *r);
 
 #endif

@@ -190,6 +190,7 @@ static void report_written(const char *report_path, const struct asys_finalize_r
                 "asys: warning: %" PRIu64 " threads could not record (%s): their %" PRIu64
                 " events are lost\n",
                 res->lost_threads, strerror(res->lost_thread_errno), res->lost_thread_records);
+    asys_finalize_warn_damage(res);
     if (res->nvtx_replaced)
         fprintf(stderr,
                 "asys: warning: process %u%s changed NVTX_INJECTION64_PATH, so NVTX loaded another "
@@ -395,5 +396,6 @@ int asys_cmd_finalize(int argc, char **argv)
         return 1;
     }
     fprintf(stderr, "asys: report written: '%s' (%" PRIu64 " records)\n", report_path, res.records);
+    asys_finalize_warn_damage(&res);
     return 0;
 }

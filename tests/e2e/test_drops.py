@@ -1,7 +1,11 @@
-"""A full per-thread buffer drops records and counts every one of them."""
+"""A full per-thread buffer drops records and counts every one of them; a
+damaged session says what finalize could not read (issue 32.3)."""
+import os
+import shutil
+import struct
 import unittest
 
-from asys_e2e import AsysTestCase, prog
+from asys_e2e import ASYS, AsysTestCase, prog
 
 
 class Drops(AsysTestCase):
@@ -64,6 +68,81 @@ class ThreadsWithoutASegment(AsysTestCase):
         # the main thread's range, recorded before the limit, is there
         rows = {row['Range']: row for row in self.stats_rows('hgtx_sum')}
         self.assertEqual(rows[':main']['Instances'], '1')
+
+
+class SessionDamage(AsysTestCase):
+    """A session whose arena was cut, scribbled on or removed is finalized
+    with exit 0, one warning line and report_info saying what was lost."""
+
+    def setUp(self):
+        super().setUp()
+        env = dict(self.env, ASYS_KEEP_SESSION='1')
+        r = self.run_cmd([ASYS, 'profile', '-t', 'nvtx', '-s', 'none', '-o', self.path('whole'),
+                          prog('hgtx_loop'), '300000'], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn(b'damaged', r.stderr)
+        self.assertNotIn('damage', self.manifest('whole'))
+        self.session = self.path([n for n in os.listdir(self.dir) if n.startswith('asys-')][0])
+        with open(os.path.join(self.session, 'segments', 'arena'), 'rb') as f:
+            arena = f.read()
+        self.slot_size, self.next_slot = struct.unpack_from('<QQ', arena, 16)
+        # (slot, sequence) of the slots of the thread that made the ranges
+        headers = [(i,) + struct.unpack_from('<IIII', arena, i * self.slot_size + 16)
+                   for i in range(1, len(arena) // self.slot_size)]
+        biggest_tid = max((h[2] for h in headers), key=lambda t: sum(h[2] == t for h in headers))
+        self.ranges_slots = [(h[0], h[4]) for h in headers if h[2] == biggest_tid]
+        self.assertGreaterEqual(len(self.ranges_slots), 4, 'the test needs a segment of 4+ slots')
+
+    def finalize(self, name):
+        r = self.run_cmd([ASYS, 'finalize', '-f', self.session, '-o', self.path(name)])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        warnings = [l for l in r.stderr.decode().splitlines() if 'warning' in l]
+        self.assertEqual(len(warnings), 1, r.stderr)
+        info = {row['Property']: row['Value'] for row in self.stats_rows('report_info', name)}
+        return warnings[0], self.manifest(name)['damage'], info
+
+    def arena(self):
+        return os.path.join(self.session, 'segments', 'arena')
+
+    def test_a_cut_arena(self):
+        kept = 3  # the control block and two slots
+        os.truncate(self.arena(), kept * self.slot_size)
+        warning, damage, info = self.finalize('cut')
+        lost = self.next_slot - kept
+        self.assertEqual(damage['slots_cut_off'], lost)
+        self.assertEqual(damage['bytes'], lost * self.slot_size)
+        self.assertIn('%d slots' % lost, warning)
+        self.assertIn('%d slots cut off' % lost, info['Session damage (finalize could not read)'])
+        whole = self.manifest('whole')['totals']['records']
+        self.assertLess(self.manifest('cut')['totals']['records'], whole)
+
+    def test_a_scribbled_slot_header(self):
+        # the second slot of the ranges' segment: it and every later one of
+        # that segment are lost (records run across slots), the first is read
+        slot = [s for s, seq in self.ranges_slots if seq == 1][0]
+        later = sum(seq > 1 for _, seq in self.ranges_slots)
+        with open(self.arena(), 'r+b') as f:
+            f.seek(slot * self.slot_size)
+            f.write(b'XXXXXXXX')
+        warning, damage, info = self.finalize('scribbled')
+        self.assertEqual((damage['slots_unreadable'], damage['slots_out_of_sequence'],
+                          damage['slots_after_a_gap']), (1, 1, later))
+        self.assertIn('%d slots' % (1 + later), warning)
+        self.assertIn('1 unreadable', info['Session damage (finalize could not read)'])
+        # nothing read past the hole: only whole ranges, every one closed
+        rows = self.stats_rows('hgtx_sum', 'scribbled')
+        self.assertGreater(sum(int(r['Instances']) for r in rows), 0)
+
+    def test_a_missing_arena(self):
+        os.unlink(self.arena())
+        warning, damage, info = self.finalize('gone')
+        self.assertTrue(damage['arena_missing'])
+        self.assertIn('arena is missing', warning)
+        self.assertIn('arena is missing', info['Session damage (finalize could not read)'])
+
+    def tearDown(self):
+        shutil.rmtree(self.session, ignore_errors=True)
+        super().tearDown()
 
 
 if __name__ == '__main__':
