@@ -358,32 +358,77 @@ static int export_timeline(const struct export_args *a, sqlite3 *db, const char 
 /* ---- csv --------------------------------------------------------------------------------- */
 
 /* The files of one csv export, committed together so that a failure leaves
- * none of them behind. */
-struct file_set {
-    struct asys_out_file **files;
-    size_t count, cap;
+ * none of them behind: every target is checked before the first rename, and
+ * a rename that still fails takes back the files renamed before it that did
+ * not exist before. */
+struct csv_file {
+    struct asys_out_file *file;
+    char path[PATH_MAX];
+    long long rows;
+    int existed; /* replaced (-f): cannot be taken back */
 };
 
-static int file_set_add(struct file_set *s, struct asys_out_file *f)
+struct file_set {
+    struct csv_file *files;
+    size_t count, cap;
+    int force;
+};
+
+static int file_set_add(struct file_set *s, struct asys_out_file *f, const char *path,
+                        long long rows)
 {
     if (asys_grow(&s->files, &s->cap, s->count, sizeof *s->files, 16))
         return -1;
-    s->files[s->count++] = f;
+    struct csv_file *c = &s->files[s->count++];
+    c->file = f;
+    snprintf(c->path, sizeof c->path, "%s", path);
+    c->rows = rows;
+    c->existed = 0;
+    return 0;
+}
+
+/* Whether every target can still be written (it may have appeared since
+ * it was opened); prints why not. */
+static int file_set_check(struct file_set *s)
+{
+    for (size_t i = 0; i < s->count; i++) {
+        struct stat st;
+        struct csv_file *c = &s->files[i];
+        c->existed = lstat(c->path, &st) == 0;
+        const char *why = !c->existed               ? NULL
+                          : S_ISDIR(st.st_mode)     ? "it is a directory (give a file name)"
+                          : !s->force               ? "file exists (use --force-overwrite)"
+                                                    : NULL;
+        if (why) {
+            fprintf(stderr, "%s: cannot write '%s': %s\n", PROG, c->path, why);
+            return -1;
+        }
+    }
     return 0;
 }
 
 /* Commits every file (ok) or discards them all; frees the set. */
-static int file_set_close(struct file_set *s, int ok)
+static int file_set_close(struct file_set *s, int ok, const struct export_args *a)
 {
-    int rc = ok ? 0 : -1;
+    int rc = ok ? file_set_check(s) : -1;
+    size_t committed = 0;
     for (size_t i = 0; i < s->count; i++) {
         struct asys_err err = {0};
-        if (rc == 0 && asys_out_file_commit(s->files[i], &err) != 0) {
-            fprintf(stderr, "%s: cannot write a csv file: %s\n", PROG, err.text);
+        if (rc != 0) {
+            asys_out_file_discard(s->files[i].file);
+        } else if (asys_out_file_commit(s->files[i].file, &err) != 0) {
+            asys_err_print(PROG, "write", s->files[i].path, &err);
             rc = -1;
-        } else if (rc != 0) {
-            asys_out_file_discard(s->files[i]);
+        } else {
+            committed++;
         }
+    }
+    for (size_t i = 0; i < committed; i++) {
+        if (rc != 0 && !s->files[i].existed)
+            unlink(s->files[i].path);
+        else if (rc == 0 && (a->verbose || !a->quiet))
+            fprintf(stderr, "%s: wrote '%s': %lld rows\n", PROG, s->files[i].path,
+                    s->files[i].rows);
     }
     free(s->files);
     return rc;
@@ -413,13 +458,11 @@ static int write_csv(const struct export_args *a, const char *base, const char *
         asys_out_file_discard(file);
         return -1;
     }
-    if (file_set_add(set, file) != 0) {
+    if (file_set_add(set, file, path, rows) != 0) {
         asys_out_file_discard(file);
         fprintf(stderr, "%s: out of memory\n", PROG);
         return -1;
     }
-    if (a->verbose || !a->quiet)
-        fprintf(stderr, "%s: wrote '%s': %lld rows\n", PROG, path, rows);
     return 0;
 }
 
@@ -435,7 +478,7 @@ static int export_csv_tables(const struct export_args *a, sqlite3 *db, const cha
         fprintf(stderr, "%s: cannot list the tables: %s\n", PROG, sqlite3_errmsg(db));
         return -1;
     }
-    struct file_set set = {0};
+    struct file_set set = {.force = a->force};
     int rc = 0, written = 0;
     while (rc == 0 && sqlite3_step(list) == SQLITE_ROW) {
         const char *table = asys_column_text(list, 0);
@@ -458,10 +501,9 @@ static int export_csv_tables(const struct export_args *a, sqlite3 *db, const cha
         fprintf(stderr, "%s: no table matches --tables '%s'\n", PROG, a->tables);
         rc = -1;
     }
-    return file_set_close(&set, rc == 0);
+    return file_set_close(&set, rc == 0, a);
 }
 
-/* One csv file per stats report, with the report parameters of the options. */
 /* The --report names, checked before anything is imported; 0 or -1 after
  * printing why. */
 static int find_reports(const struct export_args *a, struct asys_report_catalog *cat,
@@ -493,7 +535,7 @@ static int export_csv_reports(const struct export_args *a, sqlite3 *db, const ch
                               const struct asys_report_params *p)
 {
     struct asys_err err = {0};
-    struct file_set set = {0};
+    struct file_set set = {.force = a->force};
     int rc = 0;
     for (int i = 0; rc == 0 && i < a->report_count; i++) {
         sqlite3_stmt *st = NULL;
@@ -505,7 +547,7 @@ static int export_csv_reports(const struct export_args *a, sqlite3 *db, const ch
         }
         sqlite3_finalize(st);
     }
-    return file_set_close(&set, rc == 0);
+    return file_set_close(&set, rc == 0, a);
 }
 
 /* ---- sqlite ------------------------------------------------------------------------------- */

@@ -6,13 +6,14 @@
  * and renamed into place, so no half-written report is ever left behind. */
 #define _GNU_SOURCE
 #include "finalize.h"
+
+#include "cleanup.h"
 #include "read_file.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -636,11 +637,9 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
     cJSON_AddNumberToObject(totals, "lost_threads", (double)result->lost_threads);
     cJSON_AddNumberToObject(totals, "lost_thread_records", (double)result->lost_thread_records);
 
-    char dir_copy[PATH_MAX], base_copy[PATH_MAX];
-    snprintf(dir_copy, sizeof dir_copy, "%s", report_path);
-    snprintf(base_copy, sizeof base_copy, "%s", report_path);
-    snprintf(tmp, sizeof tmp, "%s/.%s.XXXXXX", dirname(dir_copy), basename(base_copy));
-    fd = mkostemp(tmp, O_CLOEXEC);
+    /* .NAME.PID.XXXXXX: one that a killed finalize left is removed here */
+    asys_remove_stale_temps(report_path, 1);
+    fd = asys_temp_template(report_path, 1, tmp, sizeof tmp) == 0 ? mkostemp(tmp, O_CLOEXEC) : -1;
     if (fd < 0) {
         asys_fail(err, "%s", strerror(errno));
         tmp[0] = '\0';

@@ -8,8 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* finalize writes .NAME.XXXXXX beside the report and renames it */
-#define TEMPORARY_EXTRA 8
+/* finalize writes .NAME.PID.XXXXXX beside the report and renames it (a
+ * PID has at most 7 digits) */
+#define TEMPORARY_EXTRA 16
 
 static int ends_with(const char *s, const char *suffix)
 {

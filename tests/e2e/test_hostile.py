@@ -3,6 +3,7 @@ user hands the tools is refused with one line or read with what was skipped
 in report_info; nothing crashes, hangs, or stays behind."""
 import glob
 import os
+import resource
 import signal
 import sqlite3
 import stat
@@ -331,6 +332,49 @@ class TempFiles(HostileCase):
         p.wait(timeout=60)
         self.assertEqual(glob.glob(self.path('.rep.json.*')), [])
         self.assertFalse(os.path.exists(self.path('rep.json')))
+
+    def test_a_killed_finalize_leaves_nothing_a_later_one_keeps(self):
+        # issue 32.9: SIGKILL inside finalize leaves .NAME.PID.XXXXXX; the
+        # next finalize (or profile) of that name removes it
+        env = dict(self.env, ASYS_KEEP_SESSION='1')
+        r = self.run_cmd([ASYS, 'profile', '-t', 'nvtx', '-s', 'none', '-o', self.path('first'),
+                          prog('hgtx_loop'), '3000000'], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        session = self.path([n for n in os.listdir(self.dir) if n.startswith('asys-')][0])
+        temporaries = []
+        for attempt in range(10):  # the temporary lives for a few tens of milliseconds
+            p = subprocess.Popen([ASYS, 'finalize', '-f', session, '-o', self.path('killed')],
+                                 cwd=self.dir, env=self.env, stderr=subprocess.DEVNULL)
+            while p.poll() is None and not temporaries:
+                temporaries = glob.glob(self.path('.killed.asys-rep.*'))
+            p.kill()
+            p.wait()
+            if temporaries:
+                break
+        self.assertTrue(temporaries, 'finalize was never caught with its temporary file')
+        self.assertFalse(os.path.exists(self.report('killed')))
+        r = self.run_cmd([ASYS, 'finalize', '-f', session, '-o', self.path('killed')])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(glob.glob(self.path('.killed.asys-rep.*')), [])
+        self.assertTrue(os.path.exists(self.report('killed')))
+        subprocess.run(['rm', '-rf', session])
+
+    def test_a_failed_csv_export_leaves_nothing(self):
+        # issue 32.9: the file size limit fails the large hgtx_events table
+        # after smaller tables were written; none of them stays
+        rep = self.big_report()
+        self.stats('-q', '-r', 'report_info', rep)  # the cache, before the limit
+
+        def limited():
+            resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        r = subprocess.run([EXPORT, '-t', 'csv', '-o', self.path('t'), rep], cwd=self.dir,
+                           env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           preexec_fn=limited)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn(b'hgtx_events', r.stderr)
+        self.assertNotIn(b'wrote', r.stderr)
+        self.assertEqual([n for n in os.listdir(self.dir) if n.startswith(('t_', '.t_'))], [])
 
     def test_stale_temporaries_of_dead_programs_are_removed(self):
         self.profile([prog('hgtx_threads')], options=['-t', 'hgtx'])
