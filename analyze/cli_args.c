@@ -78,7 +78,16 @@ int asys_cli_list(struct asys_cli *c, const char **list, int *count, int max)
             fprintf(stderr, "%s: out of memory\n", c->prog);
         return -1;
     }
-    for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
+    /* an empty name ('', 'a,,b', 'a,') is a mistake, not "the defaults" */
+    for (char *tok = copy, *next; tok; tok = next) {
+        next = strchr(tok, ',');
+        if (next)
+            *next++ = '\0';
+        if (!*tok) {
+            fprintf(stderr, "%s: %s needs a name%s, not '%s'\n", c->prog, c->name,
+                    *v ? " between the commas" : "", v);
+            return -1;
+        }
         if (*count == max) {
             fprintf(stderr, "%s: more than %d names given to %s\n", c->prog, max, c->name);
             return -1;

@@ -2,6 +2,7 @@
  * built at import), for one activity, as a summary, or as the critical path. */
 #define _GNU_SOURCE
 #include <limits.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,8 +66,9 @@ static void usage(FILE *out)
 static int parse_long(const char *v, long long *out)
 {
     char *end;
+    errno = 0;
     long long n = strtoll(v, &end, 10);
-    if (!*v || *end || n < 0)
+    if (!*v || *end || n < 0 || errno == ERANGE)
         return -1;
     *out = n;
     return 0;

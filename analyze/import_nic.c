@@ -2,9 +2,13 @@
  * session_info.  A device's samples come in time order from the launcher's
  * one segment: each sample after the first makes the rates over the
  * interval since the previous one.  A counter that went down wrapped or was
- * reset (schema/FORMAT.md says which is taken when).  Devices whose counters
+ * reset (schema/FORMAT.md says which is taken when); one that jumped further
+ * than the link can carry is taken as a reset too, counted, and its interval
+ * left out (a flipping or rewritten counter must not read as 10^20 B/s).
+ * Devices whose counters
  * never moved keep their nic_devices row (active = 0) and lose their rows of
  * zeros at derive. */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +18,8 @@ struct nic_device {
     int defined;
     unsigned kind;
     uint32_t mask;
-    uint64_t samples, wraps;
+    uint64_t samples, wraps, resets;
+    uint32_t speed_mbps; /* 0: unknown */
     int active;
     uint64_t last_ns;
     uint32_t last_mask; /* the counters of the previous reading */
@@ -40,9 +45,11 @@ static int nic_init(struct asys_importer *imp, void **state, struct asys_err *er
     if (imp_prepare(
             imp,
             "INSERT OR REPLACE INTO nic_devices (id, name, kind, port, speed_mbps, samples, "
-            "active, wraps) VALUES (?,?,?,?,?,0,0,0)",
+            "active, wraps, resets) VALUES (?,?,?,?,?,0,0,0,0)",
             &n->insert_device, err) != 0 ||
-        imp_prepare(imp, "UPDATE nic_devices SET samples = ?, active = ?, wraps = ? WHERE id = ?",
+        imp_prepare(imp,
+                    "UPDATE nic_devices SET samples = ?, active = ?, wraps = ?, resets = ? "
+                    "WHERE id = ?",
                     &n->update_device, err) != 0)
         return -1;
     return imp_prepare(imp,
@@ -79,6 +86,7 @@ static int import_device(void *state, const struct asys_record *rec, uint64_t ns
     d->defined = 1;
     d->kind = r->kind;
     d->mask = r->metric_mask & ((1u << ASYS_NIC_COUNTER_COUNT) - 1);
+    d->speed_mbps = r->speed_mbps;
     sqlite3_stmt *st = n->insert_device;
     sqlite3_bind_int64(st, 1, r->device);
     sqlite3_bind_text(st, 2, r->name, (int)strnlen(r->name, sizeof r->name), SQLITE_TRANSIENT);
@@ -100,6 +108,21 @@ static uint64_t increase(uint64_t previous, uint64_t now, int *wrapped)
     if (previous >= 1ull << 63)
         return now - previous; /* modulo 2^64 */
     return now;
+}
+
+/* The most a counter can grow over `seconds` on this device: bytes at the
+ * link's speed (8 Tb/s when unknown), packets and CNPs no smaller than 32
+ * bytes, wait ticks at 10^12 a second; over the interval plus 10 s, since
+ * some drivers update their counters only every few seconds. */
+static double most_possible(const struct nic_device *d, unsigned counter, double seconds)
+{
+    double bytes_per_s = d->speed_mbps ? d->speed_mbps * 1e6 / 8 : 1e12;
+    double words = d->kind == ASYS_NIC_RDMA ? 4.0 : 1.0; /* RDMA data counters: 4-byte words */
+    double per_s = counter == ASYS_NIC_RX_BYTES || counter == ASYS_NIC_TX_BYTES
+                       ? bytes_per_s / words
+                   : counter == ASYS_NIC_XMIT_WAIT ? 1e12
+                                                   : bytes_per_s / 32;
+    return per_s * (seconds + 10.0);
 }
 
 static int put_metric(struct nic *n, unsigned device, const char *metric, const char *unit,
@@ -142,11 +165,18 @@ static int import_sample(void *state, const struct asys_record *rec, uint64_t ns
     uint32_t both = mask & d->last_mask;
     int first = d->samples == 1;
     uint64_t inc[ASYS_NIC_COUNTER_COUNT] = {0};
+    double interval = ns > start ? (double)(ns - start) / 1e9 : 0;
     for (unsigned c = 0; c < ASYS_NIC_COUNTER_COUNT; c++) {
         if (!(both & 1u << c))
             continue;
         int wrapped;
         inc[c] = increase(d->last[c], values[c], &wrapped);
+        if ((double)inc[c] > most_possible(d, c, interval)) {
+            d->resets++;
+            both &= ~(1u << c); /* its interval is unknown: left out */
+            inc[c] = 0;
+            continue;
+        }
         d->wraps += (uint64_t)wrapped;
         d->active |= inc[c] != 0;
     }
@@ -157,7 +187,7 @@ static int import_sample(void *state, const struct asys_record *rec, uint64_t ns
     d->last_ns = ns;
     if (first || ns <= start)
         return 0;
-    double seconds = (double)(ns - start) / 1e9;
+    double seconds = interval;
     double unit = d->kind == ASYS_NIC_RDMA ? 4.0 : 1.0; /* RDMA data counters: 4-byte words */
     unsigned dev = rec->arg;
 #define HAS(c) (both & 1u << (c))
@@ -219,9 +249,15 @@ static int nic_finish(void *state, struct asys_err *err)
         sqlite3_bind_int64(st, 1, (int64_t)d->samples);
         sqlite3_bind_int64(st, 2, d->active);
         sqlite3_bind_int64(st, 3, (int64_t)d->wraps);
-        sqlite3_bind_int64(st, 4, i);
+        sqlite3_bind_int64(st, 4, (int64_t)d->resets);
+        sqlite3_bind_int64(st, 5, i);
         if (imp_step(n->imp, st, err) != 0)
             return -1;
+        if (d->resets)
+            imp_warn(n->imp,
+                     "NIC device %u: %" PRIu64 " counter readings jumped further than the link "
+                     "can carry; taken as resets, their intervals left out",
+                     i, d->resets);
         idle |= !d->active;
     }
     return idle ? imp_exec(n->imp,

@@ -1,5 +1,6 @@
 #include "parse_util.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,8 +18,9 @@ int asys_parse_size(const char *text, uint64_t *out)
     char *end;
     if (!text || !*text || *text == '-')
         return -1;
+    errno = 0;
     unsigned long long n = strtoull(text, &end, 10);
-    if (end == text)
+    if (end == text || errno == ERANGE) /* beyond 2^64 would become UINT64_MAX */
         return -1;
     uint64_t scale = 1;
     switch (*end) {
@@ -60,8 +62,9 @@ int asys_parse_count(const char *text, uint64_t max, uint64_t *out)
     char *end;
     if (!text || !*text || *text == '-')
         return -1;
+    errno = 0;
     unsigned long long n = strtoull(text, &end, 10);
-    if (*end || n > max)
+    if (*end || errno == ERANGE || n > max)
         return -1;
     *out = n;
     return 0;

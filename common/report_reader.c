@@ -85,7 +85,10 @@ static int read_manifest(struct asys_report_reader *r, struct asys_err *err)
     if (asys_json_get_u64(r->manifest, "format_version", &version) != 0)
         return asys_fail_kind(err, ASYS_ERR_INPUT,
                               "not an asys report (manifest has no format_version)");
-    if (version == 0 || version > ASYS_FORMAT_VERSION)
+    if (version == 0) /* versions start at 1: not one asys wrote */
+        return asys_fail_kind(err, ASYS_ERR_INPUT,
+                              "report format version 0 is unknown (versions start at 1)");
+    if (version > ASYS_FORMAT_VERSION)
         return asys_fail_kind(err, ASYS_ERR_INPUT,
                               "report format version %llu is newer than this asys supports (%d)",
                               (unsigned long long)version, ASYS_FORMAT_VERSION);

@@ -14,7 +14,9 @@ int asys_segment_header_check(const struct asys_segment_header *h, uint64_t size
                          (unsigned long long)size);
     if (memcmp(h->magic, ASYS_SEGMENT_MAGIC, ASYS_SEGMENT_MAGIC_LEN) != 0)
         return asys_fail(err, "not an asys segment (bad magic)");
-    if (h->format_version == 0 || h->format_version > ASYS_FORMAT_VERSION)
+    if (h->format_version == 0)
+        return asys_fail(err, "segment format version 0 is unknown (versions start at 1)");
+    if (h->format_version > ASYS_FORMAT_VERSION)
         return asys_fail(err, "segment format version %u is newer than this asys supports (%u)",
                          h->format_version, ASYS_FORMAT_VERSION);
     if (h->header_size < ASYS_SEGMENT_HEADER_SIZE || h->header_size % 8 || h->header_size > 4096 ||

@@ -8,11 +8,13 @@
 --   second).  The window is --filter-time clipped to the time the device was sampled; a
 --   reading's interval that straddles an edge counts in proportion.  Only devices whose
 --   counters moved during the recording are shown; nic_sum:all shows every sampled one.
+--   Resets counts readings that jumped further than the link can carry (a counter that
+--   was reset or rewritten): those intervals are left out.
 -- requires: nic_devices: no NIC metrics (record with --nic-metrics true)
 -- arguments: all
 -- columns: Device, Kind, Port, Rx Speed (B/s), Tx Speed (B/s), Rx Bytes, Tx Bytes,
 --   Rx Packet Size (B), Tx Packet Size (B), Rx CNP (/s), Tx CNP (/s), Send Wait (ticks/s),
---   Window (ns), Link (Mb/s), Active
+--   Window (ns), Link (Mb/s), Active, Resets
 WITH span AS (
     SELECT device, MAX(MIN(start_ns), :filter_start) AS lo, MIN(MAX(end_ns), :filter_end) AS hi
     FROM nic_metrics GROUP BY device
@@ -48,7 +50,8 @@ SELECT d.name AS "Device",
        t.wait / ((s.hi - s.lo) / 1e9) AS "Send Wait (ticks/s)",
        COALESCE(s.hi - s.lo, 0) AS "Window (ns)",
        d.speed_mbps AS "Link (Mb/s)",
-       d.active AS "Active"
+       d.active AS "Active",
+       d.resets AS "Resets"
 FROM nic_devices AS d
 LEFT JOIN span AS s ON s.device = d.id AND s.hi > s.lo
 LEFT JOIN totals AS t ON t.device = d.id

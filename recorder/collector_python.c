@@ -100,14 +100,19 @@ static int spec_fail(const struct spec *s, const char *key, const char *what, st
                           s->file, key_line(s, key), what, key);
 }
 
-static int name_ok(const char *name)
+#define NAME_MAX_CHARS 200
+
+/* Why `name` cannot be a rule's module, function or domain; NULL when it can. */
+static const char *name_problem(const char *name)
 {
-    if (!*name || strlen(name) > 200)
-        return 0;
+    if (!*name)
+        return "needs a non-empty name";
+    if (strlen(name) > NAME_MAX_CHARS)
+        return "holds a name longer than 200 bytes";
     for (const char *p = name; *p; p++)
         if (*p == '\t' || *p == '\n' || *p == '\r')
-            return 0;
-    return 1;
+            return "holds a name with a tab or a line break";
+    return NULL;
 }
 
 static int add_rule(struct spec *s, int entry, const char *module, const char *function,
@@ -136,8 +141,11 @@ static const char *member_text(const struct spec *s, const cJSON *o, const char 
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!v)
         return NULL;
-    if (!cJSON_IsString(v) || !name_ok(v->valuestring)) {
-        *bad = spec_fail(s, key, "needs a non-empty name as its value:", err);
+    const char *problem = cJSON_IsString(v) ? name_problem(v->valuestring) : "needs a name";
+    if (problem) {
+        char what[96];
+        snprintf(what, sizeof what, "%s as its value:", problem);
+        *bad = spec_fail(s, key, what, err);
         return NULL;
     }
     return v->valuestring;
@@ -161,8 +169,12 @@ static int function_rules(struct spec *s, int entry, const cJSON *f, const char 
 {
     static const char *const keys[] = {"function", "module", "domain", NULL};
     if (cJSON_IsString(f)) {
-        if (!name_ok(f->valuestring))
-            return spec_fail(s, "functions", "holds an empty function name:", err);
+        const char *problem = name_problem(f->valuestring);
+        if (problem) {
+            char what[96];
+            snprintf(what, sizeof what, "%s among its functions:", problem);
+            return spec_fail(s, "functions", what, err);
+        }
         return add_rule(s, entry, module, f->valuestring, domain, err);
     }
     if (!cJSON_IsObject(f))
@@ -241,9 +253,10 @@ static int spec_rules(const char *value, char *out, struct asys_err *err)
     out[0] = '\0';
     if (!strncmp(value, "module:", 7)) {
         s.text = "";
-        if (!name_ok(value + 7))
-            return asys_fail_kind(err, ASYS_ERR_USAGE,
-                                  "--python-functions-trace: module: needs a module name");
+        const char *problem = name_problem(value + 7);
+        if (problem)
+            return asys_fail_kind(err, ASYS_ERR_USAGE, "--python-functions-trace: module: %s",
+                                  problem);
         return add_rule(&s, 0, value + 7, "", DEFAULT_DOMAIN, err);
     }
     char *text = read_file(value, err);

@@ -39,16 +39,23 @@
 
 struct nic_filter {
     pcre2_code *rules[MAX_RULES];
+    char *texts[MAX_RULES]; /* as given, for the messages */
     size_t count;
     pcre2_match_data *match;
+    /* the first match that failed (PCRE2's match or depth limit): said,
+     * not taken silently as "no match" */
+    int failed_code;
+    char failed_rule[128], failed_device[ASYS_NIC_NAME_MAX];
 };
 
 void asys_nic_filter_free(struct nic_filter *f)
 {
     if (!f)
         return;
-    for (size_t i = 0; i < f->count; i++)
+    for (size_t i = 0; i < f->count; i++) {
         pcre2_code_free(f->rules[i]);
+        free(f->texts[i]);
+    }
     pcre2_match_data_free(f->match);
     free(f);
 }
@@ -88,6 +95,7 @@ int asys_nic_filter_new(const char *rules, struct nic_filter **out, struct asys_
                                (int)len, p, (const char *)why, (size_t)at);
                 goto out;
             }
+            f->texts[f->count] = strndup(p, len < 120 ? len : 120);
             f->count++;
             if (!end)
                 break;
@@ -107,14 +115,34 @@ out:
     return rc;
 }
 
-int asys_nic_filter_match(const struct nic_filter *f, const char *name)
+int asys_nic_filter_match(struct nic_filter *f, const char *name)
 {
     if (!f->count)
         return 1;
-    for (size_t i = 0; i < f->count; i++)
-        if (pcre2_match(f->rules[i], (PCRE2_SPTR)name, strlen(name), 0, 0, f->match, NULL) >= 0)
+    for (size_t i = 0; i < f->count; i++) {
+        int rc = pcre2_match(f->rules[i], (PCRE2_SPTR)name, strlen(name), 0, 0, f->match, NULL);
+        if (rc >= 0)
             return 1;
+        if (rc != PCRE2_ERROR_NOMATCH && !f->failed_code) {
+            f->failed_code = rc;
+            snprintf(f->failed_rule, sizeof f->failed_rule, "%s", f->texts[i] ? f->texts[i] : "?");
+            snprintf(f->failed_device, sizeof f->failed_device, "%s", name);
+        }
+    }
     return 0;
+}
+
+/* One line when a rule could not be tried to its end on some device. */
+static void nic_filter_warn(const struct nic_filter *f)
+{
+    if (!f->failed_code)
+        return;
+    PCRE2_UCHAR why[160];
+    pcre2_get_error_message(f->failed_code, why, sizeof why);
+    fprintf(stderr,
+            "asys: warning: --nic-device-include rule '%s' could not be matched against '%s' "
+            "(%s): that device is sampled only if another rule matches it\n",
+            f->failed_rule, f->failed_device, (const char *)why);
 }
 
 const char *asys_nic_sysfs_root(void)
@@ -304,7 +332,7 @@ static uint32_t rdma_speed(int port_dir)
                                                                         : 0;
 }
 
-static void find_rdma(struct nic_sampler *s, const char *root, const struct nic_filter *filter,
+static void find_rdma(struct nic_sampler *s, const char *root, struct nic_filter *filter,
                       char (*pci)[PATH_MAX], size_t *pci_count)
 {
     char path[PATH_MAX];
@@ -347,8 +375,7 @@ static void find_rdma(struct nic_sampler *s, const char *root, const struct nic_
     free(devs);
 }
 
-static void find_interfaces(struct nic_sampler *s, const char *root,
-                            const struct nic_filter *filter, char (*pci)[PATH_MAX],
+static void find_interfaces(struct nic_sampler *s, const char *root, struct nic_filter *filter, char (*pci)[PATH_MAX],
                             size_t pci_count)
 {
     char path[PATH_MAX], real[PATH_MAX];
@@ -565,6 +592,7 @@ int asys_nic_sampler_start(const char *session_dir, const char *rules, uint64_t 
         s->proc_net_dev = open("/proc/net/dev", O_RDONLY | O_CLOEXEC);
     find_rdma(s, root, filter, pci, &pci_count);
     find_interfaces(s, root, filter, pci, pci_count);
+    nic_filter_warn(filter);
     if (!s->count) {
         fprintf(stderr, "asys: notice: --nic-metrics: no NIC under %s/class matches '%s'\n", root,
                 rules);

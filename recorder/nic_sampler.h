@@ -14,7 +14,9 @@ struct nic_sampler;
  * PCRE2 patterns (a device is sampled when any of them matches its name). */
 struct nic_filter;
 int asys_nic_filter_new(const char *rules, struct nic_filter **out, struct asys_err *err);
-int asys_nic_filter_match(const struct nic_filter *f, const char *name);
+/* 1 when a rule matches `name`; a rule that fails (match limit) is
+ * remembered and said at start. */
+int asys_nic_filter_match(struct nic_filter *f, const char *name);
 void asys_nic_filter_free(struct nic_filter *f);
 
 /* The sysfs root: $ASYS_NIC_SYSFS_ROOT, or /sys. */

@@ -12,7 +12,9 @@ CREATE TABLE nic_devices (
     samples    INTEGER NOT NULL,    -- readings of its counters
     active     INTEGER NOT NULL,    -- 1: a counter changed during the recording; 0: none did
                                     -- (its nic_metrics rows are left out: all zero)
-    wraps      INTEGER NOT NULL     -- counter readings that went down (wrapped or reset)
+    wraps      INTEGER NOT NULL,    -- counter readings that went down (wrapped or reset)
+    resets     INTEGER NOT NULL     -- readings that jumped further than the link can carry
+                                    -- (taken as resets; those intervals have no metric row)
 );
 
 -- A metric of a device over the interval between two readings of its

@@ -6,7 +6,7 @@ import tarfile
 import io
 import unittest
 
-from asys_e2e import ASYS, STATS, AsysTestCase, prog
+from asys_e2e import ASYS, BIN, STATS, AsysTestCase, prog
 
 
 def zstd(data):
@@ -72,6 +72,10 @@ class BadReports(AsysTestCase):
         content = zstd(tar_bytes([('manifest.json', b'{"format_version": 99}')]))
         self.check_refused('future.asys-rep', content, 'format version 99 is newer')
 
+    def test_format_version_zero_is_unknown_not_newer(self):
+        content = zstd(tar_bytes([('manifest.json', b'{"format_version": 0}')]))
+        self.check_refused('zero.asys-rep', content, 'format version 0 is unknown')
+
     def test_missing_file(self):
         r = self.run_cmd([STATS, self.path('nope.asys-rep')])
         self.assertEqual(r.returncode, 1)
@@ -126,6 +130,17 @@ class BadCommands(AsysTestCase):
         self.one_line_error([STATS, '--report', 'bogus_sum', self.report()],
                             "unknown report 'bogus_sum'", rc=2)
         self.assertFalse(os.path.exists(self.path('rep.sqlite')))
+
+    def test_values_that_would_saturate_or_vanish(self):
+        # issue 32.11: 2^64 and beyond used to become UINT64_MAX; an empty
+        # report list printed the default reports
+        self.one_line_error([ASYS, 'profile', '--max-segment-size', '99999999999999999999', 'true'],
+                            "--max-segment-size needs a size", rc=2)
+        self.profile(['true'], options=['-t', 'none'])
+        for value in ('', 'hgtx_sum,', 'hgtx_sum,,osrt_sum'):
+            self.one_line_error([STATS, '-r', value, self.report()], "-r needs a name", rc=2)
+        self.one_line_error([os.path.join(BIN, 'asys-deps'), '--kernel',
+                             'k#99999999999999999999', self.report()], 'k#99999999999999999999')
 
     def test_bad_stats_options(self):
         self.profile(['true'], options=['-t', 'none'])

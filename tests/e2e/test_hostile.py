@@ -123,6 +123,13 @@ class HostileReports(HostileCase):
             rep = self.write('bad.asys-rep', craft.report([(bad, seg)]))
             self.refused([STATS, rep], 'unsafe member name')
 
+    def test_a_version_zero_segment_is_unknown_not_newer(self):
+        seg = craft.thread_segment(11, 11, 0xbb, craft.push(2) + craft.pop(), version=0)
+        rep = self.write('v0.asys-rep', craft.report([('segments/a.seg', seg)]))
+        info = self.info(rep)
+        self.assertEqual(info['Damaged segments'], '1')
+        self.assertIn('segment format version 0 is unknown', info['Warning 1'])
+
     def test_a_damaged_segment_is_said_in_report_info(self):
         seg = craft.thread_segment(11, 11, 0xbb, craft.push(2, 10) + craft.word(99, 1))
         rep = self.write('dmg.asys-rep', craft.report([('segments/a.seg', seg)]))

@@ -324,6 +324,34 @@ class HostileCounters(NicCase):
         self.assertIn(('mlx5_0', '1'), rows)
         self.assertNoSessionLeft()
 
+    def test_a_counter_flipping_between_extremes(self):
+        # 0, 2^64-1, 0...: read as increases it made 2.5e20 B/s (issue 32.11);
+        # a jump beyond what the 100 Gb/s link can carry is a reset, counted,
+        # and its interval left out; the other counters keep their rates
+        rdma_port(self.fake, 'mlx5_0', lambda t: 1e6 * t,
+                  lambda t: 0 if int(t * 50) % 2 == 0 else 2 ** 64 - 1, 1000, 1000)
+        self.record(0.8)
+        row = self.sum_rows()[('mlx5_0', '1')]
+        self.assertGreater(int(row['Resets']), 2)
+        self.assertLess(float(row['Tx Speed (B/s)'] or 0), 100e9 / 8)
+        self.assertClose(row['Rx Speed (B/s)'], 4e6, 'rx', tolerance=0.25)
+        trace = self.stats_rows('nic_trace')
+        self.assertLess(max(float(r['Value']) for r in trace if r['Metric'] == 'tx_speed'),
+                        100e9 / 8)
+        info = [r['Value'] for r in self.stats_rows('report_info') if
+                r['Property'].startswith('Warning')]
+        self.assertTrue(any('jumped further than the link can carry' in w for w in info), info)
+
+    def test_a_rule_that_hits_the_match_limit_is_said(self):
+        # '^(a+)+$' backtracks past PCRE2's match limit on this name before
+        # 'ab$' is tried: the device it matches is left out, and that is said
+        stats = self.fake.interface('a' * 28 + 'b')
+        for name in ('rx_bytes', 'tx_bytes', 'rx_packets', 'tx_packets'):
+            self.fake.counter(stats + '/' + name, lambda t: 1e5 * t)
+        r = self.record(0.2, ['--nic-device-include', '^(a+)+$|ab$'])
+        self.assertIn(b"--nic-device-include rule '^(a+)+$|ab$' could not be matched against '"
+                      + b'a' * 28 + b"b' (match limit exceeded)", r.stderr)
+
 
 class DeviceFilter(NicCase):
     def setUp(self):

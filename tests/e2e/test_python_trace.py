@@ -274,6 +274,10 @@ class Refused(TraceCase):
         self.refused([{'domain': 'X'}], 'no "module" key')
         self.refused([{'module': 'pkg', 'functions': 'hot'}], 'functions')
         self.refused([{'module': 'pkg', 'functions': [{'module': 'pkg'}]}], '"function"')
+        # a name too long is said to be too long, not empty (issue 32.11)
+        self.refused([{'module': 'pkg', 'functions': ['f' * 3000000]}], 'longer than 200 bytes')
+        self.refused([{'module': 'm' * 300}], 'longer than 200 bytes', '"module"')
+        self.refused([{'module': ''}], 'needs a non-empty name', '"module"')
 
 
 PKGW_INIT = """
