@@ -101,6 +101,14 @@ static uint32_t next_global_string(struct asys_importer *imp)
 static int insert_string(struct asys_importer *imp, uint32_t id, const char *text, size_t len,
                          struct asys_err *err)
 {
+    /* the recorder cuts its strings at 64 KiB; a longer one (a hostile
+     * symbols.json) would make every stack that names it that much longer */
+    if (len > ASYS_DB_TEXT_MAX) {
+        len = ASYS_DB_TEXT_MAX;
+        while (len && ((unsigned char)text[len] & 0xc0) == 0x80)
+            len--; /* not inside a UTF-8 sequence */
+        imp->cut_strings++;
+    }
     sqlite3_bind_int64(imp->insert_string, 1, id);
     sqlite3_bind_text(imp->insert_string, 2, text, (int)len, SQLITE_STATIC);
     return imp_step(imp, imp->insert_string, err);
@@ -230,6 +238,9 @@ static int finish_strings(struct asys_importer *imp, struct asys_err *err)
                 name_pending(imp, img, (uint32_t)img->sparse_sids.keys[k], err) != 0)
                 return -1;
     }
+    if (imp->cut_strings)
+        imp_warn(imp, "%" PRIu64 " strings longer than %u bytes were cut to that length",
+                 imp->cut_strings, ASYS_DB_TEXT_MAX);
     /* the rows stay right (the text is what is missing): report_info says so */
     return never_defined
                ? imp_session_info(imp, "strings_never_defined", NULL, (int64_t)never_defined, err)

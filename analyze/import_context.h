@@ -90,6 +90,7 @@ struct asys_importer {
     struct asys_strmap string_ids;
     uint32_t next_string_id;
     uint64_t pending_strings;
+    uint64_t cut_strings; /* longer than ASYS_DB_TEXT_MAX: cut */
     sqlite3_stmt *insert_string;
 
     /* images, threads, processes */

@@ -7,6 +7,10 @@
 
 #include "asys_error.h"
 
+/* The longest text the strings table holds (bytes): the recorder's own
+ * limit; a longer one from a report is cut, one in a cache is not trusted. */
+#define ASYS_DB_TEXT_MAX (64u * 1024u)
+
 struct asys_import_stats {
     uint64_t segments;
     uint64_t bad_segments;

@@ -188,6 +188,16 @@ static int cache_matches(const char *path, const struct report_identity *id)
                     sqlite3_column_int64(q, 3) == id->mtime_ns && sqlite3_column_int(q, 4) == 1;
         }
         sqlite3_finalize(q);
+        q = NULL;
+        /* no text longer than an import writes: one would blow up every
+         * stack and name it is part of */
+        budget = 1L << 40; /* the scan reads every string once */
+        if (match &&
+            (sqlite3_prepare_v2(db, "SELECT MAX(length(CAST(value AS BLOB))) FROM strings", -1, &q,
+                                NULL) != SQLITE_OK ||
+             sqlite3_step(q) != SQLITE_ROW || sqlite3_column_int64(q, 0) > ASYS_DB_TEXT_MAX))
+            match = 0;
+        sqlite3_finalize(q);
     }
     free(actual);
     sqlite3_close(db);

@@ -36,6 +36,8 @@ def string_def(sid, text, delta=0):
     data = text.encode() if isinstance(text, str) else text
     padded = data + b'\0' * (-len(data) % 8)
     size = 24 + len(padded)
+    if size // 8 > 254:  # the extended size: the u32 after the header word holds it
+        return word(REC_STRING_DEF, 255, 0, delta) + struct.pack('<IIII', size, sid, len(data), 0) + padded
     return word(REC_STRING_DEF, size // 8, 0, delta) + struct.pack('<IIII', 0, sid, len(data), 0) + padded
 
 

@@ -123,6 +123,17 @@ class HostileReports(HostileCase):
             rep = self.write('bad.asys-rep', craft.report([(bad, seg)]))
             self.refused([STATS, rep], 'unsafe member name')
 
+    def test_a_string_longer_than_the_recorders_limit_is_cut(self):
+        long_name = 'y' * 200000  # a record may be 256 KiB; the recorder cuts at 64 KiB
+        seg = craft.thread_segment(11, 11, 0xbb, craft.string_def(9, long_name) +
+                                   craft.push(9, 10) + craft.pop(10))
+        rep = self.write('long.asys-rep', craft.report([('segments/a.seg', seg)]))
+        info = self.info(rep)
+        self.assertIn('1 strings longer than 65536 bytes were cut', info['Warning 1'])
+        r = self.stats('-q', '-r', 'hgtx_sum', '-f', 'csv', rep)
+        self.assertIn(b'y' * 65536 + b'\n', r.stdout)
+        self.assertNotIn(b'y' * 65537, r.stdout)
+
     def test_a_version_zero_segment_is_unknown_not_newer(self):
         seg = craft.thread_segment(11, 11, 0xbb, craft.push(2) + craft.pop(), version=0)
         rep = self.write('v0.asys-rep', craft.report([('segments/a.seg', seg)]))
@@ -221,6 +232,21 @@ class HostileCaches(HostileCase):
         self.assertEqual(con.execute("SELECT COUNT(*) FROM sqlite_schema WHERE type = 'trigger'"
                                      ).fetchone()[0], 0)
         con.close()
+
+    def test_a_huge_string_rebuilds_it(self):
+        # issue 32.7: a 50 MB name made every range or stack naming it that
+        # long (stack reports past 1 GiB); a cache holding a text longer
+        # than an import writes is rebuilt from the report
+        first = self.inode()
+        con = sqlite3.connect(self.cache)
+        (sid,) = con.execute("SELECT text_id FROM hgtx_events WHERE text_id IS NOT NULL LIMIT 1").fetchone()
+        con.execute("UPDATE strings SET value = ? WHERE id = ?", ('x' * 50000000, sid))
+        con.commit()
+        con.close()
+        r = self.stats('-q', '-r', 'hgtx_sum', '-f', 'csv', self.report())
+        self.assertNotEqual(self.inode(), first)
+        self.assertLess(len(r.stdout), 100000)
+        self.assertNotIn(b'xxxx', r.stdout)
 
     def test_a_fifo_is_replaced_not_read(self):
         os.unlink(self.cache)
