@@ -171,6 +171,27 @@ static int reap(struct asys_target *t)
     }
 }
 
+/* The first interrupt goes to the program as it came; a program that
+ * ignores it gets SIGTERM at the second and SIGKILL at the third, so that
+ * asys never waits forever and the report is still written. */
+static void escalate(struct asys_target *t, int sig, const siginfo_t *info)
+{
+    t->interrupts++;
+    if (t->interrupts == 1) {
+        advance(&t->interrupt_hint_at, 2000);
+        /* si_code <= 0: sent by a process (kill, sigqueue); the terminal's
+         * signals (SI_KERNEL) already reached the whole foreground group. */
+        if (info->si_code <= 0)
+            kill(t->pid, sig);
+        return;
+    }
+    int send = t->interrupts == 2 ? SIGTERM : SIGKILL;
+    fprintf(stderr, "asys: interrupted again: sending %s to the program (pid %d)%s\n",
+            send == SIGTERM ? "SIGTERM" : "SIGKILL", (int)t->pid,
+            send == SIGTERM ? "; once more sends SIGKILL" : "");
+    kill(t->pid, send);
+}
+
 void asys_target_wait(struct asys_target *t, enum asys_wait_mode mode, void (*tick)(void *),
                       void *tick_arg, int tick_ms)
 {
@@ -188,6 +209,12 @@ void asys_target_wait(struct asys_target *t, enum asys_wait_mode mode, void (*ti
         int sig = sigtimedwait(&set, &info, &timeout);
         if (sig < 0) {
             if (errno == EAGAIN) {
+                if (t->interrupts == 1 && !t->interrupt_hint_said &&
+                    ms_until(&t->interrupt_hint_at) == 0) {
+                    t->interrupt_hint_said = 1;
+                    fprintf(stderr, "asys: the program is still running after the interrupt; "
+                                    "interrupt again to send it SIGTERM\n");
+                }
                 if (tick)
                     tick(tick_arg);
                 advance(&deadline, tick_ms);
@@ -200,10 +227,7 @@ void asys_target_wait(struct asys_target *t, enum asys_wait_mode mode, void (*ti
             t->stopped_by_user = 1;
             return;
         }
-        /* si_code <= 0: sent by a process (kill, sigqueue); the terminal's
-         * signals (SI_KERNEL) already reached the whole foreground group. */
-        if (info.si_code <= 0)
-            kill(t->pid, sig);
+        escalate(t, sig, &info);
     }
 }
 

@@ -4,6 +4,7 @@
 #define ASYS_TARGET_PROCESS_H
 
 #include <sys/types.h>
+#include <time.h>
 
 #include "asys_error.h"
 #include "profile_options.h"
@@ -14,6 +15,9 @@ struct asys_target {
     int status; /* wait status of the program once it ended */
     int ended;
     int stopped_by_user; /* a signal ended the wait for descendants */
+    int interrupts;      /* SIGINT/SIGTERM/SIGHUP/SIGQUIT received while it ran */
+    struct timespec interrupt_hint_at; /* when to say how to stop it, if it still runs */
+    int interrupt_hint_said;
 };
 
 /* Blocks the signals the launcher handles; call before creating anything a
@@ -33,7 +37,8 @@ int asys_target_spawn(struct asys_target *t, char **argv, const struct asys_env 
 
 /* Waits, calling tick() about every `tick_ms`; SIGINT/SIGTERM/SIGHUP/SIGQUIT
  * sent to the launcher by a process are forwarded to the program (the
- * terminal already delivers its own to the whole process group). */
+ * terminal already delivers its own to the whole process group); a second
+ * one sends the program SIGTERM, a third SIGKILL (each said on stderr). */
 void asys_target_wait(struct asys_target *t, enum asys_wait_mode mode, void (*tick)(void *),
                       void *tick_arg, int tick_ms);
 

@@ -4,6 +4,7 @@ import shutil
 import re
 import signal
 import subprocess
+import sys
 import time
 import unittest
 
@@ -81,6 +82,40 @@ class CrashAndKill(AsysTestCase):
         out, err = p.communicate(timeout=60)
         self.assertEqual(p.returncode, 128 + 2, err)
         self.assertTrue(os.path.exists(self.report()))
+
+
+class IgnoredSignals(AsysTestCase):
+    """A program that ignores the interrupt (issue 32.8): a second one sends
+    it SIGTERM, a third SIGKILL, each said; the report is written."""
+    IGNORES = ('import signal, sys, time\n'
+               'for s in sys.argv[1:]: signal.signal(getattr(signal, s), signal.SIG_IGN)\n'
+               'print("ready", flush=True)\n'
+               'time.sleep(120)\n')
+
+    def run_ignoring(self, ignored, interrupts):
+        p = subprocess.Popen([ASYS, 'profile', '-t', 'none', '-s', 'none', '-o', self.path('rep'),
+                              sys.executable, '-c', self.IGNORES] + ignored, cwd=self.dir,
+                             env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.assertEqual(p.stdout.readline(), b'ready\n')
+        for sig in interrupts:
+            p.send_signal(sig)
+            time.sleep(0.5)
+        out, err = p.communicate(timeout=60)
+        self.assertTrue(os.path.exists(self.report()), err)
+        self.assertNoSessionLeft()
+        return p.returncode, err.decode()
+
+    def test_the_second_interrupt_sends_sigterm(self):
+        rc, err = self.run_ignoring(['SIGINT'], [signal.SIGINT, signal.SIGINT])
+        self.assertEqual(rc, 128 + signal.SIGTERM, err)
+        self.assertIn('interrupted again: sending SIGTERM to the program', err)
+
+    def test_the_third_sends_sigkill(self):
+        rc, err = self.run_ignoring(['SIGINT', 'SIGTERM'],
+                                    [signal.SIGINT, signal.SIGINT, signal.SIGTERM])
+        self.assertEqual(rc, 128 + signal.SIGKILL, err)
+        self.assertIn('sending SIGTERM', err)
+        self.assertIn('sending SIGKILL to the program', err)
 
 
 class ProgramIO(AsysTestCase):
