@@ -159,6 +159,26 @@ static int import_session_info(struct asys_importer *imp, const cJSON *m, struct
     NUM("target_pid", asys_json_get_i64(target, "pid", &v));
     NUM("target_exit_code", asys_json_get_i64(target, "exit_code", &v));
     NUM("target_signal", asys_json_get_i64(target, "signal", &v));
+    /* descendants still running at the end (--wait primary): count and pids */
+    if (asys_json_get_i64(target, "still_running", &v) == 0 && v > 0 && v < INT32_MAX) {
+        NUM("still_running", 0);
+        const cJSON *listed = cJSON_GetObjectItemCaseSensitive(target, "still_running_listed");
+        const cJSON *p;
+        size_t used = 0;
+        text[0] = '\0';
+        cJSON_ArrayForEach(p, listed)
+        {
+            int64_t pid;
+            const char *name = asys_json_get_str(p, "name", "?");
+            if (asys_json_get_i64(p, "pid", &pid) != 0 || used >= 1024)
+                continue;
+            int n = snprintf(text + used, sizeof text - used, "%s%" PRId64 " (%.15s)",
+                             used ? ", " : "", pid, name);
+            if (n > 0)
+                used += (size_t)n;
+        }
+        TXT("still_running_listed", text);
+    }
     join_array(cJSON_GetObjectItemCaseSensitive(collectors, "enabled"), NULL, ",", text,
                sizeof text);
     TXT("collectors_enabled", text);

@@ -18,6 +18,11 @@ rows(ord, property, value) AS (
     UNION ALL SELECT 8, 'Duration (s)', printf('%.6f', (SELECT value FROM info WHERE key = 'duration_ns') / 1e9)
     UNION ALL SELECT 9, 'Program ended', COALESCE('exit code ' || (SELECT value FROM info WHERE key = 'target_exit_code'),
         'signal ' || (SELECT value FROM info WHERE key = 'target_signal'), 'unknown')
+    UNION ALL SELECT 9.5, 'Processes still running at the end',
+        (SELECT value FROM info WHERE key = 'still_running') || ': '
+        || COALESCE((SELECT value FROM info WHERE key = 'still_running_listed'), '')
+        || ' (what they did after that is not recorded)'
+        WHERE EXISTS (SELECT 1 FROM info WHERE key = 'still_running')
     UNION ALL SELECT 10, 'Collectors enabled', NULLIF((SELECT value FROM info WHERE key = 'collectors_enabled'), '')
     UNION ALL SELECT 11, 'Collectors unavailable', NULLIF((SELECT value FROM info WHERE key = 'collectors_unavailable'), '')
     UNION ALL SELECT 11.5, 'Capture range', value FROM info WHERE key = 'capture_range'

@@ -323,6 +323,16 @@ static void add_target(cJSON *root, const struct asys_target *t)
         cJSON_AddNumberToObject(target, "exit_code", WEXITSTATUS(t->status));
     else if (WIFSIGNALED(t->status))
         cJSON_AddNumberToObject(target, "signal", WTERMSIG(t->status));
+    if (!t->survivor_count)
+        return;
+    cJSON_AddNumberToObject(target, "still_running", t->survivor_count);
+    cJSON *list = cJSON_AddArrayToObject(target, "still_running_listed");
+    for (int i = 0; i < t->survivor_count && i < ASYS_SURVIVORS_LISTED; i++) {
+        cJSON *p = cJSON_CreateObject();
+        cJSON_AddNumberToObject(p, "pid", t->survivors[i].pid);
+        cJSON_AddStringToObject(p, "name", t->survivors[i].name);
+        cJSON_AddItemToArray(list, p);
+    }
 }
 
 static int by_ticks(const void *a, const void *b)

@@ -176,6 +176,25 @@ static void stop_samplers(struct samplers *s)
     s->count = 0;
 }
 
+/* The last line: processes that ran on after asys stopped waiting. */
+static void warn_survivors(const struct asys_target *t, enum asys_wait_mode mode)
+{
+    if (!t->survivor_count)
+        return;
+    char list[256] = "";
+    size_t used = 0;
+    for (int i = 0; i < t->survivor_count && i < ASYS_SURVIVORS_LISTED && used < sizeof list; i++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%d (%s)", i ? ", " : "",
+                                 (int)t->survivors[i].pid, t->survivors[i].name);
+    fprintf(stderr,
+            "asys: warning: %d process%s still running when the report was written (%s): "
+            "%s%s; what %s after that is not recorded (see report_info)\n",
+            t->survivor_count, t->survivor_count == 1 ? " was" : "es were",
+            mode == ASYS_WAIT_PRIMARY ? "--wait primary" : "interrupted", list,
+            t->survivor_count > ASYS_SURVIVORS_LISTED ? ", ..." : "",
+            t->survivor_count == 1 ? "it did" : "they did");
+}
+
 static void report_written(const char *report_path, const struct asys_finalize_result *res)
 {
     char size[32];
@@ -252,6 +271,7 @@ static int record(const struct asys_profile_options *o, const char *report_path)
         fprintf(stderr, "%s: notice: %s\n", PROG, err.text);
     warmer = asys_symbols_warmer_start(); /* best effort too */
     asys_target_wait(&target, o->wait, tick, &session, CLOCK_PAIR_INTERVAL_MS);
+    asys_target_find_survivors(&target);
     stop_samplers(&samplers);
     asys_arena_compressor_finish(compressor);
     asys_session_close_launcher(&session);
@@ -274,6 +294,7 @@ static int record(const struct asys_profile_options *o, const char *report_path)
         goto out;
     }
     report_written(report_path, &res);
+    warn_survivors(&target, o->wait);
     rc = asys_target_exit_code(&target);
 out:
     asys_arena_compressor_stop(compressor);

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "target_process.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -229,6 +230,62 @@ void asys_target_wait(struct asys_target *t, enum asys_wait_mode mode, void (*ti
         }
         escalate(t, sig, &info);
     }
+}
+
+/* pid and parent of /proc/PID/stat; 0 when unreadable (it ended). */
+static int read_parent(pid_t pid, pid_t *ppid, char *comm, size_t comm_size)
+{
+    char path[64], text[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    text[n] = '\0';
+    /* "PID (COMM) STATE PPID ...": COMM may hold spaces and parentheses */
+    char *open_paren = strchr(text, '('), *close_paren = strrchr(text, ')');
+    char state;
+    int parent;
+    if (!open_paren || !close_paren || close_paren < open_paren ||
+        sscanf(close_paren + 1, " %c %d", &state, &parent) != 2 || state == 'Z')
+        return 0;
+    snprintf(comm, comm_size, "%.*s", (int)(close_paren - open_paren - 1), open_paren + 1);
+    *ppid = parent;
+    return 1;
+}
+
+void asys_target_find_survivors(struct asys_target *t)
+{
+    t->survivor_count = 0;
+    DIR *d = opendir("/proc");
+    if (!d)
+        return;
+    pid_t self = getpid();
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        char comm[16];
+        pid_t parent;
+        if (*end || pid <= 0 || pid == self || !read_parent((pid_t)pid, &parent, comm, sizeof comm))
+            continue;
+        /* up the parent chain to the launcher (bounded: a chain is short) */
+        char ignored[16];
+        for (int depth = 0; parent > 1 && parent != self && depth < 64; depth++)
+            if (!read_parent(parent, &parent, ignored, sizeof ignored))
+                parent = 0;
+        if (parent != self)
+            continue;
+        if (t->survivor_count < ASYS_SURVIVORS_LISTED) {
+            t->survivors[t->survivor_count].pid = (pid_t)pid;
+            memcpy(t->survivors[t->survivor_count].name, comm, sizeof comm);
+        }
+        t->survivor_count++;
+    }
+    closedir(d);
 }
 
 int asys_target_exit_code(const struct asys_target *t)

@@ -10,6 +10,14 @@
 #include "profile_options.h"
 #include "target_env.h"
 
+#define ASYS_SURVIVORS_LISTED 16
+
+/* A descendant still running when asys stopped waiting. */
+struct asys_survivor {
+    pid_t pid;
+    char name[16]; /* comm */
+};
+
 struct asys_target {
     pid_t pid;
     int status; /* wait status of the program once it ended */
@@ -18,6 +26,10 @@ struct asys_target {
     int interrupts;      /* SIGINT/SIGTERM/SIGHUP/SIGQUIT received while it ran */
     struct timespec interrupt_hint_at; /* when to say how to stop it, if it still runs */
     int interrupt_hint_said;
+    /* descendants still running when the wait ended (--wait primary, or a
+     * signal that ended the wait for them): the first few, and how many */
+    struct asys_survivor survivors[ASYS_SURVIVORS_LISTED];
+    int survivor_count;
 };
 
 /* Blocks the signals the launcher handles; call before creating anything a
@@ -41,6 +53,11 @@ int asys_target_spawn(struct asys_target *t, char **argv, const struct asys_env 
  * one sends the program SIGTERM, a third SIGKILL (each said on stderr). */
 void asys_target_wait(struct asys_target *t, enum asys_wait_mode mode, void (*tick)(void *),
                       void *tick_arg, int tick_ms);
+
+/* Fills t->survivors with the launcher's descendants that still run (from
+ * /proc: the launcher is their subreaper, so each one's parent chain leads
+ * to it). */
+void asys_target_find_survivors(struct asys_target *t);
 
 /* The exit status asys itself returns: the program's code, or 128+signal. */
 int asys_target_exit_code(const struct asys_target *t);

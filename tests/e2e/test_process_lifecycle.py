@@ -135,7 +135,15 @@ class ProgramIO(AsysTestCase):
         r = self.profile(['sh', '-c', script], options=['--wait', 'primary', '-t', 'none'])
         self.assertLess(time.monotonic() - start, 20)
         self.assertEqual(r.stdout.strip(), b'first')
-        os.kill(int(open(self.path('bg.pid')).read()), signal.SIGKILL)
+        bg = int(open(self.path('bg.pid')).read())
+        os.kill(bg, signal.SIGKILL)
+        # issue 32.4: the process that ran on is named on the last line and in
+        # the report
+        last = r.stderr.decode().strip().splitlines()[-1]
+        self.assertIn('1 process was still running when the report was written '
+                      '(--wait primary): %d (sleep)' % bg, last)
+        info = {row['Property']: row['Value'] for row in self.stats_rows('report_info')}
+        self.assertIn('1: %d (sleep)' % bg, info['Processes still running at the end'])
 
     def test_wait_all_waits_for_descendants(self):
         script = '(sleep 1; echo late) & echo first'
