@@ -65,6 +65,9 @@ struct clock_pairs {
     struct asys_clock_pair *items;
     uint32_t *kinds; /* headers' pairs: each one's clock (enum asys_clock_kind) */
     size_t count, cap, kind_cap;
+    /* headers' list only: the latest record stamp of each clock kind, so
+     * that a session whose launcher was killed ends where its records do */
+    uint64_t last_ticks[ASYS_CLOCK_CNTVCT + 1];
 };
 
 /* Past this a value is no clock reading (2^62 ns: 146 years); a segment
@@ -219,6 +222,9 @@ static void scan_segment(struct segment_source *src, struct segment_scan *scan,
     }
     if (rc < 0)
         snprintf(scan->error, sizeof scan->error, "%s", err.text);
+    if (s.header.clock_kind <= ASYS_CLOCK_CNTVCT && s.ticks <= CLOCK_VALUE_MAX &&
+        s.ticks > headers->last_ticks[s.header.clock_kind])
+        headers->last_ticks[s.header.clock_kind] = s.ticks;
     asys_symbolizer_end_segment(symbols);
     asys_segment_stream_close(&s);
 }
@@ -341,6 +347,15 @@ static int by_ticks(const void *a, const void *b)
     return x->ticks < y->ticks ? -1 : x->ticks > y->ticks;
 }
 
+/* Whether `hz` can be the rate of the session's clock: CLOCK_MONOTONIC
+ * ticks are nanoseconds; a TSC or an arm64 counter runs at 1 MHz to 100 GHz. */
+static int tick_rate_plausible(int clock_kind, double hz)
+{
+    if (clock_kind == ASYS_CLOCK_MONOTONIC)
+        return hz > 0.99e9 && hz < 1.01e9;
+    return hz >= 1e6 && hz <= 1e11;
+}
+
 /* clock.pairs, clock.tick_hz and session.end_monotonic_ns.  The launcher's
  * pairs (start, every second, end) serve when there are two of them; a
  * launcher killed early left fewer, and then every segment's creation pair
@@ -357,9 +372,8 @@ static void add_clock(cJSON *root, struct clock_pairs *launcher, struct clock_pa
     uint64_t end = 0;
     for (size_t i = 0; i < launcher->count; i++)
         end = launcher->items[i].monotonic_ns > end ? launcher->items[i].monotonic_ns : end;
+    int clock_kind = asys_clock_from_name(asys_json_get_str(clock, "kind", NULL));
     if (launcher->count < 2) {
-        const char *kind = asys_json_get_str(clock, "kind", NULL);
-        int clock_kind = asys_clock_from_name(kind);
         /* the segments of the session's clock only: a launcher sampler's are
          * CLOCK_MONOTONIC ns, which read as ticks squeeze the timeline */
         for (size_t i = 0; i < headers->count; i++) {
@@ -380,16 +394,69 @@ static void add_clock(cJSON *root, struct clock_pairs *launcher, struct clock_pa
     }
     if (use->count)
         qsort(use->items, use->count, sizeof *use->items, by_ticks);
+    double tick_hz = 0;
+    int refused = 0;
+    while (use->count >= 2) {
+        const struct asys_clock_pair *first = &use->items[0], *last = &use->items[use->count - 1];
+        tick_hz = last->monotonic_ns > first->monotonic_ns
+                      ? (double)(last->ticks - first->ticks) * 1e9 /
+                            (double)(last->monotonic_ns - first->monotonic_ns)
+                      : 0;
+        if (tick_rate_plausible(clock_kind, tick_hz))
+            break;
+        /* a pair that cannot be (a damaged header): the rest are tried
+         * without the earliest or the latest, and at worst no rate is
+         * claimed at all */
+        const struct asys_clock_pair *second = &use->items[1];
+        double without_first = last->monotonic_ns > second->monotonic_ns
+                                   ? (double)(last->ticks - second->ticks) * 1e9 /
+                                         (double)(last->monotonic_ns - second->monotonic_ns)
+                                   : 0;
+        if (tick_rate_plausible(clock_kind, without_first))
+            memmove(use->items, use->items + 1, (use->count - 1) * sizeof *use->items);
+        use->count--;
+        refused++;
+        tick_hz = 0;
+    }
+    /* and the pairs between that disagree with that rate (by more than 1 %
+     * of their distance from the first, or 1 ms) */
+    for (size_t i = 1; tick_hz > 0 && i + 1 < use->count;) {
+        const struct asys_clock_pair *first = &use->items[0], *p = &use->items[i];
+        double expected = (double)first->monotonic_ns + (double)(p->ticks - first->ticks) * 1e9 / tick_hz;
+        double off = (double)p->monotonic_ns - expected;
+        double allowed = 0.01 * (expected - (double)first->monotonic_ns);
+        if (allowed < 1e6)
+            allowed = 1e6;
+        if (off > allowed || off < -allowed) {
+            memmove(use->items + i, use->items + i + 1, (use->count - i - 1) * sizeof *use->items);
+            use->count--;
+            refused++;
+        } else {
+            i++;
+        }
+    }
+    if (refused)
+        cJSON_AddNumberToObject(clock, "pairs_refused", refused);
     cJSON_AddNumberToObject(clock, "pair_count", (double)use->count);
+    if (tick_hz > 0)
+        cJSON_AddNumberToObject(clock, "tick_hz", tick_hz);
+    /* the latest record of any segment, when later than the last pair */
+    uint64_t last_record = headers->last_ticks[ASYS_CLOCK_MONOTONIC];
+    if (clock_kind > ASYS_CLOCK_MONOTONIC && clock_kind <= ASYS_CLOCK_CNTVCT && tick_hz > 0 &&
+        use->count && headers->last_ticks[clock_kind] > use->items[use->count - 1].ticks) {
+        const struct asys_clock_pair *last = &use->items[use->count - 1];
+        double ns = (double)last->monotonic_ns +
+                    (double)(headers->last_ticks[clock_kind] - last->ticks) * 1e9 / tick_hz;
+        if (ns > (double)last_record && ns < (double)CLOCK_VALUE_MAX)
+            last_record = (uint64_t)ns;
+    }
+    uint64_t start = 0;
+    if (asys_json_get_u64(session, "start_monotonic_ns", &start) != 0 || last_record < start)
+        last_record = 0;
+    if (last_record > end)
+        end = last_record;
     if (end)
         asys_json_add_u64(session, "end_monotonic_ns", end);
-    if (use->count >= 2) {
-        const struct asys_clock_pair *first = &use->items[0], *last = &use->items[use->count - 1];
-        if (last->monotonic_ns > first->monotonic_ns)
-            cJSON_AddNumberToObject(clock, "tick_hz",
-                                    (double)(last->ticks - first->ticks) * 1e9 /
-                                        (double)(last->monotonic_ns - first->monotonic_ns));
-    }
     cJSON *pairs = cJSON_AddArrayToObject(clock, "pairs");
     for (size_t i = 0; i < use->count; i++) {
         cJSON *pair = cJSON_CreateArray();

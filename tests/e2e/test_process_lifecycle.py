@@ -245,6 +245,34 @@ class LauncherDies(AsysTestCase):
         rows = {row['Range']: row for row in self.stats_rows('hgtx_sum', 'rec')}
         self.assertEqual(rows[':before-kill']['Instances'], '50')  # times converted, not refused
 
+    def test_an_early_kill_with_a_sampler_keeps_the_timeline(self):
+        # issue 32.5: the recovered clock squeezed every range into 1 us in one
+        # run of two, and Duration read 0.02 s: the session now ends at its
+        # last record and the rate comes from pairs that agree
+        loop = prog('hgtx_loop')
+        script = '%s 1000; sleep 0.5; %s 1000; exec sleep 30' % (loop, loop)
+        p = subprocess.Popen([ASYS, 'profile', '-t', 'nvtx', '-s', 'process-tree', '-o',
+                              self.path('rep'), 'sh', '-c', script], cwd=self.dir,
+                             env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.9)
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait()
+        time.sleep(0.3)  # the program gets SIGTERM from its parent's death
+        sessions = [n for n in os.listdir(self.dir) if n.startswith('asys-')]
+        self.assertEqual(len(sessions), 1)
+        r = self.run_cmd([ASYS, 'finalize', self.path(sessions[0]), '-o', self.path('rec')])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        shutil.rmtree(self.path(sessions[0]))
+        clock = self.manifest('rec')['clock']
+        if clock['kind'] != 'monotonic':
+            self.assertTrue(1e6 <= clock['tick_hz'] <= 1e11, clock)
+        info = {row['Property']: row['Value'] for row in self.stats_rows('report_info', 'rec')}
+        con = self.db('rec')
+        first, last = con.execute('SELECT MIN(start_ns), MAX(end_ns) FROM hgtx_events').fetchone()
+        self.assertGreater(last - first, 0.4e9)  # two bursts 0.5 s apart
+        self.assertGreaterEqual(float(info['Duration (s)']), (last - first) / 1e9)
+        self.assertLess(float(info['Duration (s)']), 30)
+
     def test_kill_on_exit_false_leaves_it_running(self):
         p, target = self.start('--kill-on-exit=false')
         os.kill(p.pid, signal.SIGKILL)
