@@ -87,8 +87,10 @@ static int insert_segment_row(struct asys_importer *imp, const char *member,
     if (imp_prepare(imp,
                     "INSERT INTO segments (file, pid, tid, collector, records, bytes, "
                     "dropped_records, dropped_bytes, error, dropped_full, dropped_reentry, "
-                    "dropped_big, format_version, lost_threads, lost_thread_records) "
-                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "dropped_big, format_version, lost_threads, lost_thread_records, "
+                    "dropped_no_room, no_room_reason, lost_processes, lost_process_records, "
+                    "lost_process_reason, lost_process_pid) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     &st, err) != 0)
         return -1;
     const struct asys_segment_header *h = &s->header;
@@ -107,6 +109,20 @@ static int insert_segment_row(struct asys_importer *imp, const char *member,
         sqlite3_bind_int64(st, 13, h->format_version);
         imp_bind_optional(st, 14, (int64_t)h->lost_threads, h->lost_threads != 0);
         imp_bind_optional(st, 15, (int64_t)h->lost_thread_records, h->lost_threads != 0);
+        /* counts from a file: bounded like every other */
+        int no_room = by_cause && h->dropped_no_room && h->dropped_no_room <= h->dropped_records;
+        imp_bind_optional(st, 16, (int64_t)h->dropped_no_room, no_room);
+        if (no_room)
+            sqlite3_bind_text(st, 17, strerror((int)(h->no_room_errno & 0xfff)), -1,
+                              SQLITE_TRANSIENT);
+        int lost = h->lost_processes && h->lost_processes < (UINT64_C(1) << 32) &&
+                   h->lost_process_records < (UINT64_C(1) << 62);
+        imp_bind_optional(st, 18, (int64_t)h->lost_processes, lost);
+        imp_bind_optional(st, 19, (int64_t)h->lost_process_records, lost);
+        if (lost)
+            sqlite3_bind_text(st, 20, strerror((int)(h->lost_process_errno & 0xfff)), -1,
+                              SQLITE_TRANSIENT);
+        imp_bind_optional(st, 21, h->lost_process_pid, lost);
     } else {
         sqlite3_bind_int64(st, 7, 0);
         sqlite3_bind_int64(st, 8, 0);

@@ -60,12 +60,21 @@ rows(ord, property, value) AS (
         UNION ALL SELECT 2, 're-entry inside the tool', SUM(dropped_reentry) FROM segments
         UNION ALL SELECT 3, 'record too big', SUM(dropped_big) FROM segments
         UNION ALL SELECT 4, 'cause not recorded', SUM(dropped_records) FROM segments
-                  WHERE dropped_full IS NULL)
+                  WHERE dropped_full IS NULL
+        UNION ALL SELECT 3.5, 'the session could not grow: '
+                  || (SELECT no_room_reason FROM segments WHERE dropped_no_room > 0 LIMIT 1),
+                  SUM(dropped_no_room) FROM segments)
       WHERE n > 0
     UNION ALL SELECT 46, 'Strings referenced but never defined', value FROM info
         WHERE key = 'strings_never_defined'
     UNION ALL SELECT 44, 'Threads that could not record', t || ' (' || r || ' events lost)'
         FROM (SELECT SUM(lost_threads) AS t, SUM(lost_thread_records) AS r FROM segments)
+        WHERE t > 0
+    UNION ALL SELECT 44.2, 'Processes that could not record', t || ' (' || r || ' events lost; '
+        || reason || '; the last: pid ' || pid || ')'
+        FROM (SELECT SUM(lost_processes) AS t, SUM(lost_process_records) AS r,
+                     MAX(lost_process_reason) AS reason, MAX(lost_process_pid) AS pid
+              FROM segments)
         WHERE t > 0
     UNION ALL SELECT 44.5, 'HGTX injection replaced', value FROM info
         WHERE key = 'hgtx_injection_replaced'

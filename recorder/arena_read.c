@@ -79,9 +79,10 @@ static int add_slot(struct asys_arena_index *index, struct grouping *g,
 }
 
 /* Each segment's slots in sequence order; a repeated sequence (a slot
- * written twice by a confused writer) keeps the first. Records run across
- * slots, so a segment ends at its first missing slot: what follows cannot
- * be parsed without it, and is counted, not read as garbage. */
+ * written twice by a confused writer) keeps the first.  A segment ends at
+ * its first missing slot: the records after it are stamped relative to the
+ * ones it held and may use strings it defined, so they are counted, not
+ * read with wrong times. */
 static int order_slots(struct asys_arena_index *index, struct grouping *g)
 {
     for (size_t i = 0; i < index->count; i++) {
@@ -138,8 +139,13 @@ int asys_arena_index_read(const char *path, struct asys_arena_index *index, stru
     for (uint64_t i = 1; i < slots; i++) {
         uint64_t offset = i * c.slot_size;
         struct asys_slot_header t;
-        if (pread(fd, &t, sizeof t, (off_t)offset) != (ssize_t)sizeof t ||
-            memcmp(t.magic, ASYS_SLOT_MAGIC, sizeof t.magic) != 0) {
+        static const struct asys_slot_header zero;
+        ssize_t got = pread(fd, &t, sizeof t, (off_t)offset);
+        if (got == (ssize_t)sizeof t && !memcmp(&t, &zero, sizeof t)) {
+            index->unwritten_slots++; /* claimed, never written: nothing in it was lost */
+            continue;
+        }
+        if (got != (ssize_t)sizeof t || memcmp(t.magic, ASYS_SLOT_MAGIC, sizeof t.magic) != 0) {
             index->skipped_slots++;
             continue;
         }

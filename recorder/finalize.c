@@ -42,9 +42,12 @@ struct segment_scan {
     uint64_t end;
     uint64_t dropped_records;
     uint64_t dropped_bytes;
-    uint64_t dropped_by_cause[3]; /* full, re-entry, too big */
+    uint64_t dropped_by_cause[4]; /* full, re-entry, too big, no room */
+    uint32_t no_room_errno;
     uint64_t lost_threads, lost_thread_records;
     uint32_t lost_thread_errno;
+    uint64_t lost_processes, lost_process_records;
+    uint32_t lost_process_errno, lost_process_pid;
     uint32_t notices;                       /* enum asys_segment_notice */
     const struct asys_arena_segment *arena; /* NULL: a file of segments/ */
     char error[sizeof(((struct asys_err *)0)->text)];
@@ -199,6 +202,12 @@ static void scan_segment(struct segment_source *src, struct segment_scan *scan,
     scan->dropped_by_cause[0] = s.header.dropped_full;
     scan->dropped_by_cause[1] = s.header.dropped_reentry;
     scan->dropped_by_cause[2] = s.header.dropped_big;
+    scan->dropped_by_cause[3] = s.header.dropped_no_room;
+    scan->no_room_errno = s.header.no_room_errno;
+    scan->lost_processes = s.header.lost_processes;
+    scan->lost_process_records = s.header.lost_process_records;
+    scan->lost_process_errno = s.header.lost_process_errno;
+    scan->lost_process_pid = s.header.lost_process_pid;
     scan->lost_threads = s.header.lost_threads;
     scan->lost_thread_records = s.header.lost_thread_records;
     scan->lost_thread_errno = s.header.lost_thread_errno;
@@ -489,6 +498,25 @@ static cJSON *segments_json(const struct segment_scan *scans, size_t n,
             cJSON_AddNumberToObject(causes, "full", (double)s->dropped_by_cause[0]);
             cJSON_AddNumberToObject(causes, "reentry", (double)s->dropped_by_cause[1]);
             cJSON_AddNumberToObject(causes, "big", (double)s->dropped_by_cause[2]);
+            if (s->dropped_by_cause[3]) {
+                cJSON_AddNumberToObject(causes, "no_room", (double)s->dropped_by_cause[3]);
+                cJSON_AddStringToObject(causes, "no_room_reason",
+                                        strerror((int)s->no_room_errno));
+            }
+            result->dropped_no_room += s->dropped_by_cause[3];
+            if (s->dropped_by_cause[3])
+                result->no_room_errno = (int)s->no_room_errno;
+        }
+        if (s->lost_processes) {
+            cJSON_AddNumberToObject(seg, "lost_processes", (double)s->lost_processes);
+            cJSON_AddNumberToObject(seg, "lost_process_records", (double)s->lost_process_records);
+            cJSON_AddStringToObject(seg, "lost_process_reason",
+                                    strerror((int)s->lost_process_errno));
+            cJSON_AddNumberToObject(seg, "lost_process_pid", s->lost_process_pid);
+            result->lost_processes += s->lost_processes;
+            result->lost_process_records += s->lost_process_records;
+            result->lost_process_errno = (int)s->lost_process_errno;
+            result->lost_process_pid = s->lost_process_pid;
         }
         if (s->lost_threads) {
             cJSON_AddNumberToObject(seg, "lost_threads", (double)s->lost_threads);
@@ -513,8 +541,8 @@ static cJSON *segments_json(const struct segment_scan *scans, size_t n,
 /* What could not be read of the session, in the manifest's "damage" (none
  * when all was read): slots the control block says were claimed but the
  * file cut off, slots whose header is unreadable, slots missing inside a
- * segment's sequence and the readable ones after them (left out: records
- * run across slots), segments that ended on an error, an arena gone while
+ * segment's sequence and the readable ones after them (left out: their
+ * time deltas and string ids build on what was lost), segments that ended on an error, an arena gone while
  * the launcher's segment is there. */
 static void add_damage(cJSON *root, const struct asys_arena_index *arena, const char *arena_path,
                        const char *segment_dir, const struct segment_scan *scans, size_t n,
@@ -713,6 +741,8 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
     cJSON_AddNumberToObject(totals, "dropped_records", (double)result->dropped_records);
     cJSON_AddNumberToObject(totals, "lost_threads", (double)result->lost_threads);
     cJSON_AddNumberToObject(totals, "lost_thread_records", (double)result->lost_thread_records);
+    cJSON_AddNumberToObject(totals, "lost_processes", (double)result->lost_processes);
+    cJSON_AddNumberToObject(totals, "lost_process_records", (double)result->lost_process_records);
 
     /* .NAME.PID.XXXXXX: one that a killed finalize left is removed here */
     asys_remove_stale_temps(report_path, 1);

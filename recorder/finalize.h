@@ -18,6 +18,12 @@ struct asys_finalize_result {
     uint64_t lost_threads;        /* threads that got no segment of their own */
     uint64_t lost_thread_records; /* and their events */
     int lost_thread_errno;        /* why, the last time */
+    uint64_t lost_processes;       /* fork children that got no segment at all */
+    uint64_t lost_process_records; /* and their events */
+    int lost_process_errno;        /* why, the last time */
+    uint32_t lost_process_pid;     /* the last of them */
+    uint64_t dropped_no_room;      /* records the session had no room for */
+    int no_room_errno;             /* why */
     /* processes that changed NVTX_INJECTION64_PATH (their HGTX is not recorded) */
     uint32_t nvtx_replaced;
     uint32_t nvtx_replaced_pid; /* the first of them */

@@ -117,7 +117,9 @@ static int target_environment(const struct asys_collector_setup *setup,
         asys_env_set(env, "NVTX_INJECTION64_PATH", setup->inject_library, err) != 0 ||
         asys_env_set(env, "ASYS_SESSION_DIR", session->dir, err) != 0 ||
         asys_env_set(env, "ASYS_CLOCK", asys_clock_name(session->clock_kind), err) != 0 ||
-        asys_env_set(env, "ASYS_TICK_HZ", tick_hz, err) != 0)
+        asys_env_set(env, "ASYS_TICK_HZ", tick_hz, err) != 0 ||
+        (session->arena_fd_env[0] &&
+         asys_env_set(env, ASYS_ARENA_FD_ENV, session->arena_fd_env, err) != 0))
         return -1;
     return asys_profile_environment(setup->options, setup, env, err);
 }
@@ -209,6 +211,18 @@ static void report_written(const char *report_path, const struct asys_finalize_r
                 "asys: warning: %" PRIu64 " threads could not record (%s): their %" PRIu64
                 " events are lost\n",
                 res->lost_threads, strerror(res->lost_thread_errno), res->lost_thread_records);
+    if (res->lost_processes)
+        fprintf(stderr,
+                "asys: warning: %" PRIu64 " process%s could not record (%s; the last: pid %u): "
+                "their %" PRIu64 " events are lost\n",
+                res->lost_processes, res->lost_processes == 1 ? "" : "es",
+                strerror(res->lost_process_errno), res->lost_process_pid,
+                res->lost_process_records);
+    if (res->dropped_no_room)
+        fprintf(stderr,
+                "asys: warning: %" PRIu64 " records were lost because the session could not "
+                "grow (%s)\n",
+                res->dropped_no_room, strerror(res->no_room_errno));
     asys_finalize_warn_damage(res);
     if (res->nvtx_replaced)
         fprintf(stderr,
@@ -262,6 +276,7 @@ static int record(const struct asys_profile_options *o, const char *report_path)
         rc = asys_exec_exit_code(&err);
         goto out;
     }
+    asys_session_release_arena_fd(&session); /* the program holds its own */
     start_samplers(&setup, target.pid, 0, &samplers);
     /* after the fork: best effort, without it finalize compresses every slot */
     const char *early = getenv("ASYS_ARENA_COMPRESS");

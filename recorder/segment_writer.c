@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -81,16 +82,65 @@ int asys_arena_create(const char *path, uint64_t slot_size)
     return rc;
 }
 
+/* The descriptor ASYS_ARENA_FD names, when it is still open on that file;
+ * -1 otherwise. */
+static int inherited_arena(uint64_t *dev, uint64_t *ino)
+{
+    const char *v = getenv(ASYS_ARENA_FD_ENV);
+    int fd;
+    unsigned long long d, i;
+    struct stat st;
+    if (!v || sscanf(v, "%d:%llu:%llu", &fd, &d, &i) != 3 || fd < 0 || fstat(fd, &st) != 0 ||
+        (uint64_t)st.st_dev != d || (uint64_t)st.st_ino != i)
+        return -1;
+    *dev = d;
+    *ino = i;
+    return fd;
+}
+
+/* Whether the inherited descriptor still is the arena (the program may have
+ * closed it, or reused its number). */
+static int inherited_still_arena(const struct asys_arena *a)
+{
+    struct stat st;
+    return a->inherited_fd >= 0 && a->inherited_ino && fstat(a->inherited_fd, &st) == 0 &&
+           (uint64_t)st.st_dev == a->inherited_dev && (uint64_t)st.st_ino == a->inherited_ino;
+}
+
+/* A descriptor of the arena for one operation: opened by path (the program
+ * may close or reuse any descriptor), else the inherited one; *owned says
+ * whether the caller closes it.  -1 with errno of the open. */
+static int arena_fd(const struct asys_arena *a, int *owned)
+{
+    int fd = open(a->path, O_RDWR | O_CLOEXEC);
+    *owned = fd >= 0;
+    if (fd >= 0)
+        return fd;
+    int e = errno;
+    if (inherited_still_arena(a))
+        return a->inherited_fd;
+    errno = e;
+    return -1;
+}
+
 int asys_arena_attach(struct asys_arena *a, const char *path)
 {
     int saved_errno = errno;
     memset(a, 0, sizeof *a);
+    a->inherited_fd = -1;
     if (strlen(path) >= sizeof a->path)
         return -ENAMETOOLONG;
     int rc = 0;
+    uint64_t dev = 0, ino = 0;
+    int inherited = inherited_arena(&dev, &ino);
     int fd = open(path, O_RDWR | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && inherited >= 0 &&
+        (fstat(fd, &st) != 0 || (uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != ino))
+        inherited = -1; /* another session's (asys inside asys) */
+    int use = fd >= 0 ? fd : inherited;
     void *m =
-        fd < 0 ? MAP_FAILED : mmap(NULL, page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        use < 0 ? MAP_FAILED : mmap(NULL, page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, use, 0);
     if (m == MAP_FAILED) {
         rc = -errno;
         goto out;
@@ -106,6 +156,9 @@ int asys_arena_attach(struct asys_arena *a, const char *path)
     strcpy(a->path, path);
     a->control = c;
     a->slot_size = c->slot_size;
+    a->inherited_fd = inherited;
+    a->inherited_dev = dev;
+    a->inherited_ino = ino;
 out:
     if (fd >= 0)
         close(fd);
@@ -126,36 +179,46 @@ void asys_arena_detach(struct asys_arena *a)
  * written with pwrite, not through the mapping: on ext4 the first write
  * fault into reserved (unwritten) blocks costs a few hundred microseconds,
  * the write and a fault on the page it left in the cache a few.  With
- * `keep_fd`, the descriptor stays open for the caller (who closes it). */
+ * `keep_fd`, the descriptor stays open for the caller (who closes it when
+ * *keep_owned: the inherited one stays). */
 static void *claim_slot(const struct asys_arena *a, struct asys_slot_header *slot_header,
                         uint32_t sequence, uint64_t reserve, uint64_t *offset, int *error,
-                        int *keep_fd)
+                        int *keep_fd, int *keep_owned)
 {
     static const uint8_t zeros[4096 - ASYS_SLOT_HEADER_SIZE];
-    uint64_t slot = __atomic_fetch_add(&a->control->next_slot, 1, __ATOMIC_RELAXED);
+    void *m = MAP_FAILED;
+    /* the descriptor first: a slot is claimed only when it can be written */
+    int owned;
+    int fd = arena_fd(a, &owned);
+    uint64_t slot = fd >= 0 ? __atomic_fetch_add(&a->control->next_slot, 1, __ATOMIC_RELAXED) : 0;
     if (slot > (UINT64_MAX - a->slot_size) / a->slot_size) {
+        if (owned)
+            close(fd);
         *error = EFBIG;
         return NULL;
     }
     *offset = slot * a->slot_size;
     slot_header->sequence = sequence;
-    void *m = MAP_FAILED;
-    /* by path each time: the program may close or reuse any descriptor */
-    int fd = open(a->path, O_RDWR | O_CLOEXEC);
     if (fd >= 0) {
         struct iovec first_page[2] = {{slot_header, sizeof *slot_header},
                                       {(void *)zeros, sizeof zeros}};
-        /* the first page's write reserves what it covers */
-        int rc =
-            reserve > sizeof zeros + ASYS_SLOT_HEADER_SIZE ? extend_file(fd, *offset, reserve) : 0;
+        /* the first page's write reserves what it covers; the inherited
+         * descriptor is append-only (a stray write of the program to its
+         * number lands past the records), so through it the file is
+         * extended first and the header written through the mapping */
+        uint64_t first = sizeof zeros + ASYS_SLOT_HEADER_SIZE;
+        int rc = reserve > first ? extend_file(fd, *offset, reserve)
+                 : owned         ? 0
+                                 : extend_file(fd, *offset, first);
         if (rc == 0)
             m = mmap(NULL, a->slot_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)*offset);
         if (rc == 0 && m == MAP_FAILED)
             rc = -errno;
         /* the header last: a slot with a header is one its writer holds
          * (the arena compressor takes a slot two claims later as sealed) */
-        if (rc == 0 && pwritev(fd, first_page, 2, (off_t)*offset) !=
-                           (ssize_t)(sizeof zeros + ASYS_SLOT_HEADER_SIZE)) {
+        if (rc == 0 && !owned) {
+            memcpy(m, slot_header, sizeof *slot_header);
+        } else if (rc == 0 && pwritev(fd, first_page, 2, (off_t)*offset) != (ssize_t)first) {
             rc = errno ? -errno : -EIO;
             munmap(m, a->slot_size);
             m = MAP_FAILED;
@@ -166,10 +229,12 @@ static void *claim_slot(const struct asys_arena *a, struct asys_slot_header *slo
             errno = -rc;
     }
     *error = errno;
-    if (keep_fd && m != MAP_FAILED)
-        *keep_fd = fd;
-    else if (fd >= 0)
+    if (keep_fd && m != MAP_FAILED) {
+        *keep_fd = fd; /* the caller closes it when *keep_owned */
+        *keep_owned = owned;
+    } else if (fd >= 0 && owned) {
         close(fd);
+    }
     return m == MAP_FAILED ? NULL : m;
 }
 
@@ -206,9 +271,10 @@ int asys_segment_open_arena(struct asys_segment_writer *w, const struct asys_are
     w->trailer.thread_index = header->thread_index;
     w->trailer.collector = header->collector;
     int error = 0;
-    int fd = -1;
+    int fd = -1, owned = 0;
     uint64_t reserve = arena->slot_size < FIRST_RESERVATION ? arena->slot_size : FIRST_RESERVATION;
-    uint8_t *map = claim_slot(arena, &w->trailer, 0, reserve, &w->file_offset, &error, &fd);
+    uint8_t *map =
+        claim_slot(arena, &w->trailer, 0, reserve, &w->file_offset, &error, &fd, &owned);
     /* the header's page again, on its own (through the claim's descriptor): it
      * outlives the first chunk's mapping */
     void *head = MAP_FAILED;
@@ -216,7 +282,8 @@ int asys_segment_open_arena(struct asys_segment_writer *w, const struct asys_are
         head =
             mmap(NULL, page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)w->file_offset);
         error = errno;
-        close(fd);
+        if (owned)
+            close(fd);
     }
     if (!map || head == MAP_FAILED) {
         if (map)
@@ -325,12 +392,14 @@ static void release_slot_tail(const struct asys_segment_writer *w, uint64_t marg
     uint64_t keep_from = w->reserved;
     if (used >= keep_from || keep_from - used < RELEASE_MIN)
         return;
-    int fd = open(w->path, O_RDWR | O_CLOEXEC);
+    int owned;
+    int fd = arena_fd(w->arena, &owned);
     if (fd < 0)
         return;
     fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(w->file_offset + used),
               (off_t)(keep_from - used)); /* best effort: the space is only lent */
-    close(fd);
+    if (owned)
+        close(fd);
 }
 
 void asys_segment_release_unused(struct asys_segment_writer *w, uint64_t margin)
@@ -392,7 +461,8 @@ static void *next_chunk(struct asys_segment_writer *w, uint64_t *file_offset)
     if (w->arena) {
         int error;
         void *m = claim_slot(w->arena, &w->trailer, w->trailer.sequence + 1, w->chunk_size,
-                             file_offset, &error, NULL);
+                             file_offset, &error, NULL, NULL);
+        errno = error;
         return m ? m : MAP_FAILED;
     }
     void *m = MAP_FAILED;
@@ -400,14 +470,18 @@ static void *next_chunk(struct asys_segment_writer *w, uint64_t *file_offset)
     /* Opened by path each time: the program may close or reuse any descriptor
      * (daemons close them all), and a reused one would be another file. */
     int fd = open(w->path, O_RDWR | O_CLOEXEC);
+    int error = errno;
     if (fd >= 0) {
-        if (extend_file(fd, *file_offset, w->chunk_size) == 0)
+        int rc = extend_file(fd, *file_offset, w->chunk_size);
+        if (rc == 0)
             m = mmap(NULL, w->chunk_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
                      (off_t)*file_offset);
+        error = rc ? -rc : errno;
         if (m != MAP_FAILED)
             no_read_ahead(m, w->chunk_size);
         close(fd);
     }
+    errno = error;
     return m;
 }
 
@@ -417,16 +491,22 @@ static void *next_chunk(struct asys_segment_writer *w, uint64_t *file_offset)
 static int reserve_more(struct asys_segment_writer *w, uint64_t need)
 {
     int saved_errno = errno;
-    int fd = open(w->path, O_RDWR | O_CLOEXEC);
+    int owned = 1;
+    int fd = w->arena ? arena_fd(w->arena, &owned) : open(w->path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        w->grow_errno = errno;
     while (fd >= 0 && w->reserved < w->chunk_size &&
            (uint64_t)(w->map + w->reserved - w->cur) < need) {
         uint64_t more =
             w->reserved < w->chunk_size - w->reserved ? w->reserved : w->chunk_size - w->reserved;
-        if (extend_file(fd, w->file_offset + w->reserved, more) != 0)
+        int rc = extend_file(fd, w->file_offset + w->reserved, more);
+        if (rc != 0) {
+            w->grow_errno = -rc;
             break;
+        }
         w->reserved += more;
     }
-    if (fd >= 0)
+    if (fd >= 0 && owned)
         close(fd);
     errno = saved_errno;
     w->end = w->map + w->reserved;
@@ -440,10 +520,13 @@ static int grow(struct asys_segment_writer *w, uint64_t need)
     if (w->arena && w->reserved < w->chunk_size) {
         if (reserve_more(w, need)) {
             w->grow_failures = 0;
+            w->grow_errno = 0;
             return 1;
         }
         if (w->reserved < w->chunk_size) {
             w->grow_failures++; /* the disk is full: drops until it is not */
+            if (!w->grow_errno)
+                w->grow_errno = ENOSPC;
             return 0;
         }
     }
@@ -455,12 +538,15 @@ static int grow(struct asys_segment_writer *w, uint64_t need)
     int saved_errno = errno;
     uint64_t file_offset = 0;
     void *m = next_chunk(w, &file_offset);
+    int why = errno;
     errno = saved_errno;
     if (m == MAP_FAILED) {
         w->grow_failures++;
+        w->grow_errno = why ? why : EIO;
         return 0;
     }
     w->grow_failures = 0;
+    w->grow_errno = 0;
     w->reserved = w->chunk_size;
     prefault(m, w->chunk_size);
     pad_chunk_tail(w);
@@ -480,7 +566,8 @@ void asys_segment_count_lost(struct asys_segment_header *h, uint32_t size,
 {
     uint64_t *by_cause = cause == ASYS_DROP_REENTRY ? &h->dropped_reentry
                          : cause == ASYS_DROP_BIG   ? &h->dropped_big
-                                                    : &h->dropped_full;
+                         : cause == ASYS_DROP_NO_ROOM ? &h->dropped_no_room
+                                                      : &h->dropped_full;
     __atomic_fetch_add(by_cause, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&h->dropped_records, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&h->dropped_bytes, size, __ATOMIC_RELAXED);
@@ -516,8 +603,13 @@ void *asys_segment_reserve_slow(struct asys_segment_writer *w, uint32_t size, ui
         (uint64_t)size + sizeof(struct asys_rec_time_base) + sizeof(struct asys_rec_drop);
     if (w->full || !w->chunk || size > ASYS_REC_MAX_SIZE ||
         ((uint64_t)(w->end - w->cur) < worst && !grow(w, worst))) {
-        asys_segment_count_drop(w, size, stamp,
-                                size > ASYS_REC_MAX_SIZE ? ASYS_DROP_BIG : ASYS_DROP_FULL);
+        enum asys_drop_cause cause = size > ASYS_REC_MAX_SIZE ? ASYS_DROP_BIG
+                                     : w->full || !w->grow_errno ? ASYS_DROP_FULL
+                                                                 : ASYS_DROP_NO_ROOM;
+        if (cause == ASYS_DROP_NO_ROOM && w->header)
+            __atomic_store_n(&w->header->no_room_errno, (uint32_t)w->grow_errno,
+                             __ATOMIC_RELAXED);
+        asys_segment_count_drop(w, size, stamp, cause);
         if (w->chunk)
             w->end = w->cur; /* route every record through here until space returns */
         return NULL;

@@ -36,11 +36,22 @@ struct asys_arena {
     char path[1152];
     struct asys_arena_control *control;
     uint64_t slot_size;
+    /* the descriptor the launcher leaves open for every process of the
+     * session (ASYS_ARENA_FD), used when the arena cannot be opened by path
+     * (no descriptor left, privileges dropped); -1 when there is none */
+    int inherited_fd;
+    uint64_t inherited_dev, inherited_ino;
 };
+
+/* The environment variable that names the inherited descriptor, as
+ * "FD:DEV:INO" (the file it must still be). */
+#define ASYS_ARENA_FD_ENV "ASYS_ARENA_FD"
 
 /* Creates the arena of a session (the launcher, before the program starts). */
 int asys_arena_create(const char *path, uint64_t slot_size);
-/* Maps an existing arena's control block.  Returns 0 or -errno. */
+/* Maps an existing arena's control block (by path, or through the inherited
+ * descriptor of ASYS_ARENA_FD when the path cannot be opened).  Returns 0
+ * or -errno. */
 int asys_arena_attach(struct asys_arena *a, const char *path);
 void asys_arena_detach(struct asys_arena *a);
 
@@ -66,6 +77,7 @@ struct asys_segment_writer {
     struct asys_slot_header trailer;
     int full;                      /* max_size reached: every further record is a drop */
     unsigned grow_failures;        /* consecutive failed growths (I/O errors) */
+    int grow_errno;                /* why the last one failed */
     uint64_t pending_drop_records; /* lost since the last DROP record */
     uint64_t pending_drop_bytes;
     uint64_t first_drop_ticks;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -14,9 +15,43 @@
 
 #include "arena_read.h"
 
+/* The arena opened without close-on-exec at a high descriptor number, out
+ * of the way of the numbers programs pick, for every process of the session
+ * to inherit; best effort (processes open it by path otherwise).  It is
+ * append-only: a program that writes to that number by mistake adds bytes
+ * after the records instead of overwriting the control block. */
+static void inherit_arena(struct asys_session *s, const char *path)
+{
+    struct rlimit limit;
+    int low = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur > 64 &&
+                      limit.rlim_cur != RLIM_INFINITY
+                  ? (int)(limit.rlim_cur - 7 < 1017 ? limit.rlim_cur - 7 : 1017)
+                  : 57;
+    int fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
+    int high = fd >= 0 ? fcntl(fd, F_DUPFD, low) : -1; /* F_DUPFD: no close-on-exec */
+    if (fd >= 0)
+        close(fd);
+    struct stat st;
+    if (high >= 0 && fstat(high, &st) == 0) {
+        s->arena_fd = high;
+        snprintf(s->arena_fd_env, sizeof s->arena_fd_env, "%d:%llu:%llu", high,
+                 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+    } else if (high >= 0) {
+        close(high);
+    }
+}
+
+void asys_session_release_arena_fd(struct asys_session *s)
+{
+    if (s->arena_fd >= 0)
+        close(s->arena_fd);
+    s->arena_fd = -1;
+}
+
 int asys_session_create(struct asys_session *s, uint64_t slot_size, struct asys_err *err)
 {
     memset(s, 0, sizeof *s);
+    s->arena_fd = -1;
     const char *tmp = getenv("TMPDIR");
     if (!tmp || !*tmp)
         tmp = "/tmp";
@@ -49,6 +84,7 @@ int asys_session_create(struct asys_session *s, uint64_t slot_size, struct asys_
         asys_fail(err, "cannot create '%s': %s", path, strerror(-made));
         goto fail;
     }
+    inherit_arena(s, path);
     snprintf(path, sizeof path, "%s/%s", s->segment_dir, ASYS_LAUNCHER_SEGMENT);
     struct asys_segment_header h;
     memset(&h, 0, sizeof h);
@@ -71,6 +107,7 @@ int asys_session_create(struct asys_session *s, uint64_t slot_size, struct asys_
     asys_session_clock_pair(s);
     return 0;
 fail:
+    asys_session_release_arena_fd(s);
     asys_session_remove_dir(s->dir);
     return -1;
 }
@@ -109,6 +146,7 @@ void asys_session_clock_pair(struct asys_session *s)
 
 void asys_session_close_launcher(struct asys_session *s)
 {
+    asys_session_release_arena_fd(s);
     if (!s->launcher_open)
         return;
     asys_session_clock_pair(s);

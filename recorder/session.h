@@ -23,12 +23,19 @@ struct asys_session {
     struct asys_segment_writer launcher;
     int launcher_open;
     struct asys_clock_pair start;
+    /* the arena, open for the program's processes to inherit (a process
+     * that cannot open it by path still records): -1 once released */
+    int arena_fd;
+    char arena_fd_env[64]; /* "FD:DEV:INO" for ASYS_ARENA_FD */
 };
 
 /* Creates $TMPDIR/asys-XXXXXX/segments with the arena the threads' segments
  * go into (slots of `slot_size` bytes) and the launcher segment, and takes
  * the first calibration pair. */
 int asys_session_create(struct asys_session *s, uint64_t slot_size, struct asys_err *err);
+/* Closes the launcher's copy of the inherited arena descriptor (the program
+ * has its own once it started). */
+void asys_session_release_arena_fd(struct asys_session *s);
 /* Clock ticks per second measured since the session started (at least 2 ms
  * later): lets the program convert ns thresholds without measuring itself. */
 uint64_t asys_session_tick_hz(const struct asys_session *s);

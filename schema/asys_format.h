@@ -116,7 +116,7 @@ struct asys_segment_header {
     uint64_t dropped_bytes;   /* updated in place by the writer */
     uint64_t data_end;        /* file offset after the last record; 0 = scan for it */
     /* format 2: dropped_records by cause (enum asys_drop_cause), in place */
-    uint64_t dropped_full;    /* no room: --max-segment-size reached, or the file could not grow */
+    uint64_t dropped_full;    /* no room: --max-segment-size reached */
     uint64_t dropped_reentry; /* an event inside the tool's own work (a signal handler, a hook
                                  called by the collector) */
     uint64_t dropped_big;     /* a record larger than ASYS_REC_MAX_SIZE */
@@ -126,8 +126,19 @@ struct asys_segment_header {
     uint64_t lost_threads;
     uint64_t lost_thread_records;
     uint32_t lost_thread_errno;
-    uint32_t notices;     /* first segment of an image: enum asys_segment_notice bits */
-    uint8_t reserved[88]; /* zero */
+    uint32_t notices; /* first segment of an image: enum asys_segment_notice bits */
+    /* records lost because the session could not give the segment more room
+     * (no descriptor, disk full: no_room_errno), apart from dropped_full */
+    uint64_t dropped_no_room;
+    /* first segment of an image: its fork children that could get no
+     * segment at all, the events they lost, the errno and the last pid */
+    uint64_t lost_processes;
+    uint64_t lost_process_records;
+    uint32_t no_room_errno;
+    uint32_t lost_process_errno;
+    uint32_t lost_process_pid;
+    uint32_t reserved2;   /* zero */
+    uint8_t reserved[48]; /* zero */
 };
 
 /* ---- the session's segment arena ---------------------------------------
@@ -204,6 +215,7 @@ enum asys_drop_cause {
     ASYS_DROP_FULL = 1,
     ASYS_DROP_REENTRY = 2,
     ASYS_DROP_BIG = 3,
+    ASYS_DROP_NO_ROOM = 4, /* the session could not give the segment more room */
 };
 
 /* ---- record header: one little-endian u64 at the start of every record --
@@ -1645,7 +1657,10 @@ ASYS_CHECK_OFFSET(struct asys_segment_header, dropped_full, 120);
 ASYS_CHECK_OFFSET(struct asys_segment_header, dropped_big, 136);
 ASYS_CHECK_OFFSET(struct asys_segment_header, lost_threads, 144);
 ASYS_CHECK_OFFSET(struct asys_segment_header, lost_thread_errno, 160);
-ASYS_CHECK_OFFSET(struct asys_segment_header, reserved, 168);
+ASYS_CHECK_OFFSET(struct asys_segment_header, dropped_no_room, 168);
+ASYS_CHECK_OFFSET(struct asys_segment_header, lost_process_records, 184);
+ASYS_CHECK_OFFSET(struct asys_segment_header, lost_process_pid, 200);
+ASYS_CHECK_OFFSET(struct asys_segment_header, reserved, 208);
 ASYS_CHECK_SIZE(asys_rec_word, 8);
 ASYS_CHECK_SIZE(struct asys_rec_time_base, 16);
 ASYS_CHECK_SIZE(struct asys_rec_string_def, 24);

@@ -67,7 +67,7 @@ CREATE TABLE segments (
     bytes           INTEGER NOT NULL,    -- segment size
     dropped_records INTEGER NOT NULL,    -- records the writer lost, every cause
     dropped_bytes   INTEGER NOT NULL,    -- bytes they would have taken
-    dropped_full    INTEGER,             -- of those: no room (segment limit, disk full); NULL:
+    dropped_full    INTEGER,             -- of those: no room (--max-segment-size reached); NULL:
                                          --   a format 1 segment (no counts by cause)
     dropped_reentry INTEGER,             -- of those: events inside the tool's own work
     dropped_big     INTEGER,             -- of those: records larger than the format allows
@@ -75,6 +75,14 @@ CREATE TABLE segments (
     lost_threads    INTEGER,             -- the first segment of an image: its threads that got no
                                          --   segment (out of file descriptors...), NULL: none
     lost_thread_records INTEGER,         -- the events those threads lost
+    dropped_no_room INTEGER,             -- of the dropped records: the session could not give
+                                         --   the segment more room (no descriptor, disk full)
+    no_room_reason  TEXT,                -- why (strerror), or NULL
+    lost_processes  INTEGER,             -- the first segment of an image: its fork children
+                                         --   that got no segment at all, NULL: none
+    lost_process_records INTEGER,        -- the events those processes lost
+    lost_process_reason TEXT,            -- why (strerror), the last time
+    lost_process_pid INTEGER,            -- the last of them
     error           TEXT                 -- why the rest of the segment was unreadable, or NULL
 );
 

@@ -155,6 +155,10 @@ struct asys_process {
     /* the image's first segment header, mapped for the image's life: threads
      * that get no segment of their own count themselves and their events there */
     struct asys_segment_header *anchor;
+    /* a fork child's: its parent image's anchor (the mapping is shared), where
+     * a child that gets no segment at all counts itself and its events */
+    struct asys_segment_header *parent_anchor;
+    int counted_as_lost_process;
     struct asys_arena arena; /* the session's segment arena (control == NULL: files) */
     pthread_key_t thread_key;
     char segment_dir[1024];

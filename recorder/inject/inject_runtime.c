@@ -386,11 +386,30 @@ static void set_anchor(const struct asys_segment_writer *w)
         munmap(m, page); /* another thread was first */
 }
 
+/* A fork child with no segment of its own at all: its events count in its
+ * parent image's anchor, as a lost process (the first time) and its events. */
+static void count_lost_process_event(int error)
+{
+    struct asys_segment_header *p = asys_proc.parent_anchor;
+    if (!p)
+        return;
+    if (!asys_proc.counted_as_lost_process) {
+        asys_proc.counted_as_lost_process = 1;
+        __atomic_fetch_add(&p->lost_processes, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&p->lost_process_pid, asys_proc.pid, __ATOMIC_RELAXED);
+    }
+    if (error)
+        __atomic_store_n(&p->lost_process_errno, (uint32_t)error, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&p->lost_process_records, 1, __ATOMIC_RELAXED);
+}
+
 int asys_thread_unrecorded(void)
 {
     struct asys_segment_header *a = __atomic_load_n(&asys_proc.anchor, __ATOMIC_ACQUIRE);
     if (a)
         __atomic_fetch_add(&a->lost_thread_records, 1, __ATOMIC_RELAXED);
+    else
+        count_lost_process_event(0);
     return asys_tls_no_segment++ % SEGMENT_RETRY_EVENTS == 0;
 }
 
@@ -398,6 +417,15 @@ int asys_thread_unrecorded(void)
 static void no_segment(int error)
 {
     struct asys_segment_header *a = __atomic_load_n(&asys_proc.anchor, __ATOMIC_ACQUIRE);
+    if (!a) { /* the image has no segment at all */
+        if (!asys_tls_no_segment)
+            count_lost_process_event(error); /* this event */
+        else if (asys_proc.parent_anchor)
+            __atomic_store_n(&asys_proc.parent_anchor->lost_process_errno, (uint32_t)error,
+                             __ATOMIC_RELAXED);
+        asys_tls_no_segment = 1;
+        return;
+    }
     if (!asys_tls_no_segment) {
         asys_tls_no_segment = 1;
         if (a) {
@@ -603,9 +631,14 @@ static void after_fork_child(void)
     asys_proc.threads = NULL;
     asys_tls_thread = NULL;
     asys_tls_no_segment = 0;
-    if (asys_proc.anchor) /* the parent image's */
-        munmap((void *)((uintptr_t)asys_proc.anchor & ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1)),
+    /* the parent image's anchor stays mapped: a child that gets no segment
+     * counts itself there (an older grandparent's is let go) */
+    if (asys_proc.parent_anchor)
+        munmap((void *)((uintptr_t)asys_proc.parent_anchor &
+                        ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1)),
                (size_t)sysconf(_SC_PAGESIZE));
+    asys_proc.parent_anchor = asys_proc.anchor;
+    asys_proc.counted_as_lost_process = 0;
     asys_proc.anchor = NULL;
     if (!asys_proc.enabled) {
         asys_tls_busy = was_busy;

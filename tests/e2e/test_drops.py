@@ -3,6 +3,7 @@ damaged session says what finalize could not read (issue 32.3)."""
 import os
 import shutil
 import struct
+import sys
 import unittest
 
 from asys_e2e import ASYS, AsysTestCase, prog
@@ -49,25 +50,97 @@ class Drops(AsysTestCase):
         self.assertEqual(int(rows[':r']['Instances']), pairs)
 
 
-class ThreadsWithoutASegment(AsysTestCase):
-    """Out of file descriptors, a thread gets no segment: it and every event
-    it makes are counted, in report_info and on stderr (issue 12.10)."""
+class OutOfDescriptors(AsysTestCase):
+    """A program that takes away every free descriptor (RLIMIT_NOFILE 3):
+    its threads and fork children record through the arena descriptor they
+    inherit; when the program closed that one too, every thread, process and
+    event it loses is counted with its own cause (issues 12.10, 32.1)."""
 
-    def test_every_lost_thread_and_event_is_counted(self):
-        r = self.profile([prog('hgtx_nofile'), '4', '20000'], options=['-t', 'nvtx', '-s', 'none'])
-        made = int(r.stdout.decode())
+    def nofile(self, threads, ranges, mode, main_kept=True):
+        r = self.profile([prog('hgtx_nofile'), str(threads), str(ranges), mode],
+                         options=['-t', 'nvtx', '-s', 'none'])
+        info = {row['Property']: row['Value'] for row in self.stats_rows('report_info')}
+        ranges = {row['Range']: row for row in self.stats_rows('hgtx_sum')}
+        if main_kept:
+            self.assertEqual(ranges[':main']['Instances'], '1')  # recorded before the limit
+        return int(r.stdout.decode()), r.stderr.decode(), info, ranges
+
+    def test_threads_record_through_the_inherited_descriptor(self):
+        made, err, info, ranges = self.nofile(4, 20000, 'threads')
         self.assertEqual(made, 160000)
-        err = r.stderr.decode()
+        self.assertEqual(ranges[':lost']['Instances'], '80000')
+        self.assertEqual(info['Dropped records'], '0')
+        self.assertNotIn('could not record', err)
+
+    def test_a_fork_child_records_through_it(self):
+        made, err, info, ranges = self.nofile(1, 20000, 'fork')
+        self.assertEqual(ranges[':lost']['Instances'], '20000')
+        self.assertEqual(info['Processes'], '2')
+
+    def test_threads_that_get_no_segment_are_counted(self):
+        made, err, info, _ = self.nofile(4, 20000, 'closeall')
         self.assertIn('warning: 4 threads could not record (Too many open files): their '
                       '160000 events are lost', err)
-        info = {row['Property']: row['Value'] for row in self.stats_rows('report_info')}
         self.assertEqual(info['Threads that could not record'], '4 (160000 events lost)')
         m = self.manifest()
         self.assertEqual(m['totals']['lost_threads'], 4)
         self.assertEqual(m['totals']['lost_thread_records'], 160000)
-        # the main thread's range, recorded before the limit, is there
-        rows = {row['Range']: row for row in self.stats_rows('hgtx_sum')}
-        self.assertEqual(rows[':main']['Instances'], '1')
+
+    def test_a_fork_child_that_gets_no_segment_is_counted(self):
+        made, err, info, _ = self.nofile(1, 20000, 'closeall-fork')
+        self.assertEqual(made, 40000)
+        self.assertIn('warning: 1 process could not record (Too many open files; the last: '
+                      'pid ', err)
+        self.assertIn('their 40000 events are lost', err)
+        self.assertTrue(info['Processes that could not record'].startswith(
+            '1 (40000 events lost; Too many open files; the last: pid '),
+            info['Processes that could not record'])
+        self.assertEqual(self.manifest()['totals']['lost_process_records'], 40000)
+
+    def test_a_segment_that_cannot_grow_says_why(self):
+        made, err, info, ranges = self.nofile(0, 200000, 'closeall', main_kept=False)
+        kept = int(ranges.get(':lost', {'Instances': '0'})['Instances'])
+        dropped = int(info['Dropped records'])
+        self.assertGreater(dropped, 0)
+        self.assertEqual(
+            int(info['Dropped records (the session could not grow: Too many open files)']),
+            dropped)
+        self.assertNotIn('Dropped records (buffer full)', info)
+        # every event kept or counted (and the few records of the thread's end)
+        self.assertLessEqual(made, 2 * kept + dropped)
+        self.assertLess(2 * kept + dropped, made + 10)
+        self.assertIn('records were lost because the session could not grow '
+                      '(Too many open files)', err)
+
+
+@unittest.skipUnless(os.geteuid() == 0, 'setuid needs root')
+class PrivilegesDropped(AsysTestCase):
+    """A child that drops privileges before exec cannot open the session by
+    path; it records through the descriptor it inherited (issue 32.2)."""
+
+    def test_a_setuid_child_is_recorded(self):
+        script = ('import os, sys; os.setgid(65534); os.setuid(65534); '
+                  'os.execv(sys.argv[1], [sys.argv[1], "2500"])')
+        self.profile([sys.executable, '-c', script, prog('hgtx_loop')],
+                     options=['-t', 'nvtx', '-s', 'none'])
+        ranges = {row['Range']: row for row in self.stats_rows('hgtx_sum')}
+        self.assertEqual(ranges[':r']['Instances'], '2500')
+
+
+class InheritedDescriptor(AsysTestCase):
+    def test_a_stray_write_to_it_harms_nothing(self):
+        # the program writes to the number asys's descriptor has (as a test of
+        # an invalid descriptor might): the bytes land after the records
+        script = ('import os, subprocess, sys\n'
+                  'fd = int(os.environ["ASYS_ARENA_FD"].split(":")[0])\n'
+                  'os.write(fd, b"garbage" * 1000)\n'
+                  'subprocess.run([sys.argv[1], "1000"], check=True)\n'
+                  'os.write(fd, b"more")\n')
+        self.profile([sys.executable, '-c', script, prog('hgtx_loop')],
+                     options=['-t', 'nvtx', '-s', 'none'])
+        ranges = {row['Range']: row for row in self.stats_rows('hgtx_sum')}
+        self.assertEqual(ranges[':r']['Instances'], '1000')
+        self.assertNotIn('damage', self.manifest())
 
 
 class SessionDamage(AsysTestCase):
