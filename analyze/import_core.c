@@ -199,6 +199,8 @@ static int import_session_info(struct asys_importer *imp, const cJSON *m, struct
     }
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(damage, "arena_missing")))
         NUM("damage_arena_missing", (v = 1, 0));
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(damage, "control_block_damaged")))
+        NUM("damage_control_block", (v = 1, 0));
     const cJSON *tick_hz = cJSON_GetObjectItemCaseSensitive(clock, "tick_hz");
     if (cJSON_IsNumber(tick_hz) && tick_hz->valuedouble >= 0 && tick_hz->valuedouble < 1e15)
         NUM("clock_tick_hz", (v = (int64_t)tick_hz->valuedouble, 0));

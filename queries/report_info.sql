@@ -47,7 +47,10 @@ rows(ord, property, value) AS (
                           || printf('%.1f', COALESCE((SELECT value FROM info WHERE key = 'damage_bytes'), 0) / 1048576.0)
                           || ' MiB), '
                           || COALESCE((SELECT value FROM info WHERE key = 'damage_segments_ended_early'), 0)
-                          || ' segments ended early' END)
+                          || ' segments ended early'
+                          || CASE WHEN EXISTS (SELECT 1 FROM info WHERE key = 'damage_control_block')
+                                  THEN '; the arena''s control block was unreadable' ELSE '' END
+                     END)
         WHERE EXISTS (SELECT 1 FROM info WHERE key GLOB 'damage_*')
     UNION ALL SELECT 15.5, 'Duplicate segments skipped', n FROM (SELECT COUNT(*) AS n FROM segments
         WHERE error = 'duplicate segment') WHERE n > 0

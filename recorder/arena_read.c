@@ -110,6 +110,38 @@ static int order_slots(struct asys_arena_index *index, struct grouping *g)
     return 0;
 }
 
+/* The largest slot asys writes (--chunk-size is bounded far below). */
+#define SLOT_SIZE_MAX (UINT64_C(1) << 32)
+
+/* Whether slots of `slot_size` bytes fit what the file holds: a page
+ * multiple whose slot 1 starts with a slot header (or is unwritten, or
+ * lies past the end). */
+static int slot_size_fits(int fd, uint64_t file_size, uint64_t slot_size)
+{
+    if (slot_size <= ASYS_SLOT_HEADER_SIZE || slot_size % 4096 || slot_size > SLOT_SIZE_MAX)
+        return 0;
+    if (file_size <= slot_size)
+        return 1;
+    static const char zero[sizeof ASYS_SLOT_MAGIC - 1];
+    char magic[sizeof zero];
+    return pread(fd, magic, sizeof magic, (off_t)slot_size) == (ssize_t)sizeof magic &&
+           (!memcmp(magic, ASYS_SLOT_MAGIC, sizeof magic) || !memcmp(magic, zero, sizeof magic));
+}
+
+/* The first page-aligned slot header after the control block: the slot
+ * size; 0 when there is none. */
+static uint64_t first_slot_offset(int fd, uint64_t file_size)
+{
+    for (uint64_t at = 4096; at < file_size && at <= SLOT_SIZE_MAX; at += 4096) {
+        char magic[sizeof ASYS_SLOT_MAGIC - 1];
+        if (pread(fd, magic, sizeof magic, (off_t)at) != (ssize_t)sizeof magic)
+            return 0;
+        if (!memcmp(magic, ASYS_SLOT_MAGIC, sizeof magic))
+            return at;
+    }
+    return 0;
+}
+
 int asys_arena_index_read(const char *path, struct asys_arena_index *index, struct asys_err *err)
 {
     memset(index, 0, sizeof *index);
@@ -124,20 +156,27 @@ int asys_arena_index_read(const char *path, struct asys_arena_index *index, stru
         goto out;
     }
     struct asys_arena_control c;
-    if (pread(fd, &c, sizeof c, 0) != (ssize_t)sizeof c ||
-        memcmp(c.magic, ASYS_ARENA_MAGIC, sizeof c.magic) != 0 || c.version != ASYS_ARENA_VERSION ||
-        c.slot_size <= ASYS_SLOT_HEADER_SIZE || c.slot_size % 4096 != 0) {
-        asys_fail(err, "'%s' is not an asys arena", path);
-        goto out;
+    int control_ok = pread(fd, &c, sizeof c, 0) == (ssize_t)sizeof c &&
+                     !memcmp(c.magic, ASYS_ARENA_MAGIC, sizeof c.magic) &&
+                     c.version == ASYS_ARENA_VERSION;
+    uint64_t slot_size = control_ok ? c.slot_size : 0;
+    if (!slot_size_fits(fd, (uint64_t)st.st_size, slot_size)) {
+        /* a damaged control block: the slots say how large they are */
+        slot_size = first_slot_offset(fd, (uint64_t)st.st_size);
+        if (!slot_size) {
+            asys_fail(err, "'%s' is not an asys arena", path);
+            goto out;
+        }
+        index->control_damaged = 1;
     }
-    index->slot_size = c.slot_size;
-    index->payload_size = c.slot_size - ASYS_SLOT_HEADER_SIZE;
+    index->slot_size = slot_size;
+    index->payload_size = slot_size - ASYS_SLOT_HEADER_SIZE;
     /* slot 0 is the control block; the last slot may be reserved in part only */
-    uint64_t slots = ((uint64_t)st.st_size + c.slot_size - 1) / c.slot_size;
-    if (c.next_slot > slots && c.next_slot - slots < (UINT64_C(1) << 40))
+    uint64_t slots = ((uint64_t)st.st_size + slot_size - 1) / slot_size;
+    if (!index->control_damaged && c.next_slot > slots && c.next_slot - slots < (UINT64_C(1) << 40))
         index->missing_slots = c.next_slot - slots; /* the file was cut */
     for (uint64_t i = 1; i < slots; i++) {
-        uint64_t offset = i * c.slot_size;
+        uint64_t offset = i * slot_size;
         struct asys_slot_header t;
         static const struct asys_slot_header zero;
         ssize_t got = pread(fd, &t, sizeof t, (off_t)offset);

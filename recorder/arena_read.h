@@ -26,6 +26,8 @@ struct asys_arena_index {
     uint64_t missing_slots; /* claimed (the control block says so) but past the file's end */
     uint64_t sequence_gaps; /* slots missing inside a segment's sequence */
     uint64_t slots_after_gap; /* readable, but after a missing one: left out */
+    int control_damaged;      /* the control block was unreadable: the slot size was found
+                                 from the slots, the count of claimed slots is unknown */
 };
 
 /* SESSION/segments/arena: 0, or -1 when it does not fit `size`. */

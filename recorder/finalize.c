@@ -560,7 +560,9 @@ static void add_damage(cJSON *root, const struct asys_arena_index *arena, const 
     result->damaged_segments = 0;
     for (size_t i = 0; i < n; i++)
         result->damaged_segments += scans[i].error[0] && strcmp(scans[i].error, "duplicate segment");
-    if (!result->damaged_slots && !result->damaged_segments && !result->arena_missing)
+    result->control_damaged = arena->control_damaged;
+    if (!result->damaged_slots && !result->damaged_segments && !result->arena_missing &&
+        !result->control_damaged)
         return;
     cJSON *d = cJSON_AddObjectToObject(root, "damage");
     cJSON_AddNumberToObject(d, "slots_cut_off", (double)arena->missing_slots);
@@ -570,6 +572,7 @@ static void add_damage(cJSON *root, const struct asys_arena_index *arena, const 
     cJSON_AddNumberToObject(d, "bytes", (double)result->damaged_bytes);
     cJSON_AddNumberToObject(d, "segments_ended_early", (double)result->damaged_segments);
     cJSON_AddBoolToObject(d, "arena_missing", result->arena_missing);
+    cJSON_AddBoolToObject(d, "control_block_damaged", result->control_damaged);
 }
 
 void asys_finalize_warn_damage(const struct asys_finalize_result *r)
@@ -577,7 +580,7 @@ void asys_finalize_warn_damage(const struct asys_finalize_result *r)
     if (r->arena_missing)
         fprintf(stderr, "asys: warning: the session's arena is missing: the threads' records "
                         "are lost (see report_info)\n");
-    else if (r->damaged_slots || r->damaged_segments) {
+    else if (r->damaged_slots || r->damaged_segments || r->control_damaged) {
         char segments[96] = "";
         if (r->damaged_segments)
             snprintf(segments, sizeof segments, "%s%" PRIu64 " segments ended early",
@@ -586,10 +589,13 @@ void asys_finalize_warn_damage(const struct asys_finalize_result *r)
         if (r->damaged_slots)
             snprintf(slots, sizeof slots, "%" PRIu64 " slots (%.1f MiB) could not be read",
                      r->damaged_slots, (double)r->damaged_bytes / (1 << 20));
+        if (r->control_damaged && !slots[0] && !segments[0])
+            snprintf(slots, sizeof slots, "the arena's control block is unreadable");
         fprintf(stderr,
-                "asys: warning: the session was damaged: %s%s; their records are lost (see "
-                "report_info)\n",
-                slots, segments);
+                "asys: warning: the session was damaged: %s%s; %s (see report_info)\n", slots,
+                segments,
+                r->control_damaged ? "slots claimed past the file's end cannot be counted"
+                                   : "their records are lost");
     }
 }
 

@@ -33,6 +33,7 @@ struct asys_finalize_result {
     uint64_t damaged_bytes;   /* their bytes */
     uint64_t damaged_segments; /* segments that ended on an error */
     int arena_missing;        /* the session's arena is gone: every thread's records */
+    int control_damaged;      /* its control block was unreadable */
 };
 
 /* What ran beside the program to shorten finalize (either may be NULL):
