@@ -173,6 +173,11 @@ static struct place find_place(struct walk *w, const struct place_key *k)
         pl.summary = child_row(w, device, "k", "Kernels (all streams)", 1);
     else if (device && (k->kind == 2 || k->kind == 3))
         pl.summary = child_row(w, device, "m", "Memory (all streams)", 2);
+    /* device work runs side by side: concurrency is lanes, never nesting */
+    tw_row_set_flat(w, pl.leaf);
+    tw_row_set_flat(w, pl.exec);
+    tw_row_set_flat(w, pl.all_streams);
+    tw_row_set_flat(w, pl.summary);
     return pl;
 }
 

@@ -182,7 +182,7 @@ static struct lane *lane_for(struct walk *w, struct row *r, int64_t start, int64
     for (uint32_t i = 0; i < r->lane_count; i++) {
         struct lane *l = &r->lanes[i];
         lane_pop(w, l, start);
-        if (l->last_ts <= start && (!l->depth || l->open[l->depth - 1].end >= end))
+        if (l->last_ts <= start && (!l->depth || (!r->flat && l->open[l->depth - 1].end >= end)))
             return l;
     }
     struct lane *bigger = realloc(r->lanes, (r->lane_count + 1) * sizeof *bigger);
@@ -198,6 +198,13 @@ static struct lane *lane_for(struct walk *w, struct row *r, int64_t start, int64
         return NULL;
     r->lane_count++;
     return l;
+}
+
+void tw_row_set_flat(struct walk *w, uint32_t id)
+{
+    struct row *r = tw_row_at(w, id);
+    if (r)
+        r->flat = 1;
 }
 
 void tw_progress(struct walk *w)

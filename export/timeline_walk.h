@@ -39,6 +39,7 @@ struct row {
     uint64_t sort_index;
     struct lane *lanes;
     uint32_t lane_count;
+    int flat; /* concurrent work: a slice inside another goes to a lane, not under it */
 };
 
 /* A flow of a slice, as the database lists it: its id and the times of the
@@ -104,6 +105,9 @@ enum flow_place { FLOW_AT_BEGIN, FLOW_AT_END, FLOW_NOWHERE };
 
 /* rows, lanes, events */
 struct row *tw_row_at(struct walk *w, uint32_t id);
+/* Marks a row as concurrent work (device activities): overlapping slices,
+ * one inside the other too, go to lanes of their own, never nest. */
+void tw_row_set_flat(struct walk *w, uint32_t id);
 int tw_fail(struct walk *w, const char *what);
 int tw_sink_failed(struct walk *w);
 uint32_t tw_row_new(struct walk *w, const void *key, size_t key_len, uint64_t parent,

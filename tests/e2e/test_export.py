@@ -126,6 +126,38 @@ class Timeline(ExportCase):
         """Slices on the tracks (lanes included) named `row`."""
         return [e for e in trace.events_on(lambda t: t.name == row) if e.type == pftrace.BEGIN]
 
+    def test_concurrent_device_work_is_never_nested(self):
+        # issue 31.11: step_c() ran inside step_b()'s time on the graph exec and
+        # "Kernels (all streams)" rows and was drawn as its child; device work
+        # that overlaps goes to lanes, one inside the other too
+        trace = self.pftrace()
+        depth, nested = {}, []
+        for e in trace.events:  # each track's events come in its order
+            if e.type == pftrace.BEGIN:
+                if depth.get(e.track, 0) and self.is_device_row(trace, e.track):
+                    nested.append('%s in %s' % (e.name, trace.path(e.track)))
+                depth[e.track] = depth.get(e.track, 0) + 1
+            elif e.type == pftrace.END:
+                depth[e.track] = depth.get(e.track, 1) - 1
+        self.assertEqual(nested, [])
+        # and there was concurrency to draw: some device row has lanes
+        names = [t.name for t in trace.tracks.values() if self.is_device_row(trace, t.uuid)]
+        self.assertTrue(any(names.count(n) > 1 for n in names), names)
+
+    @staticmethod
+    def is_device_row(trace, uuid):
+        """A row of device work: under a PPU, not an HGTX projection."""
+        t = trace.tracks[uuid]
+        if t.name.startswith('HGTX') or t.counter:
+            return False
+        while t.parent:
+            t = trace.tracks[t.parent]
+            if t.name.startswith('HGTX'):
+                return False
+            if t.name.startswith('PPU '):
+                return True
+        return False
+
     def test_pftrace_tree_is_the_stream_percentage_tree(self):
         trace = self.pftrace()
         edges = {(trace.tracks[t.parent].name if t.parent else None, t.name)
