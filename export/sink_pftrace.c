@@ -67,7 +67,9 @@ enum {
     F_TD_THREAD = 4,
     F_TD_PARENT = 5,
     F_TD_COUNTER = 8,
-    F_CD_Y_AXIS_SHARE_KEY = 7, /* CounterDescriptor */
+    F_CD_UNIT = 3, /* CounterDescriptor */
+    F_CD_UNIT_NAME = 6,
+    F_CD_Y_AXIS_SHARE_KEY = 7,
     F_TD_CHILD_ORDERING = 11,
     F_TD_SIBLING_RANK = 12,
     F_TD_SIBLING_MERGE = 15,
@@ -290,8 +292,17 @@ static int descriptor_packet(struct asys_pftrace_sink *s)
 
 /* A track of the tree: a row, a lane, a group, a counter (one stack each:
  * never merged with a sibling of the same name). */
+/* CounterDescriptor.Unit of the units Perfetto knows; 0: say it by name */
+enum { UNIT_TIME_NS = 1, UNIT_SIZE_BYTES = 3 };
+
+static int known_unit(const char *unit)
+{
+    return !strcmp(unit, "bytes") ? UNIT_SIZE_BYTES : !strcmp(unit, "ns") ? UNIT_TIME_NS : 0;
+}
+
 static void plain_descriptor(struct asys_pftrace_sink *s, uint64_t uuid, uint64_t parent,
-                             const char *name, int counter, const char *axis, uint32_t rank)
+                             const char *name, int counter, const char *axis, const char *unit,
+                             uint32_t rank)
 {
     struct pb_buf *d = &s->inner;
     pb_reset(d);
@@ -303,6 +314,10 @@ static void plain_descriptor(struct asys_pftrace_sink *s, uint64_t uuid, uint64_
         pb_reset(&s->inner2);
         if (axis) /* counters of one key under one parent share their y-axis */
             pb_string(&s->inner2, F_CD_Y_AXIS_SHARE_KEY, axis);
+        if (unit && known_unit(unit))
+            pb_uint(&s->inner2, F_CD_UNIT, (uint64_t)known_unit(unit));
+        else if (unit)
+            pb_string(&s->inner2, F_CD_UNIT_NAME, unit);
         pb_message(d, F_TD_COUNTER, &s->inner2); /* else an empty CounterDescriptor */
     } else {
         pb_uint(d, F_TD_CHILD_ORDERING, CHILD_ORDERING_EXPLICIT);
@@ -368,14 +383,15 @@ static int track(void *sink, const struct tl_track *t)
         if (descriptor_packet(s) != 0)
             return -1;
         /* its rows go under a plain track of its name: nested and ordered */
-        plain_descriptor(s, NEST_UUID(t->uuid), t->uuid, t->name, 0, NULL, 1);
+        plain_descriptor(s, NEST_UUID(t->uuid), t->uuid, t->name, 0, NULL, NULL, 1);
         if (asys_u64map_put(&s->threads, t->uuid, 1) != 0) {
             s->failed = 1;
             return -1;
         }
         return descriptor_packet(s);
     }
-    plain_descriptor(s, t->uuid, t->parent_uuid, t->name, t->kind == TL_COUNTER, t->axis, t->order);
+    plain_descriptor(s, t->uuid, t->parent_uuid, t->name, t->kind == TL_COUNTER, t->axis, t->unit,
+                     t->order);
     return descriptor_packet(s);
 }
 

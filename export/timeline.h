@@ -45,6 +45,8 @@ struct tl_track {
     /* TL_COUNTER: counters of the same axis group under the same parent share
      * their y-axis (--unified-memory-scale); NULL: an axis of its own */
     const char *axis;
+    /* TL_COUNTER: the unit of its values ("bytes", "ns", "%", "B/s"...) */
+    const char *unit;
     /* TL_PROCESS: the parent process (0: not known) and the command line
      * (arguments joined by spaces; NULL: not known) */
     uint32_t ppid;

@@ -22,11 +22,12 @@ NAME_ROW(core_name, "CPU core")
 NAME_ROW(state_name, "Thread state")
 NAME_ROW(samples_name, "Backtrace samples")
 
-/* under the thread, after its HGGC API row (1) and before OS runtime (6) */
-static const struct tl_thread_row utilization_row = {2, utilization_name, 1};
-static const struct tl_thread_row core_row = {3, core_name, 0};
-static const struct tl_thread_row state_row = {4, state_name, 0};
-static const struct tl_thread_row samples_row = {7, samples_name, 0};
+/* under the thread, first (enum tl_thread_rank) */
+static const struct tl_thread_row utilization_row = {TL_RANK_CPU_UTILIZATION, utilization_name, 1,
+                                                      "%"};
+static const struct tl_thread_row core_row = {TL_RANK_CPU_CORE, core_name, 0, NULL};
+static const struct tl_thread_row state_row = {TL_RANK_THREAD_STATE, state_name, 0, NULL};
+static const struct tl_thread_row samples_row = {TL_RANK_BACKTRACE_SAMPLES, samples_name, 0, NULL};
 
 uint32_t tw_cpu_group(struct walk *w)
 {
@@ -72,8 +73,10 @@ static int walk_cores(struct walk *w)
         const char *process = (const char *)sqlite3_column_text(st, 7);
         const char *thread = (const char *)sqlite3_column_text(st, 8);
         if (sqlite3_column_int(st, 5))
+            /* a thread that was never named has its process's name (Linux's comm) */
             snprintf(name, sizeof name, "%s (%lld) / %s (%lld)", process ? process : "process",
-                     (long long)sqlite3_column_int64(st, 3), thread ? thread : "thread",
+                     (long long)sqlite3_column_int64(st, 3),
+                     thread ? thread : process ? process : "thread",
                      (long long)sqlite3_column_int64(st, 4));
         else
             snprintf(name, sizeof name, "other (%lld)", (long long)sqlite3_column_int64(st, 4));

@@ -511,7 +511,7 @@ static int walk_memory(struct walk *w)
                                : pinned                    ? "host memory (bytes)"
                                                            : "device memory (bytes)";
             row = tw_counter_row_new(w, key, (size_t)n, p->lanes[0].uuid, p->sort_index, name, 3,
-                                     axis);
+                                     axis, "bytes");
         }
         int64_t ts = sqlite3_column_int64(st, 3);
         if (ts < w->o->filter_start)
@@ -536,7 +536,7 @@ static void failed_row_name(struct walk *w, int64_t sub, char *out, size_t size)
 }
 
 /* under the thread, after its HGGC API row */
-static const struct tl_thread_row failed_row = {11, failed_row_name, 0};
+static const struct tl_thread_row failed_row = {TL_RANK_FAILED_ALLOCATIONS, failed_row_name, 0, NULL};
 
 /* Allocation calls that failed (--hggc-memory-usage): instants on a
  * "Failed allocations" row of their device (of the calling thread when the

@@ -39,7 +39,7 @@ static uint32_t cpu_event_row(struct walk *w, int64_t event, int64_t cpu)
     /* after the cores' rows (rank cpu + 1) */
     uint32_t order = cpu >= 0 && cpu < 126 ? 129 + (uint32_t)cpu : 255;
     return tw_counter_row_new(w, key, (size_t)n, g->lanes[0].uuid, g->sort_index, name, order,
-                              NULL);
+                              NULL, "events/s");
 }
 
 /* One reading: the rate since the previous one from there, or where a
@@ -99,7 +99,8 @@ static void thread_event_name(struct walk *w, int64_t sub, char *out, size_t siz
 }
 
 /* under the thread, after its other rows */
-static const struct tl_thread_row thread_event_row = {40, thread_event_name, 1};
+static const struct tl_thread_row thread_event_row = {TL_RANK_EVENT_RATES, thread_event_name, 1,
+                                                       "events/s"};
 
 static uint32_t thread_rate_row(struct walk *w, sqlite3_stmt *st)
 {

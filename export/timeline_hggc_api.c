@@ -14,7 +14,7 @@ static void api_row_name(struct walk *w, int64_t sub, char *out, size_t size)
     snprintf(out, size, "HGGC API");
 }
 
-static const struct tl_thread_row api_row = {1, api_row_name, 0};
+static const struct tl_thread_row api_row = {TL_RANK_HGGC_API, api_row_name, 0, NULL};
 
 static int walk_api(struct walk *w)
 {

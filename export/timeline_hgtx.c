@@ -24,7 +24,7 @@ static void hgtx_row_name(struct walk *w, int64_t domain, char *out, size_t size
 }
 
 /* after the API row, by domain */
-static const struct tl_thread_row hgtx_row = {10, hgtx_row_name, 0};
+static const struct tl_thread_row hgtx_row = {TL_RANK_HGTX, hgtx_row_name, 0, NULL};
 
 /* Category names by (domain, number): the string id (a small table). */
 static int load_categories(struct walk *w, struct asys_u64map *names)

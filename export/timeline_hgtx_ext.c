@@ -34,7 +34,8 @@ static int walk_counters(struct walk *w)
                  (const char *)sqlite3_column_text(st, 5), field ? "." : "", field ? field : "",
                  unit ? " (" : "", unit ? unit : "", unit ? ")" : "");
         uint32_t row = tw_process_counter(w, (uint32_t)sqlite3_column_int64(st, 0), "hc",
-                                          sqlite3_column_int64(st, 1), field, name, 900000, NULL);
+                                          sqlite3_column_int64(st, 1), field, name, 900000, NULL,
+                                          unit);
         /* a uint64 above INT64_MAX is TEXT of its digits */
         double value = sqlite3_column_int(st, 7)
                            ? strtod((const char *)sqlite3_column_text(st, 4), NULL)
@@ -56,7 +57,7 @@ static void lock_row_name(struct walk *w, int64_t sub, char *out, size_t size)
 }
 
 /* after the HGTX rows */
-static const struct tl_thread_row lock_row = {20, lock_row_name, 0};
+static const struct tl_thread_row lock_row = {TL_RANK_HGTX_LOCKS, lock_row_name, 0, NULL};
 
 static int walk_locks(struct walk *w)
 {
@@ -118,7 +119,8 @@ static int walk_heaps(struct walk *w)
         snprintf(name, sizeof name, "HGTX heap %s (bytes in regions)",
                  (const char *)sqlite3_column_text(st, 4));
         uint32_t row = tw_process_counter(w, (uint32_t)sqlite3_column_int64(st, 0), "hh",
-                                          sqlite3_column_int64(st, 1), NULL, name, 900001, NULL);
+                                          sqlite3_column_int64(st, 1), NULL, name, 900001, NULL,
+                                          "bytes");
         if (!row || tw_emit_counter(w, row, sqlite3_column_int64(st, 2),
                                     (double)sqlite3_column_int64(st, 3)) != 0)
             break;

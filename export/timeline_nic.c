@@ -13,18 +13,21 @@ struct nic_track {
     const char *metric;
     const char *name; /* the manual's words, then the unit */
     const char *axis;
+    const char *unit;
 };
 
 static const struct nic_track tracks[] = {
-    {"rx_speed", "Network receive speed (B/s)", "nic speed (B/s)"},
-    {"tx_speed", "Network transmit speed (B/s)", "nic speed (B/s)"},
-    {"rx_packet_size", "Network receive packet size (B)", "nic packet size (B)"},
-    {"tx_packet_size", "Network transmit packet size (B)", "nic packet size (B)"},
-    {"rx_packet_rate", "Network receive packets (packets/s)", "nic packets (packets/s)"},
-    {"tx_packet_rate", "Network transmit packets (packets/s)", "nic packets (packets/s)"},
-    {"rx_cnp_rate", "Network receive CNP rate (CNP/s)", "nic CNPs (CNP/s)"},
-    {"tx_cnp_rate", "Network transmit CNP rate (CNP/s)", "nic CNPs (CNP/s)"},
-    {"send_wait", "Send wait (ticks/s)", NULL},
+    {"rx_speed", "Network receive speed (B/s)", "nic speed (B/s)", "B/s"},
+    {"tx_speed", "Network transmit speed (B/s)", "nic speed (B/s)", "B/s"},
+    {"rx_packet_size", "Network receive packet size (B)", "nic packet size (B)", "bytes"},
+    {"tx_packet_size", "Network transmit packet size (B)", "nic packet size (B)", "bytes"},
+    {"rx_packet_rate", "Network receive packets (packets/s)", "nic packets (packets/s)",
+     "packets/s"},
+    {"tx_packet_rate", "Network transmit packets (packets/s)", "nic packets (packets/s)",
+     "packets/s"},
+    {"rx_cnp_rate", "Network receive CNP rate (CNP/s)", "nic CNPs (CNP/s)", "CNP/s"},
+    {"tx_cnp_rate", "Network transmit CNP rate (CNP/s)", "nic CNPs (CNP/s)", "CNP/s"},
+    {"send_wait", "Send wait (ticks/s)", NULL, "ticks/s"},
 };
 #define TRACK_COUNT (sizeof tracks / sizeof tracks[0])
 
@@ -55,7 +58,8 @@ static uint32_t nic_track_row(struct walk *w, uint32_t group, int64_t id, size_t
     if (!g)
         return 0;
     return tw_counter_row_new(w, key, (size_t)n, g->lanes[0].uuid, g->sort_index,
-                              tracks[track].name, (uint32_t)track + 1, tracks[track].axis);
+                              tracks[track].name, (uint32_t)track + 1, tracks[track].axis,
+                              tracks[track].unit);
 }
 
 static int walk_nic(struct walk *w)

@@ -11,7 +11,7 @@ static void osrt_row_name(struct walk *w, int64_t sub, char *out, size_t size)
 }
 
 /* after the CPU rows (timeline_cpu.c), as the manual shows them */
-static const struct tl_thread_row osrt_row = {6, osrt_row_name, 0};
+static const struct tl_thread_row osrt_row = {TL_RANK_OS_RUNTIME, osrt_row_name, 0, NULL};
 
 static int walk_osrt(struct walk *w)
 {

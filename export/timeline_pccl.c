@@ -21,7 +21,7 @@ static void api_row_name(struct walk *w, int64_t sub, char *out, size_t size)
 }
 
 /* after Python (8), before HGTX (10) */
-static const struct tl_thread_row api_row = {9, api_row_name, 0};
+static const struct tl_thread_row api_row = {TL_RANK_PCCL_API, api_row_name, 0, NULL};
 
 /* The name in string column `col`, "?" when NULL (a record without it). */
 static struct tl_name name_at(struct walk *w, sqlite3_stmt *st, int col)

@@ -32,7 +32,7 @@ static uint32_t metric_row(struct walk *w, uint32_t group, int64_t metric_id, in
     snprintf(name, sizeof name, "%s (%s)", metric, unit);
     snprintf(axis, sizeof axis, "ppu metrics (%s)", unit);
     return tw_counter_row_new(w, key, (size_t)n, g->lanes[0].uuid, g->sort_index, name,
-                              (uint32_t)slot + 1, axis);
+                              (uint32_t)slot + 1, axis, unit);
 }
 
 static int walk_ppu_metrics(struct walk *w)

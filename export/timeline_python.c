@@ -13,7 +13,7 @@ static void python_row_name(struct walk *w, int64_t sub, char *out, size_t size)
 }
 
 /* under the thread, after the CPU backtrace samples (7) */
-static const struct tl_thread_row python_row = {8, python_row_name, 0};
+static const struct tl_thread_row python_row = {TL_RANK_PYTHON_SAMPLES, python_row_name, 0, NULL};
 
 static int walk_python_samples(struct walk *w)
 {

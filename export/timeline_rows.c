@@ -52,6 +52,7 @@ static int declare(struct walk *w, uint64_t uuid, uint64_t parent, enum tl_track
                          lane,
                          sort_index,
                          kind == TL_COUNTER ? w->counter_axis : NULL,
+                         kind == TL_COUNTER ? w->counter_unit : NULL,
                          kind == TL_PROCESS ? w->process_ppid : 0,
                          kind == TL_PROCESS ? w->process_cmdline : NULL};
     w->stats->tracks++;
@@ -107,11 +108,13 @@ uint32_t tw_row_new_entity(struct walk *w, const void *key, size_t key_len, uint
 
 uint32_t tw_counter_row_new(struct walk *w, const void *key, size_t key_len, uint64_t parent,
                             uint64_t parent_sort, const char *name, uint32_t order,
-                            const char *axis)
+                            const char *axis, const char *unit)
 {
     w->counter_axis = axis;
+    w->counter_unit = unit;
     uint32_t id = tw_row_new(w, key, key_len, parent, parent_sort, TL_COUNTER, name, order, 0);
     w->counter_axis = NULL;
+    w->counter_unit = NULL;
     return id;
 }
 
@@ -129,23 +132,25 @@ static void open_slice_free(struct open_slice *o)
     o->late_count = 0;
 }
 
-/* Ends the slices of `l` that are over by `until`: first, for a slice with
- * late flows, the instant at its end that they end on (after their sources
- * began: a flow is drawn from the slice that starts first), then the end. */
+/* Ends the slices of `l` that are over by `until`: the end, then, for a
+ * slice with late flows, the instant at its end that they end on (after
+ * their sources began: a flow is drawn from the slice that starts first).
+ * The instant follows the end, beside the slice and not inside it, as a
+ * JSON instant at a complete event's end is read. */
 static void lane_pop(struct walk *w, struct lane *l, int64_t until)
 {
     while (l->depth && l->open[l->depth - 1].end <= until) {
         struct open_slice *o = &l->open[--l->depth];
         if (o->end > l->last_ts)
             l->last_ts = o->end;
+        if (w->ops->end(w->sink, l->uuid, o->end) != 0)
+            tw_sink_failed(w);
         if (o->late_count) {
             struct tl_flows f = {NULL, 0, o->late, o->late_count, NULL, 0, 0};
             w->stats->instants++;
             if (w->ops->instant(w->sink, l->uuid, o->end, o->late_name, o->late_cat, &f, NULL))
                 tw_sink_failed(w);
         }
-        if (w->ops->end(w->sink, l->uuid, o->end) != 0)
-            tw_sink_failed(w);
         open_slice_free(o);
     }
 }

@@ -69,9 +69,14 @@ static uint32_t thread_row(struct walk *w, uint32_t pid, uint32_t tid)
     uint32_t process = tw_process_row(w, pid);
     if (!process)
         return 0;
-    sqlite3_stmt *st = tw_prepare(w, "SELECT s.value FROM threads AS t\n"
-                                     "LEFT JOIN strings AS s ON s.id = t.name_id\n"
-                                     "WHERE t.pid = ? AND t.tid = ?");
+    /* a thread that was never named has its process's name, as Linux's comm
+     * and Perfetto have it */
+    sqlite3_stmt *st = tw_prepare(w, "SELECT COALESCE(\n"
+                                     "  (SELECT s.value FROM threads AS t\n"
+                                     "   JOIN strings AS s ON s.id = t.name_id\n"
+                                     "   WHERE t.pid = ?1 AND t.tid = ?2),\n"
+                                     "  (SELECT s.value FROM processes AS p\n"
+                                     "   JOIN strings AS s ON s.id = p.name_id WHERE p.pid = ?1))");
     if (!st)
         return 0;
     sqlite3_bind_int64(st, 1, pid);
@@ -109,8 +114,10 @@ uint32_t tw_thread_child_row(struct walk *w, uint32_t pid, uint32_t tid,
         kind->name(w, sub, name, sizeof name);
         struct row *t = tw_row_at(w, thread);
         uint32_t order = kind->order + (sub ? (uint32_t)(sub & 0xff) : 0);
-        id = tw_row_new(w, key, sizeof key, t->lanes[0].uuid, t->sort_index,
-                        kind->counter ? TL_COUNTER : TL_PLAIN, name, order, 0);
+        id = kind->counter ? tw_counter_row_new(w, key, sizeof key, t->lanes[0].uuid,
+                                                t->sort_index, name, order, NULL, kind->unit)
+                           : tw_row_new(w, key, sizeof key, t->lanes[0].uuid, t->sort_index,
+                                        TL_PLAIN, name, order, 0);
     }
     memcpy(w->last_row_key, key, sizeof key);
     w->last_row = id;
@@ -119,7 +126,8 @@ uint32_t tw_thread_child_row(struct walk *w, uint32_t pid, uint32_t tid,
 
 /* A counter row under process `pid`, created on first use. */
 uint32_t tw_process_counter(struct walk *w, uint32_t pid, const char *key_kind, int64_t key_id,
-                            const char *field, const char *name, uint32_t order, const char *axis)
+                            const char *field, const char *name, uint32_t order, const char *axis,
+                            const char *unit)
 {
     char key[512];
     int n = snprintf(key, sizeof key, "%s/%u/%lld/%s", key_kind, pid, (long long)key_id,
@@ -134,7 +142,7 @@ uint32_t tw_process_counter(struct walk *w, uint32_t pid, const char *key_kind, 
     if (!p)
         return 0;
     return tw_counter_row_new(w, key, (size_t)n, p->lanes[0].uuid, p->sort_index, name, order,
-                              axis);
+                              axis, unit);
 }
 
 int tw_emit_counter(struct walk *w, uint32_t row, int64_t ts, double value)

@@ -87,6 +87,7 @@ struct walk {
     uint64_t done, total;     /* events, for progress */
     uint8_t last_row_key[24]; /* tw_thread_child_row's last answer */
     const char *counter_axis; /* the axis group of the counter row being declared */
+    const char *counter_unit; /* and its unit */
     uint32_t process_ppid;    /* the process row being declared: its parent, its command */
     const char *process_cmdline;
     uint32_t last_row;
@@ -118,10 +119,11 @@ uint32_t tw_row_new_entity(struct walk *w, const void *key, size_t key_len, uint
                            uint64_t parent_sort, enum tl_track_kind kind, const char *name,
                            const char *label, uint32_t order, uint32_t pid, uint32_t tid);
 /* A counter row whose y-axis is shared with the other counters of `axis`
- * under the same parent (NULL: its own). */
+ * under the same parent (NULL: its own); its values are in `unit` (NULL:
+ * none given). */
 uint32_t tw_counter_row_new(struct walk *w, const void *key, size_t key_len, uint64_t parent,
                             uint64_t parent_sort, const char *name, uint32_t order,
-                            const char *axis);
+                            const char *axis, const char *unit);
 uint32_t tw_row_find(struct walk *w, const void *key, size_t key_len);
 /* flows and args may be NULL */
 int tw_emit_slice(struct walk *w, uint32_t row_id, int64_t start, int64_t end, struct tl_name name,
@@ -178,11 +180,31 @@ uint32_t tw_cpu_group(struct walk *w);
 /* process and thread rows (timeline_threads.c) */
 uint32_t tw_process_row(struct walk *w, uint32_t pid);
 /* A kind of row under a thread: each family that draws per-thread rows has one. */
+/* The rows under a thread, in the manual's order: what the thread did on
+ * the CPU first, then the APIs it called (one list: the families' ranks
+ * must not collide; a row with a sub id, an HGTX domain, adds it). */
+enum tl_thread_rank {
+    TL_RANK_CPU_UTILIZATION = 1,
+    TL_RANK_CPU_CORE = 2,
+    TL_RANK_THREAD_STATE = 3,
+    TL_RANK_BACKTRACE_SAMPLES = 4,
+    TL_RANK_PYTHON_SAMPLES = 5,
+    TL_RANK_HGGC_API = 8,
+    TL_RANK_PCCL_API = 12,
+    TL_RANK_OS_RUNTIME = 14,
+    TL_RANK_HGTX = 16, /* + the domain */
+    TL_RANK_FAILED_ALLOCATIONS = 96,
+    TL_RANK_HGTX_LOCKS = 112,
+    TL_RANK_HEAP = 128,
+    TL_RANK_EVENT_RATES = 160,
+};
+
 struct tl_thread_row {
-    uint32_t order; /* rank under the thread; a row with a sub id adds (sub & 0xff) */
+    uint32_t order; /* enum tl_thread_rank; a row with a sub id adds (sub & 0xff) */
     /* the row's name for sub id `sub` (an HGTX domain...); called once per row */
     void (*name)(struct walk *w, int64_t sub, char *out, size_t size);
-    int counter; /* a counter row (TL_COUNTER), not slices */
+    int counter;      /* a counter row (TL_COUNTER), not slices */
+    const char *unit; /* a counter row's unit */
 };
 /* The row of `kind` (and sub id) under thread (pid, tid), created on first use. */
 uint32_t tw_thread_child_row(struct walk *w, uint32_t pid, uint32_t tid,
@@ -191,7 +213,8 @@ uint32_t tw_thread_child_row(struct walk *w, uint32_t pid, uint32_t tid,
  * created on first use (0 when it cannot be), and one value on it (clamped
  * to the window's start). */
 uint32_t tw_process_counter(struct walk *w, uint32_t pid, const char *key_kind, int64_t key_id,
-                            const char *field, const char *name, uint32_t order, const char *axis);
+                            const char *field, const char *name, uint32_t order, const char *axis,
+                            const char *unit);
 int tw_emit_counter(struct walk *w, uint32_t row, int64_t ts, double value);
 
 #endif

@@ -122,6 +122,7 @@ class Track:
         self.thread_name = None
         self.counter = False
         self.axis = None  # CounterDescriptor.y_axis_share_key
+        self.unit = None  # CounterDescriptor.unit or unit_name
         self.child_ordering = None
         self.rank = None
         self.merge = None  # sibling_merge_behavior
@@ -298,7 +299,11 @@ def _descriptor(trace, index, buf):
     t.parent = d.get(5, 0)
     t.counter = 8 in d
     if t.counter:
-        t.axis = _text(trace, _one(d[8], {7}).get(7, b''), 'a y-axis share key') or None
+        cd = _one(d[8], {3, 6, 7})
+        t.axis = _text(trace, cd.get(7, b''), 'a y-axis share key') or None
+        # CounterDescriptor.unit (1 ns, 2 count, 3 bytes) or unit_name
+        t.unit = {1: 'ns', 2: 'count', 3: 'bytes'}.get(cd.get(3)) or \
+            _text(trace, cd.get(6, b''), 'a unit name') or None
     t.child_ordering = d.get(11)
     t.rank = _int32(d[12]) if 12 in d else None
     t.merge = d.get(15)

@@ -587,6 +587,18 @@ class Outputs(SamplingCase):
         cores = [e for e in trace.events_on(lambda t: t.name.startswith('CPU ') and
                                             t.name[4:].isdigit()) if e.type == pftrace.BEGIN]
         self.assertTrue(any('cpu_burn_nofp' in e.name for e in cores))
+        # the manual's thread rows first, in its order, then any other (issue 31.12)
+        first = ['CPU utilization', 'CPU core', 'Thread state', 'Backtrace samples']
+        for parent in {t.parent for t in trace.tracks.values() if t.name in first}:
+            rows = sorted((t for t in trace.tracks.values() if t.parent == parent),
+                          key=lambda t: t.rank)
+            names = [t.name for t in rows]
+            self.assertEqual(names[:len([n for n in first if n in names])],
+                             [n for n in first if n in names])
+        counters = [t for t in trace.tracks.values() if t.counter]
+        self.assertTrue(counters)
+        self.assertEqual([t.name for t in counters if not t.unit], [])
+        self.assertEqual({t.unit for t in counters if t.name == 'CPU utilization'}, {'%'})
 
 
 def perf_events_work():

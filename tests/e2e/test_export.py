@@ -126,6 +126,45 @@ class Timeline(ExportCase):
         """Slices on the tracks (lanes included) named `row`."""
         return [e for e in trace.events_on(lambda t: t.name == row) if e.type == pftrace.BEGIN]
 
+    def test_thread_names_row_order_units_and_late_instants(self):
+        # issue 31.12: an unnamed thread has its process's name, not "thread";
+        # API rows in one order; counters carry a unit; the instant a late
+        # flow ends on lies beside its slice, as in the JSON
+        trace = self.pftrace()
+        threads = [t for t in trace.tracks.values() if t.is_thread()]
+        self.assertGreater(len(threads), 1)
+        self.assertNotIn('thread', {t.thread_name for t in threads})
+        self.assertEqual({t.thread_name for t in threads}, {'hggc_workload'})
+        order = ['HGGC API', 'OS runtime', 'HGTX']
+        for parent in {t.parent for t in trace.tracks.values() if t.name in order}:
+            names = [t.name for t in sorted((t for t in trace.tracks.values()
+                                             if t.parent == parent and t.name in order),
+                                            key=lambda t: t.rank)]
+            self.assertEqual(names, [n for n in order if n in names])
+        counters = [t for t in trace.tracks.values() if t.counter]
+        self.assertTrue(counters)
+        self.assertEqual([t.name for t in counters if not t.unit], [])
+        stacks, late = {}, 0
+        for e in trace.events:
+            stack = stacks.setdefault(e.track, [])
+            if e.type == pftrace.BEGIN:
+                stack.append(e)
+            elif e.type == pftrace.END:
+                stack.pop()
+            elif e.type == pftrace.INSTANT and e.terminating:
+                late += 1
+                self.assertFalse(stack and stack[-1].ts <= e.ts and
+                                 self.slice_end(trace, stack[-1]) == e.ts,
+                                 'a late-flow instant inside the slice it ends: %r' % e)
+        self.assertGreater(late, 0)
+
+    @staticmethod
+    def slice_end(trace, begin):
+        for e in trace.events[trace.events.index(begin):]:
+            if e.type == pftrace.END and e.slice is begin:
+                return e.ts
+        return None
+
     def test_concurrent_device_work_is_never_nested(self):
         # issue 31.11: step_c() ran inside step_b()'s time on the graph exec and
         # "Kernels (all streams)" rows and was drawn as its child; device work
