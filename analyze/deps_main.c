@@ -12,6 +12,7 @@
 #include "cli_args.h"
 #include "deps_path.h"
 #include "output_format.h"
+#include "import_progress.h"
 #include "report_db.h"
 #include "time_filter.h"
 
@@ -493,9 +494,20 @@ int main(int argc, char **argv)
         goto out;
     }
     rc = ASYS_EXIT_FAILURE;
-    struct asys_db_options dbo = {a.sqlite_path,    0, warn, &a, on_build, &a.limits,
-                                  a.force_overwrite};
-    if (asys_report_db_open(a.input, &dbo, &rdb, &err) != 0) {
+    struct asys_progress_line progress;
+    asys_progress_line_init(&progress, PROG, a.quiet);
+    struct asys_db_options dbo = {a.sqlite_path,
+                                  0,
+                                  warn,
+                                  &a,
+                                  on_build,
+                                  &a.limits,
+                                  a.force_overwrite,
+                                  asys_progress_line_update,
+                                  &progress};
+    int opened = asys_report_db_open(a.input, &dbo, &rdb, &err);
+    asys_progress_line_end(&progress);
+    if (opened != 0) {
         asys_err_print(PROG, "open", a.input, &err);
         goto out;
     }

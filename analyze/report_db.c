@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -279,11 +280,42 @@ static void release_warnings(struct held_warnings *h, const struct asys_db_optio
     }
 }
 
+/* The limits of a build: the caller's, where the default ceiling on what
+ * the report expands to is also a quarter of the free space beside the
+ * database: its tables and indexes take several times the records they hold
+ * (7x for 8-byte marks), so no import of more fits there, and a bomb just
+ * under the ratio stops early instead of filling the disk. */
+static void build_limits(const struct asys_db_options *o, const char *tmp,
+                         struct asys_report_limits *l)
+{
+    if (o->limits)
+        *l = *o->limits;
+    else
+        asys_report_limits_default(l);
+    l->progress = o->on_progress;
+    l->progress_ctx = o->progress_ctx;
+    char dir[PATH_MAX + 32];
+    snprintf(dir, sizeof dir, "%s", tmp);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *(slash == dir ? slash + 1 : slash) = '\0';
+    struct statvfs fs;
+    if (l->max_bytes == ASYS_DEFAULT_MAX_REPORT_BYTES && statvfs(slash ? dir : ".", &fs) == 0) {
+        uint64_t quarter = (uint64_t)fs.f_bavail * fs.f_frsize / 4;
+        if (quarter < l->max_bytes) {
+            l->max_bytes = quarter > (16u << 20) ? quarter : 16u << 20;
+            l->max_bytes_why = "a quarter of the free space where its analysis database goes";
+        }
+    }
+}
+
 /* Imports into a fresh file at `tmp`. */
 static int build(const char *report_path, const char *tmp, const struct report_identity *id,
                  const struct asys_db_options *o, struct asys_import_stats *stats,
                  struct asys_err *err)
 {
+    struct asys_report_limits limits;
+    build_limits(o, tmp, &limits);
     sqlite3 *db = NULL;
     struct held_warnings held = {0};
     int rc = -1;
@@ -294,7 +326,7 @@ static int build(const char *report_path, const char *tmp, const struct report_i
         asys_fail(err, "cannot create '%s': %s", tmp, db ? sqlite3_errmsg(db) : "out of memory");
         goto out;
     }
-    if (asys_import_report(report_path, db, o->limits, hold_warning, &held, stats, err) != 0)
+    if (asys_import_report(report_path, db, &limits, hold_warning, &held, stats, err) != 0)
         goto out;
     rc = write_cache_row(db, id, err);
 out:

@@ -23,6 +23,9 @@ struct asys_db_options {
     void (*on_build)(void *ctx, const char *report, const char *db_path);
     const struct asys_report_limits *limits; /* NULL: the defaults */
     int force_overwrite; /* --sqlite PATH may replace a file that is not an analysis database */
+    /* called while a (re)build reads the report: its bytes read of its size */
+    void (*on_progress)(void *ctx, uint64_t done, uint64_t total);
+    void *progress_ctx;
 };
 
 struct asys_report_db {

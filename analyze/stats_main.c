@@ -15,6 +15,7 @@
 #include "file_mode.h"
 #include "output_format.h"
 #include "report_catalog.h"
+#include "import_progress.h"
 #include "report_db.h"
 #include "report_run.h"
 #include "time_filter.h"
@@ -452,9 +453,20 @@ int main(int argc, char **argv)
                 PROG);
         goto out;
     }
-    struct asys_db_options dbo = {a.sqlite_path, a.force_export,   warn, &a, on_build,
-                                  &a.limits,     a.force_overwrite};
-    if (asys_report_db_open(a.input, &dbo, &rdb, &err) != 0) {
+    struct asys_progress_line progress;
+    asys_progress_line_init(&progress, PROG, a.quiet);
+    struct asys_db_options dbo = {a.sqlite_path,
+                                  a.force_export,
+                                  warn,
+                                  &a,
+                                  on_build,
+                                  &a.limits,
+                                  a.force_overwrite,
+                                  asys_progress_line_update,
+                                  &progress};
+    int opened = asys_report_db_open(a.input, &dbo, &rdb, &err);
+    asys_progress_line_end(&progress);
+    if (opened != 0) {
         asys_err_print(PROG, "open", a.input, &err);
         rc = ASYS_EXIT_FAILURE;
         goto out;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -309,11 +310,12 @@ struct asys_archive_reader {
     uint64_t member_pad;
     int in_member;
     uint64_t compressed_read; /* bytes taken from fd */
+    uint64_t file_size;
     struct asys_archive_limits limits;
-    int limited;   /* the error is a limit, not damage */
-    int truncated; /* the error is the end of the file */
-    int tar_seen;  /* a tar header was read: the stream is an archive */
-    int marked;    /* the file begins with the report mark */
+    int limited;      /* the error is a limit, not damage */
+    int truncated;    /* the error is the end of the file */
+    int tar_seen;     /* a tar header was read: the stream is an archive */
+    int marked;       /* the file begins with the report mark */
     int cut_in_frame; /* the file ended inside a zstd frame */
     char error[256];
 };
@@ -339,9 +341,10 @@ static int check_limits(struct asys_archive_reader *r, uint64_t total)
     const struct asys_archive_limits *l = &r->limits;
     if (l->max_bytes && total > l->max_bytes) {
         snprintf(r->error, sizeof r->error,
-                 "report expands beyond %llu bytes (a damaged or hostile report? "
+                 "report expands beyond %llu bytes%s%s (a damaged or hostile report? "
                  "--max-report-size allows more)",
-                 (unsigned long long)l->max_bytes);
+                 (unsigned long long)l->max_bytes, l->max_bytes_why ? ", " : "",
+                 l->max_bytes_why ? l->max_bytes_why : "");
         r->limited = 1;
         return -1;
     }
@@ -376,6 +379,8 @@ static int refill(struct asys_archive_reader *r)
             r->in_len = (size_t)n;
             r->in_eof = n == 0;
             r->compressed_read += (uint64_t)n;
+            if (r->limits.progress)
+                r->limits.progress(r->limits.progress_ctx, r->compressed_read, r->file_size);
         }
         if (r->in_pos == r->in_len && r->in_eof) {
             r->cut_in_frame = r->frame_left != 0;
@@ -436,6 +441,8 @@ int asys_archive_reader_open(struct asys_archive_reader **out, const char *path,
         free(r);
         return -1;
     }
+    struct stat st;
+    r->file_size = fstat(r->fd, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
     r->in_size = ZSTD_DStreamInSize();
     r->out_size = ZSTD_DStreamOutSize();
     r->in = malloc(r->in_size);

@@ -64,6 +64,11 @@ struct asys_archive_limits {
     uint32_t max_expansion;
     uint64_t expansion_slack;
     uint64_t max_bytes;
+    /* what max_bytes stands for, said when it is reached (NULL: the option) */
+    const char *max_bytes_why;
+    /* called as the file is read: compressed bytes read so far of its size */
+    void (*progress)(void *ctx, uint64_t done, uint64_t total);
+    void *progress_ctx;
 };
 
 /* Opens `path`; kind INPUT when it is not a zstd stream.  `limits` may be NULL. */

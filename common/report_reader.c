@@ -100,6 +100,9 @@ void asys_report_limits_default(struct asys_report_limits *l)
     l->max_expansion = ASYS_DEFAULT_MAX_EXPANSION;
     l->max_bytes = ASYS_DEFAULT_MAX_REPORT_BYTES;
     l->max_segment_records = ASYS_DEFAULT_MAX_SEGMENT_RECORDS;
+    l->max_bytes_why = NULL;
+    l->progress = NULL;
+    l->progress_ctx = NULL;
 }
 
 /* Says what is wrong with a report whose manifest could not be read: a
@@ -139,7 +142,9 @@ int asys_report_reader_open(struct asys_report_reader **out, const char *path,
         asys_report_limits_default(&r->limits);
     /* the first 16 MiB (manifest.json, small reports) whatever their ratio: a bomb
      * shows past that, before the importer has stored much of it */
-    struct asys_archive_limits al = {r->limits.max_expansion, 16u << 20, r->limits.max_bytes};
+    struct asys_archive_limits al = {r->limits.max_expansion, 16u << 20,
+                                     r->limits.max_bytes,     r->limits.max_bytes_why,
+                                     r->limits.progress,      r->limits.progress_ctx};
     if (asys_archive_reader_open(&r->archive, path, &al, err) != 0)
         goto fail;
     int rc = asys_archive_next(r->archive, &r->current, err);

@@ -17,6 +17,10 @@ struct asys_report_limits {
     uint32_t max_expansion;       /* decompressed bytes per compressed byte; 0: no limit */
     uint64_t max_bytes;           /* decompressed bytes in all; 0: no limit */
     uint64_t max_segment_records; /* records in one segment; 0: no limit */
+    const char *max_bytes_why;    /* what max_bytes stands for (NULL: the option) */
+    /* called as the report is read: its bytes read so far of its size */
+    void (*progress)(void *ctx, uint64_t done, uint64_t total);
+    void *progress_ctx;
 };
 #define ASYS_DEFAULT_MAX_EXPANSION 1000u
 #define ASYS_DEFAULT_MAX_REPORT_BYTES (1ull << 40)

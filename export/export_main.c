@@ -20,6 +20,7 @@
 #include "output_format.h"
 #include "parse_util.h"
 #include "report_catalog.h"
+#include "import_progress.h"
 #include "report_db.h"
 #include "report_run.h"
 #include "sink_json.h"
@@ -395,10 +396,10 @@ static int file_set_check(struct file_set *s)
         struct stat st;
         struct csv_file *c = &s->files[i];
         c->existed = lstat(c->path, &st) == 0;
-        const char *why = !c->existed               ? NULL
-                          : S_ISDIR(st.st_mode)     ? "it is a directory (give a file name)"
-                          : !s->force               ? "file exists (use --force-overwrite)"
-                                                    : NULL;
+        const char *why = !c->existed           ? NULL
+                          : S_ISDIR(st.st_mode) ? "it is a directory (give a file name)"
+                          : !s->force           ? "file exists (use --force-overwrite)"
+                                                : NULL;
         if (why) {
             fprintf(stderr, "%s: cannot write '%s': %s\n", PROG, c->path, why);
             return -1;
@@ -774,8 +775,14 @@ int main(int argc, char **argv)
     rc = ASYS_EXIT_FAILURE;
     if (a.report_count && find_reports(&a, &cat, defs) != 0)
         goto out;
-    struct asys_db_options dbo = {a.sqlite_path, 0, warn, &a, on_build, &a.limits, a.force};
-    if (asys_report_db_open(a.input, &dbo, &rdb, &err) != 0) {
+    struct asys_progress_line progress;
+    asys_progress_line_init(&progress, PROG, a.quiet);
+    struct asys_db_options dbo = {a.sqlite_path, 0,         warn,    &a,
+                                  on_build,      &a.limits, a.force, asys_progress_line_update,
+                                  &progress};
+    int opened = asys_report_db_open(a.input, &dbo, &rdb, &err);
+    asys_progress_line_end(&progress);
+    if (opened != 0) {
         asys_err_print(PROG, "open", a.input, &err);
         goto out;
     }

@@ -3,6 +3,7 @@ user hands the tools is refused with one line or read with what was skipped
 in report_info; nothing crashes, hangs, or stays behind."""
 import glob
 import os
+import random
 import resource
 import signal
 import sqlite3
@@ -317,6 +318,61 @@ class HostileSql(HostileCase):
         self.refused(self.custom('SELECT 1 AS x; SELECT 2 AS x;'),
                      'holds more than one SQL statement')
         self.refused(self.custom('-- nothing here\n'), 'holds no SQL statement')
+
+
+def near_the_ratio_bomb(mib):
+    """`mib` MiB of marks at a ratio far under the cap (about 150x): a seed
+    in every 64th record keeps zstd from squeezing it further."""
+    rng = random.Random(1)
+    same = craft.word(craft.REC_HGTX_MARK, 1, 2) * 63
+    body = b''.join(same + craft.word(craft.REC_HGTX_MARK, 1, rng.randrange(3, 60000))
+                    for _ in range((mib << 20) // 512))
+    return craft.report([('segments/a.seg', craft.thread_segment(8, 8, 0x88, body))])
+
+
+class DecompressionCeiling(HostileCase):
+    """Issue 31.13: a report under the ratio cap that expands past what the
+    disk can hold stops early with its reason, and a long import says how far
+    it has come."""
+
+    @unittest.skipUnless(os.geteuid() == 0, 'mounting a small tmpfs needs root')
+    def test_the_free_space_caps_what_a_report_expands_to(self):
+        rep_data = near_the_ratio_bomb(64)
+        small = self.path('small')
+        os.mkdir(small)
+        if subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=64M', 'tmpfs', small],
+                          capture_output=True).returncode != 0:
+            self.skipTest('cannot mount a tmpfs here')
+        try:
+            rep = os.path.join(small, 'near.asys-rep')
+            with open(rep, 'wb') as f:
+                f.write(rep_data)
+            start = time.monotonic()
+            self.refused([STATS, '-q', rep], 'a quarter of the free space where its analysis '
+                         'database goes')
+            self.assertLess(time.monotonic() - start, 30)
+            self.assertEqual(os.listdir(small), ['near.asys-rep'])
+            # the user's own ceiling wins over the free space
+            self.refused([STATS, '-q', '--max-report-size', '8M', rep],
+                         'report expands beyond 8388608 bytes (a damaged')
+        finally:
+            subprocess.run(['umount', '-l', small])
+
+    def test_a_long_import_shows_its_progress_on_a_terminal(self):
+        rep = self.write('near.asys-rep', near_the_ratio_bomb(64))
+        log = self.path('terminal.log')
+        # script(1) gives the tool a terminal; the import runs for seconds
+        # before the size cap stops it
+        subprocess.run(['script', '-q', '-e', '-c', '%s --max-report-size 40M %s' % (STATS, rep),
+                        log], capture_output=True, timeout=120, cwd=self.dir)
+        with open(log, 'rb') as f:
+            seen = f.read().decode(errors='replace')
+        self.assertRegex(seen, r'\rasys-stats: importing: +\d+% of [0-9.]+ MiB')
+        self.assertIn('\r\033[K', seen)  # the line is cleared before the verdict
+        self.assertIn('report expands beyond 41943040 bytes', seen)
+        # no terminal, or --quiet: no progress line
+        r = self.run_cmd([STATS, '--max-report-size', '40M', rep])
+        self.assertNotIn(b'importing:', r.stderr)
 
 
 class SqliteOption(HostileCase):
