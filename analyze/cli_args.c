@@ -97,6 +97,20 @@ int asys_cli_list(struct asys_cli *c, const char **list, int *count, int max)
     return 0;
 }
 
+int asys_cli_help_kind(const struct asys_cli *c)
+{
+    if (asys_cli_is(c, "-h", "--help"))
+        return ASYS_CLI_HELP;
+    if (asys_cli_is(c, NULL, "--version"))
+        return ASYS_CLI_VERSION;
+    return 0;
+}
+
+void asys_cli_print_version(const char *prog)
+{
+    printf("%s %s\n", prog, ASYS_VERSION);
+}
+
 int asys_cli_switch(struct asys_cli *c)
 {
     if (c->value)

@@ -36,6 +36,14 @@ const char *asys_cli_choice(struct asys_cli *c, const char *one, const char *oth
  * 0, or -1 after printing why. */
 int asys_cli_list(struct asys_cli *c, const char **list, int *count, int max);
 
+/* -h/--help and --version, which every tool has: ASYS_CLI_HELP,
+ * ASYS_CLI_VERSION, or 0 for any other argument. */
+enum { ASYS_CLI_HELP = 1, ASYS_CLI_VERSION = 2 };
+int asys_cli_help_kind(const struct asys_cli *c);
+
+/* "PROG VERSION" on stdout. */
+void asys_cli_print_version(const char *prog);
+
 /* A switch that may carry true or false: "--x", "--x=false", "--x true". */
 int asys_cli_switch(struct asys_cli *c);
 

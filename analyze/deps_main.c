@@ -60,7 +60,8 @@ static void usage(FILE *out)
             "      --force-overwrite [true]  --sqlite may replace a file that is not one\n"
             "                                (no short form: -f is --format)\n"
             "  -q, --quiet                   no progress messages\n"
-            "  -h, --help                    this help\n");
+            "  -h, --help                    this help\n"
+            "      --version                 the version of asys\n");
     fputs(asys_cli_limits_help, out);
 }
 
@@ -146,8 +147,8 @@ static int parse_args(int argc, char **argv, struct deps_args *a)
             a->force_overwrite = asys_cli_switch(&c);
         } else if (asys_cli_is(&c, "-q", "--quiet")) {
             a->quiet = 1;
-        } else if (asys_cli_is(&c, "-h", "--help")) {
-            a->help = 1;
+        } else if (asys_cli_help_kind(&c)) {
+            a->help = asys_cli_help_kind(&c);
             return 0;
         } else if (asys_cli_positional(&c, &a->input) != 0) {
             return -1;
@@ -481,6 +482,11 @@ int main(int argc, char **argv)
     memset(&r, 0, sizeof r);
     if (parse_args(argc, argv, &a) != 0)
         goto out;
+    if (a.help == ASYS_CLI_VERSION) {
+        asys_cli_print_version(PROG);
+        rc = ASYS_EXIT_OK;
+        goto out;
+    }
     if (a.help) {
         usage(stdout);
         rc = ASYS_EXIT_OK;

@@ -83,7 +83,8 @@ static void usage(FILE *out)
             "                                (no short form: -f is --format, as in nsys stats)\n"
             "      --force-export [true]     rebuild the analysis database\n"
             "  -q, --quiet                   no progress messages\n"
-            "  -h, --help                    this help\n");
+            "  -h, --help                    this help\n"
+            "      --version                 the version of asys\n");
     fputs(asys_cli_limits_help, out);
 }
 
@@ -166,8 +167,8 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
             a->force_overwrite = asys_cli_switch(&c);
         } else if (asys_cli_is(&c, "-q", "--quiet")) {
             a->quiet = 1;
-        } else if (asys_cli_is(&c, "-h", "--help")) {
-            a->help = 1;
+        } else if (asys_cli_help_kind(&c)) {
+            a->help = asys_cli_help_kind(&c);
             return 0;
         } else if (asys_cli_positional(&c, &a->input) != 0) {
             return -1;
@@ -421,6 +422,11 @@ int main(int argc, char **argv)
     int rc = ASYS_EXIT_USAGE, have_db = 0;
     if (parse_args(argc, argv, &a) != 0)
         goto out;
+    if (a.help == ASYS_CLI_VERSION) {
+        asys_cli_print_version(PROG);
+        rc = ASYS_EXIT_OK;
+        goto out;
+    }
     if (a.help) {
         usage(stdout);
         rc = ASYS_EXIT_OK;

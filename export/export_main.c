@@ -100,7 +100,8 @@ static void usage(FILE *out)
             "      --sqlite PATH             the analysis database to use or build\n"
             "  -q, --quiet                   no progress bar, and no line per file written\n"
             "  -v, --verbose                 say what was written, also with --quiet\n"
-            "  -h, --help                    this help\n");
+            "  -h, --help                    this help\n"
+            "      --version                 the version of asys\n");
     fputs(asys_cli_limits_help, out);
 }
 
@@ -187,8 +188,8 @@ static int parse_args(int argc, char **argv, struct export_args *a)
             a->quiet = 1;
         } else if (asys_cli_is(&c, "-v", "--verbose")) {
             a->verbose = 1;
-        } else if (asys_cli_is(&c, "-h", "--help")) {
-            a->help = 1;
+        } else if (asys_cli_help_kind(&c)) {
+            a->help = asys_cli_help_kind(&c);
             return 0;
         } else if (asys_cli_positional(&c, &a->input) != 0) {
             return -1;
@@ -758,6 +759,11 @@ int main(int argc, char **argv)
     int rc = ASYS_EXIT_USAGE, have_db = 0;
     if (parse_args(argc, argv, &a) != 0)
         goto out;
+    if (a.help == ASYS_CLI_VERSION) {
+        asys_cli_print_version(PROG);
+        rc = ASYS_EXIT_OK;
+        goto out;
+    }
     if (a.help) {
         usage(stdout);
         rc = ASYS_EXIT_OK;

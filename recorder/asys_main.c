@@ -83,9 +83,17 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
         return cmd_help(argc, argv);
-    for (const struct command *c = commands; c->name; c++)
-        if (!strcmp(argv[1], c->name))
-            return c->run(argc - 1, argv + 1);
+    for (const struct command *c = commands; c->name; c++) {
+        if (strcmp(argv[1], c->name))
+            continue;
+        /* every command answers --version as its first argument (before a
+         * profiled program's own arguments, which are not ours) */
+        if (argc > 2 && !strcmp(argv[2], "--version")) {
+            printf("asys %s\n", ASYS_VERSION);
+            return 0;
+        }
+        return c->run(argc - 1, argv + 1);
+    }
     fprintf(stderr, "asys: unknown command '%s' (see asys help)\n", argv[1]);
     return 2;
 }

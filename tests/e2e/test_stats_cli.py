@@ -8,7 +8,7 @@ import subprocess
 import time
 import unittest
 
-from asys_e2e import ASYS, STATS, AsysTestCase, prog
+from asys_e2e import ASYS, BIN, STATS, AsysTestCase, prog
 
 
 class StatsCli(AsysTestCase):
@@ -240,6 +240,14 @@ class ProfileCli(AsysTestCase):
         self.assertEqual(wide, [])
         r = self.run_cmd([ASYS, '--version'])
         self.assertTrue(r.stdout.startswith(b'asys '))
+        # every tool and command answers --version the same (issue 29.4)
+        version = r.stdout.split()[1]
+        for argv, name in [([ASYS, 'profile'], b'asys'), ([ASYS, 'finalize'], b'asys'),
+                           ([ASYS, 'dump'], b'asys'), ([STATS], b'asys-stats'),
+                           ([os.path.join(BIN, 'asys-export')], b'asys-export'),
+                           ([os.path.join(BIN, 'asys-deps')], b'asys-deps')]:
+            r = self.run_cmd(argv + ['--version'])
+            self.assertEqual((r.returncode, r.stdout), (0, name + b' ' + version + b'\n'), argv)
         r = self.run_cmd([ASYS, 'nonsense'])
         self.assertEqual(r.returncode, 2)
 
