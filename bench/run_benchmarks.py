@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """asys benchmarks: every figure is a ratio against an anchor measured in the
 same run (no tool, the peer tool, a raw SQLite loop).  Not a test: it prints
-figures for the README and the issue notes.
+figures for bench/RESULTS.md and the issue notes.
 
 usage: bench/run_benchmarks.py [--build DIR] [--pairs N] [--runs K]
                                [--import-ranges N] [--osrt-calls N] [--launches N] [--kernel-ns NS]

@@ -605,14 +605,17 @@ static void on_wake_signal(int sig)
     errno = saved;
 }
 
-/* A real-time signal nobody handles, to wake the main thread with; none
- * when the program already uses it (the sampler then takes the GIL). */
+/* A signal to wake the main thread with: SIGURG, whose default action is
+ * to ignore it, so that one still pending when the program execs (it stays
+ * pending across execve, and the new image has no handler) is dropped
+ * instead of killing the new program, as a real-time signal did.  None when
+ * the program already handles it (the sampler then takes the GIL). */
 static void choose_wake_signal(void)
 {
-    int sig = SIGRTMIN + 7;
+    int sig = SIGURG;
     struct sigaction old, sa;
-    if (asys_env_u64("ASYS_PYTHON_NO_WAKE_SIGNAL", 0) || sig > SIGRTMAX ||
-        sigaction(sig, NULL, &old) != 0 || old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO))
+    if (asys_env_u64("ASYS_PYTHON_NO_WAKE_SIGNAL", 0) || sigaction(sig, NULL, &old) != 0 ||
+        old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO))
         return;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_wake_signal;
@@ -620,6 +623,20 @@ static void choose_wake_signal(void)
     sigemptyset(&sa.sa_mask);
     if (sigaction(sig, &sa, NULL) == 0)
         py.wake_signal = sig;
+}
+
+/* Whether the wake signal still reaches our handler: a program that takes
+ * SIGURG over later (sockets' out-of-band data) gets no signal of ours. */
+static int wake_signal_still_ours(void)
+{
+    struct sigaction now;
+    if (!py.wake_signal)
+        return 0;
+    if (sigaction(py.wake_signal, NULL, &now) != 0 || now.sa_handler != on_wake_signal) {
+        py.wake_signal = 0;
+        return 0;
+    }
+    return 1;
 }
 
 /* os.fork's child: a sampler of its own, nothing remembered from the parent. */
@@ -751,8 +768,8 @@ static void *sampler(void *arg)
              * next bytecode boundary; queued from here, only once something else
              * makes it look (3.11 decides who may run pending calls by the
              * queueing thread) */
-            int queued =
-                py.wake_signal && pthread_kill((pthread_t)py.main_ident, py.wake_signal) == 0;
+            int queued = wake_signal_still_ours() &&
+                         pthread_kill((pthread_t)py.main_ident, py.wake_signal) == 0;
             if (!queued && py.api.add_pending_call(pending_sample, NULL) != 0)
                 __atomic_store_n(&py.pending, 0, __ATOMIC_RELEASE); /* queue full: next period */
         }
