@@ -187,9 +187,9 @@ static int import_session_info(struct asys_importer *imp, const cJSON *m, struct
     TXT("collectors_unavailable", text);
     /* what finalize could not read of the session (bounded: a file's numbers) */
     const cJSON *damage = cJSON_GetObjectItemCaseSensitive(m, "damage");
-    static const char *const damage_keys[] = {"slots_cut_off", "slots_unreadable",
-                                              "slots_out_of_sequence", "slots_after_a_gap",
-                                              "bytes", "segments_ended_early"};
+    static const char *const damage_keys[] = {
+        "slots_cut_off", "slots_unreadable",    "slots_out_of_sequence", "slots_after_a_gap",
+        "bytes",         "segments_ended_early"};
     for (size_t i = 0; damage && i < sizeof damage_keys / sizeof damage_keys[0]; i++) {
         char key[64];
         snprintf(key, sizeof key, "damage_%s", damage_keys[i]);
@@ -368,6 +368,29 @@ static const struct imp_record_op core_ops[] = {
     {ASYS_REC_CAPTURE, import_capture},
 };
 
+/* A thread whose buffer stayed full to its end wrote no DROP record (there
+ * was no room): its loss gets a window of its own, from its last kept record
+ * to the end of the session, so that the timeline and the drops table show
+ * every lost record, not only those a resumed writer could date. */
+static int core_derive(void *state, struct asys_err *err)
+{
+    struct core *c = state;
+    return imp_exec(
+        c->imp,
+        "INSERT INTO drops (pid, tid, start_ns, end_ns, records, bytes)\n"
+        "SELECT s.pid, s.tid, t.end_ns,\n"
+        "       MAX(t.end_ns, COALESCE((SELECT value FROM session_info WHERE key = 'end_ns'),\n"
+        "                              t.end_ns)),\n"
+        "       s.records - COALESCE(d.records, 0), MAX(s.bytes - COALESCE(d.bytes, 0), 0)\n"
+        "FROM (SELECT pid, tid, SUM(dropped_records) AS records, SUM(dropped_bytes) AS bytes\n"
+        "      FROM segments WHERE collector = 'thread' GROUP BY pid, tid) AS s\n"
+        "JOIN threads AS t ON t.pid = s.pid AND t.tid = s.tid\n"
+        "LEFT JOIN (SELECT pid, tid, SUM(records) AS records, SUM(bytes) AS bytes\n"
+        "           FROM drops GROUP BY pid, tid) AS d ON d.pid = s.pid AND d.tid = s.tid\n"
+        "WHERE s.records > COALESCE(d.records, 0) AND t.end_ns IS NOT NULL",
+        err);
+}
+
 const struct imp_family imp_family_core = {
     .name = "core",
     .feature = ASYS_FEATURE_CORE,
@@ -376,5 +399,6 @@ const struct imp_family imp_family_core = {
     .op_count = sizeof core_ops / sizeof core_ops[0],
     .init = core_init,
     .finish = core_finish,
+    .derive = core_derive,
     .free = core_free,
 };

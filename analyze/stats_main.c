@@ -16,6 +16,7 @@
 #include "output_format.h"
 #include "report_catalog.h"
 #include "import_progress.h"
+#include "report_losses.h"
 #include "report_db.h"
 #include "report_run.h"
 #include "time_filter.h"
@@ -499,6 +500,10 @@ int main(int argc, char **argv)
     p.filter_start = a.filter ? p.session_start + filter_start : LLONG_MIN;
     p.filter_end = a.filter && filter_end != LLONG_MAX ? p.session_start + filter_end : LLONG_MAX;
     rc = run_reports(rdb.db, defs, requested, n, &p, &o, &a) ? ASYS_EXIT_FAILURE : ASYS_EXIT_OK;
+    /* the last line says what the report lost, as nsys does */
+    struct asys_report_losses losses;
+    if (asys_report_losses_read(rdb.db, &losses) == 0)
+        asys_report_losses_warn(PROG, &losses);
 out:
     if (have_db)
         asys_report_db_close(&rdb);

@@ -21,6 +21,7 @@
 #include "parse_util.h"
 #include "report_catalog.h"
 #include "import_progress.h"
+#include "report_losses.h"
 #include "report_db.h"
 #include "report_run.h"
 #include "sink_json.h"
@@ -807,6 +808,10 @@ int main(int argc, char **argv)
     else
         default_output(&a, &rdb, path, sizeof path);
     rc = export_to(&a, &rdb, path, &p, defs, re) == 0 ? ASYS_EXIT_OK : ASYS_EXIT_FAILURE;
+    /* the last line says what the report lost, as nsys does */
+    struct asys_report_losses losses;
+    if (asys_report_losses_read(rdb.db, &losses) == 0)
+        asys_report_losses_warn(PROG, &losses);
 out:
     if (have_db)
         asys_report_db_close(&rdb);

@@ -184,6 +184,7 @@ uint32_t tw_process_row(struct walk *w, uint32_t pid);
  * the CPU first, then the APIs it called (one list: the families' ranks
  * must not collide; a row with a sub id, an HGTX domain, adds it). */
 enum tl_thread_rank {
+    TL_RANK_DATA_LOSS = 0, /* first: a gap in the other rows is a loss, not a pause */
     TL_RANK_CPU_UTILIZATION = 1,
     TL_RANK_CPU_CORE = 2,
     TL_RANK_THREAD_STATE = 3,

@@ -86,7 +86,9 @@ CREATE TABLE segments (
     error           TEXT                 -- why the rest of the segment was unreadable, or NULL
 );
 
--- Time windows in which records were lost (from DROP records).
+-- Time windows in which records were lost: from DROP records, and for a thread
+-- whose buffer stayed full to its end (no DROP record fits there) one window
+-- from its last kept record to the end of the session with the rest.
 CREATE TABLE drops (
     pid      INTEGER NOT NULL, -- process
     tid      INTEGER NOT NULL, -- thread

@@ -869,6 +869,49 @@ def pb(*fields):
     return out
 
 
+class DataLoss(ExportCase):
+    """Issue 29.3: what a thread lost is drawn on that thread, in pftrace and
+    JSON, and the tools end with one line that says it."""
+
+    def test_losses_are_drawn_and_said(self):
+        # 3.2 MB of ranges into a 512 KiB buffer: full to the end, so no DROP
+        # record could be written
+        self.profile([prog('hgtx_loop'), '200000'],
+                     options=['-t', 'nvtx', '-s', 'none', '--chunk-size', '512K',
+                              '--max-segment-size', '512K'])
+        dropped = self.manifest()['totals']['dropped_records']
+        self.assertGreater(dropped, 0)
+        said = 'warning: %d records lost in 1 thread; see report_info' % dropped
+        for _ in range(2):  # on the import and from the cache
+            r = self.run_cmd([STATS, '-q', '-r', 'hgtx_sum', self.report()])
+            self.assertEqual(r.stderr.decode().strip().splitlines()[-1], 'asys-stats: ' + said)
+        r = self.export('-t', 'json', '-o', self.path('x.json'))
+        self.assertEqual(r.stderr.decode().strip().splitlines()[-1], 'asys-export: ' + said)
+
+        trace = self.pftrace()
+        rows = [t for t in trace.tracks.values() if t.name == 'Data loss']
+        self.assertEqual(len(rows), 1)
+        thread = trace.tracks[rows[0].parent]
+        while thread.tid is None:
+            thread = trace.tracks[thread.parent]
+        self.assertEqual(thread.tid, self.manifest()['target']['pid'])
+        marks = [e for e in trace.events_on(lambda t: t.name == 'Data loss')
+                 if e.type == pftrace.BEGIN]
+        self.assertEqual(sum(e.args['records'] for e in marks), dropped)
+        self.assertEqual(marks[0].name, '%d records lost' % dropped)
+
+        doc = self.chrome_json()
+        events = doc['traceEvents'] if isinstance(doc, dict) else doc
+        marks = [e for e in events if e.get('cat') == 'data loss']
+        self.assertEqual(sum(e['args']['records'] for e in marks), dropped)
+
+    def test_a_report_without_loss_says_nothing(self):
+        self.profile([prog('hgtx_loop'), '1000'], options=['-t', 'nvtx', '-s', 'none'])
+        r = self.run_cmd([STATS, '-q', '-r', 'hgtx_sum', self.report()])
+        self.assertNotIn(b'lost', r.stderr)
+        self.assertEqual([t for t in self.pftrace().tracks.values() if t.name == 'Data loss'], [])
+
+
 class PftraceRules(unittest.TestCase):
     """The checks of pftrace.py find each way a trace misleads Perfetto."""
 
