@@ -231,7 +231,33 @@ static void report_written(const char *report_path, const struct asys_finalize_r
                 res->nvtx_replaced_pid, res->nvtx_replaced > 1 ? " and others" : "");
 }
 
-static int record(const struct asys_profile_options *o, const char *report_path)
+/* -o with %p: the name now that the program's pid is known, checked at once
+ * (a name taken is said now, not after the run) and kept in session.json
+ * for asys finalize. */
+static void name_with_pid(const struct asys_profile_options *o, const struct asys_session *session,
+                          pid_t pid, char *report_path, size_t size)
+{
+    struct asys_err err = {0};
+    char expanded[PATH_MAX], resolved[PATH_MAX] = "";
+    /* the pattern expanded with pid 0 before, so only the check can fail */
+    if (asys_output_pattern_expand(o->output, (long)pid, expanded, sizeof expanded, &err) != 0)
+        return;
+    if (asys_report_path_resolve(expanded, o->force_overwrite, resolved, sizeof resolved, &err) !=
+        0)
+        fprintf(stderr, "%s: warning: the report cannot be written to '%s': %s\n", PROG, resolved,
+                err.text);
+    if (!*resolved)
+        return;
+    snprintf(report_path, size, "%s", resolved);
+    char session_file[PATH_MAX + 32];
+    snprintf(session_file, sizeof session_file, "%s/%s", session->dir, ASYS_SESSION_FILE);
+    cJSON *desc = asys_session_json_new(o, session, report_path);
+    if (asys_json_save(session_file, desc, &err) != 0)
+        fprintf(stderr, "%s: warning: %s\n", PROG, err.text);
+    cJSON_Delete(desc);
+}
+
+static int record(const struct asys_profile_options *o, char *report_path, size_t report_path_size)
 {
     struct asys_err err = {0};
     struct asys_session session;
@@ -277,6 +303,8 @@ static int record(const struct asys_profile_options *o, const char *report_path)
         goto out;
     }
     asys_session_release_arena_fd(&session); /* the program holds its own */
+    if (o->output && asys_output_pattern_has_pid(o->output))
+        name_with_pid(o, &session, target.pid, report_path, report_path_size);
     start_samplers(&setup, target.pid, 0, &samplers);
     /* after the fork: best effort, without it finalize compresses every slot */
     const char *early = getenv("ASYS_ARENA_COMPRESS");
@@ -338,9 +366,15 @@ int asys_cmd_profile(int argc, char **argv)
     }
     if (opts.help_collector)
         return opts.help_collector->answer(&opts, opts.help_option, opts.help_value, stdout);
-    char report_path[PATH_MAX];
-    if (asys_report_path_resolve(opts.output, opts.force_overwrite, report_path, sizeof report_path,
-                                 &err) != 0) {
+    char report_path[PATH_MAX], expanded[PATH_MAX];
+    /* %p is the program's: until it runs, the name is checked with pid 0 */
+    if (opts.output &&
+        asys_output_pattern_expand(opts.output, 0, expanded, sizeof expanded, &err) != 0) {
+        fprintf(stderr, "%s: -o '%s': %s\n", PROG, opts.output, err.text);
+        return 2;
+    }
+    if (asys_report_path_resolve(opts.output ? expanded : NULL, opts.force_overwrite, report_path,
+                                 sizeof report_path, &err) != 0) {
         fprintf(stderr, "%s: cannot write '%s': %s\n", PROG, report_path, err.text);
         return 1;
     }
@@ -351,7 +385,7 @@ int asys_cmd_profile(int argc, char **argv)
         return asys_exec_exit_code(&err);
     }
     warn_unavailable(&opts);
-    return record(&opts, report_path);
+    return record(&opts, report_path, sizeof report_path);
 }
 
 /* Whether `dir` is a session directory (session.json, segments/). */
@@ -415,8 +449,17 @@ int asys_cmd_finalize(int argc, char **argv)
         fprintf(stderr, "asys finalize: cannot open '%s': %s\n", dir, err.text);
         return 1;
     }
-    if (!output) /* the name the recording was to have */
+    char expanded[PATH_MAX];
+    if (output) {
+        if (asys_output_pattern_expand(output, ASYS_PATTERN_PID_UNKNOWN, expanded, sizeof expanded,
+                                       &err) != 0) {
+            fprintf(stderr, "asys finalize: -o '%s': %s\n", output, err.text);
+            return 2;
+        }
+        output = expanded;
+    } else { /* the name the recording was to have */
         output = session_report(dir, recorded, sizeof recorded) ? recorded : "recovered";
+    }
     if (asys_report_path_resolve(output, force, report_path, sizeof report_path, &err) != 0) {
         fprintf(stderr, "asys finalize: cannot write '%s': %s\n", report_path, err.text);
         return 1;

@@ -150,7 +150,7 @@ static const struct asys_option launcher_options[] = {
      .default_value = "hggc,hgtx,acdnn,acblas",
      .help = "collectors to enable, comma separated (nsys names accepted)", .parse = parse_trace},
     {.name = "output", .short_name = 'o', .type = ASYS_OPT_TEXT, .metavar = "NAME",
-     .help = "report name; .asys-rep is appended; report1, report2... when not given"},
+     .help = "report name; .asys-rep is appended; report1, report2... when not given; %h host, %p the program's pid, %n the first free number, %q{ENV} a variable's value, %% a %"},
     {.name = "force-overwrite", .short_name = 'f', .type = ASYS_OPT_BOOL,
      .metavar = "[true|false]", .default_value = "false", .help = "replace an existing report"},
     {.name = "wait", .type = ASYS_OPT_CHOICE, .metavar = "all|primary", .default_value = "all",

@@ -4,6 +4,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -98,5 +99,102 @@ int asys_report_path_resolve(const char *output, int force, char *out, size_t si
                          NAME_MAX - TEMPORARY_EXTRA);
     if (check_directory(out, err) != 0 || check_existing(out, force, err) != 0)
         return -1;
+    return 0;
+}
+
+/* Appends `text` at out[*at]; -1 when it does not fit. */
+static int append(char *out, size_t size, size_t *at, const char *text, size_t len)
+{
+    if (*at + len >= size)
+        return -1;
+    memcpy(out + *at, text, len);
+    *at += len;
+    out[*at] = '\0';
+    return 0;
+}
+
+/* One expansion with %n = `seq`; *has_seq says whether %n was there. */
+static int expand_once(const char *pattern, long pid, unsigned seq, int *has_seq, char *out,
+                       size_t size, struct asys_err *err)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    *has_seq = 0;
+    for (const char *p = pattern; *p; p++) {
+        char piece[HOST_NAME_MAX + 32];
+        const char *text = piece;
+        size_t len;
+        if (*p != '%') {
+            text = p;
+            len = 1;
+        } else if (p[1] == '%') {
+            text = "%";
+            len = 1;
+            p++;
+        } else if (p[1] == 'h') {
+            if (gethostname(piece, sizeof piece - 1) != 0)
+                return asys_fail(err, "cannot expand %%h: %s", strerror(errno));
+            piece[sizeof piece - 1] = '\0';
+            len = strlen(piece);
+            p++;
+        } else if (p[1] == 'p') {
+            if (pid == ASYS_PATTERN_PID_UNKNOWN)
+                return asys_fail(err, "%%p (the profiled program's pid) is not known here");
+            len = (size_t)snprintf(piece, sizeof piece, "%ld", pid);
+            p++;
+        } else if (p[1] == 'n') {
+            len = (size_t)snprintf(piece, sizeof piece, "%u", seq);
+            *has_seq = 1;
+            p++;
+        } else if (p[1] == 'q' && p[2] == '{' && strchr(p + 3, '}')) {
+            const char *end = strchr(p + 3, '}');
+            char name[256];
+            if ((size_t)(end - (p + 3)) >= sizeof name || end == p + 3)
+                return asys_fail(err, "%%q{...} needs the name of an environment variable");
+            memcpy(name, p + 3, (size_t)(end - (p + 3)));
+            name[end - (p + 3)] = '\0';
+            text = getenv(name);
+            if (!text)
+                return asys_fail(err, "environment variable '%s' of %%q{%s} is not set", name,
+                                 name);
+            len = strlen(text);
+            p = end;
+        } else {
+            return asys_fail(err, "unknown pattern '%%%.1s' (valid: %%h %%p %%n %%q{ENV} %%%%)",
+                             p[1] ? p + 1 : "");
+        }
+        if (append(out, size, &at, text, len) != 0)
+            return asys_fail(err, "report name is too long");
+    }
+    return 0;
+}
+
+int asys_output_pattern_expand(const char *pattern, long pid, char *out, size_t size,
+                               struct asys_err *err)
+{
+    int has_seq = 0;
+    for (unsigned seq = 1; seq < 1000000; seq++) {
+        if (expand_once(pattern, pid, seq, &has_seq, out, size, err) != 0)
+            return -1;
+        if (!has_seq)
+            return 0;
+        char path[PATH_MAX];
+        int n = snprintf(path, sizeof path, "%s%s", out,
+                         ends_with(out, ASYS_REPORT_SUFFIX) ? "" : ASYS_REPORT_SUFFIX);
+        struct stat st;
+        if (n < 0 || (size_t)n >= sizeof path || lstat(path, &st) != 0)
+            return 0;
+    }
+    return asys_fail(err, "no free %%n for '%s'", pattern);
+}
+
+int asys_output_pattern_has_pid(const char *pattern)
+{
+    for (const char *p = pattern; *p; p++)
+        if (*p == '%' && p[1]) {
+            if (p[1] == 'p')
+                return 1;
+            p++;
+        }
     return 0;
 }

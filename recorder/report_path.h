@@ -20,4 +20,17 @@
 int asys_report_path_resolve(const char *output, int force, char *out, size_t size,
                              struct asys_err *err);
 
+/* No pid for %p (asys finalize -o): %p is refused. */
+#define ASYS_PATTERN_PID_UNKNOWN (-1)
+
+/* -o's patterns, as nsys has them: %h the host name, %p `pid` (the launched
+ * program's), %q{ENV} an environment variable's value (unset: an error that
+ * names it), %n the smallest number from 1 that makes NAME.asys-rep a file
+ * that does not exist yet, %% a '%'.  Anything else after '%' is refused. */
+int asys_output_pattern_expand(const char *pattern, long pid, char *out, size_t size,
+                               struct asys_err *err);
+
+/* Whether `pattern` has %p (the name is known only once the program runs). */
+int asys_output_pattern_has_pid(const char *pattern);
+
 #endif

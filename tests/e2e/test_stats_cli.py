@@ -282,5 +282,62 @@ class ProfileCli(AsysTestCase):
         self.assertFalse(os.path.exists(self.path('recovered.asys-rep')))
 
 
+
+class OutputPatterns(AsysTestCase):
+    """Issue 28.1: -o expands %h %p %n %q{ENV} %% as nsys does."""
+
+    def record(self, pattern, env=None, expect_rc=0):
+        r = self.run_cmd([ASYS, 'profile', '-t', 'none', '-s', 'none', '-o', pattern,
+                          prog('hgtx_loop'), '10'], env=env)
+        self.assertEqual(r.returncode, expect_rc, r.stderr.decode())
+        return r
+
+    def test_every_pattern(self):
+        env = dict(self.env, RUN_TAG='t7')
+        self.record('r_%h_%p_%q{RUN_TAG}_%%_%n', env=env)
+        self.record('r_%h_%p_%q{RUN_TAG}_%%_%n', env=env)
+        host = os.uname().nodename
+        made = sorted(n for n in os.listdir(self.dir) if n.startswith('r_'))
+        self.assertEqual(len(made), 2, made)
+        pids = []
+        for n, seq in zip(made, ('1', '2')):
+            head = 'r_%s_' % host
+            self.assertTrue(n.startswith(head), n)
+            pid, tag, percent, last = n[len(head):-len('.asys-rep')].split('_')
+            self.assertEqual((tag, percent), ('t7', '%'))
+            pids.append(int(pid))
+        # %p is the launched program's pid, as the manifest has it
+        for n, pid in zip(made, pids):
+            rows = self.run_cmd([STATS, '-q', '-r', 'report_info', '-f', 'csv', n]).stdout
+            self.assertIn(str(pid).encode(), rows)
+        # %n counts up until the name is free (with %p the names differ already)
+        self.assertEqual([n.split('_')[-1] for n in made], ['1.asys-rep', '1.asys-rep'])
+        self.record('seq_%n')
+        self.record('seq_%n')
+        self.assertEqual(sorted(n for n in os.listdir(self.dir) if n.startswith('seq_')),
+                         ['seq_1.asys-rep', 'seq_2.asys-rep'])
+
+    def test_refused_patterns(self):
+        r = self.record('x_%q{ASYS_NO_SUCH_VARIABLE}', expect_rc=2)
+        self.assertIn("environment variable 'ASYS_NO_SUCH_VARIABLE' of %q{ASYS_NO_SUCH_VARIABLE} "
+                      "is not set", r.stderr.decode())
+        r = self.record('x_%z', expect_rc=2)
+        self.assertIn("unknown pattern '%z'", r.stderr.decode())
+        self.assertEqual([n for n in os.listdir(self.dir) if n.startswith('x_')], [])
+
+    def test_finalize_uses_the_expanded_name(self):
+        env = dict(self.env, ASYS_KEEP_SESSION='1')
+        r = self.record('k_%p', env=env)
+        kept = r.stderr.decode().split("session kept in '")[1].split("'")[0]
+        made = [n for n in os.listdir(self.dir) if n.startswith('k_')]
+        self.assertEqual(len(made), 1)
+        os.unlink(self.path(made[0]))
+        r = self.run_cmd([ASYS, 'finalize', kept, '-o', 'y_%p'])
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("%p (the profiled program's pid) is not known here", r.stderr.decode())
+        r = self.run_cmd([ASYS, 'finalize', kept])
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        self.assertEqual([n for n in os.listdir(self.dir) if n.startswith('k_')], made)
+
 if __name__ == '__main__':
     unittest.main(verbosity=2)
