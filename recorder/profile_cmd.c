@@ -231,6 +231,87 @@ static void report_written(const char *report_path, const struct asys_finalize_r
                 res->nvtx_replaced_pid, res->nvtx_replaced > 1 ? " and others" : "");
 }
 
+/* -e NAME=VALUE,...: into the program's environment. */
+static int add_env_vars(const struct asys_profile_options *o, struct asys_env *env,
+                        struct asys_err *err)
+{
+    for (const char *p = o->env_vars; p && *p;) {
+        size_t len = strcspn(p, ",");
+        const char *eq = memchr(p, '=', len);
+        char name[256], value[ASYS_OPTION_TEXT_MAX];
+        if (!eq || (size_t)(eq - p) >= sizeof name)
+            return asys_fail(err, "-e: bad NAME=VALUE");
+        snprintf(name, sizeof name, "%.*s", (int)(eq - p), p);
+        snprintf(value, sizeof value, "%.*s", (int)(len - (size_t)(eq - p) - 1), eq + 1);
+        if (asys_env_set(env, name, value, err) != 0)
+            return -1;
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
+/* Runs a tool of ours (asys-stats, asys-export) beside this executable on
+ * the new report; its exit status, or -1 when it could not run. */
+static int run_tool(const char *tool, char *const *args)
+{
+    char path[PATH_MAX];
+    if (asys_sibling_path(tool, path, sizeof path) != 0)
+        return -1;
+    char *argv[8];
+    size_t n = 0;
+    argv[n++] = path;
+    for (; *args && n < 7; args++)
+        argv[n++] = *args;
+    argv[n] = NULL;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        execv(path, argv);
+        _exit(127);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* --stats and --export: the default reports, and each export beside the
+ * report (NAME.TYPE); 0, or -1 when one failed (it said why). */
+static int after_the_report(const struct asys_profile_options *o, const char *report_path)
+{
+    int failed = 0;
+    char report[PATH_MAX];
+    snprintf(report, sizeof report, "%s", report_path);
+    if (o->run_stats) {
+        char *args[] = {report, NULL};
+        failed |= run_tool("asys-stats", args) != 0;
+    }
+    for (const char *p = o->exports; p && *p && strcmp(p, "none");) {
+        size_t len = strcspn(p, ",");
+        char type[16];
+        snprintf(type, sizeof type, "%.*s", (int)(len < sizeof type ? len : sizeof type - 1), p);
+        p += len + (p[len] == ',');
+        if (!strcmp(type, "none"))
+            continue;
+        char force[] = "--force-overwrite", t_opt[] = "-t";
+        char *args[] = {t_opt, type, force, report, NULL};
+        if (!o->force_overwrite)
+            args[2] = report, args[3] = NULL;
+        if (run_tool("asys-export", args) != 0) {
+            fprintf(stderr, "%s: --export %s: asys-export failed\n", PROG, type);
+            failed = 1;
+        }
+    }
+    return failed ? -1 : 0;
+}
+
 /* -o with %p: the name now that the program's pid is known, checked at once
  * (a name taken is said now, not after the run) and kept in session.json
  * for asys finalize. */
@@ -294,7 +375,11 @@ static int record(const struct asys_profile_options *o, char *report_path, size_
         goto out;
     }
     struct sampler_start sampler_start = {&setup, &samplers};
-    if (asys_target_spawn(&target, o->target_argv, &env, o->kill_on_exit,
+    if (add_env_vars(o, &env, &err) != 0) {
+        fprintf(stderr, "%s: cannot start a session: %s\n", PROG, err.text);
+        goto out;
+    }
+    if (asys_target_spawn(&target, o->target_argv, &env, o->kill_on_exit, !o->show_output,
                           any_before_exec(o) ? start_samplers_before_exec : NULL, &sampler_start,
                           &err) != 0) {
         stop_samplers(&samplers);
@@ -303,6 +388,8 @@ static int record(const struct asys_profile_options *o, char *report_path, size_
         goto out;
     }
     asys_session_release_arena_fd(&session); /* the program holds its own */
+    if (o->duration_s)
+        asys_target_set_duration(&target, o->duration_s, o->kill_signal, !o->stop_on_exit);
     if (o->output && asys_output_pattern_has_pid(o->output))
         name_with_pid(o, &session, target.pid, report_path, report_path_size);
     start_samplers(&setup, target.pid, 0, &samplers);
@@ -337,8 +424,18 @@ static int record(const struct asys_profile_options *o, char *report_path, size_
         goto out;
     }
     report_written(report_path, &res);
-    warn_survivors(&target, o->wait);
+    if (target.duration_expired && !target.ended) {
+        /* --kill none: the program goes on, unrecorded; asys waits for it so
+         * that its exit status is asys's, as without a duration */
+        fprintf(stderr, "asys: --duration ended the recording; the program goes on\n");
+        target.has_duration = 0;
+        asys_target_wait(&target, ASYS_WAIT_PRIMARY, NULL, NULL, CLOCK_PAIR_INTERVAL_MS);
+    } else {
+        warn_survivors(&target, o->wait);
+    }
     rc = asys_target_exit_code(&target);
+    if (after_the_report(o, report_path) != 0 && rc == ASYS_EXIT_OK)
+        rc = ASYS_EXIT_FAILURE;
 out:
     asys_arena_compressor_stop(compressor);
     asys_symbols_warmer_free(warmer);

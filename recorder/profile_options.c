@@ -1,6 +1,9 @@
 #include "profile_options.h"
 
+#include <ctype.h>
 #include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -142,6 +145,53 @@ static int parse_hgtx_capture(const struct asys_option *o, const char *text,
 
 /* ---- the launcher's own options ------------------------------------------------- */
 
+/* --kill: none, sigterm, sigkill or a signal number; canonical is the number */
+static int parse_kill(const struct asys_option *o, const char *text, struct asys_option_value *v,
+                      struct asys_err *err)
+{
+    uint64_t n = 0;
+    if (!strcmp(text, "none"))
+        n = 0;
+    else if (!strcmp(text, "sigterm") || !strcmp(text, "SIGTERM"))
+        n = SIGTERM;
+    else if (!strcmp(text, "sigkill") || !strcmp(text, "SIGKILL"))
+        n = SIGKILL;
+    else if (asys_parse_count(text, 64, &n) != 0 || n == 0)
+        return asys_fail_kind(err, ASYS_ERR_USAGE,
+                              "--%s takes none, sigterm, sigkill or a signal number (1-64), not "
+                              "'%s'",
+                              o->name, text);
+    v->number = n;
+    snprintf(v->canonical, sizeof v->canonical, "%" PRIu64, n);
+    return 0;
+}
+
+/* -e A=B,C=D: each a NAME=VALUE pair with a valid name */
+static int parse_env_var(const struct asys_option *o, const char *text, struct asys_option_value *v,
+                         struct asys_err *err)
+{
+    const char *p = text;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        const char *eq = memchr(p, '=', len);
+        int named = eq && eq > p && (isalpha((unsigned char)*p) || *p == '_');
+        for (const char *c = p; named && c < eq; c++)
+            named = isalnum((unsigned char)*c) || *c == '_';
+        if (!named)
+            return asys_fail_kind(err, ASYS_ERR_USAGE,
+                                  "--%s takes NAME=VALUE[,NAME=VALUE...], not "
+                                  "'%.*s'",
+                                  o->name, (int)len, p);
+        p += len + (p[len] == ',');
+    }
+    if (strlen(text) >= sizeof v->canonical)
+        return asys_fail_kind(err, ASYS_ERR_USAGE, "--%s: value is too long", o->name);
+    memcpy(v->canonical, text, strlen(text) + 1);
+    return 0;
+}
+
+static const char *const export_types[] = {"none", "sqlite", "pftrace", "json", "csv", NULL};
+
 static const char *const wait_modes[] = {"all", "primary", NULL};
 
 // clang-format off
@@ -181,6 +231,29 @@ static const struct asys_option launcher_options[] = {
      .default_value = "true",
      .help = "if asys itself is killed, the program gets SIGTERM (its recording stays in the "
              "session directory for asys finalize); false: it runs on"},
+    {.name = "duration", .type = ASYS_OPT_COUNT, .metavar = "SEC",
+     .help = "end the recording SEC seconds after the program starts; the program then gets "
+             "--kill's signal", .min = 1, .max = 1u << 30},
+    {.name = "kill", .type = ASYS_OPT_TEXT, .metavar = "none|sigterm|sigkill|N",
+     .default_value = "sigterm",
+     .help = "what the program gets when --duration ends the recording; none: it goes on "
+             "(asys waits for it after writing the report)", .parse = parse_kill},
+    {.name = "stop-on-exit", .short_name = 'x', .type = ASYS_OPT_BOOL, .metavar = "[true|false]",
+     .default_value = "true",
+     .help = "end the recording when the program ends; false: only when --duration ends "
+             "(which it then needs)"},
+    {.name = "env-var", .short_name = 'e', .type = ASYS_OPT_TEXT,
+     .metavar = "NAME=VALUE[,NAME=VALUE...]", .help = "set these in the program's environment",
+     .parse = parse_env_var},
+    {.name = "show-output", .short_name = 'w', .type = ASYS_OPT_BOOL, .metavar = "[true|false]",
+     .default_value = "true",
+     .help = "the program's stdout and stderr as they are; false: to /dev/null"},
+    {.name = "stats", .type = ASYS_OPT_BOOL, .metavar = "[true|false]", .default_value = "false",
+     .help = "print asys-stats' default reports of the new report"},
+    {.name = "export", .type = ASYS_OPT_LIST, .metavar = "none|sqlite,pftrace,json,csv",
+     .default_value = "none",
+     .help = "write these exports of the new report (asys-export -t TYPE) beside it",
+     .choices = export_types},
     {.name = "help", .short_name = 'h', .type = ASYS_OPT_FLAG, .help = "show this help"},
 };
 // clang-format on
@@ -275,6 +348,15 @@ static void take_launcher_values(struct asys_profile_options *o)
     o->chunk_size = asys_profile_value(o, "chunk-size")->number;
     o->show_help = asys_profile_value(o, "help")->given;
     o->kill_on_exit = (int)asys_profile_value(o, "kill-on-exit")->number;
+    const struct asys_option_value *duration = asys_profile_value(o, "duration");
+    o->duration_s = duration->given ? duration->number : 0;
+    o->kill_signal = (int)asys_profile_value(o, "kill")->number;
+    o->stop_on_exit = (int)asys_profile_value(o, "stop-on-exit")->number;
+    const struct asys_option_value *env = asys_profile_value(o, "env-var");
+    o->env_vars = env->given ? env->canonical : NULL;
+    o->show_output = (int)asys_profile_value(o, "show-output")->number;
+    o->run_stats = (int)asys_profile_value(o, "stats")->number;
+    o->exports = asys_profile_value(o, "export")->canonical;
     for (const struct asys_collector *const *c = asys_collectors; *c; c++)
         if ((*c)->enabled && (*c)->enabled(o))
             o->features |= (*c)->feature;
@@ -371,6 +453,8 @@ int asys_profile_parse(int argc, char **argv, struct asys_profile_options *o, st
     if (o->chunk_size > o->max_segment_size)
         return asys_fail_kind(err, ASYS_ERR_USAGE,
                               "--chunk-size is larger than --max-segment-size");
+    if (!o->stop_on_exit && !o->duration_s)
+        return asys_fail_kind(err, ASYS_ERR_USAGE, "--stop-on-exit=false needs --duration");
     if (check_capture_range(o, err) != 0)
         return -1;
     for (const struct asys_collector *const *c = asys_collectors; *c; c++)

@@ -45,7 +45,14 @@ struct asys_profile_options {
     const struct asys_collector *help_collector;
     const struct asys_option *help_option;
     const char *help_value;
-    int kill_on_exit; /* the program dies with asys (PR_SET_PDEATHSIG) */
+    int kill_on_exit;     /* the program dies with asys (PR_SET_PDEATHSIG) */
+    uint64_t duration_s;  /* --duration; 0: none */
+    int kill_signal;      /* --kill: at the end of the duration; 0: none */
+    int stop_on_exit;     /* -x */
+    const char *env_vars; /* -e NAME=VALUE,... (borrowed) or NULL */
+    int show_output;      /* -w */
+    int run_stats;        /* --stats */
+    const char *exports;  /* --export: "none" or types, comma separated (borrowed) */
     /* every option of the catalogue, in --help order */
     struct asys_profile_value values[ASYS_MAX_OPTIONS];
     size_t value_count;

@@ -60,7 +60,7 @@ static void set_env(const struct asys_env_var *v)
 }
 
 int asys_target_spawn(struct asys_target *t, char **argv, const struct asys_env *env,
-                      int die_with_us, void (*before_exec)(pid_t child, void *arg),
+                      int die_with_us, int hide_output, void (*before_exec)(pid_t child, void *arg),
                       void *before_exec_arg, struct asys_err *err)
 {
     pid_t launcher = getpid();
@@ -107,6 +107,14 @@ int asys_target_spawn(struct asys_target *t, char **argv, const struct asys_env 
         }
         for (int i = 0; i < env->count; i++)
             set_env(&env->vars[i]);
+        if (hide_output) { /* -w false */
+            int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+            if (null >= 0) {
+                dup2(null, STDOUT_FILENO);
+                dup2(null, STDERR_FILENO);
+                close(null);
+            }
+        }
         execvp(argv[0], argv);
         int e = errno;
         ssize_t ignored = write(pipefd[1], &e, sizeof e);
@@ -193,6 +201,28 @@ static void escalate(struct asys_target *t, int sig, const siginfo_t *info)
     kill(t->pid, send);
 }
 
+void asys_target_set_duration(struct asys_target *t, uint64_t seconds, int signal, int hold)
+{
+    t->has_duration = 1;
+    advance(&t->duration_end, 0);
+    t->duration_end.tv_sec += (time_t)seconds;
+    t->duration_signal = signal;
+    t->hold_until_duration = hold;
+    t->duration_expired = 0;
+}
+
+/* --duration reached: the program gets its signal; 1 when the wait ends
+ * now (the program goes on, or it had ended already). */
+static int duration_over(struct asys_target *t)
+{
+    if (!t->has_duration || t->duration_expired || ms_until(&t->duration_end) > 0)
+        return 0;
+    t->duration_expired = 1;
+    if (t->duration_signal && !t->ended)
+        kill(t->pid, t->duration_signal);
+    return !t->duration_signal || t->ended;
+}
+
 void asys_target_wait(struct asys_target *t, enum asys_wait_mode mode, void (*tick)(void *),
                       void *tick_arg, int tick_ms)
 {
@@ -202,9 +232,14 @@ void asys_target_wait(struct asys_target *t, enum asys_wait_mode mode, void (*ti
     advance(&deadline, tick_ms);
     for (;;) {
         int none_left = reap(t);
-        if (t->ended && (mode == ASYS_WAIT_PRIMARY || none_left))
+        int holding = t->hold_until_duration && t->has_duration && !t->duration_expired;
+        if (t->ended && (mode == ASYS_WAIT_PRIMARY || none_left) && !holding)
+            return;
+        if (duration_over(t))
             return;
         long ms = ms_until(&deadline);
+        if (t->has_duration && !t->duration_expired && ms_until(&t->duration_end) < ms)
+            ms = ms_until(&t->duration_end);
         struct timespec timeout = {ms / 1000, (ms % 1000) * 1000000};
         siginfo_t info;
         int sig = sigtimedwait(&set, &info, &timeout);

@@ -209,6 +209,70 @@ class Environment(AsysTestCase):
         self.assertIn(b':r', r.stdout)
 
 
+
+class RunControl(AsysTestCase):
+    """Issue 28.2: --duration with --kill, -x, -e, -w, --stats, --export, as
+    nsys has them, recorded in the manifest."""
+
+    def given(self):
+        return self.manifest()['options']
+
+    def test_duration_ends_the_recording_and_kill_says_what_the_program_gets(self):
+        start = time.monotonic()
+        r = self.profile(['sleep', '30'], options=['-t', 'osrt', '-s', 'none', '--duration', '1'],
+                         expect_rc=128 + signal.SIGTERM)
+        self.assertLess(time.monotonic() - start, 10)
+        self.assertIn(b'terminated by signal 15', r.stderr)
+        self.assertEqual(str(self.given()['duration']), '1')
+        self.profile(['sleep', '30'], options=['-s', 'none', '--duration', '1', '--kill', 'sigkill'],
+                     expect_rc=128 + signal.SIGKILL)
+        # none: the report is written at the end of the duration, the program
+        # goes on and its exit status is asys's
+        script = 'sleep 3; echo done > finished'
+        start = time.monotonic()
+        r = self.profile(['sh', '-c', script], options=['-s', 'none', '--duration', '1',
+                                                          '--kill', 'none'])
+        self.assertGreater(time.monotonic() - start, 2.5)
+        self.assertIn(b'--duration ended the recording; the program goes on', r.stderr)
+        self.assertTrue(os.path.exists(self.path('finished')))
+        end = int(self.manifest()['session']['end_monotonic_ns'])
+        begin = int(self.manifest()['session']['start_monotonic_ns'])
+        self.assertLess((end - begin) / 1e9, 2.5)
+
+    def test_stop_on_exit_false_records_to_the_end_of_the_duration(self):
+        start = time.monotonic()
+        self.profile(['true'], options=['-s', 'none', '-x', 'false', '--duration', '2'])
+        self.assertGreater(time.monotonic() - start, 1.9)
+
+    def test_environment_output_stats_and_exports(self):
+        script = 'echo "$FOO/$BAZ"; echo to-stderr >&2; %s 10' % prog('hgtx_loop')
+        r = self.profile(['sh', '-c', script], options=['-t', 'nvtx', '-s', 'none',
+                                                          '-e', 'FOO=bar,BAZ=1=2'])
+        self.assertEqual(r.stdout, b'bar/1=2\n')
+        r = self.profile(['sh', '-c', script],
+                         options=['-t', 'nvtx', '-s', 'none', '-w', 'false', '--stats=true',
+                                  '--export=sqlite,json'])
+        self.assertNotIn(b'to-stderr', r.stderr)
+        self.assertIn(b'HGTX Range Summary (hgtx_sum)', r.stdout)  # the only stdout: the stats
+        self.assertTrue(os.path.exists(self.path('rep.json')))
+        self.assertTrue(os.path.exists(self.path('rep.sqlite')))
+        given = self.given()
+        self.assertEqual((given['show-output'], given['stats'], given['export']),
+                         (False, True, 'sqlite,json'))
+
+    def test_refused(self):
+        for options, said in [(['--duration', '0'], '--duration'),
+                              (['--kill', 'sigfoo'], '--kill takes none, sigterm, sigkill'),
+                              (['-x', 'false'], '--stop-on-exit=false needs --duration'),
+                              (['-e', 'NOEQUALS'], '--env-var takes NAME=VALUE'),
+                              (['--export', 'pdf'], '--export')]:
+            r = self.run_cmd([ASYS, 'profile', *options, 'true'])
+            self.assertEqual(r.returncode, 2, options)
+            lines = r.stderr.decode().strip().splitlines()
+            self.assertEqual(len(lines), 1, lines)
+            self.assertIn(said, lines[0])
+            self.assertNoSessionLeft()
+
 class LauncherDies(AsysTestCase):
     """asys itself killed (issue 12.11): the program dies with it unless asked
     not to, and the session it leaves is a readable report after finalize."""
