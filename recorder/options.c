@@ -150,7 +150,7 @@ int asys_option_parse(const struct asys_option *o, const char *text, struct asys
 
 /* --help's layout: the option, then its text from HELP_INDENT on (on a
  * line of its own when the option reaches it), wrapped at HELP_WIDTH. */
-#define HELP_INDENT 32
+#define HELP_INDENT ASYS_HELP_INDENT
 #define HELP_WIDTH 100
 
 /* Writes `text` from column `at` (the cursor is there), wrapped at spaces

@@ -66,6 +66,9 @@ int asys_option_parse(const struct asys_option *o, const char *text, struct asys
                       struct asys_err *err);
 
 /* One --help entry. */
+/* The column where --help's texts start. */
+#define ASYS_HELP_INDENT 32
+
 void asys_option_print_help(FILE *out, const struct asys_option *o);
 
 #endif

@@ -299,6 +299,71 @@ static struct asys_profile_value *find_long(struct asys_profile_options *o, cons
     return NULL;
 }
 
+/* ---- nsys's spellings ------------------------------------------------------------
+ *
+ * One table: an nsys option name and the option it is here, and nsys
+ * values that are spelled differently here.  --help shows each as
+ * "(nsys: --NAME)"; the manifest records the option under its asys name, so
+ * an alias gives the same report as its asys spelling. */
+struct option_alias {
+    const char *nsys;       /* nsys's long option name */
+    const char *option;     /* ours */
+    const char *nsys_value; /* a value nsys spells differently, or NULL */
+    const char *asys_value; /* what it is here */
+};
+
+// clang-format off
+static const struct option_alias option_aliases[] = {
+    {"nvtx-capture", "hgtx-capture", NULL, NULL},
+    {"cuda-memory-usage", "hggc-memory-usage", NULL, NULL},
+    {"cuda-graph-trace", "hggc-graph-trace", NULL, NULL},
+    {"cudabacktrace", "hggcbacktrace", NULL, NULL},
+    {"gpu-metrics-devices", "ppu-metrics-device", NULL, NULL},
+    {"gpu-metrics-device", "ppu-metrics-device", NULL, NULL},
+    {"gpu-metrics-set", "ppu-metrics-set", NULL, NULL},
+    {"gpu-metrics-frequency", "ppu-metrics-frequency", NULL, NULL},
+    {"python-backtrace", "python-backtrace", "cuda", "hggc"},
+};
+// clang-format on
+#define OPTION_ALIAS_COUNT (sizeof option_aliases / sizeof option_aliases[0])
+
+/* The option nsys's `name` is, or NULL. */
+static const char *alias_of(const char *name, size_t len)
+{
+    for (size_t i = 0; i < OPTION_ALIAS_COUNT; i++)
+        if (strlen(option_aliases[i].nsys) == len && !strncmp(option_aliases[i].nsys, name, len))
+            return option_aliases[i].option;
+    return NULL;
+}
+
+/* `value` as this option spells it (nsys's value spellings mapped). */
+static const char *value_alias(const char *option, const char *value)
+{
+    for (size_t i = 0; value && i < OPTION_ALIAS_COUNT; i++)
+        if (option_aliases[i].nsys_value && !strcmp(option_aliases[i].option, option) &&
+            !strcmp(option_aliases[i].nsys_value, value))
+            return option_aliases[i].asys_value;
+    return value;
+}
+
+/* "(nsys: --a, --b)" for --help, or "" when nsys has no other name for it. */
+static void alias_note(const char *option, char *out, size_t size)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < OPTION_ALIAS_COUNT; i++) {
+        const struct option_alias *a = &option_aliases[i];
+        if (strcmp(a->option, option) || !strcmp(a->nsys, option))
+            continue;
+        int n = snprintf(out + at, size - at, "%s--%s", at ? ", " : "(nsys: ", a->nsys);
+        if (n < 0 || (size_t)n >= size - at)
+            break;
+        at += (size_t)n;
+    }
+    if (at && at + 2 <= size)
+        snprintf(out + at, size - at, ")");
+}
+
 static struct asys_profile_value *find_short(struct asys_profile_options *o, char c)
 {
     for (size_t i = 0; i < o->value_count; i++)
@@ -402,7 +467,10 @@ int asys_profile_parse(int argc, char **argv, struct asys_profile_options *o, st
         if (arg[1] == '-') {
             const char *name = arg + 2;
             const char *eq = strchr(name, '=');
-            pv = find_long(o, name, eq ? (size_t)(eq - name) : strlen(name));
+            size_t len = eq ? (size_t)(eq - name) : strlen(name);
+            pv = find_long(o, name, len);
+            if (!pv && alias_of(name, len))
+                pv = find_long(o, alias_of(name, len), strlen(alias_of(name, len)));
             if (!pv)
                 return asys_fail_kind(err, ASYS_ERR_USAGE,
                                       "unknown option '%s' (see asys profile --help)", arg);
@@ -429,7 +497,7 @@ int asys_profile_parse(int argc, char **argv, struct asys_profile_options *o, st
         if (spec->type == ASYS_OPT_BOOL && !value && i + 1 < argc &&
             (!strcmp(argv[i + 1], "true") || !strcmp(argv[i + 1], "false")))
             value = argv[++i];
-        if (remember(o, pv, value, err) != 0)
+        if (remember(o, pv, value_alias(spec->name, value), err) != 0)
             return -1;
         if (!strcmp(spec->name, "help")) {
             o->show_help = 1;
@@ -486,6 +554,15 @@ int asys_profile_environment(const struct asys_profile_options *o,
     return 0;
 }
 
+static void print_option_help(FILE *out, const struct asys_option *o)
+{
+    char note[256];
+    asys_option_print_help(out, o);
+    alias_note(o->name, note, sizeof note);
+    if (*note)
+        fprintf(out, "%*s%s\n", ASYS_HELP_INDENT, "", note);
+}
+
 void asys_profile_print_help(FILE *out)
 {
     fprintf(out, "usage: asys profile [options] <program> [args...]\n\n"
@@ -494,10 +571,10 @@ void asys_profile_print_help(FILE *out)
                  "Options marked 'planned' are options of the manual this build does not\n"
                  "implement yet: they are accepted, reported once and recorded in the report.\n\n");
     for (size_t i = 0; i < LAUNCHER_OPTION_COUNT; i++)
-        asys_option_print_help(out, &launcher_options[i]);
+        print_option_help(out, &launcher_options[i]);
     for (const struct asys_collector *const *c = asys_collectors; *c; c++)
         for (size_t i = 0; i < (*c)->option_count; i++)
-            asys_option_print_help(out, &(*c)->options[i]);
+            print_option_help(out, &(*c)->options[i]);
     fprintf(out, "\n-t/--trace collectors:\n");
     for (const struct asys_collector *const *c = asys_collectors; *c; c++)
         if ((*c)->traced)

@@ -283,6 +283,40 @@ class ProfileCli(AsysTestCase):
 
 
 
+class NsysAliases(AsysTestCase):
+    """Issue 28.4: nsys's spellings of the manual's options record the same
+    report options as the asys spellings, and --help names them."""
+
+    PAIRS = [
+        (['-c', 'hgtx', '--nvtx-capture', 'step@*'], ['-c', 'hgtx', '--hgtx-capture', 'step@*']),
+        (['--cuda-memory-usage', 'true'], ['--hggc-memory-usage', 'true']),
+        (['--cuda-graph-trace=graph'], ['--hggc-graph-trace=graph']),
+        (['--cudabacktrace', 'all:5000'], ['--hggcbacktrace', 'all:5000']),
+        (['--gpu-metrics-devices', 'none'], ['--ppu-metrics-device', 'none']),
+        (['--gpu-metrics-set', 'summary'], ['--ppu-metrics-set', 'summary']),
+        (['--gpu-metrics-frequency', '100'], ['--ppu-metrics-frequency', '100']),
+        (['--python-backtrace=cuda'], ['--python-backtrace=hggc']),
+    ]
+
+    def options_of(self, extra, name):
+        self.profile(['true'], options=['-t', 'hggc,nvtx', '-s', 'none', *extra], name=name)
+        m = self.manifest(name)['options']
+        m.pop('output')
+        m['given'] = [g for g in m['given'] if g['name'] != 'output']
+        return m
+
+    def test_each_alias_records_what_its_asys_spelling_does(self):
+        for i, (nsys, ours) in enumerate(self.PAIRS):
+            self.assertEqual(self.options_of(nsys, 'n%d' % i), self.options_of(ours, 'a%d' % i),
+                             nsys)
+        r = self.run_cmd([ASYS, 'profile', '--help'])
+        for nsys, _ in self.PAIRS[:7]:
+            self.assertIn('(nsys: ' + [a for a in nsys if a.startswith('--')][0].split('=')[0],
+                          r.stdout.decode())
+        r = self.run_cmd([ASYS, 'profile', '--cuda-graph-trace=nonsense', 'true'])
+        self.assertEqual(r.returncode, 2)
+        self.assertIn(b'--hggc-graph-trace', r.stderr)
+
 class OutputPatterns(AsysTestCase):
     """Issue 28.1: -o expands %h %p %n %q{ENV} %% as nsys does."""
 
