@@ -28,10 +28,14 @@ struct report_identity {
 
 void asys_report_base(const char *report_path, char *out, size_t size)
 {
-    const char *suffix = ".asys-rep";
-    size_t n = strlen(report_path), m = strlen(suffix);
-    int cut = n > m && !strcmp(report_path + n - m, suffix);
-    snprintf(out, size, "%.*s", (int)(cut ? n - m : n), report_path);
+    static const char *const suffixes[] = {".asys-rep", ".sqlite"};
+    size_t n = strlen(report_path), keep = n;
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        size_t m = strlen(suffixes[i]);
+        if (n > m && !strcmp(report_path + n - m, suffixes[i]))
+            keep = n - m;
+    }
+    snprintf(out, size, "%.*s", (int)keep, report_path);
 }
 
 void asys_default_db_path(const char *report_path, char *out, size_t size)
@@ -159,11 +163,21 @@ static int stop_after(void *budget)
     return --*(long *)budget < 0;
 }
 
+static int database_matches(const char *path, const struct report_identity *id, int *version_out);
+
 /* 1 when the database at `path` is one this asys wrote for this report: a
  * regular file, exactly the expected schema objects (no trigger, view or
  * table more or less), and the report's identity in asys_cache.  Anything
  * else is rebuilt, never trusted. */
 static int cache_matches(const char *path, const struct report_identity *id)
+{
+    return database_matches(path, id, NULL);
+}
+
+/* The checks of cache_matches; `id` NULL: any report's database of this
+ * schema version (an analysis database given as the input), its version in
+ * *version_out when that is not NULL. */
+static int database_matches(const char *path, const struct report_identity *id, int *version_out)
 {
     struct stat st;
     if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || access(path, R_OK) != 0)
@@ -184,9 +198,13 @@ static int cache_matches(const char *path, const struct report_identity *id)
                                -1, &q, NULL) == SQLITE_OK &&
             sqlite3_step(q) == SQLITE_ROW) {
             const char *rid = (const char *)sqlite3_column_text(q, 1);
-            match = sqlite3_column_int(q, 0) == ASYS_SCHEMA_VERSION && rid &&
-                    !strcmp(rid, id->report_id) && sqlite3_column_int64(q, 2) == id->size &&
-                    sqlite3_column_int64(q, 3) == id->mtime_ns && sqlite3_column_int(q, 4) == 1;
+            if (version_out)
+                *version_out = sqlite3_column_int(q, 0);
+            match =
+                sqlite3_column_int(q, 0) == ASYS_SCHEMA_VERSION && rid &&
+                sqlite3_column_int(q, 4) == 1 &&
+                (!id || (!strcmp(rid, id->report_id) && sqlite3_column_int64(q, 2) == id->size &&
+                         sqlite3_column_int64(q, 3) == id->mtime_ns));
         }
         sqlite3_finalize(q);
         q = NULL;
@@ -378,10 +396,43 @@ static int open_for_queries(struct asys_report_db *rdb, struct asys_err *err)
     return 0;
 }
 
+/* Whether `path` starts as an SQLite database does. */
+static int is_sqlite_file(const char *path)
+{
+    char head[16] = {0};
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, head, sizeof head);
+    close(fd);
+    return n == (ssize_t)sizeof head && !memcmp(head, "SQLite format 3", 16);
+}
+
+/* An analysis database given instead of a report (NAME.sqlite, as nsys
+ * stats takes one): used as it is when this asys wrote it with this schema,
+ * never rebuilt (there is no report to rebuild it from). */
+static int open_given_database(const char *path, struct asys_report_db *rdb, struct asys_err *err)
+{
+    int version = -1;
+    if (!database_matches(path, NULL, &version)) {
+        if (version >= 0 && version != ASYS_SCHEMA_VERSION)
+            return asys_fail_kind(err, ASYS_ERR_INPUT,
+                                  "an analysis database of another asys (schema %d, this one "
+                                  "reads %d): give its .asys-rep instead",
+                                  version, ASYS_SCHEMA_VERSION);
+        return asys_fail_kind(err, ASYS_ERR_INPUT,
+                              "an SQLite database, but not an asys analysis database");
+    }
+    snprintf(rdb->path, sizeof rdb->path, "%s", path);
+    return open_for_queries(rdb, err);
+}
+
 int asys_report_db_open(const char *report_path, const struct asys_db_options *o,
                         struct asys_report_db *rdb, struct asys_err *err)
 {
     memset(rdb, 0, sizeof *rdb);
+    if (is_sqlite_file(report_path))
+        return open_given_database(report_path, rdb, err);
     struct report_identity id;
     if (read_identity(report_path, o->limits, &id, err) != 0)
         return -1;

@@ -40,7 +40,7 @@ int asys_report_db_open(const char *report_path, const struct asys_db_options *o
                         struct asys_report_db *out, struct asys_err *err);
 void asys_report_db_close(struct asys_report_db *rdb);
 
-/* NAME.asys-rep -> NAME (other paths stay as they are). */
+/* NAME.asys-rep or NAME.sqlite -> NAME (other paths stay as they are). */
 void asys_report_base(const char *report_path, char *out, size_t size);
 
 /* NAME.asys-rep -> NAME.sqlite (or path + ".sqlite"). */

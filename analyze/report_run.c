@@ -253,7 +253,8 @@ static int requirement_missing(sqlite3 *db, const struct asys_report_def *def, s
     sqlite3_finalize(st);
     if (present)
         return 0;
-    asys_fail(err, "%s", def->requires_message ? def->requires_message : "no data for this report");
+    asys_fail_kind(err, ASYS_ERR_NO_DATA, "%s",
+                   def->requires_message ? def->requires_message : "no data for this report");
     return 1;
 }
 

@@ -36,6 +36,7 @@ struct stats_args {
     const char *sqlite_path;
     const char *help_report; /* --help-reports NAME, or "" for the list */
     int help_reports;
+    int help_formats; /* --help-formats */
     int force_export;
     int quiet;
     int force_overwrite; /* --force-overwrite: --sqlite may replace any file */
@@ -46,46 +47,50 @@ struct stats_args {
     long long pid, tid;        /* --pid / --tid; -1: every one */
     long long query_timeout_s; /* --query-timeout S */
     const char *input;
-    const char *kernel; /* --kernel NAME[#N] or a correlation id */
+    const char *kernel;                    /* --kernel NAME[#N] or a correlation id */
+    enum asys_format formats[MAX_REPORTS]; /* -f's list: one, or one per report of -r */
+    int format_count;
 };
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: asys-stats [options] REPORT.asys-rep\n\n"
-            "Imports the report into REPORT.sqlite (once; rebuilt when the report or\n"
-            "the schema changes) and prints summary reports.\n\n"
-            "  -r, --report NAME[,NAME...]   reports to run (repeatable; NAME:ARG passes ARG)\n"
-            "                                default: every report marked default\n"
-            "  -f, --format FMT              column, table, csv, tsv, json\n"
-            "                                default: column on the console, csv for files\n"
-            "  -o, --output -|@CMD|BASE      stdout (default), pipe into CMD, or files\n"
-            "                                BASE_REPORTNAME.EXT\n"
-            "      --timeunit UNIT           ns (default), us, ms, s for the (ns) columns\n"
-            "      --filter-time START/END   only this window, relative to the session\n"
-            "                                start; e.g. 1.5s/3s, 2000000/ (ns by default)\n"
-            "      --group-by base|hgtx      kernels grouped by base name (default) or by\n"
-            "                                the innermost HGTX range open at the launch\n"
-            "                                (--group-kernels: the same)\n"
-            "      --api-name-mode host|kernel  launch calls shown by their own name\n"
-            "                                (default) or by the kernel they launched\n"
-            "      --buckets N               time buckets of series reports (default 50)\n"
-            "      --kernel NAME[#N]|ID      kernel_profile_cmd: the kernel (base, demangled or\n"
-            "                                mangled name), its launch N (from 0), or the\n"
-            "                                launch of correlation id ID\n"
-            "      --pid PID, --tid TID      only this process / thread (the call-tree\n"
-            "                                reports: stack_topdown, stack_bottomup, ...)\n"
-            "      --query-timeout S         stop a report's query after S seconds\n"
-            "                                (default 600; 0: never)\n"
-            "      --report-dir DIR          add or replace reports with DIR/*.sql\n"
-            "      --help-reports [NAME]     list the reports, or describe one\n"
-            "      --sqlite PATH             the analysis database to use or build\n"
-            "      --force-overwrite [true]  --sqlite may replace a file that is not one\n"
-            "                                (no short form: -f is --format, as in nsys stats)\n"
-            "      --force-export [true]     rebuild the analysis database\n"
-            "  -q, --quiet                   no progress messages\n"
-            "  -h, --help                    this help\n"
-            "      --version                 the version of asys\n");
+    fprintf(
+        out,
+        "usage: asys-stats [options] REPORT.asys-rep\n\n"
+        "Imports the report into REPORT.sqlite (once; rebuilt when the report or\n"
+        "the schema changes) and prints summary reports.\n\n"
+        "  -r, --report NAME[,NAME...]   reports to run (repeatable; NAME:ARG passes ARG)\n"
+        "                                default: every report marked default\n"
+        "  -f, --format FMT[,FMT...]     column, table, csv, tsv, json (one, or one per report)\n"
+        "      --help-formats            what each format writes\n"
+        "                                default: column on the console, csv for files\n"
+        "  -o, --output -|@CMD|BASE      stdout (default), pipe into CMD, or files\n"
+        "                                BASE_REPORTNAME.EXT\n"
+        "      --timeunit UNIT           ns (default), us, ms, s for the (ns) columns\n"
+        "      --filter-time START/END   only this window, relative to the session\n"
+        "                                start; e.g. 1.5s/3s, 2000000/ (ns by default)\n"
+        "      --group-by base|hgtx      kernels grouped by base name (default) or by\n"
+        "                                the innermost HGTX range open at the launch\n"
+        "                                (--group-kernels: the same)\n"
+        "      --api-name-mode host|kernel  launch calls shown by their own name\n"
+        "                                (default) or by the kernel they launched\n"
+        "      --buckets N               time buckets of series reports (default 50)\n"
+        "      --kernel NAME[#N]|ID      kernel_profile_cmd: the kernel (base, demangled or\n"
+        "                                mangled name), its launch N (from 0), or the\n"
+        "                                launch of correlation id ID\n"
+        "      --pid PID, --tid TID      only this process / thread (the call-tree\n"
+        "                                reports: stack_topdown, stack_bottomup, ...)\n"
+        "      --query-timeout S         stop a report's query after S seconds\n"
+        "                                (default 600; 0: never)\n"
+        "      --report-dir DIR          add or replace reports with DIR/*.sql\n"
+        "      --help-reports [NAME]     list the reports, or describe one\n"
+        "      --sqlite PATH             the analysis database to use or build\n"
+        "      --force-overwrite [true]  --sqlite may replace a file that is not one\n"
+        "                                (no short form: -f is --format, as in nsys stats)\n"
+        "      --force-export [true]     rebuild the analysis database\n"
+        "  -q, --quiet                   no progress messages\n"
+        "  -h, --help                    this help\n"
+        "      --version                 the version of asys\n");
     fputs(asys_cli_limits_help, out);
 }
 
@@ -162,6 +167,8 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
             else if (c.i + 1 < argc && argv[c.i + 1][0] != '-' &&
                      !strstr(argv[c.i + 1], ".asys-rep"))
                 a->help_report = argv[++c.i];
+        } else if (asys_cli_is(&c, NULL, "--help-formats")) {
+            a->help_formats = 1;
         } else if (asys_cli_is(&c, NULL, "--force-export")) {
             a->force_export = asys_cli_switch(&c);
         } else if (asys_cli_is(&c, NULL, "--force-overwrite")) {
@@ -233,6 +240,23 @@ static void on_build(void *ctx, const char *report, const char *db_path)
         fprintf(stderr, "%s: importing '%s' into '%s'\n", PROG, report, db_path);
 }
 
+/* A report the recording has no data for: SKIPPED with the reason, in
+ * place of its table for a reader, on stderr beside an empty result for a
+ * script (a JSON array or a CSV header stays parseable). */
+static int skipped(const struct asys_report_def *d, const struct asys_output_options *o, FILE *out,
+                   int with_title, const char *title, const char *input, const char *why)
+{
+    if (with_title) {
+        fprintf(out, "%sSKIPPED: '%s' has no data for this report: %s\n", title, input, why);
+        return 0;
+    }
+    fprintf(stderr, "%s: SKIPPED: report '%s': '%s' has no data for it: %s\n", PROG, d->name, input,
+            why);
+    if (o->format == ASYS_FMT_JSON)
+        fputs("[]\n", out);
+    return 0;
+}
+
 /* Runs one report into `out`.  Returns 0, or -1 after printing the error. */
 static int run_report(sqlite3 *db, const struct asys_report_def *d, const char *requested,
                       const struct asys_report_params *p, const struct asys_output_options *o,
@@ -240,13 +264,15 @@ static int run_report(sqlite3 *db, const struct asys_report_def *d, const char *
 {
     sqlite3_stmt *st = NULL;
     struct asys_err prepare_err = {0};
+    char title[512];
+    snprintf(title, sizeof title, "\n ** %s (%s):\n\n", d->title, d->name);
     if (asys_report_prepare(db, d, requested, p, &st, &prepare_err) != 0) {
+        if (prepare_err.kind == ASYS_ERR_NO_DATA) /* SKIPPED, as a report without rows */
+            return skipped(d, o, out, with_title, title, input, prepare_err.text);
         fprintf(stderr, "%s: cannot run report '%s' on '%s': %s\n", PROG, d->name, input,
                 prepare_err.text);
         return -1;
     }
-    char title[512];
-    snprintf(title, sizeof title, "\n ** %s (%s):\n\n", d->title, d->name);
     char empty[PATH_MAX + 64];
     snprintf(empty, sizeof empty, "SKIPPED: '%s' has no data for this report.", input);
     struct asys_output_options opts = *o;
@@ -355,8 +381,39 @@ static int select_reports(const struct asys_report_catalog *cat, const struct st
     return n;
 }
 
+/* -f FMT or -f FMT,FMT,... (one per report of -r, in order, as nsys stats
+ * takes them): the first in o->format, all of them in formats[]. */
+static int parse_formats(struct stats_args *a, struct asys_output_options *o)
+{
+    const char *p = a->format_name;
+    int count = 0;
+    do {
+        size_t len = strcspn(p, ",");
+        char name[32];
+        snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), p);
+        enum asys_format f;
+        if (count == MAX_REPORTS || asys_format_from_name(name, &f) != 0) {
+            fprintf(stderr, "%s: unknown format '%.*s' (see %s --help-formats)\n", PROG, (int)len,
+                    p, PROG);
+            return -1;
+        }
+        a->formats[count++] = f;
+        p += len;
+    } while (*p++ == ',');
+    if (count > 1 && count != a->report_count) {
+        fprintf(stderr,
+                "%s: --format lists %d formats for %d reports (give one, or one per "
+                "report of -r)\n",
+                PROG, count, a->report_count);
+        return -1;
+    }
+    a->format_count = count;
+    o->format = a->formats[0];
+    return 0;
+}
+
 /* The output options from the command line; -1 after printing why not. */
-static int output_options(const struct stats_args *a, struct asys_output_options *o)
+static int output_options(struct stats_args *a, struct asys_output_options *o)
 {
     *o = (struct asys_output_options){.format = ASYS_FMT_COLUMN,
                                       .time_divisor = 1,
@@ -364,11 +421,8 @@ static int output_options(const struct stats_args *a, struct asys_output_options
                                       .max_width = asys_output_width(STDOUT_FILENO)};
     if (a->output && strcmp(a->output, "-") && a->output[0] != '@')
         o->format = ASYS_FMT_CSV; /* files */
-    if (a->format_name && asys_format_from_name(a->format_name, &o->format) != 0) {
-        fprintf(stderr, "%s: unknown format '%s' (column, table, csv, tsv, json)\n", PROG,
-                a->format_name);
+    if (a->format_name && parse_formats(a, o) != 0)
         return -1;
-    }
     if (a->timeunit && asys_timeunit_from_name(a->timeunit, o) != 0) {
         fprintf(stderr, "%s: unknown time unit '%s' (ns, us, ms, s)\n", PROG, a->timeunit);
         return -1;
@@ -391,14 +445,26 @@ static int run_reports(sqlite3 *db, const struct asys_report_def **defs, const c
             return 1;
         }
     }
+    FILE *out = pipe_out ? pipe_out : stdout;
+    /* several reports as JSON on one stream: one document, keyed by report */
+    int one_document = !to_files && n > 1 && o->format == ASYS_FMT_JSON && a->format_count <= 1;
+    if (one_document)
+        fputs("{\n", out);
     for (int i = 0; !failures && i < n; i++) {
+        struct asys_output_options mine = *o;
+        if (a->format_count > 1)
+            mine.format = a->formats[i];
+        if (one_document)
+            fprintf(out, "%s\"%s\": ", i ? ",\n" : "", requested[i]);
         if (to_files)
-            failures += run_to_file(db, defs[i], requested[i], p, o, a) != 0;
+            failures += run_to_file(db, defs[i], requested[i], p, &mine, a) != 0;
         else
-            failures += run_report(db, defs[i], requested[i], p, o, pipe_out ? pipe_out : stdout,
-                                   o->format == ASYS_FMT_COLUMN || o->format == ASYS_FMT_TABLE,
+            failures += run_report(db, defs[i], requested[i], p, &mine, out,
+                                   mine.format == ASYS_FMT_COLUMN || mine.format == ASYS_FMT_TABLE,
                                    a->input) != 0;
     }
+    if (one_document && !failures)
+        fputs("}\n", out);
     if (pipe_out && pclose(pipe_out) != 0 && !failures) {
         fprintf(stderr, "%s: '%s' failed\n", PROG, a->output + 1);
         failures++;
@@ -436,6 +502,17 @@ int main(int argc, char **argv)
     if (asys_catalog_load_builtin(&cat, &err) != 0 ||
         (a.report_dir && asys_catalog_load_dir(&cat, a.report_dir, &err) != 0)) {
         fprintf(stderr, "%s: %s\n", PROG, err.text);
+        goto out;
+    }
+    if (a.help_formats) {
+        printf("Output formats (-f, --format; a list gives one per report of -r):\n\n"
+               "  column  aligned columns, for reading (the default on standard output)\n"
+               "  table   columns with borders\n"
+               "  csv     comma-separated values with a header row (the default with -o)\n"
+               "  tsv     tab-separated values with a header row\n"
+               "  json    an array of objects, one per row; several reports on standard output\n"
+               "          make one object keyed by report name\n");
+        rc = ASYS_EXIT_OK;
         goto out;
     }
     if (a.help_reports) {

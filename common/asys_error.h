@@ -23,6 +23,7 @@ enum asys_err_kind {
     ASYS_ERR_NOT_FOUND,  /* a program or file that does not exist */
     ASYS_ERR_PERMISSION, /* not allowed to read, write or run */
     ASYS_ERR_LIMIT,      /* input past a limit no real input reaches (options raise it) */
+    ASYS_ERR_NO_DATA,    /* a report that needs data the recording does not have: SKIPPED */
 };
 
 /* Exit codes of every asys program. */

@@ -543,6 +543,12 @@ static int export_csv_reports(const struct export_args *a, sqlite3 *db, const ch
     for (int i = 0; rc == 0 && i < a->report_count; i++) {
         sqlite3_stmt *st = NULL;
         if (asys_report_prepare(db, defs[i], a->reports[i], p, &st, &err) != 0) {
+            if (err.kind == ASYS_ERR_NO_DATA) { /* as asys-stats: SKIPPED, no file */
+                fprintf(stderr, "%s: SKIPPED: report '%s' has no data: %s\n", PROG, defs[i]->name,
+                        err.text);
+                err = (struct asys_err){0};
+                continue;
+            }
             fprintf(stderr, "%s: cannot run report '%s': %s\n", PROG, defs[i]->name, err.text);
             rc = -1;
         } else {
@@ -779,9 +785,9 @@ int main(int argc, char **argv)
     }
     if (a.tables && !(re = compile_tables(a.tables)))
         goto out;
-    rc = ASYS_EXIT_FAILURE;
     if (a.report_count && find_reports(&a, &cat, defs) != 0)
-        goto out;
+        goto out; /* an unknown report is a usage error, as in asys-stats */
+    rc = ASYS_EXIT_FAILURE;
     struct asys_progress_line progress;
     asys_progress_line_init(&progress, PROG, a.quiet);
     struct asys_db_options dbo = {a.sqlite_path, 0,         warn,    &a,

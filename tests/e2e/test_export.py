@@ -449,7 +449,7 @@ class Timeline(ExportCase):
         with open(self.path('r_hggc_kern_sum.csv'), 'rb') as f:
             self.assertEqual(f.read(), stats)
         self.assertTrue(os.path.exists(self.path('r_stream_pct.csv')))
-        r = self.export('-t', 'csv', '--report', 'no_such_report', expect_rc=1)
+        r = self.export('-t', 'csv', '--report', 'no_such_report', expect_rc=2)
         self.assertIn(b"unknown report 'no_such_report'", r.stderr)
 
     def test_csv_all_tables(self):

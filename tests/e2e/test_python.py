@@ -143,9 +143,8 @@ class Interpreters(PythonTestCase):
     def test_sampling_off(self):
         self.profile([PYTHON, '-c', 'pass'], options=['--python-sampling', 'false', '-t', 'none'])
         self.assertNotIn('python', self.info().get('Collectors enabled') or '')
-        r = self.stats('-r', 'python_flat', self.report(), expect_rc=None)
-        self.assertNotEqual(r.returncode, 0)
-        self.assertIn('no Python samples', r.stderr.decode())
+        r = self.stats('-r', 'python_flat', self.report())  # SKIPPED, exit 0 (issue 28.5)
+        self.assertIn('no Python samples', r.stdout.decode())
 
 
 SIMPPU_RUN = os.path.join(BIN, '..', 'simppu', 'simppu-run')

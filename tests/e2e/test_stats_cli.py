@@ -317,6 +317,82 @@ class NsysAliases(AsysTestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn(b'--hggc-graph-trace', r.stderr)
 
+class NsysStats(AsysTestCase):
+    """Issue 28.5: the nsys reports that were missing, -f as a list, one JSON
+    document for several reports, --help-formats, an analysis database as
+    input, SKIPPED with exit 0 and an unknown report exit 2 in every tool."""
+
+    def setUp(self):
+        super().setUp()
+        simppu = os.path.join(os.path.dirname(BIN), 'simppu', 'simppu-run')
+        r = self.run_cmd([simppu, ASYS, 'profile', '-t', 'hggc,hgtx', '-s', 'none', '-o',
+                          self.path('rep'), prog('hggc_workload'), 'all'])
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+
+    def rows(self, report, *extra):
+        r = self.stats('-q', '-r', report, '-f', 'csv', *extra, self.report())
+        return list(csv.DictReader(io.StringIO(r.stdout.decode())))
+
+    def total(self, rows, **where):
+        return sum(int(r['Total Time (ns)']) for r in rows
+                   if all(r[k] == v for k, v in where.items()))
+
+    def test_the_added_reports_agree_with_the_ones_there(self):
+        kernels = self.total(self.rows('cuda_gpu_kern_sum'))
+        memory = self.total(self.rows('cuda_gpu_mem_time_sum'))
+        api = self.total(self.rows('cuda_api_sum'))
+        gpu = self.rows('cuda_gpu_sum')
+        self.assertEqual(self.total(gpu, Category='CUDA_KERNEL'), kernels)
+        self.assertEqual(self.total(gpu, Category='MEMORY_OPER'), memory)
+        both = self.rows('cuda_api_gpu_sum')
+        self.assertEqual(self.total(both, Category='CUDA_API'), api)
+        self.assertEqual(self.total(both, Category='CUDA_KERNEL'), kernels)
+        ranges = self.rows('nvtx_sum')
+        self.assertEqual(self.total(self.rows('nvtx_pushpop_sum')),
+                         self.total(ranges, Style='PushPop'))
+        self.assertEqual(self.total(self.rows('nvtx_startend_sum')),
+                         self.total(ranges, Style='StartEnd'))
+
+    def test_formats(self):
+        r = self.stats('-q', '-r', 'hggc_kern_sum,hgtx_sum,pccl_sum', '-f', 'json', self.report())
+        doc = json.loads(r.stdout)  # one document
+        self.assertEqual(sorted(doc), ['hggc_kern_sum', 'hgtx_sum', 'pccl_sum'])
+        self.assertEqual(doc['pccl_sum'], [])
+        self.assertEqual(len(doc['hggc_kern_sum']), len(self.rows('hggc_kern_sum')))
+        self.assertIn(b'SKIPPED', r.stderr)
+        r = self.stats('-q', '-r', 'hggc_kern_sum,hgtx_sum', '-f', 'csv,column', self.report())
+        out = r.stdout.decode()
+        self.assertTrue(out.startswith('Time (%),Total Time (ns),'), out[:80])
+        self.assertIn(' ** HGTX Range Summary (hgtx_sum):', out)
+        r = self.stats('-q', '-r', 'hggc_kern_sum', '-f', 'csv,json', self.report(), expect_rc=2)
+        self.assertIn(b'--format lists 2 formats for 1 reports', r.stderr)
+        r = self.stats('--help-formats')
+        for name in (b'column', b'table', b'csv', b'tsv', b'json'):
+            self.assertIn(b'  ' + name + b' ', r.stdout)
+
+    def test_skipped_and_unknown_reports_exit_alike(self):
+        r = self.stats('-q', '-r', 'pccl_sum', self.report())
+        self.assertIn("SKIPPED: '%s' has no data for this report: no PCCL" % self.report(),
+                      r.stdout.decode())
+        export = os.path.join(BIN, 'asys-export')
+        r = self.run_cmd([export, '-q', '-t', 'csv', '-r', 'pccl_sum,hggc_kern_sum', '-o',
+                          self.path('x'), self.report()])
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        self.assertTrue(os.path.exists(self.path('x_hggc_kern_sum.csv')))
+        self.assertFalse(os.path.exists(self.path('x_pccl_sum.csv')))
+        for argv in ([STATS, '-r', 'nope'], [export, '-t', 'csv', '-r', 'nope']):
+            r = self.run_cmd(argv + [self.report()])
+            self.assertEqual(r.returncode, 2, argv)
+
+    def test_an_analysis_database_as_input(self):
+        from_report = self.stats('-q', '-r', 'hggc_kern_sum', self.report()).stdout
+        db = self.path('rep.sqlite')
+        self.assertEqual(self.stats('-q', '-r', 'hggc_kern_sum', db).stdout, from_report)
+        with open(self.path('other.sqlite'), 'wb') as f:
+            f.write(b'SQLite format 3\0' + bytes(4080))
+        r = self.stats('-q', self.path('other.sqlite'), expect_rc=1)
+        self.assertIn(b'not an asys analysis database', r.stderr)
+
 class OutputPatterns(AsysTestCase):
     """Issue 28.1: -o expands %h %p %n %q{ENV} %% as nsys does."""
 
