@@ -9,6 +9,8 @@ struct asys_embedded_file {
 
 /* Both end with {NULL, NULL}. */
 extern const struct asys_embedded_file asys_schema_files[];
+/* asys-export --schema nsys: export/nsys_schema.sql */
+extern const struct asys_embedded_file asys_nsys_schema_files[];
 extern const struct asys_embedded_file asys_query_files[];
 
 /* The schema file `name`, or NULL. */

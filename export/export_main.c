@@ -20,6 +20,7 @@
 #include "output_format.h"
 #include "parse_util.h"
 #include "report_catalog.h"
+#include "embedded_files.h"
 #include "import_progress.h"
 #include "report_losses.h"
 #include "report_db.h"
@@ -47,6 +48,7 @@ struct export_args {
     int unified_memory_scale;         /* --unified-memory-scale */
     const char *output;
     const char *tables;
+    const char *schema; /* --schema asys|nsys (sqlite) */
     const char *filter;
     const char *api_name_mode;
     const char *group_kernels;
@@ -84,6 +86,9 @@ static void usage(FILE *out)
             "                                REPORT.json, REPORT_NAME.csv, REPORT.sqlite,\n"
             "                                REPORT.folded, REPORT.speedscope.json,\n"
             "                                REPORT.pb.gz, REPORT.svg\n"
+            "      --schema asys|nsys        sqlite: asys's tables (default), or Nsight Systems'\n"
+            "                                export tables (StringIds, CUPTI_ACTIVITY_KIND_*,\n"
+            "                                NVTX_EVENTS, OSRT_API, ...) for nsys users' SQL\n"
             "      --tables REGEX            only what comes from the tables whose name\n"
             "                                matches (PCRE2), e.g. 'hggc|ppu'\n"
             "      --filter-time START/END   only this window, relative to the session start\n"
@@ -144,6 +149,7 @@ static int parse_args(int argc, char **argv, struct export_args *a)
     const struct asys_cli_text_option text[] = {
         {"-o", "--output", &a->output, NULL, NULL},
         {NULL, "--tables", &a->tables, NULL, NULL},
+        {NULL, "--schema", &a->schema, "asys", "nsys"},
         {NULL, "--filter-time", &a->filter, NULL, NULL},
         {NULL, "--api-name-mode", &a->api_name_mode, "host", "kernel"},
         {NULL, "--group-by", &a->group_kernels, "base", "hgtx"},
@@ -252,6 +258,14 @@ static int check_combination(const struct export_args *a)
         fprintf(stderr,
                 "%s: --filter-time applies to pftrace, json and csv with --report, not %s\n", PROG,
                 a->type == TYPE_SQLITE ? "sqlite" : "csv tables");
+        return -1;
+    }
+    if (a->schema && a->type != TYPE_SQLITE) {
+        fprintf(stderr, "%s: --schema applies to sqlite, not %s\n", PROG, type);
+        return -1;
+    }
+    if (a->schema && !strcmp(a->schema, "nsys") && a->tables) {
+        fprintf(stderr, "%s: --schema nsys and --tables do not go together\n", PROG);
         return -1;
     }
     if (a->gzip && a->type == TYPE_SQLITE) {
@@ -613,16 +627,46 @@ static int keep_tables(sqlite3 *db, pcre2_code *re, struct asys_err *err)
     return rc;
 }
 
+/* --schema nsys: nsys's export tables made in the copy (export/nsys_schema.sql),
+ * then asys's own dropped. */
+static int make_nsys_tables(sqlite3 *copy, struct asys_err *err)
+{
+    const char *sql = NULL;
+    for (const struct asys_embedded_file *f = asys_nsys_schema_files; f->name; f++)
+        if (!strcmp(f->name, "nsys_schema.sql"))
+            sql = f->text;
+    if (!sql)
+        return asys_fail(err, "nsys_schema.sql is not built in");
+    char *message = NULL;
+    if (sqlite3_exec(copy, sql, NULL, NULL, &message) != SQLITE_OK) {
+        asys_fail(err, "nsys tables: %s", message ? message : sqlite3_errmsg(copy));
+        sqlite3_free(message);
+        return -1;
+    }
+    int code = 0;
+    PCRE2_SIZE offset = 0;
+    pcre2_code *nsys = pcre2_compile(
+        (PCRE2_SPTR) "^(StringIds|ThreadNames|TARGET_INFO_.*|CUPTI_ACTIVITY_KIND_.*|NVTX_EVENTS|"
+                     "OSRT_API|ENUM_.*)$",
+        PCRE2_ZERO_TERMINATED, 0, &code, &offset, NULL);
+    if (!nsys)
+        return asys_fail(err, "out of memory");
+    int rc = keep_tables(copy, nsys, err);
+    pcre2_code_free(nsys);
+    return rc;
+}
+
 static int export_sqlite(const struct export_args *a, struct asys_report_db *rdb, const char *path,
                          pcre2_code *re)
 {
+    int nsys = a->schema && !strcmp(a->schema, "nsys");
     char real_out[PATH_MAX], real_db[PATH_MAX];
     if (realpath(path, real_out) && realpath(rdb->path, real_db) && !strcmp(real_out, real_db)) {
-        if (re) {
+        if (re || nsys) {
             fprintf(stderr,
                     "%s: cannot write '%s': it is the analysis database; give --output for a "
-                    "copy with only some tables\n",
-                    PROG, path);
+                    "copy with %s\n",
+                    PROG, path, nsys ? "nsys's tables" : "only some tables");
             return -1;
         }
         if (a->verbose || !a->quiet)
@@ -641,11 +685,11 @@ static int export_sqlite(const struct export_args *a, struct asys_report_db *rdb
                  ? 0
                  : asys_fail(&err, "%s", sqlite3_errmsg(rdb->db));
     sqlite3_free(sql);
-    if (rc == 0 && re) {
+    if (rc == 0 && (re || nsys)) {
         sqlite3 *copy = NULL;
         if (sqlite3_open_v2(tmp, &copy, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
             rc = asys_fail(&err, "%s", sqlite3_errmsg(copy));
-        else if (keep_tables(copy, re, &err) == 0 &&
+        else if ((nsys ? make_nsys_tables(copy, &err) : keep_tables(copy, re, &err)) == 0 &&
                  sqlite3_exec(copy, "VACUUM", NULL, NULL, NULL) != SQLITE_OK)
             rc = asys_fail(&err, "%s", sqlite3_errmsg(copy));
         else if (err.text[0])

@@ -912,6 +912,87 @@ class DataLoss(ExportCase):
         self.assertEqual([t for t in self.pftrace().tracks.values() if t.name == 'Data loss'], [])
 
 
+@unittest.skipUnless(os.path.exists(WORKLOAD), 'nvcc was not found when building')
+class NsysSchema(ExportCase):
+    """Issue 28.6: asys-export -t sqlite --schema nsys writes nsys's export
+    tables; queries written as nsys's documentation writes them give the
+    asys reports' numbers."""
+
+    def setUp(self):
+        super().setUp()
+        r = self.run_cmd([SIMPPU_RUN, ASYS, 'profile', '-t', 'hggc,hgtx,osrt', '-s', 'none', '-o',
+                          self.path('rep'), WORKLOAD, 'all'])
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        self.export('-t', 'sqlite', '--schema', 'nsys', '-o', self.path('nsys.sqlite'))
+        self.nsys = sqlite3.connect(self.path('nsys.sqlite'))
+        self.addCleanup(self.nsys.close)
+
+    def stats_of(self, name, *extra):
+        r = self.stats('-q', '-r', name, '-f', 'csv', *extra, self.report())
+        return list(csv.DictReader(io.StringIO(r.stdout.decode())))
+
+    def test_only_nsys_tables(self):
+        tables = {r[0] for r in self.nsys.execute("SELECT name FROM sqlite_master "
+                                                 "WHERE type = 'table'")}
+        for name in ('StringIds', 'ThreadNames', 'TARGET_INFO_GPU',
+                     'TARGET_INFO_SESSION_START_TIME', 'CUPTI_ACTIVITY_KIND_KERNEL',
+                     'CUPTI_ACTIVITY_KIND_MEMCPY', 'CUPTI_ACTIVITY_KIND_MEMSET',
+                     'CUPTI_ACTIVITY_KIND_RUNTIME', 'CUPTI_ACTIVITY_KIND_SYNCHRONIZATION',
+                     'NVTX_EVENTS', 'OSRT_API', 'ENUM_CUDA_MEMCPY_OPER'):
+            self.assertIn(name, tables)
+        self.assertEqual([t for t in tables if t.islower()], [])  # no asys table left
+
+    def test_kernel_time_per_name_and_stream(self):
+        got = dict(self.nsys.execute(
+            'SELECT s.value, SUM(k.end - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL AS k '
+            'JOIN StringIds AS s ON s.id = k.demangledName GROUP BY s.value'))
+        want = {r['Name']: int(r['Total Time (ns)']) for r in self.stats_of('hggc_kern_sum')}
+        self.assertEqual(got, want)
+        per_stream = dict(self.nsys.execute(
+            'SELECT streamId, COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY streamId'))
+        trace = self.stats_of('hggc_gpu_trace')
+        kernels = [r for r in trace if not r['Name'].startswith('[')]
+        self.assertEqual(sum(per_stream.values()), len(kernels))
+
+    def test_nvtx_ranges_to_kernels_and_api_calls(self):
+        # the documentation's recipe: a range's kernels through the runtime calls
+        # made inside it on its thread
+        got = dict(self.nsys.execute(
+            'SELECT s.value, COUNT(k.start) FROM NVTX_EVENTS AS n '
+            'JOIN StringIds AS s ON s.id = n.textId '
+            'JOIN CUPTI_ACTIVITY_KIND_RUNTIME AS r ON r.globalTid = n.globalTid '
+            '  AND r.start BETWEEN n.start AND n.end '
+            'JOIN CUPTI_ACTIVITY_KIND_KERNEL AS k ON k.correlationId = r.correlationId '
+            'WHERE n.eventType = 59 GROUP BY s.value'))
+        want = {}
+        for r in self.stats_of('hgtx_kern_sum'):
+            want[r['Range']] = want.get(r['Range'], 0) + int(r['Kern Inst'])
+        self.assertEqual({':' + name: count for name, count in got.items()}, want)
+        calls = dict(self.nsys.execute(
+            'SELECT s.value, COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r '
+            'JOIN StringIds AS s ON s.id = r.nameId GROUP BY s.value'))
+        self.assertEqual(calls, {r['Name']: int(r['Num Calls'])
+                                 for r in self.stats_of('hggc_api_sum')})
+
+    def test_copies_by_kind_and_thread_ids(self):
+        got = dict(self.nsys.execute(
+            "SELECT '[CUDA memcpy ' || e.label || ']', SUM(m.bytes) "
+            'FROM CUPTI_ACTIVITY_KIND_MEMCPY AS m JOIN ENUM_CUDA_MEMCPY_OPER AS e '
+            'ON e.id = m.copyKind GROUP BY e.label'))
+        want = {r['Operation']: round(float(r['Total (MB)']) * 1e6)
+                for r in self.stats_of('hggc_mem_size_sum') if 'memcpy' in r['Operation']}
+        self.assertEqual(set(got), set(want))
+        for k in got:
+            self.assertAlmostEqual(got[k], want[k], delta=1000)
+        pid = self.manifest()['target']['pid']
+        self.assertIn(pid, {g >> 24 for (g,) in self.nsys.execute(
+            'SELECT globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME')})
+
+    def test_refused(self):
+        r = self.export('-t', 'json', '--schema', 'nsys', expect_rc=2)
+        self.assertIn(b'--schema applies to sqlite', r.stderr)
+
+
 class PftraceRules(unittest.TestCase):
     """The checks of pftrace.py find each way a trace misleads Perfetto."""
 
