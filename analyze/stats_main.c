@@ -15,6 +15,7 @@
 #include "file_mode.h"
 #include "output_format.h"
 #include "report_catalog.h"
+#include "hgtx_window.h"
 #include "import_progress.h"
 #include "report_losses.h"
 #include "report_db.h"
@@ -32,6 +33,7 @@ struct stats_args {
     const char *output;
     const char *timeunit;
     const char *filter;
+    const char *filter_nvtx; /* --filter-nvtx RANGE[@DOMAIN][/N] */
     const char *report_dir;
     const char *sqlite_path;
     const char *help_report; /* --help-reports NAME, or "" for the list */
@@ -69,6 +71,9 @@ static void usage(FILE *out)
         "      --timeunit UNIT           ns (default), us, ms, s for the (ns) columns\n"
         "      --filter-time START/END   only this window, relative to the session\n"
         "                                start; e.g. 1.5s/3s, 2000000/ (ns by default)\n"
+        "      --filter-nvtx RANGE[@DOMAIN|@*][/N]  only the time of the Nth instance (from\n"
+        "                                0) of that HGTX range (default domain unless\n"
+        "                                @DOMAIN; exit 1 when the report has none)\n"
         "      --group-by base|hgtx      kernels grouped by base name (default) or by\n"
         "                                the innermost HGTX range open at the launch\n"
         "                                (--group-kernels: the same)\n"
@@ -107,6 +112,7 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
         {"-o", "--output", &a->output, NULL, NULL},
         {NULL, "--timeunit", &a->timeunit, NULL, NULL},
         {NULL, "--filter-time", &a->filter, NULL, NULL},
+        {NULL, "--filter-nvtx", &a->filter_nvtx, NULL, NULL},
         {NULL, "--group-by", &a->group_by, "base", "hgtx"},
         {NULL, "--group-kernels", &a->group_by, "base", "hgtx"}, /* asys-export's old name */
         {NULL, "--api-name-mode", &a->api_name_mode, "host", "kernel"},
@@ -524,6 +530,10 @@ int main(int argc, char **argv)
     }
     if (output_options(&a, &o) != 0)
         goto out;
+    if (a.filter && a.filter_nvtx) {
+        fprintf(stderr, "%s: --filter-time and --filter-nvtx do not go together\n", PROG);
+        goto out;
+    }
     long long filter_start = 0, filter_end = LLONG_MAX;
     if (a.filter && asys_parse_filter_time(a.filter, &filter_start, &filter_end) != 0) {
         fprintf(stderr, "%s: bad --filter-time '%s' (START/END, e.g. 1.5s/3s)\n", PROG, a.filter);
@@ -576,6 +586,16 @@ int main(int argc, char **argv)
     /* without --filter-time nothing is clipped, not even before the session start */
     p.filter_start = a.filter ? p.session_start + filter_start : LLONG_MIN;
     p.filter_end = a.filter && filter_end != LLONG_MAX ? p.session_start + filter_end : LLONG_MAX;
+    if (a.filter_nvtx) {
+        int64_t lo, hi;
+        if (asys_hgtx_window(rdb.db, a.filter_nvtx, &lo, &hi, &err) != 0) {
+            fprintf(stderr, "%s: %s\n", PROG, err.text);
+            rc = err.kind == ASYS_ERR_USAGE ? ASYS_EXIT_USAGE : ASYS_EXIT_FAILURE;
+            goto out;
+        }
+        p.filter_start = lo;
+        p.filter_end = hi;
+    }
     rc = run_reports(rdb.db, defs, requested, n, &p, &o, &a) ? ASYS_EXIT_FAILURE : ASYS_EXIT_OK;
     /* the last line says what the report lost, as nsys does */
     struct asys_report_losses losses;

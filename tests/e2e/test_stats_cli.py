@@ -384,6 +384,26 @@ class NsysStats(AsysTestCase):
             r = self.run_cmd(argv + [self.report()])
             self.assertEqual(r.returncode, 2, argv)
 
+    def test_filter_nvtx_is_that_range_instance(self):
+        inside = {r['Name']: int(r['Instances'])
+                  for r in self.rows('hggc_kern_sum', '--filter-nvtx', 'graphs')}
+        want = {}
+        for r in self.rows('hgtx_kern_sum'):
+            if r['Range'] == ':graphs':
+                want[r['Kernel Name']] = want.get(r['Kernel Name'], 0) + int(r['Kern Inst'])
+        self.assertEqual(inside, want)
+        self.assertEqual(self.rows('hggc_kern_sum', '--filter-nvtx', 'graphs@*/0'),
+                         self.rows('hggc_kern_sum', '--filter-nvtx', 'graphs'))
+        for spec, rc, said in [('graphs/1', 1, "no HGTX range 'graphs' in the default domain, "
+                                               "instance 1"),
+                               ('graphs@nodomain', 1, "in domain 'nodomain'"),
+                               ('graphs/x', 2, 'takes RANGE[@DOMAIN][/N]')]:
+            r = self.stats('-q', '-r', 'hggc_kern_sum', '--filter-nvtx', spec, self.report(),
+                           expect_rc=rc)
+            lines = r.stderr.decode().strip().splitlines()
+            self.assertEqual(len(lines), 1, lines)
+            self.assertIn(said, lines[0])
+
     def test_an_analysis_database_as_input(self):
         from_report = self.stats('-q', '-r', 'hggc_kern_sum', self.report()).stdout
         db = self.path('rep.sqlite')
