@@ -1,8 +1,9 @@
 /* ACDNN_API/ACDNN_CALL and ACBLAS_API/ACBLAS_CALL records -> acompute_apis,
  * acompute_calls; once every family is in, each call's parent and the device
  * work it launched (acompute_work): the HGGC API calls made inside it on its
- * thread (the innermost library call takes them) and, through their
- * correlation ids, the kernels, copies and memsets they caused. */
+ * thread (the innermost library call takes them) and the kernels, copies and
+ * memsets they caused (ppu_activities, joined by correlation id by HGGC's
+ * analysis, which runs before this family's). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -161,7 +162,7 @@ static const char acompute_analysis[] =
     "  ORDER BY p.start_ns DESC LIMIT 1)"
     " WHERE c.depth > 0;"
     "CREATE TEMP TABLE acompute_launches AS"
-    "  SELECT h.id AS hggc_call_id, h.pid AS pid, h.correlation_id AS correlation_id,"
+    "  SELECT h.id AS hggc_call_id,"
     "    (SELECT c.id FROM acompute_calls AS c"
     "     WHERE c.pid = h.pid AND c.tid = h.tid"
     "       AND c.start_ns BETWEEN h.start_ns - (SELECT MAX(end_ns - start_ns) FROM "
@@ -172,19 +173,11 @@ static const char acompute_analysis[] =
     "  FROM hggc_api_calls AS h"
     "  WHERE EXISTS (SELECT 1 FROM acompute_calls);"
     "DELETE FROM temp.acompute_launches WHERE call_id IS NULL;"
-    "INSERT INTO acompute_work (call_id, hggc_call_id, kind, activity_id, start_ns, end_ns, "
-    "stream)"
-    "  SELECT l.call_id, l.hggc_call_id, 1, k.id, k.start_ns, k.end_ns, k.stream"
-    "  FROM temp.acompute_launches AS l JOIN ppu_kernels AS k"
-    "    ON k.pid = l.pid AND k.correlation_id = l.correlation_id"
-    "  UNION ALL"
-    "  SELECT l.call_id, l.hggc_call_id, 2, m.id, m.start_ns, m.end_ns, m.stream"
-    "  FROM temp.acompute_launches AS l JOIN ppu_memcpys AS m"
-    "    ON m.pid = l.pid AND m.correlation_id = l.correlation_id"
-    "  UNION ALL"
-    "  SELECT l.call_id, l.hggc_call_id, 3, s.id, s.start_ns, s.end_ns, s.stream"
-    "  FROM temp.acompute_launches AS l JOIN ppu_memsets AS s"
-    "    ON s.pid = l.pid AND s.correlation_id = l.correlation_id;"
+    "INSERT INTO acompute_work (call_id, hggc_call_id, kind, activity_id, source_id, start_ns, "
+    "end_ns, stream)"
+    "  SELECT l.call_id, l.hggc_call_id, p.kind, p.id, p.source_id, p.start_ns, p.end_ns, p.stream"
+    "  FROM temp.acompute_launches AS l JOIN ppu_activities AS p ON p.api_id = l.hggc_call_id"
+    "  WHERE p.kind IN (1, 2, 3);"
     "DROP TABLE temp.acompute_launches;"
     "CREATE INDEX acompute_work_by_call ON acompute_work (call_id);"
     "UPDATE acompute_calls AS c SET"

@@ -10,12 +10,11 @@
 -- columns: Time (%), Total Time (ns), Instances, Avg (ns), Med (ns), Min (ns), Max (ns),
 --   StdDev (ns), Library, API Name, Kernel Name
 WITH samples AS (
-    SELECT c.library, c.name_id AS api_id, n.base_name_id AS kernel_id,
+    SELECT c.library, c.name_id AS api_id, p.base_name_id AS kernel_id,
            MIN(w.end_ns, :filter_end) - MAX(w.start_ns, :filter_start) AS duration
     FROM acompute_work AS w
     JOIN acompute_calls AS c ON c.id = w.call_id
-    JOIN ppu_kernels AS k ON k.id = w.activity_id
-    LEFT JOIN ppu_kernel_names AS n ON n.mangled_name_id = k.mangled_name_id
+    JOIN ppu_activities AS p ON p.id = w.activity_id
     WHERE w.kind = 1 AND w.end_ns >= :filter_start AND w.start_ns <= :filter_end
 ), grouped AS (
     SELECT library, api_id, kernel_id, SUM(duration) AS total, COUNT(*) AS n,

@@ -35,13 +35,14 @@ CREATE TABLE acompute_calls (
 );
 
 -- The device work each library call launched: the HGGC API calls made inside
--- it on its thread (the innermost library call takes them) and, through their
--- correlation ids, the kernels, copies and memsets they caused.
+-- it on its thread (the innermost library call takes them) and the kernels,
+-- copies and memsets they caused (their correlation ids).
 CREATE TABLE acompute_work (
     call_id        INTEGER NOT NULL, -- acompute_calls.id
     hggc_call_id   INTEGER NOT NULL, -- hggc_api_calls.id of the launch
     kind           INTEGER NOT NULL, -- 1 kernel, 2 memcpy, 3 memset
-    activity_id    INTEGER NOT NULL, -- ppu_kernels.id / ppu_memcpys.id / ppu_memsets.id
+    activity_id    INTEGER NOT NULL, -- ppu_activities.id
+    source_id      INTEGER NOT NULL, -- ppu_kernels.id / ppu_memcpys.id / ppu_memsets.id
     start_ns       INTEGER NOT NULL, -- device start
     end_ns         INTEGER NOT NULL, -- device end
     stream         INTEGER NOT NULL  -- stream id (ppu_streams)
