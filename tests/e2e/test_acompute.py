@@ -227,6 +227,18 @@ class Dnn(AcomputeCase):
         self.assertEqual(set(shorter), {None})
         stacks = [r['Call Stack'] for r in self.stats_rows('acdnn_trace') if r['Call Stack']]
         self.assertTrue(any('main' in s for s in stacks), stacks)
+        # the stacks feed the call trees and the flame exports
+        tree = self.stats_rows('stack_topdown:acdnn')
+        self.assertIn('main', [r['Function'].strip() for r in tree])
+        folded = self.path('acdnn.folded')
+        r = self.run_cmd([EXPORT, '-t', 'folded', '--stacks', 'acdnn', '-o', folded,
+                          self.report()])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(folded) as f:
+            lines = f.read().splitlines()
+        total = sum(int(line.rsplit(' ', 1)[1]) for line in lines)
+        self.assertEqual(total, self.rows('SELECT SUM(end_ns - start_ns) FROM acompute_calls '
+                                          'WHERE domain = 1 AND callchain_id IS NOT NULL')[0][0])
 
 
 @unittest.skipUnless(have_stand_in(), 'no cuDNN/cuBLAS stand-ins')
