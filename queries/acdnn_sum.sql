@@ -9,8 +9,6 @@
 --   calls not nested in a call of the same domain (a cuBLASLt call made by cublasGemmEx
 --   counts in cublasGemmEx's time, not twice), so a function only ever called nested shows
 --   0.  With --filter-time, calls are clipped to the window and calls outside it left out.
--- requires: acompute_calls: no ACDNN/ACBLAS calls (record with -t acdnn,acblas a program that
---   calls cuDNN or cuBLAS)
 -- columns: Time (%), Total Time (ns), Num Calls, Avg (ns), Med (ns), Min (ns), Max (ns),
 --   StdDev (ns), Nested, Errors, Device Time (ns), Kernels, Library, Name
 WITH calls AS (

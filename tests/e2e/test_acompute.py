@@ -264,7 +264,7 @@ class Options(AcomputeCase):
         self.record('none')
         self.assertEqual(self.rows('SELECT COUNT(*) FROM acompute_calls')[0][0], 0)
         self.assertEqual(self.rows('SELECT COUNT(*) FROM acompute_apis')[0][0], 0)
-        r = self.stats('-q', '--report', 'acblas_sum', self.report(), expect_rc=None)
+        r = self.stats('-q', '--report', 'acblas_trace', self.report(), expect_rc=None)
         self.assertIn(b'no ACDNN/ACBLAS calls', r.stdout + r.stderr)
 
     def test_acblas_alone_records_only_cublas(self):
