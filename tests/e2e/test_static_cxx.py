@@ -69,7 +69,10 @@ class Preload(AsysTestCase):
         return [os.path.basename(p) for p in r.stdout.decode().strip().split(':')]
 
     def test_libraries_per_collector(self):
-        self.assertEqual(self.preloaded([]), ['libasys-inject.so'])
+        # the default -t has acdnn,acblas: their wrappers (cuDNN/cuBLAS names and
+        # dlsym only, nothing of libc's the program calls) in a library of their own
+        self.assertEqual(self.preloaded([]), ['libasys-inject.so', 'libasys-acompute.so'])
+        self.assertEqual(self.preloaded(['-t', 'hggc,hgtx']), ['libasys-inject.so'])
         self.assertEqual(self.preloaded(['-t', 'osrt']), ['libasys-inject.so', 'libasys-osrt.so'])
         self.assertEqual(self.preloaded(['-t', 'none', '--host-memory-sampling', 'true']),
                          ['libasys-inject.so'])
