@@ -14,6 +14,11 @@ struct acompute {
     int slot; /* per image: api_id -> name_id | library << 32 (asys_u64map) */
     sqlite3_stmt *insert_api, *insert_call;
     uint64_t unknown_apis, bad_libraries;
+    /* the segment's last CALL record: what its CALL_SAME records repeat */
+    int has_last;
+    uint64_t last_handle, last_stream;
+    uint32_t last_flags;
+    uint64_t same_without_call;
 };
 
 static void apis_free(void *p)
@@ -107,6 +112,26 @@ static int import_call(void *state, const struct asys_record *rec, uint64_t end_
     struct acompute *a = state;
     struct asys_importer *imp = a->imp;
     const struct asys_rec_acompute_call *r = (const void *)rec->data;
+    int same = rec->type == ASYS_REC_ACDNN_CALL_SAME || rec->type == ASYS_REC_ACBLAS_CALL_SAME;
+    uint64_t handle = 0, stream = 0;
+    uint32_t flags = r->flags;
+    if (!same) {
+        a->has_last = 1;
+        a->last_handle = handle = r->handle;
+        a->last_stream = stream = r->stream;
+        a->last_flags = flags & (ASYS_ACOMPUTE_CALL_HANDLE | ASYS_ACOMPUTE_CALL_STREAM);
+    } else if (a->has_last) {
+        handle = a->last_handle;
+        stream = a->last_stream;
+        flags = (flags & ~(ASYS_ACOMPUTE_CALL_HANDLE | ASYS_ACOMPUTE_CALL_STREAM)) | a->last_flags;
+    } else {
+        if (!a->same_without_call++)
+            imp_warn(imp,
+                     "%s: a library call repeats the handle and stream of a call the "
+                     "segment does not have; they are unknown",
+                     imp->seg.member);
+        flags &= ~(ASYS_ACOMPUTE_CALL_HANDLE | ASYS_ACOMPUTE_CALL_STREAM);
+    }
     struct asys_u64map *apis = image_apis(a);
     uint64_t *api = apis ? asys_u64map_get(apis, r->api_id) : NULL;
     if (!api) {
@@ -126,18 +151,27 @@ static int import_call(void *state, const struct asys_record *rec, uint64_t end_
     sqlite3_bind_int64(st, 2, (int64_t)end_ns);
     sqlite3_bind_int64(st, 3, imp->seg.pid);
     sqlite3_bind_int64(st, 4, imp->seg.tid);
-    sqlite3_bind_int64(st, 5, rec->type == ASYS_REC_ACDNN_CALL ? 1 : 2);
+    sqlite3_bind_int64(
+        st, 5, rec->type == ASYS_REC_ACDNN_CALL || rec->type == ASYS_REC_ACDNN_CALL_SAME ? 1 : 2);
     sqlite3_bind_int64(st, 6, library);
     sqlite3_bind_int64(st, 7, (int64_t)(uint32_t)*api);
     sqlite3_bind_int64(st, 8, rec->arg);
-    imp_bind_optional(st, 9, r->status, (r->flags & ASYS_ACOMPUTE_CALL_STATUS) != 0);
-    imp_bind_optional(st, 10, r->status, (r->flags & ASYS_ACOMPUTE_CALL_RESULT) != 0);
-    imp_bind_optional(st, 11, (int64_t)r->handle, (r->flags & ASYS_ACOMPUTE_CALL_HANDLE) != 0);
-    imp_bind_optional(st, 12, (int64_t)r->stream, (r->flags & ASYS_ACOMPUTE_CALL_STREAM) != 0);
-    sqlite3_bind_int64(st, 13, (r->flags & ASYS_ACOMPUTE_CALL_STREAM_ARG) ? 1 : 0);
-    sqlite3_bind_int64(st, 14, (r->flags & ASYS_ACOMPUTE_CALL_UNKNOWN_HANDLE) ? 1 : 0);
+    imp_bind_optional(st, 9, r->status, (flags & ASYS_ACOMPUTE_CALL_STATUS) != 0);
+    imp_bind_optional(st, 10, r->status, (flags & ASYS_ACOMPUTE_CALL_RESULT) != 0);
+    imp_bind_optional(st, 11, (int64_t)handle, (flags & ASYS_ACOMPUTE_CALL_HANDLE) != 0);
+    imp_bind_optional(st, 12, (int64_t)stream, (flags & ASYS_ACOMPUTE_CALL_STREAM) != 0);
+    sqlite3_bind_int64(st, 13, (flags & ASYS_ACOMPUTE_CALL_STREAM_ARG) ? 1 : 0);
+    sqlite3_bind_int64(st, 14, (flags & ASYS_ACOMPUTE_CALL_UNKNOWN_HANDLE) ? 1 : 0);
     imp_bind_optional(st, 15, chain, chain != 0);
     return imp_step(imp, st, err);
+}
+
+static int acompute_segment_end(void *state, struct asys_err *err)
+{
+    (void)err;
+    struct acompute *a = state;
+    a->has_last = 0;
+    return 0;
 }
 
 static int acompute_finish(void *state, struct asys_err *err)
@@ -193,10 +227,9 @@ static int acompute_analyze(void *state, struct asys_err *err)
 }
 
 static const struct imp_record_op acompute_ops[] = {
-    {ASYS_REC_ACDNN_API, import_api},
-    {ASYS_REC_ACDNN_CALL, import_call},
-    {ASYS_REC_ACBLAS_API, import_api},
-    {ASYS_REC_ACBLAS_CALL, import_call},
+    {ASYS_REC_ACDNN_API, import_api},        {ASYS_REC_ACDNN_CALL, import_call},
+    {ASYS_REC_ACBLAS_API, import_api},       {ASYS_REC_ACBLAS_CALL, import_call},
+    {ASYS_REC_ACDNN_CALL_SAME, import_call}, {ASYS_REC_ACBLAS_CALL_SAME, import_call},
 };
 
 const struct imp_family imp_family_acompute = {
@@ -206,6 +239,7 @@ const struct imp_family imp_family_acompute = {
     .ops = acompute_ops,
     .op_count = sizeof acompute_ops / sizeof acompute_ops[0],
     .init = acompute_init,
+    .segment_end = acompute_segment_end,
     .finish = acompute_finish,
     .analyze = acompute_analyze,
     .free = acompute_free,

@@ -340,7 +340,10 @@ enum asys_record_type {
     ASYS_REC_ACDNN_CALL = 97,  /* struct asys_rec_acompute_call: arg = nesting depth */
     ASYS_REC_ACBLAS_API = 98,  /* struct asys_rec_acompute_api: arg = enum asys_acompute_library */
     ASYS_REC_ACBLAS_CALL = 99, /* struct asys_rec_acompute_call: arg = nesting depth */
-    ASYS_REC_PCCL_COMM = 112,  /* struct asys_rec_pccl_comm: arg = plugin version */
+    /* the same calls on the handle and stream of the thread's previous call */
+    ASYS_REC_ACDNN_CALL_SAME = 100,    /* struct asys_rec_acompute_call_same: arg = depth */
+    ASYS_REC_ACBLAS_CALL_SAME = 101,   /* struct asys_rec_acompute_call_same: arg = depth */
+    ASYS_REC_PCCL_COMM = 112,          /* struct asys_rec_pccl_comm: arg = plugin version */
     ASYS_REC_PCCL_GROUP_API = 113,     /* struct asys_rec_pccl_group_api */
     ASYS_REC_PCCL_CALL = 114,          /* struct asys_rec_pccl_call: arg = call kind */
     ASYS_REC_PCCL_KERNEL_LAUNCH = 115, /* struct asys_rec_pccl_kernel_launch */
@@ -1517,17 +1520,26 @@ struct asys_rec_acompute_api {
 #define ASYS_ACOMPUTE_API_DLSYM 1u /* the program resolved it with dlsym on a library handle */
 
 /* One library call, written when it returned; the record's timestamp is the
- * END of the call (nested calls end first), the start is end - duration. */
-struct asys_rec_acompute_call {
+ * END of the call (nested calls end first), the start is end - duration.  A
+ * call on the same handle and stream as the previous call record of the
+ * thread's segment is a CALL_SAME record: the first 32 bytes alone. */
+struct asys_rec_acompute_call_same {
     asys_rec_word header;    /* arg = nesting depth: 0 = the outermost library call */
     uint64_t duration_ticks; /* length of the call */
-    uint64_t handle;         /* the library handle (the created one for XCreate), 0: none */
-    uint64_t stream;         /* cudaStream_t the call ran on (flags say whether known) */
-    int64_t status;          /* the returned status or integer (flags say which) */
+    int32_t status;          /* the returned status or integer (flags say which; cut to 32 bits) */
     uint32_t api_id;         /* ACDNN_API / ACBLAS_API id */
     uint32_t callchain_id;   /* 0: no stack (shorter than --acompute-backtrace-threshold) */
     uint32_t flags;          /* ASYS_ACOMPUTE_CALL_* */
-    uint32_t reserved;
+};
+struct asys_rec_acompute_call {
+    asys_rec_word header; /* arg = nesting depth */
+    uint64_t duration_ticks;
+    int32_t status;
+    uint32_t api_id;
+    uint32_t callchain_id;
+    uint32_t flags;
+    uint64_t handle; /* the library handle (the created one for XCreate), 0: none */
+    uint64_t stream; /* cudaStream_t the call ran on (flags say whether known) */
 };
 #define ASYS_ACOMPUTE_CALL_HANDLE 1u          /* handle is set */
 #define ASYS_ACOMPUTE_CALL_STREAM 2u          /* stream is known */
@@ -1746,10 +1758,14 @@ ASYS_CHECK_SIZE(struct asys_rec_callchain, 16);
 ASYS_CHECK_SIZE(struct asys_rec_osrt_call, 32);
 ASYS_CHECK_SIZE(struct asys_rec_acompute_api, 24);
 ASYS_CHECK_OFFSET(struct asys_rec_acompute_api, flags, 16);
-ASYS_CHECK_SIZE(struct asys_rec_acompute_call, 56);
-ASYS_CHECK_OFFSET(struct asys_rec_acompute_call, status, 32);
-ASYS_CHECK_OFFSET(struct asys_rec_acompute_call, api_id, 40);
-ASYS_CHECK_OFFSET(struct asys_rec_acompute_call, flags, 48);
+ASYS_CHECK_SIZE(struct asys_rec_acompute_call_same, 32);
+ASYS_CHECK_OFFSET(struct asys_rec_acompute_call_same, status, 16);
+ASYS_CHECK_OFFSET(struct asys_rec_acompute_call_same, flags, 28);
+ASYS_CHECK_SIZE(struct asys_rec_acompute_call, 48);
+ASYS_CHECK_OFFSET(struct asys_rec_acompute_call, status, 16);
+ASYS_CHECK_OFFSET(struct asys_rec_acompute_call, flags, 28);
+ASYS_CHECK_OFFSET(struct asys_rec_acompute_call, handle, 32);
+ASYS_CHECK_OFFSET(struct asys_rec_acompute_call, stream, 40);
 ASYS_CHECK_SIZE(struct asys_rec_heap_alloc, 40);
 ASYS_CHECK_OFFSET(struct asys_rec_heap_alloc, callchain_id, 32);
 ASYS_CHECK_SIZE(struct asys_rec_heap_free, 24);

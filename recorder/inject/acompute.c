@@ -20,7 +20,9 @@
  * calls stay in time order), with its nesting depth: a cuDNN call that calls
  * cuBLAS records both, the inner one at depth 1.  The stream a handle was
  * set to (XSetStream) is kept per handle in a lock-free table.  The API's
- * name is written once per thread (an API record before its first call). */
+ * name is written once per thread (an API record before its first call); a
+ * call on the handle and stream of the thread's previous one is a CALL_SAME
+ * record, 16 bytes shorter (fresh segment memory is most of a call's cost). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -34,6 +36,13 @@
 ASYS_TLS __thread uint32_t acompute_tls_depth;
 /* APIs whose name this thread has written */
 static ASYS_TLS __thread uint8_t api_written[(ACOMPUTE_API_COUNT + 8) / 8];
+/* the handle, stream and their flags of the thread's last call record, and
+ * the segment writer it went to (a CALL_SAME record repeats them) */
+static ASYS_TLS __thread struct {
+    const void *writer;
+    uint64_t handle, stream;
+    uint32_t flags;
+} last_call;
 
 uint8_t acompute_library_on[8];
 void *acompute_real_table[ACOMPUTE_API_COUNT + 1];
@@ -353,19 +362,33 @@ void acompute_leave(struct acompute_frame *f, uint32_t id, uint32_t flags, int64
     if (duration >= backtrace_ticks && backtrace_depth)
         chain = asys_callstack_capture(t, backtrace_depth);
     uint32_t delta;
-    struct asys_rec_acompute_call *r = asys_segment_reserve(&t->seg, sizeof *r, end, &delta);
+    uint32_t same_flags = record_flags & (ASYS_ACOMPUTE_CALL_HANDLE | ASYS_ACOMPUTE_CALL_STREAM);
+    int same = last_call.writer == (const void *)&t->seg && last_call.handle == handle &&
+               last_call.stream == stream && last_call.flags == same_flags;
+    uint32_t size =
+        same ? sizeof(struct asys_rec_acompute_call_same) : sizeof(struct asys_rec_acompute_call);
+    struct asys_rec_acompute_call *r = asys_segment_reserve(&t->seg, size, end, &delta);
     if (r) {
         r->duration_ticks = duration;
-        r->handle = handle;
-        r->stream = stream;
-        r->status = status;
+        r->status = (int32_t)status;
         r->api_id = id;
         r->callchain_id = chain;
         r->flags = record_flags;
-        r->reserved = 0;
-        unsigned type = lib == ASYS_ACOMPUTE_CUDNN ? ASYS_REC_ACDNN_CALL : ASYS_REC_ACBLAS_CALL;
-        asys_segment_commit(
-            &r->header, ASYS_REC_WORD(type, sizeof *r / 8, depth > 0xffff ? 0xffff : depth, delta));
+        unsigned type;
+        if (same) {
+            type =
+                lib == ASYS_ACOMPUTE_CUDNN ? ASYS_REC_ACDNN_CALL_SAME : ASYS_REC_ACBLAS_CALL_SAME;
+        } else {
+            r->handle = handle;
+            r->stream = stream;
+            type = lib == ASYS_ACOMPUTE_CUDNN ? ASYS_REC_ACDNN_CALL : ASYS_REC_ACBLAS_CALL;
+            last_call.writer = &t->seg;
+            last_call.handle = handle;
+            last_call.stream = stream;
+            last_call.flags = same_flags;
+        }
+        asys_segment_commit(&r->header,
+                            ASYS_REC_WORD(type, size / 8, depth > 0xffff ? 0xffff : depth, delta));
     }
     asys_thread_leave();
 out:
@@ -376,8 +399,10 @@ out:
 
 static void forget_written_names(void)
 {
-    /* a fork child is a new process image: its names are written again */
+    /* a fork child is a new process image, in a segment of its own: its
+     * names and its first call's handle and stream are written again */
     memset(api_written, 0, sizeof api_written);
+    memset(&last_call, 0, sizeof last_call);
 }
 
 static int options_read;

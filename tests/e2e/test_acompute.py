@@ -88,6 +88,16 @@ class Blas(AcomputeCase):
         self.assertEqual(self.rows('SELECT COUNT(*) FROM acompute_calls WHERE depth = 0 AND '
                                    'library = 3')[0][0], 0, 'every cuBLASLt call is nested')
 
+    def test_compact_records(self):
+        """Calls on the handle and stream of the thread's previous call are the
+        32-byte form; the database has the handle and stream either way."""
+        r = self.run_cmd([ASYS, 'dump', self.report()])
+        dump = r.stdout.decode()
+        self.assertGreater(dump.count('ACBLAS_CALL_SAME'), 3)
+        self.assertEqual(self.rows('SELECT COUNT(*) FROM acompute_calls WHERE library = 2 AND '
+                                   'name_id IN (SELECT id FROM strings WHERE value LIKE '
+                                   '"cublasSgemm_v2") AND status = 0 AND handle IS NULL')[0][0], 0)
+
     def test_failing_call_and_status(self):
         failed = self.rows('SELECT s.value, c.status, c.handle, c.unknown_handle, c.stream '
                            'FROM acompute_calls AS c JOIN strings AS s ON s.id = c.name_id '
@@ -298,33 +308,45 @@ class BadInput(AsysTestCase):
             return craft.word(rtype, 3, library, delta) + struct.pack('<IIII', api_id, name_sid,
                                                                       0, 0)
 
-        def call(rtype, api_id, duration, status, flags, delta=10, depth=0):
-            return (craft.word(rtype, 7, depth, delta) +
-                    struct.pack('<QQQqIIII', duration, 0x1234, 0, status, api_id, 0, flags, 0))
+        def call(rtype, api_id, duration, status, flags, delta=10, depth=0, handle=0x1234):
+            return (craft.word(rtype, 6, depth, delta) +
+                    struct.pack('<QiIIIQQ', duration, status, api_id, 0, flags, handle, 0))
+
+        def same(rtype, api_id, duration, status, flags, delta=10, depth=0):
+            return (craft.word(rtype, 4, depth, delta) +
+                    struct.pack('<QiIII', duration, status, api_id, 0, flags))
 
         body = (craft.string_def(3, 'cublasSgemm_v2') + craft.string_def(4, 'cudnnCreate') +
                 api(98, 2, 7, 3) +                   # cublasSgemm_v2 as id 7
                 call(99, 7, 5, 0, 1 | 8 | 32) +       # on a handle never created: kept, said
+                same(101, 7, 5, 0, 8) +               # the same handle again
                 call(99, 99, 5, 0, 8) +               # id 99: no API record
                 api(98, 9, 8, 3) +                    # library 9
                 api(96, 2, 9, 4) +                    # a cuDNN record naming cuBLAS
-                call(99, 7, 1 << 62, 1, 8))           # longer than the clock: clipped to 0
+                call(99, 7, 1 << 62, 1, 1 | 8))       # longer than the clock: clipped to 0
         seg = craft.thread_segment(7, 7, 0x77, body, features=1 | 32 | 64)
+        # another thread whose first call repeats a handle its segment never gave
+        body2 = (craft.string_def(3, 'cublasSgemm_v2') + api(98, 2, 7, 3) +
+                 same(101, 7, 5, 0, 1 | 8))
+        seg2 = craft.thread_segment(7, 8, 0x77, body2, features=1 | 32 | 64, thread_index=2)
         man = craft.manifest(collectors={'enabled': ['acdnn', 'acblas']})
         path = self.path('bad.asys-rep')
         with open(path, 'wb') as f:
-            f.write(craft.report([('manifest.json', man), ('segments/a.seg', seg)]))
+            f.write(craft.report([('manifest.json', man), ('segments/a.seg', seg),
+                                  ('segments/b.seg', seg2)]))
         r = self.stats('-q', '-r', 'report_info', '-f', 'csv', path)
         info = dict(line.split(',', 1) for line in r.stdout.decode().splitlines()[1:])
         self.assertIn('1 (an API id', info['ACDNN/ACBLAS calls skipped at import'])
         con = self.db('bad')
-        rows = con.execute('SELECT unknown_handle, status, end_ns - start_ns >= 0 '
-                           'FROM acompute_calls ORDER BY id').fetchall()
-        self.assertEqual(rows, [(1, 0, 1), (0, 1, 1)])
+        rows = con.execute('SELECT tid, unknown_handle, status, end_ns - start_ns >= 0, handle '
+                           'FROM acompute_calls ORDER BY tid, id').fetchall()
+        self.assertEqual(rows, [(7, 1, 0, 1, 0x1234), (7, 0, 0, 1, 0x1234), (7, 0, 1, 1, 0x1234),
+                                (8, 0, 0, 1, None)])
         warnings = [x[0] for x in con.execute('SELECT message FROM import_warnings')]
         self.assertEqual(sum('no API record names' in m for m in warnings), 1, warnings)
         self.assertEqual(sum('library 9' in m for m in warnings), 1, warnings)
         self.assertEqual(sum('library 2, id 9' in m for m in warnings), 1, warnings)
+        self.assertEqual(sum('repeats the handle' in m for m in warnings), 1, warnings)
         for report in ('acblas_sum', 'acblas_trace', 'acompute_kern_sum'):
             self.stats('-q', '-r', report, path, expect_rc=None)
         out = self.path('bad.pftrace')
