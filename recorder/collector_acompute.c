@@ -41,11 +41,13 @@ static int acompute_prepare(const struct asys_collector_setup *s, struct asys_en
 }
 #define BUILT 1
 #define PREPARE acompute_prepare
-#define NOT_BUILT ""
+#define UNBUILT NULL
 #else
 #define BUILT 0
 #define PREPARE NULL
-#define NOT_BUILT " (not built: no cudnn.h/cublas_api.h when asys was built)"
+#define UNBUILT                                                                                    \
+    "not built: the cuDNN/cuBLAS headers (cudnn.h, cublasXt.h) or Python 3 were missing when "     \
+    "asys was built"
 #endif
 
 const struct asys_collector asys_collector_acdnn = {
@@ -54,7 +56,8 @@ const struct asys_collector asys_collector_acdnn = {
     .feature = ASYS_FEATURE_ACDNN,
     .built = BUILT,
     .traced = 1,
-    .summary = "cuDNN-compatible library calls" NOT_BUILT,
+    .summary = "cuDNN-compatible library calls",
+    .unbuilt_reason = UNBUILT,
     .options = acompute_options,
     .option_count = OPTION_COUNT,
     .prepare = PREPARE,
@@ -66,6 +69,7 @@ const struct asys_collector asys_collector_acblas = {
     .feature = ASYS_FEATURE_ACBLAS,
     .built = BUILT,
     .traced = 1,
-    .summary = "cuBLAS/cuBLASLt/cuBLASXt-compatible library calls" NOT_BUILT,
+    .summary = "cuBLAS/cuBLASLt/cuBLASXt-compatible library calls",
+    .unbuilt_reason = UNBUILT,
     .prepare = PREPARE,
 };
