@@ -16,11 +16,12 @@
 /* The registry: one line per family, in the order their phases run. */
 extern const struct imp_family imp_family_core, imp_family_stacks, imp_family_hgtx, imp_family_osrt,
     imp_family_hggc, imp_family_memory, imp_family_cpu_sampling, imp_family_events,
-    imp_family_ppu_metrics, imp_family_python, imp_family_nic, imp_family_pccl;
+    imp_family_ppu_metrics, imp_family_python, imp_family_nic, imp_family_pccl, imp_family_acompute;
 static const struct imp_family *const families[] = {
     &imp_family_core,        &imp_family_stacks, &imp_family_hgtx,         &imp_family_osrt,
     &imp_family_hggc,        &imp_family_memory, &imp_family_cpu_sampling, &imp_family_events,
     &imp_family_ppu_metrics, &imp_family_python, &imp_family_nic,          &imp_family_pccl,
+    &imp_family_acompute,
 };
 #define FAMILY_COUNT (sizeof families / sizeof families[0])
 
@@ -47,7 +48,8 @@ static int run_segment_end(struct driver *d, struct asys_err *err)
 }
 
 /* Every record type to its family's handler; a family that claims a type of
- * another feature is a programming error the unit tests catch. */
+ * a feature not its own is a programming error the unit tests catch (a
+ * family may own several features: acompute reads ACDNN's and ACBLAS's). */
 static int build_dispatch(struct driver *d, struct asys_err *err)
 {
     for (unsigned t = 0; t < ASYS_REC_TYPE_COUNT; t++)
@@ -56,7 +58,7 @@ static int build_dispatch(struct driver *d, struct asys_err *err)
         for (size_t k = 0; k < families[i]->op_count; k++) {
             const struct imp_record_op *op = &families[i]->ops[k];
             const struct asys_rec_info *info = asys_rec_info(op->type);
-            if (!info || info->feature != families[i]->feature || d->ops[op->type].family >= 0)
+            if (!info || !(info->feature & families[i]->feature) || d->ops[op->type].family >= 0)
                 return asys_fail(err, "importer family %s: bad handler for record type %u",
                                  families[i]->name, op->type);
             d->ops[op->type] = (struct dispatch){op->import, (int)i};

@@ -53,6 +53,38 @@ static const struct stack_source hggc_source = {
     .count_type = "calls",
 };
 
+/* cuDNN (domain 1) or cuBLAS (2) calls lasting --acompute-backtrace-threshold or more. */
+#define ACOMPUTE_SOURCE_SQL(domain)                                                                \
+    "SELECT c.start_ns, c.end_ns, c.pid, c.tid, c.callchain_id,\n"                                 \
+    "       MIN(c.end_ns, ?2) - MAX(c.start_ns, ?1), s.value, 1\n"                                 \
+    "FROM acompute_calls AS c LEFT JOIN strings AS s ON s.id = c.name_id\n"                        \
+    "WHERE c.domain = " domain " AND c.callchain_id IS NOT NULL\n"                                 \
+    "  AND c.end_ns >= ?1 AND c.start_ns <= ?2\n"                                                  \
+    "  AND (?3 < 0 OR c.pid = ?3) AND (?4 < 0 OR c.tid = ?4)\n"                                    \
+    "ORDER BY c.start_ns"
+
+static const struct stack_source acdnn_source = {
+    .name = "acdnn",
+    .unit = "ns",
+    .table = "acompute_calls",
+    .none = "no cuDNN calls with a call stack (record with -t acdnn; stacks are taken of calls "
+            "lasting at least --acompute-backtrace-threshold)",
+    .sql = ACOMPUTE_SOURCE_SQL("1"),
+    .weight_type = "time",
+    .count_type = "calls",
+};
+
+static const struct stack_source acblas_source = {
+    .name = "acblas",
+    .unit = "ns",
+    .table = "acompute_calls",
+    .none = "no cuBLAS calls with a call stack (record with -t acblas; stacks are taken of calls "
+            "lasting at least --acompute-backtrace-threshold)",
+    .sql = ACOMPUTE_SOURCE_SQL("2"),
+    .weight_type = "time",
+    .count_type = "calls",
+};
+
 /* Heap allocations weigh the bytes they stand for (sampling undone); the
  * allocating function is the leaf below its caller. */
 #define HEAP_SOURCE_SQL(still_allocated)                                                           \
@@ -132,9 +164,9 @@ static const struct stack_source python_source = {
     .weight_type = "samples",
 };
 
-const struct stack_source *const stack_sources[] = {&cpu_source,    &osrt_source,   &hggc_source,
-                                                    &heap_source,   &leaks_source,  &device_source,
-                                                    &pinned_source, &python_source, NULL};
+const struct stack_source *const stack_sources[] = {
+    &cpu_source,    &osrt_source,   &hggc_source,  &heap_source,   &leaks_source, &device_source,
+    &pinned_source, &python_source, &acdnn_source, &acblas_source, NULL};
 
 const struct stack_source *stack_source_find(const char *name)
 {

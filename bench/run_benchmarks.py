@@ -12,7 +12,7 @@ usage: bench/run_benchmarks.py [--build DIR] [--pairs N] [--runs K]
                                [--only hgtx|uftrace|osrt|import|hggc|timeline|deps|export|processes|
                                        flame|heap|cpu_sampling|ppu_metrics|
                                        nic|python_sampling|python_trace|event_threads|
-                                       libc_preload|pccl]
+                                       libc_preload|pccl|acompute]
 """
 import argparse
 import json
@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 
+from acompute import bench_acompute
 from cpu_sampling import bench_cpu_sampling
 from event_threads import bench_event_threads
 from flame import bench_flame
@@ -525,7 +526,11 @@ def main():
                     choices=['hgtx', 'uftrace', 'osrt', 'import', 'hggc', 'timeline', 'deps',
                              'export', 'processes', 'flame', 'heap', 'cpu_sampling',
                              'ppu_metrics', 'nic', 'python_sampling', 'python_trace',
-                             'event_threads', 'libc_preload', 'pccl'])
+                             'event_threads', 'libc_preload', 'pccl', 'acompute'])
+    ap.add_argument('--acompute-calls', type=int, default=200000,
+                    help='wrapped calls per run of the ACDNN/ACBLAS benchmark')
+    ap.add_argument('--acompute-loop', type=int, default=5000000,
+                    help='malloc/free pairs of the ACDNN/ACBLAS default -t hot loop')
     ap.add_argument('--pccl-collectives', type=int, default=2000,
                     help='all-reduces of the PCCL benchmark (NCCL stand-in, 2 ranks)')
     ap.add_argument('--python-rounds', type=int, default=10,
@@ -572,6 +577,8 @@ def main():
             bench_nic(args, work)
         if args.only in (None, 'pccl'):
             bench_pccl(args, work)
+        if args.only in (None, 'acompute'):
+            bench_acompute(args, work)
         if args.only in (None, 'event_threads'):
             bench_event_threads(args, work)
         if args.only in (None, 'libc_preload'):

@@ -336,6 +336,23 @@ static const struct asys_rec_field pccl_group_api[] = {
     F(struct asys_rec_pccl_group_api, start_stop_delta, U),
     F(struct asys_rec_pccl_group_api, end_start_delta, U),
     F(struct asys_rec_pccl_group_api, depth, I), F(struct asys_rec_pccl_group_api, reserved, R)};
+static const struct asys_rec_field acompute_api[] = {
+    F(struct asys_rec_acompute_api, api_id, U), F(struct asys_rec_acompute_api, name_id, S),
+    F(struct asys_rec_acompute_api, flags, X), F(struct asys_rec_acompute_api, reserved, U)};
+static const struct asys_rec_field acompute_call[] = {
+    F(struct asys_rec_acompute_call, duration_ticks, U),
+    F(struct asys_rec_acompute_call, status, I),
+    F(struct asys_rec_acompute_call, api_id, U),
+    F(struct asys_rec_acompute_call, callchain_id, U),
+    F(struct asys_rec_acompute_call, flags, X),
+    F(struct asys_rec_acompute_call, handle, X),
+    F(struct asys_rec_acompute_call, stream, X)};
+static const struct asys_rec_field acompute_call_same[] = {
+    F(struct asys_rec_acompute_call_same, duration_ticks, U),
+    F(struct asys_rec_acompute_call_same, status, I),
+    F(struct asys_rec_acompute_call_same, api_id, U),
+    F(struct asys_rec_acompute_call_same, callchain_id, U),
+    F(struct asys_rec_acompute_call_same, flags, X)};
 static const struct asys_rec_field pccl_call[] = {
     PCCL_EVENT(struct asys_rec_pccl_call),
     F(struct asys_rec_pccl_call, count, U),
@@ -626,6 +643,18 @@ static const struct asys_rec_info rec_infos[ASYS_REC_TYPE_COUNT] = {
     REC(CPU_SAMPLING_INFO, sizeof(struct asys_rec_cpu_sampling_info), ASYS_FEATURE_CPU_SAMPLING,
         FIELDS(cpu_sampling_info), ARG_NONE,
         TAIL(ASYS_TAIL_TEXT, struct asys_rec_cpu_sampling_info, reason_length)),
+    REC(ACDNN_API, sizeof(struct asys_rec_acompute_api), ASYS_FEATURE_ACDNN, FIELDS(acompute_api),
+        ARG("library", U), TAIL_NONE),
+    REC(ACDNN_CALL, sizeof(struct asys_rec_acompute_call), ASYS_FEATURE_ACDNN,
+        FIELDS(acompute_call), ARG("depth", U), TAIL_NONE),
+    REC(ACBLAS_API, sizeof(struct asys_rec_acompute_api), ASYS_FEATURE_ACBLAS, FIELDS(acompute_api),
+        ARG("library", U), TAIL_NONE),
+    REC(ACBLAS_CALL, sizeof(struct asys_rec_acompute_call), ASYS_FEATURE_ACBLAS,
+        FIELDS(acompute_call), ARG("depth", U), TAIL_NONE),
+    REC(ACDNN_CALL_SAME, sizeof(struct asys_rec_acompute_call_same), ASYS_FEATURE_ACDNN,
+        FIELDS(acompute_call_same), ARG("depth", U), TAIL_NONE),
+    REC(ACBLAS_CALL_SAME, sizeof(struct asys_rec_acompute_call_same), ASYS_FEATURE_ACBLAS,
+        FIELDS(acompute_call_same), ARG("depth", U), TAIL_NONE),
     REC(PCCL_COMM, sizeof(struct asys_rec_pccl_comm), ASYS_FEATURE_PCCL, FIELDS(pccl_comm),
         ARG("version", U), TAIL_NONE),
     REC(PCCL_GROUP_API, sizeof(struct asys_rec_pccl_group_api), ASYS_FEATURE_PCCL,

@@ -478,16 +478,18 @@ static void put_v1_flows(struct asys_json_sink *s, struct json_track *j, int64_t
 {
     for (size_t i = 0; i < count; i++) {
         int host = is_host_flow(ids[i]);
-        int pccl = (ids[i] & TL_FLOW_SPACE) == TL_FLOW_PCCL;
+        int acompute = (ids[i] & (TL_FLOW_SPACE | (1ull << 60))) == TL_FLOW_ACOMPUTE;
+        int pccl = !acompute && (ids[i] & TL_FLOW_SPACE) == TL_FLOW_PCCL;
         if (host && one_to_one)
             continue; /* written as v2 */
         begin_event(s);
         /* the slice's category: consumers bind a flow event to a slice of its own
          * (a PCCL operation's flow to its kernel: PCCL's on both ends) */
-        put_str(s, host   ? "{\"name\":\"launch\",\"cat\":\""
-                   : pccl ? "{\"name\":\"collective\",\"cat\":\""
-                          : "{\"name\":\"dependency\",\"cat\":\"");
-        put_str(s, pccl ? "pccl" : cat.name);
+        put_str(s, host       ? "{\"name\":\"launch\",\"cat\":\""
+                   : pccl     ? "{\"name\":\"collective\",\"cat\":\""
+                   : acompute ? "{\"name\":\"library call\",\"cat\":\""
+                              : "{\"name\":\"dependency\",\"cat\":\"");
+        put_str(s, pccl ? "pccl" : acompute ? "acompute" : cat.name);
         put_str(s,
                 terminating ? "\",\"ph\":\"f\",\"bp\":\"e\",\"id\":" : "\",\"ph\":\"s\",\"id\":");
         put_hex(s, ids[i]);

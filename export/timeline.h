@@ -152,6 +152,8 @@ struct tl_stats {
 #define TL_FLOW_HOST (1ull << 61)
 #define TL_FLOW_DEPENDENCY (2ull << 61)
 #define TL_FLOW_PCCL (3ull << 61) /* a PCCL operation -> a kernel it ran in */
+/* a cuDNN/cuBLAS call -> the device work it launched (inside the PCCL space) */
+#define TL_FLOW_ACOMPUTE (TL_FLOW_PCCL | (1ull << 60))
 #define TL_FLOW_SPACE (3ull << 61)
 
 /* Whether `table` matches --tables (NULL: every table does; timeline_rows.c). */

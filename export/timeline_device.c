@@ -253,6 +253,7 @@ struct activity_links {
     struct ref_cursor on_it;    /* effective dependencies on the activity: the waiters' times */
     struct ref_cursor its_own;  /* the activity's own: when the depended-on work started */
     struct ref_cursor pccl;     /* the PCCL operations that ran in it (timeline_pccl.c) */
+    struct ref_cursor acompute; /* the cuDNN/cuBLAS call that launched it (timeline_acompute.c) */
     struct asys_u64map several; /* api id -> activities in the window, when more than one */
 };
 
@@ -286,6 +287,14 @@ static int links_open(struct walk *w, struct activity_links *c)
             "JOIN pccl_tasks AS t ON t.id = k.task_id\n"
             "WHERE " IN_WINDOW("t") "\n"
             "ORDER BY p.start_ns, p.id, k.id") != 0)
+        return -1;
+    if (tw_table_wanted(w, "acompute_calls") &&
+        tw_cursor_open(w, &c->acompute,
+            "SELECT p.start_ns, p.id, x.rowid, c.start_ns, c.end_ns\n"
+            "FROM acompute_work AS x JOIN ppu_activities AS p ON p.id = x.activity_id\n"
+            "JOIN acompute_calls AS c ON c.id = x.call_id\n"
+            "WHERE " IN_WINDOW("c") "\n"
+            "ORDER BY p.start_ns, p.id, x.rowid") != 0)
         return -1;
     /* clang-format on */
     if (!tw_table_wanted(w, "ppu_deps"))
@@ -322,6 +331,7 @@ static void links_close(struct activity_links *c)
     tw_cursor_close(&c->on_it);
     tw_cursor_close(&c->its_own);
     tw_cursor_close(&c->pccl);
+    tw_cursor_close(&c->acompute);
     asys_u64map_free(&c->several);
 }
 
@@ -346,6 +356,9 @@ static struct tl_flows activity_flows(struct walk *w, sqlite3_stmt *st,
     tw_cursor_refs(w, &links->pccl, raw_start, id);
     for (size_t i = 0; i < w->ref_count; i++)
         tw_flows_add_in(w, TL_FLOW_PCCL | w->refs[i].id, w->refs[i].start, start, end);
+    tw_cursor_refs(w, &links->acompute, raw_start, id);
+    for (size_t i = 0; i < w->ref_count; i++)
+        tw_flows_add_in(w, TL_FLOW_ACOMPUTE | w->refs[i].id, w->refs[i].start, start, end);
     tw_cursor_refs(w, &links->on_it, raw_start, id);
     tw_flows_add_out(w, TL_FLOW_DEPENDENCY, start);
     return tw_flows_of(w, one_to_one);
@@ -536,7 +549,8 @@ static void failed_row_name(struct walk *w, int64_t sub, char *out, size_t size)
 }
 
 /* under the thread, after its HGGC API row */
-static const struct tl_thread_row failed_row = {TL_RANK_FAILED_ALLOCATIONS, failed_row_name, 0, NULL};
+static const struct tl_thread_row failed_row = {TL_RANK_FAILED_ALLOCATIONS, failed_row_name, 0,
+                                                NULL};
 
 /* Allocation calls that failed (--hggc-memory-usage): instants on a
  * "Failed allocations" row of their device (of the calling thread when the

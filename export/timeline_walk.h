@@ -191,6 +191,8 @@ enum tl_thread_rank {
     TL_RANK_BACKTRACE_SAMPLES = 4,
     TL_RANK_PYTHON_SAMPLES = 5,
     TL_RANK_HGGC_API = 8,
+    TL_RANK_ACDNN_API = 9,
+    TL_RANK_ACBLAS_API = 10,
     TL_RANK_PCCL_API = 12,
     TL_RANK_OS_RUNTIME = 14,
     TL_RANK_HGTX = 16, /* + the domain */

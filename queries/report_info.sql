@@ -172,6 +172,21 @@ rows(ord, property, value) AS (
         HAVING SUM(unfinished) > 0
     UNION ALL SELECT 46.85, 'PCCL records skipped at import', value FROM info
         WHERE key = 'pccl_skipped'
+    UNION ALL SELECT 46.9 + ROW_NUMBER() OVER (ORDER BY pid) / 1000.0,
+        'ACDNN/ACBLAS (pid ' || pid || ')', libraries || ' (' || apis || ' functions called'
+        || CASE WHEN dlsym_names IS NULL THEN ''
+                ELSE '; resolved with dlsym: ' || dlsym_names END || ')'
+        FROM (SELECT a.pid AS pid, COUNT(*) AS apis,
+                     (SELECT group_concat(name, ', ') FROM (
+                          SELECT DISTINCT CASE b.library WHEN 1 THEN 'cuDNN' WHEN 2 THEN 'cuBLAS'
+                              WHEN 3 THEN 'cuBLASLt' WHEN 4 THEN 'cuBLASXt' ELSE '?' END AS name
+                          FROM acompute_apis AS b WHERE b.pid = a.pid ORDER BY b.library)) AS libraries,
+                     (SELECT group_concat(s.value, ', ') FROM acompute_apis AS d
+                      JOIN strings AS s ON s.id = d.name_id
+                      WHERE d.pid = a.pid AND d.via_dlsym) AS dlsym_names
+              FROM acompute_apis AS a GROUP BY a.pid)
+    UNION ALL SELECT 46.95, 'ACDNN/ACBLAS calls skipped at import', value || ' (an API id no API record names)'
+        FROM info WHERE key = 'acompute_unknown_api_calls'
     UNION ALL SELECT 47, 'Import warnings', n FROM (SELECT COUNT(*) AS n FROM import_warnings)
         WHERE n > 0
     UNION ALL SELECT 47 + id / 1000.0, 'Warning ' || id, message FROM import_warnings WHERE id <= 10

@@ -1,7 +1,7 @@
 -- name: stack_bottomup
 -- alias: cpu_bottomup
 -- title: Call Tree, Bottom Up
--- arguments: cpu, osrt, hggc, heap, leaks, device, pinned, python
+-- arguments: cpu, osrt, hggc, heap, leaks, device, pinned, python, acdnn, acblas
 -- description: The Function View's bottom-up tree of the call stacks of a source (cpu, the
 --   default; osrt; hggc; see stack_topdown).  A top-level row is a function where the
 --   weight was spent (its self weight); its children are its callers, theirs their

@@ -1,7 +1,7 @@
 -- name: stack_flat
 -- alias: cpu_flat
 -- title: Call Stacks, Flat
--- arguments: cpu, osrt, hggc, heap, leaks, device, pinned, python
+-- arguments: cpu, osrt, hggc, heap, leaks, device, pinned, python, acdnn, acblas
 -- description: Per function, the weight spent in it (Self: it was the sampled function, or
 --   the call's own function for osrt and hggc) and under it (Total: it was anywhere on the
 --   stack; a recursive function counts once per sample), for the call stacks of a source

@@ -1,7 +1,7 @@
 -- name: stack_topdown
 -- alias: cpu_topdown
 -- title: Call Tree, Top Down
--- arguments: cpu, osrt, hggc, heap, leaks, device, pinned, python
+-- arguments: cpu, osrt, hggc, heap, leaks, device, pinned, python, acdnn, acblas
 -- description: The Function View's top-down tree of the call stacks of a source: cpu (CPU
 --   samples, the default; weight 1 each), osrt (OS runtime calls with a stack, weight their
 --   duration in ns) or hggc (HGGC API calls with a stack); e.g. -r stack_topdown:osrt.  A

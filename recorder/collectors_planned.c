@@ -12,29 +12,6 @@
     }
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
-static const struct asys_option acompute_options[] = {
-    PLANNED("acompute-backtrace-threshold", "NS", "80000",
-            "call stacks of ACDNN/ACBLAS calls longer than NS"),
-};
-
-const struct asys_collector asys_collector_acdnn = {
-    .name = "acdnn",
-    .alias = "cudnn",
-    .feature = ASYS_FEATURE_ACDNN,
-    .traced = 1,
-    .summary = "cuDNN-compatible library calls",
-    .options = acompute_options,
-    .option_count = COUNT_OF(acompute_options),
-};
-
-const struct asys_collector asys_collector_acblas = {
-    .name = "acblas",
-    .alias = "cublas",
-    .feature = ASYS_FEATURE_ACBLAS,
-    .traced = 1,
-    .summary = "cuBLAS-compatible library calls",
-};
-
 const struct asys_collector asys_collector_hgvideo = {
     .name = "hgvideo",
     .alias = "nvvideo",

@@ -131,7 +131,9 @@ static cJSON *collectors_json(const struct asys_profile_options *o)
         } else {
             cJSON *u = cJSON_CreateObject();
             cJSON_AddStringToObject(u, "name", (*col)->name);
-            cJSON_AddStringToObject(u, "reason", "not built into this asys yet");
+            cJSON_AddStringToObject(u, "reason",
+                                    (*col)->unbuilt_reason ? (*col)->unbuilt_reason
+                                                           : "not built into this asys yet");
             cJSON_AddItemToArray(unavailable, u);
         }
     }

@@ -578,7 +578,9 @@ void asys_profile_print_help(FILE *out)
     fprintf(out, "\n-t/--trace collectors:\n");
     for (const struct asys_collector *const *c = asys_collectors; *c; c++)
         if ((*c)->traced)
-            fprintf(out, "  %-8s %-8s %s\n", (*c)->name, (*c)->alias ? (*c)->alias : "",
-                    (*c)->built ? "available" : "planned (recorded as unavailable)");
+            fprintf(out, "  %-8s %-8s %s%s%s\n", (*c)->name, (*c)->alias ? (*c)->alias : "",
+                    (*c)->built ? "available" : "planned (recorded as unavailable)",
+                    !(*c)->built && (*c)->unbuilt_reason ? ": " : "",
+                    !(*c)->built && (*c)->unbuilt_reason ? (*c)->unbuilt_reason : "");
     fprintf(out, "  %-8s %-8s %s\n", "none", "", "trace nothing (session and process info only)");
 }

@@ -59,12 +59,12 @@ enum asys_feature {
     ASYS_FEATURE_EVENTS = 1u << 13, /* event sampling: counts of CPU core and OS events */
     ASYS_FEATURE_PPU_METRICS = 1u << 10, /* PPU performance counters sampled by the launcher */
     ASYS_FEATURE_PYTHON = 1u << 14,      /* Python call stack samples */
-    ASYS_FEATURE_NIC = 1u << 11, /* NIC metrics: the launcher's readings of sysfs counters */
-    ASYS_FEATURE_PCCL = 1u << 7, /* PCCL (NCCL) events through NCCL's profiler plugin */
+    ASYS_FEATURE_NIC = 1u << 11,   /* NIC metrics: the launcher's readings of sysfs counters */
+    ASYS_FEATURE_PCCL = 1u << 7,   /* PCCL (NCCL) events through NCCL's profiler plugin */
+    ASYS_FEATURE_ACDNN = 1u << 5,  /* cuDNN-compatible library calls (libasys-acompute.so) */
+    ASYS_FEATURE_ACBLAS = 1u << 6, /* cuBLAS/cuBLASLt/cuBLASXt-compatible library calls */
     /* Collectors of the manual this version does not build yet: their bits
      * name them in options and manifests; no segment carries them. */
-    ASYS_FEATURE_ACDNN = 1u << 5,
-    ASYS_FEATURE_ACBLAS = 1u << 6,
     ASYS_FEATURE_HGVIDEO = 1u << 8,
     ASYS_FEATURE_CPU_SAMPLING = 1u << 9, /* CPU samples and scheduling (the launcher's perf
                                             events) */
@@ -73,7 +73,8 @@ enum asys_feature {
 #define ASYS_FEATURES_KNOWN                                                                        \
     (ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX | ASYS_FEATURE_OSRT | ASYS_FEATURE_STACKS |             \
      ASYS_FEATURE_HGGC | ASYS_FEATURE_MEMORY | ASYS_FEATURE_CPU_SAMPLING | ASYS_FEATURE_EVENTS |   \
-     ASYS_FEATURE_PPU_METRICS | ASYS_FEATURE_PYTHON | ASYS_FEATURE_NIC | ASYS_FEATURE_PCCL)
+     ASYS_FEATURE_PPU_METRICS | ASYS_FEATURE_PYTHON | ASYS_FEATURE_NIC | ASYS_FEATURE_PCCL |       \
+     ASYS_FEATURE_ACDNN | ASYS_FEATURE_ACBLAS)
 
 /* ---- who wrote a segment ----------------------------------------------- */
 
@@ -334,6 +335,14 @@ enum asys_record_type {
     /* event sampling per thread (--event-sample process-tree) */
     ASYS_REC_EVENT_THREAD_COUNT = 94, /* struct asys_rec_event_thread_count: arg = event id */
     /* PCCL: NCCL profiler plugin events, written when each event stops */
+    /* acdnn / acblas: the libraries' public entry points (libasys-acompute.so) */
+    ASYS_REC_ACDNN_API = 96,   /* struct asys_rec_acompute_api: arg = enum asys_acompute_library */
+    ASYS_REC_ACDNN_CALL = 97,  /* struct asys_rec_acompute_call: arg = nesting depth */
+    ASYS_REC_ACBLAS_API = 98,  /* struct asys_rec_acompute_api: arg = enum asys_acompute_library */
+    ASYS_REC_ACBLAS_CALL = 99, /* struct asys_rec_acompute_call: arg = nesting depth */
+    /* the same calls on the handle and stream of the thread's previous call */
+    ASYS_REC_ACDNN_CALL_SAME = 100,    /* struct asys_rec_acompute_call_same: arg = depth */
+    ASYS_REC_ACBLAS_CALL_SAME = 101,   /* struct asys_rec_acompute_call_same: arg = depth */
     ASYS_REC_PCCL_COMM = 112,          /* struct asys_rec_pccl_comm: arg = plugin version */
     ASYS_REC_PCCL_GROUP_API = 113,     /* struct asys_rec_pccl_group_api */
     ASYS_REC_PCCL_CALL = 114,          /* struct asys_rec_pccl_call: arg = call kind */
@@ -1489,6 +1498,56 @@ struct asys_pccl_event {
     uint64_t parent_id;   /* the parent event (NCCL's parentObj), 0: none or not recorded */
 };
 
+/* ---- acdnn / acblas ------------------------------------------------------ */
+
+/* The library an API belongs to (ACDNN_API/ACBLAS_API's arg). */
+enum asys_acompute_library {
+    ASYS_ACOMPUTE_CUDNN = 1,
+    ASYS_ACOMPUTE_CUBLAS = 2,
+    ASYS_ACOMPUTE_CUBLASLT = 3,
+    ASYS_ACOMPUTE_CUBLASXT = 4,
+    ASYS_ACOMPUTE_LIBRARY_MAX = 4,
+};
+
+/* An API's name, written by a thread before its first call of it. */
+struct asys_rec_acompute_api {
+    asys_rec_word header; /* arg = enum asys_acompute_library */
+    uint32_t api_id;      /* the id the CALL records carry, >= 1 (the build's table) */
+    uint32_t name_id;     /* string id of the function name */
+    uint32_t flags;       /* ASYS_ACOMPUTE_API_* */
+    uint32_t reserved;
+};
+#define ASYS_ACOMPUTE_API_DLSYM 1u /* the program resolved it with dlsym on a library handle */
+
+/* One library call, written when it returned; the record's timestamp is the
+ * END of the call (nested calls end first), the start is end - duration.  A
+ * call on the same handle and stream as the previous call record of the
+ * thread's segment is a CALL_SAME record: the first 32 bytes alone. */
+struct asys_rec_acompute_call_same {
+    asys_rec_word header;    /* arg = nesting depth: 0 = the outermost library call */
+    uint64_t duration_ticks; /* length of the call */
+    int32_t status;          /* the returned status or integer (flags say which; cut to 32 bits) */
+    uint32_t api_id;         /* ACDNN_API / ACBLAS_API id */
+    uint32_t callchain_id;   /* 0: no stack (shorter than --acompute-backtrace-threshold) */
+    uint32_t flags;          /* ASYS_ACOMPUTE_CALL_* */
+};
+struct asys_rec_acompute_call {
+    asys_rec_word header; /* arg = nesting depth */
+    uint64_t duration_ticks;
+    int32_t status;
+    uint32_t api_id;
+    uint32_t callchain_id;
+    uint32_t flags;
+    uint64_t handle; /* the library handle (the created one for XCreate), 0: none */
+    uint64_t stream; /* cudaStream_t the call ran on (flags say whether known) */
+};
+#define ASYS_ACOMPUTE_CALL_HANDLE 1u          /* handle is set */
+#define ASYS_ACOMPUTE_CALL_STREAM 2u          /* stream is known */
+#define ASYS_ACOMPUTE_CALL_STREAM_ARG 4u      /* the stream was an argument of the call */
+#define ASYS_ACOMPUTE_CALL_STATUS 8u          /* status is a cudnnStatus_t / cublasStatus_t */
+#define ASYS_ACOMPUTE_CALL_RESULT 16u         /* status is another integer result */
+#define ASYS_ACOMPUTE_CALL_UNKNOWN_HANDLE 32u /* a handle this process never created */
+
 /* A communicator's plugin context (init); written at init. */
 struct asys_rec_pccl_comm {
     asys_rec_word header;    /* arg = plugin interface version NCCL called (5, 4, 3, 2) */
@@ -1697,6 +1756,16 @@ ASYS_CHECK_SIZE(struct asys_rec_module, 72);
 ASYS_CHECK_OFFSET(struct asys_rec_module, build_id, 40);
 ASYS_CHECK_SIZE(struct asys_rec_callchain, 16);
 ASYS_CHECK_SIZE(struct asys_rec_osrt_call, 32);
+ASYS_CHECK_SIZE(struct asys_rec_acompute_api, 24);
+ASYS_CHECK_OFFSET(struct asys_rec_acompute_api, flags, 16);
+ASYS_CHECK_SIZE(struct asys_rec_acompute_call_same, 32);
+ASYS_CHECK_OFFSET(struct asys_rec_acompute_call_same, status, 16);
+ASYS_CHECK_OFFSET(struct asys_rec_acompute_call_same, flags, 28);
+ASYS_CHECK_SIZE(struct asys_rec_acompute_call, 48);
+ASYS_CHECK_OFFSET(struct asys_rec_acompute_call, status, 16);
+ASYS_CHECK_OFFSET(struct asys_rec_acompute_call, flags, 28);
+ASYS_CHECK_OFFSET(struct asys_rec_acompute_call, handle, 32);
+ASYS_CHECK_OFFSET(struct asys_rec_acompute_call, stream, 40);
 ASYS_CHECK_SIZE(struct asys_rec_heap_alloc, 40);
 ASYS_CHECK_OFFSET(struct asys_rec_heap_alloc, callchain_id, 32);
 ASYS_CHECK_SIZE(struct asys_rec_heap_free, 24);

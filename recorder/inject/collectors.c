@@ -12,5 +12,7 @@ const struct asys_inject_collector asys_inject_collectors[] = {
     {"memory", ASYS_FEATURE_MEMORY, ASYS_FEATURE_MEMORY | ASYS_FEATURE_STACKS, asys_heap_init},
     {"python", ASYS_FEATURE_PYTHON, ASYS_FEATURE_PYTHON | ASYS_FEATURE_HGTX, asys_python_init},
     {"pccl", ASYS_FEATURE_PCCL, ASYS_FEATURE_PCCL, asys_pccl_init},
+    {"acdnn", ASYS_FEATURE_ACDNN, ASYS_FEATURE_ACDNN | ASYS_FEATURE_STACKS, asys_acdnn_init},
+    {"acblas", ASYS_FEATURE_ACBLAS, ASYS_FEATURE_ACBLAS | ASYS_FEATURE_STACKS, asys_acblas_init},
     {NULL, 0, 0, NULL},
 };

@@ -233,7 +233,7 @@ static inline uint64_t asys_now(void)
 
 /* String interning (string_intern.c).  Returns the id of `text` in this
  * process image, writing its STRING_DEF on first sight in this thread. */
-uint32_t asys_intern(struct asys_thread *t, const char *text);
+ASYS_RUNTIME_API uint32_t asys_intern(struct asys_thread *t, const char *text);
 uint32_t asys_intern_len(struct asys_thread *t, const char *text, size_t length);
 /* wchar_t text, converted to UTF-8. */
 uint32_t asys_intern_wide(struct asys_thread *t, const wchar_t *text);
@@ -302,6 +302,9 @@ int asys_pccl_init(void); /* pccl.c: NCCL's profiler plugin */
  * collector is chosen (whatever a program calls costs nothing otherwise). */
 ASYS_SATELLITE_API int asys_osrt_init(void);
 ASYS_SATELLITE_API int asys_heap_init(void);
+/* In libasys-acompute.so (acompute.c), preloaded when acdnn or acblas is chosen. */
+ASYS_SATELLITE_API int asys_acdnn_init(void);
+ASYS_SATELLITE_API int asys_acblas_init(void);
 /* --python-backtrace=hggc (python.c): whether Python stacks are wanted now,
  * and the Python stack of an HGGC API call of thread t (entered). */
 int asys_python_hggc_backtraces(void);

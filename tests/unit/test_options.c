@@ -98,7 +98,7 @@ START_TEST(planned_options_are_recorded)
     ck_assert_int_eq(o.given_count, 2);
     ck_assert_str_eq(o.given[0].name, "acompute-backtrace-threshold");
     ck_assert_str_eq(o.given[0].value, "20");
-    ck_assert_int_eq(o.given[0].supported, 0);
+    ck_assert_int_eq(o.given[0].supported, 1); /* built since issue 24 */
     ck_assert_str_eq(o.given[1].name, "multi-node-mode");
     ck_assert_int_eq(o.given[1].supported, 0);
 }
