@@ -34,11 +34,3 @@ const struct asys_collector asys_collector_acblas = {
     .traced = 1,
     .summary = "cuBLAS-compatible library calls",
 };
-
-const struct asys_collector asys_collector_hgvideo = {
-    .name = "hgvideo",
-    .alias = "nvvideo",
-    .feature = ASYS_FEATURE_HGVIDEO,
-    .traced = 1,
-    .summary = "video decode and encode",
-};

@@ -13,6 +13,8 @@
  * (preloaded only when their collector is chosen). */
 #define ASYS_OSRT_LIBRARY_NAME "libasys-osrt.so"
 #define ASYS_HEAP_LIBRARY_NAME "libasys-heap.so"
+/* the video libraries' entry points and dlsym (-t hgvideo) */
+#define ASYS_VIDEO_LIBRARY_NAME "libasys-video.so"
 
 /* Whether a file name (no directory) is one of asys's injected libraries. */
 int asys_is_injected_library(const char *base);

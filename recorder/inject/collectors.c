@@ -12,5 +12,6 @@ const struct asys_inject_collector asys_inject_collectors[] = {
     {"memory", ASYS_FEATURE_MEMORY, ASYS_FEATURE_MEMORY | ASYS_FEATURE_STACKS, asys_heap_init},
     {"python", ASYS_FEATURE_PYTHON, ASYS_FEATURE_PYTHON | ASYS_FEATURE_HGTX, asys_python_init},
     {"pccl", ASYS_FEATURE_PCCL, ASYS_FEATURE_PCCL, asys_pccl_init},
+    {"hgvideo", ASYS_FEATURE_HGVIDEO, ASYS_FEATURE_HGVIDEO, asys_video_init},
     {NULL, 0, 0, NULL},
 };

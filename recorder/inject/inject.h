@@ -302,6 +302,8 @@ int asys_pccl_init(void); /* pccl.c: NCCL's profiler plugin */
  * collector is chosen (whatever a program calls costs nothing otherwise). */
 ASYS_SATELLITE_API int asys_osrt_init(void);
 ASYS_SATELLITE_API int asys_heap_init(void);
+/* libasys-video.so (video.c): NVDEC, NVENC and nvJPEG calls. */
+ASYS_SATELLITE_API int asys_video_init(void);
 /* --python-backtrace=hggc (python.c): whether Python stacks are wanted now,
  * and the Python stack of an HGGC API call of thread t (entered). */
 int asys_python_hggc_backtraces(void);
