@@ -152,6 +152,9 @@ struct tl_stats {
 #define TL_FLOW_HOST (1ull << 61)
 #define TL_FLOW_DEPENDENCY (2ull << 61)
 #define TL_FLOW_PCCL (3ull << 61) /* a PCCL operation -> a kernel it ran in */
+/* in the host space: an nvJPEG call -> its work (video_activities.id; below:
+ * ppu_activities ids) */
+#define TL_FLOW_VIDEO_JPEG (1ull << 60)
 #define TL_FLOW_SPACE (3ull << 61)
 
 /* Whether `table` matches --tables (NULL: every table does; timeline_rows.c). */

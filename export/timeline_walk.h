@@ -191,6 +191,7 @@ enum tl_thread_rank {
     TL_RANK_PYTHON_SAMPLES = 5,
     TL_RANK_HGGC_API = 8,
     TL_RANK_PCCL_API = 12,
+    TL_RANK_VIDEO_API = 13, /* Decode API, Encode API, JPEG API: one rank, ordered by name */
     TL_RANK_OS_RUNTIME = 14,
     TL_RANK_HGTX = 16, /* + the domain */
     TL_RANK_FAILED_ALLOCATIONS = 96,

@@ -199,7 +199,8 @@ static sqlite3 *empty_database(void)
     ck_assert_int_eq(asys_sql_register_functions(db), 0);
     const char *files[] = {"core.sql",        "stacks.sql", "hgtx.sql",         "osrt.sql",
                            "hggc.sql",        "memory.sql", "cpu_sampling.sql", "events.sql",
-                           "ppu_metrics.sql", "python.sql", "nic.sql",          "pccl.sql"};
+                           "ppu_metrics.sql", "python.sql", "nic.sql",          "pccl.sql",
+                           "video.sql"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         char *msg = NULL;
         ck_assert_msg(sqlite3_exec(db, asys_schema_text(files[i]), NULL, NULL, &msg) == SQLITE_OK,
