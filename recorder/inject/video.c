@@ -262,9 +262,9 @@ static void pending_put(const struct pending *in)
         __atomic_store_n(&p->state, SLOT_READY, __ATOMIC_RELEASE);
         return;
     }
-    uint32_t n = __atomic_add_fetch(&video_counts.pending_full, 1, __ATOMIC_RELAXED);
-    if ((n & (n - 1)) == 0) /* 1, 2, 4, ...: the count, without a record per loss */
-        write_status(ASYS_VIDEO_PENDING_FULL, 0, n - (n >> 1));
+    /* one record per piece of work left untimed (each came with its call's record) */
+    __atomic_add_fetch(&video_counts.pending_full, 1, __ATOMIC_RELAXED);
+    write_status(ASYS_VIDEO_PENDING_FULL, 0, 1);
 }
 
 /* A destroyed decoder or encoder: its work never completed. */
@@ -782,8 +782,12 @@ static NVENCSTATUS NVENCAPI wrap_nvEncLockBitstream(void *encoder, NV_ENC_LOCK_B
 #define ENCODE_LIST_STRUCT_VERSION 2u
 #define ENCODE_LIST_MARK 7u
 
-/* Wraps the slots of a list the real library filled; 0 when it did. */
-static int wrap_list(NV_ENCODE_API_FUNCTION_LIST *list, uint32_t version)
+/* Wraps the slots of a list the real library filled; 0 when it did (not
+ * static: the unit test hands it lists of other versions). */
+__attribute__((visibility("hidden"))) int asys_video_wrap_list(NV_ENCODE_API_FUNCTION_LIST *list,
+                                                               uint32_t version);
+__attribute__((visibility("hidden"))) int asys_video_wrap_list(NV_ENCODE_API_FUNCTION_LIST *list,
+                                                               uint32_t version)
 {
     if ((version >> 28) != ENCODE_LIST_MARK ||
         ((version >> 16) & 0xffu) != ENCODE_LIST_STRUCT_VERSION) {
@@ -824,7 +828,7 @@ ASYS_EXPORT NVENCSTATUS NVENCAPI NvEncodeAPIGetMaxSupportedVersion(uint32_t *ver
 
 ASYS_EXPORT NVENCSTATUS NVENCAPI NvEncodeAPICreateInstance(NV_ENCODE_API_FUNCTION_LIST *list)
 {
-    NVENCSTATUS (*f)
+    NVENCSTATUS(*f)
     (NV_ENCODE_API_FUNCTION_LIST *) = (NVENCSTATUS(*)(NV_ENCODE_API_FUNCTION_LIST *))real_function(
         VIDEO_FN_NvEncodeAPICreateInstance);
     if (ASYS_UNLIKELY(!f))
@@ -835,7 +839,7 @@ ASYS_EXPORT NVENCSTATUS NVENCAPI NvEncodeAPICreateInstance(NV_ENCODE_API_FUNCTIO
     NVENCSTATUS rc = f(list);
     /* wrapped whenever the collector is on: a list lives on past a capture window */
     if (rc == NV_ENC_SUCCESS && list && __atomic_load_n(&video_on, __ATOMIC_RELAXED))
-        wrap_list(list, version);
+        asys_video_wrap_list(list, version);
     if (traced)
         video_record(VIDEO_FN_NvEncodeAPICreateInstance, start, rc, 0, NULL, 0);
     return rc;
@@ -924,6 +928,8 @@ __attribute__((visibility("hidden"))) void *asys_video_dlsym(void *handle, const
     return __atomic_load_n(&video_on, __ATOMIC_RELAXED) ? wrapper : f;
 }
 
+/* (not in the unit tests' executables: their sanitizers resolve with dlsym
+ * before any constructor runs) */
 #if defined(__x86_64__) && !defined(ASYS_VIDEO_NO_DLSYM)
 /* dlsym itself: RTLD_NEXT (and the first calls, before libc's dlsym is
  * known) go straight to libc's with the caller's return address in place
