@@ -85,12 +85,15 @@ static int64_t image_of(const struct asys_importer *imp)
     return imp->seg.image ? (int64_t)imp->seg.image->uid : 0;
 }
 
+/* VIDEO_API and VIDEO_API_STREAM: the two share their first 32 bytes. */
 static int import_call(void *state, const struct asys_record *rec, uint64_t end_ns,
                        struct asys_err *err)
 {
     struct video *v = state;
     struct asys_importer *imp = v->imp;
     const struct asys_rec_video_api *r = (const void *)rec->data;
+    const struct asys_rec_video_api_stream *rs =
+        rec->type == ASYS_REC_VIDEO_API_STREAM ? (const void *)rec->data : NULL;
     unsigned fn = rec->arg;
     if (fn == 0 || fn > ASYS_VIDEO_FUNCTION_MAX || !function_names[fn])
         return skip(v, SKIP_FUNCTION);
@@ -99,7 +102,6 @@ static int import_call(void *state, const struct asys_record *rec, uint64_t end_
     if (!v->names[fn] && imp_intern_text(imp, function_names[fn], strlen(function_names[fn]),
                                          &v->names[fn], err) != 0)
         return -1;
-    int has_stream = (r->flags & ASYS_VIDEO_STREAM_ID) != 0;
     sqlite3_stmt *st = v->insert_call;
     sqlite3_bind_int64(st, 1, (int64_t)imp_ns(imp, r->start_ticks));
     sqlite3_bind_int64(st, 2, (int64_t)end_ns);
@@ -109,11 +111,11 @@ static int import_call(void *state, const struct asys_record *rec, uint64_t end_
     sqlite3_bind_int64(st, 6, v->names[fn]);
     sqlite3_bind_int64(st, 7, r->status);
     imp_bind_optional(st, 8, (int64_t)r->handle, r->handle != 0);
-    /* a call that takes a stream says so by its id, or by a non-zero handle */
-    imp_bind_optional(st, 9, (int64_t)r->stream, has_stream || r->stream != 0);
-    imp_bind_optional(st, 10, r->stream_id, has_stream);
+    imp_bind_optional(st, 9, rs ? (int64_t)rs->stream : 0, rs != NULL);
+    imp_bind_optional(st, 10, rs ? rs->stream_id : 0, rs && (rs->flags & ASYS_VIDEO_STREAM_ID));
     sqlite3_bind_int64(st, 11, image_of(imp));
-    sqlite3_bind_int64(st, 12, (int64_t)r->call_id);
+    sqlite3_bind_int64(
+        st, 12, (int64_t)((uint64_t)imp->seg.thread_index << ASYS_VIDEO_CALL_SHIFT | r->sequence));
     return imp_step(imp, st, err);
 }
 
@@ -245,6 +247,7 @@ static int video_analyze(void *state, struct asys_err *err)
 
 static const struct imp_record_op video_ops[] = {
     {ASYS_REC_VIDEO_API, import_call},
+    {ASYS_REC_VIDEO_API_STREAM, import_call},
     {ASYS_REC_VIDEO_ACTIVITY, import_activity},
     {ASYS_REC_VIDEO_STATUS, import_status},
 };

@@ -145,6 +145,7 @@ static int begin_segment(struct asys_importer *imp, const char *member,
     seg->member = member;
     seg->pid = h->pid;
     seg->tid = h->tid;
+    seg->thread_index = h->thread_index;
     seg->clock_kind = (int)h->clock_kind;
     if (h->collector != ASYS_SEGMENT_THREAD)
         return 0;

@@ -404,10 +404,16 @@ static const struct asys_rec_field pccl_net[] = {PCCL_EVENT(struct asys_rec_pccl
 static const struct asys_rec_field pccl_status[] = {F(struct asys_rec_pccl_status, version, U),
                                                     F(struct asys_rec_pccl_status, text_length, U)};
 static const struct asys_rec_field video_api[] = {
-    F(struct asys_rec_video_api, start_ticks, T), F(struct asys_rec_video_api, call_id, X),
-    F(struct asys_rec_video_api, handle, X),      F(struct asys_rec_video_api, stream, X),
-    F(struct asys_rec_video_api, status, I),      F(struct asys_rec_video_api, stream_id, U),
-    F(struct asys_rec_video_api, flags, X),       F(struct asys_rec_video_api, reserved, R)};
+    F(struct asys_rec_video_api, start_ticks, T), F(struct asys_rec_video_api, handle, X),
+    F(struct asys_rec_video_api, status, I), F(struct asys_rec_video_api, sequence, U)};
+static const struct asys_rec_field video_api_stream[] = {
+    F(struct asys_rec_video_api_stream, start_ticks, T),
+    F(struct asys_rec_video_api_stream, handle, X),
+    F(struct asys_rec_video_api_stream, status, I),
+    F(struct asys_rec_video_api_stream, sequence, U),
+    F(struct asys_rec_video_api_stream, stream, X),
+    F(struct asys_rec_video_api_stream, stream_id, U),
+    F(struct asys_rec_video_api_stream, flags, X)};
 static const struct asys_rec_field video_activity[] = {
     F(struct asys_rec_video_activity, start_ticks, T),
     F(struct asys_rec_video_activity, end_ticks, T),
@@ -676,6 +682,8 @@ static const struct asys_rec_info rec_infos[ASYS_REC_TYPE_COUNT] = {
         FIELDS(video_activity), ARG("kind", U), TAIL_NONE),
     REC(VIDEO_STATUS, sizeof(struct asys_rec_video_status), ASYS_FEATURE_HGVIDEO,
         FIELDS(video_status), ARG("status", U), TAIL_NONE),
+    REC(VIDEO_API_STREAM, sizeof(struct asys_rec_video_api_stream), ASYS_FEATURE_HGVIDEO,
+        FIELDS(video_api_stream), ARG("function", U), TAIL_NONE),
 };
 
 const struct asys_rec_info *asys_rec_info(unsigned type)

@@ -352,7 +352,8 @@ enum asys_record_type {
     ASYS_REC_VIDEO_API = 128,      /* struct asys_rec_video_api: arg = function id */
     ASYS_REC_VIDEO_ACTIVITY = 129, /* struct asys_rec_video_activity: arg = enum asys_video_kind */
     ASYS_REC_VIDEO_STATUS = 130,   /* struct asys_rec_video_status: arg = enum asys_video_status */
-    ASYS_REC_TYPE_COUNT = 131
+    ASYS_REC_VIDEO_API_STREAM = 131, /* struct asys_rec_video_api_stream: arg = function id */
+    ASYS_REC_TYPE_COUNT = 132
 };
 
 /* Largest string id a header-only record can carry in its arg. */
@@ -1644,7 +1645,7 @@ struct asys_rec_pccl_status {
  * nvjpeg*) and dlsym, so that linked, dlopen'ed and dlsym-resolved libraries
  * are all traced.  A call is written when it returns (the record's
  * timestamp), its start in the body.  Calls are numbered per process image:
- * thread_index << 40 | the thread's sequence (call_id). */
+ * call_id = thread_index << 40 | the thread's sequence (32 bits). */
 #define ASYS_VIDEO_CALL_SHIFT 40
 /* The API a function belongs to: its id's range. */
 enum asys_video_api {
@@ -1781,16 +1782,27 @@ enum asys_video_kind {
 /* asys_rec_video_api.flags and asys_rec_video_activity.flags */
 #define ASYS_VIDEO_STREAM_ID 1u /* stream_id holds CUPTI's id of the stream */
 
+/* 32 bytes for a call, 48 for one that takes a stream: the record is most
+ * of a traced call's cost (fresh segment memory). */
 struct asys_rec_video_api {
-    asys_rec_word header;  /* arg = function id (ASYS_VIDEO_FUNCTIONS); timestamp: the return */
-    uint64_t start_ticks;  /* the call's entry */
-    uint64_t call_id;      /* thread_index << 40 | sequence */
-    uint64_t handle;       /* the decoder, encoder session, parser, source or nvJPEG handle */
-    uint64_t stream;       /* the CUstream the call takes (its value), 0: none or default */
-    int32_t status;        /* CUresult / NVENCSTATUS / nvjpegStatus_t returned */
-    uint32_t stream_id;    /* CUPTI's id of that stream (flags & ASYS_VIDEO_STREAM_ID) */
-    uint32_t flags;        /* ASYS_VIDEO_STREAM_ID */
-    uint32_t reserved;     /* zero */
+    asys_rec_word header; /* arg = function id (ASYS_VIDEO_FUNCTIONS); timestamp: the return */
+    uint64_t start_ticks; /* the call's entry */
+    uint64_t handle;      /* the decoder, encoder session, parser, source or nvJPEG handle */
+    int32_t status;       /* CUresult / NVENCSTATUS / nvjpegStatus_t returned */
+    uint32_t sequence;    /* the thread's call number: call_id = thread_index << 40 | sequence */
+};
+
+/* A call that takes a stream (cuvidMapVideoFrame's output stream, nvJPEG's,
+ * nvEncSetIOCudaStreams', nvEncEncodePicture's: the encoder's). */
+struct asys_rec_video_api_stream {
+    asys_rec_word header; /* arg = function id; timestamp: the return */
+    uint64_t start_ticks;
+    uint64_t handle;
+    int32_t status;
+    uint32_t sequence;
+    uint64_t stream;    /* the CUstream (its value; 0 the default stream) */
+    uint32_t stream_id; /* CUPTI's id of that stream (flags & ASYS_VIDEO_STREAM_ID) */
+    uint32_t flags;     /* ASYS_VIDEO_STREAM_ID */
 };
 
 struct asys_rec_video_activity {
@@ -1949,9 +1961,11 @@ ASYS_CHECK_SIZE(struct asys_rec_pccl_proxy_ctrl, 48);
 ASYS_CHECK_SIZE(struct asys_rec_pccl_kernel_ch, 56);
 ASYS_CHECK_SIZE(struct asys_rec_pccl_net, 56);
 ASYS_CHECK_SIZE(struct asys_rec_pccl_status, 16);
-ASYS_CHECK_SIZE(struct asys_rec_video_api, 56);
-ASYS_CHECK_OFFSET(struct asys_rec_video_api, status, 40);
-ASYS_CHECK_OFFSET(struct asys_rec_video_api, reserved, 52);
+ASYS_CHECK_SIZE(struct asys_rec_video_api, 32);
+ASYS_CHECK_OFFSET(struct asys_rec_video_api, sequence, 28);
+ASYS_CHECK_SIZE(struct asys_rec_video_api_stream, 48);
+ASYS_CHECK_OFFSET(struct asys_rec_video_api_stream, sequence, 28);
+ASYS_CHECK_OFFSET(struct asys_rec_video_api_stream, flags, 44);
 ASYS_CHECK_SIZE(struct asys_rec_video_activity, 72);
 ASYS_CHECK_OFFSET(struct asys_rec_video_activity, stream_id, 56);
 ASYS_CHECK_OFFSET(struct asys_rec_video_activity, picture, 64);

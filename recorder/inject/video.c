@@ -43,7 +43,7 @@ enum video_function {
 
 static int video_on;
 /* the thread's calls: call_id = thread_index << 40 | sequence */
-static __thread uint64_t video_sequence ASYS_TLS;
+static __thread uint32_t video_sequence ASYS_TLS;
 
 /* The CUPTI ids of a stream (hggc.c); -1 without HGGC. */
 ASYS_RUNTIME_API int asys_hggc_stream_id(const void *stream, uint32_t *id);
@@ -138,7 +138,8 @@ static uint32_t stream_flags(const void *stream, int has_stream, uint32_t *id)
     return asys_hggc_stream_id(stream, id) == 0 ? ASYS_VIDEO_STREAM_ID : 0;
 }
 
-/* Writes the call; returns its call id (0 when not written). */
+/* Writes the call (32 bytes; 48 with the stream it takes); returns its call
+ * id (0 when not written). */
 __attribute__((noinline)) static uint64_t video_record(unsigned fn, uint64_t start, int32_t status,
                                                        uint64_t handle, const void *stream,
                                                        int has_stream)
@@ -148,22 +149,35 @@ __attribute__((noinline)) static uint64_t video_record(unsigned fn, uint64_t sta
     uint64_t call_id = 0;
     struct asys_thread *t = asys_thread_enter_at(start);
     if (t) {
-        call_id = ((uint64_t)t->thread_index << ASYS_VIDEO_CALL_SHIFT) | ++video_sequence;
-        uint32_t stream_id;
-        uint32_t flags = stream_flags(stream, has_stream, &stream_id);
+        uint32_t sequence = ++video_sequence;
+        call_id = ((uint64_t)t->thread_index << ASYS_VIDEO_CALL_SHIFT) | sequence;
         uint32_t delta;
-        struct asys_rec_video_api *r = asys_segment_reserve(&t->seg, sizeof *r, end, &delta);
-        if (r) {
-            r->start_ticks = start;
-            r->call_id = call_id;
-            r->handle = handle;
-            r->stream = (uint64_t)(uintptr_t)stream;
-            r->status = status;
-            r->stream_id = stream_id;
-            r->flags = flags;
-            r->reserved = 0;
-            asys_segment_commit(&r->header,
-                                ASYS_REC_WORD(ASYS_REC_VIDEO_API, sizeof *r / 8, fn, delta));
+        if (!has_stream) {
+            struct asys_rec_video_api *r = asys_segment_reserve(&t->seg, sizeof *r, end, &delta);
+            if (r) {
+                r->start_ticks = start;
+                r->handle = handle;
+                r->status = status;
+                r->sequence = sequence;
+                asys_segment_commit(&r->header,
+                                    ASYS_REC_WORD(ASYS_REC_VIDEO_API, sizeof *r / 8, fn, delta));
+            }
+        } else {
+            uint32_t stream_id;
+            uint32_t flags = stream_flags(stream, 1, &stream_id);
+            struct asys_rec_video_api_stream *r =
+                asys_segment_reserve(&t->seg, sizeof *r, end, &delta);
+            if (r) {
+                r->start_ticks = start;
+                r->handle = handle;
+                r->status = status;
+                r->sequence = sequence;
+                r->stream = (uint64_t)(uintptr_t)stream;
+                r->stream_id = stream_id;
+                r->flags = flags;
+                asys_segment_commit(
+                    &r->header, ASYS_REC_WORD(ASYS_REC_VIDEO_API_STREAM, sizeof *r / 8, fn, delta));
+            }
         }
         asys_thread_leave();
     }

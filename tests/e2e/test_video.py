@@ -286,9 +286,8 @@ class BadInput(VideoCase):
     """Hostile video records: counted, reported skips; never a crash."""
 
     def test_crafted(self):
-        def api(fn, start, delta, call_id=1, status=0):
-            return (craft.word(128, 7, fn, delta) +
-                    struct.pack('<QQQQiIII', start, call_id, 0x10, 0, status, 0, 0, 0))
+        def api(fn, start, delta, sequence=1, status=0):
+            return craft.word(128, 4, fn, delta) + struct.pack('<QQiI', start, 0x10, status, sequence)
 
         def activity(kind, start, end, delta, call_id):
             return (craft.word(129, 9, kind, delta) +
@@ -300,7 +299,7 @@ class BadInput(VideoCase):
         body = (api(4, 100, 200) +                      # a good cuvidDecodePicture
                 api(500, 100, 10) +                     # an unknown function id
                 api(4, 10 ** 9, 10) +                   # starts after it ends
-                activity(1, 300, 350, 200, 1) +         # the good call's decode
+                activity(1, 300, 350, 200, 1 << 40 | 1) +  # the good call's decode
                 activity(7, 300, 350, 10, 1) +          # an unknown kind
                 activity(2, 400, 350, 10, 1) +          # ends before it starts
                 activity(1, 500, 520, 200, 99) +        # its call was not recorded

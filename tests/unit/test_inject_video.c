@@ -71,7 +71,7 @@ static void read_all(void)
         ck_assert_int_eq(asys_segment_stream_open(&s, read_fd, &fd, (uint64_t)st.st_size, &err), 0);
         struct asys_record rec;
         while (asys_segment_stream_next(&s, &rec, &err) > 0 && record_count < MAX_RECORDS) {
-            if (rec.type < ASYS_REC_VIDEO_API || rec.type > ASYS_REC_VIDEO_STATUS)
+            if (rec.type < ASYS_REC_VIDEO_API || rec.type > ASYS_REC_VIDEO_API_STREAM)
                 continue;
             struct record *r = &records[record_count++];
             r->type = rec.type;
@@ -127,19 +127,22 @@ START_TEST(decode_calls_and_work)
     ck_assert_int_ne(cuvidMapVideoFrame64(decoder, 4, &frame, &pitch, &proc), CUDA_SUCCESS);
     ck_assert_int_eq(cuvidDestroyDecoder(decoder), CUDA_SUCCESS);
     read_all();
-    ck_assert_int_eq(count(ASYS_REC_VIDEO_API, 2), 1); /* cuvidCreateDecoder */
-    ck_assert_int_eq(count(ASYS_REC_VIDEO_API, 4), 1); /* cuvidDecodePicture */
-    ck_assert_int_eq(count(ASYS_REC_VIDEO_API, 9), 2); /* cuvidMapVideoFrame64 */
+    ck_assert_int_eq(count(ASYS_REC_VIDEO_API, 2), 1);        /* cuvidCreateDecoder */
+    ck_assert_int_eq(count(ASYS_REC_VIDEO_API, 4), 1);        /* cuvidDecodePicture */
+    ck_assert_int_eq(count(ASYS_REC_VIDEO_API_STREAM, 9), 2); /* cuvidMapVideoFrame64 */
+    ck_assert_int_eq(count(ASYS_REC_VIDEO_API, 9), 0);
     ck_assert_int_eq(count(ASYS_REC_VIDEO_ACTIVITY, ASYS_VIDEO_DECODE), 1);
     const struct asys_rec_video_api *submit = last(ASYS_REC_VIDEO_API, 4);
-    const struct asys_rec_video_api *map = last(ASYS_REC_VIDEO_API, 9);
+    const struct asys_rec_video_api_stream *map = last(ASYS_REC_VIDEO_API_STREAM, 9);
     const struct asys_rec_video_activity *work = last(ASYS_REC_VIDEO_ACTIVITY, ASYS_VIDEO_DECODE);
     ck_assert_uint_eq(submit->handle, (uint64_t)(uintptr_t)decoder);
     ck_assert_int_eq(submit->status, 0);
     ck_assert_int_ne(map->status, 0);
     ck_assert_uint_eq(map->stream, 0x5000);
-    ck_assert_uint_eq(work->call_id, submit->call_id);
-    ck_assert_uint_eq(work->call_id >> ASYS_VIDEO_CALL_SHIFT, asys_tls_thread->thread_index);
+    ck_assert_uint_eq(work->call_id,
+                      (uint64_t)asys_tls_thread->thread_index << ASYS_VIDEO_CALL_SHIFT |
+                          submit->sequence);
+    ck_assert_uint_eq(map->sequence, submit->sequence + 2); /* the second map */
     ck_assert_uint_eq(work->bytes, 4000);
     ck_assert_int_eq(work->picture, 3);
     ck_assert_uint_eq(work->stream, 0x5000);
@@ -203,11 +206,12 @@ START_TEST(encode_list_is_wrapped)
     ck_assert_int_ne(list.nvEncEncodePicture(NULL, &pic), NV_ENC_SUCCESS);
     ck_assert_int_eq(list.nvEncDestroyEncoder(encoder), NV_ENC_SUCCESS);
     read_all();
-    ck_assert_int_eq(count(ASYS_REC_VIDEO_API, 33), 1); /* NvEncodeAPICreateInstance */
-    ck_assert_int_eq(count(ASYS_REC_VIDEO_API, 50), 2); /* nvEncEncodePicture */
-    ck_assert_int_eq(count(ASYS_REC_VIDEO_API, 51), 1); /* nvEncLockBitstream */
-    ck_assert_int_eq(count(ASYS_REC_VIDEO_API, 61), 1); /* nvEncDestroyEncoder */
-    const struct asys_rec_video_api *failed = last(ASYS_REC_VIDEO_API, 50);
+    ck_assert_int_eq(count(ASYS_REC_VIDEO_API, 33), 1);        /* NvEncodeAPICreateInstance */
+    ck_assert_int_eq(count(ASYS_REC_VIDEO_API_STREAM, 50), 2); /* nvEncEncodePicture */
+    ck_assert_int_eq(count(ASYS_REC_VIDEO_API, 51), 1);        /* nvEncLockBitstream */
+    ck_assert_int_eq(count(ASYS_REC_VIDEO_API, 61), 1);        /* nvEncDestroyEncoder */
+    const struct asys_rec_video_api_stream *failed = last(ASYS_REC_VIDEO_API_STREAM, 50);
+    ck_assert_uint_eq(failed->stream, 0); /* no encoder: no stream of its own */
     ck_assert_int_eq(failed->status, NV_ENC_ERR_INVALID_ENCODERDEVICE);
     const struct asys_rec_video_activity *work = last(ASYS_REC_VIDEO_ACTIVITY, ASYS_VIDEO_ENCODE);
     ck_assert_ptr_nonnull(work);
@@ -314,7 +318,7 @@ START_TEST(jpeg_calls)
     const struct asys_rec_video_api *create = last(ASYS_REC_VIDEO_API, 99);
     ck_assert_ptr_nonnull(create);
     ck_assert_uint_eq(create->handle, (uint64_t)(uintptr_t)handle);
-    ck_assert_uint_eq(create->flags, 0); /* takes no stream */
+    ck_assert_int_eq(count(ASYS_REC_VIDEO_API_STREAM, 99), 0); /* takes no stream */
     ck_assert_int_eq(count(ASYS_REC_VIDEO_API, 101), 2);
     ck_assert_int_eq(((const struct asys_rec_video_api *)last(ASYS_REC_VIDEO_API, 101))->status,
                      NVJPEG_STATUS_INVALID_PARAMETER);
