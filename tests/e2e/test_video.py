@@ -323,6 +323,11 @@ class BadInput(VideoCase):
                                 'video_untraced_function_lists': 1})
         warnings = [m for (m,) in con.execute('SELECT message FROM import_warnings')]
         self.assertTrue(any('0x7fff0005' in m for m in warnings), warnings)
+        r = self.stats('-q', '-r', 'report_info', '-f', 'csv', path)
+        info = dict(line.split(',', 1) for line in r.stdout.decode().splitlines()[1:])
+        self.assertEqual(info['NVENC function lists not traced (unknown version)'], '1')
+        self.assertEqual(info['Video records skipped at import (unknown_function)'], '1')
+        self.assertEqual(info['Video work whose call was not recorded'], '1')
         for report in ('video_api_sum', 'video_api_trace', 'video_activity_sum'):
             self.stats('-q', '--report', report, path)
         out = self.path('bad.pftrace')
