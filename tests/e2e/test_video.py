@@ -137,6 +137,20 @@ class ApiCalls(VideoCase):
         (work,) = self.rows('SELECT COUNT(*) FROM video_activities WHERE kind IN (1, 2)')[0]
         self.assertEqual(work, DECODES + ENCODES)
 
+    def test_with_the_other_interposers(self):
+        """OSRT and heap tracing resolve libc with dlsym(RTLD_NEXT) through the
+        interposed dlsym: they still find libc's functions, and video is
+        recorded alongside."""
+        self.env['LD_LIBRARY_PATH'] = SIMPPU
+        r = self.profile([DLOPEN], ['-t', 'osrt,hggc,hgvideo', '--heap-memory-usage', 'true',
+                                    '-s', 'none'])
+        self.assertIn(b'video_demo ok', r.stdout)
+        self.assertEqual(self.api_calls(), {k: v[0] for k, v in EXPECTED_CALLS.items()})
+        osrt = {row['Name'] for row in self.stats_rows('osrt_sum')}
+        self.assertIn('clock_nanosleep', osrt)  # the stand-ins waiting for their engines
+        (heap,) = self.stats_rows('heap_process_sum')
+        self.assertGreater(int(heap['Allocations']), 0)
+
     def test_without_video(self):
         """A program that uses no video library records no video."""
         self.env['LD_LIBRARY_PATH'] = SIMPPU
