@@ -90,9 +90,9 @@ static int walk_calls(struct walk *w)
         tw_flows_add_out(w, TL_FLOW_HOST, start);
         struct tl_flows f = tw_flows_of(w, one_to_one);
         struct tl_args args = {.count = 0};
+        char handle[32]; /* the args point at it until the slice is written */
         tw_arg_int(&args, "status", sqlite3_column_int64(st, 7));
         if (sqlite3_column_type(st, 8) != SQLITE_NULL) {
-            char handle[32];
             snprintf(handle, sizeof handle, "0x%llx",
                      (unsigned long long)sqlite3_column_int64(st, 8));
             tw_arg_string(&args, "handle", handle);

@@ -73,7 +73,7 @@ enum asys_feature {
 #define ASYS_FEATURES_KNOWN                                                                        \
     (ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX | ASYS_FEATURE_OSRT | ASYS_FEATURE_STACKS |             \
      ASYS_FEATURE_HGGC | ASYS_FEATURE_MEMORY | ASYS_FEATURE_CPU_SAMPLING | ASYS_FEATURE_EVENTS |   \
-     ASYS_FEATURE_PPU_METRICS | ASYS_FEATURE_PYTHON | ASYS_FEATURE_NIC | ASYS_FEATURE_PCCL |      \
+     ASYS_FEATURE_PPU_METRICS | ASYS_FEATURE_PYTHON | ASYS_FEATURE_NIC | ASYS_FEATURE_PCCL |       \
      ASYS_FEATURE_HGVIDEO)
 
 /* ---- who wrote a segment ----------------------------------------------- */
@@ -1820,10 +1820,10 @@ struct asys_rec_video_activity {
 };
 
 enum asys_video_status {
-    ASYS_VIDEO_TABLE_UNKNOWN = 1,  /* an NVENC function list of a version not known: not wrapped */
-    ASYS_VIDEO_TABLE_CHANGED = 2,  /* a second NVENC list with other functions: not wrapped */
-    ASYS_VIDEO_PENDING_FULL = 3,   /* work submitted while ASYS_VIDEO_PENDING_MAX were open: untimed */
-    ASYS_VIDEO_NO_REAL = 4,        /* a traced function whose library could not be found */
+    ASYS_VIDEO_TABLE_UNKNOWN = 1, /* an NVENC function list of a version not known: not wrapped */
+    ASYS_VIDEO_TABLE_CHANGED = 2, /* a second NVENC list with other functions: not wrapped */
+    ASYS_VIDEO_PENDING_FULL = 3,  /* work submitted with the pending table full: untimed */
+    ASYS_VIDEO_NO_REAL = 4,       /* a traced function whose library could not be found */
 };
 #define ASYS_VIDEO_PENDING_MAX 1024
 struct asys_rec_video_status {

@@ -48,8 +48,7 @@ static __thread uint32_t video_sequence ASYS_TLS;
 /* The CUPTI ids of a stream (hggc.c); -1 without HGGC. */
 ASYS_RUNTIME_API int asys_hggc_stream_id(const void *stream, uint32_t *id);
 
-/* ---- the real functions -----------------------------------------------------------------------
- */
+/* ---- the real functions ---------------------------------------------------------------------- */
 
 /* hidden, not static: the dlsym stub below reads it */
 __attribute__((visibility("hidden"))) void *(*real_dlsym)(void *, const char *);
@@ -117,8 +116,7 @@ static inline void *real_function(unsigned id)
     return ASYS_LIKELY(f != NULL) ? f : resolve_slow(id);
 }
 
-/* ---- records ----------------------------------------------------------------------------------
- */
+/* ---- records --------------------------------------------------------------------------------- */
 
 static inline int video_begin(uint64_t *start)
 {
@@ -204,8 +202,7 @@ static void write_status(unsigned status, uint32_t value, uint32_t count)
     errno = saved_errno;
 }
 
-/* ---- work submitted and not yet seen complete ---------------------------------------------------
- */
+/* ---- work submitted and not yet seen complete ------------------------------------------------ */
 
 enum { SLOT_FREE = 0, SLOT_BUSY = 1, SLOT_READY = 2 };
 #define PENDING_PROBES 64
@@ -328,8 +325,7 @@ static void write_activity(const struct pending *p, uint64_t end, const void *st
     errno = saved_errno;
 }
 
-/* ---- NVDEC: libnvcuvid.so.1 ---------------------------------------------------------------------
- */
+/* ---- NVDEC: libnvcuvid.so.1 ------------------------------------------------------------------ */
 
 /* CUDA_ERROR_NOT_FOUND (cuda.h; dynlink_cuda.h lists fewer codes): no real function */
 #define VIDEO_NOT_FOUND ((CUresult)500)
@@ -521,8 +517,7 @@ ASYS_EXPORT CUresult CUDAAPI cuvidMapVideoFrame64(CUvideodecoder decoder, int pi
     return rc;
 }
 
-/* ---- nvJPEG: libnvjpeg.so -----------------------------------------------------------------------
- */
+/* ---- nvJPEG: libnvjpeg.so -------------------------------------------------------------------- */
 
 /* `stream`: the call's stream argument (NULL: the default stream), or NULL
  * in the table for a call that takes none (told apart by its spelling) */
@@ -535,8 +530,7 @@ ASYS_EXPORT CUresult CUDAAPI cuvidMapVideoFrame64(CUvideodecoder decoder, int pi
     }
 ASYS_NVJPEG_FUNCTIONS(NVJPEG)
 
-/* ---- NVENC: libnvidia-encode.so.1 ---------------------------------------------------------------
- */
+/* ---- NVENC: libnvidia-encode.so.1 ------------------------------------------------------------ */
 
 /* The real functions of the list; filled by the first NvEncodeAPICreateInstance. */
 static NV_ENCODE_API_FUNCTION_LIST encode_real;
@@ -886,8 +880,7 @@ ASYS_EXPORT NVENCSTATUS NVENCAPI NvEncodeAPICreateInstance(NV_ENCODE_API_FUNCTIO
     X(0, 1, cuvidParseVideoData)                                                                   \
     X(0, 1, cuvidDestroyVideoParser)
 
-/* ---- dlsym ------------------------------------------------------------------------------------
- */
+/* ---- dlsym ----------------------------------------------------------------------------------- */
 
 /* The wrapper of a traced function name, or NULL: the names this library
  * defines (a linear search behind a prefix test: dlsym is not a hot path). */
@@ -986,8 +979,7 @@ __asm__(".text\n"
         ".size dlsym, .-dlsym\n");
 #endif
 
-/* ---- start-up ---------------------------------------------------------------------------------
- */
+/* ---- start-up -------------------------------------------------------------------------------- */
 
 int asys_video_init(void)
 {
