@@ -143,7 +143,7 @@ class ApiCalls(VideoCase):
         recorded alongside."""
         self.env['LD_LIBRARY_PATH'] = SIMPPU
         r = self.profile([DLOPEN], ['-t', 'osrt,hggc,hgvideo', '--heap-memory-usage', 'true',
-                                    '-s', 'none'])
+                                    '--heap-sampling-interval-bytes', '1', '-s', 'none'])
         self.assertIn(b'video_demo ok', r.stdout)
         self.assertEqual(self.api_calls(), {k: v[0] for k, v in EXPECTED_CALLS.items()})
         osrt = {row['Name'] for row in self.stats_rows('osrt_sum')}
