@@ -251,6 +251,29 @@ class Activity(VideoCase):
                                100.0 * (first_end - lo) / clipped[stream], places=3)
 
 
+class WithoutHggc(VideoCase):
+    """-t hgvideo alone: the calls and the work are recorded, the streams
+    are values without ids (only CUPTI knows them): no stream node."""
+
+    def test_calls_and_work_without_streams(self):
+        self.record(collectors='hgvideo')
+        self.assertEqual(self.api_calls(), {k: v[0] for k, v in EXPECTED_CALLS.items()})
+        self.assertEqual(self.rows('SELECT kind, COUNT(*), COUNT(stream), COUNT(stream_handle) '
+                                   'FROM video_activities GROUP BY kind'),
+                         [(1, DECODES, 0, DECODES), (2, ENCODES, 0, ENCODES)])
+        self.assertEqual(self.rows('SELECT COUNT(*) FROM ppu_activities')[0][0], 0)
+        summary = self.stats_rows('video_activity_sum')
+        self.assertEqual(sorted((r['Engine'], int(r['Frames']), r['Stream']) for r in summary),
+                         [('NVDEC', DECODES, ''), ('NVENC', ENCODES, '')])
+        out = self.path('rep.pftrace')
+        r = self.run_cmd([EXPORT, '-o', out, self.report()])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        trace = pftrace.read(out)
+        self.assertEqual(trace.problems, [])
+        rows = {trace.path(e.track)[-1] for e in trace.events if e.type == pftrace.BEGIN}
+        self.assertTrue({'Decode API', 'Encode API', 'JPEG API'} <= rows, rows)
+
+
 class Timeline(VideoCase):
     """The API rows under the thread, the Video rows, and a flow per piece of work."""
 
