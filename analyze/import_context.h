@@ -66,6 +66,7 @@ struct imp_segment {
     struct imp_image *image; /* NULL: not a thread's segment (the launcher's) */
     uint32_t pid;
     uint32_t tid;
+    uint32_t thread_index; /* the segment header's: 1-based in its process image */
     int clock_kind;
     uint64_t first_ns;
     uint64_t last_ns;

@@ -16,12 +16,14 @@
 /* The registry: one line per family, in the order their phases run. */
 extern const struct imp_family imp_family_core, imp_family_stacks, imp_family_hgtx, imp_family_osrt,
     imp_family_hggc, imp_family_memory, imp_family_cpu_sampling, imp_family_events,
-    imp_family_ppu_metrics, imp_family_python, imp_family_nic, imp_family_pccl, imp_family_acompute;
+    imp_family_ppu_metrics, imp_family_python, imp_family_nic, imp_family_pccl, imp_family_acompute,
+    imp_family_video;
 static const struct imp_family *const families[] = {
     &imp_family_core,        &imp_family_stacks, &imp_family_hgtx,         &imp_family_osrt,
     &imp_family_hggc,        &imp_family_memory, &imp_family_cpu_sampling, &imp_family_events,
     &imp_family_ppu_metrics, &imp_family_python, &imp_family_nic,          &imp_family_pccl,
     &imp_family_acompute,
+    &imp_family_video,
 };
 #define FAMILY_COUNT (sizeof families / sizeof families[0])
 
@@ -146,6 +148,7 @@ static int begin_segment(struct asys_importer *imp, const char *member,
     seg->member = member;
     seg->pid = h->pid;
     seg->tid = h->tid;
+    seg->thread_index = h->thread_index;
     seg->clock_kind = (int)h->clock_kind;
     if (h->collector != ASYS_SEGMENT_THREAD)
         return 0;

@@ -12,7 +12,7 @@ usage: bench/run_benchmarks.py [--build DIR] [--pairs N] [--runs K]
                                [--only hgtx|uftrace|osrt|import|hggc|timeline|deps|export|processes|
                                        flame|heap|cpu_sampling|ppu_metrics|
                                        nic|python_sampling|python_trace|event_threads|
-                                       libc_preload|pccl|acompute]
+                                       libc_preload|pccl|acompute|video]
 """
 import argparse
 import json
@@ -37,6 +37,7 @@ from ppu_metrics import bench_ppu_metrics
 from python_sampling import bench_python_sampling
 from processes import bench_processes
 from python_trace import bench_python_trace
+from video import bench_video
 
 
 def run_child(argv):
@@ -526,11 +527,13 @@ def main():
                     choices=['hgtx', 'uftrace', 'osrt', 'import', 'hggc', 'timeline', 'deps',
                              'export', 'processes', 'flame', 'heap', 'cpu_sampling',
                              'ppu_metrics', 'nic', 'python_sampling', 'python_trace',
-                             'event_threads', 'libc_preload', 'pccl', 'acompute'])
+                             'event_threads', 'libc_preload', 'pccl', 'acompute', 'video'])
     ap.add_argument('--acompute-calls', type=int, default=200000,
                     help='wrapped calls per run of the ACDNN/ACBLAS benchmark')
     ap.add_argument('--acompute-loop', type=int, default=5000000,
                     help='malloc/free pairs of the ACDNN/ACBLAS default -t hot loop')
+    ap.add_argument('--video-calls', type=int, default=300000,
+                    help='video: NVDEC calls (and dlsym calls) per run')
     ap.add_argument('--pccl-collectives', type=int, default=2000,
                     help='all-reduces of the PCCL benchmark (NCCL stand-in, 2 ranks)')
     ap.add_argument('--python-rounds', type=int, default=10,
@@ -579,6 +582,8 @@ def main():
             bench_pccl(args, work)
         if args.only in (None, 'acompute'):
             bench_acompute(args, work)
+        if args.only in (None, 'video'):
+            bench_video(args, work)
         if args.only in (None, 'event_threads'):
             bench_event_threads(args, work)
         if args.only in (None, 'libc_preload'):

@@ -420,6 +420,30 @@ static const struct asys_rec_field pccl_net[] = {PCCL_EVENT(struct asys_rec_pccl
                                                  F(struct asys_rec_pccl_net, reserved, R)};
 static const struct asys_rec_field pccl_status[] = {F(struct asys_rec_pccl_status, version, U),
                                                     F(struct asys_rec_pccl_status, text_length, U)};
+static const struct asys_rec_field video_api[] = {
+    F(struct asys_rec_video_api, start_ticks, T), F(struct asys_rec_video_api, handle, X),
+    F(struct asys_rec_video_api, status, I), F(struct asys_rec_video_api, sequence, U)};
+static const struct asys_rec_field video_api_stream[] = {
+    F(struct asys_rec_video_api_stream, start_ticks, T),
+    F(struct asys_rec_video_api_stream, handle, X),
+    F(struct asys_rec_video_api_stream, status, I),
+    F(struct asys_rec_video_api_stream, sequence, U),
+    F(struct asys_rec_video_api_stream, stream, X),
+    F(struct asys_rec_video_api_stream, stream_id, U),
+    F(struct asys_rec_video_api_stream, flags, X)};
+static const struct asys_rec_field video_activity[] = {
+    F(struct asys_rec_video_activity, start_ticks, T),
+    F(struct asys_rec_video_activity, end_ticks, T),
+    F(struct asys_rec_video_activity, call_id, X),
+    F(struct asys_rec_video_activity, handle, X),
+    F(struct asys_rec_video_activity, stream, X),
+    F(struct asys_rec_video_activity, bytes, U),
+    F(struct asys_rec_video_activity, stream_id, U),
+    F(struct asys_rec_video_activity, flags, X),
+    F(struct asys_rec_video_activity, picture, I),
+    F(struct asys_rec_video_activity, reserved, R)};
+static const struct asys_rec_field video_status[] = {F(struct asys_rec_video_status, value, X),
+                                                     F(struct asys_rec_video_status, count, U)};
 
 static const struct asys_rec_field hgtx_schema[] = {
     F(struct asys_rec_hgtx_schema, size_bytes, U),
@@ -681,6 +705,14 @@ static const struct asys_rec_info rec_infos[ASYS_REC_TYPE_COUNT] = {
         FIELDS(pccl_comm_end), ARG_NONE, TAIL_NONE),
     REC(PCCL_STATUS, sizeof(struct asys_rec_pccl_status), ASYS_FEATURE_PCCL, FIELDS(pccl_status),
         ARG("status", U), TAIL(ASYS_TAIL_TEXT, struct asys_rec_pccl_status, text_length)),
+    REC(VIDEO_API, sizeof(struct asys_rec_video_api), ASYS_FEATURE_HGVIDEO, FIELDS(video_api),
+        ARG("function", U), TAIL_NONE),
+    REC(VIDEO_ACTIVITY, sizeof(struct asys_rec_video_activity), ASYS_FEATURE_HGVIDEO,
+        FIELDS(video_activity), ARG("kind", U), TAIL_NONE),
+    REC(VIDEO_STATUS, sizeof(struct asys_rec_video_status), ASYS_FEATURE_HGVIDEO,
+        FIELDS(video_status), ARG("status", U), TAIL_NONE),
+    REC(VIDEO_API_STREAM, sizeof(struct asys_rec_video_api_stream), ASYS_FEATURE_HGVIDEO,
+        FIELDS(video_api_stream), ARG("function", U), TAIL_NONE),
 };
 
 const struct asys_rec_info *asys_rec_info(unsigned type)

@@ -16,7 +16,8 @@ extern const struct tl_family tl_family_processes, tl_family_hggc_api, tl_family
     tl_family_hgtx_counters, tl_family_hgtx_heaps, tl_family_heap, tl_family_host_memory,
     tl_family_cpu_scheduling, tl_family_cpu_samples, tl_family_thread_states,
     tl_family_ppu_metrics, tl_family_nic, tl_family_python_samples, tl_family_cpu_events,
-    tl_family_thread_events, tl_family_pccl, tl_family_drops, tl_family_acompute;
+    tl_family_thread_events, tl_family_pccl, tl_family_drops, tl_family_acompute,
+    tl_family_video;
 static const struct tl_family *const families[] = {
     &tl_family_processes,
     &tl_family_drops,
@@ -33,6 +34,7 @@ static const struct tl_family *const families[] = {
     &tl_family_pccl,
     &tl_family_acompute,
     &tl_family_ppu,
+    &tl_family_video,
     &tl_family_ppu_memory,
     &tl_family_hgtx_counters,
     &tl_family_hgtx_heaps,

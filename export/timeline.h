@@ -154,6 +154,9 @@ struct tl_stats {
 #define TL_FLOW_PCCL (3ull << 61) /* a PCCL operation -> a kernel it ran in */
 /* a cuDNN/cuBLAS call -> the device work it launched (inside the PCCL space) */
 #define TL_FLOW_ACOMPUTE (TL_FLOW_PCCL | (1ull << 60))
+/* in the host space: an nvJPEG call -> its work (video_activities.id; below:
+ * ppu_activities ids) */
+#define TL_FLOW_VIDEO_JPEG (1ull << 60)
 #define TL_FLOW_SPACE (3ull << 61)
 
 /* Whether `table` matches --tables (NULL: every table does; timeline_rows.c). */

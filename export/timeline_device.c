@@ -145,6 +145,8 @@ static void leaf_key(const struct place_key *k, char *out, size_t size)
         snprintf(p, left, "/RMemory/Gc%lld", (long long)k->group_a);
     else if (k->kind == 3)
         snprintf(p, left, "/RMemory/GMemset");
+    else if (k->kind == 5)
+        snprintf(p, left, "/RVideo");
     else
         snprintf(p, left, "/RGraph Group/Gg%lld", (long long)k->graph_id);
 }
@@ -173,6 +175,8 @@ static struct place find_place(struct walk *w, const struct place_key *k)
         pl.summary = child_row(w, device, "k", "Kernels (all streams)", 1);
     else if (device && (k->kind == 2 || k->kind == 3))
         pl.summary = child_row(w, device, "m", "Memory (all streams)", 2);
+    else if (device && k->kind == 5)
+        pl.summary = child_row(w, device, "v", "Video (all streams)", 3);
     /* device work runs side by side: concurrency is lanes, never nesting */
     tw_row_set_flat(w, pl.leaf);
     tw_row_set_flat(w, pl.exec);
@@ -239,6 +243,8 @@ static struct tl_name activity_name(struct walk *w, sqlite3_stmt *st, sqlite3_st
         snprintf(text, size, "[CUDA memcpy %s]", direction ? direction : "Unknown");
     } else if (kind == 3) {
         snprintf(text, size, "[CUDA memset]");
+    } else if (kind == 5) {
+        snprintf(text, size, "[Video %s]", sqlite3_column_int(st, 19) == 1 ? "Decode" : "Encode");
     } else {
         snprintf(text, size, "[CUDA graph %lld]", (long long)sqlite3_column_int64(st, 13));
     }
@@ -392,16 +398,20 @@ static int walk_activities(struct walk *w)
         "SELECT p.id, p.kind, p.physical, p.pid, p.context, p.stream, p.start_ns,\n"
         "       p.end_ns, p.name_id, p.copy_kind, p.base_name_id, e.domain_id, e.text_id,\n"
         "       p.graph_id, p.graph_exec_id,\n"
-        /* 15, 16: the launching call, and when it began when it is drawn */
-        "       p.api_id, a.start_ns,\n"
-        /* 17, 18: a kernel's mangled name and launch number (its ncu command) */
-        "       km.value, ki.instance\n"
+        /* 15, 16: the launching call, and when it began when it is drawn (a
+         * video decode or encode: its video API call) */
+        "       p.api_id, COALESCE(a.start_ns, vc.start_ns),\n"
+        /* 17, 18: a kernel's mangled name and launch number (its ncu command);
+         * 19: a video activity's kind */
+        "       km.value, ki.instance, va.kind\n"
         "FROM ppu_activities AS p\n"
         "LEFT JOIN ppu_kernels AS k ON k.id = p.source_id AND p.kind = 1\n"
         "LEFT JOIN strings AS km ON km.id = k.mangled_name_id\n"
         "LEFT JOIN ppu_kernel_instances AS ki ON ki.kernel_id = p.source_id AND p.kind = 1\n"
         "LEFT JOIN hgtx_events AS e ON e.id = p.hgtx_range_id AND :group = 'hgtx'\n"
         "LEFT JOIN hggc_api_calls AS a ON a.id = p.api_id AND :host AND " IN_WINDOW("a") "\n"
+        "LEFT JOIN video_activities AS va ON va.id = p.source_id AND p.kind = 5\n"
+        "LEFT JOIN video_api_calls AS vc ON vc.id = va.api_id AND :video AND " IN_WINDOW("vc") "\n"
         "WHERE " IN_WINDOW("p") "\n"
         "ORDER BY p.start_ns, p.id");
     /* clang-format on */
@@ -417,6 +427,8 @@ static int walk_activities(struct walk *w)
     sqlite3_bind_text(st, sqlite3_bind_parameter_index(st, ":group"), w->o->group_kernels, -1,
                       SQLITE_STATIC);
     sqlite3_bind_int(st, sqlite3_bind_parameter_index(st, ":host"), host);
+    sqlite3_bind_int(st, sqlite3_bind_parameter_index(st, ":video"),
+                     tw_table_wanted(w, "video_api_calls"));
     struct place_cache cache = {0};
     asys_strmap_init(&cache.by_key);
     char text[96];

@@ -194,6 +194,7 @@ enum tl_thread_rank {
     TL_RANK_ACDNN_API = 9,
     TL_RANK_ACBLAS_API = 10,
     TL_RANK_PCCL_API = 12,
+    TL_RANK_VIDEO_API = 13, /* Decode API, Encode API, JPEG API: one rank, ordered by name */
     TL_RANK_OS_RUNTIME = 14,
     TL_RANK_HGTX = 16, /* + the domain */
     TL_RANK_FAILED_ALLOCATIONS = 96,

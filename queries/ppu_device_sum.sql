@@ -4,10 +4,12 @@
 --   their intervals, so concurrent kernels count once) and its share of the window (the
 --   session, or --filter-time); time of memory operations by kind (HtoD, DtoH, DtoD, HtoH,
 --   PtoP copies and memsets) and by the host memory of a copy (Pinned, Pageable); graph
---   launches and their time.  Times are sums of durations clipped to the window.
+--   launches and their time; the video engines' decodes and encodes (-t hgvideo) and their
+--   time.  Times are sums of durations clipped to the window.
 -- columns: Device, Name, Kernels, Kernel Time (ns), Kernel Busy (ns), Kernel Busy (%),
 --   Memory Ops, Memory Busy (ns), HtoD (ns), DtoH (ns), DtoD (ns), HtoH (ns), PtoP (ns),
---   Memset (ns), Pinned (ns), Pageable (ns), Graph Launches, Graph Time (ns)
+--   Memset (ns), Pinned (ns), Pageable (ns), Graph Launches, Graph Time (ns), Video Ops,
+--   Video Time (ns)
 WITH win AS (
     SELECT MAX(:filter_start, :session_start) AS lo,
            MIN(:filter_end, CASE WHEN :session_end > :session_start THEN :session_end
@@ -36,7 +38,9 @@ WITH win AS (
                AS pageable,
            COUNT(DISTINCT CASE WHEN graph_id IS NOT NULL
                                THEN pid * 4294967296 + correlation_id END) AS graph_launches,
-           SUM(CASE WHEN graph_id IS NOT NULL THEN e - s ELSE 0 END) AS graph_time
+           SUM(CASE WHEN graph_id IS NOT NULL THEN e - s ELSE 0 END) AS graph_time,
+           SUM(kind = 5) AS video_ops,
+           SUM(CASE WHEN kind = 5 THEN e - s ELSE 0 END) AS video_time
     FROM act GROUP BY physical
 )
 SELECT s.physical AS "Device",
@@ -52,6 +56,7 @@ SELECT s.physical AS "Device",
        s.htod AS "HtoD (ns)", s.dtoh AS "DtoH (ns)", s.dtod AS "DtoD (ns)", s.htoh AS "HtoH (ns)",
        s.ptop AS "PtoP (ns)", s.memset AS "Memset (ns)",
        s.pinned AS "Pinned (ns)", s.pageable AS "Pageable (ns)",
-       s.graph_launches AS "Graph Launches", s.graph_time AS "Graph Time (ns)"
+       s.graph_launches AS "Graph Launches", s.graph_time AS "Graph Time (ns)",
+       s.video_ops AS "Video Ops", s.video_time AS "Video Time (ns)"
 FROM sums AS s CROSS JOIN win AS w
 ORDER BY s.physical;

@@ -187,6 +187,20 @@ rows(ord, property, value) AS (
               FROM acompute_apis AS a GROUP BY a.pid)
     UNION ALL SELECT 46.95, 'ACDNN/ACBLAS calls skipped at import', value || ' (an API id no API record names)'
         FROM info WHERE key = 'acompute_unknown_api_calls'
+    UNION ALL SELECT 46.96, 'Video API calls', COUNT(*) || ' (Decode ' || SUM(api = 1) ||
+        ', Encode ' || SUM(api = 2) || ', JPEG ' || SUM(api = 3) || '; failed ' ||
+        SUM(status <> 0) || ')' FROM video_api_calls HAVING COUNT(*) > 0
+    UNION ALL SELECT 46.97, 'Video engine work', COUNT(*) || ' (decodes ' || SUM(kind = 1) ||
+        ', encodes ' || SUM(kind = 2) || ', nvJPEG ' || SUM(kind = 3) || ')'
+        FROM video_activities HAVING COUNT(*) > 0
+    UNION ALL SELECT 46.98, CASE key
+        WHEN 'video_untraced_function_lists' THEN 'NVENC function lists not traced (unknown version)'
+        WHEN 'video_changed_function_lists' THEN 'NVENC function lists not traced (other functions)'
+        WHEN 'video_untimed_work' THEN 'Video work not timed (more than 1024 in flight)'
+        WHEN 'video_calls_without_library' THEN 'Video calls whose library was not found'
+        WHEN 'video_activities_without_call' THEN 'Video work whose call was not recorded'
+        ELSE 'Video records skipped at import (' || substr(key, 15) || ')' END, value
+        FROM info WHERE key LIKE 'video\_%' ESCAPE '\'
     UNION ALL SELECT 47, 'Import warnings', n FROM (SELECT COUNT(*) AS n FROM import_warnings)
         WHERE n > 0
     UNION ALL SELECT 47 + id / 1000.0, 'Warning ' || id, message FROM import_warnings WHERE id <= 10

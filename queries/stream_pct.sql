@@ -2,7 +2,8 @@
 -- title: PPU Stream Percentage Tree
 -- description: The devices' work as the timeline tree shows it: Device > Context > Stream >
 --   rows (Kernels with one child per kernel group, Memory with one child per operation,
---   Graph Group > Graph > Graph Exec).  A context's % is its share of its device's time, a
+--   Graph Group > Graph > Graph Exec, Video: the decode and encode engines' work, -t hgvideo;
+--   nvJPEG's work is its copies and kernels, under Memory and Kernels).  A context's % is its share of its device's time, a
 --   stream's of its context's time; every row, group, graph and exec is a share of its
 --   stream's time (the same work can appear in several rows).  Time is the sum of the
 --   activities' durations.  A device with one context shows its streams directly, a context
@@ -74,7 +75,10 @@ WITH whole AS (  -- the window holds every activity: the sums made at import ser
           WHERE kind IN (2, 3) GROUP BY physical, pid, context, stream
           UNION ALL
           SELECT physical, pid, context, stream, 'Graph Group', SUM(dur) FROM act
-          WHERE graph_id IS NOT NULL GROUP BY physical, pid, context, stream)
+          WHERE graph_id IS NOT NULL GROUP BY physical, pid, context, stream
+          UNION ALL
+          SELECT physical, pid, context, stream, 'Video', SUM(dur) FROM act
+          WHERE kind = 5 GROUP BY physical, pid, context, stream)
 ), groups AS (  -- the children of the rows, ranked by time
     SELECT *, ROW_NUMBER() OVER (PARTITION BY physical, pid, context, stream, row
                                  ORDER BY total DESC, grp) AS r4
@@ -141,7 +145,7 @@ WITH whole AS (  -- the window holds every activity: the sums made at import ser
            printf('%06d.%06d.%06d.%06d.%06d.%06d', p.r0, p.r1, p.r2, 0, 0, 0)
     FROM place AS p WHERE p.sv
     UNION ALL
-    -- Kernels, Memory, Graph Group
+    -- Kernels, Memory, Graph Group, Video
     SELECT p.str_key || '/R' || r.row,
            CASE WHEN p.sv THEN p.str_key WHEN p.cv THEN p.ctx_key ELSE p.dev_key END,
            1 + p.cv + p.sv, lower(r.row), r.row, r.total, 100.0 * r.total / p.total,

@@ -49,5 +49,6 @@ int asys_inject_sibling_path(const char *inject_library, const char *name, char 
 int asys_is_injected_library(const char *base)
 {
     return !strcmp(base, ASYS_INJECT_LIBRARY_NAME) || !strcmp(base, ASYS_OSRT_LIBRARY_NAME) ||
-           !strcmp(base, ASYS_HEAP_LIBRARY_NAME) || !strcmp(base, ASYS_ACOMPUTE_LIBRARY_NAME);
+           !strcmp(base, ASYS_HEAP_LIBRARY_NAME) || !strcmp(base, ASYS_ACOMPUTE_LIBRARY_NAME) ||
+           !strcmp(base, ASYS_VIDEO_LIBRARY_NAME);
 }

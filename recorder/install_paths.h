@@ -15,6 +15,8 @@
 #define ASYS_HEAP_LIBRARY_NAME "libasys-heap.so"
 /* ACDNN/ACBLAS: every cuDNN/cuBLAS entry point, preloaded when either is chosen */
 #define ASYS_ACOMPUTE_LIBRARY_NAME "libasys-acompute.so"
+/* the video libraries' entry points and dlsym (-t hgvideo) */
+#define ASYS_VIDEO_LIBRARY_NAME "libasys-video.so"
 
 /* Whether a file name (no directory) is one of asys's injected libraries. */
 int asys_is_injected_library(const char *base);

@@ -74,7 +74,7 @@ enum asys_feature {
     (ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX | ASYS_FEATURE_OSRT | ASYS_FEATURE_STACKS |             \
      ASYS_FEATURE_HGGC | ASYS_FEATURE_MEMORY | ASYS_FEATURE_CPU_SAMPLING | ASYS_FEATURE_EVENTS |   \
      ASYS_FEATURE_PPU_METRICS | ASYS_FEATURE_PYTHON | ASYS_FEATURE_NIC | ASYS_FEATURE_PCCL |       \
-     ASYS_FEATURE_ACDNN | ASYS_FEATURE_ACBLAS)
+     ASYS_FEATURE_ACDNN | ASYS_FEATURE_ACBLAS | ASYS_FEATURE_HGVIDEO)
 
 /* ---- who wrote a segment ----------------------------------------------- */
 
@@ -356,7 +356,12 @@ enum asys_record_type {
     ASYS_REC_PCCL_NET = 122,           /* struct asys_rec_pccl_net */
     ASYS_REC_PCCL_COMM_END = 123,      /* struct asys_rec_pccl_comm_end */
     ASYS_REC_PCCL_STATUS = 124,        /* struct asys_rec_pccl_status + text: arg = status */
-    ASYS_REC_TYPE_COUNT = 125
+    /* hgvideo: NVDEC, NVENC and nvJPEG calls, and the engines' work they started */
+    ASYS_REC_VIDEO_API = 128,      /* struct asys_rec_video_api: arg = function id */
+    ASYS_REC_VIDEO_ACTIVITY = 129, /* struct asys_rec_video_activity: arg = enum asys_video_kind */
+    ASYS_REC_VIDEO_STATUS = 130,   /* struct asys_rec_video_status: arg = enum asys_video_status */
+    ASYS_REC_VIDEO_API_STREAM = 131, /* struct asys_rec_video_api_stream: arg = function id */
+    ASYS_REC_TYPE_COUNT = 132
 };
 
 /* Largest string id a header-only record can carry in its arg. */
@@ -1691,6 +1696,200 @@ struct asys_rec_pccl_status {
     uint32_t text_length; /* text after the struct */
 };
 
+/* ---- hgvideo (-t hgvideo): NVDEC, NVENC, nvJPEG ----------------------------
+ * libasys-video.so (preloaded with -t hgvideo) defines the libraries' entry
+ * points (libnvcuvid.so.1 cuvid*, libnvidia-encode.so.1
+ * NvEncodeAPICreateInstance, whose function list it wraps, libnvjpeg.so
+ * nvjpeg*) and dlsym, so that linked, dlopen'ed and dlsym-resolved libraries
+ * are all traced.  A call is written when it returns (the record's
+ * timestamp), its start in the body.  Calls are numbered per process image:
+ * call_id = thread_index << 40 | the thread's sequence (32 bits). */
+#define ASYS_VIDEO_CALL_SHIFT 40
+/* The API a function belongs to: its id's range. */
+enum asys_video_api {
+    ASYS_VIDEO_API_DECODE = 1, /* ids 1..31: NVDEC (libnvcuvid) */
+    ASYS_VIDEO_API_ENCODE = 2, /* ids 32..95: NVENC (libnvidia-encode) */
+    ASYS_VIDEO_API_JPEG = 3,   /* ids 96..191: nvJPEG (libnvjpeg) */
+};
+#define ASYS_VIDEO_ENCODE_FIRST 32u
+#define ASYS_VIDEO_JPEG_FIRST 96u
+#define ASYS_VIDEO_FUNCTION_MAX 191u
+#define ASYS_VIDEO_API_OF(id)                                                                      \
+    ((id) >= ASYS_VIDEO_JPEG_FIRST     ? ASYS_VIDEO_API_JPEG                                       \
+     : (id) >= ASYS_VIDEO_ENCODE_FIRST ? ASYS_VIDEO_API_ENCODE                                     \
+                                       : ASYS_VIDEO_API_DECODE)
+/* The traced functions: id, api, name.  Append only (ids are the format). */
+// clang-format off
+#define ASYS_VIDEO_FUNCTIONS(X)                                                                    \
+    X(1, 1, cuvidGetDecoderCaps)                                                                   \
+    X(2, 1, cuvidCreateDecoder)                                                                    \
+    X(3, 1, cuvidDestroyDecoder)                                                                   \
+    X(4, 1, cuvidDecodePicture)                                                                    \
+    X(5, 1, cuvidGetDecodeStatus)                                                                  \
+    X(6, 1, cuvidReconfigureDecoder)                                                               \
+    X(7, 1, cuvidMapVideoFrame)                                                                    \
+    X(8, 1, cuvidUnmapVideoFrame)                                                                  \
+    X(9, 1, cuvidMapVideoFrame64)                                                                  \
+    X(10, 1, cuvidUnmapVideoFrame64)                                                               \
+    X(11, 1, cuvidCtxLockCreate)                                                                   \
+    X(12, 1, cuvidCtxLockDestroy)                                                                  \
+    X(13, 1, cuvidCtxLock)                                                                         \
+    X(14, 1, cuvidCtxUnlock)                                                                       \
+    X(15, 1, cuvidCreateVideoSource)                                                               \
+    X(16, 1, cuvidCreateVideoSourceW)                                                              \
+    X(17, 1, cuvidDestroyVideoSource)                                                              \
+    X(18, 1, cuvidSetVideoSourceState)                                                             \
+    X(19, 1, cuvidGetVideoSourceState)                                                             \
+    X(20, 1, cuvidGetSourceVideoFormat)                                                            \
+    X(21, 1, cuvidGetSourceAudioFormat)                                                            \
+    X(22, 1, cuvidCreateVideoParser)                                                               \
+    X(23, 1, cuvidParseVideoData)                                                                  \
+    X(24, 1, cuvidDestroyVideoParser)                                                              \
+    X(32, 2, NvEncodeAPIGetMaxSupportedVersion)                                                    \
+    X(33, 2, NvEncodeAPICreateInstance)                                                            \
+    X(34, 2, nvEncOpenEncodeSession)                                                               \
+    X(35, 2, nvEncGetEncodeGUIDCount)                                                              \
+    X(36, 2, nvEncGetEncodeProfileGUIDCount)                                                       \
+    X(37, 2, nvEncGetEncodeProfileGUIDs)                                                           \
+    X(38, 2, nvEncGetEncodeGUIDs)                                                                  \
+    X(39, 2, nvEncGetInputFormatCount)                                                             \
+    X(40, 2, nvEncGetInputFormats)                                                                 \
+    X(41, 2, nvEncGetEncodeCaps)                                                                   \
+    X(42, 2, nvEncGetEncodePresetCount)                                                            \
+    X(43, 2, nvEncGetEncodePresetGUIDs)                                                            \
+    X(44, 2, nvEncGetEncodePresetConfig)                                                           \
+    X(45, 2, nvEncInitializeEncoder)                                                               \
+    X(46, 2, nvEncCreateInputBuffer)                                                               \
+    X(47, 2, nvEncDestroyInputBuffer)                                                              \
+    X(48, 2, nvEncCreateBitstreamBuffer)                                                           \
+    X(49, 2, nvEncDestroyBitstreamBuffer)                                                          \
+    X(50, 2, nvEncEncodePicture)                                                                   \
+    X(51, 2, nvEncLockBitstream)                                                                   \
+    X(52, 2, nvEncUnlockBitstream)                                                                 \
+    X(53, 2, nvEncLockInputBuffer)                                                                 \
+    X(54, 2, nvEncUnlockInputBuffer)                                                               \
+    X(55, 2, nvEncGetEncodeStats)                                                                  \
+    X(56, 2, nvEncGetSequenceParams)                                                               \
+    X(57, 2, nvEncRegisterAsyncEvent)                                                              \
+    X(58, 2, nvEncUnregisterAsyncEvent)                                                            \
+    X(59, 2, nvEncMapInputResource)                                                                \
+    X(60, 2, nvEncUnmapInputResource)                                                              \
+    X(61, 2, nvEncDestroyEncoder)                                                                  \
+    X(62, 2, nvEncInvalidateRefFrames)                                                             \
+    X(63, 2, nvEncOpenEncodeSessionEx)                                                             \
+    X(64, 2, nvEncRegisterResource)                                                                \
+    X(65, 2, nvEncUnregisterResource)                                                              \
+    X(66, 2, nvEncReconfigureEncoder)                                                              \
+    X(67, 2, nvEncCreateMVBuffer)                                                                  \
+    X(68, 2, nvEncDestroyMVBuffer)                                                                 \
+    X(69, 2, nvEncRunMotionEstimationOnly)                                                         \
+    X(70, 2, nvEncGetLastErrorString)                                                              \
+    X(71, 2, nvEncSetIOCudaStreams)                                                                \
+    X(72, 2, nvEncGetEncodePresetConfigEx)                                                         \
+    X(73, 2, nvEncGetSequenceParamEx)                                                              \
+    X(96, 3, nvjpegGetProperty)                                                                    \
+    X(97, 3, nvjpegGetCudartProperty)                                                              \
+    X(98, 3, nvjpegCreate)                                                                         \
+    X(99, 3, nvjpegCreateSimple)                                                                   \
+    X(100, 3, nvjpegCreateEx)                                                                      \
+    X(101, 3, nvjpegDestroy)                                                                       \
+    X(102, 3, nvjpegSetDeviceMemoryPadding)                                                        \
+    X(103, 3, nvjpegSetPinnedMemoryPadding)                                                        \
+    X(104, 3, nvjpegJpegStateCreate)                                                               \
+    X(105, 3, nvjpegJpegStateDestroy)                                                              \
+    X(106, 3, nvjpegGetImageInfo)                                                                  \
+    X(107, 3, nvjpegDecode)                                                                        \
+    X(108, 3, nvjpegDecodeBatchedInitialize)                                                       \
+    X(109, 3, nvjpegDecodeBatched)                                                                 \
+    X(110, 3, nvjpegDecoderCreate)                                                                 \
+    X(111, 3, nvjpegDecoderDestroy)                                                                \
+    X(112, 3, nvjpegDecoderStateCreate)                                                            \
+    X(113, 3, nvjpegJpegStreamCreate)                                                              \
+    X(114, 3, nvjpegJpegStreamDestroy)                                                             \
+    X(115, 3, nvjpegJpegStreamParse)                                                               \
+    X(116, 3, nvjpegDecodeParamsCreate)                                                            \
+    X(117, 3, nvjpegDecodeParamsDestroy)                                                           \
+    X(118, 3, nvjpegDecodeParamsSetOutputFormat)                                                   \
+    X(119, 3, nvjpegDecodeJpegHost)                                                                \
+    X(120, 3, nvjpegDecodeJpegTransferToDevice)                                                    \
+    X(121, 3, nvjpegDecodeJpegDevice)                                                              \
+    X(122, 3, nvjpegDecodeJpeg)                                                                    \
+    X(123, 3, nvjpegBufferPinnedCreate)                                                            \
+    X(124, 3, nvjpegBufferPinnedDestroy)                                                           \
+    X(125, 3, nvjpegBufferDeviceCreate)                                                            \
+    X(126, 3, nvjpegBufferDeviceDestroy)                                                           \
+    X(127, 3, nvjpegStateAttachPinnedBuffer)                                                       \
+    X(128, 3, nvjpegStateAttachDeviceBuffer)                                                       \
+    X(129, 3, nvjpegEncoderStateCreate)                                                            \
+    X(130, 3, nvjpegEncoderStateDestroy)                                                           \
+    X(131, 3, nvjpegEncoderParamsCreate)                                                           \
+    X(132, 3, nvjpegEncoderParamsDestroy)                                                          \
+    X(133, 3, nvjpegEncoderParamsSetQuality)                                                       \
+    X(134, 3, nvjpegEncoderParamsSetSamplingFactors)                                               \
+    X(135, 3, nvjpegEncodeYUV)                                                                     \
+    X(136, 3, nvjpegEncodeImage)                                                                   \
+    X(137, 3, nvjpegEncodeRetrieveBitstream)
+// clang-format on
+
+/* What an activity record times. */
+enum asys_video_kind {
+    ASYS_VIDEO_DECODE = 1, /* a picture: cuvidDecodePicture .. first seen complete */
+    ASYS_VIDEO_ENCODE = 2, /* a frame: nvEncEncodePicture .. nvEncLockBitstream returns */
+    ASYS_VIDEO_JPEG = 3,   /* nvJPEG device work (derived at import from HGGC; never written) */
+};
+/* asys_rec_video_api.flags and asys_rec_video_activity.flags */
+#define ASYS_VIDEO_STREAM_ID 1u /* stream_id holds CUPTI's id of the stream */
+
+/* 32 bytes for a call, 48 for one that takes a stream: the record is most
+ * of a traced call's cost (fresh segment memory). */
+struct asys_rec_video_api {
+    asys_rec_word header; /* arg = function id (ASYS_VIDEO_FUNCTIONS); timestamp: the return */
+    uint64_t start_ticks; /* the call's entry */
+    uint64_t handle;      /* the decoder, encoder session, parser, source or nvJPEG handle */
+    int32_t status;       /* CUresult / NVENCSTATUS / nvjpegStatus_t returned */
+    uint32_t sequence;    /* the thread's call number: call_id = thread_index << 40 | sequence */
+};
+
+/* A call that takes a stream (cuvidMapVideoFrame's output stream, nvJPEG's,
+ * nvEncSetIOCudaStreams', nvEncEncodePicture's: the encoder's). */
+struct asys_rec_video_api_stream {
+    asys_rec_word header; /* arg = function id; timestamp: the return */
+    uint64_t start_ticks;
+    uint64_t handle;
+    int32_t status;
+    uint32_t sequence;
+    uint64_t stream;    /* the CUstream (its value; 0 the default stream) */
+    uint32_t stream_id; /* CUPTI's id of that stream (flags & ASYS_VIDEO_STREAM_ID) */
+    uint32_t flags;     /* ASYS_VIDEO_STREAM_ID */
+};
+
+struct asys_rec_video_activity {
+    asys_rec_word header; /* arg = enum asys_video_kind; timestamp: when written */
+    uint64_t start_ticks; /* the work submitted: the submitting call's return */
+    uint64_t end_ticks;   /* the work first seen complete (<= the timestamp) */
+    uint64_t call_id;     /* the API call that submitted it */
+    uint64_t handle;      /* decoder / encoder session */
+    uint64_t stream;      /* the CUstream it is accounted to (its value) */
+    uint64_t bytes;       /* decode: bitstream bytes in; encode: bitstream bytes out */
+    uint32_t stream_id;   /* CUPTI's id of that stream (flags & ASYS_VIDEO_STREAM_ID) */
+    uint32_t flags;       /* ASYS_VIDEO_STREAM_ID */
+    int32_t picture;      /* decode: the picture index; encode: -1 */
+    uint32_t reserved;    /* zero */
+};
+
+enum asys_video_status {
+    ASYS_VIDEO_TABLE_UNKNOWN = 1, /* an NVENC function list of a version not known: not wrapped */
+    ASYS_VIDEO_TABLE_CHANGED = 2, /* a second NVENC list with other functions: not wrapped */
+    ASYS_VIDEO_PENDING_FULL = 3,  /* work submitted with the pending table full: untimed */
+    ASYS_VIDEO_NO_REAL = 4,       /* a traced function whose library could not be found */
+};
+#define ASYS_VIDEO_PENDING_MAX 1024
+struct asys_rec_video_status {
+    asys_rec_word header; /* arg = enum asys_video_status */
+    uint32_t value;       /* TABLE_*: the list's version field; NO_REAL: the function id */
+    uint32_t count;       /* occurrences this record stands for */
+};
+
 /* ---- static checks ----------------------------------------------------- */
 
 #define ASYS_CHECK_SIZE(type, size) _Static_assert(sizeof(type) == (size), #type " size")
@@ -1830,6 +2029,15 @@ ASYS_CHECK_SIZE(struct asys_rec_pccl_proxy_ctrl, 48);
 ASYS_CHECK_SIZE(struct asys_rec_pccl_kernel_ch, 56);
 ASYS_CHECK_SIZE(struct asys_rec_pccl_net, 56);
 ASYS_CHECK_SIZE(struct asys_rec_pccl_status, 16);
+ASYS_CHECK_SIZE(struct asys_rec_video_api, 32);
+ASYS_CHECK_OFFSET(struct asys_rec_video_api, sequence, 28);
+ASYS_CHECK_SIZE(struct asys_rec_video_api_stream, 48);
+ASYS_CHECK_OFFSET(struct asys_rec_video_api_stream, sequence, 28);
+ASYS_CHECK_OFFSET(struct asys_rec_video_api_stream, flags, 44);
+ASYS_CHECK_SIZE(struct asys_rec_video_activity, 72);
+ASYS_CHECK_OFFSET(struct asys_rec_video_activity, stream_id, 56);
+ASYS_CHECK_OFFSET(struct asys_rec_video_activity, picture, 64);
+ASYS_CHECK_SIZE(struct asys_rec_video_status, 16);
 _Static_assert(sizeof(struct asys_rec_callchain) + 8 * ASYS_CALLCHAIN_MAX_DEPTH <= 254 * 8,
                "a call chain fits a record without the extended size");
 _Static_assert(ASYS_REC_MAX_SIZE % 8 == 0, "records are whole words");

@@ -48,8 +48,18 @@ FROM (SELECT 1 AS kind, k.id AS source_id, k.pid, k.device, k.context, k.stream,
       UNION ALL
       SELECT 4, g.rowid, g.pid, g.device, g.context, g.stream, g.start_ns, g.end_ns,
              g.correlation_id, g.graph_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-      FROM ppu_graph_traces AS g) AS r
+      FROM ppu_graph_traces AS g
+      UNION ALL
+      -- the video engines' decodes and encodes (-t hgvideo) on streams HGGC knows; nvJPEG's
+      -- work is its kernels and copies, already above
+      SELECT 5, v.id, v.pid, c.device, s.context, v.stream, v.start_ns, v.end_ns, 0, NULL, NULL,
+             NULL, NULL, NULL, NULL, NULL, v.bytes
+      FROM video_activities AS v
+      JOIN ppu_streams AS s ON s.pid = v.pid AND s.stream = v.stream
+      JOIN ppu_contexts AS c ON c.pid = s.pid AND c.context = s.context
+      WHERE v.kind IN (1, 2)) AS r
 LEFT JOIN hggc_api_calls AS a ON a.pid = r.pid AND a.correlation_id = r.correlation_id
+  AND r.kind <> 5
 LEFT JOIN ppu_devices AS d ON d.pid = r.pid AND d.device = r.device;
 -- covering the times: the export reads each call's work in this order
 CREATE INDEX ppu_activities_by_api ON ppu_activities (api_id, start_ns, end_ns);

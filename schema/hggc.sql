@@ -284,8 +284,10 @@ CREATE TABLE ppu_kernel_instances (
 
 CREATE TABLE ppu_activities (
     id             INTEGER PRIMARY KEY, -- activity id
-    kind           INTEGER NOT NULL,    -- 1 kernel, 2 memcpy, 3 memset, 4 graph range (--hggc-graph-trace=graph)
+    kind           INTEGER NOT NULL,    -- 1 kernel, 2 memcpy, 3 memset, 4 graph range (--hggc-graph-trace=graph),
+                                        -- 5 video decode/encode (-t hgvideo: video_activities)
     source_id      INTEGER NOT NULL,    -- its row in ppu_kernels / ppu_memcpys / ppu_memsets / ppu_graph_traces (rowid)
+                                        -- / video_activities
     pid            INTEGER NOT NULL,    -- process
     device         INTEGER NOT NULL,    -- CUDA ordinal in that process
     physical       INTEGER NOT NULL,    -- the machine's device index (the ordinal when unknown)

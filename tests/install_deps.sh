@@ -5,7 +5,8 @@ set -euo pipefail
 # usage: tests/install_deps.sh [--consumers]
 #   --consumers: only the third-party readers some tests check outputs with
 packages=(build-essential cmake pkg-config python3 zstd tar
-          libsqlite3-dev zlib1g-dev libcjson-dev libpcre2-dev libzstd-dev libdw-dev check)
+          libsqlite3-dev zlib1g-dev libcjson-dev libpcre2-dev libzstd-dev libdw-dev check
+          libffmpeg-nvenc-dev)
 [ "${1:-}" = --consumers ] && packages=(golang-go)
 missing=()
 for p in "${packages[@]}"; do

@@ -14,5 +14,6 @@ const struct asys_inject_collector asys_inject_collectors[] = {
     {"pccl", ASYS_FEATURE_PCCL, ASYS_FEATURE_PCCL, asys_pccl_init},
     {"acdnn", ASYS_FEATURE_ACDNN, ASYS_FEATURE_ACDNN | ASYS_FEATURE_STACKS, asys_acdnn_init},
     {"acblas", ASYS_FEATURE_ACBLAS, ASYS_FEATURE_ACBLAS | ASYS_FEATURE_STACKS, asys_acblas_init},
+    {"hgvideo", ASYS_FEATURE_HGVIDEO, ASYS_FEATURE_HGVIDEO, asys_video_init},
     {NULL, 0, 0, NULL},
 };

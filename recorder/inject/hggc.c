@@ -806,7 +806,7 @@ static int cupti_usable(void)
     return __atomic_load_n(&hggc.attached, __ATOMIC_ACQUIRE) && hggc.attached_pid == getpid();
 }
 
-int asys_hggc_stream_id(const void *stream, uint32_t *id)
+ASYS_RUNTIME_API int asys_hggc_stream_id(const void *stream, uint32_t *id)
 {
     if (!cupti_usable())
         return -1;

@@ -84,7 +84,7 @@ extern const struct asys_hgtx_core_module asys_hgtx_naming_modules[];
 extern const size_t asys_hgtx_naming_module_count;
 
 /* HGGC (hggc.c): CUPTI's id of a stream or context, when CUPTI is attached. */
-int asys_hggc_stream_id(const void *stream, uint32_t *id);
+ASYS_RUNTIME_API int asys_hggc_stream_id(const void *stream, uint32_t *id);
 int asys_hggc_context_id(const void *context, uint32_t *id);
 
 #endif

@@ -305,6 +305,8 @@ ASYS_SATELLITE_API int asys_heap_init(void);
 /* In libasys-acompute.so (acompute.c), preloaded when acdnn or acblas is chosen. */
 ASYS_SATELLITE_API int asys_acdnn_init(void);
 ASYS_SATELLITE_API int asys_acblas_init(void);
+/* libasys-video.so (video.c): NVDEC, NVENC and nvJPEG calls. */
+ASYS_SATELLITE_API int asys_video_init(void);
 /* --python-backtrace=hggc (python.c): whether Python stacks are wanted now,
  * and the Python stack of an HGGC API call of thread t (entered). */
 int asys_python_hggc_backtraces(void);

@@ -200,7 +200,7 @@ static sqlite3 *empty_database(void)
     const char *files[] = {"core.sql",        "stacks.sql", "hgtx.sql",         "osrt.sql",
                            "hggc.sql",        "memory.sql", "cpu_sampling.sql", "events.sql",
                            "ppu_metrics.sql", "python.sql", "nic.sql",          "pccl.sql",
-                           "acompute.sql"};
+                           "acompute.sql",    "video.sql"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         char *msg = NULL;
         ck_assert_msg(sqlite3_exec(db, asys_schema_text(files[i]), NULL, NULL, &msg) == SQLITE_OK,
