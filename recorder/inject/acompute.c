@@ -205,15 +205,17 @@ out:
     return p;
 }
 
-/* dlsym(RTLD_NEXT, name) before the real dlsym is known (a constructor that
- * ran before ours): relative to this library, the best that can be done. */
-__attribute__((visibility("hidden"), used)) void *acompute_dlsym_next_slow(void *handle,
-                                                                           const char *name)
+/* The real dlsym, resolved on first use (dlsym's RTLD_NEXT path may come
+ * before this library's constructor: a library initialized earlier). */
+__attribute__((visibility("hidden"), used)) void *acompute_resolve_dlsym(void)
 {
-    dlsym_fn real = real_dlsym();
-    return real ? real(handle, name) : NULL;
+    return (void *)(uintptr_t)real_dlsym();
 }
 
+/* dlsym(RTLD_NEXT, ...) reaches the real dlsym by a jump, never a call: the
+ * return address it finds is the caller's, which RTLD_NEXT is relative to.
+ * Elsewhere (no such jump) dlsym is not interposed: calls through dlsym'd
+ * pointers are then not traced. */
 #if defined(__x86_64__)
 __asm__(".text\n"
         ".globl dlsym\n"
@@ -223,8 +225,19 @@ __asm__(".text\n"
         "    jne acompute_dlsym_handle\n"
         "    movq acompute_real_dlsym(%rip), %rax\n"
         "    testq %rax, %rax\n"
-        "    jz acompute_dlsym_next_slow\n"
+        "    jz 1f\n"
         "    jmp *%rax\n"
+        "1:  pushq %rdi\n" /* the arguments survive the resolution */
+        "    pushq %rsi\n"
+        "    subq $8, %rsp\n" /* the stack 16-byte aligned at the call */
+        "    call acompute_resolve_dlsym\n"
+        "    addq $8, %rsp\n"
+        "    popq %rsi\n"
+        "    popq %rdi\n"
+        "    testq %rax, %rax\n"
+        "    jz 2f\n"
+        "    jmp *%rax\n"
+        "2:  ret\n"
         ".size dlsym, .-dlsym\n");
 #endif
 

@@ -355,6 +355,45 @@ class BadInput(AsysTestCase):
         self.assertEqual(pftrace.read(out).problems, [])
 
 
+class DlsymNext(AsysTestCase):
+    """dlsym is interposed in every process of the default -t: dlsym(RTLD_NEXT)
+    still finds what comes after its caller, from the program and from a
+    library's constructor that may run before libasys-acompute.so's."""
+
+    LIB = r'''
+#define _GNU_SOURCE
+#include <dlfcn.h>
+int foo(void) { return 2; }
+void *next_from_l;
+__attribute__((constructor)) static void init(void) { next_from_l = dlsym(RTLD_NEXT, "foo"); }
+'''
+    MAIN = r'''
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+int foo(void) { return 1; }
+extern void *next_from_l;
+int main(void) {
+    int (*f)(void) = (int (*)(void))dlsym(RTLD_NEXT, "foo");
+    printf("%d %d\n", f ? f() : -1, next_from_l == NULL);
+    return 0;
+}
+'''
+
+    @unittest.skipUnless(shutil.which('cc') and os.path.exists(LIBRARY), 'no cc or no library')
+    def test_rtld_next(self):
+        for name, text in (('l.c', self.LIB), ('m.c', self.MAIN)):
+            with open(self.path(name), 'w') as f:
+                f.write(text)
+        subprocess.run(['cc', '-shared', '-fPIC', '-o', self.path('libl.so'), self.path('l.c'),
+                        '-ldl'], check=True)
+        subprocess.run(['cc', '-o', self.path('m'), self.path('m.c'), '-L', self.dir, '-ll',
+                        '-ldl', '-Wl,-rpath,' + self.dir], check=True)
+        r = self.profile([self.path('m')], options=['-s', 'none'])
+        self.assertEqual(r.stdout.decode().split(), ['2', '1'],
+                         "the program's RTLD_NEXT finds the library's foo, the library's none")
+
+
 class Generator(unittest.TestCase):
     """Every function the installed headers declare is wrapped or listed as not
     wrappable, counted against clang's reading of the same headers."""
