@@ -4,7 +4,8 @@ catalogue, printed by the built tools from their registries (collector
 options, report catalogue), so the pages cannot drift from the code.
 
     docs/gen_docs.py BUILD_DIR            rewrite the generated blocks
-    docs/gen_docs.py --check BUILD_DIR    exit 1, naming each stale page
+    docs/gen_docs.py --check BUILD_DIR    exit 1, naming each stale page (or a
+                                          README over 15 KB)
 
 A generated block sits between two markers in a page:
 
@@ -20,6 +21,8 @@ import sys
 DOCS = os.path.dirname(os.path.abspath(__file__))
 BEGIN = '<!-- generated: %s (docs/gen_docs.py; do not edit) -->'
 END = '<!-- end generated: %s -->'
+# the README a newcomer reads stays short (issue 29.1)
+README_LIMIT = 15000
 
 
 def run(argv):
@@ -97,6 +100,11 @@ def main(argv):
             with open(path + '.tmp', 'w') as f:
                 f.write(new)
             os.replace(path + '.tmp', path)
+    readme = os.path.join(os.path.dirname(DOCS), 'README.md')
+    if check and os.path.getsize(readme) > README_LIMIT:
+        print('gen_docs: README.md is %d bytes; keep it under %d (detail goes to docs/)' %
+              (os.path.getsize(readme), README_LIMIT))
+        return 1
     if check and stale:
         print('gen_docs: stale generated docs: %s (run docs/gen_docs.py %s)' %
               (', '.join('docs/' + p for p in stale), rest[0]))
