@@ -69,15 +69,28 @@ int asys_cli_take_text(struct asys_cli *c, const struct asys_cli_text_option *op
     return 0;
 }
 
-int asys_cli_list(struct asys_cli *c, const char **list, int *count, int max)
+void asys_cli_texts_free(struct asys_cli_texts *t)
+{
+    for (int i = 0; i < t->count; i++)
+        free(t->texts[i]);
+    t->count = 0;
+}
+
+int asys_cli_list(struct asys_cli *c, const char **list, int *count, int max,
+                  struct asys_cli_texts *texts)
 {
     const char *v = asys_cli_value(c);
-    char *copy = v ? strdup(v) : NULL; /* the items point into it: it lives until exit */
+    if (v && texts->count == (int)(sizeof texts->texts / sizeof texts->texts[0])) {
+        fprintf(stderr, "%s: %s given too many times\n", c->prog, c->name);
+        return -1;
+    }
+    char *copy = v ? strdup(v) : NULL; /* the items point into it */
     if (!copy) {
         if (v)
             fprintf(stderr, "%s: out of memory\n", c->prog);
         return -1;
     }
+    texts->texts[texts->count++] = copy;
     /* an empty name ('', 'a,,b', 'a,') is a mistake, not "the defaults" */
     for (char *tok = copy, *next; tok; tok = next) {
         next = strchr(tok, ',');

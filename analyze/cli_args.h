@@ -32,9 +32,18 @@ const char *asys_cli_value(struct asys_cli *c);
 /* A value that must be one of two words; NULL after printing why. */
 const char *asys_cli_choice(struct asys_cli *c, const char *one, const char *other);
 
-/* A comma-separated value ("a,b,c") appended to list[*count] (at most max);
- * 0, or -1 after printing why. */
-int asys_cli_list(struct asys_cli *c, const char **list, int *count, int max);
+/* The texts that lists' items point into, owned by the caller's arguments
+ * (one per option given; freed by asys_cli_texts_free). */
+struct asys_cli_texts {
+    char *texts[64];
+    int count;
+};
+void asys_cli_texts_free(struct asys_cli_texts *t);
+
+/* A comma-separated value ("a,b,c") appended to list[*count] (at most max),
+ * the items pointing into a copy kept in `texts`; 0, or -1 after printing why. */
+int asys_cli_list(struct asys_cli *c, const char **list, int *count, int max,
+                  struct asys_cli_texts *texts);
 
 /* -h/--help and --version, which every tool has: ASYS_CLI_HELP,
  * ASYS_CLI_VERSION, or 0 for any other argument. */

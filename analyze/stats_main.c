@@ -28,6 +28,7 @@
 struct stats_args {
     struct asys_report_limits limits; /* --max-expansion ... */
     const char *reports[MAX_REPORTS];
+    struct asys_cli_texts report_texts; /* what reports[] points into */
     int report_count;
     const char *format_name;
     const char *output;
@@ -132,7 +133,7 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
         if (taken)
             continue;
         if (asys_cli_is(&c, "-r", "--report")) {
-            if (asys_cli_list(&c, a->reports, &a->report_count, MAX_REPORTS) != 0)
+            if (asys_cli_list(&c, a->reports, &a->report_count, MAX_REPORTS, &a->report_texts) != 0)
                 return -1;
         } else if (asys_cli_is(&c, NULL, "--query-timeout")) {
             const char *value = asys_cli_value(&c);
@@ -605,5 +606,6 @@ out:
     if (have_db)
         asys_report_db_close(&rdb);
     asys_catalog_free(&cat);
+    asys_cli_texts_free(&a.report_texts);
     return rc;
 }

@@ -53,6 +53,7 @@ struct export_args {
     const char *api_name_mode;
     const char *group_kernels;
     const char *reports[MAX_REPORTS];
+    struct asys_cli_texts report_texts; /* what reports[] points into */
     int report_count;
     const char *sqlite_path;
     int gzip;
@@ -184,7 +185,7 @@ static int parse_args(int argc, char **argv, struct export_args *a)
             if (parse_id(&c, &a->tid) != 0)
                 return -1;
         } else if (asys_cli_is(&c, "-r", "--report")) {
-            if (asys_cli_list(&c, a->reports, &a->report_count, MAX_REPORTS) != 0)
+            if (asys_cli_list(&c, a->reports, &a->report_count, MAX_REPORTS, &a->report_texts) != 0)
                 return -1;
         } else if (asys_cli_is(&c, NULL, "--unified-memory-scale")) {
             a->unified_memory_scale = asys_cli_switch(&c);
@@ -868,5 +869,6 @@ out:
         asys_report_db_close(&rdb);
     pcre2_code_free(re);
     asys_catalog_free(&cat);
+    asys_cli_texts_free(&a.report_texts);
     return rc;
 }
