@@ -172,13 +172,13 @@ rows(ord, property, value) AS (
         HAVING SUM(unfinished) > 0
     UNION ALL SELECT 46.85, 'PCCL records skipped at import', value FROM info
         WHERE key = 'pccl_skipped'
-    UNION ALL SELECT 46.9, 'Video API calls', COUNT(*) || ' (Decode ' || SUM(api = 1) ||
+    UNION ALL SELECT 46.96, 'Video API calls', COUNT(*) || ' (Decode ' || SUM(api = 1) ||
         ', Encode ' || SUM(api = 2) || ', JPEG ' || SUM(api = 3) || '; failed ' ||
         SUM(status <> 0) || ')' FROM video_api_calls HAVING COUNT(*) > 0
-    UNION ALL SELECT 46.91, 'Video engine work', COUNT(*) || ' (decodes ' || SUM(kind = 1) ||
+    UNION ALL SELECT 46.97, 'Video engine work', COUNT(*) || ' (decodes ' || SUM(kind = 1) ||
         ', encodes ' || SUM(kind = 2) || ', nvJPEG ' || SUM(kind = 3) || ')'
         FROM video_activities HAVING COUNT(*) > 0
-    UNION ALL SELECT 46.92, CASE key
+    UNION ALL SELECT 46.98, CASE key
         WHEN 'video_untraced_function_lists' THEN 'NVENC function lists not traced (unknown version)'
         WHEN 'video_changed_function_lists' THEN 'NVENC function lists not traced (other functions)'
         WHEN 'video_untimed_work' THEN 'Video work not timed (more than 1024 in flight)'
