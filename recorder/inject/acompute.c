@@ -65,6 +65,12 @@ static dlsym_fn real_dlsym(void)
         if (!p)
             p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
         f = (dlsym_fn)(uintptr_t)p;
+        /* a versioned lookup skips unversioned definitions: another tool's
+         * dlsym preloaded after this library (libasys-video.so) would be
+         * passed by; the next dlsym in the order, whatever its version */
+        void *next = f ? f(RTLD_NEXT, "dlsym") : NULL;
+        if (next)
+            f = (dlsym_fn)(uintptr_t)next;
         __atomic_store_n(&acompute_real_dlsym, f, __ATOMIC_RELEASE);
     }
     return f;

@@ -65,9 +65,18 @@ static void *resolve_dlsym(void)
     void *(*f)(void *, const char *) = __atomic_load_n(&real_dlsym, __ATOMIC_ACQUIRE);
     if (ASYS_LIKELY(f != NULL))
         return (void *)(uintptr_t)f;
-    *(void **)&f = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-    if (!f)
-        *(void **)&f = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+    void *(*libc)(void *, const char *);
+    *(void **)&libc = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+    if (!libc)
+        *(void **)&libc = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+    /* The next definition of dlsym whatever its version: another interposer
+     * preloaded after this library (libasys-acompute.so) is called in turn,
+     * so that both see the names they trace (a versioned lookup skips the
+     * unversioned definitions of such libraries and would go to libc's). */
+    void *next = libc ? libc(RTLD_NEXT, "dlsym") : NULL;
+    f = libc;
+    if (next)
+        *(void **)&f = next;
     __atomic_store_n(&real_dlsym, f, __ATOMIC_RELEASE);
     return (void *)(uintptr_t)f;
 }

@@ -137,6 +137,13 @@ class ApiCalls(VideoCase):
         (work,) = self.rows('SELECT COUNT(*) FROM video_activities WHERE kind IN (1, 2)')[0]
         self.assertEqual(work, DECODES + ENCODES)
 
+    def test_dlsym_beside_the_library_collectors(self):
+        """libasys-acompute.so interposes dlsym too, earlier in LD_PRELOAD: its
+        lookup of the next dlsym must reach this one (a versioned lookup went
+        straight to libc: 0 video calls of the dlopen'ed libraries)."""
+        self.record(DLOPEN, collectors='hggc,acdnn,acblas,hgvideo')
+        self.assertEqual(self.api_calls(), {k: v[0] for k, v in EXPECTED_CALLS.items()})
+
     def test_with_the_other_interposers(self):
         """OSRT and heap tracing resolve libc with dlsym(RTLD_NEXT) through the
         interposed dlsym: they still find libc's functions, and video is
