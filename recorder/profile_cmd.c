@@ -301,9 +301,10 @@ static int after_the_report(const struct asys_profile_options *o, const char *re
         if (!strcmp(type, "none"))
             continue;
         char force[] = "--force-overwrite", t_opt[] = "-t";
-        char *args[] = {t_opt, type, force, report, NULL};
-        if (!o->force_overwrite)
-            args[2] = report, args[3] = NULL;
+        /* -f replaces exports as it replaces the report */
+        char *forced[] = {t_opt, type, force, report, NULL};
+        char *plain[] = {t_opt, type, report, NULL};
+        char **args = o->force_overwrite ? forced : plain;
         if (run_tool("asys-export", args) != 0) {
             fprintf(stderr, "%s: --export %s: asys-export failed\n", PROG, type);
             failed = 1;
