@@ -1,10 +1,12 @@
-"""Driver-API programs on simppu (issue 31.7): tests/e2e/progs/driver_api.c,
+"""Driver-API and IPC programs on simppu (issue 31.7): tests/e2e/progs/driver_api.c,
 built with the toolkit's cuda.h against simppu's libcuda.so.1
 (tests/simppu/libcuda.c), recorded with `asys profile -t hggc`.  Its driver
 calls are HGGC calls (api 2) with the CUPTI driver callback ids of their
 names, each exactly as often as the program makes it; the runtime calls the
 stand-in makes inside them are not the program's and are not recorded; the
-device work they cause carries their correlation ids."""
+device work they cause carries their correlation ids.  And CUDA IPC
+(tests/e2e/progs/ipc_workload.c, as NVIDIA's simpleIPC): handles made in one
+process and opened in a child, every call recorded in its own process."""
 import os
 import re
 import unittest
@@ -86,6 +88,42 @@ class DriverApi(AsysTestCase):
         summary = {row['Name']: int(row['Num Calls'])
                    for row in self.stats_rows('hggc_api_sum')}
         self.assertEqual(summary, CALLS)
+
+
+# ipc_workload.c: (process, call) -> (calls, failed calls)
+IPC_CALLS = {
+    ('parent', 'cudaIpcGetMemHandle'): (1, 0), ('parent', 'cudaIpcGetEventHandle'): (1, 0),
+    ('parent', 'cudaIpcOpenMemHandle'): (1, 1),  # its own handle: refused
+    ('child', 'cudaIpcOpenMemHandle'): (1, 0), ('child', 'cudaIpcOpenEventHandle'): (1, 0),
+    ('child', 'cudaIpcCloseMemHandle'): (1, 0),
+}
+
+
+@unittest.skipUnless(os.path.exists(prog('ipc_workload')), 'SKIPPED: ipc_workload was not built')
+class Ipc(AsysTestCase):
+    def test_handles_opened_in_a_child(self):
+        self.profile([SIMPPU_RUN, prog('ipc_workload')], ('-t', 'hggc', '-s', 'none'))
+        db = self.db()
+        rows = db.execute('SELECT a.pid, s.value, a.result, a.cbid FROM hggc_api_calls AS a '
+                          'JOIN strings AS s ON s.id = a.name_id ORDER BY a.start_ns').fetchall()
+        parent = rows[0][0]
+        cbids = {'cudaIpcGetEventHandle': 176, 'cudaIpcOpenEventHandle': 177,
+                 'cudaIpcGetMemHandle': 178, 'cudaIpcOpenMemHandle': 179,
+                 'cudaIpcCloseMemHandle': 180}  # cupti_runtime_cbid.h
+        seen = {}
+        for pid, name, result, cbid in rows:
+            if 'Ipc' not in name:
+                continue
+            self.assertEqual(cbid, cbids[name], name)
+            key = ('parent' if pid == parent else 'child', name)
+            calls, failed = seen.get(key, (0, 0))
+            seen[key] = (calls + 1, failed + (result != 0))
+        self.assertEqual(seen, IPC_CALLS)
+        # the child's memset of the opened memory is device work of the child
+        memsets = db.execute('SELECT pid, bytes FROM ppu_memsets').fetchall()
+        self.assertEqual(len(memsets), 1)
+        self.assertNotEqual(memsets[0][0], parent)
+        self.assertEqual(memsets[0][1], 1 << 20)
 
 
 if __name__ == '__main__':

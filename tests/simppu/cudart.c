@@ -1195,6 +1195,47 @@ EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int fla
     RETURN(event_create(event, flags));
 }
 
+/* ---- IPC event handles: the creating process's id and the event's
+ * -------------------------------- Opened in another process, a handle gives an event of that
+ * process's own (interprocess, no timing): it orders that process's streams; simppu's processes
+ * share no device, so a record in one is not seen by another. */
+
+#define IPC_MAGIC 0x43504953u /* "SIPC" */
+
+struct ipc_event_handle {
+    uint32_t magic;
+    uint32_t pid;
+    uint32_t event_id;
+    unsigned flags;
+};
+_Static_assert(sizeof(struct ipc_event_handle) <= sizeof(cudaIpcEventHandle_t), "IPC handle");
+
+EXPORT cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t *handle, cudaEvent_t event)
+{
+    APIP(cudaIpcGetEventHandle, v4010, handle, event);
+    struct sim_event *e = resolve_event(event);
+    if (!handle)
+        RETURN(cudaErrorInvalidValue);
+    if (!e || !(e->flags & cudaEventInterprocess) || !(e->flags & cudaEventDisableTiming))
+        RETURN(cudaErrorInvalidResourceHandle);
+    struct ipc_event_handle h = {IPC_MAGIC, (uint32_t)getpid(), e->id, e->flags};
+    memset(handle, 0, sizeof *handle);
+    memcpy(handle, &h, sizeof h);
+    RETURN(cudaSuccess);
+}
+
+EXPORT cudaError_t cudaIpcOpenEventHandle(cudaEvent_t *event, cudaIpcEventHandle_t handle)
+{
+    APIP(cudaIpcOpenEventHandle, v4010, event, handle);
+    struct ipc_event_handle h;
+    memcpy(&h, &handle, sizeof h);
+    if (!event || h.magic != IPC_MAGIC)
+        RETURN(cudaErrorInvalidValue);
+    if (h.pid == (uint32_t)getpid()) /* as CUDA: not in the process that made it */
+        RETURN(cudaErrorInvalidResourceHandle);
+    RETURN(event_create(event, h.flags));
+}
+
 EXPORT cudaError_t cudaEventCreate(cudaEvent_t *event)
 {
     APIP(cudaEventCreate, v3020, event);
