@@ -20,9 +20,9 @@ RUNTIME_API, DRIVER_API = 1, 2
 # the program's calls (driver_api.c), by the names cuda.h maps them to
 CALLS = {
     'cuInit': 1, 'cuDriverGetVersion': 1, 'cuDeviceGetCount': 2, 'cuDeviceGet': 2,
-    'cuGetErrorName': 1, 'cuDeviceGetName': 1, 'cuDeviceGetAttribute': 2,
+    'cuGetErrorName': 1, 'cuDeviceGetName': 1, 'cuDeviceGetAttribute': 3,
     'cuDeviceTotalMem_v2': 1, 'cuCtxCreate_v4': 1, 'cuCtxGetCurrent': 1, 'cuModuleLoadData': 1,
-    'cuModuleGetFunction': 2, 'cuMemAlloc_v2': 3, 'cuMemcpyHtoD_v2': 2, 'cuMemsetD32_v2': 1,
+    'cuModuleGetFunction': 2, 'cuOccupancyMaxPotentialBlockSize': 1, 'cuMemAlloc_v2': 3, 'cuMemcpyHtoD_v2': 2, 'cuMemsetD32_v2': 1,
     'cuStreamCreate': 1, 'cuEventCreate': 2, 'cuEventRecord': 2, 'cuLaunchKernel': 4,
     'cuMemcpyDtoHAsync_v2': 1, 'cuStreamSynchronize': 1, 'cuEventSynchronize': 1,
     'cuEventElapsedTime_v2': 1, 'cuMemcpyDtoD_v2': 1, 'cuCtxSynchronize': 1,

@@ -1668,6 +1668,13 @@ EXPORT struct sim_kernel *simppu_module_function(const char *name)
     return k;
 }
 
+/* Blocks of `block_size` threads one multiprocessor holds at once (driver occupancy calls). */
+EXPORT int simppu_blocks_per_multiprocessor(const struct sim_kernel *k, int block_size,
+                                            size_t dynamic_shared)
+{
+    return k ? blocks_per_multiprocessor(k, block_size, dynamic_shared) : 0;
+}
+
 /* The device's context (the primary one), created on first use; NULL for no device. */
 EXPORT void *simppu_context_handle(int device)
 {

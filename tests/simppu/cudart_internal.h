@@ -392,6 +392,8 @@ void simppu_driver_enter(struct api_call *c);
 int simppu_driver_exit(struct api_call *c, int result);
 void *simppu_context_handle(int device);
 struct sim_kernel *simppu_module_function(const char *name);
+int simppu_blocks_per_multiprocessor(const struct sim_kernel *k, int block_size,
+                                     size_t dynamic_shared);
 int blocks_per_multiprocessor(const struct sim_kernel *k, int block_size, size_t dynamic_shared);
 struct sim_node *capture_node(struct sim_stream *s, CUgraphNodeType type);
 uint64_t fill_graph_and_emit(struct sim_op *op, struct sim_stream *s, uint64_t start);

@@ -239,8 +239,23 @@ EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
 {
     DRV(cuDeviceGetAttribute, pi, attrib, dev);
-    /* the runtime's cudaDeviceAttr values are the driver's */
-    DONE(cu(cudaDeviceGetAttribute(pi, (enum cudaDeviceAttr)attrib, dev)));
+    /* the runtime's cudaDeviceAttr values are the driver's; the driver's own
+     * (deprecated in the runtime) follow from the ones that replaced them */
+    int attr = (int)attrib;
+    if (attrib == CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH)
+        attr = CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH;
+    else if (attrib == CU_DEVICE_ATTRIBUTE_GPU_OVERLAP)
+        attr = CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT;
+    cudaError_t rc = cudaDeviceGetAttribute(pi, (enum cudaDeviceAttr)attr, dev);
+    if (rc == cudaSuccess && attr != (int)attrib)
+        *pi = *pi > 0;
+    DONE(cu(rc));
+}
+
+EXPORT CUresult cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDev)
+{
+    DRV(cuDeviceCanAccessPeer, canAccessPeer, dev, peerDev);
+    DONE(cu(cudaDeviceCanAccessPeer(canAccessPeer, dev, peerDev)));
 }
 
 EXPORT CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevice dev)
@@ -478,6 +493,51 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int
     dim3 grid = {gridDimX, gridDimY, gridDimZ}, block = {blockDimX, blockDimY, blockDimZ};
     DONE(cu(__cudaLaunchKernel((cudaKernel_t)f, grid, block, kernelParams, sharedMemBytes,
                                (cudaStream_t)hStream)));
+}
+
+/* ---- occupancy ----------------------------------------------------------------------------- */
+
+EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func,
+                                                            int blockSize, size_t dynamicSMemSize)
+{
+    DRV(cuOccupancyMaxActiveBlocksPerMultiprocessor, numBlocks, func, blockSize, dynamicSMemSize);
+    if (!numBlocks)
+        DONE(CUDA_ERROR_INVALID_VALUE);
+    if (!func)
+        DONE(CUDA_ERROR_INVALID_HANDLE);
+    *numBlocks =
+        simppu_blocks_per_multiprocessor((struct sim_kernel *)func, blockSize, dynamicSMemSize);
+    DONE(CUDA_SUCCESS);
+}
+
+/* The block size (a multiple of 32) that keeps the most threads resident,
+ * and the grid that fills the device with it. */
+EXPORT CUresult cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, CUfunction func,
+                                                 CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                                 size_t dynamicSMemSize, int blockSizeLimit)
+{
+    DRV(cuOccupancyMaxPotentialBlockSize, minGridSize, blockSize, func, blockSizeToDynamicSMemSize,
+        dynamicSMemSize, blockSizeLimit);
+    if (!minGridSize || !blockSize)
+        DONE(CUDA_ERROR_INVALID_VALUE);
+    if (!func)
+        DONE(CUDA_ERROR_INVALID_HANDLE);
+    int limit = blockSizeLimit > 0 && blockSizeLimit < 1024 ? blockSizeLimit : 1024;
+    int best = 0, best_blocks = 0, device = 0, sms = 0;
+    for (int size = 32; size <= limit; size += 32) {
+        size_t shared =
+            blockSizeToDynamicSMemSize ? blockSizeToDynamicSMemSize(size) : dynamicSMemSize;
+        int blocks = simppu_blocks_per_multiprocessor((struct sim_kernel *)func, size, shared);
+        if (blocks * size >= best_blocks * best && blocks > 0) {
+            best = size;
+            best_blocks = blocks;
+        }
+    }
+    cudaGetDevice(&device);
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    *blockSize = best;
+    *minGridSize = best_blocks * sms;
+    DONE(CUDA_SUCCESS);
 }
 
 /* ---- memory -------------------------------------------------------------------------------- */

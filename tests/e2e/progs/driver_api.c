@@ -59,6 +59,9 @@ int main(void)
     CHECK(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
     CHECK(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
     EXPECT(major > 0 && minor >= 0);
+    int multi = -1; /* a driver attribute the runtime no longer has */
+    CHECK(cuDeviceGetAttribute(&multi, CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH, dev));
+    EXPECT(multi == 0 || multi == 1);
     size_t total = 0;
     CHECK(cuDeviceTotalMem(&total, dev));
     EXPECT(total > 0);
@@ -73,6 +76,10 @@ int main(void)
     CUfunction scale, add;
     CHECK(cuModuleGetFunction(&scale, module, "vecScale"));
     CHECK(cuModuleGetFunction(&add, module, "vecAdd"));
+
+    int min_grid = 0, block_size = 0;
+    CHECK(cuOccupancyMaxPotentialBlockSize(&min_grid, &block_size, scale, NULL, 0, 0));
+    EXPECT(block_size > 0 && block_size <= 1024 && block_size % 32 == 0 && min_grid > 0);
 
     size_t bytes = N * sizeof(unsigned);
     unsigned *host = malloc(bytes), *back = malloc(bytes);
