@@ -159,9 +159,22 @@ EXPORT CUresult cuGetErrorName(CUresult error, const char **pStr)
     DONE(t ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
 }
 
-/* The entry point for a name, as the highest version this library exports
- * (what cuda.h maps the name to). */
-static CUresult proc_address(const char *symbol, void **pfn, CUdriverProcAddressQueryResult *status)
+/* Names whose signature changed: the version a program built against
+ * `cuda_version` gets (the others: the highest this library exports, which
+ * is what cuda.h maps the name to). */
+static const struct {
+    const char *name;
+    int since; /* CUDA_VERSION that introduced `suffix` */
+    const char *suffix, *before;
+} versioned[] = {
+    {"cuCtxCreate", 12050, "_v4", "_v2"},
+    {"cuEventElapsedTime", 12080, "_v2", ""},
+    {"cuGetProcAddress", 12000, "_v2", ""},
+};
+
+/* The entry point for a name, as cuGetProcAddress finds it. */
+static CUresult proc_address(const char *symbol, int cuda_version, void **pfn,
+                             CUdriverProcAddressQueryResult *status)
 {
     if (!symbol || !pfn)
         return CUDA_ERROR_INVALID_VALUE;
@@ -170,9 +183,17 @@ static CUresult proc_address(const char *symbol, void **pfn, CUdriverProcAddress
     void *self = dladdr((void *)cuInit, &info) && info.dli_fname
                      ? dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD)
                      : NULL;
-    static const char *const suffixes[] = {"_v4", "_v3", "_v2", ""};
+    const char *suffixes[] = {"_v4", "_v3", "_v2", ""};
+    size_t count = sizeof suffixes / sizeof suffixes[0], first = 0;
+    for (size_t i = 0; i < sizeof versioned / sizeof versioned[0]; i++) {
+        if (!strcmp(symbol, versioned[i].name)) {
+            suffixes[3] =
+                cuda_version >= versioned[i].since ? versioned[i].suffix : versioned[i].before;
+            first = 3;
+        }
+    }
     char name[256];
-    for (size_t i = 0; self && !*pfn && i < sizeof suffixes / sizeof suffixes[0]; i++) {
+    for (size_t i = first; self && !*pfn && i < count; i++) {
         if (snprintf(name, sizeof name, "%s%s", symbol, suffixes[i]) < (int)sizeof name)
             *pfn = dlsym(self, name);
     }
@@ -187,13 +208,13 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVers
                                     cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)
 {
     DRVI(cuGetProcAddress_v2, symbol, pfn, cudaVersion, flags, symbolStatus);
-    DONE(proc_address(symbol, pfn, symbolStatus));
+    DONE(proc_address(symbol, cudaVersion, pfn, symbolStatus));
 }
 
 EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
 {
     DRVI(cuGetProcAddress, symbol, pfn, cudaVersion, flags);
-    DONE(proc_address(symbol, pfn, NULL));
+    DONE(proc_address(symbol, cudaVersion, pfn, NULL));
 }
 
 /* ---- devices ------------------------------------------------------------------------------- */

@@ -128,6 +128,16 @@ int main(void)
     CUdriverProcAddressQueryResult found;
     CHECK(cuGetProcAddress("cuMemFree", &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &found));
     EXPECT(fn && found == CU_GET_PROC_ADDRESS_SUCCESS);
+    /* cuCtxCreate as a CUDA 12.0 program knows it: (ctx, flags, dev), the _v2 signature */
+    void *create_v2 = NULL, *create_v4 = NULL;
+    CHECK(cuGetProcAddress("cuCtxCreate", &create_v2, 12000, CU_GET_PROC_ADDRESS_DEFAULT, NULL));
+    CHECK(cuGetProcAddress("cuCtxCreate", &create_v4, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT,
+                           NULL));
+    EXPECT(create_v2 && create_v4 && create_v2 != create_v4 && create_v4 == (void *)cuCtxCreate);
+    EXPECT(cuGetProcAddress("cuNoSuchCall", &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT,
+                            &found) == CUDA_ERROR_NOT_FOUND &&
+           found == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+    CHECK(cuGetProcAddress("cuMemFree", &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &found));
     CUresult (*mem_free)(CUdeviceptr) = (CUresult(*)(CUdeviceptr))fn;
     CHECK(mem_free(a));
     CHECK(cuMemFree(b));
