@@ -203,20 +203,27 @@ void ensure_init(void)
 
 /* ---- API calls: callbacks at entry and exit ------------------------------------------------- */
 
+/* driver API calls in progress on this thread: the runtime calls that
+ * implement them are not the program's (no callbacks, no records) */
+static __thread int driver_depth;
+
 void api_enter(struct api_call *c)
 {
     ensure_init();
+    c->hidden = driver_depth > 0 && !c->driver;
     c->saved_correlation = current_correlation;
     memset(&c->data, 0, sizeof c->data);
-    c->data.correlationId = __atomic_add_fetch(&rt.next_correlation, 1, __ATOMIC_RELAXED);
+    c->data.correlationId = c->hidden
+                                ? current_correlation
+                                : __atomic_add_fetch(&rt.next_correlation, 1, __ATOMIC_RELAXED);
     current_correlation = c->data.correlationId;
     c->start_ns = simppu_now_ns();
     /* the call's start as CUPTI reports it: no device work it causes starts before */
     c->saved_enter_ts = current_enter_ts;
-    c->start_ts = ts(c->start_ns);
+    c->start_ts = c->hidden ? current_enter_ts : ts(c->start_ns);
     current_enter_ts = c->start_ts;
     const struct simppu_hooks *h = hooks();
-    if (!h)
+    if (!h || c->hidden)
         return;
     c->data.callbackSite = CUPTI_API_ENTER;
     c->data.functionName = c->name;
@@ -227,23 +234,35 @@ void api_enter(struct api_call *c)
         current_device < rt.device_count ? rt.devices[current_device].ctx : NULL;
     c->data.context = (CUcontext)ctx;
     c->data.contextUid = ctx ? ctx->id : 0;
-    h->api(c->cbid, &c->data);
+    if (!c->driver)
+        h->api(c->cbid, &c->data);
+    else if (h->driver_api)
+        h->driver_api(c->cbid, &c->data);
 }
 
 cudaError_t api_finish(struct api_call *c, cudaError_t result, int sets_last_error)
 {
     c->result = result;
+    if (c->hidden) {
+        current_correlation = c->saved_correlation;
+        current_enter_ts = c->saved_enter_ts;
+        return result;
+    }
     if (sets_last_error && result != cudaSuccess && result != cudaErrorNotReady)
         last_error = result;
     const struct simppu_hooks *h = hooks();
     if (h) {
         c->data.callbackSite = CUPTI_API_EXIT;
-        h->api(c->cbid, &c->data);
+        if (!c->driver)
+            h->api(c->cbid, &c->data);
+        else if (h->driver_api)
+            h->driver_api(c->cbid, &c->data);
     }
-    if (wants(CUPTI_ACTIVITY_KIND_RUNTIME)) {
+    CUpti_ActivityKind kind = c->driver ? CUPTI_ACTIVITY_KIND_DRIVER : CUPTI_ACTIVITY_KIND_RUNTIME;
+    if (wants(kind)) {
         CUpti_ActivityAPI r;
         memset(&r, 0, sizeof r);
-        r.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+        r.kind = kind;
         r.cbid = c->cbid;
         r.start = c->start_ts;
         r.end = ts(simppu_now_ns());
@@ -261,6 +280,22 @@ cudaError_t api_finish(struct api_call *c, cudaError_t result, int sets_last_err
 cudaError_t api_exit(struct api_call *c, cudaError_t result)
 {
     return api_finish(c, result, 1);
+}
+
+/* A driver API call (libcuda.so.1): callbacks in the driver domain, and the
+ * runtime calls that carry it out are hidden inside it. */
+EXPORT void simppu_driver_enter(struct api_call *c)
+{
+    c->driver = 1;
+    api_enter(c);
+    driver_depth++;
+}
+
+EXPORT int simppu_driver_exit(struct api_call *c, int result)
+{
+    driver_depth--;
+    api_finish(c, (cudaError_t)result, 0);
+    return result;
 }
 
 /* ---- devices, contexts
@@ -1160,6 +1195,47 @@ EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int fla
     RETURN(event_create(event, flags));
 }
 
+/* ---- IPC event handles: the creating process's id and the event's
+ * -------------------------------- Opened in another process, a handle gives an event of that
+ * process's own (interprocess, no timing): it orders that process's streams; simppu's processes
+ * share no device, so a record in one is not seen by another. */
+
+#define IPC_MAGIC 0x43504953u /* "SIPC" */
+
+struct ipc_event_handle {
+    uint32_t magic;
+    uint32_t pid;
+    uint32_t event_id;
+    unsigned flags;
+};
+_Static_assert(sizeof(struct ipc_event_handle) <= sizeof(cudaIpcEventHandle_t), "IPC handle");
+
+EXPORT cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t *handle, cudaEvent_t event)
+{
+    APIP(cudaIpcGetEventHandle, v4010, handle, event);
+    struct sim_event *e = resolve_event(event);
+    if (!handle)
+        RETURN(cudaErrorInvalidValue);
+    if (!e || !(e->flags & cudaEventInterprocess) || !(e->flags & cudaEventDisableTiming))
+        RETURN(cudaErrorInvalidResourceHandle);
+    struct ipc_event_handle h = {IPC_MAGIC, (uint32_t)getpid(), e->id, e->flags};
+    memset(handle, 0, sizeof *handle);
+    memcpy(handle, &h, sizeof h);
+    RETURN(cudaSuccess);
+}
+
+EXPORT cudaError_t cudaIpcOpenEventHandle(cudaEvent_t *event, cudaIpcEventHandle_t handle)
+{
+    APIP(cudaIpcOpenEventHandle, v4010, event, handle);
+    struct ipc_event_handle h;
+    memcpy(&h, &handle, sizeof h);
+    if (!event || h.magic != IPC_MAGIC)
+        RETURN(cudaErrorInvalidValue);
+    if (h.pid == (uint32_t)getpid()) /* as CUDA: not in the process that made it */
+        RETURN(cudaErrorInvalidResourceHandle);
+    RETURN(event_create(event, h.flags));
+}
+
 EXPORT cudaError_t cudaEventCreate(cudaEvent_t *event)
 {
     APIP(cudaEventCreate, v3020, event);
@@ -1569,6 +1645,41 @@ EXPORT void __cudaRegisterFunction(void **handle, const char *host_fun, char *de
     rt.kernels = k;
     pthread_mutex_unlock(&rt.lock);
     k->duration_ns = configured_duration(k->name);
+}
+
+/* A kernel of a module loaded through the driver API, by its (mangled) name:
+ * one per name, as for registered kernels; its handle is the CUfunction. */
+EXPORT struct sim_kernel *simppu_module_function(const char *name)
+{
+    pthread_mutex_lock(&rt.lock);
+    struct sim_kernel *k = rt.kernels;
+    while (k && (k->host_fun || strcmp(k->name, name) != 0))
+        k = k->next;
+    if (!k && (k = calloc(1, sizeof *k)) != NULL) {
+        k->name = strdup(name);
+        k->max_dynamic_shared = SIMPPU_DEFAULT_DYNAMIC_SHARED;
+        k->carveout = -1;
+        k->next = rt.kernels;
+        rt.kernels = k;
+    }
+    pthread_mutex_unlock(&rt.lock);
+    if (k && !k->duration_ns)
+        k->duration_ns = configured_duration(k->name);
+    return k;
+}
+
+/* Blocks of `block_size` threads one multiprocessor holds at once (driver occupancy calls). */
+EXPORT int simppu_blocks_per_multiprocessor(const struct sim_kernel *k, int block_size,
+                                            size_t dynamic_shared)
+{
+    return k ? blocks_per_multiprocessor(k, block_size, dynamic_shared) : 0;
+}
+
+/* The device's context (the primary one), created on first use; NULL for no device. */
+EXPORT void *simppu_context_handle(int device)
+{
+    ensure_init();
+    return valid_device(device) ? context_of(device) : NULL;
 }
 
 EXPORT unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t shared, void *stream)

@@ -309,6 +309,9 @@ struct api_call {
     uint64_t start_ns;
     uint64_t start_ts, saved_enter_ts; /* the start on CUPTI's clock */
     CUpti_CallbackData data;
+    int driver; /* a driver API call (libcuda.so.1): CUPTI_CB_DOMAIN_DRIVER_API */
+    int hidden; /* a runtime call made by a driver call: no callbacks, the driver call's correlation
+                 */
 };
 
 #define API(fn_name, version, params_ptr)                                                          \
@@ -321,7 +324,9 @@ struct api_call {
                              0,                                                                    \
                              0,                                                                    \
                              0,                                                                    \
-                             {0}};                                                                 \
+                             {0},                                                                  \
+                             0,                                                                    \
+                             0};                                                                   \
     api_enter(&call_)
 #define RETURN(result) return api_exit(&call_, (result))
 /* API with the call's parameters as CUPTI hands them to a tool (the generated
@@ -382,6 +387,13 @@ void host_wait(struct sim_stream *s, uint64_t seq);
 int valid_device(int device);
 void emit_device(int device);
 struct sim_kernel *kernel_of(const void *host_fun);
+/* libcuda.so.1's entry points: a driver API call wraps the runtime calls that implement it */
+void simppu_driver_enter(struct api_call *c);
+int simppu_driver_exit(struct api_call *c, int result);
+void *simppu_context_handle(int device);
+struct sim_kernel *simppu_module_function(const char *name);
+int simppu_blocks_per_multiprocessor(const struct sim_kernel *k, int block_size,
+                                     size_t dynamic_shared);
 int blocks_per_multiprocessor(const struct sim_kernel *k, int block_size, size_t dynamic_shared);
 struct sim_node *capture_node(struct sim_stream *s, CUgraphNodeType type);
 uint64_t fill_graph_and_emit(struct sim_op *op, struct sim_stream *s, uint64_t start);

@@ -175,6 +175,81 @@ EXPORT cudaError_t cudaMalloc(void **ptr, size_t size)
     RETURN(cudaSuccess);
 }
 
+/* ---- IPC memory handles
+ * ---------------------------------------------------------------------------- A handle names the
+ * allocation: the creating process, its address and size. Opened in another process it maps device
+ * memory of that process's own, of the same size (simppu's processes share no device: bytes written
+ * by one are not seen by the other); cudaIpcCloseMemHandle unmaps it. */
+
+#define IPC_MEM_MAGIC 0x4d504953u /* "SIPM" */
+#define IPC_OPENED 0x80000000u    /* allocation flags: an opened IPC mapping */
+
+struct ipc_mem_handle {
+    uint32_t magic;
+    uint32_t pid;
+    uint64_t base;
+    uint64_t size;
+    int32_t device;
+    uint32_t reserved;
+};
+_Static_assert(sizeof(struct ipc_mem_handle) <= sizeof(cudaIpcMemHandle_t), "IPC handle");
+
+EXPORT cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *devPtr)
+{
+    APIP(cudaIpcGetMemHandle, v4010, handle, devPtr);
+    if (!handle)
+        RETURN(cudaErrorInvalidValue);
+    pthread_mutex_lock(&rt.lock);
+    struct allocation *a = find_locked(devPtr);
+    struct ipc_mem_handle h = {IPC_MEM_MAGIC,   (uint32_t)getpid(), a ? a->base : 0,
+                               a ? a->size : 0, a ? a->device : -1, 0};
+    int shareable = a && a->kind == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE && !a->pool && !a->graph &&
+                    !a->is_static && !(a->flags & IPC_OPENED);
+    pthread_mutex_unlock(&rt.lock);
+    if (!shareable)
+        RETURN(cudaErrorInvalidValue);
+    memset(handle, 0, sizeof *handle);
+    memcpy(handle, &h, sizeof h);
+    RETURN(cudaSuccess);
+}
+
+EXPORT cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle,
+                                        unsigned int flags)
+{
+    APIP(cudaIpcOpenMemHandle, v4010, devPtr, handle, flags);
+    struct ipc_mem_handle h;
+    memcpy(&h, &handle, sizeof h);
+    if (!devPtr || h.magic != IPC_MEM_MAGIC || !h.size || flags & ~cudaIpcMemLazyEnablePeerAccess)
+        RETURN(cudaErrorInvalidValue);
+    if (h.pid == (uint32_t)getpid()) /* as CUDA: not in the process that made it */
+        RETURN(cudaErrorDeviceUninitialized);
+    if (!valid_device(h.device))
+        RETURN(cudaErrorInvalidDevice);
+    context_of(current_device);
+    void *p = device_bytes(h.size);
+    if (!p)
+        RETURN(cudaErrorMemoryAllocation);
+    track(p, h.size, h.device, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, IPC_OPENED);
+    *devPtr = p;
+    RETURN(cudaSuccess);
+}
+
+EXPORT cudaError_t cudaIpcCloseMemHandle(void *devPtr)
+{
+    APIP(cudaIpcCloseMemHandle, v4010, devPtr);
+    pthread_mutex_lock(&rt.lock);
+    struct allocation *a = find_locked(devPtr);
+    int opened = a && a->base == (uintptr_t)devPtr && (a->flags & IPC_OPENED);
+    if (opened)
+        unlink_locked(devPtr);
+    pthread_mutex_unlock(&rt.lock);
+    if (!opened)
+        RETURN(cudaErrorInvalidValue);
+    free(devPtr);
+    free(a);
+    RETURN(cudaSuccess);
+}
+
 /* Managed memory: one address for host and device (here it is simply host
  * memory), reported as CUPTI's MANAGED kind; like CUDA, it may oversubscribe
  * the device, so it does not count against its memory. */
@@ -206,7 +281,7 @@ EXPORT cudaError_t cudaFree(void *ptr)
     pthread_mutex_lock(&rt.lock);
     struct allocation *a = find_locked(ptr);
     int freeable = a && a->base == (uintptr_t)ptr && !a->is_static &&
-                   a->kind != CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+                   a->kind != CUPTI_ACTIVITY_MEMORY_KIND_PINNED && !(a->flags & IPC_OPENED);
     if (freeable && a->graph) { /* a graph allocation freed outside its graph */
         pthread_mutex_unlock(&rt.lock);
         if (!a->live)

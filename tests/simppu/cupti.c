@@ -18,6 +18,7 @@
 #define EXPORT __attribute__((visibility("default")))
 #define MAX_RUNTIME_CBID 1024
 #define MAX_RESOURCE_CBID 64
+#define MAX_DRIVER_CBID 1024
 #define MAX_KIND 64
 
 static struct {
@@ -28,6 +29,7 @@ static struct {
     void *userdata;
     uint8_t runtime_enabled[MAX_RUNTIME_CBID];
     uint8_t resource_enabled[MAX_RESOURCE_CBID];
+    uint8_t driver_enabled[MAX_DRIVER_CBID];
     uint8_t activity_enabled[MAX_KIND];
     CUpti_BuffersCallbackRequestFunc request;
     CUpti_BuffersCallbackCompleteFunc complete;
@@ -200,8 +202,15 @@ static void hook_activity(const CUpti_Activity *record, size_t size)
     complete(full, full_size, full_used);
 }
 
-static const struct simppu_hooks hooks = {hook_api, hook_resource, hook_activity_enabled,
-                                          hook_activity, hook_timestamp};
+static void hook_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData *data)
+{
+    if (!cupti.subscribed || cbid >= MAX_DRIVER_CBID || !cupti.driver_enabled[cbid])
+        return;
+    cupti.callback(cupti.userdata, CUPTI_CB_DOMAIN_DRIVER_API, cbid, data);
+}
+
+static const struct simppu_hooks hooks = {hook_api,      hook_resource,  hook_activity_enabled,
+                                          hook_activity, hook_timestamp, hook_driver_api};
 
 static void hook_up(void)
 {
@@ -242,9 +251,11 @@ EXPORT CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle sub
         memset(cupti.runtime_enabled, enable ? 1 : 0, sizeof cupti.runtime_enabled);
     else if (domain == CUPTI_CB_DOMAIN_RESOURCE)
         memset(cupti.resource_enabled, enable ? 1 : 0, sizeof cupti.resource_enabled);
-    else if (domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_SYNCHRONIZE)
+    else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) /* libcuda.so.1's entry points */
+        memset(cupti.driver_enabled, enable ? 1 : 0, sizeof cupti.driver_enabled);
+    else if (domain != CUPTI_CB_DOMAIN_SYNCHRONIZE)
         return CUPTI_ERROR_INVALID_PARAMETER;
-    return CUPTI_SUCCESS; /* the driver domain exists and stays silent: no driver API here */
+    return CUPTI_SUCCESS;
 }
 
 EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
@@ -255,7 +266,9 @@ EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle s
         cupti.runtime_enabled[cbid] = enable ? 1 : 0;
     else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid < MAX_RESOURCE_CBID)
         cupti.resource_enabled[cbid] = enable ? 1 : 0;
-    else if (domain != CUPTI_CB_DOMAIN_DRIVER_API)
+    else if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid < MAX_DRIVER_CBID)
+        cupti.driver_enabled[cbid] = enable ? 1 : 0;
+    else
         return CUPTI_ERROR_INVALID_PARAMETER;
     return CUPTI_SUCCESS;
 }

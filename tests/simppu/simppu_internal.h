@@ -24,6 +24,8 @@ struct simppu_hooks {
     void (*activity)(const CUpti_Activity *record, size_t size);
     /* CLOCK_MONOTONIC ns -> the timestamps CUPTI hands out */
     uint64_t (*timestamp)(uint64_t monotonic_ns);
+    /* driver API callback (CUPTI_CB_DOMAIN_DRIVER_API), from libcuda.so.1's entry points */
+    void (*driver_api)(CUpti_CallbackId cbid, const CUpti_CallbackData *data);
 };
 
 /* Exported by libcudart.so.13, called by libcupti.so.13. */
