@@ -156,10 +156,10 @@ static int import_session_info(struct asys_importer *imp, const cJSON *m, struct
         TXT("multi_node", "true");
         static const char *const rank_keys[] = {"rank", "local_rank", "world_size"};
         for (size_t k = 0; k < sizeof rank_keys / sizeof rank_keys[0]; k++)
-            NUM(rank_keys[k], asys_json_get_i64(mn, rank_keys[k], &v) == 0 && v >= 0 &&
-                                      v <= (INT64_C(1) << 30)
-                                  ? 0
-                                  : -1);
+            NUM(rank_keys[k],
+                asys_json_get_i64(mn, rank_keys[k], &v) == 0 && v >= 0 && v <= (INT64_C(1) << 30)
+                    ? 0
+                    : -1);
         if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(mn, "source")))
             TXT("rank_source", asys_json_get_str(mn, "source", ""));
     }

@@ -575,9 +575,15 @@ void asys_profile_print_help(FILE *out)
 {
     fprintf(out, "usage: asys profile [options] <program> [args...]\n\n"
                  "Records <program> and every process it starts into one report, NAME.asys-rep.\n"
-                 "The program's stdin, stdout, stderr and exit status are left as they are.\n\n"
-                 "Options marked 'planned' are options of the manual this build does not\n"
-                 "implement yet: they are accepted, reported once and recorded in the report.\n\n");
+                 "The program's stdin, stdout, stderr and exit status are left as they are.\n\n");
+    int any_planned = 0;
+    for (const struct asys_collector *const *c = asys_collectors; *c; c++)
+        for (size_t i = 0; i < (*c)->option_count; i++)
+            any_planned |= (*c)->options[i].planned;
+    if (any_planned)
+        fprintf(out, "Options marked 'planned' are options of the manual this build does not\n"
+                     "implement yet: they are accepted, reported once and recorded in the "
+                     "report.\n\n");
     for (size_t i = 0; i < LAUNCHER_OPTION_COUNT; i++)
         print_option_help(out, &launcher_options[i]);
     for (const struct asys_collector *const *c = asys_collectors; *c; c++)

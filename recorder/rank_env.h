@@ -13,8 +13,8 @@
 
 struct asys_rank {
     long rank;
-    long local_rank; /* -1: not set by that launcher */
-    long world_size; /* -1: not set */
+    long local_rank;    /* -1: not set by that launcher */
+    long world_size;    /* -1: not set */
     const char *source; /* the environment's name, e.g. "RANK/LOCAL_RANK/WORLD_SIZE" */
 };
 
