@@ -150,6 +150,19 @@ static int import_session_info(struct asys_importer *imp, const cJSON *m, struct
     TXT("report_id", asys_json_get_str(m, "report_id", ""));
     TXT("asys_version", asys_json_get_str(m, "asys_version", ""));
     NUM("format_version", asys_json_get_i64(m, "format_version", &v));
+    /* --multi-node-mode true: the rank its launcher gave (a wild number left out) */
+    const cJSON *mn = cJSON_GetObjectItemCaseSensitive(m, "multi_node");
+    if (cJSON_IsObject(mn)) {
+        TXT("multi_node", "true");
+        static const char *const rank_keys[] = {"rank", "local_rank", "world_size"};
+        for (size_t k = 0; k < sizeof rank_keys / sizeof rank_keys[0]; k++)
+            NUM(rank_keys[k],
+                asys_json_get_i64(mn, rank_keys[k], &v) == 0 && v >= 0 && v <= (INT64_C(1) << 30)
+                    ? 0
+                    : -1);
+        if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(mn, "source")))
+            TXT("rank_source", asys_json_get_str(mn, "source", ""));
+    }
     TXT("hostname", asys_json_get_str(host, "hostname", ""));
     TXT("kernel", asys_json_get_str(host, "kernel", ""));
     TXT("os", asys_json_get_str(host, "os", ""));

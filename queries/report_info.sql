@@ -10,6 +10,12 @@ rows(ord, property, value) AS (
     UNION ALL SELECT 3, 'Recorded by', 'asys ' || (SELECT value FROM info WHERE key = 'asys_version')
     UNION ALL SELECT 4, 'Host', (SELECT value FROM info WHERE key = 'hostname') || ' (' ||
         (SELECT value FROM info WHERE key = 'os') || ', ' || (SELECT value FROM info WHERE key = 'kernel') || ')'
+    UNION ALL SELECT 4.5, 'Rank', COALESCE((SELECT value FROM info WHERE key = 'rank')
+        || COALESCE(' of ' || (SELECT value FROM info WHERE key = 'world_size'), '')
+        || COALESCE(', local rank ' || (SELECT value FROM info WHERE key = 'local_rank'), '')
+        || COALESCE(' (from ' || (SELECT value FROM info WHERE key = 'rank_source') || ')', ''),
+        'none in the environment (--multi-node-mode true)')
+        WHERE EXISTS (SELECT 1 FROM info WHERE key = 'multi_node')
     UNION ALL SELECT 5, 'CPU', (SELECT value FROM info WHERE key = 'cpu_model') || ', ' ||
         (SELECT value FROM info WHERE key = 'logical_cpus') || ' logical CPUs'
     UNION ALL SELECT 6, 'Clock', (SELECT value FROM info WHERE key = 'clock_kind')

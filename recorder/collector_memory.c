@@ -10,12 +10,6 @@
 #include "install_paths.h"
 #include "profile_options.h"
 
-#define PLANNED(option_name, meta, def, text)                                                      \
-    {                                                                                              \
-        .name = option_name, .type = ASYS_OPT_TEXT, .metavar = meta, .default_value = def,         \
-        .help = text, .planned = 1                                                                 \
-    }
-
 // clang-format off
 static const struct asys_option memory_options[] = {
     {.name = "host-memory-sampling", .type = ASYS_OPT_BOOL, .metavar = "true|false",
@@ -45,7 +39,6 @@ static const struct asys_option memory_options[] = {
      .help = "sum sampled heap allocations and frees per call stack over MS milliseconds and "
              "write one record per stack and interval (0: one record per event; 1-3600000)",
      .env = "ASYS_HEAP_REPORT_INTERVAL_MS", .max = 3600000},
-    PLANNED("multi-node-mode", "MODE", "none", "multi-node collection"),
 };
 // clang-format on
 
@@ -92,7 +85,7 @@ static void host_stop(void *state)
 static int heap_check(const struct asys_profile_options *o, struct asys_err *err)
 {
     const struct asys_option_value *multi = asys_profile_value(o, "multi-node-mode");
-    if (heap_enabled(o) && multi->given && strcmp(multi->canonical, "none") != 0)
+    if (heap_enabled(o) && multi->number)
         return asys_fail_kind(err, ASYS_ERR_USAGE,
                               "--heap-memory-usage cannot be used with --multi-node-mode");
     return 0;

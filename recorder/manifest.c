@@ -2,6 +2,7 @@
 #include "manifest.h"
 #include "read_file.h"
 #include "json_util.h"
+#include "rank_env.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -148,6 +149,25 @@ static cJSON *collectors_json(const struct asys_profile_options *o)
     return c;
 }
 
+/* --multi-node-mode true: this recording's rank, as its launcher set it
+ * (asys profile checked it before the program started) */
+static void multi_node_json(cJSON *root, const struct asys_profile_options *o)
+{
+    if (!asys_profile_value(o, "multi-node-mode")->number)
+        return;
+    cJSON *mn = cJSON_AddObjectToObject(root, "multi_node");
+    struct asys_err err = {0};
+    struct asys_rank r;
+    if (asys_rank_detect(&r, &err) != 1)
+        return;
+    cJSON_AddNumberToObject(mn, "rank", (double)r.rank);
+    if (r.local_rank >= 0)
+        cJSON_AddNumberToObject(mn, "local_rank", (double)r.local_rank);
+    if (r.world_size >= 0)
+        cJSON_AddNumberToObject(mn, "world_size", (double)r.world_size);
+    cJSON_AddStringToObject(mn, "source", r.source);
+}
+
 int asys_absolute_path(const char *path, char *out, size_t size)
 {
     char cwd[PATH_MAX];
@@ -187,6 +207,7 @@ cJSON *asys_session_json_new(const struct asys_profile_options *o, const struct 
     if (asys_absolute_path(report_path, report, sizeof report) == 0) /* for asys finalize */
         cJSON_AddStringToObject(session, "report", report);
     cJSON_AddItemToObject(root, "collectors", collectors_json(o));
+    multi_node_json(root, o);
     return root;
 }
 

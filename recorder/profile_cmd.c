@@ -20,6 +20,7 @@
 #include "manifest.h"
 #include "profile_options.h"
 #include "report_path.h"
+#include "rank_env.h"
 #include "session.h"
 #include "symbolize.h"
 #include "target_process.h"
@@ -464,6 +465,19 @@ int asys_cmd_profile(int argc, char **argv)
     }
     if (opts.help_collector)
         return opts.help_collector->answer(&opts, opts.help_option, opts.help_value, stdout);
+    if (asys_profile_value(&opts, "multi-node-mode")->number) {
+        struct asys_rank rank;
+        int found = asys_rank_detect(&rank, &err);
+        if (found < 0) {
+            fprintf(stderr, "%s: --multi-node-mode: %s\n", PROG, err.text);
+            return 2;
+        }
+        if (!found)
+            fprintf(stderr,
+                    "%s: notice: --multi-node-mode true but no rank in the environment (looked "
+                    "at %s): the report keeps none\n",
+                    PROG, ASYS_RANK_ENVIRONMENTS);
+    }
     char report_path[PATH_MAX], expanded[PATH_MAX];
     /* %p is the program's: until it runs, the name is checked with pid 0 */
     if (opts.output &&

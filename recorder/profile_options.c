@@ -200,7 +200,15 @@ static const struct asys_option launcher_options[] = {
      .default_value = "hggc,hgtx,acdnn,acblas",
      .help = "collectors to enable, comma separated (nsys names accepted)", .parse = parse_trace},
     {.name = "output", .short_name = 'o', .type = ASYS_OPT_TEXT, .metavar = "NAME",
-     .help = "report name; .asys-rep is appended; report1, report2... when not given; %h host, %p the program's pid, %n the first free number, %q{ENV} a variable's value, %% a %"},
+     .help = "report name; .asys-rep is appended; report1, report2... when not given; %h host, %p the program's pid, %r the rank (from RANK, OMPI_COMM_WORLD_RANK, PMI_RANK or SLURM_PROCID; an error when none is set), %n the first free number, %q{ENV} a variable's value, %% a %"},
+    {.name = "multi-node-mode", .type = ASYS_OPT_BOOL, .metavar = "[true|false]",
+     .default_value = "false",
+     .help = "true: this asys profile is one rank of a job (mpirun, srun, torchrun) and writes "
+             "its own report (name it with -o's %r); the rank, local rank and world size are "
+             "read from RANK/LOCAL_RANK/WORLD_SIZE, OMPI_COMM_WORLD_*, PMI_RANK/PMI_SIZE or "
+             "SLURM_PROCID/SLURM_LOCALID/SLURM_NTASKS (the first set, in this order) and kept "
+             "in the report; not with --heap-memory-usage. false: a single-process recording, "
+             "no rank kept"},
     {.name = "force-overwrite", .short_name = 'f', .type = ASYS_OPT_BOOL,
      .metavar = "[true|false]", .default_value = "false", .help = "replace an existing report"},
     {.name = "wait", .type = ASYS_OPT_CHOICE, .metavar = "all|primary", .default_value = "all",
@@ -567,9 +575,15 @@ void asys_profile_print_help(FILE *out)
 {
     fprintf(out, "usage: asys profile [options] <program> [args...]\n\n"
                  "Records <program> and every process it starts into one report, NAME.asys-rep.\n"
-                 "The program's stdin, stdout, stderr and exit status are left as they are.\n\n"
-                 "Options marked 'planned' are options of the manual this build does not\n"
-                 "implement yet: they are accepted, reported once and recorded in the report.\n\n");
+                 "The program's stdin, stdout, stderr and exit status are left as they are.\n\n");
+    int any_planned = 0;
+    for (const struct asys_collector *const *c = asys_collectors; *c; c++)
+        for (size_t i = 0; i < (*c)->option_count; i++)
+            any_planned |= (*c)->options[i].planned;
+    if (any_planned)
+        fprintf(out, "Options marked 'planned' are options of the manual this build does not\n"
+                     "implement yet: they are accepted, reported once and recorded in the "
+                     "report.\n\n");
     for (size_t i = 0; i < LAUNCHER_OPTION_COUNT; i++)
         print_option_help(out, &launcher_options[i]);
     for (const struct asys_collector *const *c = asys_collectors; *c; c++)

@@ -1,4 +1,5 @@
 #include "report_path.h"
+#include "rank_env.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -142,6 +143,16 @@ static int expand_once(const char *pattern, long pid, unsigned seq, int *has_seq
                 return asys_fail(err, "%%p (the profiled program's pid) is not known here");
             len = (size_t)snprintf(piece, sizeof piece, "%ld", pid);
             p++;
+        } else if (p[1] == 'r') {
+            struct asys_rank rank;
+            int found = asys_rank_detect(&rank, err);
+            if (found < 0)
+                return asys_err_wrap(err, "cannot expand %%r");
+            if (!found)
+                return asys_fail(err, "%%r: no rank in the environment (looked at %s)",
+                                 ASYS_RANK_ENVIRONMENTS);
+            len = (size_t)snprintf(piece, sizeof piece, "%ld", rank.rank);
+            p++;
         } else if (p[1] == 'n') {
             len = (size_t)snprintf(piece, sizeof piece, "%u", seq);
             *has_seq = 1;
@@ -160,7 +171,7 @@ static int expand_once(const char *pattern, long pid, unsigned seq, int *has_seq
             len = strlen(text);
             p = end;
         } else {
-            return asys_fail(err, "unknown pattern '%%%.1s' (valid: %%h %%p %%n %%q{ENV} %%%%)",
+            return asys_fail(err, "unknown pattern '%%%.1s' (valid: %%h %%p %%r %%n %%q{ENV} %%%%)",
                              p[1] ? p + 1 : "");
         }
         if (append(out, size, &at, text, len) != 0)

@@ -24,7 +24,8 @@ int asys_report_path_resolve(const char *output, int force, char *out, size_t si
 #define ASYS_PATTERN_PID_UNKNOWN (-1)
 
 /* -o's patterns, as nsys has them: %h the host name, %p `pid` (the launched
- * program's), %q{ENV} an environment variable's value (unset: an error that
+ * program's), %r the rank (asys_rank_detect; none: an error naming the
+ * environments looked at), %q{ENV} an environment variable's value (unset: an error that
  * names it), %n the smallest number from 1 that makes NAME.asys-rep a file
  * that does not exist yet, %% a '%'.  Anything else after '%' is refused. */
 int asys_output_pattern_expand(const char *pattern, long pid, char *out, size_t size,

@@ -421,7 +421,7 @@ class BadOptions(AsysTestCase):
         for options, what in (
                 (['--heap-memory-usage', 'true', '--heap-sampling-interval-bytes', '0'],
                  'heap-sampling-interval-bytes'),
-                (['--heap-memory-usage', 'true', '--multi-node-mode', 'per-node'],
+                (['--heap-memory-usage', 'true', '--multi-node-mode', 'true'],
                  'cannot be used with --multi-node-mode'),
                 (['--heap-memory-usage=maybe'], 'true or false')):
             r = self.profile(['/bin/true'], options, expect_rc=2)

@@ -217,10 +217,12 @@ class ProfileCli(AsysTestCase):
         else:  # built without cudnn.h/cublas headers: said, recorded as unavailable
             self.assertEqual([u['name'] for u in m['collectors']['unavailable']],
                              ['acdnn', 'acblas'])
-        r = self.profile(['true'], options=['--multi-node-mode', 'per-node', '-t', 'nvtx'])
-        self.assertIn('--multi-node-mode is not implemented', r.stderr.decode())
+        # built since issue 27.1: an option like any other, nothing unavailable
+        r = self.profile(['true'], options=['--multi-node-mode', 'false', '-t', 'nvtx'])
+        self.assertNotIn('not implemented', r.stderr.decode())
         m = self.manifest()
-        self.assertIn('multi-node-mode', [u['name'] for u in m['collectors']['unavailable']])
+        self.assertNotIn('multi-node-mode', [u['name'] for u in m['collectors']['unavailable']])
+        self.assertIs(m['options']['multi-node-mode'], False)
 
     def test_manifest_contents(self):
         self.profile([prog('hgtx_threads'), '1', '1', '10'], options=['-t', 'nvtx'])

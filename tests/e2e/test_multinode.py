@@ -1,0 +1,135 @@
+"""--multi-node-mode true (issue 27.1): each rank's asys profile writes its
+own report, named with -o's %r, and keeps the rank, local rank and world size
+its launcher set (torchrun's RANK/LOCAL_RANK/WORLD_SIZE, Open MPI's
+OMPI_COMM_WORLD_*, PMI_*, Slurm's SLURM_*) in the manifest and report_info.
+The "ranks" are asys profile processes started here at once, each with the
+variables a launcher would give it, each recording hgtx_loop."""
+import os
+import subprocess
+
+from asys_e2e import ASYS, AsysTestCase, prog
+
+RANK_VARIABLES = ('RANK', 'LOCAL_RANK', 'WORLD_SIZE', 'OMPI_COMM_WORLD_RANK',
+                  'OMPI_COMM_WORLD_LOCAL_RANK', 'OMPI_COMM_WORLD_SIZE', 'PMI_RANK', 'PMI_SIZE',
+                  'MPI_LOCALRANKID', 'SLURM_PROCID', 'SLURM_LOCALID', 'SLURM_NTASKS')
+OPTIONS = ['-t', 'nvtx', '-s', 'none']
+
+
+class MultiNodeMode(AsysTestCase):
+
+    def rank_env(self, **variables):
+        env = {k: v for k, v in self.env.items() if k not in RANK_VARIABLES}
+        env.update({k: str(v) for k, v in variables.items()})
+        return env
+
+    def launch(self, envs, pattern='rep_%r', extra=()):
+        """One asys profile per environment, all running at once; their results."""
+        procs = [subprocess.Popen([ASYS, 'profile', '--multi-node-mode', 'true', '-o', pattern,
+                                   *OPTIONS, *extra, prog('hgtx_loop')], cwd=self.dir, env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                 for env in envs]
+        results = []
+        for p in procs:
+            out, err = p.communicate(timeout=300)
+            results.append((p.returncode, out.decode(errors='replace'),
+                            err.decode(errors='replace')))
+        self.assertNoSessionLeft()
+        return results
+
+    def check_ranks(self, envs, expected, source):
+        """`expected`: (rank, local rank, world size) per environment."""
+        for rc, _, err in self.launch(envs):
+            self.assertEqual(rc, 0, err)
+        reports = sorted(n for n in os.listdir(self.dir) if n.endswith('.asys-rep'))
+        self.assertEqual(reports, ['rep_%d.asys-rep' % r for r, _, _ in sorted(expected)])
+        for rank, local, size in expected:
+            name = 'rep_%d' % rank
+            m = self.manifest(name)
+            self.assertIs(m['options']['multi-node-mode'], True)
+            self.assertEqual(m['multi_node'], {'rank': rank, 'local_rank': local,
+                                               'world_size': size, 'source': source})
+            rows = {r['Property']: r['Value'] for r in self.stats_rows('report_info', name)}
+            self.assertEqual(rows['Rank'], '%d of %d, local rank %d (from %s)'
+                             % (rank, size, local, source))
+            # the report holds this rank's recording: hgtx_loop's ranges are there
+            ranges = self.stats_rows('hgtx_sum', name)
+            self.assertTrue(ranges, 'rank %d: no HGTX ranges' % rank)
+
+    def test_four_torchrun_ranks(self):
+        envs = [self.rank_env(RANK=r, LOCAL_RANK=r % 2, WORLD_SIZE=4) for r in range(4)]
+        self.check_ranks(envs, [(r, r % 2, 4) for r in range(4)], 'RANK/LOCAL_RANK/WORLD_SIZE')
+
+    def test_slurm_ranks(self):
+        envs = [self.rank_env(SLURM_PROCID=r, SLURM_LOCALID=r, SLURM_NTASKS=2) for r in range(2)]
+        self.check_ranks(envs, [(r, r, 2) for r in range(2)],
+                         'SLURM_PROCID/SLURM_LOCALID/SLURM_NTASKS')
+
+    def test_open_mpi_ranks_under_slurm(self):
+        # mpirun inside a Slurm allocation: Open MPI's own variables win over
+        # the allocation's SLURM_PROCID (0 in every rank)
+        envs = [self.rank_env(OMPI_COMM_WORLD_RANK=r, OMPI_COMM_WORLD_LOCAL_RANK=r - 1,
+                              OMPI_COMM_WORLD_SIZE=3, SLURM_PROCID=0, SLURM_NTASKS=1)
+                for r in (1, 2)]
+        self.check_ranks(envs, [(1, 0, 3), (2, 1, 3)], 'OMPI_COMM_WORLD_*')
+
+    def test_false_keeps_no_rank(self):
+        r = self.profile([prog('hgtx_loop')], options=[*OPTIONS, '--multi-node-mode', 'false'])
+        self.assertNotIn('rank', r.stderr.decode())
+        m = self.manifest()
+        self.assertIs(m['options']['multi-node-mode'], False)
+        self.assertNotIn('multi_node', m)
+        self.assertNotIn('Rank', [r['Property'] for r in self.stats_rows('report_info')])
+
+    def test_true_without_rank_is_said(self):
+        env = self.rank_env()
+        r = self.run_cmd([ASYS, 'profile', '--multi-node-mode', 'true', '-o', 'rep', *OPTIONS,
+                          prog('hgtx_loop')], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        self.assertIn('no rank in the environment', r.stderr.decode())
+        self.assertEqual(self.manifest()['multi_node'], {})
+        rows = {r['Property']: r['Value'] for r in self.stats_rows('report_info')}
+        self.assertEqual(rows['Rank'], 'none in the environment (--multi-node-mode true)')
+
+    def test_percent_r_without_rank_is_refused(self):
+        r = self.run_cmd([ASYS, 'profile', '-o', 'rep_%r', *OPTIONS, prog('hgtx_loop')],
+                         env=self.rank_env())
+        self.assertEqual(r.returncode, 2)
+        lines = r.stderr.decode().splitlines()
+        self.assertEqual(len(lines), 1, lines)
+        for name in ('RANK', 'OMPI_COMM_WORLD_RANK', 'PMI_RANK', 'SLURM_PROCID'):
+            self.assertIn(name, lines[0])
+        self.assertEqual([n for n in os.listdir(self.dir) if n.endswith('.asys-rep')], [])
+
+    def test_percent_r_without_multi_node_mode(self):
+        # %r names the report whatever the mode; PMI's variables are read too
+        r = self.run_cmd([ASYS, 'profile', '-o', 'pmi_%r_of_%q{PMI_SIZE}', *OPTIONS,
+                          prog('hgtx_loop')], env=self.rank_env(PMI_RANK=5, PMI_SIZE=8))
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        self.assertTrue(os.path.exists(self.path('pmi_5_of_8.asys-rep')))
+        self.assertNotIn('multi_node', self.manifest('pmi_5_of_8'))
+
+    def test_bad_rank_is_refused(self):
+        for variables, said in (({'RANK': 'x'}, "RANK='x' is not a rank"),
+                                ({'RANK': 4, 'WORLD_SIZE': 4}, "WORLD_SIZE='4' does not fit")):
+            for argv in (['-o', 'rep_%r'], ['--multi-node-mode', 'true', '-o', 'rep']):
+                r = self.run_cmd([ASYS, 'profile', *argv, *OPTIONS, prog('hgtx_loop')],
+                                 env=self.rank_env(**variables))
+                self.assertEqual(r.returncode, 2, r.stderr.decode())
+                lines = r.stderr.decode().splitlines()
+                self.assertEqual(len(lines), 1, lines)
+                self.assertIn(said, lines[0])
+        self.assertEqual([n for n in os.listdir(self.dir) if n.endswith('.asys-rep')], [])
+
+    def test_heap_refused(self):
+        results = self.launch([self.rank_env(RANK=0, WORLD_SIZE=1)],
+                              extra=['--heap-memory-usage', 'true'])
+        rc, _, err = results[0]
+        self.assertEqual(rc, 2)
+        self.assertEqual(err.strip().splitlines(),
+                         ['asys profile: --heap-memory-usage cannot be used with --multi-node-mode'])
+        self.assertFalse(os.path.exists(self.path('rep_0.asys-rep')))
+
+
+if __name__ == '__main__':
+    import unittest
+    unittest.main(verbosity=2)
