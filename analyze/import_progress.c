@@ -1,5 +1,7 @@
 #include "import_progress.h"
 
+#include "report_db.h"
+
 #include <stdio.h>
 #include <unistd.h>
 
@@ -41,4 +43,18 @@ void asys_progress_line_end(struct asys_progress_line *p)
     if (p->shown)
         fputs("\r\033[K", stderr);
     p->shown = 0;
+}
+
+int asys_report_db_open_shown(const char *input, struct asys_db_options *o, const char *program,
+                              int quiet, struct asys_report_db *rdb, struct asys_err *err)
+{
+    struct asys_progress_line line;
+    asys_progress_line_init(&line, program, quiet);
+    o->on_progress = asys_progress_line_update;
+    o->progress_ctx = &line;
+    int rc = asys_report_db_open(input, o, rdb, err);
+    asys_progress_line_end(&line);
+    o->on_progress = NULL;
+    o->progress_ctx = NULL;
+    return rc;
 }

@@ -19,4 +19,13 @@ void asys_progress_line_update(void *line, uint64_t done, uint64_t total);
 /* Clears the line when it was shown. */
 void asys_progress_line_end(struct asys_progress_line *p);
 
+struct asys_db_options;
+struct asys_report_db;
+struct asys_err;
+
+/* asys_report_db_open with the line shown while a (re)build reads the report
+ * (the options' on_progress and progress_ctx are set here). */
+int asys_report_db_open_shown(const char *input, struct asys_db_options *o, const char *program,
+                              int quiet, struct asys_report_db *rdb, struct asys_err *err);
+
 #endif

@@ -834,14 +834,13 @@ int main(int argc, char **argv)
     if (a.report_count && find_reports(&a, &cat, defs) != 0)
         goto out; /* an unknown report is a usage error, as in asys-stats */
     rc = ASYS_EXIT_FAILURE;
-    struct asys_progress_line progress;
-    asys_progress_line_init(&progress, PROG, a.quiet);
-    struct asys_db_options dbo = {a.sqlite_path, 0,         warn,    &a,
-                                  on_build,      &a.limits, a.force, asys_progress_line_update,
-                                  &progress};
-    int opened = asys_report_db_open(a.input, &dbo, &rdb, &err);
-    asys_progress_line_end(&progress);
-    if (opened != 0) {
+    struct asys_db_options dbo = {.sqlite_path = a.sqlite_path,
+                                  .warn = warn,
+                                  .warn_ctx = &a,
+                                  .on_build = on_build,
+                                  .limits = &a.limits,
+                                  .force_overwrite = a.force};
+    if (asys_report_db_open_shown(a.input, &dbo, PROG, a.quiet, &rdb, &err) != 0) {
         asys_err_print(PROG, "open", a.input, &err);
         goto out;
     }
