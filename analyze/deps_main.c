@@ -147,8 +147,7 @@ static int parse_args(int argc, char **argv, struct deps_args *a)
             a->force_overwrite = asys_cli_switch(&c);
         } else if (asys_cli_is(&c, "-q", "--quiet")) {
             a->quiet = 1;
-        } else if (asys_cli_help_kind(&c)) {
-            a->help = asys_cli_help_kind(&c);
+        } else if ((a->help = asys_cli_help_kind(&c)) != 0) {
             return 0;
         } else if (asys_cli_positional(&c, &a->input) != 0) {
             return -1;

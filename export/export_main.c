@@ -197,8 +197,7 @@ static int parse_args(int argc, char **argv, struct export_args *a)
             a->quiet = 1;
         } else if (asys_cli_is(&c, "-v", "--verbose")) {
             a->verbose = 1;
-        } else if (asys_cli_help_kind(&c)) {
-            a->help = asys_cli_help_kind(&c);
+        } else if ((a->help = asys_cli_help_kind(&c)) != 0) {
             return 0;
         } else if (asys_cli_positional(&c, &a->input) != 0) {
             return -1;
