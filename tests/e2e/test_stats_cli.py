@@ -404,6 +404,35 @@ class NsysStats(AsysTestCase):
         self.assertEqual(self.total(self.rows('nvtx_startend_sum')),
                          self.total(ranges, Style='StartEnd'))
 
+    def test_nvtx_name_prefixes_kernels_with_their_range(self):
+        # nsys's :nvtx-name: RANGE:kernel, kernels outside any range as they are;
+        # each range's kernels add up to its --group-by hgtx row
+        named = self.rows('cuda_gpu_kern_sum:nvtx-name')
+        grouped = {r['Name']: int(r['Total Time (ns)'])
+                   for r in self.rows('cuda_gpu_kern_sum', '--group-by', 'hgtx')}
+        plain = {r['Name'] for r in self.rows('cuda_gpu_kern_sum')}
+        per_range = {}
+        for r in named:
+            range_text, sep, kernel = r['Name'].partition(':')
+            if sep and kernel in plain and ':' + range_text in grouped:
+                per_range[':' + range_text] = per_range.get(':' + range_text, 0) + \
+                    int(r['Total Time (ns)'])
+            else:
+                self.assertIn(r['Name'], plain)
+                per_range['[no HGTX range]'] = per_range.get('[no HGTX range]', 0) + \
+                    int(r['Total Time (ns)'])
+        self.assertEqual(per_range, grouped)
+        self.assertGreater(len(per_range), 1)
+        # with :base, and in the GPU summaries: the same prefixes
+        base = self.rows('cuda_gpu_kern_sum:nvtx-name:base')
+        self.assertEqual(sum(int(r['Total Time (ns)']) for r in base), sum(grouped.values()))
+        kernels = {r['Name'] for r in named}
+        for report in ('cuda_gpu_sum:nvtx-name', 'cuda_api_gpu_sum:nvtx-name'):
+            ops = {r['Operation'] for r in self.rows(report) if r['Category'] == 'CUDA_KERNEL'}
+            self.assertEqual(ops, kernels, report)
+        r = self.stats('-r', 'cuda_gpu_kern_sum:base:mangled', self.report(), expect_rc=2)
+        self.assertIn(b"takes one of base, mangled, nvtx-name (got 'base:mangled')", r.stderr)
+
     def test_formats(self):
         r = self.stats('-q', '-r', 'hggc_kern_sum,hgtx_sum,pccl_sum', '-f', 'json', self.report())
         doc = json.loads(r.stdout)  # one document
