@@ -131,6 +131,99 @@ class MultiNodeMode(AsysTestCase):
 
 
 
+LAUNCHER = """#!/bin/sh
+# a launcher on one node (torchrun, mpirun): starts its ranks with their variables
+n=$1; shift
+r=0
+while [ $r -lt $n ]; do
+    RANK=$r LOCAL_RANK=$r WORLD_SIZE=$n "$@" $((1000 * (r + 1))) &
+    r=$((r + 1))
+done
+wait
+"""
+
+
+class LauncherRanks(AsysTestCase):
+    """Issue 27.1: one asys profile around a launcher that starts several
+    ranks writes one report per rank (named by -o's %r, else NAME_rankN);
+    the launcher's own processes go with the lowest rank; a fork child keeps
+    its parent's rank."""
+
+    def launch(self, output, ranks=3, program=('hgtx_loop',), env=None):
+        launcher = self.path('launch.sh')
+        with open(launcher, 'w') as f:
+            f.write(LAUNCHER)
+        os.chmod(launcher, 0o755)
+        env = env or {k: v for k, v in self.env.items() if k not in RANK_VARIABLES}
+        r = self.run_cmd([ASYS, 'profile', '--multi-node-mode', 'true', '-o', output, *OPTIONS,
+                          launcher, str(ranks), *[prog(p) for p in program]], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        self.assertNoSessionLeft()
+        return r.stderr.decode()
+
+    def ranges(self, name):
+        return {row['Range']: int(row['Instances']) for row in self.stats_rows('hgtx_sum', name)}
+
+    def test_one_report_per_rank(self):
+        err = self.launch('rep_%r')
+        self.assertIn('3 reports, one per rank', err)
+        self.assertEqual(sorted(n for n in os.listdir(self.dir) if n.endswith('.asys-rep')),
+                         ['rep_0.asys-rep', 'rep_1.asys-rep', 'rep_2.asys-rep'])
+        ids = set()
+        for rank in range(3):
+            name = 'rep_%d' % rank
+            m = self.manifest(name)
+            self.assertEqual(m['multi_node'], {'rank': rank, 'local_rank': rank, 'world_size': 3,
+                                               'source': 'RANK/LOCAL_RANK/WORLD_SIZE',
+                                               'split_from_launcher': True,
+                                               'launcher_processes': rank == 0})
+            ids.add(m['report_id'])
+            # each rank's own ranges only: rank r ran hgtx_loop 1000*(r+1)
+            self.assertEqual(self.ranges(name), {':r': 1000 * (rank + 1)})
+            with self.db(name) as db:
+                names = sorted(n for n, in db.execute(
+                    'SELECT s.value FROM processes p JOIN strings s ON s.id = p.name_id'))
+            # the launcher (the shell) is in rank 0's report only
+            self.assertEqual(len(names), 2 if rank == 0 else 1, names)
+            self.assertEqual(names.count('hgtx_loop'), 1, names)
+        self.assertEqual(len(ids), 3)
+
+    def test_names_without_percent_r_and_fork_children(self):
+        # hgtx_fork's fork child never execs: it keeps its parent's rank
+        self.launch('run', ranks=2, program=('hgtx_fork', 'hgtx_loop'))
+        for rank in range(2):
+            rows = self.ranges('run_rank%d' % rank)
+            self.assertEqual(rows['forkdom:inherited-name'], 4)
+            self.assertEqual(rows[':child-own'], 1)
+            self.assertEqual(rows[':r'], 1000 * (rank + 1))
+
+    def test_processes_without_ranks_keep_one_report(self):
+        env = {k: v for k, v in self.env.items() if k not in RANK_VARIABLES}
+        r = self.run_cmd([ASYS, 'profile', '--multi-node-mode', 'true', '-o', 'rep_%r', *OPTIONS,
+                          prog('hgtx_loop')], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        self.assertEqual([n for n in os.listdir(self.dir) if n.endswith('.asys-rep')],
+                         ['rep_all.asys-rep'])
+
+    def test_finalize_of_a_kept_session_splits_too(self):
+        env = {k: v for k, v in self.env.items() if k not in RANK_VARIABLES}
+        env['ASYS_KEEP_SESSION'] = '1'
+        launcher = self.path('launch.sh')
+        with open(launcher, 'w') as f:
+            f.write(LAUNCHER)
+        os.chmod(launcher, 0o755)
+        r = self.run_cmd([ASYS, 'profile', '--multi-node-mode', 'true', '-o', 'rep_%r', *OPTIONS,
+                          launcher, '2', prog('hgtx_loop')], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        session = [n for n in os.listdir(self.dir) if n.startswith('asys-')][0]
+        for rank in range(2):
+            os.unlink(self.path('rep_%d.asys-rep' % rank))
+        r = self.run_cmd([ASYS, 'finalize', self.path(session)], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        for rank in range(2):
+            self.assertEqual(self.ranges('rep_%d' % rank), {':r': 1000 * (rank + 1)})
+
+
 class ClockAlignment(AsysTestCase):
     """Issue 27.2: each rank's report says how far its CLOCK_REALTIME can be
     trusted (adjtimex's state and maximum error, the offset's spread over the
