@@ -4,10 +4,15 @@ its launcher set (torchrun's RANK/LOCAL_RANK/WORLD_SIZE, Open MPI's
 OMPI_COMM_WORLD_*, PMI_*, Slurm's SLURM_*) in the manifest and report_info.
 The "ranks" are asys profile processes started here at once, each with the
 variables a launcher would give it, each recording hgtx_loop."""
+import json
 import os
+import shutil
 import subprocess
 
-from asys_e2e import ASYS, AsysTestCase, prog
+import pftrace
+from asys_e2e import ASYS, BIN, AsysTestCase, prog
+
+EXPORT = os.path.join(BIN, 'asys-export')
 
 RANK_VARIABLES = ('RANK', 'LOCAL_RANK', 'WORLD_SIZE', 'OMPI_COMM_WORLD_RANK',
                   'OMPI_COMM_WORLD_LOCAL_RANK', 'OMPI_COMM_WORLD_SIZE', 'PMI_RANK', 'PMI_SIZE',
@@ -222,6 +227,97 @@ class LauncherRanks(AsysTestCase):
         self.assertEqual(r.returncode, 0, r.stderr.decode())
         for rank in range(2):
             self.assertEqual(self.ranges('rep_%d' % rank), {':r': 1000 * (rank + 1)})
+
+
+class RankTimeline(AsysTestCase):
+    """Issue 27.3: asys-export of several reports (or a directory) draws one
+    timeline: each rank its own processes on one time axis, the hosts'
+    CLOCK_REALTIME, with every event of every report there once."""
+
+    SHIFT = 3_000_000_000  # rank 1's host clock, 3 s off
+
+    def record(self, rank, shift):
+        env = {k: v for k, v in self.env.items() if k not in RANK_VARIABLES}
+        env.update(RANK=str(rank), WORLD_SIZE='2', ASYS_TEST_REALTIME_SHIFT_NS=str(shift))
+        simppu = os.path.join(os.path.dirname(BIN), 'simppu', 'simppu-run')
+        r = self.run_cmd([simppu, ASYS, 'profile', '--multi-node-mode', 'true', '-t', 'hggc,hgtx',
+                          '-s', 'none', '-o', self.path('runs/rep_%r'), prog('hggc_workload'),
+                          'all'], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+
+    def events(self, *inputs, out):
+        r = self.run_cmd([EXPORT, '-q', '-t', 'json', '-o', self.path(out), *inputs])
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        with open(self.path(out)) as f:
+            data = json.load(f)
+        return data['traceEvents'] if isinstance(data, dict) else data
+
+    def test_ranks_on_one_axis(self):
+        os.mkdir(self.path('runs'))
+        self.record(0, 0)
+        self.record(1, self.SHIFT)
+        both = self.events(self.path('runs'), out='all.json')
+        owner = {}  # pid -> rank, from the process names
+        for e in both:
+            if e['ph'] == 'M' and e['name'] == 'process_name':
+                self.assertRegex(e['args']['name'], r'^rank [01] \(')
+                owner[e['pid']] = int(e['args']['name'].split()[1])
+        self.assertEqual(set(owner.values()), {0, 1})
+        info = []
+        for rank in (0, 1):
+            with self.db('runs/rep_%d' % rank) as db:
+                info.append(dict(db.execute('SELECT key, value FROM session_info')))
+        shift = [i['realtime_minus_monotonic_ns'] - info[0]['realtime_minus_monotonic_ns']
+                 for i in info]
+        self.assertLess(abs(shift[1] - self.SHIFT), 50_000_000)  # the clock was 3 s off
+        start = min(i['start_ns'] + d for i, d in zip(info, shift))
+        for rank in (0, 1):
+            single = sorted((e['ts'], e['name'], e.get('dur', 0)) for e in
+                            self.events(self.report('runs/rep_%d' % rank), out='%d.json' % rank)
+                            if e['ph'] in ('X', 'i', 'I', 'C'))
+            mine = sorted((e['ts'], e['name'], e.get('dur', 0)) for e in both
+                          if e['ph'] in ('X', 'i', 'I', 'C') and owner.get(e['pid']) == rank)
+            # every event of the rank once, each moved by what the clocks say
+            self.assertEqual(len(mine), len(single))
+            self.assertGreater(len(mine), 100)
+            moved = (info[rank]['start_ns'] + shift[rank] - start) / 1000
+            for (ts, name, dur), (ts1, name1, dur1) in zip(mine, single):
+                self.assertEqual((name, dur), (name1, dur1))
+                self.assertAlmostEqual(ts - ts1, moved, delta=0.002)
+        # and the Perfetto trace of the same reports loads as one
+        r = self.run_cmd([EXPORT, '-q', '-o', self.path('all.pftrace'), self.report('runs/rep_1'),
+                          self.report('runs/rep_0')])
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        trace = pftrace.read(self.path('all.pftrace'))
+        self.assertEqual(trace.problems, [])
+        tops = [t.name for t in trace.tracks.values() if not t.parent and t.name]
+        self.assertTrue(any(n.startswith('rank 0 (') for n in tops), tops)
+        self.assertTrue(any(n.startswith('rank 1 (') for n in tops), tops)
+        self.assertTrue(trace.flows)
+
+    def test_bad_sets(self):
+        os.mkdir(self.path('runs'))
+        self.record(0, 0)
+        shutil.copy(self.report('runs/rep_0'), self.path('runs/copy.asys-rep'))
+        for argv, said in (
+                ([self.path('runs')], "are both rank 0"),
+                (['-t', 'csv', self.path('runs')], 'one timeline: -t pftrace or json'),
+                ([self.path('empty')], "no .asys-rep report in"),
+        ):
+            os.makedirs(self.path('empty'), exist_ok=True)
+            r = self.run_cmd([EXPORT, '-o', self.path('x.pftrace'), *argv])
+            self.assertNotEqual(r.returncode, 0)
+            lines = r.stderr.decode().strip().splitlines()
+            self.assertEqual(len(lines), 1, lines)
+            self.assertIn(said, lines[0])
+            self.assertFalse(os.path.exists(self.path('x.pftrace')))
+        with open(self.path('runs/foreign.asys-rep'), 'w') as f:
+            f.write('not a report')
+        os.unlink(self.path('runs/copy.asys-rep'))
+        r = self.run_cmd([EXPORT, '-o', self.path('x.pftrace'), self.path('runs')])
+        self.assertEqual(r.returncode, 1)
+        self.assertIn('foreign.asys-rep', r.stderr.decode())
+        self.assertFalse(os.path.exists(self.path('x.pftrace')))
 
 
 class ClockAlignment(AsysTestCase):
