@@ -55,16 +55,6 @@ struct segment_scan {
     char error[sizeof(((struct asys_err *)0)->text)];
 };
 
-static long read_fd(void *ctx, void *buf, size_t size)
-{
-    int fd = *(int *)ctx;
-    for (;;) {
-        ssize_t n = read(fd, buf, size);
-        if (n >= 0 || errno != EINTR)
-            return (long)n;
-    }
-}
-
 /* Clock calibration pairs (ticks, CLOCK_MONOTONIC ns, CLOCK_REALTIME ns). */
 struct clock_pairs {
     struct asys_clock_pair *items;
@@ -173,7 +163,7 @@ static int source_open(struct segment_source *src, const char *segment_dir,
     src->fd = asys_open_regular(path, &st, &ignored);
     if (src->fd < 0)
         return -1;
-    src->read = read_fd;
+    src->read = asys_read_fd;
     src->ctx = &src->fd;
     src->size = (uint64_t)st.st_size;
     return 0;
