@@ -8,14 +8,20 @@
 
 #define PID_SHIFT 22
 
-/* A report's own id space: ids of different reports never meet. */
+/* A report's own id space: ids of different reports never meet.  Track
+ * uuids count from 1 and name ids stay below 2^42, so the report's index in
+ * the low bits keeps them small (a varint in every event); anything larger
+ * is hashed, which keeps it apart too. */
 static uint64_t mix(uint64_t id, uint32_t index)
 {
+    if (!id)
+        return 0;
+    if (id < (UINT64_C(1) << 54))
+        return (id << 9) | index;
     uint64_t x = id ^ ((uint64_t)(index + 1) * UINT64_C(0x9e3779b97f4a7c15));
     x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
     x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
-    x ^= x >> 31;
-    return x ? x : 1;
+    return (x ^ (x >> 31)) | (UINT64_C(1) << 63);
 }
 
 static uint32_t move_id(uint32_t id, uint32_t index)
