@@ -255,8 +255,8 @@ int asys_event_sampler_start(const char *session_dir, pid_t target, int system_w
         asys_fail_errno(err, errno, "event sampling: cannot create an eventfd");
         goto out;
     }
-    if (asys_session_sampler_segment(&s->seg, session_dir, "events", 3, ASYS_FEATURE_EVENTS, err) !=
-        0)
+    if (asys_session_sampler_segment(&s->seg, session_dir, "events", ASYS_LAUNCHER_EVENTS,
+                                     ASYS_FEATURE_EVENTS, err) != 0)
         goto out;
     segment_open = 1;
     for (size_t i = 0; i < count; i++) {

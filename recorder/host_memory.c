@@ -153,8 +153,8 @@ int asys_host_memory_start(const char *session_dir, pid_t target, uint64_t frequ
     }
     h->period_ns = 1000000000u / (frequency_hz ? frequency_hz : 1);
     h->pids[h->count++] = target;
-    if (asys_session_sampler_segment(&h->seg, session_dir, "hostmem", 2, ASYS_FEATURE_MEMORY,
-                                     err) != 0)
+    if (asys_session_sampler_segment(&h->seg, session_dir, "hostmem", ASYS_LAUNCHER_HOST_MEMORY,
+                                     ASYS_FEATURE_MEMORY, err) != 0)
         goto out;
     if ((errno = pthread_create(&h->thread, NULL, sampler, h)) != 0) {
         asys_fail_errno(err, errno, "cannot start the host memory sampler");

@@ -375,8 +375,8 @@ static void find_rdma(struct nic_sampler *s, const char *root, struct nic_filter
     free(devs);
 }
 
-static void find_interfaces(struct nic_sampler *s, const char *root, struct nic_filter *filter, char (*pci)[PATH_MAX],
-                            size_t pci_count)
+static void find_interfaces(struct nic_sampler *s, const char *root, struct nic_filter *filter,
+                            char (*pci)[PATH_MAX], size_t pci_count)
 {
     char path[PATH_MAX], real[PATH_MAX];
     struct dirent **ifs = NULL;
@@ -604,7 +604,8 @@ int asys_nic_sampler_start(const char *session_dir, const char *rules, uint64_t 
                 MAX_DEVICES);
     s->requested_hz = (uint32_t)frequency_hz;
     s->period_ns = 1000000000u / (frequency_hz ? frequency_hz : 1);
-    if (asys_session_sampler_segment(&s->seg, session_dir, "nic", 4, ASYS_FEATURE_NIC, err) != 0)
+    if (asys_session_sampler_segment(&s->seg, session_dir, "nic", ASYS_LAUNCHER_NIC,
+                                     ASYS_FEATURE_NIC, err) != 0)
         goto out;
     segment_open = 1;
     uint64_t now = asys_clock_ticks(ASYS_CLOCK_MONOTONIC);

@@ -19,7 +19,6 @@
 #include "session.h"
 
 #define DRAIN_PERIOD_NS 20000000u /* 20 ms */
-#define SEGMENT_INDEX 5 /* + 256 x the device (1 CPU samples, 2 host memory, 3 events, 4 NIC) */
 
 struct device_session {
     struct asys_segment_writer seg;
@@ -175,7 +174,9 @@ static int start_device(struct ppu_metrics *m, const char *session_dir,
     uint64_t interval = plan->interval_ns;
     char name[32];
     snprintf(name, sizeof name, "ppumetrics-%u", physical);
-    if (asys_session_sampler_segment(&d->seg, session_dir, name, SEGMENT_INDEX + 256 * physical,
+    if (asys_session_sampler_segment(&d->seg, session_dir, name,
+                                     ASYS_LAUNCHER_PPU_METRICS +
+                                         ASYS_LAUNCHER_PER_DEVICE * physical,
                                      ASYS_FEATURE_PPU_METRICS, err) != 0)
         return -1;
     d->seg_open = 1;

@@ -101,7 +101,7 @@ int asys_session_create(struct asys_session *s, uint64_t slot_size, struct asys_
     h.pid = (uint32_t)getpid();
     h.tid = h.pid;
     h.ppid = (uint32_t)getppid();
-    h.thread_index = 1;
+    h.thread_index = ASYS_LAUNCHER_SESSION;
     h.clock_kind = (uint32_t)s->clock_kind;
     h.base_ticks = s->start.ticks;
     h.calib_ticks = s->start.ticks;

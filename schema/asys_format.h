@@ -83,6 +83,20 @@ enum asys_collector_kind {
     ASYS_SEGMENT_LAUNCHER = 2, /* the asys launcher: clock pairs, session events */
 };
 
+/* thread_index of the launcher's segments (pid: the launcher's), one per
+ * sampler, so that each is its own segment in the arena and at import; PPU
+ * metrics have one per device: ASYS_LAUNCHER_PPU_METRICS +
+ * ASYS_LAUNCHER_PER_DEVICE x the device's physical index.  The CPU samples'
+ * segments are the sampled processes' (index 1 under a tagged process uid). */
+enum asys_launcher_segment {
+    ASYS_LAUNCHER_SESSION = 1,     /* clock pairs, session events */
+    ASYS_LAUNCHER_HOST_MEMORY = 2, /* --host-memory-sampling */
+    ASYS_LAUNCHER_EVENTS = 3,      /* --event-sample, --cpu-core-events, --os-events */
+    ASYS_LAUNCHER_NIC = 4,         /* --nic-metrics */
+    ASYS_LAUNCHER_PPU_METRICS = 5, /* --ppu-metrics-device, + 256 x the device */
+    ASYS_LAUNCHER_PER_DEVICE = 256,
+};
+
 /* ---- timestamps -------------------------------------------------------- */
 
 enum asys_clock_kind {
