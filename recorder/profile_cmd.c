@@ -74,6 +74,14 @@ static void warn_unavailable(const struct asys_profile_options *o)
                     PROG, o->given[i].name);
 }
 
+/* --delay is over: every process of the session records from now on. */
+static void open_delayed_window(void *session_dir)
+{
+    struct asys_err err = {0};
+    if (asys_session_set_recording(session_dir, 1, 1, &err) != 0)
+        fprintf(stderr, "%s: warning: --delay: cannot start recording: %s\n", PROG, err.text);
+}
+
 static void tick(void *arg)
 {
     asys_session_clock_pair(arg);
@@ -377,6 +385,11 @@ static int record(const struct asys_profile_options *o, char *report_path, size_
         goto out;
     }
     struct sampler_start sampler_start = {&setup, &samplers};
+    /* --delay: one window, opened from here when the delay ends */
+    if (o->delay_s && asys_env_set(&env, "ASYS_CAPTURE_RANGE", "session", &err) != 0) {
+        fprintf(stderr, "%s: cannot start a session: %s\n", PROG, err.text);
+        goto out;
+    }
     if (add_env_vars(o, &env, &err) != 0) {
         fprintf(stderr, "%s: cannot start a session: %s\n", PROG, err.text);
         goto out;
@@ -390,8 +403,11 @@ static int record(const struct asys_profile_options *o, char *report_path, size_
         goto out;
     }
     asys_session_release_arena_fd(&session); /* the program holds its own */
-    if (o->duration_s)
-        asys_target_set_duration(&target, o->duration_s, o->kill_signal, !o->stop_on_exit);
+    if (o->duration_s)                       /* nsys counts it from the end of --delay */
+        asys_target_set_duration(&target, o->delay_s + o->duration_s, o->kill_signal,
+                                 !o->stop_on_exit);
+    if (o->delay_s)
+        asys_target_set_wake(&target, o->delay_s, open_delayed_window, session.dir);
     if (o->output && asys_output_pattern_has_pid(o->output))
         name_with_pid(o, &session, target.pid, report_path, report_path_size);
     start_samplers(&setup, target.pid, 0, &samplers);
