@@ -266,6 +266,9 @@ static const struct asys_option launcher_options[] = {
      .default_value = "none",
      .help = "write these exports of the new report (asys-export -t TYPE) beside it",
      .choices = export_types},
+    {.name = "session-new", .type = ASYS_OPT_TEXT, .metavar = "NAME",
+     .help = "asys launch: the interactive session's name (letters, digits, '.', '_', '-'; "
+             "default PROGRAM-PID); asys profile records it only"},
     {.name = "help", .short_name = 'h', .type = ASYS_OPT_FLAG, .help = "show this help"},
 };
 // clang-format on
