@@ -508,8 +508,33 @@ struct control_args {
     const char *output;
     int force, force_given;
     const char *kill;
+    int signal; /* --kill's */
     int help;
 };
+
+struct kill_choice {
+    const char *name;
+    int signal;
+};
+static const struct kill_choice kill_choices[] = {
+    {"none", 0}, {"sigterm", SIGTERM}, {"sigkill", SIGKILL}, {"sigint", SIGINT}};
+
+static int parse_kill_choice(const char *text, int *sig, struct asys_err *err)
+{
+    for (size_t i = 0; i < sizeof kill_choices / sizeof kill_choices[0]; i++)
+        if (!strcasecmp(text, kill_choices[i].name)) {
+            *sig = kill_choices[i].signal;
+            return 0;
+        }
+    char *end;
+    long n = strtol(text, &end, 10);
+    if (*text && !*end && n > 0 && n < NSIG) {
+        *sig = (int)n;
+        return 0;
+    }
+    return asys_fail_kind(err, ASYS_ERR_USAGE, "--kill '%s': none, sigterm, sigkill or a number",
+                          text);
+}
 
 /* A value of `arg` (--name=value, or the next argument). */
 static const char *option_value(int argc, char **argv, int *i, const char *arg, const char *name)
@@ -530,6 +555,7 @@ static int parse_control(int argc, char **argv, const char *allowed, struct cont
                          struct asys_err *err)
 {
     memset(a, 0, sizeof *a);
+    a->signal = SIGTERM; /* nsys shutdown's default */
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *v;
         if (!strcmp(arg, "-h") || !strcmp(arg, "--help"))
@@ -544,9 +570,11 @@ static int parse_control(int argc, char **argv, const char *allowed, struct cont
             a->force = a->force_given = 1;
         else if (strchr(allowed, 'f') && !strcmp(arg, "--force-overwrite=false"))
             a->force_given = 1;
-        else if (strchr(allowed, 'k') && (v = option_value(argc, argv, &i, arg, "--kill")))
+        else if (strchr(allowed, 'k') && (v = option_value(argc, argv, &i, arg, "--kill"))) {
+            if (parse_kill_choice(v, &a->signal, err) != 0)
+                return -1;
             a->kill = v;
-        else if (arg[0] == '-')
+        } else if (arg[0] == '-')
             return asys_fail_kind(err, ASYS_ERR_USAGE, "unknown option '%s'%s", arg,
                                   strchr(allowed, 'o') ? " (the collectors' options are "
                                                          "those asys launch was given)"
@@ -722,33 +750,6 @@ static int do_cancel(struct session_ref *s, const struct control_args *a, struct
 
 /* ---- asys shutdown -------------------------------------------------------- */
 
-struct kill_choice {
-    const char *name;
-    int signal;
-};
-static const struct kill_choice kill_choices[] = {
-    {"none", 0}, {"sigterm", SIGTERM}, {"sigkill", SIGKILL}, {"sigint", SIGINT}};
-
-static int parse_kill_choice(const char *text, int *sig, struct asys_err *err)
-{
-    *sig = SIGTERM; /* nsys shutdown's default */
-    if (!text)
-        return 0;
-    for (size_t i = 0; i < sizeof kill_choices / sizeof kill_choices[0]; i++)
-        if (!strcasecmp(text, kill_choices[i].name)) {
-            *sig = kill_choices[i].signal;
-            return 0;
-        }
-    char *end;
-    long n = strtol(text, &end, 10);
-    if (*text && !*end && n > 0 && n < NSIG) {
-        *sig = (int)n;
-        return 0;
-    }
-    return asys_fail_kind(err, ASYS_ERR_USAGE, "--kill '%s': none, sigterm, sigkill or a number",
-                          text);
-}
-
 /* Waits (bounded) for the program to be gone after its signal. */
 static void wait_gone(const struct session_ref *s)
 {
@@ -760,9 +761,7 @@ static void wait_gone(const struct session_ref *s)
 
 static int do_shutdown(struct session_ref *s, const struct control_args *a, struct asys_err *err)
 {
-    int sig;
-    if (parse_kill_choice(a->kill, &sig, err) != 0)
-        return -1;
+    int sig = a->signal;
     const char *session_dir = state_str(s, "session_dir");
     int program_alive = alive(s, "pid", "pid_start") && strcmp(state_str(s, "state"), "ended");
     if (!strcmp(state_str(s, "state"), "recording")) {
@@ -823,8 +822,12 @@ static void list_one(const char *runtime, const char *name)
     struct session_ref s;
     struct asys_err err = {0};
     char why[128], program[256] = "";
+    char path[FILE_MAX];
+    snprintf(path, sizeof path, "%s/%s/%s", runtime, name, STATE_FILE);
+    if (access(path, F_OK) != 0)
+        return; /* being launched: listed once its program runs */
     if (session_open(runtime, name, &s, &err) != 0) {
-        printf("%-24s %-8s %-10s %s\n", name, "-", "dead", err.text);
+        printf("%-24s %-8d %-10s (%s)\n", name, 0, "dead", err.text);
         return;
     }
     const cJSON *argv = cJSON_GetObjectItemCaseSensitive(s.state, "program"), *arg;
