@@ -35,10 +35,10 @@ class SessionCase(AsysTestCase):
         open(self.stop_file, 'w').close()
         for p in self.launchers:
             try:
-                p.wait(timeout=20)
+                p.communicate(timeout=20)
             except subprocess.TimeoutExpired:
                 p.kill()
-                p.wait()
+                p.communicate()
         super().tearDown()
 
     def asys(self, *args, expect_rc=0, env=None):
