@@ -323,6 +323,21 @@ static int check_launch_options(const struct asys_profile_options *o, struct asy
     return 0;
 }
 
+/* The launcher's samplers (CPU sampling, host memory, NIC, PPU metrics)
+ * run from the program's start to its end in asys profile; a launched
+ * session does not run them yet: said once. */
+static void warn_samplers(const struct asys_profile_options *o)
+{
+    char names[256] = "";
+    size_t used = 0;
+    for (const struct asys_collector *const *c = asys_collectors; *c; c++)
+        if ((*c)->start && asys_profile_collects(o, *c) && used < sizeof names)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "",
+                                     (*c)->name);
+    if (used)
+        fprintf(stderr, "asys launch: notice: not recorded in a launched session yet: %s\n", names);
+}
+
 /* The default name: the program's base name and the launcher's pid. */
 static void default_name(const char *program, char *out, size_t size)
 {
@@ -465,6 +480,7 @@ int asys_cmd_launch(int argc, char **argv)
         fprintf(stderr, "asys launch: %s\n", err.text);
         return asys_exec_exit_code(&err);
     }
+    warn_samplers(&o);
     asys_target_block_signals();
     if (launch_session(&l, &err) != 0 || launch_spawn(&l, &target, &err) != 0) {
         fprintf(stderr, "asys launch: %s\n", err.text);
