@@ -5,6 +5,7 @@
 #include "importer.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,8 +38,7 @@ struct dispatch {
  * report of one recording window (asys start .. asys stop: the manifest's
  * recording_window) keeps only inside the window.  A session's arena holds
  * every window recorded so far; definitions (strings, processes, threads,
- * domains, devices) are timeless and always kept.  Device activity is
- * stamped when CUPTI delivered it, not when it ran: kept. */
+ * domains, devices) are timeless and always kept. */
 static const uint8_t window_events[] = {
     ASYS_REC_HGTX_PUSH,        ASYS_REC_HGTX_PUSH_EX,      ASYS_REC_HGTX_POP,
     ASYS_REC_HGTX_MARK,        ASYS_REC_HGTX_MARK_EX,      ASYS_REC_HGTX_START,
@@ -51,14 +51,24 @@ static const uint8_t window_events[] = {
     ASYS_REC_ACDNN_CALL,       ASYS_REC_ACBLAS_CALL,       ASYS_REC_ACDNN_CALL_SAME,
     ASYS_REC_ACBLAS_CALL_SAME, ASYS_REC_PCCL_CALL,
 };
+/* Device work, delivered by CUPTI after the fact: kept by the time it
+ * started on the device, its first field (start_ns, right after the
+ * header, in the three records). */
+static const uint8_t window_device_work[] = {ASYS_REC_HGGC_KERNEL, ASYS_REC_HGGC_MEMCPY,
+                                             ASYS_REC_HGGC_MEMSET};
+_Static_assert(offsetof(struct asys_rec_hggc_kernel, start_ns) == 8 &&
+                   offsetof(struct asys_rec_hggc_memcpy, start_ns) == 8 &&
+                   offsetof(struct asys_rec_hggc_memset, start_ns) == 8,
+               "device work starts with start_ns");
+enum window_kind { WINDOW_KEEP, WINDOW_EVENT, WINDOW_DEVICE_WORK };
 
 struct driver {
     struct asys_importer imp; /* the shared context */
     /* the manifest's recording_window: events outside it are left out */
     int windowed;
     uint64_t window_start_ns, window_end_ns;
-    uint8_t window_event[ASYS_REC_TYPE_COUNT];
-    struct asys_strmap segment_ids; /* a segment's identity -> its position + 1 */
+    uint8_t window_event[ASYS_REC_TYPE_COUNT]; /* enum window_kind */
+    struct asys_strmap segment_ids;            /* a segment's identity -> its position + 1 */
     void *state[FAMILY_COUNT];
     uint64_t records[FAMILY_COUNT];
     struct dispatch ops[ASYS_REC_TYPE_COUNT];
@@ -105,13 +115,21 @@ static void window_init(struct driver *d, const cJSON *manifest)
     d->window_start_ns = start;
     d->window_end_ns = end;
     for (size_t i = 0; i < sizeof window_events; i++)
-        d->window_event[window_events[i]] = 1;
+        d->window_event[window_events[i]] = WINDOW_EVENT;
+    for (size_t i = 0; i < sizeof window_device_work; i++)
+        d->window_event[window_device_work[i]] = WINDOW_DEVICE_WORK;
 }
 
 static int outside_window(const struct driver *d, const struct asys_record *rec, uint64_t ns)
 {
-    return d->windowed && rec->type < ASYS_REC_TYPE_COUNT && d->window_event[rec->type] &&
-           (ns < d->window_start_ns || ns > d->window_end_ns);
+    if (!d->windowed || rec->type >= ASYS_REC_TYPE_COUNT || !d->window_event[rec->type])
+        return 0;
+    if (d->window_event[rec->type] == WINDOW_DEVICE_WORK) {
+        if (rec->size < 16)
+            return 0; /* too short: its family says so */
+        memcpy(&ns, (const char *)rec->data + 8, sizeof ns);
+    }
+    return ns < d->window_start_ns || ns > d->window_end_ns;
 }
 
 static int import_record(struct driver *d, const struct asys_record *rec, uint64_t ns,

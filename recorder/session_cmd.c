@@ -54,6 +54,8 @@
 #define LOCK_FILE "lock"
 #define NAME_MAX_LEN 64
 #define SHUTDOWN_WAIT_MS 10000
+/* HGGC's activity flush period in the program (inject/hggc.c), and some */
+#define DEVICE_FLUSH_MS 300
 #define ENTRY_MAX (PATH_MAX + NAME_MAX_LEN + 2) /* RUNTIME/NAME */
 #define FILE_MAX (ENTRY_MAX + 16)               /* RUNTIME/NAME/FILE */
 
@@ -280,6 +282,12 @@ static int write_window(struct session_ref *s, struct asys_err *err)
     uint64_t end_ns = monotonic_ns();
     if (asys_session_set_recording(session_dir, 0, 0, err) != 0)
         return -1;
+    /* the window's device work reaches the segments at CUPTI's next flush */
+    int64_t flush_ms = state_int(s, "device_flush_ms");
+    if (flush_ms > 0 && flush_ms < 10000) {
+        struct timespec pause = {flush_ms / 1000, (flush_ms % 1000) * 1000000};
+        nanosleep(&pause, NULL);
+    }
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/%s", session_dir, ASYS_SESSION_FILE);
     cJSON *desc = asys_json_load(path, err);
@@ -373,6 +381,9 @@ static cJSON *launch_state(const char *name, const struct asys_profile_options *
     if (o->output)
         cJSON_AddStringToObject(st, "output", o->output);
     asys_json_add_i64(st, "force", o->force_overwrite);
+    for (const struct asys_collector *const *c = asys_collectors; *c; c++)
+        if ((*c)->feature == ASYS_FEATURE_HGGC && asys_profile_collects(o, *c))
+            asys_json_add_i64(st, "device_flush_ms", DEVICE_FLUSH_MS);
     return st;
 }
 
