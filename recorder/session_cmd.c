@@ -210,6 +210,20 @@ static void state_set_int(struct session_ref *s, const char *key, int64_t value)
     asys_json_add_i64(s->state, key, value);
 }
 
+/* Removes RUNTIME/NAME (held locked: a command waiting for the lock finds
+ * the session gone). */
+static int remove_entry(const struct session_ref *s, struct asys_err *err)
+{
+    char path[FILE_MAX];
+    path_in(s, STATE_FILE, path, sizeof path);
+    unlink(path);
+    path_in(s, LOCK_FILE, path, sizeof path);
+    unlink(path);
+    if (rmdir(s->dir) != 0)
+        return asys_fail_errno(err, errno, "cannot remove '%s'", s->dir);
+    return 0;
+}
+
 /* ---- processes: alive, and the same process (start time) ----------------- */
 
 /* /proc/PID/stat's start time (clock ticks since boot); 0 when the process
@@ -388,7 +402,9 @@ static cJSON *launch_state(const char *name, const struct asys_profile_options *
 }
 
 /* The program ended: the open window's report, and the session marked dead
- * (shutdown removes it).  A session shut down meanwhile is gone: nothing. */
+ * (shutdown removes it), or removed when the user interrupted asys launch
+ * (Ctrl-C, kill: nothing is left of it).  A session shut down meanwhile is
+ * gone: nothing to do. */
 static void launch_ended(const char *runtime, const char *name, const struct asys_target *t)
 {
     struct session_ref s;
@@ -399,7 +415,7 @@ static void launch_ended(const char *runtime, const char *name, const struct asy
         fprintf(stderr, "asys launch: %s\n", err.text);
     state_set_str(&s, "state", "ended");
     state_set_int(&s, "exit_status", asys_target_exit_code(t));
-    if (session_save(&s, &err) != 0)
+    if ((t->interrupts ? remove_entry(&s, &err) : session_save(&s, &err)) != 0)
         fprintf(stderr, "asys launch: %s\n", err.text);
     session_release(&s);
 }
@@ -491,7 +507,6 @@ int asys_cmd_launch(int argc, char **argv)
         fprintf(stderr, "asys launch: %s\n", err.text);
         return asys_exec_exit_code(&err);
     }
-    warn_samplers(&o);
     asys_target_block_signals();
     if (launch_session(&l, &err) != 0 || launch_spawn(&l, &target, &err) != 0) {
         fprintf(stderr, "asys launch: %s\n", err.text);
@@ -509,6 +524,7 @@ int asys_cmd_launch(int argc, char **argv)
         goto out;
     }
     cJSON_Delete(s.state);
+    warn_samplers(&o);
     fprintf(stderr,
             "asys: session '%s': '%s' runs as pid %d, not recorded until 'asys start "
             "--session %s'\n",
@@ -516,7 +532,7 @@ int asys_cmd_launch(int argc, char **argv)
     asys_target_wait(&target, o.wait, tick, &l.session, 1000);
     asys_session_close_launcher(&l.session);
     launch_ended(l.runtime, l.name, &target);
-    l.have_entry = 0; /* kept, as dead, for sessions list and shutdown */
+    l.have_entry = 0; /* kept, as dead, for sessions list and shutdown (or removed) */
     rc = asys_target_exit_code(&target);
 out:
     if (l.have_session) {
@@ -807,13 +823,8 @@ static int do_shutdown(struct session_ref *s, const struct control_args *a, stru
     if (*session_dir && check_private_dir(session_dir, err) == 0 &&
         strstr(session_dir, "/asys-") != NULL)
         asys_session_remove_dir(session_dir);
-    char path[FILE_MAX];
-    path_in(s, STATE_FILE, path, sizeof path);
-    unlink(path);
-    path_in(s, LOCK_FILE, path, sizeof path);
-    unlink(path);
-    if (rmdir(s->dir) != 0)
-        return asys_fail_errno(err, errno, "cannot remove '%s'", s->dir);
+    if (remove_entry(s, err) != 0)
+        return -1;
     fprintf(stderr, "asys: session '%s' shut down%s\n", s->name,
             program_alive && !sig ? " (the program goes on, not recorded)" : "");
     return 0;

@@ -271,6 +271,20 @@ class Shutdown(SessionCase):
         self.assertNoSessionLeft()
 
 
+class Interrupted(SessionCase):
+    def test_interrupting_launch_ends_the_session(self):
+        p = self.launch()
+        self.asys('start', '-o', self.path('rep'))
+        time.sleep(0.3)
+        p.send_signal(signal.SIGINT)  # forwarded to the program, which ends
+        out, err = p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 128 + signal.SIGINT, err)
+        self.assertIn(b'report written', err)
+        self.assertBetween(len(self.ticks('rep')), 4, 200, 'ticks')
+        self.assertEqual(self.sessions(), {})
+        self.assertNoSessionLeft()
+
+
 class SessionsList(SessionCase):
     def test_states(self):
         self.assertEqual(self.sessions(), {})
