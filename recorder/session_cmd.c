@@ -336,6 +336,13 @@ static int write_window(struct session_ref *s, struct asys_err *err)
 static int check_launch_options(const struct asys_profile_options *o, struct asys_err *err)
 {
     static const char *const refused[] = {"duration", "delay", "capture-range", "stats", "export"};
+    char expanded[PATH_MAX];
+    /* -o: the default of asys start's, checked now (%p and %n at start) */
+    if (o->output &&
+        asys_output_pattern_expand(o->output, 0, expanded, sizeof expanded, err) != 0) {
+        err->kind = ASYS_ERR_USAGE; /* as asys profile -o's: exit 2 */
+        return asys_err_wrap(err, "-o '%s'", o->output);
+    }
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
         if (asys_profile_value(o, refused[i])->given)
             return asys_fail_kind(err, ASYS_ERR_USAGE,

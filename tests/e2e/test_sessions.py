@@ -401,6 +401,8 @@ class BadInput(SessionCase):
         self.assertOneLine(r, '--duration is not an option of asys launch')
         r = self.asys('launch', '--session-new', 'a/b', TICKER, '1', 'x', expect_rc=2)
         self.assertOneLine(r, 'bad session name')
+        r = self.asys('launch', '-o', 'x%z', TICKER, '1', 'x', expect_rc=2)
+        self.assertOneLine(r, "unknown pattern '%z'")
         r = self.asys('launch', '/nonexistent/program', expect_rc=127)
         self.assertOneLine(r, "cannot run '/nonexistent/program'")
         self.assertEqual(os.listdir(self.runtime), [])
