@@ -5,11 +5,13 @@
 #include "importer.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "embedded_files.h"
+#include "json_util.h"
 #include "import_family.h"
 #include "report_reader.h"
 
@@ -22,8 +24,7 @@ static const struct imp_family *const families[] = {
     &imp_family_core,        &imp_family_stacks, &imp_family_hgtx,         &imp_family_osrt,
     &imp_family_hggc,        &imp_family_memory, &imp_family_cpu_sampling, &imp_family_events,
     &imp_family_ppu_metrics, &imp_family_python, &imp_family_nic,          &imp_family_pccl,
-    &imp_family_acompute,
-    &imp_family_video,
+    &imp_family_acompute,    &imp_family_video,
 };
 #define FAMILY_COUNT (sizeof families / sizeof families[0])
 
@@ -33,9 +34,41 @@ struct dispatch {
     int family; /* index in families[], -1: no family takes the type */
 };
 
+/* The records of a moment's event, stamped when it happened: the ones a
+ * report of one recording window (asys start .. asys stop: the manifest's
+ * recording_window) keeps only inside the window.  A session's arena holds
+ * every window recorded so far; definitions (strings, processes, threads,
+ * domains, devices) are timeless and always kept. */
+static const uint8_t window_events[] = {
+    ASYS_REC_HGTX_PUSH,        ASYS_REC_HGTX_PUSH_EX,      ASYS_REC_HGTX_POP,
+    ASYS_REC_HGTX_MARK,        ASYS_REC_HGTX_MARK_EX,      ASYS_REC_HGTX_START,
+    ASYS_REC_HGTX_START_EX,    ASYS_REC_HGTX_END,          ASYS_REC_HGTX_SAMPLE,
+    ASYS_REC_OSRT_CALL,        ASYS_REC_HGGC_API,          ASYS_REC_HGGC_SYNC,
+    ASYS_REC_HGGC_MEMORY,      ASYS_REC_HGGC_GRAPH_LAUNCH, ASYS_REC_CPU_SAMPLE,
+    ASYS_REC_SCHED_SWITCH,     ASYS_REC_HEAP_ALLOC,        ASYS_REC_HEAP_FREE,
+    ASYS_REC_HOST_MEMORY,      ASYS_REC_EVENT_COUNT,       ASYS_REC_PPU_METRIC_SAMPLE,
+    ASYS_REC_NIC_SAMPLE,       ASYS_REC_PYTHON_SAMPLE,     ASYS_REC_PYTHON_STACK,
+    ASYS_REC_ACDNN_CALL,       ASYS_REC_ACBLAS_CALL,       ASYS_REC_ACDNN_CALL_SAME,
+    ASYS_REC_ACBLAS_CALL_SAME, ASYS_REC_PCCL_CALL,
+};
+/* Device work, delivered by CUPTI after the fact: kept by the time it
+ * started on the device, its first field (start_ns, right after the
+ * header, in the three records). */
+static const uint8_t window_device_work[] = {ASYS_REC_HGGC_KERNEL, ASYS_REC_HGGC_MEMCPY,
+                                             ASYS_REC_HGGC_MEMSET};
+_Static_assert(offsetof(struct asys_rec_hggc_kernel, start_ns) == 8 &&
+                   offsetof(struct asys_rec_hggc_memcpy, start_ns) == 8 &&
+                   offsetof(struct asys_rec_hggc_memset, start_ns) == 8,
+               "device work starts with start_ns");
+enum window_kind { WINDOW_KEEP, WINDOW_EVENT, WINDOW_DEVICE_WORK };
+
 struct driver {
-    struct asys_importer imp;       /* the shared context */
-    struct asys_strmap segment_ids; /* a segment's identity -> its position + 1 */
+    struct asys_importer imp; /* the shared context */
+    /* the manifest's recording_window: events outside it are left out */
+    int windowed;
+    uint64_t window_start_ns, window_end_ns;
+    uint8_t window_event[ASYS_REC_TYPE_COUNT]; /* enum window_kind */
+    struct asys_strmap segment_ids;            /* a segment's identity -> its position + 1 */
     void *state[FAMILY_COUNT];
     uint64_t records[FAMILY_COUNT];
     struct dispatch ops[ASYS_REC_TYPE_COUNT];
@@ -69,9 +102,41 @@ static int build_dispatch(struct driver *d, struct asys_err *err)
     return 0;
 }
 
+/* The manifest's recording_window {start_ns, end_ns}, when it has one
+ * (untrusted: an inverted window is taken as none). */
+static void window_init(struct driver *d, const cJSON *manifest)
+{
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(manifest, "recording_window");
+    uint64_t start, end;
+    if (!w || asys_json_get_u64(w, "start_ns", &start) != 0 ||
+        asys_json_get_u64(w, "end_ns", &end) != 0 || end < start)
+        return;
+    d->windowed = 1;
+    d->window_start_ns = start;
+    d->window_end_ns = end;
+    for (size_t i = 0; i < sizeof window_events; i++)
+        d->window_event[window_events[i]] = WINDOW_EVENT;
+    for (size_t i = 0; i < sizeof window_device_work; i++)
+        d->window_event[window_device_work[i]] = WINDOW_DEVICE_WORK;
+}
+
+static int outside_window(const struct driver *d, const struct asys_record *rec, uint64_t ns)
+{
+    if (!d->windowed || rec->type >= ASYS_REC_TYPE_COUNT || !d->window_event[rec->type])
+        return 0;
+    if (d->window_event[rec->type] == WINDOW_DEVICE_WORK) {
+        if (rec->size < 16)
+            return 0; /* too short: its family says so */
+        memcpy(&ns, (const char *)rec->data + 8, sizeof ns);
+    }
+    return ns < d->window_start_ns || ns > d->window_end_ns;
+}
+
 static int import_record(struct driver *d, const struct asys_record *rec, uint64_t ns,
                          struct asys_err *err)
 {
+    if (outside_window(d, rec, ns))
+        return 0;
     if (rec->type == ASYS_REC_PAD || rec->type == ASYS_REC_TIME_BASE)
         return 0; /* the stream's own */
     const struct dispatch *op = &d->ops[rec->type];
@@ -304,6 +369,7 @@ static int driver_init(struct driver *d, sqlite3 *db, const cJSON *manifest, con
     struct asys_importer *imp = &d->imp;
     imp->manifest = manifest;
     imp->symbols = symbols;
+    window_init(d, manifest);
     if (build_dispatch(d, err) != 0)
         return -1;
     imp->db = db;

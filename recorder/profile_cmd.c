@@ -18,6 +18,7 @@
 #include "install_paths.h"
 #include "json_util.h"
 #include "manifest.h"
+#include "profile_cmd.h"
 #include "profile_options.h"
 #include "report_path.h"
 #include "rank_env.h"
@@ -36,7 +37,7 @@ static int is_executable_file(const char *path)
 
 /* The errno execvp would fail with for `name` (0 if it can be run), checked
  * before anything is printed or created. */
-static int program_error(const char *name)
+int asys_profile_program_error(const char *name)
 {
     if (strchr(name, '/'))
         return is_executable_file(name) ? 0 : access(name, F_OK) == 0 ? EACCES : ENOENT;
@@ -74,6 +75,14 @@ static void warn_unavailable(const struct asys_profile_options *o)
                     PROG, o->given[i].name);
 }
 
+/* --delay is over: every process of the session records from now on. */
+static void open_delayed_window(void *session_dir)
+{
+    struct asys_err err = {0};
+    if (asys_session_set_recording(session_dir, 1, 1, &err) != 0)
+        fprintf(stderr, "%s: warning: --delay: cannot start recording: %s\n", PROG, err.text);
+}
+
 static void tick(void *arg)
 {
     asys_session_clock_pair(arg);
@@ -90,8 +99,8 @@ static void format_size(uint64_t bytes, char *out, size_t size)
 }
 
 /* The session directory with session.json; removed again on failure. */
-static int start_session(const struct asys_profile_options *o, const char *report_path,
-                         struct asys_session *session, struct asys_err *err)
+int asys_profile_start_session(const struct asys_profile_options *o, const char *report_path,
+                               struct asys_session *session, struct asys_err *err)
 {
     if (asys_session_create(session, o->chunk_size, err) != 0)
         return -1;
@@ -108,9 +117,9 @@ static int start_session(const struct asys_profile_options *o, const char *repor
 }
 
 /* The session and every collector option, for the injected library. */
-static int target_environment(const struct asys_collector_setup *setup,
-                              const struct asys_session *session, struct asys_env *env,
-                              struct asys_err *err)
+int asys_profile_target_environment(const struct asys_collector_setup *setup,
+                                    const struct asys_session *session, struct asys_env *env,
+                                    struct asys_err *err)
 {
     char tick_hz[32];
     snprintf(tick_hz, sizeof tick_hz, "%" PRIu64, asys_session_tick_hz(session));
@@ -239,8 +248,8 @@ static void report_written(const char *report_path, const struct asys_finalize_r
 }
 
 /* -e NAME=VALUE,...: into the program's environment. */
-static int add_env_vars(const struct asys_profile_options *o, struct asys_env *env,
-                        struct asys_err *err)
+int asys_profile_add_env_vars(const struct asys_profile_options *o, struct asys_env *env,
+                              struct asys_err *err)
 {
     for (const char *p = o->env_vars; p && *p;) {
         size_t len = strcspn(p, ",");
@@ -384,18 +393,23 @@ static int record(const struct asys_profile_options *o, char *report_path, size_
         fprintf(stderr, "%s: warning: '%s' contains a space or colon; LD_PRELOAD cannot name it\n",
                 PROG, inject);
     asys_target_block_signals();
-    if (start_session(o, report_path, &session, &err) != 0) {
+    if (asys_profile_start_session(o, report_path, &session, &err) != 0) {
         fprintf(stderr, "%s: cannot start a session: %s\n", PROG, err.text);
         goto out;
     }
     have_session = 1;
     struct asys_collector_setup setup = {o, inject, session.dir};
-    if (target_environment(&setup, &session, &env, &err) != 0) {
+    if (asys_profile_target_environment(&setup, &session, &env, &err) != 0) {
         fprintf(stderr, "%s: cannot start a session: %s\n", PROG, err.text);
         goto out;
     }
     struct sampler_start sampler_start = {&setup, &samplers};
-    if (add_env_vars(o, &env, &err) != 0) {
+    /* --delay: one window, opened from here when the delay ends */
+    if (o->delay_s && asys_env_set(&env, "ASYS_CAPTURE_RANGE", "session", &err) != 0) {
+        fprintf(stderr, "%s: cannot start a session: %s\n", PROG, err.text);
+        goto out;
+    }
+    if (asys_profile_add_env_vars(o, &env, &err) != 0) {
         fprintf(stderr, "%s: cannot start a session: %s\n", PROG, err.text);
         goto out;
     }
@@ -408,8 +422,11 @@ static int record(const struct asys_profile_options *o, char *report_path, size_
         goto out;
     }
     asys_session_release_arena_fd(&session); /* the program holds its own */
-    if (o->duration_s)
-        asys_target_set_duration(&target, o->duration_s, o->kill_signal, !o->stop_on_exit);
+    if (o->duration_s)                       /* nsys counts it from the end of --delay */
+        asys_target_set_duration(&target, o->delay_s + o->duration_s, o->kill_signal,
+                                 !o->stop_on_exit);
+    if (o->delay_s)
+        asys_target_set_wake(&target, o->delay_s, open_delayed_window, session.dir);
     if (o->output && asys_output_pattern_has_pid(o->output))
         name_with_pid(o, &session, target.pid, report_path, report_path_size);
     start_samplers(&setup, target.pid, 0, &samplers);
@@ -515,7 +532,7 @@ int asys_cmd_profile(int argc, char **argv)
         fprintf(stderr, "%s: cannot write '%s': %s\n", PROG, report_path, err.text);
         return 1;
     }
-    int e = program_error(opts.target_argv[0]);
+    int e = asys_profile_program_error(opts.target_argv[0]);
     if (e) {
         asys_fail_errno(&err, e, "cannot run '%s'", opts.target_argv[0]);
         fprintf(stderr, "%s: %s\n", PROG, err.text);

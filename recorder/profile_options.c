@@ -247,6 +247,10 @@ static const struct asys_option launcher_options[] = {
     {.name = "duration", .type = ASYS_OPT_COUNT, .metavar = "SEC",
      .help = "end the recording SEC seconds after the program starts; the program then gets "
              "--kill's signal", .min = 1, .max = 1u << 30},
+    {.name = "delay", .short_name = 'y', .type = ASYS_OPT_COUNT, .metavar = "SEC",
+     .help = "start recording SEC seconds after the program starts (one capture window from "
+             "then on; --duration counts from then); not with --capture-range",
+     .max = 1u << 30},
     {.name = "kill", .type = ASYS_OPT_TEXT, .metavar = "none|sigterm|sigkill|N",
      .default_value = "sigterm",
      .help = "what the program gets when --duration ends the recording; none: it goes on "
@@ -267,6 +271,9 @@ static const struct asys_option launcher_options[] = {
      .default_value = "none",
      .help = "write these exports of the new report (asys-export -t TYPE) beside it",
      .choices = export_types},
+    {.name = "session-new", .type = ASYS_OPT_TEXT, .metavar = "NAME",
+     .help = "asys launch: the interactive session's name (letters, digits, '.', '_', '-'; "
+             "default PROGRAM-PID); asys profile records it only"},
     {.name = "help", .short_name = 'h', .type = ASYS_OPT_FLAG, .help = "show this help"},
 };
 // clang-format on
@@ -431,6 +438,8 @@ static void take_launcher_values(struct asys_profile_options *o)
     const struct asys_option_value *duration = asys_profile_value(o, "duration");
     o->duration_s = duration->given ? duration->number : 0;
     o->kill_signal = (int)asys_profile_value(o, "kill")->number;
+    const struct asys_option_value *delay = asys_profile_value(o, "delay");
+    o->delay_s = delay->given ? delay->number : 0;
     o->stop_on_exit = (int)asys_profile_value(o, "stop-on-exit")->number;
     const struct asys_option_value *env = asys_profile_value(o, "env-var");
     o->env_vars = env->given ? env->canonical : NULL;
@@ -457,6 +466,9 @@ static int check_capture_range(const struct asys_profile_options *o, struct asys
         return asys_fail_kind(err, ASYS_ERR_USAGE,
                               "--hgtx-capture is used only with --capture-range=hgtx");
     }
+    if (o->delay_s && strcmp(range, "none"))
+        return asys_fail_kind(err, ASYS_ERR_USAGE,
+                              "--delay and --capture-range both choose when to record: give one");
     if (!strcmp(range, "hggc-profiler-api") && !(o->features & ASYS_FEATURE_HGGC))
         return asys_fail_kind(err, ASYS_ERR_USAGE,
                               "--capture-range=hggc-profiler-api needs -t hggc");

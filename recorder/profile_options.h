@@ -47,6 +47,7 @@ struct asys_profile_options {
     const char *help_value;
     int kill_on_exit;     /* the program dies with asys (PR_SET_PDEATHSIG) */
     uint64_t duration_s;  /* --duration; 0: none */
+    uint64_t delay_s;     /* --delay; 0: none (recording from the start) */
     int kill_signal;      /* --kill: at the end of the duration; 0: none */
     int stop_on_exit;     /* -x */
     const char *env_vars; /* -e NAME=VALUE,... (borrowed) or NULL */

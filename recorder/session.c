@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -203,6 +204,38 @@ void asys_session_wait_period(struct timespec *next, uint64_t period_ns)
     asys_session_advance(next, period_ns);
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, next, NULL) == EINTR)
         ;
+}
+
+int asys_session_set_recording(const char *session_dir, int on, uint32_t window,
+                               struct asys_err *err)
+{
+    char path[PATH_MAX + 32];
+    if (asys_arena_path(session_dir, path, sizeof path) != 0)
+        return asys_fail(err, "session directory name too long");
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return asys_fail_errno(err, errno, "cannot open '%s'", path);
+    struct stat st;
+    void *m = MAP_FAILED;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        (uint64_t)st.st_size >= sizeof(struct asys_arena_control))
+        m = mmap(NULL, sizeof(struct asys_arena_control), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+                 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return asys_fail(err, "cannot map '%s'", path);
+    struct asys_arena_control *c = m;
+    int rc = 0;
+    if (memcmp(c->magic, ASYS_ARENA_MAGIC, sizeof c->magic) != 0) {
+        rc = asys_fail(err, "'%s' is not an asys arena", path);
+    } else {
+        /* the number first: a process that sees recording sees its window */
+        if (on)
+            __atomic_store_n(&c->session_window, window, __ATOMIC_RELEASE);
+        __atomic_store_n(&c->session_recording, on ? 1u : 0u, __ATOMIC_RELEASE);
+    }
+    munmap(m, sizeof(struct asys_arena_control));
+    return rc;
 }
 
 /* Removes `name` and its contents; 0 when it is gone. */

@@ -58,6 +58,12 @@ void asys_session_cond_init(pthread_cond_t *c);
  * `*next` there: a sampler's steady rate, whatever its work took. */
 void asys_session_wait_period(struct timespec *next, uint64_t period_ns);
 
+/* Opens (on = 1, as recording number `window`) or closes (on = 0) the
+ * recording of every process of a session whose program runs with
+ * ASYS_CAPTURE_RANGE=session, through the arena's control block. */
+int asys_session_set_recording(const char *session_dir, int on, uint32_t window,
+                               struct asys_err *err);
+
 /* Removes the session directory and everything in it. */
 void asys_session_remove_dir(const char *dir);
 

@@ -211,6 +211,24 @@ void asys_target_set_duration(struct asys_target *t, uint64_t seconds, int signa
     t->duration_expired = 0;
 }
 
+void asys_target_set_wake(struct asys_target *t, uint64_t seconds, void (*wake)(void *arg),
+                          void *arg)
+{
+    t->has_wake = 1;
+    advance(&t->wake_at, 0);
+    t->wake_at.tv_sec += (time_t)seconds;
+    t->wake = wake;
+    t->wake_arg = arg;
+}
+
+static void wake_if_due(struct asys_target *t)
+{
+    if (!t->has_wake || ms_until(&t->wake_at) > 0)
+        return;
+    t->has_wake = 0;
+    t->wake(t->wake_arg);
+}
+
 /* --duration reached: the program gets its signal; 1 when the wait ends
  * now (the program goes on, or it had ended already). */
 static int duration_over(struct asys_target *t)
@@ -237,9 +255,12 @@ void asys_target_wait(struct asys_target *t, enum asys_wait_mode mode, void (*ti
             return;
         if (duration_over(t))
             return;
+        wake_if_due(t);
         long ms = ms_until(&deadline);
         if (t->has_duration && !t->duration_expired && ms_until(&t->duration_end) < ms)
             ms = ms_until(&t->duration_end);
+        if (t->has_wake && ms_until(&t->wake_at) < ms)
+            ms = ms_until(&t->wake_at);
         struct timespec timeout = {ms / 1000, (ms % 1000) * 1000000};
         siginfo_t info;
         int sig = sigtimedwait(&set, &info, &timeout);

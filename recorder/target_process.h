@@ -40,7 +40,17 @@ struct asys_target {
     int duration_signal;
     int hold_until_duration;
     int duration_expired; /* the wait ended because the duration did */
+    /* a call at a time (--delay: the recording opens): wake(wake_arg) once
+     * at wake_at while has_wake */
+    int has_wake;
+    struct timespec wake_at;
+    void (*wake)(void *arg);
+    void *wake_arg;
 };
+
+/* Calls wake(arg) `seconds` from now, from within asys_target_wait. */
+void asys_target_set_wake(struct asys_target *t, uint64_t seconds, void (*wake)(void *arg),
+                          void *arg);
 
 /* Sets the duration from now (seconds). */
 void asys_target_set_duration(struct asys_target *t, uint64_t seconds, int signal, int hold);

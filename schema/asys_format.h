@@ -181,7 +181,12 @@ struct asys_arena_control { /* at offset 0 */
     uint32_t reserved;      /* zero */
     uint64_t slot_size;     /* bytes of a slot, a multiple of the page size */
     uint64_t next_slot;     /* the next slot to claim (atomic fetch-and-add); starts at 1 */
-    uint8_t reserved2[32];  /* zero */
+    /* interactive sessions and --delay (ASYS_CAPTURE_RANGE=session): the
+     * launcher's commands open and close the recording of every process of
+     * the session at once by storing here, in the page they all map */
+    uint32_t session_recording; /* 1 while recording, else 0 */
+    uint32_t session_window;    /* the recording's number: 1, 2, ... (0 before the first) */
+    uint8_t reserved2[24];      /* zero */
 };
 
 struct asys_slot_header { /* the first bytes of each claimed slot */
@@ -1912,6 +1917,7 @@ struct asys_rec_video_status {
 
 ASYS_CHECK_SIZE(struct asys_segment_header, ASYS_SEGMENT_HEADER_SIZE);
 ASYS_CHECK_SIZE(struct asys_arena_control, 64);
+ASYS_CHECK_OFFSET(struct asys_arena_control, session_recording, 32);
 ASYS_CHECK_SIZE(struct asys_slot_header, ASYS_SLOT_HEADER_SIZE);
 ASYS_CHECK_SIZE(struct asys_arena_frame, 32);
 ASYS_CHECK_SIZE(struct asys_report_mark, 24);

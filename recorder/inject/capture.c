@@ -10,7 +10,13 @@
  * Device activity arrives later, on CUPTI's thread: it is kept when the API
  * call that caused it was recorded.  CUPTI numbers API calls in increasing
  * order process-wide, so each window keeps the first and last correlation id
- * recorded inside it. */
+ * recorded inside it.
+ *
+ * ASYS_CAPTURE_RANGE=session (asys launch, --delay): the window is opened
+ * and closed from outside, by the launcher's commands storing into the
+ * arena's control block (session_recording, session_window), which every
+ * process of the session maps; the importer keeps each report's records to
+ * its window's times, so device activity is kept here whatever its call. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +24,7 @@
 #include "inject.h"
 
 int asys_capture_on = 1;
+int *asys_capture_flag = &asys_capture_on;
 
 #define MAX_WINDOWS 4096
 #define MAX_MATCHED_IDS 64
@@ -48,6 +55,8 @@ static struct {
     /* windows so far; the last one is open while asys_capture_on */
     struct capture_window windows[MAX_WINDOWS];
     uint32_t window_count; /* atomic: readers on CUPTI's thread */
+    /* ASYS_CAPTURE_SESSION: the session's window number, in the arena */
+    const uint32_t *session_window;
 } capture = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* "stop", "none", "repeat" or "repeat:N". */
@@ -97,6 +106,21 @@ static int parse_hgtx_range(const char *text)
     return 0;
 }
 
+/* The session's shared words; without an arena nothing can reach this
+ * process: it records nothing rather than what nobody asked for. */
+static void init_session(void)
+{
+    struct asys_arena_control *c = asys_proc.arena.control;
+    capture.mode = ASYS_CAPTURE_SESSION;
+    if (!c) {
+        asys_debug("capture: a session without an arena; recording nothing");
+        asys_capture_on = 0;
+        return;
+    }
+    asys_capture_flag = (int *)&c->session_recording;
+    capture.session_window = &c->session_window;
+}
+
 void asys_capture_init(void)
 {
     const char *mode = getenv("ASYS_CAPTURE_RANGE");
@@ -106,6 +130,10 @@ void asys_capture_init(void)
         return;
     if (parse_end(getenv("ASYS_CAPTURE_RANGE_END")) != 0) {
         asys_debug("capture: bad ASYS_CAPTURE_RANGE_END; recording everything");
+        return;
+    }
+    if (!strcmp(mode, "session")) {
+        init_session();
         return;
     }
     if (!strcmp(mode, "hggc-profiler-api")) {
@@ -177,13 +205,15 @@ void asys_capture_end(struct asys_thread *t, uint64_t ticks)
 
 uint32_t asys_capture_window_number(void)
 {
+    if (capture.session_window)
+        return __atomic_load_n(capture.session_window, __ATOMIC_ACQUIRE);
     return __atomic_load_n(&capture.window_count, __ATOMIC_ACQUIRE);
 }
 
 /* An API call recorded inside the open window: the window's id range grows. */
 void asys_capture_note_correlation(uint32_t correlation)
 {
-    if (capture.mode == ASYS_CAPTURE_ALWAYS || !correlation)
+    if (capture.mode == ASYS_CAPTURE_ALWAYS || capture.mode == ASYS_CAPTURE_SESSION || !correlation)
         return;
     uint32_t n = __atomic_load_n(&capture.window_count, __ATOMIC_ACQUIRE);
     if (!n)
@@ -202,7 +232,7 @@ void asys_capture_note_correlation(uint32_t correlation)
 
 int asys_capture_keeps(uint32_t correlation)
 {
-    if (capture.mode == ASYS_CAPTURE_ALWAYS)
+    if (capture.mode == ASYS_CAPTURE_ALWAYS || capture.mode == ASYS_CAPTURE_SESSION)
         return 1;
     if (!correlation)
         return 0;

@@ -251,17 +251,23 @@ void asys_callstack_init(void);
  * library of its own, from its init): left out of stacks like this one's. */
 ASYS_RUNTIME_API void asys_callstack_own_object(const void *code);
 
-/* --capture-range (capture.c).  asys_capture_on is 1 while events are
- * recorded: always without a capture range, else inside a window. */
+/* --capture-range (capture.c).  *asys_capture_flag is 1 while events are
+ * recorded: always without a capture range, else inside a window.  It
+ * points at asys_capture_on, this process's, except in a session opened
+ * and closed from outside (asys launch/start/stop, --delay): there it points
+ * into the arena's control block, one word every process of the session
+ * maps, so that the launcher's store reaches them all at once. */
 enum asys_capture_mode {
     ASYS_CAPTURE_ALWAYS,
     ASYS_CAPTURE_PROFILER_CALLS, /* cudaProfilerStart .. cudaProfilerStop */
     ASYS_CAPTURE_HGTX_RANGE,     /* the push/start .. pop/end of a named HGTX range */
+    ASYS_CAPTURE_SESSION,        /* asys start .. asys stop, or --delay's end onwards */
 };
 extern ASYS_RUNTIME_API int asys_capture_on;
+extern ASYS_RUNTIME_API int *asys_capture_flag;
 static inline int asys_capturing(void)
 {
-    return __atomic_load_n(&asys_capture_on, __ATOMIC_RELAXED);
+    return (int)__atomic_load_n(asys_capture_flag, __ATOMIC_RELAXED);
 }
 /* The HGTX range that opened the window: its pop (same thread, domain and
  * level) or its end (same range id) closes it. */

@@ -1,0 +1,465 @@
+"""Interactive sessions (asys launch, start, stop, cancel, shutdown, sessions
+list) and `asys profile --delay`.
+
+tests/e2e/progs/hgtx_ticker.c pushes the HGTX range "tick N" every PERIOD ms
+(and "child N" in a forked child), so the tick numbers a report holds show
+which stretch of the run it recorded.  Every test has its own runtime
+directory ($XDG_RUNTIME_DIR/asys) and $TMPDIR."""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+from asys_e2e import ASYS, BUILD, AsysTestCase, prog
+
+TICKER = prog('hgtx_ticker')
+GPU_TICKER = os.path.join(BUILD, 'tests', 'progs', 'samples', 'session_ticker')
+SIMPPU_RUN = os.path.join(BUILD, 'simppu', 'simppu-run')
+PERIOD_MS = 10
+NOBODY = 65534
+SETPRIV = shutil.which('setpriv')
+
+
+class SessionCase(AsysTestCase):
+    def setUp(self):
+        super().setUp()
+        self.runtime = self.path('run')
+        os.mkdir(self.runtime, 0o700)
+        self.env['XDG_RUNTIME_DIR'] = self.runtime
+        self.stop_file = self.path('STOP')
+        self.launchers = []
+
+    def tearDown(self):
+        open(self.stop_file, 'w').close()
+        for p in self.launchers:
+            try:
+                p.communicate(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+        super().tearDown()
+
+    def asys(self, *args, expect_rc=0, env=None):
+        r = self.run_cmd([ASYS, *args], timeout=120, env=env)
+        if expect_rc is not None:
+            self.assertEqual(r.returncode, expect_rc, 'asys %s: %s' % (
+                ' '.join(args), r.stderr.decode(errors='replace')))
+        return r
+
+    def launch(self, name='s', count=0, fork=False, options=()):
+        """Starts `asys launch` of the ticker in the background; returns once
+        the session is listed."""
+        argv = [ASYS, 'launch', '-t', 'hgtx', '-s', 'none', '--session-new', name, *options,
+                TICKER, str(PERIOD_MS), self.stop_file, str(count)]
+        if fork:
+            argv.append('fork')
+        p = subprocess.Popen(argv, cwd=self.dir, env=self.env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        self.launchers.append(p)
+        for _ in range(500):
+            if name in self.sessions():
+                return p
+            time.sleep(0.02)
+        self.fail('session %s never listed' % name)
+
+    def sessions(self, env=None):
+        """{name: (pid, state, rest)} from asys sessions list."""
+        out = self.asys('sessions', 'list', env=env).stdout.decode()
+        lines = out.splitlines()
+        self.assertTrue(lines and lines[0].startswith('NAME'), out)
+        rows = {}
+        for line in lines[1:]:
+            name, pid, state, rest = line.split(None, 3)
+            rows[name] = (int(pid), state, rest)
+        return rows
+
+    def state(self, name='s'):
+        return self.sessions()[name][1]
+
+    def ticks(self, name, prefix='tick'):
+        """The tick numbers of report NAME's ranges named PREFIX N."""
+        con = self.db(name)
+        values = [v for (v,) in con.execute(
+            'SELECT s.value FROM hgtx_events AS e JOIN strings AS s ON s.id = e.text_id')]
+        return sorted(int(v.split()[1]) for v in values if v.startswith(prefix + ' '))
+
+    def finish(self, p, expect_rc=0, stop=True):
+        if stop:
+            open(self.stop_file, 'w').close()
+        out, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, expect_rc, err.decode(errors='replace'))
+        return out, err
+
+    def assertOneLine(self, r, *fragments):
+        err = r.stderr.decode()
+        self.assertEqual(len(err.splitlines()), 1, err)
+        for f in fragments:
+            self.assertIn(f, err)
+
+
+class TwoRecordings(SessionCase):
+    def test_each_report_holds_its_window(self):
+        p = self.launch()
+        self.assertEqual(self.state(), 'launched')
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        self.asys('start', '-o', self.path('one'))
+        started = time.monotonic() - t0
+        self.assertEqual(self.state(), 'recording')
+        time.sleep(0.4)
+        self.asys('stop')
+        self.assertEqual(self.state(), 'stopped')
+        time.sleep(0.4)
+        self.asys('start', '--session', 's', '-o', self.path('two'))
+        time.sleep(0.4)
+        self.asys('stop', '--session', 's')
+        self.finish(p)
+        one, two = self.ticks('one'), self.ticks('two')
+        # each window: some 40 ticks of 10 ms, in a row; nothing before,
+        # between or after
+        for ticks in (one, two):
+            self.assertBetween(len(ticks), 4, 200, 'ticks')
+            self.assertEqual(ticks, list(range(ticks[0], ticks[-1] + 1)))
+        self.assertGreater(one[0], 5, 'ticks before the first start were recorded')
+        self.assertGreater(two[0], one[-1] + 5, 'ticks between the windows were recorded')
+        w = self.manifest('one')['recording_window']
+        self.assertEqual((int(w['index']), w['session']), (1, 's'))
+        self.assertEqual(int(self.manifest('two')['recording_window']['index']), 2)
+        self.assertLess(started, 5)
+        # the program ended: dead until shutdown removes it
+        self.assertEqual(self.state(), 'dead')
+        self.assertIn('exited 0', self.sessions()['s'][2])
+        self.asys('shutdown')
+        self.assertEqual(self.sessions(), {})
+        self.assertNoSessionLeft()
+        self.assertEqual(os.listdir(os.path.join(self.runtime, 'asys')), [])
+
+    def test_default_names_follow_each_other(self):
+        p = self.launch()
+        for _ in range(2):
+            self.asys('start')
+            time.sleep(0.1)
+            self.asys('stop')
+        self.finish(p)
+        self.assertTrue(os.path.exists(self.path('report1.asys-rep')))
+        self.assertTrue(os.path.exists(self.path('report2.asys-rep')))
+        self.asys('shutdown')
+
+
+@unittest.skipUnless(os.path.exists(GPU_TICKER),
+                     'SKIPPED: nvcc was not found when building, so session_ticker was not built')
+class DeviceWork(SessionCase):
+    """On simppu: each report's kernels and API calls are those of its ticks
+    (device work is kept by the time it ran, once CUPTI delivered it)."""
+
+    def test_kernels_follow_their_window(self):
+        p = subprocess.Popen([SIMPPU_RUN, ASYS, 'launch', '-t', 'hggc,hgtx', '-s', 'none',
+                              '--session-new', 's', GPU_TICKER, str(PERIOD_MS), self.stop_file],
+                             cwd=self.dir, env=self.env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        self.launchers.append(p)
+        self.assertEqual(p.stdout.readline(), b'ready\n')
+        for name in ('one', 'two'):
+            time.sleep(0.2)
+            self.asys('start', '-o', self.path(name))
+            time.sleep(0.4)
+            self.asys('stop')
+        self.finish(p)
+        spans = []
+        for name in ('one', 'two'):
+            con = self.db(name)
+            ticks = self.ticks(name)
+            kernels, first, last = con.execute(
+                'SELECT COUNT(*), MIN(start_ns), MAX(start_ns) FROM ppu_kernels').fetchone()
+            calls = con.execute('SELECT COUNT(*) FROM hggc_api_calls').fetchone()[0]
+            lo, hi = con.execute('SELECT MIN(start_ns), MAX(end_ns) FROM hgtx_events').fetchone()
+            self.assertBetween(len(ticks), 4, 200, 'ticks')
+            self.assertBetween(kernels, len(ticks) - 4, len(ticks) + 2, 'kernels')
+            self.assertBetween(calls, 2 * len(ticks) - 6, 2 * len(ticks) + 4, 'API calls')
+            self.assertTrue(lo - 10**8 <= first and last <= hi + 10**8, (lo, first, last, hi))
+            spans.append((first, last))
+        self.assertLess(spans[0][1], spans[1][0])
+        self.asys('shutdown')
+        self.assertNoSessionLeft()
+
+
+class ForkingProgram(SessionCase):
+    def test_children_follow_the_session(self):
+        p = self.launch(fork=True)
+        time.sleep(0.2)
+        self.asys('start', '-o', self.path('rep'))
+        time.sleep(0.4)
+        self.asys('stop')
+        self.finish(p)
+        tick, child = self.ticks('rep'), self.ticks('rep', 'child')
+        self.assertBetween(len(tick), 4, 200, 'parent ticks')
+        self.assertBetween(len(child), 4, 200, 'child ticks')
+        self.assertGreater(child[0], 5)
+        pids = self.db('rep').execute('SELECT COUNT(DISTINCT pid) FROM hgtx_events').fetchone()[0]
+        self.assertEqual(pids, 2)
+        self.asys('shutdown')
+        self.assertNoSessionLeft()
+
+
+class ProgramExits(SessionCase):
+    def test_report_written_when_the_program_ends_recording(self):
+        p = self.launch(count=60)  # 0.6 s
+        self.asys('start', '-o', self.path('rep'))
+        out, err = self.finish(p, stop=False)
+        self.assertIn(b'report written', err)
+        ticks = self.ticks('rep')
+        self.assertEqual(ticks[-1], 60)
+        self.assertEqual(self.state(), 'dead')
+        r = self.asys('start', expect_rc=1)  # a dead session is not picked
+        self.assertOneLine(r, 'asys start: cannot start: no session')
+        r = self.asys('start', '--session', 's', expect_rc=1)
+        self.assertOneLine(r, "session 's' is dead", 'exited 0')
+        self.asys('shutdown', '--session', 's')
+        self.assertNoSessionLeft()
+
+
+class Cancel(SessionCase):
+    def test_cancelled_recording_leaves_no_report(self):
+        p = self.launch()
+        self.asys('start', '-o', self.path('gone'))
+        time.sleep(0.2)
+        r = self.asys('cancel')
+        self.assertIn(b'discarded', r.stderr)
+        self.assertEqual(self.state(), 'stopped')
+        self.assertFalse(os.path.exists(self.path('gone.asys-rep')))
+        r = self.asys('cancel', expect_rc=1)
+        self.assertOneLine(r, 'not recording')
+        self.asys('start', '-o', self.path('kept'))
+        time.sleep(0.2)
+        self.asys('stop')
+        self.assertTrue(os.path.exists(self.path('kept.asys-rep')))
+        self.assertEqual(int(self.manifest('kept')['recording_window']['index']), 2)
+        self.finish(p)
+        self.asys('shutdown')
+
+
+class Shutdown(SessionCase):
+    def test_kill_ends_the_program(self):
+        p = self.launch()
+        self.asys('start', '-o', self.path('rep'))
+        r = self.asys('shutdown', '--kill', 'sigkill')
+        self.assertIn(b'discarded', r.stderr)
+        p.wait(timeout=30)
+        self.assertEqual(p.returncode, 128 + signal.SIGKILL)
+        self.assertEqual(self.sessions(), {})
+        self.assertFalse(os.path.exists(self.path('rep.asys-rep')))
+        self.assertNoSessionLeft()
+
+    def test_default_is_sigterm(self):
+        p = self.launch()
+        self.asys('shutdown')
+        p.wait(timeout=30)
+        self.assertEqual(p.returncode, 128 + signal.SIGTERM)
+
+    def test_kill_none_leaves_the_program_running(self):
+        p = self.launch()
+        pid = self.sessions()['s'][0]
+        r = self.asys('shutdown', '--kill', 'none')
+        self.assertIn(b'goes on', r.stderr)
+        self.assertEqual(self.sessions(), {})
+        os.kill(pid, 0)  # still there
+        self.finish(p)
+        self.assertNoSessionLeft()
+
+
+class Interrupted(SessionCase):
+    def test_interrupting_launch_ends_the_session(self):
+        p = self.launch()
+        self.asys('start', '-o', self.path('rep'))
+        time.sleep(0.3)
+        p.send_signal(signal.SIGINT)  # forwarded to the program, which ends
+        out, err = p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 128 + signal.SIGINT, err)
+        self.assertIn(b'report written', err)
+        self.assertBetween(len(self.ticks('rep')), 4, 200, 'ticks')
+        self.assertEqual(self.sessions(), {})
+        self.assertNoSessionLeft()
+
+
+class SessionsList(SessionCase):
+    def test_states(self):
+        self.assertEqual(self.sessions(), {})
+        p = self.launch(name='alpha')
+        q = self.launch(name='beta')
+        rows = self.sessions()
+        self.assertEqual(sorted(rows), ['alpha', 'beta'])
+        self.assertIn(TICKER, rows['alpha'][2])
+        r = self.asys('start', expect_rc=1)  # two: which one?
+        self.assertOneLine(r, '2 sessions', '--session')
+        self.asys('start', '--session', 'alpha', '-o', self.path('a'))
+        self.assertEqual(self.state('alpha'), 'recording')
+        self.assertEqual(self.state('beta'), 'launched')
+        self.asys('stop', '--session', 'alpha')
+        self.assertEqual(self.state('alpha'), 'stopped')
+        # a launcher killed: its program gets SIGTERM (--kill-on-exit)
+        q.kill()
+        q.wait()
+        for _ in range(200):
+            if self.state('beta') == 'dead':
+                break
+            time.sleep(0.02)
+        self.assertEqual(self.state('beta'), 'dead')
+        self.assertRegex(self.sessions()['beta'][2], r'\((the program|the launcher) is gone\)')
+        self.asys('shutdown', '--session', 'beta')
+        self.assertEqual(sorted(self.sessions()), ['alpha'])
+        self.asys('shutdown', '--session', 'alpha')
+        p.wait(timeout=30)
+        self.assertNoSessionLeft()
+
+
+@unittest.skipUnless(SETPRIV and os.geteuid() == 0, 'SKIPPED: needs root and setpriv')
+class TwoUsers(SessionCase):
+    """Root's sessions and nobody's are apart: neither lists nor controls the
+    other's, even when pointed at the other's runtime directory."""
+
+    def as_nobody(self, *args, xdg):
+        env = dict(self.env, XDG_RUNTIME_DIR=xdg, TMPDIR=self.shared)
+        return subprocess.run([SETPRIV, '--reuid=%d' % NOBODY, '--regid=%d' % NOBODY,
+                               '--clear-groups', ASYS, *args], cwd=self.shared, env=env,
+                              capture_output=True, timeout=60)
+
+    def setUp(self):
+        super().setUp()
+        self.shared = tempfile.mkdtemp(prefix='asys-e2e-users-')
+        os.chmod(self.shared, 0o777)
+        self.nobody_run = os.path.join(self.shared, 'run')
+        os.mkdir(self.nobody_run, 0o700)
+        os.chown(self.nobody_run, NOBODY, NOBODY)
+        self.addCleanup(shutil.rmtree, self.shared, True)
+
+    def test_users_kept_apart(self):
+        p = self.launch(name='mine')
+        # nobody's own runtime directory: no session of root's in it
+        r = self.as_nobody('sessions', 'list', xdg=self.nobody_run)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn(b'mine', r.stdout)
+        r = self.as_nobody('stop', '--session', 'mine', xdg=self.nobody_run)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(b"no session 'mine'", r.stderr)
+        # pointed at root's: not nobody's, so not used
+        r = self.as_nobody('shutdown', '--session', 'mine', xdg=self.runtime)
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(self.state('mine'), 'launched')
+        # nobody's session: root neither lists nor controls it
+        env = dict(self.env, XDG_RUNTIME_DIR=self.nobody_run, TMPDIR=self.shared)
+        theirs = subprocess.Popen(
+            [SETPRIV, '--reuid=%d' % NOBODY, '--regid=%d' % NOBODY, '--clear-groups', ASYS,
+             'launch', '-t', 'hgtx', '-s', 'none', '--session-new', 'theirs', TICKER,
+             str(PERIOD_MS), os.path.join(self.shared, 'STOP'), '0'],
+            cwd=self.shared, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.launchers.append(theirs)
+        for _ in range(500):
+            if b'theirs' in self.as_nobody('sessions', 'list', xdg=self.nobody_run).stdout:
+                break
+            time.sleep(0.02)
+        self.assertNotIn('theirs', self.sessions())
+        r = self.asys('shutdown', '--session', 'theirs', expect_rc=1, env=env)
+        self.assertOneLine(r, "no session 'theirs'")
+        self.assertIsNone(theirs.poll())
+        # root's runtime directory made nobody's: refused by its owner
+        os.chown(os.path.join(self.runtime, 'asys'), NOBODY, NOBODY)
+        r = self.asys('sessions', 'list', expect_rc=1)
+        self.assertOneLine(r, 'owned by uid %d' % NOBODY)
+        r = self.asys('stop', '--session', 'mine', expect_rc=1)
+        self.assertOneLine(r, 'owned by uid %d' % NOBODY)
+        os.chown(os.path.join(self.runtime, 'asys'), 0, 0)
+        r = self.as_nobody('shutdown', '--session', 'theirs', xdg=self.nobody_run)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        theirs.wait(timeout=30)
+        self.asys('shutdown', '--session', 'mine')
+        p.wait(timeout=30)
+
+
+class BadInput(SessionCase):
+    def test_control_without_session(self):
+        for cmd in ('start', 'stop', 'cancel', 'shutdown'):
+            r = self.asys(cmd, expect_rc=1)
+            self.assertOneLine(r, 'asys %s: cannot %s: no session' % (cmd, cmd))
+        r = self.asys('stop', '--session', 'nosuch', expect_rc=1)
+        self.assertOneLine(r, "no session 'nosuch'")
+        self.assertEqual(os.listdir(self.runtime), [])
+
+    def test_usage(self):
+        r = self.asys('stop', '--session', '../x', expect_rc=2)
+        self.assertOneLine(r, 'bad session name')
+        r = self.asys('start', '--trace', 'osrt', expect_rc=2)
+        self.assertOneLine(r, "unknown option '--trace'", 'asys launch')
+        r = self.asys('shutdown', '--kill', 'sometimes', expect_rc=2)
+        self.assertOneLine(r, '--kill')
+        r = self.asys('sessions', 'show', expect_rc=2)
+        self.assertOneLine(r, 'usage: asys sessions list')
+        r = self.asys('launch', '--duration', '3', TICKER, '1', 'x', expect_rc=2)
+        self.assertOneLine(r, '--duration is not an option of asys launch')
+        r = self.asys('launch', '--session-new', 'a/b', TICKER, '1', 'x', expect_rc=2)
+        self.assertOneLine(r, 'bad session name')
+        r = self.asys('launch', '-o', 'x%z', TICKER, '1', 'x', expect_rc=2)
+        self.assertOneLine(r, "unknown pattern '%z'")
+        r = self.asys('launch', '/nonexistent/program', expect_rc=127)
+        self.assertOneLine(r, "cannot run '/nonexistent/program'")
+        self.assertEqual(os.listdir(self.runtime), [])
+        self.assertNoSessionLeft()
+
+    def test_wrong_states(self):
+        p = self.launch()
+        r = self.asys('stop', expect_rc=1)
+        self.assertOneLine(r, "session 's' is not recording")
+        self.asys('start', '-o', self.path('rep'))
+        r = self.asys('start', expect_rc=1)
+        self.assertOneLine(r, 'recording already')
+        self.asys('stop')
+        r = self.asys('stop', expect_rc=1)  # twice
+        self.assertOneLine(r, 'not recording')
+        r = self.asys('start', '-o', self.path('rep'), expect_rc=1)  # the name is taken
+        self.assertOneLine(r, 'file exists')
+        self.assertEqual(self.state(), 'stopped')
+        r = subprocess.run([ASYS, 'launch', '--session-new', 's', TICKER, '1', 'x'],
+                           cwd=self.dir, env=self.env, capture_output=True, timeout=60)
+        self.assertEqual(r.returncode, 1)
+        self.assertOneLine(r, "session 's' exists")
+        self.finish(p)
+        self.asys('shutdown')
+        self.assertNoSessionLeft()
+
+    def test_runtime_directory_not_private(self):
+        os.mkdir(os.path.join(self.runtime, 'asys'), 0o755)
+        os.chmod(os.path.join(self.runtime, 'asys'), 0o755)
+        r = self.asys('sessions', 'list', expect_rc=1)
+        self.assertOneLine(r, 'permissions 755, not 0700')
+        os.rmdir(os.path.join(self.runtime, 'asys'))
+        os.symlink(self.dir, os.path.join(self.runtime, 'asys'))
+        r = self.asys('start', expect_rc=1)
+        self.assertOneLine(r, 'not a directory (a link?)')
+
+
+class Delay(AsysTestCase):
+    def test_early_ticks_are_not_recorded(self):
+        stop = self.path('STOP')
+        self.profile([TICKER, '20', stop, '100'], options=['-t', 'hgtx', '-s', 'none',
+                                                           '--delay', '1'])
+        con = self.db()
+        ticks = sorted(int(v.split()[1]) for (v,) in con.execute(
+            'SELECT s.value FROM hgtx_events AS e JOIN strings AS s ON s.id = e.text_id')
+            if v.startswith('tick '))
+        self.assertEqual(ticks[-1], 100)
+        self.assertBetween(ticks[0], 25, 60, 'first recorded tick')
+        self.assertEqual(int(self.manifest()['options']['delay']), 1)
+
+    def test_delay_with_capture_range(self):
+        r = self.run_cmd([ASYS, 'profile', '--delay', '1', '-c', 'hgtx', '--hgtx-capture', 'x',
+                          TICKER, '1', 'x', '1'])
+        self.assertEqual(r.returncode, 2)
+        self.assertIn(b'--delay and --capture-range', r.stderr)
+        self.assertNoSessionLeft()
+
+
+if __name__ == '__main__':
+    unittest.main()
