@@ -486,7 +486,8 @@ static int rank_set_add_dir(struct rank_set *set, const char *dir)
         names[n++] = path;
     }
     closedir(d);
-    qsort(names, n, sizeof *names, by_name);
+    if (n)
+        qsort(names, n, sizeof *names, by_name);
     for (size_t i = 0; i < n; i++) {
         if (rc == 0)
             rc = rank_set_add(set, NULL, names[i]);
