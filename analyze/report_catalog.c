@@ -141,7 +141,11 @@ int asys_report_def_parse(const char *text, const char *origin, struct asys_repo
             last = &def->arguments;
         }
     }
-    def->sql = strdup(text);
+    /* "-- merge" on a line of its own: the partial query above, the merge below */
+    const char *merge = strstr(text, "\n-- merge\n");
+    def->sql = merge ? dup_range(text, (size_t)(merge - text) + 1) : strdup(text);
+    if (merge)
+        oom |= !(def->merge_sql = strdup(merge + strlen("\n-- merge\n")));
     def->origin = strdup(origin);
     if (oom || !def->sql || !def->origin) {
         asys_report_def_free(def);
@@ -171,6 +175,7 @@ void asys_report_def_free(struct asys_report_def *def)
     free(def->requires_table);
     free(def->requires_message);
     free(def->sql);
+    free(def->merge_sql);
     free(def->origin);
     memset(def, 0, sizeof *def);
 }
@@ -301,6 +306,11 @@ int asys_report_check_argument(const struct asys_report_def *def, const char *re
     if (!def->arguments)
         return asys_fail(err, "report '%s' takes no argument (got '%s')", def->name, arg);
     size_t n = strlen(arg);
+    /* "NUMBER" in the list: a positive decimal number (rank_outliers:K) */
+    char *end = NULL;
+    double number = strtod(arg, &end);
+    if (strstr(def->arguments, "NUMBER") && end != arg && !*end && number > 0 && number < 1e9)
+        return 0;
     for (const char *p = def->arguments; *p;) {
         p += strspn(p, ", ");
         size_t len = strcspn(p, ",");
