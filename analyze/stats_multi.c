@@ -218,15 +218,29 @@ static int run_dask(const struct stats_pool *pool, const char *dir)
         return -1;
     }
     snprintf(count, sizeof count, "%d", pool->forward_count);
-    const char *head[] = {"python3",      "-m", "asys_dask", "--scheduler", pool->scheduler,
-                          "--asys-stats", exe,  "--out",     dir,           "--forward",
+    /* ASYS_PYTHON: an interpreter other than the python3 of PATH */
+    const char *python = getenv("ASYS_PYTHON");
+    const char *head[] = {python && *python ? python : "python3",
+                          "-m",
+                          "asys_dask",
+                          "--scheduler",
+                          pool->scheduler,
+                          "--asys-stats",
+                          exe,
+                          "--out",
+                          dir,
+                          "--forward",
                           count};
     for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
         argv[argc++] = (char *)head[i];
     for (int i = 0; i < pool->forward_count; i++)
         argv[argc++] = pool->forward[i];
-    for (int i = 0; i < pool->inputs->count; i++)
-        argv[argc++] = pool->inputs->paths[i];
+    /* the workers' working directories are not this one: absolute paths */
+    char **absolute = calloc((size_t)pool->inputs->count, sizeof *absolute);
+    for (int i = 0; i < pool->inputs->count; i++) {
+        char *path = absolute ? absolute[i] = realpath(pool->inputs->paths[i], NULL) : NULL;
+        argv[argc++] = path ? path : pool->inputs->paths[i];
+    }
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
@@ -247,6 +261,9 @@ static int run_dask(const struct stats_pool *pool, const char *dir)
                 strerror(errno));
     if (rc > 0 && !WIFEXITED(status))
         fprintf(stderr, "%s: the Dask client died (signal %d)\n", pool->prog, WTERMSIG(status));
+    for (int i = 0; absolute && i < pool->inputs->count; i++)
+        free(absolute[i]);
+    free(absolute);
     free(argv);
     return rc;
 }
