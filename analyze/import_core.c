@@ -105,6 +105,44 @@ static int session_time(const cJSON *session, const char *key, int64_t *out)
     return 0;
 }
 
+/* How well this report's CLOCK_REALTIME puts it beside other hosts' reports:
+ * the kernel's maximum error (adjtimex) at the start plus how far the offset
+ * moved during the run.  Values from a file: each bounded, a wild one leaves
+ * the bound unknown. */
+static int import_clock_alignment(struct asys_importer *imp, sqlite3_stmt *st, const cJSON *clock,
+                                  struct asys_err *err)
+{
+    const cJSON *sync = cJSON_GetObjectItemCaseSensitive(clock, "sync");
+    const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(clock, "realtime_offsets");
+    const int64_t limit = INT64_C(1) << 50; /* 13 days: past that no bound means anything */
+    int64_t maxerror = -1, lo = 0, hi = 0, shift = 0, v;
+    int synced = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sync, "synchronized"));
+    if (asys_json_get_i64(sync, "maxerror_ns", &v) == 0 && v >= 0 && v < limit)
+        maxerror = v;
+    int has_spread = asys_json_get_i64(offsets, "min_ns", &lo) == 0 &&
+                     asys_json_get_i64(offsets, "max_ns", &hi) == 0 && lo <= hi &&
+                     (uint64_t)hi - (uint64_t)lo < (uint64_t)limit;
+    int rc = 0;
+    if (has_spread) {
+        v = hi - lo;
+        rc |= put_info(imp, st, "realtime_offset_spread_ns", NULL, &v, err);
+    }
+    if (maxerror >= 0) {
+        v = maxerror + (has_spread ? hi - lo : 0);
+        rc |= put_info(imp, st, "clock_error_ns", NULL, &v, err);
+    }
+    char method[128];
+    snprintf(method, sizeof method, "realtime%s",
+             !cJSON_IsObject(sync) ? " (synchronization unknown)"
+             : synced              ? ", synchronized (adjtimex)"
+                                   : ", not synchronized (adjtimex)");
+    if (asys_json_get_i64(clock, "test_realtime_shift_ns", &shift) == 0 && shift)
+        snprintf(method + strlen(method), sizeof method - strlen(method),
+                 ", shifted %" PRId64 " ns by a test", shift);
+    rc |= put_info(imp, st, "clock_method", method, NULL, err);
+    return rc;
+}
+
 static int import_session_info(struct asys_importer *imp, const cJSON *m, struct asys_err *err)
 {
     sqlite3_stmt *st = NULL;
@@ -137,6 +175,7 @@ static int import_session_info(struct asys_importer *imp, const cJSON *m, struct
         NUM("duration_ns", (v = end - start, 0));
     NUM("start_realtime_ns", asys_json_get_i64(session, "start_realtime_ns", &v));
     NUM("realtime_minus_monotonic_ns", asys_json_get_i64(clock, "realtime_minus_monotonic_ns", &v));
+    rc |= import_clock_alignment(imp, st, clock, err);
     /* since boot, so at least 0; a wild value is left out (no BOOTTIME then) */
     NUM("boottime_minus_monotonic_ns",
         asys_json_get_i64(clock, "boottime_minus_monotonic_ns", &v) == 0 && v >= 0 &&

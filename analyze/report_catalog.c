@@ -296,31 +296,68 @@ void asys_catalog_free(struct asys_report_catalog *cat)
     cat->count = 0;
 }
 
-int asys_report_check_argument(const struct asys_report_def *def, const char *requested,
-                               struct asys_err *err)
+void asys_report_request_parse(const char *requested, struct asys_report_request *out)
 {
-    const char *colon = strchr(requested, ':');
-    if (!colon)
-        return 0;
-    const char *arg = colon + 1;
-    if (!def->arguments)
-        return asys_fail(err, "report '%s' takes no argument (got '%s')", def->name, arg);
-    size_t n = strlen(arg);
+    memset(out, 0, sizeof *out);
+    const char *p = strchr(requested, ':');
+    while (p) {
+        const char *part = p + 1;
+        p = strchr(part, ':');
+        size_t len = p ? (size_t)(p - part) : strlen(part);
+        if (len == strlen(ASYS_REPORT_NVTX_NAME) && !strncmp(part, ASYS_REPORT_NVTX_NAME, len)) {
+            out->nvtx_name = 1;
+        } else if (!out->arg) {
+            out->arg = part;
+            out->arg_len = len;
+        }
+    }
+}
+
+/* Whether `arg` (len bytes) is in the report's comma-separated list. */
+static int report_takes(const struct asys_report_def *def, const char *arg, size_t n)
+{
     /* "NUMBER" in the list: a positive decimal number (rank_outliers:K) */
-    char *end = NULL;
-    double number = strtod(arg, &end);
-    if (strstr(def->arguments, "NUMBER") && end != arg && !*end && number > 0 && number < 1e9)
-        return 0;
-    for (const char *p = def->arguments; *p;) {
+    char number[32], *end = NULL;
+    snprintf(number, sizeof number, "%.*s", (int)(n < sizeof number ? n : sizeof number - 1),
+             arg);
+    double v = strtod(number, &end);
+    if (def->arguments && strstr(def->arguments, "NUMBER") && n && n < sizeof number &&
+        end != number && !*end && v > 0 && v < 1e9)
+        return 1;
+    for (const char *p = def->arguments; p && *p;) {
         p += strspn(p, ", ");
         size_t len = strcspn(p, ",");
         size_t word = len;
         while (word && p[word - 1] == ' ')
             word--;
         if (word && word == n && !strncmp(p, arg, n))
-            return 0;
+            return 1;
         p += len;
     }
-    return asys_fail(err, "report '%s' has no argument '%s' (valid: %s)", def->name, arg,
-                     def->arguments);
+    return 0;
+}
+
+int asys_report_check_argument(const struct asys_report_def *def, const char *requested,
+                               struct asys_err *err)
+{
+    const char *colon = strchr(requested, ':');
+    if (!colon)
+        return 0;
+    if (!def->arguments)
+        return asys_fail(err, "report '%s' takes no argument (got '%s')", def->name, colon + 1);
+    int others = 0;
+    for (const char *part = colon + 1;; part++) {
+        size_t n = strcspn(part, ":");
+        if (!report_takes(def, part, n))
+            return asys_fail(err, "report '%s' has no argument '%.*s' (valid: %s)", def->name,
+                             (int)n, part, def->arguments);
+        if (n != strlen(ASYS_REPORT_NVTX_NAME) || strncmp(part, ASYS_REPORT_NVTX_NAME, n))
+            others++;
+        if (others > 1)
+            return asys_fail(err, "report '%s' takes one of %s (got '%s')", def->name,
+                             def->arguments, colon + 1);
+        part += n;
+        if (!*part)
+            return 0;
+    }
 }

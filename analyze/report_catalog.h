@@ -72,8 +72,20 @@ const struct asys_report_def *asys_catalog_find(const struct asys_report_catalog
                                                 const char *name);
 void asys_catalog_free(struct asys_report_catalog *cat);
 
-/* Whether `requested` ("name" or "name:arg") asks for something the report
- * takes; on no, err says what it does take. */
+/* A request's arguments: "name", "name:arg", "name:nvtx-name[:arg]" (nsys's
+ * spelling: nvtx-name names kernels by their enclosing range, beside the
+ * report's one other argument). */
+#define ASYS_REPORT_NVTX_NAME "nvtx-name"
+struct asys_report_request {
+    const char *arg; /* the other argument (borrowed from the request), or NULL */
+    size_t arg_len;
+    int nvtx_name;
+};
+void asys_report_request_parse(const char *requested, struct asys_report_request *out);
+
+/* Whether `requested` asks for something the report takes (each argument one
+ * of its list, at most one besides nvtx-name); on no, err says what it does
+ * take. */
 int asys_report_check_argument(const struct asys_report_def *def, const char *requested,
                                struct asys_err *err);
 

@@ -310,8 +310,13 @@ int asys_report_prepare(sqlite3 *db, const struct asys_report_def *def, const ch
             *stmt, k, p->kernel_name,
             p->kernel_instance >= 0 ? (int)(strrchr(p->kernel_name, '#') - p->kernel_name) : -1,
             SQLITE_TRANSIENT);
+    struct asys_report_request req;
+    asys_report_request_parse(requested, &req);
+    int a = sqlite3_bind_parameter_index(*stmt, ":report_arg");
+    if (a > 0 && req.arg)
+        sqlite3_bind_text(*stmt, a, req.arg, (int)req.arg_len, SQLITE_TRANSIENT);
+    bind_int(*stmt, ":nvtx_name", req.nvtx_name);
     const char *arg = strchr(requested, ':');
-    bind_text(*stmt, ":report_arg", arg ? arg + 1 : NULL);
     /* the name as asked (an alias may mean something of its own: pinned_sum) */
     int i = sqlite3_bind_parameter_index(*stmt, ":report_name");
     if (i > 0)

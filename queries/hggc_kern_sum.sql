@@ -7,13 +7,19 @@
 --   parameter list (template instances stay apart, overloads merge), hggc_kern_sum:mangled
 --   by the name as compiled.  With --group-by hgtx, kernels group by the innermost HGTX
 --   range open on the launching thread when the launch call started (DOMAIN:NAME;
---   "[no HGTX range]" outside any).  Time (%) is a row's share of all kernel time.  With
+--   "[no HGTX range]" outside any); hggc_kern_sum:nvtx-name (nsys's spelling, also with
+--   :base or :mangled) keeps kernels apart but prefixes each name with that range's
+--   text (RANGE:kernel).  Time (%) is a row's share of all kernel time.  With
 --   --filter-time, kernels are clipped to the window and kernels outside it left out.
 -- summary: Instances
 -- columns: Time (%), Total Time (ns), Instances, Avg (ns), Med (ns), Min (ns), Max (ns),
 --   StdDev (ns), Name
--- arguments: base, mangled
-SELECT CASE WHEN :group_by = 'hgtx' AND p.hgtx_range_id IS NULL THEN '[no HGTX range]'
+-- arguments: base, mangled, nvtx-name
+SELECT CASE WHEN :nvtx_name AND :group_by <> 'hgtx' THEN COALESCE((SELECT text FROM hgtx_range_texts
+                                                                     WHERE id = p.hgtx_range_id)
+                                                                    || ':', '')
+            ELSE '' END ||
+       CASE WHEN :group_by = 'hgtx' AND p.hgtx_range_id IS NULL THEN '[no HGTX range]'
             WHEN :group_by = 'hgtx'
                 THEN (SELECT COALESCE(ds.value, '') || ':' || COALESCE(ts.value, '')
                       FROM hgtx_events AS e

@@ -19,6 +19,10 @@ rows(ord, property, value) AS (
     UNION ALL SELECT 5, 'CPU', (SELECT value FROM info WHERE key = 'cpu_model') || ', ' ||
         (SELECT value FROM info WHERE key = 'logical_cpus') || ' logical CPUs'
     UNION ALL SELECT 6, 'Clock', (SELECT value FROM info WHERE key = 'clock_kind')
+    UNION ALL SELECT 6.5, 'Clock alignment', (SELECT value FROM info WHERE key = 'clock_method')
+        || COALESCE((SELECT ', error up to ' || printf('%.3f ms', value / 1e6) FROM info
+            WHERE key = 'clock_error_ns'), ', error unknown')
+        WHERE EXISTS (SELECT 1 FROM info WHERE key = 'multi_node')
     UNION ALL SELECT 7, 'Start (UTC)', strftime('%Y-%m-%d %H:%M:%f',
         (SELECT value FROM info WHERE key = 'start_realtime_ns') / 1e9, 'unixepoch')
     UNION ALL SELECT 8, 'Duration (s)', printf('%.6f', (SELECT value FROM info WHERE key = 'duration_ns') / 1e9)

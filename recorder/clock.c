@@ -1,8 +1,10 @@
 #include "clock.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/timex.h>
 #include <unistd.h>
 
 int asys_clock_from_name(const char *name)
@@ -123,4 +125,32 @@ int64_t asys_clock_offset_ns(clockid_t clock)
     /* within the reads' uncertainty the clocks are one (BOOTTIME never
      * suspended is MONOTONIC exactly): not a few hundred ns either way */
     return best > (int64_t)narrowest || best < -(int64_t)narrowest ? best : 0;
+}
+
+int asys_clock_sync_read(struct asys_clock_sync *out)
+{
+    struct timex tx;
+    memset(&tx, 0, sizeof tx); /* modes 0: read only, no privilege needed */
+    memset(out, 0, sizeof *out);
+    int state = adjtimex(&tx);
+    if (state < 0)
+        return -1;
+    out->state = state;
+    out->status = tx.status;
+    out->synchronized = !(tx.status & STA_UNSYNC) && state != TIME_ERROR;
+    /* both in microseconds; never negative from a sane kernel */
+    out->maxerror_ns = tx.maxerror > 0 ? (uint64_t)tx.maxerror * 1000u : 0;
+    out->esterror_ns = tx.esterror > 0 ? (uint64_t)tx.esterror * 1000u : 0;
+    return 0;
+}
+
+int64_t asys_clock_test_realtime_shift(void)
+{
+    const char *v = getenv(ASYS_TEST_REALTIME_SHIFT_ENV);
+    if (!v || !*v)
+        return 0;
+    char *end;
+    errno = 0;
+    long long shift = strtoll(v, &end, 10);
+    return errno || *end ? 0 : (int64_t)shift;
 }

@@ -61,6 +61,24 @@ struct asys_clock_pair {
 };
 void asys_clock_pair_take(int kind, struct asys_clock_pair *out);
 
+/* The kernel's view of how well CLOCK_REALTIME is disciplined (adjtimex,
+ * read only): what bounds the error of putting several hosts' recordings on
+ * one time axis. */
+struct asys_clock_sync {
+    int synchronized;      /* NTP/PTP daemon keeps the clock (no STA_UNSYNC) */
+    uint64_t maxerror_ns;  /* the kernel's maximum error */
+    uint64_t esterror_ns;  /* its estimated error */
+    int status;            /* adjtimex status bits */
+    int state;             /* adjtimex return: TIME_OK, TIME_ERROR, ... */
+};
+/* 0, or -1 when adjtimex is not available. */
+int asys_clock_sync_read(struct asys_clock_sync *out);
+
+/* A test's CLOCK_REALTIME shift (ASYS_TEST_REALTIME_SHIFT_NS): lets the
+ * tests fake a host whose clock is off by a known amount; 0 when unset. */
+#define ASYS_TEST_REALTIME_SHIFT_ENV "ASYS_TEST_REALTIME_SHIFT_NS"
+int64_t asys_clock_test_realtime_shift(void);
+
 /* `clock` minus CLOCK_MONOTONIC in ns, read between two monotonic reads (the
  * tightest of a few): CLOCK_BOOTTIME's for Perfetto, whose traces are on it. */
 int64_t asys_clock_offset_ns(clockid_t clock);

@@ -21,6 +21,10 @@ static const struct asys_option sampling_options[] = {
      .metavar = "process-tree|system-wide|none", .default_value = "process-tree",
      .help = "CPU sampling and scheduling of the process tree or of every process",
      .choices = scope_choices},
+    {.name = "cpuctxsw", .type = ASYS_OPT_CHOICE, .metavar = "process-tree|system-wide|none",
+     .help = "thread scheduling: none records CPU samples only; the others must agree with -s "
+             "(scheduling comes from the sampling events; default: as -s)",
+     .choices = scope_choices},
     {.name = "backtrace", .short_name = 'b', .type = ASYS_OPT_CHOICE, .metavar = "dwarf|fp|none",
      .default_value = "dwarf", .help = "call stack method of CPU samples",
      .choices = backtrace_choices},
@@ -29,6 +33,10 @@ static const struct asys_option sampling_options[] = {
      .help = "CPU cycles between samples (cpu-clock ns at the nominal frequency where the "
              "PMU has no cycles event)",
      .min = 1, .max = 1ull << 40},
+    {.name = "sample-frequency", .type = ASYS_OPT_COUNT, .metavar = "HZ",
+     .help = "samples per second per CPU instead of --sample-period: the period is this rate "
+             "at the nominal frequency (exact with cpu-clock)",
+     .min = 1, .max = 100000},
     {.name = "sample-backtrace-depth", .type = ASYS_OPT_COUNT, .metavar = "N",
      .default_value = "24", .help = "frames per CPU sample call stack (1-128)", .min = 1,
      .max = ASYS_CALLCHAIN_MAX_DEPTH},
@@ -55,6 +63,23 @@ static int sampling_enabled(const struct asys_profile_options *o)
     return strcmp(value_text(o, "sample"), "none") != 0;
 }
 
+/* One way to say how often: a period or a rate. */
+static int sampling_check(const struct asys_profile_options *o, struct asys_err *err)
+{
+    const struct asys_option_value *ctxsw = asys_profile_value(o, "cpuctxsw");
+    if (ctxsw->given && strcmp(ctxsw->canonical, "none") &&
+        strcmp(ctxsw->canonical, value_text(o, "sample")))
+        return asys_fail_kind(err, ASYS_ERR_USAGE,
+                              "--cpuctxsw %s needs -s %s: asys records scheduling with the CPU "
+                              "sampling events",
+                              ctxsw->canonical, ctxsw->canonical);
+    if (asys_profile_value(o, "sample-frequency")->given &&
+        asys_profile_value(o, "sample-period")->given)
+        return asys_fail_kind(err, ASYS_ERR_USAGE,
+                              "--sample-period and --sample-frequency cannot be used together");
+    return 0;
+}
+
 static int sampling_start(const struct asys_collector_setup *s, pid_t target, void **state,
                           struct asys_err *err)
 {
@@ -67,7 +92,11 @@ static int sampling_start(const struct asys_collector_setup *s, pid_t target, vo
                      : !strcmp(bt, "fp")  ? ASYS_BACKTRACE_FP
                                           : ASYS_BACKTRACE_NONE,
         .period_cycles = value_number(o, "sample-period"),
+        .frequency_hz = asys_profile_value(o, "sample-frequency")->given
+                            ? (uint32_t)value_number(o, "sample-frequency")
+                            : 0,
         .depth = (uint32_t)value_number(o, "sample-backtrace-depth"),
+        .no_scheduling = !strcmp(value_text(o, "cpuctxsw"), "none"),
         .stack_bytes = (uint32_t)(value_number(o, "sample-stack-size") & ~7ull),
         .session_dir = s->session_dir,
     };
@@ -180,6 +209,7 @@ const struct asys_collector asys_collector_cpu_sampling = {
     .options = sampling_options,
     .option_count = sizeof sampling_options / sizeof sampling_options[0],
     .enabled = sampling_enabled,
+    .check = sampling_check,
     .start = sampling_start,
     .start_before_exec = 1, /* the events are inherited from the program's first instruction */
     .stop = sampling_stop,

@@ -284,6 +284,10 @@ static int open_sampling(struct asys_cpu_sampler *s, int cpus, struct asys_err *
     struct perf_event_attr a;
     int pid = s->config.scope == ASYS_SAMPLE_PROCESS_TREE ? s->target : -1;
     s->result.event = ASYS_CPU_EVENT_CYCLES;
+    if (s->config.frequency_hz) /* cycles at the nominal frequency; cpu-clock: 1e9/HZ ns */
+        s->config.period_cycles = (uint64_t)s->result.nominal_mhz * 1000000u / s->config.frequency_hz;
+    if (!s->config.period_cycles)
+        s->config.period_cycles = 1;
     s->result.period = s->config.period_cycles;
     for (int cpu = 0; cpu < cpus; cpu++) {
         sampling_attr(s, &a, s->result.event == ASYS_CPU_EVENT_CYCLES);
@@ -594,10 +598,13 @@ int asys_cpu_sampler_start(const struct asys_cpu_sampler_config *cfg, pid_t targ
     }
     /* the tracepoint first: without it the sampling events report the
      * program's own context switches */
-    open_sched(s, cpus, err, &fatal);
+    if (cfg->no_scheduling) /* --cpuctxsw none: samples only */
+        snprintf(s->result.reason, sizeof s->result.reason, "no scheduling: --cpuctxsw none");
+    else
+        open_sched(s, cpus, err, &fatal);
     if (fatal)
         goto out;
-    if (s->result.sched_source == ASYS_SCHED_NONE) {
+    if (s->result.sched_source == ASYS_SCHED_NONE && !cfg->no_scheduling) {
         /* the sampling events' own switch records: the program's threads', or
          * system-wide every task's on each CPU (as perf record --switch-events -a) */
         int every_task = cfg->scope == ASYS_SAMPLE_SYSTEM_WIDE;

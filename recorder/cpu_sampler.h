@@ -32,8 +32,10 @@ struct asys_cpu_sampler_config {
     enum asys_cpu_sampling_scope scope;
     enum asys_cpu_backtrace backtrace;
     uint64_t period_cycles;
+    uint32_t frequency_hz; /* nonzero: period_cycles from this rate at the nominal frequency */
     uint32_t depth;
     uint32_t stack_bytes;
+    int no_scheduling; /* --cpuctxsw none: no context switches recorded */
     const char *session_dir;
 };
 

@@ -1367,12 +1367,14 @@ int asys_cpu_samples_recover(const char *session_dir, struct asys_err *err)
         }
         memcpy((uint8_t *)&img + f[i].offset, &v, 8);
     }
-    struct asys_cpu_sampler_config config = {(enum asys_cpu_sampling_scope)img.scope,
-                                             (enum asys_cpu_backtrace)img.backtrace,
-                                             img.period_cycles,
-                                             (uint32_t)img.depth,
-                                             (uint32_t)img.stack_bytes,
-                                             session_dir};
+    struct asys_cpu_sampler_config config = {
+        .scope = (enum asys_cpu_sampling_scope)img.scope,
+        .backtrace = (enum asys_cpu_backtrace)img.backtrace,
+        .period_cycles = img.period_cycles,
+        .depth = (uint32_t)img.depth,
+        .stack_bytes = (uint32_t)img.stack_bytes,
+        .session_dir = session_dir,
+    };
     struct asys_cpu_sampler_result result = {.status = (enum asys_cpu_sampling_status)img.status,
                                              .event = (enum asys_cpu_sampling_event)img.event,
                                              .period = img.period,

@@ -369,6 +369,29 @@ static int tick_rate_plausible(int clock_kind, double hz)
  * pairs (start, every second, end) serve when there are two of them; a
  * launcher killed early left fewer, and then every segment's creation pair
  * stands in, and a pair taken now when this is still the session's boot. */
+/* CLOCK_REALTIME - CLOCK_MONOTONIC over the run (NTP slews it, a step moves
+ * it): the spread is part of the error of one offset per report. */
+static void realtime_offsets_json(cJSON *clock, const struct clock_pairs *pairs)
+{
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    size_t samples = 0;
+    for (size_t i = 0; i < pairs->count; i++) {
+        const struct asys_clock_pair *p = &pairs->items[i];
+        if (!p->realtime_ns) /* a recovered pair: no realtime read */
+            continue;
+        int64_t off = (int64_t)p->realtime_ns - (int64_t)p->monotonic_ns;
+        lo = off < lo ? off : lo;
+        hi = off > hi ? off : hi;
+        samples++;
+    }
+    if (!samples)
+        return;
+    cJSON *j = cJSON_AddObjectToObject(clock, "realtime_offsets");
+    cJSON_AddNumberToObject(j, "samples", (double)samples);
+    asys_json_add_i64(j, "min_ns", lo);
+    asys_json_add_i64(j, "max_ns", hi);
+}
+
 static void add_clock(cJSON *root, struct clock_pairs *launcher, struct clock_pairs *headers)
 {
     cJSON *clock = cJSON_GetObjectItemCaseSensitive(root, "clock");
@@ -466,6 +489,7 @@ static void add_clock(cJSON *root, struct clock_pairs *launcher, struct clock_pa
         end = last_record;
     if (end)
         asys_json_add_u64(session, "end_monotonic_ns", end);
+    realtime_offsets_json(clock, use);
     cJSON *pairs = cJSON_AddArrayToObject(clock, "pairs");
     for (size_t i = 0; i < use->count; i++) {
         cJSON *pair = cJSON_CreateArray();

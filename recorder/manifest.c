@@ -177,6 +177,24 @@ int asys_absolute_path(const char *path, char *out, size_t size)
     return n > 0 && (size_t)n < size ? 0 : -1;
 }
 
+/* How far CLOCK_REALTIME can be trusted to put this host's records beside
+ * another host's (the multi-report analysis states it per rank). */
+static void clock_sync_json(cJSON *clock)
+{
+    struct asys_clock_sync sync;
+    if (asys_clock_sync_read(&sync) == 0) {
+        cJSON *j = cJSON_AddObjectToObject(clock, "sync");
+        cJSON_AddBoolToObject(j, "synchronized", sync.synchronized);
+        asys_json_add_u64(j, "maxerror_ns", sync.maxerror_ns);
+        asys_json_add_u64(j, "esterror_ns", sync.esterror_ns);
+        cJSON_AddNumberToObject(j, "status", sync.status);
+        cJSON_AddNumberToObject(j, "state", sync.state);
+    }
+    int64_t shift = asys_clock_test_realtime_shift();
+    if (shift) /* a report never hides that its clock was moved */
+        asys_json_add_i64(clock, "test_realtime_shift_ns", shift);
+}
+
 cJSON *asys_session_json_new(const struct asys_profile_options *o, const struct asys_session *s,
                              const char *report_path)
 {
@@ -199,6 +217,7 @@ cJSON *asys_session_json_new(const struct asys_profile_options *o, const struct 
                       (int64_t)s->start.realtime_ns - (int64_t)s->start.monotonic_ns);
     /* at the start: time asleep during the recording moves it (not followed) */
     asys_json_add_i64(clock, "boottime_minus_monotonic_ns", asys_clock_offset_ns(CLOCK_BOOTTIME));
+    clock_sync_json(clock);
     cJSON *session = cJSON_AddObjectToObject(root, "session");
     asys_json_add_u64(session, "start_monotonic_ns", s->start.monotonic_ns);
     asys_json_add_u64(session, "start_realtime_ns", s->start.realtime_ns);

@@ -235,6 +235,11 @@ static const struct asys_option launcher_options[] = {
      .help = "with --capture-range=hgtx: the range's message, and its domain (default domain "
              "when not given, * for any)",
      .env = "ASYS_HGTX_CAPTURE", .parse = parse_hgtx_capture},
+    {.name = "trace-fork-before-exec", .type = ASYS_OPT_BOOL, .metavar = "[true|false]",
+     .default_value = "true",
+     .help = "record a forked child before it execs (false: from its exec on, as nsys's "
+             "default; a child that never execs is not recorded)",
+     .env = "ASYS_TRACE_FORK_BEFORE_EXEC"},
     {.name = "kill-on-exit", .type = ASYS_OPT_BOOL, .metavar = "[true|false]",
      .default_value = "true",
      .help = "if asys itself is killed, the program gets SIGTERM (its recording stays in the "
@@ -331,6 +336,8 @@ static const struct option_alias option_aliases[] = {
     {"gpu-metrics-set", "ppu-metrics-set", NULL, NULL},
     {"gpu-metrics-frequency", "ppu-metrics-frequency", NULL, NULL},
     {"python-backtrace", "python-backtrace", "cuda", "hggc"},
+    {"sampling-frequency", "sample-frequency", NULL, NULL},
+    {"sampling-period", "sample-period", NULL, NULL},
 };
 // clang-format on
 #define OPTION_ALIAS_COUNT (sizeof option_aliases / sizeof option_aliases[0])

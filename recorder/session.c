@@ -48,6 +48,14 @@ void asys_session_release_arena_fd(struct asys_session *s)
     s->arena_fd = -1;
 }
 
+/* The session's calibration pairs: what puts its records on CLOCK_REALTIME,
+ * the axis several hosts' reports share (a test may shift it). */
+static void session_pair_take(const struct asys_session *s, struct asys_clock_pair *pair)
+{
+    asys_clock_pair_take(s->clock_kind, pair);
+    pair->realtime_ns += (uint64_t)asys_clock_test_realtime_shift();
+}
+
 int asys_session_create(struct asys_session *s, uint64_t slot_size, struct asys_err *err)
 {
     memset(s, 0, sizeof *s);
@@ -75,7 +83,7 @@ int asys_session_create(struct asys_session *s, uint64_t slot_size, struct asys_
         goto fail;
     }
     s->clock_kind = asys_clock_detect();
-    asys_clock_pair_take(s->clock_kind, &s->start);
+    session_pair_take(s, &s->start);
 
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/%s", s->segment_dir, ASYS_ARENA_NAME);
@@ -132,7 +140,7 @@ void asys_session_clock_pair(struct asys_session *s)
     if (!s->launcher_open)
         return;
     struct asys_clock_pair pair;
-    asys_clock_pair_take(s->clock_kind, &pair);
+    session_pair_take(s, &pair);
     uint32_t delta;
     struct asys_rec_clock_pair *r =
         asys_segment_reserve(&s->launcher, sizeof *r, pair.ticks, &delta);

@@ -270,3 +270,8 @@ CREATE INDEX hgtx_events_by_start ON hgtx_events (start_ns);
 CREATE INDEX hgtx_payloads_by_event ON hgtx_payloads (event_id);
 CREATE INDEX hgtx_payload_fields_by_payload ON hgtx_payload_fields (payload_id);
 CREATE INDEX hgtx_counter_values_by_counter ON hgtx_counter_values (counter, ts_ns);
+
+-- The text of each range, for naming work by the range it ran in (nsys's
+-- :nvtx-name: "RANGE:kernel").
+CREATE VIEW hgtx_range_texts AS
+    SELECT e.id, s.value AS text FROM hgtx_events AS e JOIN strings AS s ON s.id = e.text_id;

@@ -127,6 +127,7 @@ struct asys_thread {
 
 struct asys_process {
     int enabled;               /* a session is configured and its directory is writable */
+    int fork_untraced;         /* --trace-fork-before-exec false: a fork child records nothing */
     uint64_t features;         /* enum asys_feature: the collectors recording in this process */
     uint64_t segment_features; /* what their segments may hold: core + their record families */
     int clock_kind;

@@ -195,6 +195,8 @@ static void init_process(void)
         asys_debug("session directory '%s' is too long; recording off", session);
         goto out;
     }
+    const char *fork_traced = getenv("ASYS_TRACE_FORK_BEFORE_EXEC");
+    asys_proc.fork_untraced = fork_traced && !strcmp(fork_traced, "false");
     asys_proc.clock_kind = asys_clock_from_name(getenv("ASYS_CLOCK"));
     if (!asys_proc.clock_kind)
         asys_proc.clock_kind = asys_clock_detect();
@@ -640,6 +642,8 @@ static void after_fork_child(void)
     asys_proc.parent_anchor = asys_proc.anchor;
     asys_proc.counted_as_lost_process = 0;
     asys_proc.anchor = NULL;
+    if (asys_proc.fork_untraced) /* until it execs: the new image starts afresh */
+        asys_proc.enabled = 0;
     if (!asys_proc.enabled) {
         asys_tls_busy = was_busy;
         return;

@@ -130,6 +130,60 @@ class MultiNodeMode(AsysTestCase):
         self.assertFalse(os.path.exists(self.path('rep_0.asys-rep')))
 
 
+
+class ClockAlignment(AsysTestCase):
+    """Issue 27.2: each rank's report says how far its CLOCK_REALTIME can be
+    trusted (adjtimex's state and maximum error, the offset's spread over the
+    run), and a test can shift a rank's clock by a known amount."""
+
+    def record(self, name, shift):
+        env = {k: v for k, v in self.env.items() if k not in RANK_VARIABLES}
+        env.update(RANK='1', WORLD_SIZE='2')
+        if shift is not None:
+            env['ASYS_TEST_REALTIME_SHIFT_NS'] = str(shift)
+        r = self.run_cmd([ASYS, 'profile', '--multi-node-mode', 'true', '-o', name, *OPTIONS,
+                          prog('hgtx_loop')], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        with self.db(name) as db:
+            return dict(db.execute('SELECT key, value FROM session_info'))
+
+    def test_state_error_and_shift(self):
+        plain = self.record('plain', None)
+        shifted = self.record('shifted', 250_000_000)
+        # the shift moves the recorded offset (and nothing else) by what was asked
+        moved = shifted['realtime_minus_monotonic_ns'] - plain['realtime_minus_monotonic_ns']
+        self.assertLess(abs(moved - 250_000_000), 20_000_000, moved)
+        # the kernel's own view, as adjtimex gives it to anyone
+        m = self.manifest('plain')['clock']
+        sync = m['sync']
+        expected = int(sync['maxerror_ns']) + int(m['realtime_offsets']['max_ns']) - \
+            int(m['realtime_offsets']['min_ns'])
+        self.assertGreaterEqual(m['realtime_offsets']['samples'], 2)
+        self.assertEqual(plain['clock_error_ns'], expected)
+        state = 'synchronized' if sync['synchronized'] else 'not synchronized'
+        self.assertEqual(plain['clock_method'], 'realtime, %s (adjtimex)' % state)
+        self.assertEqual(shifted['clock_method'],
+                         'realtime, %s (adjtimex), shifted 250000000 ns by a test' % state)
+        rows = {r['Property']: r['Value'] for r in self.stats_rows('report_info', 'plain')}
+        self.assertEqual(rows['Clock alignment'], 'realtime, %s (adjtimex), error up to %.3f ms'
+                         % (state, expected / 1e6))
+
+    def test_hostile_clock_facts(self):
+        # wild clock facts in a manifest: no error bound claimed, no crash
+        import craft
+        clock = {'kind': 'monotonic', 'realtime_minus_monotonic_ns': '5',
+                 'sync': {'synchronized': 'yes', 'maxerror_ns': '-5'},
+                 'realtime_offsets': {'samples': 2, 'min_ns': '9223372036854775807',
+                                      'max_ns': '-9223372036854775808'}}
+        with open(self.path('rep.asys-rep'), 'wb') as f:
+            f.write(craft.report([('manifest.json', craft.manifest(clock=clock))]))
+        with self.db('rep') as db:
+            info = dict(db.execute('SELECT key, value FROM session_info'))
+        self.assertNotIn('clock_error_ns', info)
+        self.assertNotIn('realtime_offset_spread_ns', info)
+        self.assertEqual(info['clock_method'], 'realtime, not synchronized (adjtimex)')
+
+
 if __name__ == '__main__':
     import unittest
     unittest.main(verbosity=2)

@@ -33,6 +33,22 @@ class ForkAndExec(AsysTestCase):
             "JOIN strings s ON s.id = e.text_id GROUP BY s.value"))
         self.assertEqual(per_pid['inherited-name'], 1)
 
+    def test_fork_children_before_exec_can_be_left_out(self):
+        # --trace-fork-before-exec false (nsys's default): the fork child that
+        # never execs is not recorded, the one that execs is, from its exec on
+        r = self.profile([prog('hgtx_fork'), prog('hgtx_threads'), '2', '3', '100'],
+                         options=['-t', 'nvtx', '-s', 'none', '--trace-fork-before-exec', 'false'])
+        self.assertIn(b'children 0 0', r.stdout)
+        self.assertIs(self.manifest()['options']['trace-fork-before-exec'], False)
+        procs = self.db().execute("SELECT s.value, p.forked FROM processes p JOIN strings s "
+                                  "ON s.id = p.name_id ORDER BY s.value, p.forked").fetchall()
+        self.assertEqual(procs, [('hgtx_fork', 0), ('hgtx_threads', 0)])
+        rows = {r['Range']: int(r['Instances']) for r in self.stats_rows('hgtx_sum')}
+        self.assertNotIn('forkdom:inherited-name', rows)
+        self.assertNotIn(':child-own', rows)
+        self.assertEqual(rows[':parent'], 1)
+        self.assertEqual(rows[':outer'], 6)
+
 
 class CrashAndKill(AsysTestCase):
     def test_segfault_keeps_completed_ranges(self):

@@ -4,6 +4,7 @@ import csv
 import io
 import json
 import os
+import re
 import subprocess
 import time
 import unittest
@@ -302,6 +303,8 @@ class NsysAliases(AsysTestCase):
         (['--gpu-metrics-set', 'summary'], ['--ppu-metrics-set', 'summary']),
         (['--gpu-metrics-frequency', '100'], ['--ppu-metrics-frequency', '100']),
         (['--python-backtrace=cuda'], ['--python-backtrace=hggc']),
+        (['--sampling-frequency', '500'], ['--sample-frequency', '500']),
+        (['--sampling-period', '100000'], ['--sample-period', '100000']),
     ]
 
     def options_of(self, extra, name):
@@ -322,6 +325,48 @@ class NsysAliases(AsysTestCase):
         r = self.run_cmd([ASYS, 'profile', '--cuda-graph-trace=nonsense', 'true'])
         self.assertEqual(r.returncode, 2)
         self.assertIn(b'--hggc-graph-trace', r.stderr)
+
+class NsysSamplingOptions(AsysTestCase):
+    """Issue 28.4: nsys's --sampling-frequency and --cpuctxsw on the CPU
+    sampling collector (scheduling comes from its events, so --cpuctxsw is
+    none or the scope of -s)."""
+
+    def info(self, options, name):
+        self.profile([prog('cpu_burn_nofp'), 'hot', '300'], options=['-t', 'none', *options], name=name)
+        return {r['Property']: r['Value'] for r in self.stats_rows('report_info', name)}
+
+    def test_frequency_sets_the_period(self):
+        info = self.info(['--sampling-frequency', '500'], 'f')
+        line = info['CPU sampling']
+        # cpu-clock: exactly 1/500 s; cycles: the rate at the nominal frequency
+        match = re.search(r'cpu-clock every (\d+) ns|cycles every (\d+) cycles', line)
+        self.assertTrue(match, line)
+        if match.group(1):
+            self.assertEqual(int(match.group(1)), 2000000)
+        else:
+            mhz = int(re.search(r'(\d+) MHz', line).group(1))
+            self.assertEqual(int(match.group(2)), mhz * 1000000 // 500)
+        r = self.run_cmd([ASYS, 'profile', '--sampling-frequency', '100', '--sample-period', '5',
+                          'true'])
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stderr.decode().strip().splitlines(),
+                         ['asys profile: --sample-period and --sample-frequency cannot be used '
+                          'together'])
+
+    def test_cpuctxsw(self):
+        info = self.info(['--cpuctxsw', 'none'], 'n')
+        self.assertIn('no scheduling: --cpuctxsw none', info['Context switches'])
+        self.assertTrue(info['Context switches'].startswith('0 '), info['Context switches'])
+        self.assertGreater(int(info['CPU samples'].split()[0]), 0)
+        info = self.info(['--cpuctxsw', 'process-tree'], 'p')
+        self.assertNotIn('--cpuctxsw', info['Context switches'])
+        r = self.run_cmd([ASYS, 'profile', '--cpuctxsw', 'system-wide', 'true'])
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stderr.decode().strip().splitlines(),
+                         ['asys profile: --cpuctxsw system-wide needs -s system-wide: asys '
+                          'records scheduling with the CPU sampling events'])
+        self.assertEqual([n for n in os.listdir(self.dir) if n.startswith('asys-')], [])
+
 
 class NsysStats(AsysTestCase):
     """Issue 28.5: the nsys reports that were missing, -f as a list, one JSON
@@ -358,6 +403,35 @@ class NsysStats(AsysTestCase):
                          self.total(ranges, Style='PushPop'))
         self.assertEqual(self.total(self.rows('nvtx_startend_sum')),
                          self.total(ranges, Style='StartEnd'))
+
+    def test_nvtx_name_prefixes_kernels_with_their_range(self):
+        # nsys's :nvtx-name: RANGE:kernel, kernels outside any range as they are;
+        # each range's kernels add up to its --group-by hgtx row
+        named = self.rows('cuda_gpu_kern_sum:nvtx-name')
+        grouped = {r['Name']: int(r['Total Time (ns)'])
+                   for r in self.rows('cuda_gpu_kern_sum', '--group-by', 'hgtx')}
+        plain = {r['Name'] for r in self.rows('cuda_gpu_kern_sum')}
+        per_range = {}
+        for r in named:
+            range_text, sep, kernel = r['Name'].partition(':')
+            if sep and kernel in plain and ':' + range_text in grouped:
+                per_range[':' + range_text] = per_range.get(':' + range_text, 0) + \
+                    int(r['Total Time (ns)'])
+            else:
+                self.assertIn(r['Name'], plain)
+                per_range['[no HGTX range]'] = per_range.get('[no HGTX range]', 0) + \
+                    int(r['Total Time (ns)'])
+        self.assertEqual(per_range, grouped)
+        self.assertGreater(len(per_range), 1)
+        # with :base, and in the GPU summaries: the same prefixes
+        base = self.rows('cuda_gpu_kern_sum:nvtx-name:base')
+        self.assertEqual(sum(int(r['Total Time (ns)']) for r in base), sum(grouped.values()))
+        kernels = {r['Name'] for r in named}
+        for report in ('cuda_gpu_sum:nvtx-name', 'cuda_api_gpu_sum:nvtx-name'):
+            ops = {r['Operation'] for r in self.rows(report) if r['Category'] == 'CUDA_KERNEL'}
+            self.assertEqual(ops, kernels, report)
+        r = self.stats('-r', 'cuda_gpu_kern_sum:base:mangled', self.report(), expect_rc=2)
+        self.assertIn(b"takes one of base, mangled, nvtx-name (got 'base:mangled')", r.stderr)
 
     def test_formats(self):
         r = self.stats('-q', '-r', 'hggc_kern_sum,hgtx_sum,pccl_sum', '-f', 'json', self.report())

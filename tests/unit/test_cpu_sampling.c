@@ -124,8 +124,12 @@ static int write_run(enum asys_cpu_backtrace backtrace)
 {
     static struct asys_cpu_sampler_config cfg;
     static struct asys_cpu_sampler_result res;
-    cfg = (struct asys_cpu_sampler_config){
-        ASYS_SAMPLE_PROCESS_TREE, backtrace, 2000000, 24, 8192, dir};
+    cfg = (struct asys_cpu_sampler_config){.scope = ASYS_SAMPLE_PROCESS_TREE,
+                                           .backtrace = backtrace,
+                                           .period_cycles = 2000000,
+                                           .depth = 24,
+                                           .stack_bytes = 8192,
+                                           .session_dir = dir};
     res = (struct asys_cpu_sampler_result){.status = ASYS_CPU_SAMPLING_RECORDED,
                                            .event = ASYS_CPU_EVENT_CPU_CLOCK,
                                            .period = 869565,
