@@ -1,34 +1,41 @@
-/* One rank of a multi-node run without a collectives library: STEPS steps,
- * each a "compute" range of the rank's own length then an "allreduce" range
- * that stands in for the collective (test_multireport.py).
- * usage: rank_steps STEPS [LATE_RANK LATE_US]
- * The rank is $RANK; LATE_RANK sleeps LATE_US more before each allreduce,
- * so that it is the straggler pccl_skew must name. */
+/* One rank of a multi-node run without a collectives library
+ * (test_multireport.py): STEPS steps of PERIOD_US on CLOCK_REALTIME from
+ * T0_NS, which every rank is given, as ranks synchronized by their
+ * collectives are: each step a "compute" range to the step's middle, then
+ * an "allreduce" range that every rank leaves at three quarters of the step
+ * (a collective's completion), standing in for the collective.
+ * usage: rank_steps STEPS T0_NS PERIOD_US [LATE_RANK LATE_US]
+ * The rank is $RANK; LATE_RANK computes LATE_US longer in every step (less
+ * than a quarter period), so that it arrives last at each allreduce. */
 #include <nvtx3/nvToolsExt.h>
 #include <stdlib.h>
 #include <time.h>
 
-static void sleep_us(long us)
+static void sleep_until(long long ns)
 {
-    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
-    nanosleep(&ts, NULL);
+    struct timespec ts = {(time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL)};
+    while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, NULL) != 0) {
+    }
 }
 
 int main(int argc, char **argv)
 {
-    long steps = argc > 1 ? atol(argv[1]) : 4;
-    long late_rank = argc > 2 ? atol(argv[2]) : -1;
-    long late_us = argc > 3 ? atol(argv[3]) : 0;
+    if (argc < 4)
+        return 2;
+    long steps = atol(argv[1]);
+    long long t0 = atoll(argv[2]), period = atoll(argv[3]) * 1000LL;
+    long late_rank = argc > 4 ? atol(argv[4]) : -1;
+    long long late = argc > 5 ? atoll(argv[5]) * 1000LL : 0;
     const char *rank_env = getenv("RANK");
     long rank = rank_env ? atol(rank_env) : 0;
     for (long i = 0; i < steps; i++) {
+        long long start = t0 + i * period;
+        sleep_until(start);
         nvtxRangePushA("compute");
-        sleep_us(1000 + 100 * rank);
-        if (rank == late_rank)
-            sleep_us(late_us);
+        sleep_until(start + period / 2 + (rank == late_rank ? late : 0));
         nvtxRangePop();
         nvtxRangePushA("allreduce");
-        sleep_us(500);
+        sleep_until(start + period * 3 / 4);
         nvtxRangePop();
     }
     return 0;
