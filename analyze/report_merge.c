@@ -16,7 +16,7 @@ struct part_info {
     long long version, schema, format_version, rank, local_rank, world_size;
     long long start_ns, end_ns, offset_ns, clock_error_ns;
     int has_rank, has_offset, has_error, has_local, has_world;
-    char input[MAX_TEXT], host[256], clock_method[64];
+    char input[MAX_TEXT], host[256], clock_method[256];
 };
 
 static int exec(sqlite3 *db, const char *sql, struct asys_err *err)

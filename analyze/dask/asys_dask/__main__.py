@@ -4,6 +4,7 @@
 Exit status 0 when every report's partial is in DIR, 1 after one line on
 stderr per failure (an unreachable scheduler, a report asys-stats refused,
 a worker that died)."""
+import logging
 import os
 import signal
 import subprocess
@@ -58,6 +59,8 @@ def say(text):
 
 def connect(address):
     """A client of the scheduler, or None after saying why not."""
+    # distributed's own warnings (a task rescheduled) are not asys-stats' lines
+    logging.getLogger('distributed').setLevel(logging.CRITICAL)
     try:
         from distributed import Client
     except ImportError as e:
@@ -83,9 +86,10 @@ def gather(client, a):
         try:
             rc, err, data = future.result()
         except KilledWorker:
+            # the tasks the dead worker held die with it: one line, the rest stopped
             say("cannot read '%s': its Dask worker died" % report)
-            failures += 1
-            continue
+            client.cancel(futures)
+            return failures + 1
         except Exception as e:  # the task raised, or the cluster went away
             say("cannot read '%s' on the Dask cluster: %s" % (report, e))
             failures += 1
