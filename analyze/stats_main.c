@@ -414,7 +414,12 @@ static void output_path(const struct stats_args *a, const char *name, const char
         snprintf(out, size, "%s_%s.%s", a->output, name, extension);
         return;
     }
-    const char *base = strrchr(a->input, '/') ? strrchr(a->input, '/') + 1 : a->input;
+    /* a directory of reports (runs/): its own name */
+    char input[PATH_MAX];
+    snprintf(input, sizeof input, "%s", a->input);
+    for (size_t n = strlen(input); n > 1 && input[n - 1] == '/'; n--)
+        input[n - 1] = '\0';
+    const char *base = strrchr(input, '/') ? strrchr(input, '/') + 1 : input;
     size_t len = strlen(base);
     const char *suffix = ".asys-rep";
     if (len > strlen(suffix) && !strcmp(base + len - strlen(suffix), suffix))

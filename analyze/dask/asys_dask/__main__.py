@@ -59,13 +59,16 @@ def say(text):
 
 def connect(address):
     """A client of the scheduler, or None after saying why not."""
-    # distributed's own warnings (a task rescheduled) are not asys-stats' lines
-    logging.getLogger('distributed').setLevel(logging.CRITICAL)
     try:
         from distributed import Client
     except ImportError as e:
         say('--scheduler needs Dask (python3-distributed): %s' % e)
         return None
+    # distributed's own warnings (a task rescheduled) are not asys-stats'
+    # lines: its loggers, as its configuration set them up on import, quiet
+    for name in [n for n in logging.root.manager.loggerDict if n.startswith('distributed')]:
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    logging.getLogger('distributed').setLevel(logging.CRITICAL)
     try:
         return Client(address, timeout=10)
     except Exception as e:  # OSError, TimeoutError, ValueError for a bad address
