@@ -752,6 +752,7 @@ static int run_multi(struct stats_args *a, const struct stats_inputs *in,
     struct asys_partial_item items[MAX_REPORTS];
     make_items(defs, requested, n, items);
     struct partial_job job = {a, items, n};
+    asys_report_db_warm();
     struct stats_pool pool = {.prog = PROG,
                               .inputs = in,
                               .jobs = a->jobs,
