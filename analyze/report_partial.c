@@ -48,8 +48,11 @@ static int put_info(sqlite3 *out, const char *key, sqlite3_value *value, const c
 }
 
 /* The partial's identity and the session keys of the report. */
-static int write_info(sqlite3 *db, sqlite3 *out, const char *input, struct asys_err *err)
+static int write_info(sqlite3 *db, sqlite3 *out, const char *input, const char *cache_key,
+                      struct asys_err *err)
 {
+    if (cache_key && put_info(out, "cache_key", NULL, cache_key, 0, err) != 0)
+        return -1;
     if (put_info(out, "partial_version", NULL, NULL, ASYS_PARTIAL_VERSION, err) != 0 ||
         put_info(out, "schema_version", NULL, NULL, ASYS_SCHEMA_VERSION, err) != 0 ||
         put_info(out, "input", NULL, input, 0, err) != 0)
@@ -180,7 +183,8 @@ static int write_report(sqlite3 *db, sqlite3 *out, int idx, const struct asys_pa
 
 static int write_all(sqlite3 *db, sqlite3 *out, const char *input,
                      const struct asys_partial_item *items, int count,
-                     const struct asys_report_params *p, struct asys_err *err)
+                     const struct asys_report_params *p, const char *cache_key,
+                     struct asys_err *err)
 {
     if (exec(out,
              "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN;"
@@ -190,7 +194,7 @@ static int write_all(sqlite3 *db, sqlite3 *out, const char *input,
              "CREATE TABLE partial_columns (report INTEGER, idx INTEGER, name TEXT, decltype TEXT,"
              " PRIMARY KEY (report, idx));",
              err) != 0 ||
-        write_info(db, out, input, err) != 0)
+        write_info(db, out, input, cache_key, err) != 0)
         return -1;
     for (int i = 0; i < count; i++)
         if (write_report(db, out, i, &items[i], p, err) != 0)
@@ -199,8 +203,8 @@ static int write_all(sqlite3 *db, sqlite3 *out, const char *input,
 }
 
 int asys_partial_write(sqlite3 *db, const char *input, const struct asys_partial_item *items,
-                       int count, const struct asys_report_params *p, const char *path,
-                       struct asys_err *err)
+                       int count, const struct asys_report_params *p, const char *cache_key,
+                       const char *path, struct asys_err *err)
 {
     char tmp[PATH_MAX + 64];
     sqlite3 *out = NULL;
@@ -218,7 +222,7 @@ int asys_partial_write(sqlite3 *db, const char *input, const struct asys_partial
         asys_fail(err, "cannot write '%s': %s", path, out ? sqlite3_errmsg(out) : "out of memory");
         goto out;
     }
-    if (write_all(db, out, input, items, count, p, err) != 0)
+    if (write_all(db, out, input, items, count, p, cache_key, err) != 0)
         goto out;
     if (sqlite3_close(out) != SQLITE_OK) {
         asys_fail(err, "cannot write '%s'", path);

@@ -34,9 +34,10 @@ struct asys_partial_item {
 
 /* Runs the reports on `db` (the analysis database of `input`) and writes
  * their partial to `path` through a temporary file renamed into place.
+ * `cache_key` (partial_cache.h; NULL: none) goes into partial_info.
  * Returns 0, or -1 with err (nothing left at `path`). */
 int asys_partial_write(sqlite3 *db, const char *input, const struct asys_partial_item *items,
-                       int count, const struct asys_report_params *p, const char *path,
-                       struct asys_err *err);
+                       int count, const struct asys_report_params *p, const char *cache_key,
+                       const char *path, struct asys_err *err);
 
 #endif

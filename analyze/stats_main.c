@@ -14,6 +14,7 @@
 #include "parse_util.h"
 #include "file_mode.h"
 #include "output_format.h"
+#include "partial_cache.h"
 #include "report_catalog.h"
 #include "hgtx_window.h"
 #include "import_progress.h"
@@ -661,6 +662,30 @@ struct partial_job {
     int count;
 };
 
+/* The cache key of `input`'s partial (partial_cache.h): what shapes its
+ * rows is the options a Dask task gets and the reports asked for.  NULL: no
+ * cache (--sqlite, --force-export, --report-dir, whose files may change). */
+static char *partial_key(const struct partial_job *job, const char *input)
+{
+    const struct stats_args *a = job->a;
+    if (a->sqlite_path || a->force_export || a->report_dir)
+        return NULL;
+    char *options = NULL, *key = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&options, &len);
+    if (!f)
+        return NULL;
+    for (int i = 0; i < a->forward_count; i++)
+        fprintf(f, "%s\x1f", a->forward[i]);
+    for (int i = 0; i < job->count; i++)
+        fprintf(f, "\x1e%s", job->items[i].requested);
+    fclose(f);
+    if (asys_partial_cache_key(input, options, &key) != 0)
+        key = NULL;
+    free(options);
+    return key;
+}
+
 static int make_partial(void *ctx, const char *input, const char *path)
 {
     struct partial_job *job = ctx;
@@ -668,12 +693,22 @@ static int make_partial(void *ctx, const char *input, const char *path)
     struct asys_report_params p;
     struct asys_query_guard guard;
     struct asys_err err = {0};
-    if (open_report(input, job->a, 1, &rdb, &p, &guard) != ASYS_EXIT_OK)
+    char *key = partial_key(job, input);
+    if (key && asys_partial_cache_get(input, key, path)) {
+        free(key);
+        return 0;
+    }
+    if (open_report(input, job->a, 1, &rdb, &p, &guard) != ASYS_EXIT_OK) {
+        free(key);
         return -1;
-    int rc = asys_partial_write(rdb.db, input, job->items, job->count, &p, path, &err);
+    }
+    int rc = asys_partial_write(rdb.db, input, job->items, job->count, &p, key, path, &err);
     if (rc != 0)
         fprintf(stderr, "%s: cannot summarize '%s': %s\n", PROG, input, err.text);
+    else if (key)
+        asys_partial_cache_put(input, path);
     asys_report_db_close(&rdb);
+    free(key);
     return rc;
 }
 
@@ -752,7 +787,7 @@ static int run_multi(struct stats_args *a, const struct stats_inputs *in,
     struct asys_partial_item items[MAX_REPORTS];
     make_items(defs, requested, n, items);
     struct partial_job job = {a, items, n};
-    asys_report_db_warm();
+    asys_report_db_warm(); /* once, shared by the workers forked after it */
     struct stats_pool pool = {.prog = PROG,
                               .inputs = in,
                               .jobs = a->jobs,

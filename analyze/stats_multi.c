@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -126,61 +127,92 @@ static void progress(const struct stats_pool *pool, int done, int end)
         fprintf(stderr, "\r%s: %d/%d reports", pool->prog, done, pool->inputs->count);
 }
 
-/* A worker that did not exit by itself has not said why: say it. */
-static int worker_failed(const struct stats_pool *pool, int idx, int status)
+/* What a worker says of each input it did: which, and whether it went. */
+struct worker_note {
+    int idx;
+    int ok;
+};
+
+/* Worker W of `jobs`: inputs W, W + jobs, ...; a note each on `fd`.  Long
+ * lived, so that what a process costs to start and what an open builds once
+ * (the schema a cache is compared with) are paid per worker, not per report. */
+static void worker(const struct stats_pool *pool, const char *dir, int w, int jobs, int fd)
 {
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status) != 0;
-    fprintf(stderr, "%s: cannot read '%s': its worker process died (signal %d)\n", pool->prog,
-            pool->inputs->paths[idx], WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-    return 1;
+    for (int i = w; i < pool->inputs->count; i += jobs) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%d.partial", dir, i);
+        struct worker_note note = {i, pool->partial(pool->ctx, pool->inputs->paths[i], path) == 0};
+        if (write(fd, &note, sizeof note) != (ssize_t)sizeof note)
+            _exit(1);
+    }
+    _exit(0);
 }
 
-/* -j worker processes, each making the partial of one input at a time. */
+/* A worker that died: its first input without a note is the one it died on. */
+static int worker_died(const struct stats_pool *pool, const char *noted, int w, int jobs,
+                       int status)
+{
+    for (int i = w; i < pool->inputs->count; i += jobs)
+        if (!noted[i]) {
+            fprintf(stderr, "%s: cannot read '%s': its worker process died (%s %d)\n", pool->prog,
+                    pool->inputs->paths[i], WIFSIGNALED(status) ? "signal" : "exit status",
+                    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+            return 1;
+        }
+    return 0;
+}
+
+/* Reads the workers' notes until they are all gone; the failures. */
+static int read_notes(const struct stats_pool *pool, int fd, char *noted)
+{
+    struct worker_note note;
+    int done = 0, failures = 0;
+    while (read(fd, &note, sizeof note) == (ssize_t)sizeof note) {
+        if (note.idx < 0 || note.idx >= pool->inputs->count || noted[note.idx])
+            continue;
+        noted[note.idx] = 1;
+        failures += !note.ok;
+        progress(pool, ++done, 0);
+    }
+    progress(pool, done, 1);
+    return failures;
+}
+
+/* -j worker processes, each making the partials of its share of the inputs. */
 static int run_local(const struct stats_pool *pool, const char *dir)
 {
-    int count = pool->inputs->count, next = 0, running = 0, done = 0, failures = 0;
-    long long jobs = pool->jobs > 0 ? pool->jobs : sysconf(_SC_NPROCESSORS_ONLN);
-    pid_t *pids = calloc((size_t)count, sizeof *pids);
-    if (!pids) {
-        fprintf(stderr, "%s: out of memory\n", pool->prog);
+    int count = pool->inputs->count, failures = 0, fds[2];
+    long long want = pool->jobs > 0 ? pool->jobs : sysconf(_SC_NPROCESSORS_ONLN);
+    int jobs = want < 1 ? 1 : want > count ? count : (int)want;
+    pid_t *pids = calloc((size_t)jobs, sizeof *pids);
+    char *noted = calloc((size_t)count, 1);
+    if (!pids || !noted || pipe2(fds, O_CLOEXEC) != 0) {
+        fprintf(stderr, "%s: cannot start the workers: %s\n", pool->prog, strerror(errno));
+        free(pids);
+        free(noted);
         return -1;
     }
     fflush(NULL); /* nothing buffered is written twice */
-    while (done < count) {
-        while (running < (jobs > 0 ? jobs : 1) && next < count) {
-            pid_t pid = fork();
-            if (pid == 0) {
-                char path[PATH_MAX];
-                snprintf(path, sizeof path, "%s/%d.partial", dir, next);
-                _exit(pool->partial(pool->ctx, pool->inputs->paths[next], path) == 0 ? 0 : 1);
-            }
-            if (pid < 0) {
-                fprintf(stderr, "%s: cannot start a worker: %s\n", pool->prog, strerror(errno));
-                failures += count - next;
-                done += count - next;
-                next = count;
-                break;
-            }
-            pids[next++] = pid;
-            running++;
+    for (int w = 0; w < jobs; w++) {
+        pids[w] = fork();
+        if (pids[w] == 0) {
+            close(fds[0]);
+            worker(pool, dir, w, jobs, fds[1]);
         }
-        if (!running)
-            break;
-        int status;
-        pid_t pid = wait(&status);
-        if (pid < 0)
-            break;
-        for (int i = 0; i < next; i++)
-            if (pids[i] == pid) {
-                failures += worker_failed(pool, i, status);
-                running--;
-                done++;
-                progress(pool, done, 0);
-            }
+        if (pids[w] < 0)
+            fprintf(stderr, "%s: cannot start a worker: %s\n", pool->prog, strerror(errno));
     }
-    progress(pool, done, 1);
+    close(fds[1]);
+    failures = read_notes(pool, fds[0], noted);
+    close(fds[0]);
+    for (int w = 0; w < jobs; w++) {
+        int status = 0;
+        if (pids[w] < 0 || waitpid(pids[w], &status, 0) != pids[w] ||
+            !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+            failures += worker_died(pool, noted, w, jobs, status);
+    }
     free(pids);
+    free(noted);
     return failures;
 }
 

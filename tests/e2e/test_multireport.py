@@ -165,6 +165,21 @@ class ManyReports(RankSet):
                           for n in caches}, caches)
         self.assertEqual([n for n in os.listdir(self.dir) if n.startswith('asys-stats-')], [])
 
+    def test_partials_kept_beside_the_reports(self):
+        first = self.csv('rank_sum,pccl_skew')
+        kept = sorted(n for n in os.listdir(self.runs) if n.endswith('.asys-partial'))
+        self.assertEqual(kept, sorted('.rep_%d.asys-partial' % r for r in range(RANKS)))
+        self.assertEqual(self.csv('rank_sum,pccl_skew'), first)
+        # a damaged one is made again; a report recorded again is read again
+        with open(os.path.join(self.runs, '.rep_0.asys-partial'), 'wb') as f:
+            f.write(b'SQLite format 3\0' + b'\0' * 100)
+        st = os.stat(self.report_path(1))
+        os.utime(self.report_path(1), ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+        self.assertEqual(self.csv('rank_sum,pccl_skew'), first)
+        # another request is another partial
+        self.assertNotEqual(self.csv('rank_sum', extra=('--filter-time', '0/100ms')),
+                            self.csv('rank_sum'))
+
     def test_json_and_files(self):
         import json
         doc = json.loads(self.multi('-f', 'json', '-r', 'rank_sum,pccl_skew', self.runs))

@@ -221,7 +221,7 @@ static void merged_statement(sqlite3 *db, const struct asys_report_def *d,
     ck_assert_int_ge(fd, 0);
     close(fd);
     struct asys_partial_item item = {d, d->name};
-    ck_assert_msg(asys_partial_write(db, "empty", &item, 1, p, path, &err) == 0, "%s: %s", d->name,
+    ck_assert_msg(asys_partial_write(db, "empty", &item, 1, p, NULL, path, &err) == 0, "%s: %s", d->name,
                   err.text);
     ck_assert_int_eq(asys_merge_open(m, &item, 1, &err), 0);
     ck_assert_msg(asys_merge_add(m, path, 0, &err) == 0, "%s: %s", d->name, err.text);
