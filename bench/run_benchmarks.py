@@ -12,7 +12,7 @@ usage: bench/run_benchmarks.py [--build DIR] [--pairs N] [--runs K]
                                [--only hgtx|uftrace|osrt|import|hggc|timeline|deps|export|processes|
                                        flame|heap|cpu_sampling|ppu_metrics|
                                        nic|python_sampling|python_trace|event_threads|
-                                       libc_preload|pccl|acompute|video]
+                                       libc_preload|pccl|acompute|video|ranks]
 """
 import argparse
 import json
@@ -38,6 +38,7 @@ from python_sampling import bench_python_sampling
 from processes import bench_processes
 from python_trace import bench_python_trace
 from video import bench_video
+from rank_reports import bench_ranks
 
 
 def run_child(argv):
@@ -527,11 +528,15 @@ def main():
                     choices=['hgtx', 'uftrace', 'osrt', 'import', 'hggc', 'timeline', 'deps',
                              'export', 'processes', 'flame', 'heap', 'cpu_sampling',
                              'ppu_metrics', 'nic', 'python_sampling', 'python_trace',
-                             'event_threads', 'libc_preload', 'pccl', 'acompute', 'video'])
+                             'event_threads', 'libc_preload', 'pccl', 'acompute', 'video',
+                             'ranks'])
     ap.add_argument('--acompute-calls', type=int, default=200000,
                     help='wrapped calls per run of the ACDNN/ACBLAS benchmark')
     ap.add_argument('--acompute-loop', type=int, default=5000000,
                     help='malloc/free pairs of the ACDNN/ACBLAS default -t hot loop')
+    ap.add_argument('--rank-count', type=int, default=8, help='ranks: ranks the launcher starts')
+    ap.add_argument('--rank-pairs', type=int, default=200000,
+                    help='ranks: HGTX push/pop pairs per rank')
     ap.add_argument('--video-calls', type=int, default=300000,
                     help='video: NVDEC calls (and dlsym calls) per run')
     ap.add_argument('--pccl-collectives', type=int, default=2000,
@@ -584,6 +589,8 @@ def main():
             bench_acompute(args, work)
         if args.only in (None, 'video'):
             bench_video(args, work)
+        if args.only in (None, 'ranks'):
+            bench_ranks(args, work)
         if args.only in (None, 'event_threads'):
             bench_event_threads(args, work)
         if args.only in (None, 'libc_preload'):

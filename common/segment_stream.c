@@ -1,7 +1,9 @@
 #include "segment_stream.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Large enough for the biggest record after the buffer is compacted. */
 _Static_assert(ASYS_STREAM_BUFFER_SIZE >= 2 * ASYS_REC_MAX_SIZE, "a record always fits");
@@ -183,4 +185,14 @@ int asys_segment_stream_next(struct asys_segment_stream *s, struct asys_record *
     s->pos += (size_t)size;
     s->records++;
     return 1;
+}
+
+long asys_read_fd(void *ctx, void *buf, size_t size)
+{
+    int fd = *(int *)ctx;
+    for (;;) {
+        ssize_t n = read(fd, buf, size);
+        if (n >= 0 || errno != EINTR)
+            return (long)n;
+    }
 }

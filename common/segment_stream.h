@@ -13,6 +13,8 @@
 
 /* Reads up to `size` bytes; returns bytes read, 0 at end, -1 on error. */
 typedef long (*asys_read_fn)(void *ctx, void *buf, size_t size);
+/* An asys_read_fn over a file descriptor (ctx: an int *), EINTR retried. */
+long asys_read_fd(void *ctx, void *buf, size_t size);
 
 struct asys_record {
     unsigned type;

@@ -1,6 +1,7 @@
 /* asys-export: a report as a Perfetto trace (.pftrace), Chrome JSON, CSV files
  * (one per table or per stats report) or a standalone SQLite database. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -29,6 +30,7 @@
 #include "sink_pftrace.h"
 #include "time_filter.h"
 #include "timeline.h"
+#include "timeline_ranks.h"
 
 #define PROG "asys-export"
 #define MAX_REPORTS 64
@@ -37,8 +39,12 @@ enum export_type { TYPE_PFTRACE, TYPE_JSON, TYPE_CSV, TYPE_SQLITE, TYPE_FLAME };
 static const char *const type_names[] = {"pftrace", "json", "csv", "sqlite"};
 #define TYPE_LIST "pftrace, json, csv, sqlite, folded, speedscope, pprof, svg"
 
+#define MAX_INPUTS TL_RANKS_MAX
+
 struct export_args {
-    const char *input;
+    const char *input;              /* the first of inputs */
+    const char *inputs[MAX_INPUTS]; /* reports and directories as given */
+    int input_count;
     struct asys_report_limits limits; /* --max-expansion ... */
     int help;                         /* --help: print the usage, do nothing else */
     enum export_type type;
@@ -65,8 +71,11 @@ struct export_args {
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: asys-export [options] REPORT.asys-rep\n\n"
-            "Writes the report's timeline or data in another format.\n\n"
+            "usage: asys-export [options] REPORT.asys-rep\n"
+            "       asys-export [-t pftrace|json] -o OUT REPORT|DIR...\n\n"
+            "Writes the report's timeline or data in another format; several reports (or\n"
+            "the .asys-rep files of a directory) go into one timeline, each rank its own\n"
+            "process group on one time axis (the hosts' CLOCK_REALTIME).\n\n"
             "  -t, --type TYPE               pftrace (default): Perfetto's native protobuf\n"
             "                                json: Chrome Trace Event Format (chrome://tracing,\n"
             "                                      Perfetto)\n"
@@ -199,10 +208,18 @@ static int parse_args(int argc, char **argv, struct export_args *a)
             a->verbose = 1;
         } else if ((a->help = asys_cli_help_kind(&c)) != 0) {
             return 0;
-        } else if (asys_cli_positional(&c, &a->input) != 0) {
-            return -1;
+        } else {
+            const char *input = NULL;
+            if (asys_cli_positional(&c, &input) != 0)
+                return -1;
+            if (a->input_count == MAX_INPUTS) {
+                fprintf(stderr, "%s: more than %d reports\n", PROG, MAX_INPUTS);
+                return -1;
+            }
+            a->inputs[a->input_count++] = input;
         }
     }
+    a->input = a->input_count ? a->inputs[0] : NULL;
     return 0;
 }
 
@@ -242,6 +259,11 @@ static int check_flame_options(const struct export_args *a)
 static int check_combination(const struct export_args *a)
 {
     const char *type = a->flame ? a->flame->name : type_names[a->type];
+    if (a->input_count > 1 && a->type != TYPE_PFTRACE && a->type != TYPE_JSON) {
+        fprintf(stderr, "%s: several reports go into one timeline: -t pftrace or json, not %s\n",
+                PROG, type);
+        return -1;
+    }
     if (!a->input) {
         fprintf(stderr, "%s: no report file given (usage: %s [options] REPORT.asys-rep)\n", PROG,
                 PROG);
@@ -322,9 +344,30 @@ static FILE *open_output(const struct export_args *a, const char *path, struct a
 
 /* ---- pftrace and json ---------------------------------------------------------------------- */
 
-static int export_timeline(const struct export_args *a, sqlite3 *db, const char *path,
-                           const struct tl_options *opts, long long session_start,
-                           struct progress *bar)
+/* What a timeline is drawn from: one report's database, or several. */
+struct timeline_source {
+    int (*walk)(void *ctx, const struct tl_sink_ops *ops, void *sink, struct tl_stats *stats,
+                struct asys_err *err);
+    void *ctx;
+    long long session_start;
+    int has_boottime;
+    int64_t boottime_minus_monotonic;
+};
+
+struct one_report {
+    sqlite3 *db;
+    const struct tl_options *opts;
+};
+
+static int walk_one(void *ctx, const struct tl_sink_ops *ops, void *sink, struct tl_stats *stats,
+                    struct asys_err *err)
+{
+    const struct one_report *r = ctx;
+    return asys_timeline_walk(r->db, r->opts, ops, sink, stats, err);
+}
+
+static int export_timeline(const struct export_args *a, const struct timeline_source *from,
+                           const char *path, struct progress *bar)
 {
     struct asys_err err = {0};
     struct asys_out_file *file = NULL;
@@ -334,18 +377,17 @@ static int export_timeline(const struct export_args *a, sqlite3 *db, const char 
     struct tl_stats stats;
     int rc;
     if (a->type == TYPE_PFTRACE) {
-        struct asys_pftrace_sink *sink = asys_pftrace_sink_new(out, session_start);
-        int64_t boottime;
-        if (sink && asys_session_value(db, "boottime_minus_monotonic_ns", &boottime))
-            asys_pftrace_sink_set_boottime(sink, boottime);
-        rc = sink ? asys_timeline_walk(db, opts, &asys_pftrace_sink_ops, sink, &stats, &err)
+        struct asys_pftrace_sink *sink = asys_pftrace_sink_new(out, from->session_start);
+        if (sink && from->has_boottime)
+            asys_pftrace_sink_set_boottime(sink, from->boottime_minus_monotonic);
+        rc = sink ? from->walk(from->ctx, &asys_pftrace_sink_ops, sink, &stats, &err)
                   : asys_fail(&err, "out of memory");
         if (rc == 0 && asys_pftrace_sink_finish(sink) != 0)
             rc = asys_fail(&err, "%s", strerror(errno));
         asys_pftrace_sink_free(sink);
     } else {
-        struct asys_json_sink *sink = asys_json_sink_new(out, session_start);
-        rc = sink ? asys_timeline_walk(db, opts, &asys_json_sink_ops, sink, &stats, &err)
+        struct asys_json_sink *sink = asys_json_sink_new(out, from->session_start);
+        rc = sink ? from->walk(from->ctx, &asys_json_sink_ops, sink, &stats, &err)
                   : asys_fail(&err, "out of memory");
         if (rc == 0 && asys_json_sink_finish(sink) != 0)
             rc = asys_fail(&err, "%s", strerror(errno));
@@ -371,6 +413,239 @@ static int export_timeline(const struct export_args *a, sqlite3 *db, const char 
                 (unsigned long long)stats.counter_values, (unsigned long long)stats.flows,
                 (unsigned long long)stats.tracks);
     return 0;
+}
+
+/* ---- several reports: one timeline ------------------------------------------------------- */
+
+struct rank_input {
+    const char *path; /* borrowed from the arguments, or owned (`listed`) */
+    char *listed;     /* a directory's file, owned */
+    long long rank;   /* LLONG_MAX: none recorded (after the ranked ones) */
+    size_t order;     /* as given, for reports without a rank */
+    char host[128];
+    int64_t realtime_offset; /* CLOCK_REALTIME - CLOCK_MONOTONIC of its host */
+    int64_t start;           /* session start, CLOCK_MONOTONIC */
+};
+
+struct rank_set {
+    const struct export_args *a;
+    struct asys_db_options *dbo;
+    struct rank_input *items;
+    size_t count, cap;
+    long long filter_start, filter_end; /* --filter-time, relative to the first start */
+    long long session_start;            /* on the first report's clock */
+    pcre2_code *re;
+    struct progress *bar;
+};
+
+static int rank_set_add(struct rank_set *set, const char *path, char *listed)
+{
+    if (set->count == TL_RANKS_MAX ||
+        asys_grow(&set->items, &set->cap, set->count, sizeof *set->items, 16) != 0) {
+        fprintf(stderr, "%s: more than %d reports for one timeline\n", PROG, TL_RANKS_MAX);
+        free(listed);
+        return -1;
+    }
+    struct rank_input *in = &set->items[set->count];
+    memset(in, 0, sizeof *in);
+    in->path = listed ? listed : path;
+    in->listed = listed;
+    in->order = set->count++;
+    return 0;
+}
+
+static int by_name(const void *x, const void *y)
+{
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* A directory's reports (NAME.asys-rep; the analysis databases beside them
+ * and other files are not reports), in name order. */
+static int rank_set_add_dir(struct rank_set *set, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "%s: cannot open '%s': %s\n", PROG, dir, strerror(errno));
+        return -1;
+    }
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d))) {
+        size_t len = strlen(e->d_name), suffix = strlen(".asys-rep");
+        if (len <= suffix || strcmp(e->d_name + len - suffix, ".asys-rep"))
+            continue;
+        char *path = NULL;
+        if (asys_grow(&names, &cap, n, sizeof *names, 16) != 0 ||
+            asprintf(&path, "%s/%s", dir, e->d_name) < 0) {
+            fprintf(stderr, "%s: out of memory\n", PROG);
+            rc = -1;
+            break;
+        }
+        names[n++] = path;
+    }
+    closedir(d);
+    qsort(names, n, sizeof *names, by_name);
+    for (size_t i = 0; i < n; i++) {
+        if (rc == 0)
+            rc = rank_set_add(set, NULL, names[i]);
+        else
+            free(names[i]);
+    }
+    free(names);
+    if (rc == 0 && n == 0) {
+        fprintf(stderr, "%s: no .asys-rep report in '%s'\n", PROG, dir);
+        rc = -1;
+    }
+    return rc;
+}
+
+static void rank_set_free(struct rank_set *set)
+{
+    for (size_t i = 0; i < set->count; i++)
+        free(set->items[i].listed);
+    free(set->items);
+}
+
+/* The report's rank, host and clock, from its analysis database (built now
+ * when missing). */
+static int rank_read(struct rank_set *set, struct rank_input *in)
+{
+    struct asys_report_db rdb = {0};
+    struct asys_err err = {0};
+    if (asys_report_db_open_shown(in->path, set->dbo, PROG, set->a->quiet, &rdb, &err) != 0) {
+        asys_err_print(PROG, "open", in->path, &err);
+        return -1;
+    }
+    int64_t v;
+    in->rank = asys_session_value(rdb.db, "rank", &v) ? v : LLONG_MAX;
+    in->realtime_offset = asys_session_value(rdb.db, "realtime_minus_monotonic_ns", &v) ? v : 0;
+    in->start = asys_session_value(rdb.db, "start_ns", &v) ? v : 0;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(rdb.db, "SELECT value FROM session_info WHERE key = 'hostname'", -1, &st,
+                           NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        snprintf(in->host, sizeof in->host, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    asys_report_db_close(&rdb);
+    return 0;
+}
+
+static int by_rank(const void *x, const void *y)
+{
+    const struct rank_input *a = x, *b = y;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* Every report's facts, in rank order; two reports of one rank refused. */
+static int rank_set_prepare(struct rank_set *set)
+{
+    for (size_t i = 0; i < set->count; i++)
+        if (rank_read(set, &set->items[i]) != 0)
+            return -1;
+    qsort(set->items, set->count, sizeof *set->items, by_rank);
+    for (size_t i = 1; i < set->count; i++)
+        if (set->items[i].rank != LLONG_MAX && set->items[i].rank == set->items[i - 1].rank) {
+            fprintf(stderr, "%s: '%s' and '%s' are both rank %lld\n", PROG, set->items[i - 1].path,
+                    set->items[i].path, set->items[i].rank);
+            return -1;
+        }
+    set->session_start = LLONG_MAX;
+    for (size_t i = 0; i < set->count; i++) {
+        const struct rank_input *in = &set->items[i];
+        long long start = in->start + (in->realtime_offset - set->items[0].realtime_offset);
+        set->session_start = start < set->session_start ? start : set->session_start;
+    }
+    return 0;
+}
+
+/* Each report through its view, on the first report's clock. */
+static int walk_ranks(void *ctx, const struct tl_sink_ops *ops, void *sink, struct tl_stats *total,
+                      struct asys_err *err)
+{
+    struct rank_set *set = ctx;
+    memset(total, 0, sizeof *total);
+    for (size_t i = 0; i < set->count; i++) {
+        const struct rank_input *in = &set->items[i];
+        struct tl_rank_view view = {.ops = ops, .sink = sink, .index = (uint32_t)i};
+        view.shift_ns = in->realtime_offset - set->items[0].realtime_offset;
+        if (in->rank != LLONG_MAX)
+            snprintf(view.label, sizeof view.label, "rank %lld (%s)", in->rank, in->host);
+        else
+            snprintf(view.label, sizeof view.label, "report %zu (%s)", i, in->host);
+        struct asys_report_db rdb = {0};
+        if (asys_report_db_open(in->path, set->dbo, &rdb, err) != 0)
+            return asys_err_wrap(err, "'%s'", in->path);
+        /* --filter-time: the same window of the shared axis in every report */
+        struct tl_options opts = {
+            set->a->filter ? set->session_start + set->filter_start - view.shift_ns : LLONG_MIN,
+            set->a->filter && set->filter_end != LLONG_MAX
+                ? set->session_start + set->filter_end - view.shift_ns
+                : LLONG_MAX,
+            set->a->group_kernels ? set->a->group_kernels : "base",
+            set->a->api_name_mode ? set->a->api_name_mode : "host",
+            set->re,
+            set->a->unified_memory_scale,
+            progress_draw,
+            set->bar};
+        struct tl_stats stats;
+        int rc = asys_timeline_walk(rdb.db, &opts, &tl_rank_view_ops, &view, &stats, err);
+        asys_report_db_close(&rdb);
+        tl_rank_view_free(&view);
+        if (rc != 0)
+            return asys_err_wrap(err, "'%s'", in->path);
+        total->slices += stats.slices;
+        total->instants += stats.instants;
+        total->counter_values += stats.counter_values;
+        total->tracks += stats.tracks;
+        total->flows += stats.flows;
+    }
+    return 0;
+}
+
+static int export_ranks(const struct export_args *a, struct asys_db_options *dbo,
+                        long long filter_start, long long filter_end, pcre2_code *re)
+{
+    struct progress bar = {!a->quiet && isatty(STDERR_FILENO), -1, "exporting"};
+    struct rank_set set = {.a = a,
+                           .dbo = dbo,
+                           .filter_start = filter_start,
+                           .filter_end = filter_end,
+                           .re = re,
+                           .bar = &bar};
+    int rc = -1;
+    if (a->type != TYPE_PFTRACE && a->type != TYPE_JSON) {
+        fprintf(stderr, "%s: several reports go into one timeline: -t pftrace or json\n", PROG);
+        goto out;
+    }
+    if (!a->output) {
+        fprintf(stderr, "%s: several reports need -o OUT for their timeline\n", PROG);
+        goto out;
+    }
+    for (int i = 0; i < a->input_count; i++) {
+        struct stat st;
+        int dir = stat(a->inputs[i], &st) == 0 && S_ISDIR(st.st_mode);
+        if ((dir ? rank_set_add_dir(&set, a->inputs[i]) : rank_set_add(&set, a->inputs[i], NULL)) !=
+            0)
+            goto out;
+    }
+    if (rank_set_prepare(&set) != 0)
+        goto out;
+    struct timeline_source from = {walk_ranks, &set, set.session_start, 0, 0};
+    struct asys_report_db first = {0};
+    struct asys_err err = {0};
+    if (asys_report_db_open(set.items[0].path, dbo, &first, &err) == 0) {
+        from.has_boottime = asys_session_value(first.db, "boottime_minus_monotonic_ns",
+                                               &from.boottime_minus_monotonic);
+        asys_report_db_close(&first);
+    }
+    rc = export_timeline(a, &from, a->output, &bar);
+out:
+    rank_set_free(&set);
+    return rc;
 }
 
 /* ---- csv --------------------------------------------------------------------------------- */
@@ -789,7 +1064,11 @@ static int export_to(const struct export_args *a, struct asys_report_db *rdb, co
         struct tl_options opts = {
             p->filter_start,         p->filter_end, p->group_by, p->api_name_mode, re,
             a->unified_memory_scale, progress_draw, &bar};
-        return export_timeline(a, rdb->db, path, &opts, p->session_start, &bar);
+        struct one_report one = {rdb->db, &opts};
+        struct timeline_source from = {walk_one, &one, p->session_start, 0, 0};
+        from.has_boottime = asys_session_value(rdb->db, "boottime_minus_monotonic_ns",
+                                               &from.boottime_minus_monotonic);
+        return export_timeline(a, &from, path, &bar);
     }
     if (a->flame)
         return export_flame(a, rdb->db, path, p);
@@ -839,6 +1118,12 @@ int main(int argc, char **argv)
                                   .on_build = on_build,
                                   .limits = &a.limits,
                                   .force_overwrite = a.force};
+    struct stat input_st;
+    if (a.input_count > 1 || (stat(a.input, &input_st) == 0 && S_ISDIR(input_st.st_mode))) {
+        rc = export_ranks(&a, &dbo, filter_start, filter_end, re) == 0 ? ASYS_EXIT_OK
+                                                                       : ASYS_EXIT_FAILURE;
+        goto out;
+    }
     if (asys_report_db_open_shown(a.input, &dbo, PROG, a.quiet, &rdb, &err) != 0) {
         asys_err_print(PROG, "open", a.input, &err);
         goto out;

@@ -285,7 +285,8 @@ static int open_sampling(struct asys_cpu_sampler *s, int cpus, struct asys_err *
     int pid = s->config.scope == ASYS_SAMPLE_PROCESS_TREE ? s->target : -1;
     s->result.event = ASYS_CPU_EVENT_CYCLES;
     if (s->config.frequency_hz) /* cycles at the nominal frequency; cpu-clock: 1e9/HZ ns */
-        s->config.period_cycles = (uint64_t)s->result.nominal_mhz * 1000000u / s->config.frequency_hz;
+        s->config.period_cycles =
+            (uint64_t)s->result.nominal_mhz * 1000000u / s->config.frequency_hz;
     if (!s->config.period_cycles)
         s->config.period_cycles = 1;
     s->result.period = s->config.period_cycles;

@@ -18,16 +18,6 @@
 
 #define PROG "asys dump"
 
-static long read_fd(void *ctx, void *buf, size_t size)
-{
-    int fd = *(int *)ctx;
-    for (;;) {
-        ssize_t n = read(fd, buf, size);
-        if (n >= 0 || errno != EINTR)
-            return (long)n;
-    }
-}
-
 /* The records of an open stream; 0, or -1 with err at the first damage. */
 static int dump_stream(struct asys_segment_stream *s, const char *name, struct asys_err *err)
 {
@@ -53,7 +43,7 @@ static int dump_segment_file(const char *path, struct asys_err *err)
         goto out;
     }
     struct asys_segment_stream s;
-    if (asys_segment_stream_open(&s, read_fd, &fd, (uint64_t)st.st_size, err) != 0)
+    if (asys_segment_stream_open(&s, asys_read_fd, &fd, (uint64_t)st.st_size, err) != 0)
         goto out;
     rc = dump_stream(&s, path, err);
     asys_segment_stream_close(&s);

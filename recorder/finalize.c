@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "finalize_ranks.h"
 #include "grow.h"
 #include "json_util.h"
 #include "manifest.h"
@@ -37,6 +38,7 @@ struct segment_scan {
     char name[256];
     uint32_t pid;
     uint32_t tid;
+    uint32_t ppid;
     uint32_t collector;
     uint64_t records;
     uint64_t end;
@@ -52,16 +54,6 @@ struct segment_scan {
     const struct asys_arena_segment *arena; /* NULL: a file of segments/ */
     char error[sizeof(((struct asys_err *)0)->text)];
 };
-
-static long read_fd(void *ctx, void *buf, size_t size)
-{
-    int fd = *(int *)ctx;
-    for (;;) {
-        ssize_t n = read(fd, buf, size);
-        if (n >= 0 || errno != EINTR)
-            return (long)n;
-    }
-}
 
 /* Clock calibration pairs (ticks, CLOCK_MONOTONIC ns, CLOCK_REALTIME ns). */
 struct clock_pairs {
@@ -171,7 +163,7 @@ static int source_open(struct segment_source *src, const char *segment_dir,
     src->fd = asys_open_regular(path, &st, &ignored);
     if (src->fd < 0)
         return -1;
-    src->read = read_fd;
+    src->read = asys_read_fd;
     src->ctx = &src->fd;
     src->size = (uint64_t)st.st_size;
     return 0;
@@ -196,6 +188,7 @@ static void scan_segment(struct segment_source *src, struct segment_scan *scan,
     }
     scan->pid = s.header.pid;
     scan->tid = s.header.tid;
+    scan->ppid = s.header.ppid;
     scan->collector = s.header.collector;
     scan->dropped_records = s.header.dropped_records;
     scan->dropped_bytes = s.header.dropped_bytes;
@@ -454,7 +447,8 @@ static void add_clock(cJSON *root, struct clock_pairs *launcher, struct clock_pa
      * of their distance from the first, or 1 ms) */
     for (size_t i = 1; tick_hz > 0 && i + 1 < use->count;) {
         const struct asys_clock_pair *first = &use->items[0], *p = &use->items[i];
-        double expected = (double)first->monotonic_ns + (double)(p->ticks - first->ticks) * 1e9 / tick_hz;
+        double expected =
+            (double)first->monotonic_ns + (double)(p->ticks - first->ticks) * 1e9 / tick_hz;
         double off = (double)p->monotonic_ns - expected;
         double allowed = 0.01 * (expected - (double)first->monotonic_ns);
         if (allowed < 1e6)
@@ -524,8 +518,7 @@ static cJSON *segments_json(const struct segment_scan *scans, size_t n,
             cJSON_AddNumberToObject(causes, "big", (double)s->dropped_by_cause[2]);
             if (s->dropped_by_cause[3]) {
                 cJSON_AddNumberToObject(causes, "no_room", (double)s->dropped_by_cause[3]);
-                cJSON_AddStringToObject(causes, "no_room_reason",
-                                        strerror((int)s->no_room_errno));
+                cJSON_AddStringToObject(causes, "no_room_reason", strerror((int)s->no_room_errno));
             }
             result->dropped_no_room += s->dropped_by_cause[3];
             if (s->dropped_by_cause[3])
@@ -566,8 +559,8 @@ static cJSON *segments_json(const struct segment_scan *scans, size_t n,
  * when all was read): slots the control block says were claimed but the
  * file cut off, slots whose header is unreadable, slots missing inside a
  * segment's sequence and the readable ones after them (left out: their
- * time deltas and string ids build on what was lost), segments that ended on an error, an arena gone while
- * the launcher's segment is there. */
+ * time deltas and string ids build on what was lost), segments that ended on an error, an arena
+ * gone while the launcher's segment is there. */
 static void add_damage(cJSON *root, const struct asys_arena_index *arena, const char *arena_path,
                        const char *segment_dir, const struct segment_scan *scans, size_t n,
                        struct asys_finalize_result *result)
@@ -577,13 +570,14 @@ static void add_damage(cJSON *root, const struct asys_arena_index *arena, const 
     result->arena_missing = access(arena_path, F_OK) != 0 && access(launcher, F_OK) == 0;
     /* a damaged header inside a segment is both unreadable and a gap in its
      * sequence: the larger of the two counts it once */
-    uint64_t inside = arena->skipped_slots > arena->sequence_gaps ? arena->skipped_slots
-                                                                   : arena->sequence_gaps;
+    uint64_t inside =
+        arena->skipped_slots > arena->sequence_gaps ? arena->skipped_slots : arena->sequence_gaps;
     result->damaged_slots = arena->missing_slots + inside + arena->slots_after_gap;
     result->damaged_bytes = result->damaged_slots * arena->slot_size;
     result->damaged_segments = 0;
     for (size_t i = 0; i < n; i++)
-        result->damaged_segments += scans[i].error[0] && strcmp(scans[i].error, "duplicate segment");
+        result->damaged_segments +=
+            scans[i].error[0] && strcmp(scans[i].error, "duplicate segment");
     result->control_damaged = arena->control_damaged;
     if (!result->damaged_slots && !result->damaged_segments && !result->arena_missing &&
         !result->control_damaged)
@@ -597,6 +591,15 @@ static void add_damage(cJSON *root, const struct asys_arena_index *arena, const 
     cJSON_AddNumberToObject(d, "segments_ended_early", (double)result->damaged_segments);
     cJSON_AddBoolToObject(d, "arena_missing", result->arena_missing);
     cJSON_AddBoolToObject(d, "control_block_damaged", result->control_damaged);
+}
+
+void asys_finalize_result_free(struct asys_finalize_result *r)
+{
+    for (size_t i = 0; i < r->rank_report_count; i++)
+        free(r->rank_reports[i]);
+    free(r->rank_reports);
+    r->rank_reports = NULL;
+    r->rank_report_count = r->rank_report_cap = 0;
 }
 
 void asys_finalize_warn_damage(const struct asys_finalize_result *r)
@@ -615,9 +618,8 @@ void asys_finalize_warn_damage(const struct asys_finalize_result *r)
                      r->damaged_slots, (double)r->damaged_bytes / (1 << 20));
         if (r->control_damaged && !slots[0] && !segments[0])
             snprintf(slots, sizeof slots, "the arena's control block is unreadable");
-        fprintf(stderr,
-                "asys: warning: the session was damaged: %s%s; %s (see report_info)\n", slots,
-                segments,
+        fprintf(stderr, "asys: warning: the session was damaged: %s%s; %s (see report_info)\n",
+                slots, segments,
                 r->control_damaged ? "slots claimed past the file's end cannot be counted"
                                    : "their records are lost");
     }
@@ -698,13 +700,213 @@ out:
     return rc;
 }
 
+static void add_totals(cJSON *root, size_t segments, const struct asys_finalize_result *r)
+{
+    cJSON *totals = cJSON_AddObjectToObject(root, "totals");
+    cJSON_AddNumberToObject(totals, "segments", (double)segments);
+    cJSON_AddNumberToObject(totals, "records", (double)r->records);
+    cJSON_AddNumberToObject(totals, "dropped_records", (double)r->dropped_records);
+    cJSON_AddNumberToObject(totals, "lost_threads", (double)r->lost_threads);
+    cJSON_AddNumberToObject(totals, "lost_thread_records", (double)r->lost_thread_records);
+    cJSON_AddNumberToObject(totals, "lost_processes", (double)r->lost_processes);
+    cJSON_AddNumberToObject(totals, "lost_process_records", (double)r->lost_process_records);
+}
+
+/* What every report of one session shares. */
+struct report_set {
+    const char *report_path; /* may hold a %r kept for the ranks */
+    int force;
+    const cJSON *symbols;
+    const struct archive_sources *from;
+    const struct segment_scan *scans;
+    size_t n;
+    struct asys_finalize_result *result;
+};
+
+/* One report: a temporary file beside it, renamed into place when whole. */
+static int write_report(const struct report_set *set, const char *path, const cJSON *manifest,
+                        const struct segment_scan *scans, size_t n, struct asys_err *err)
+{
+    char tmp[PATH_MAX + 32];
+    int rc = -1;
+    /* .NAME.PID.XXXXXX: one that a killed finalize left is removed here */
+    asys_remove_stale_temps(path, 1);
+    int fd = asys_temp_template(path, 1, tmp, sizeof tmp) == 0 ? mkostemp(tmp, O_CLOEXEC) : -1;
+    if (fd < 0) {
+        asys_fail(err, "%s", strerror(errno));
+        return -1;
+    }
+    if (write_archive(fd, set->from, manifest, set->symbols, scans, n, err) != 0)
+        goto out;
+    mode_t mask = umask(0);
+    umask(mask);
+    int closed = fchmod(fd, 0666 & ~mask) == 0;
+    closed = close(fd) == 0 && closed;
+    fd = -1;
+    if (!closed) {
+        asys_fail(err, "%s", strerror(errno));
+        goto out;
+    }
+    if (publish(tmp, path, set->force, err) != 0)
+        goto out;
+    tmp[0] = '\0';
+    struct stat st;
+    if (stat(path, &st) == 0)
+        set->result->report_bytes += (uint64_t)st.st_size;
+    rc = 0;
+out:
+    if (fd >= 0)
+        close(fd);
+    if (tmp[0])
+        unlink(tmp);
+    return rc;
+}
+
+/* A segment's rank: its process's, or its nearest ancestor's among the
+ * program's processes (a fork child keeps its parent's variables);
+ * RANK_NONE for a process of the launcher's own (torchrun itself),
+ * RANK_EVERY for the launcher's and its samplers' segments, which every
+ * report needs (the clock pairs). */
+#define RANK_NONE (-1L)
+#define RANK_EVERY (-2L)
+static long segment_rank(const struct asys_rank_map *ranks, const struct segment_scan *scans,
+                         size_t n, const struct segment_scan *seg)
+{
+    if (seg->collector != ASYS_SEGMENT_THREAD)
+        return RANK_EVERY;
+    uint32_t pid = seg->pid;
+    for (int depth = 0; depth < 64 && pid; depth++) {
+        const struct asys_rank *r = asys_rank_map_find(ranks, pid);
+        if (r)
+            return r->rank;
+        uint32_t parent = 0;
+        for (size_t i = 0; i < n && !parent; i++)
+            if (scans[i].pid == pid && scans[i].collector == ASYS_SEGMENT_THREAD)
+                parent = scans[i].ppid;
+        pid = parent;
+    }
+    return RANK_NONE;
+}
+
+/* The ranks among the program's processes, in order; their count. */
+static size_t list_ranks(const struct asys_rank_map *ranks, const struct segment_scan *scans,
+                         size_t n, long *out, size_t max)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++) {
+        long r = segment_rank(ranks, scans, n, &scans[i]);
+        if (r < 0)
+            continue;
+        size_t at = 0;
+        while (at < count && out[at] < r)
+            at++;
+        if ((at < count && out[at] == r) || count == max)
+            continue;
+        memmove(out + at + 1, out + at, (count - at) * sizeof *out);
+        out[at] = r;
+        count++;
+    }
+    return count;
+}
+
+#define MAX_RANK_REPORTS 1024
+
+static size_t rank_count(const struct asys_rank_map *ranks, const struct segment_scan *scans,
+                         size_t n)
+{
+    long found[2];
+    return ranks->count ? list_ranks(ranks, scans, n, found, 2) : 0;
+}
+
+/* The one rank of a recording that is not split (-1: none): what a kept %r
+ * becomes. */
+static long single_rank(const struct asys_rank_map *ranks, const struct segment_scan *scans,
+                        size_t n)
+{
+    long found[1];
+    return ranks->count && list_ranks(ranks, scans, n, found, 1) ? found[0] : RANK_NONE;
+}
+
+/* The manifest's rank: the one its processes' launcher gave them. */
+static void set_rank(cJSON *manifest, const struct asys_rank_map *ranks, long rank, long lowest)
+{
+    const struct asys_rank *r = NULL;
+    for (size_t i = 0; i < ranks->count && !r; i++)
+        if (ranks->items[i].rank.rank == rank)
+            r = &ranks->items[i].rank;
+    cJSON_DeleteItemFromObjectCaseSensitive(manifest, "multi_node");
+    cJSON *mn = cJSON_AddObjectToObject(manifest, "multi_node");
+    asys_rank_json(mn, r);
+    /* one asys profile around the launcher: the launcher's own processes are
+     * in the lowest rank's report */
+    cJSON_AddBoolToObject(mn, "split_from_launcher", 1);
+    cJSON_AddBoolToObject(mn, "launcher_processes", rank == lowest);
+}
+
+/* One report per rank, each with the segments of its processes and the
+ * launcher's; the results added up. */
+static int write_rank_reports(const struct report_set *set, const cJSON *root,
+                              const struct asys_rank_map *ranks, struct asys_err *err)
+{
+    long *list = calloc(MAX_RANK_REPORTS, sizeof *list);
+    struct segment_scan *subset = calloc(set->n ? set->n : 1, sizeof *subset);
+    int rc = -1;
+    if (!list || !subset) {
+        asys_fail(err, "out of memory");
+        goto out;
+    }
+    size_t count = list_ranks(ranks, set->scans, set->n, list, MAX_RANK_REPORTS);
+    for (size_t k = 0; k < count; k++) {
+        size_t m = 0;
+        for (size_t i = 0; i < set->n; i++) {
+            long r = segment_rank(ranks, set->scans, set->n, &set->scans[i]);
+            if (r == list[k] || r == RANK_EVERY || (r == RANK_NONE && k == 0))
+                subset[m++] = set->scans[i];
+        }
+        char path[PATH_MAX];
+        if (asys_rank_report_path(set->report_path, list[k], 1, path, sizeof path) != 0) {
+            asys_fail(err, "report name is too long");
+            goto out;
+        }
+        cJSON *manifest = cJSON_Duplicate(root, 1);
+        if (!manifest) {
+            asys_fail(err, "out of memory");
+            goto out;
+        }
+        struct asys_finalize_result part = {0};
+        cJSON_AddItemToObject(manifest, "segments", segments_json(subset, m, &part));
+        add_totals(manifest, m, &part);
+        set_rank(manifest, ranks, list[k], list[0]);
+        add_report_id(manifest);
+        int written = write_report(set, path, manifest, subset, m, err);
+        cJSON_Delete(manifest);
+        if (written != 0) {
+            asys_err_wrap(err, "'%s'", path);
+            goto out;
+        }
+        struct asys_finalize_result *res = set->result;
+        char *copy = strdup(path);
+        if (!copy || asys_grow(&res->rank_reports, &res->rank_report_cap, res->rank_report_count,
+                               sizeof *res->rank_reports, 8) != 0) {
+            free(copy);
+            asys_fail(err, "out of memory");
+            goto out;
+        }
+        res->rank_reports[res->rank_report_count++] = copy;
+    }
+    rc = 0;
+out:
+    free(list);
+    free(subset);
+    return rc;
+}
+
 int asys_finalize(const char *session_dir, const char *report_path, int force,
                   const struct asys_target *target, struct asys_finalize_aids *aids,
                   struct asys_finalize_result *result, struct asys_err *err)
 {
     struct asys_arena_compressor *compressor = aids ? aids->compressor : NULL;
     int rc = -1;
-    int fd = -1;
     struct segment_scan *scans = NULL;
     size_t n = 0;
     cJSON *symbols = NULL;
@@ -713,11 +915,11 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
     struct clock_pairs launcher_pairs = {0}, header_pairs = {0};
     struct asys_arena_index arena = {0};
     struct asys_arena_frames frames;
+    struct asys_rank_map ranks = {0};
     int arena_fd = -1;
     tallies_begin(&tallies);
     asys_arena_frames_init(&frames, &arena, -1);
-    char segment_dir[PATH_MAX], session_file[PATH_MAX + 32], tmp[PATH_MAX + 32];
-    tmp[0] = '\0';
+    char segment_dir[PATH_MAX], session_file[PATH_MAX + 32];
     memset(result, 0, sizeof *result);
     snprintf(segment_dir, sizeof segment_dir, "%s/segments", session_dir);
     snprintf(session_file, sizeof session_file, "%s/%s", session_dir, ASYS_SESSION_FILE);
@@ -763,57 +965,47 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
     add_clock(root, &launcher_pairs, &header_pairs);
     add_report_id(root);
     add_target(root, target);
-    cJSON_AddItemToObject(root, "segments", segments_json(scans, n, result));
+    cJSON *all_segments = segments_json(scans, n, result);
     add_damage(root, &arena, arena_path, segment_dir, scans, n, result);
-    cJSON *totals = cJSON_AddObjectToObject(root, "totals");
-    cJSON_AddNumberToObject(totals, "segments", (double)n);
-    cJSON_AddNumberToObject(totals, "records", (double)result->records);
-    cJSON_AddNumberToObject(totals, "dropped_records", (double)result->dropped_records);
-    cJSON_AddNumberToObject(totals, "lost_threads", (double)result->lost_threads);
-    cJSON_AddNumberToObject(totals, "lost_thread_records", (double)result->lost_thread_records);
-    cJSON_AddNumberToObject(totals, "lost_processes", (double)result->lost_processes);
-    cJSON_AddNumberToObject(totals, "lost_process_records", (double)result->lost_process_records);
-
-    /* .NAME.PID.XXXXXX: one that a killed finalize left is removed here */
-    asys_remove_stale_temps(report_path, 1);
-    fd = asys_temp_template(report_path, 1, tmp, sizeof tmp) == 0 ? mkostemp(tmp, O_CLOEXEC) : -1;
-    if (fd < 0) {
-        asys_fail(err, "%s", strerror(errno));
-        tmp[0] = '\0';
+    if (asys_rank_map_read(session_dir, &ranks) != 0) {
+        cJSON_Delete(all_segments);
+        asys_fail(err, "out of memory");
         goto out;
     }
     asys_arena_compressor_stop(compressor); /* it compressed while the segments were read */
     compressor = NULL;
     asys_arena_frames_init(&frames, &arena, arena_fd);
-    if (asys_arena_frames_open(&frames, session_dir, err) != 0)
-        goto out;
-    struct archive_sources from = {segment_dir, &arena, arena_fd, &frames};
-    if (write_archive(fd, &from, root, symbols, scans, n, err) != 0)
-        goto out;
-    mode_t mask = umask(0);
-    umask(mask);
-    if (fchmod(fd, 0666 & ~mask) != 0 || close(fd) != 0) {
-        fd = -1;
-        asys_fail(err, "%s", strerror(errno));
+    if (asys_arena_frames_open(&frames, session_dir, err) != 0) {
+        cJSON_Delete(all_segments);
         goto out;
     }
-    fd = -1;
-    if (publish(tmp, report_path, force, err) != 0)
-        goto out;
-    tmp[0] = '\0';
-    struct stat st;
-    if (stat(report_path, &st) == 0)
-        result->report_bytes = (uint64_t)st.st_size;
+    struct archive_sources from = {segment_dir, &arena, arena_fd, &frames};
+    struct report_set set = {report_path, force, symbols, &from, scans, n, result};
+    if (rank_count(&ranks, scans, n) >= 2) {
+        cJSON_Delete(all_segments);
+        if (write_rank_reports(&set, root, &ranks, err) != 0)
+            goto out;
+    } else {
+        cJSON_AddItemToObject(root, "segments", all_segments);
+        add_totals(root, n, result);
+        char path[PATH_MAX];
+        if (asys_rank_report_path(report_path, single_rank(&ranks, scans, n), 0, path,
+                                  sizeof path) != 0) {
+            asys_fail(err, "report name is too long");
+            goto out;
+        }
+        if (write_report(&set, path, root, scans, n, err) != 0)
+            goto out;
+    }
     result->segments = (int)n;
     rc = 0;
 out:
+    if (rc != 0) /* the reports of the ranks written before: whole, but not said */
+        asys_finalize_result_free(result);
+    asys_rank_map_free(&ranks);
     if (aids && !symbolizer)
         asys_symbols_warmer_free(aids->warmer);
     asys_arena_compressor_stop(compressor);
-    if (fd >= 0)
-        close(fd);
-    if (tmp[0])
-        unlink(tmp);
     free(scans);
     cJSON_Delete(root);
     cJSON_Delete(symbols);

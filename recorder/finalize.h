@@ -34,6 +34,10 @@ struct asys_finalize_result {
     uint64_t damaged_segments; /* segments that ended on an error */
     int arena_missing;        /* the session's arena is gone: every thread's records */
     int control_damaged;      /* its control block was unreadable */
+    /* --multi-node-mode true around a launcher of several ranks: the report
+     * of each rank, written instead of one (asys_finalize_result_free) */
+    char **rank_reports;
+    size_t rank_report_count, rank_report_cap;
 };
 
 /* What ran beside the program to shorten finalize (either may be NULL):
@@ -50,6 +54,12 @@ struct asys_finalize_aids {
 int asys_finalize(const char *session_dir, const char *report_path, int force,
                   const struct asys_target *target, struct asys_finalize_aids *aids,
                   struct asys_finalize_result *result, struct asys_err *err);
+
+/* `report_path` may hold the %r asys profile kept for the ranks of a
+ * launcher's processes: with two ranks or more among them each gets a
+ * report of its own (%r, or NAME_rankN), else %r is the one rank or
+ * "all". */
+void asys_finalize_result_free(struct asys_finalize_result *r);
 
 /* One warning line with what finalize could not read, when anything. */
 void asys_finalize_warn_damage(const struct asys_finalize_result *r);

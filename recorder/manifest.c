@@ -158,14 +158,20 @@ static void multi_node_json(cJSON *root, const struct asys_profile_options *o)
     cJSON *mn = cJSON_AddObjectToObject(root, "multi_node");
     struct asys_err err = {0};
     struct asys_rank r;
-    if (asys_rank_detect(&r, &err) != 1)
+    if (asys_rank_detect(&r, &err) == 1)
+        asys_rank_json(mn, &r);
+}
+
+void asys_rank_json(cJSON *obj, const struct asys_rank *r)
+{
+    if (!r)
         return;
-    cJSON_AddNumberToObject(mn, "rank", (double)r.rank);
-    if (r.local_rank >= 0)
-        cJSON_AddNumberToObject(mn, "local_rank", (double)r.local_rank);
-    if (r.world_size >= 0)
-        cJSON_AddNumberToObject(mn, "world_size", (double)r.world_size);
-    cJSON_AddStringToObject(mn, "source", r.source);
+    cJSON_AddNumberToObject(obj, "rank", (double)r->rank);
+    if (r->local_rank >= 0)
+        cJSON_AddNumberToObject(obj, "local_rank", (double)r->local_rank);
+    if (r->world_size >= 0)
+        cJSON_AddNumberToObject(obj, "world_size", (double)r->world_size);
+    cJSON_AddStringToObject(obj, "source", r->source);
 }
 
 int asys_absolute_path(const char *path, char *out, size_t size)

@@ -7,6 +7,7 @@
 
 #include "asys_error.h"
 #include "profile_options.h"
+#include "rank_env.h"
 #include "session.h"
 
 /* The session description: command, options, host, CPU, clock, collectors. */
@@ -23,5 +24,9 @@ int asys_json_save(const char *path, const cJSON *root, struct asys_err *err);
 cJSON *asys_json_load(const char *path, struct asys_err *err);
 /* `path` from the root (the current directory before a relative one); 0 or -1. */
 int asys_absolute_path(const char *path, char *out, size_t size);
+
+/* A rank's fields (rank, local_rank, world_size, source) into `obj`;
+ * nothing for NULL. */
+void asys_rank_json(cJSON *obj, const struct asys_rank *r);
 
 #endif

@@ -202,8 +202,14 @@ static void report_written(const char *report_path, const struct asys_finalize_r
 {
     char size[32];
     format_size(res->report_bytes, size, sizeof size);
-    fprintf(stderr, "asys: report written: '%s' (%s, %" PRIu64 " records", report_path, size,
-            res->records);
+    for (size_t i = 0; i < res->rank_report_count; i++)
+        fprintf(stderr, "asys: report written: '%s'\n", res->rank_reports[i]);
+    if (res->rank_report_count)
+        fprintf(stderr, "asys: %zu reports, one per rank (%s, %" PRIu64 " records",
+                res->rank_report_count, size, res->records);
+    else
+        fprintf(stderr, "asys: report written: '%s' (%s, %" PRIu64 " records", report_path, size,
+                res->records);
     if (res->dropped_records)
         fprintf(stderr, ", %" PRIu64 " dropped", res->dropped_records);
     fprintf(stderr, ")\n");
@@ -314,6 +320,18 @@ static int after_the_report(const struct asys_profile_options *o, const char *re
     return failed ? -1 : 0;
 }
 
+/* -o's patterns; with --multi-node-mode true and no rank in asys's own
+ * environment %r is kept: the program's processes' ranks name the reports. */
+static int expand_output(const struct asys_profile_options *o, long pid, char *out, size_t size,
+                         struct asys_err *err)
+{
+    struct asys_rank rank;
+    struct asys_err ignored = {0};
+    if (asys_profile_value(o, "multi-node-mode")->number && asys_rank_detect(&rank, &ignored) == 0)
+        return asys_output_pattern_expand_keeping_rank(o->output, pid, out, size, err);
+    return asys_output_pattern_expand(o->output, pid, out, size, err);
+}
+
 /* -o with %p: the name now that the program's pid is known, checked at once
  * (a name taken is said now, not after the run) and kept in session.json
  * for asys finalize. */
@@ -323,7 +341,7 @@ static void name_with_pid(const struct asys_profile_options *o, const struct asy
     struct asys_err err = {0};
     char expanded[PATH_MAX], resolved[PATH_MAX] = "";
     /* the pattern expanded with pid 0 before, so only the check can fail */
-    if (asys_output_pattern_expand(o->output, (long)pid, expanded, sizeof expanded, &err) != 0)
+    if (expand_output(o, (long)pid, expanded, sizeof expanded, &err) != 0)
         return;
     if (asys_report_path_resolve(expanded, o->force_overwrite, resolved, sizeof resolved, &err) !=
         0)
@@ -426,6 +444,13 @@ static int record(const struct asys_profile_options *o, char *report_path, size_
         goto out;
     }
     report_written(report_path, &res);
+    int after_failed = 0;
+    if (res.rank_report_count)
+        for (size_t i = 0; i < res.rank_report_count; i++)
+            after_failed |= after_the_report(o, res.rank_reports[i]) != 0;
+    else
+        after_failed = after_the_report(o, report_path) != 0;
+    asys_finalize_result_free(&res);
     if (target.duration_expired && !target.ended) {
         /* --kill none: the program goes on, unrecorded; asys waits for it so
          * that its exit status is asys's, as without a duration */
@@ -436,7 +461,7 @@ static int record(const struct asys_profile_options *o, char *report_path, size_
         warn_survivors(&target, o->wait);
     }
     rc = asys_target_exit_code(&target);
-    if (after_the_report(o, report_path) != 0 && rc == ASYS_EXIT_OK)
+    if (after_failed && rc == ASYS_EXIT_OK)
         rc = ASYS_EXIT_FAILURE;
 out:
     asys_arena_compressor_stop(compressor);
@@ -475,13 +500,13 @@ int asys_cmd_profile(int argc, char **argv)
         if (!found)
             fprintf(stderr,
                     "%s: notice: --multi-node-mode true but no rank in the environment (looked "
-                    "at %s): the report keeps none\n",
+                    "at %s): the ranks the program's processes have name the reports, one per "
+                    "rank\n",
                     PROG, ASYS_RANK_ENVIRONMENTS);
     }
     char report_path[PATH_MAX], expanded[PATH_MAX];
     /* %p is the program's: until it runs, the name is checked with pid 0 */
-    if (opts.output &&
-        asys_output_pattern_expand(opts.output, 0, expanded, sizeof expanded, &err) != 0) {
+    if (opts.output && expand_output(&opts, 0, expanded, sizeof expanded, &err) != 0) {
         fprintf(stderr, "%s: -o '%s': %s\n", PROG, opts.output, err.text);
         return 2;
     }
@@ -586,7 +611,12 @@ int asys_cmd_finalize(int argc, char **argv)
         fprintf(stderr, "asys finalize: cannot write '%s': %s\n", report_path, err.text);
         return 1;
     }
-    fprintf(stderr, "asys: report written: '%s' (%" PRIu64 " records)\n", report_path, res.records);
+    for (size_t i = 0; i < res.rank_report_count; i++)
+        fprintf(stderr, "asys: report written: '%s'\n", res.rank_reports[i]);
+    if (!res.rank_report_count)
+        fprintf(stderr, "asys: report written: '%s' (%" PRIu64 " records)\n", report_path,
+                res.records);
     asys_finalize_warn_damage(&res);
+    asys_finalize_result_free(&res);
     return 0;
 }

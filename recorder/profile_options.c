@@ -202,7 +202,7 @@ static const struct asys_option launcher_options[] = {
     {.name = "output", .short_name = 'o', .type = ASYS_OPT_TEXT, .metavar = "NAME",
      .help = "report name; .asys-rep is appended; report1, report2... when not given; %h host, %p the program's pid, %r the rank (from RANK, OMPI_COMM_WORLD_RANK, PMI_RANK or SLURM_PROCID; an error when none is set), %n the first free number, %q{ENV} a variable's value, %% a %"},
     {.name = "multi-node-mode", .type = ASYS_OPT_BOOL, .metavar = "[true|false]",
-     .default_value = "false",
+     .default_value = "false", .env = "ASYS_MULTI_NODE_MODE",
      .help = "true: this asys profile is one rank of a job (mpirun, srun, torchrun) and writes "
              "its own report (name it with -o's %r); the rank, local rank and world size are "
              "read from RANK/LOCAL_RANK/WORLD_SIZE, OMPI_COMM_WORLD_*, PMI_RANK/PMI_SIZE or "

@@ -114,9 +114,10 @@ static int append(char *out, size_t size, size_t *at, const char *text, size_t l
     return 0;
 }
 
-/* One expansion with %n = `seq`; *has_seq says whether %n was there. */
-static int expand_once(const char *pattern, long pid, unsigned seq, int *has_seq, char *out,
-                       size_t size, struct asys_err *err)
+/* One expansion with %n = `seq`; *has_seq says whether %n was there;
+ * `keep_rank`: a %r without a rank in the environment stays %r. */
+static int expand_once(const char *pattern, long pid, int keep_rank, unsigned seq, int *has_seq,
+                       char *out, size_t size, struct asys_err *err)
 {
     size_t at = 0;
     out[0] = '\0';
@@ -148,10 +149,11 @@ static int expand_once(const char *pattern, long pid, unsigned seq, int *has_seq
             int found = asys_rank_detect(&rank, err);
             if (found < 0)
                 return asys_err_wrap(err, "cannot expand %%r");
-            if (!found)
+            if (!found && !keep_rank)
                 return asys_fail(err, "%%r: no rank in the environment (looked at %s)",
                                  ASYS_RANK_ENVIRONMENTS);
-            len = (size_t)snprintf(piece, sizeof piece, "%ld", rank.rank);
+            len = found ? (size_t)snprintf(piece, sizeof piece, "%ld", rank.rank)
+                        : (size_t)snprintf(piece, sizeof piece, "%%r");
             p++;
         } else if (p[1] == 'n') {
             len = (size_t)snprintf(piece, sizeof piece, "%u", seq);
@@ -180,12 +182,12 @@ static int expand_once(const char *pattern, long pid, unsigned seq, int *has_seq
     return 0;
 }
 
-int asys_output_pattern_expand(const char *pattern, long pid, char *out, size_t size,
-                               struct asys_err *err)
+static int expand(const char *pattern, long pid, int keep_rank, char *out, size_t size,
+                  struct asys_err *err)
 {
     int has_seq = 0;
     for (unsigned seq = 1; seq < 1000000; seq++) {
-        if (expand_once(pattern, pid, seq, &has_seq, out, size, err) != 0)
+        if (expand_once(pattern, pid, keep_rank, seq, &has_seq, out, size, err) != 0)
             return -1;
         if (!has_seq)
             return 0;
@@ -208,4 +210,16 @@ int asys_output_pattern_has_pid(const char *pattern)
             p++;
         }
     return 0;
+}
+
+int asys_output_pattern_expand(const char *pattern, long pid, char *out, size_t size,
+                               struct asys_err *err)
+{
+    return expand(pattern, pid, 0, out, size, err);
+}
+
+int asys_output_pattern_expand_keeping_rank(const char *pattern, long pid, char *out, size_t size,
+                                            struct asys_err *err)
+{
+    return expand(pattern, pid, 1, out, size, err);
 }

@@ -31,6 +31,12 @@ int asys_report_path_resolve(const char *output, int force, char *out, size_t si
 int asys_output_pattern_expand(const char *pattern, long pid, char *out, size_t size,
                                struct asys_err *err);
 
+/* The same, but a %r without a rank in asys's environment stays %r: with
+ * --multi-node-mode true the program's processes name their reports
+ * (asys_finalize). */
+int asys_output_pattern_expand_keeping_rank(const char *pattern, long pid, char *out, size_t size,
+                                            struct asys_err *err);
+
 /* Whether `pattern` has %p (the name is known only once the program runs). */
 int asys_output_pattern_has_pid(const char *pattern);
 

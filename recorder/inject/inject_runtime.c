@@ -3,14 +3,17 @@
  * the host: every failure turns recording off for what it affects. */
 #define _GNU_SOURCE
 #include "inject.h"
+#include "rank_env.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
@@ -106,6 +109,44 @@ const char *asys_option_text(const char *name)
     if (!v)
         asys_debug("option %s is missing; its collector stays off", name);
     return v;
+}
+
+/* --multi-node-mode true: this process's rank variables, for finalize to
+ * give each rank a launcher started its own report (SESSION/ranks/PID; the
+ * new image of an exec writes it again).  Best effort: without the file the
+ * process counts as the launcher's. */
+static void keep_rank_environment(const char *session)
+{
+    static const char *const names[] = {ASYS_RANK_VARIABLES};
+    const char *mode = getenv("ASYS_MULTI_NODE_MODE");
+    if (!mode || strcmp(mode, "true"))
+        return;
+    char text[1024], *end = text + sizeof text, *p = text;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *v = getenv(names[i]);
+        if (!v || strlen(v) > 32)
+            continue;
+        p = asys_append_str(p, end, names[i]);
+        p = asys_append_str(p, end, "=");
+        p = asys_append_str(p, end, v);
+        p = asys_append_str(p, end, "\n");
+    }
+    if (p == text)
+        return;
+    char path[PATH_MAX], *path_end = path + sizeof path;
+    char *q = asys_append_str(path, path_end, session);
+    q = asys_append_str(q, path_end, "/" ASYS_RANK_DIR);
+    if (q >= path_end - 32)
+        return;
+    mkdir(path, 0700); /* the first process makes it */
+    q = asys_append_str(q, path_end, "/");
+    asys_append_u64(q, path_end, (uint64_t)getpid(), 10);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return;
+    if (write(fd, text, (size_t)(p - text)) != (ssize_t)(p - text))
+        asys_debug("cannot keep the rank environment in %s", path);
+    close(fd);
 }
 
 /* ASYS_COLLECTORS ("hgtx,osrt") -> the registry's entries; each starts. */
@@ -223,6 +264,7 @@ static void init_process(void)
     asys_callstack_init();
     asys_capture_init();
     asys_proc.enabled = 1;
+    keep_rank_environment(session);
     start_collectors(getenv("ASYS_COLLECTORS"));
     asys_debug("recording into %s (collectors 0x%llx, clock %s)", asys_proc.segment_dir,
                (unsigned long long)asys_proc.features, asys_clock_name(asys_proc.clock_kind));
@@ -636,9 +678,9 @@ static void after_fork_child(void)
     /* the parent image's anchor stays mapped: a child that gets no segment
      * counts itself there (an older grandparent's is let go) */
     if (asys_proc.parent_anchor)
-        munmap((void *)((uintptr_t)asys_proc.parent_anchor &
-                        ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1)),
-               (size_t)sysconf(_SC_PAGESIZE));
+        munmap(
+            (void *)((uintptr_t)asys_proc.parent_anchor & ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1)),
+            (size_t)sysconf(_SC_PAGESIZE));
     asys_proc.parent_anchor = asys_proc.anchor;
     asys_proc.counted_as_lost_process = 0;
     asys_proc.anchor = NULL;

@@ -241,7 +241,7 @@ class EveryRecordKind(HggcTestCase):
         self.assertEqual(sum(int(r['Count']) for r in summary), 18)
         r = self.stats('-r', 'hggc_kern_sum:demangled', self.report(), expect_rc=2)
         self.assertEqual(r.stderr.decode().strip(), "asys-stats: report 'hggc_kern_sum' has no "
-                         "argument 'demangled' (valid: base, mangled)")
+                         "argument 'demangled' (valid: base, mangled, nvtx-name)")
 
 
 class KernelProfileCommand(HggcTestCase):

@@ -89,11 +89,6 @@ static void save(const struct ring *r, const char *name)
     fclose(f);
 }
 
-static long read_fd(void *ctx, void *buf, size_t size)
-{
-    return (long)read(*(int *)ctx, buf, size);
-}
-
 /* Records of `type` in segments/NAME.seg; -1 when it does not exist. */
 static int count_records(const char *name, unsigned type, uint32_t *first_chain_depth)
 {
@@ -106,7 +101,7 @@ static int count_records(const char *name, unsigned type, uint32_t *first_chain_
     ck_assert_int_eq(fstat(fd, &st), 0);
     struct asys_segment_stream s;
     struct asys_err err = {0};
-    ck_assert_int_eq(asys_segment_stream_open(&s, read_fd, &fd, (uint64_t)st.st_size, &err), 0);
+    ck_assert_int_eq(asys_segment_stream_open(&s, asys_read_fd, &fd, (uint64_t)st.st_size, &err), 0);
     struct asys_record rec;
     int n = 0, rc;
     while ((rc = asys_segment_stream_next(&s, &rec, &err)) > 0) {

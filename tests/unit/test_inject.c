@@ -84,11 +84,6 @@ struct seen {
     uint64_t data_end;
 };
 
-static long read_fd(void *ctx, void *buf, size_t size)
-{
-    return (long)read(*(int *)ctx, buf, size);
-}
-
 /* Reads the segment of thread `tid` of this process. */
 static void read_segment(uint32_t tid, struct seen *out)
 {
@@ -111,7 +106,7 @@ static void read_segment(uint32_t tid, struct seen *out)
     fstat(fd, &st);
     struct asys_segment_stream s;
     struct asys_err err;
-    ck_assert_int_eq(asys_segment_stream_open(&s, read_fd, &fd, (uint64_t)st.st_size, &err), 0);
+    ck_assert_int_eq(asys_segment_stream_open(&s, asys_read_fd, &fd, (uint64_t)st.st_size, &err), 0);
     out->uid = s.header.process_uid;
     out->parent_uid = s.header.parent_process_uid;
     out->inherited_limit = s.header.inherited_string_limit;

@@ -29,11 +29,6 @@ struct seen {
     int count;
 };
 
-static long read_fd(void *ctx, void *buf, size_t size)
-{
-    return (long)read(*(int *)ctx, buf, size);
-}
-
 static void read_all(struct seen *out)
 {
     int was_busy = asys_tls_busy;
@@ -54,7 +49,7 @@ static void read_all(struct seen *out)
         fstat(fd, &st);
         struct asys_segment_stream s;
         struct asys_err err;
-        ck_assert_int_eq(asys_segment_stream_open(&s, read_fd, &fd, (uint64_t)st.st_size, &err), 0);
+        ck_assert_int_eq(asys_segment_stream_open(&s, asys_read_fd, &fd, (uint64_t)st.st_size, &err), 0);
         struct asys_record rec;
         while (asys_segment_stream_next(&s, &rec, &err) > 0 && out->count < MAX_RECORDS) {
             if (rec.type < ASYS_REC_PCCL_COMM || rec.type > ASYS_REC_PCCL_STATUS)

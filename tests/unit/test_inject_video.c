@@ -43,11 +43,6 @@ struct record {
 static struct record records[MAX_RECORDS];
 static int record_count;
 
-static long read_fd(void *ctx, void *buf, size_t size)
-{
-    return (long)read(*(int *)ctx, buf, size);
-}
-
 static void read_all(void)
 {
     int was_busy = asys_tls_busy;
@@ -68,7 +63,7 @@ static void read_all(void)
         fstat(fd, &st);
         struct asys_segment_stream s;
         struct asys_err err;
-        ck_assert_int_eq(asys_segment_stream_open(&s, read_fd, &fd, (uint64_t)st.st_size, &err), 0);
+        ck_assert_int_eq(asys_segment_stream_open(&s, asys_read_fd, &fd, (uint64_t)st.st_size, &err), 0);
         struct asys_record rec;
         while (asys_segment_stream_next(&s, &rec, &err) > 0 && record_count < MAX_RECORDS) {
             if (rec.type < ASYS_REC_VIDEO_API || rec.type > ASYS_REC_VIDEO_API_STREAM)

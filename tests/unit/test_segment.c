@@ -71,11 +71,6 @@ static int write_string(struct asys_segment_writer *w, uint32_t id, const char *
     return 1;
 }
 
-static long read_fd(void *ctx, void *buf, size_t size)
-{
-    return (long)read(*(int *)ctx, buf, size);
-}
-
 struct reader {
     int fd;
     struct asys_segment_stream s;
@@ -89,7 +84,7 @@ static int open_reader(struct reader *r)
     ck_assert_int_ge(r->fd, 0);
     ck_assert_int_eq(fstat(r->fd, &st), 0);
     memset(&r->err, 0, sizeof r->err);
-    return asys_segment_stream_open(&r->s, read_fd, &r->fd, (uint64_t)st.st_size, &r->err);
+    return asys_segment_stream_open(&r->s, asys_read_fd, &r->fd, (uint64_t)st.st_size, &r->err);
 }
 
 static void close_reader(struct reader *r)
