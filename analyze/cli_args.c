@@ -149,6 +149,20 @@ int asys_cli_positional(struct asys_cli *c, const char **input)
     return 0;
 }
 
+int asys_cli_positionals(struct asys_cli *c, const char **inputs, int *count, int max)
+{
+    if (c->arg[0] == '-' && c->arg[1]) {
+        fprintf(stderr, "%s: unknown option '%s' (see %s --help)\n", c->prog, c->arg, c->prog);
+        return -1;
+    }
+    if (*count >= max) {
+        fprintf(stderr, "%s: more than %d inputs (give their directory)\n", c->prog, max);
+        return -1;
+    }
+    inputs[(*count)++] = c->arg;
+    return 0;
+}
+
 const char asys_cli_limits_help[] =
     "      --max-expansion RATIO     refuse a report that decompresses to more than\n"
     "                                RATIO times its size (default 1000; 0: no limit)\n"

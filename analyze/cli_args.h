@@ -83,4 +83,8 @@ extern const char asys_cli_limits_help[];
  * first positional one (*input set, 0), else -1 after printing why. */
 int asys_cli_positional(struct asys_cli *c, const char **input);
 
+/* The same for a tool that takes several inputs: appended to inputs[*count]
+ * (at most max); 0, or -1 after printing why. */
+int asys_cli_positionals(struct asys_cli *c, const char **inputs, int *count, int max);
+
 #endif

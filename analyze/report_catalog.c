@@ -141,7 +141,11 @@ int asys_report_def_parse(const char *text, const char *origin, struct asys_repo
             last = &def->arguments;
         }
     }
-    def->sql = strdup(text);
+    /* "-- merge" on a line of its own: the partial query above, the merge below */
+    const char *merge = strstr(text, "\n-- merge\n");
+    def->sql = merge ? dup_range(text, (size_t)(merge - text) + 1) : strdup(text);
+    if (merge)
+        oom |= !(def->merge_sql = strdup(merge + strlen("\n-- merge\n")));
     def->origin = strdup(origin);
     if (oom || !def->sql || !def->origin) {
         asys_report_def_free(def);
@@ -171,6 +175,7 @@ void asys_report_def_free(struct asys_report_def *def)
     free(def->requires_table);
     free(def->requires_message);
     free(def->sql);
+    free(def->merge_sql);
     free(def->origin);
     memset(def, 0, sizeof *def);
 }
@@ -311,6 +316,14 @@ void asys_report_request_parse(const char *requested, struct asys_report_request
 /* Whether `arg` (len bytes) is in the report's comma-separated list. */
 static int report_takes(const struct asys_report_def *def, const char *arg, size_t n)
 {
+    /* "NUMBER" in the list: a positive decimal number (rank_outliers:K) */
+    char number[32], *end = NULL;
+    snprintf(number, sizeof number, "%.*s", (int)(n < sizeof number ? n : sizeof number - 1),
+             arg);
+    double v = strtod(number, &end);
+    if (def->arguments && strstr(def->arguments, "NUMBER") && n && n < sizeof number &&
+        end != number && !*end && v > 0 && v < 1e9)
+        return 1;
     for (const char *p = def->arguments; p && *p;) {
         p += strspn(p, ", ");
         size_t len = strcspn(p, ",");

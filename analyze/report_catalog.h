@@ -22,7 +22,12 @@
  * Built-in reports come from queries/ (compiled in); --report-dir adds or
  * replaces reports by name.  Queries may use the parameters :session_start,
  * :filter_start, :filter_end (absolute ns), :pid, :tid (-1: any),
- * :report_arg (NAME:ARG) and :report_name (the name or alias asked for). */
+ * :report_arg (NAME:ARG) and :report_name (the name or alias asked for).
+ *
+ * A multi-report report (rank_sum, pccl_skew) holds two statements split by
+ * a line "-- merge": the first runs on each report's database and gives its
+ * partial rows, the second on the merged partials (report_merge.h: tables
+ * `ranks` and `part`). */
 #ifndef ASYS_REPORT_CATALOG_H
 #define ASYS_REPORT_CATALOG_H
 
@@ -43,10 +48,14 @@ struct asys_report_def {
     char *tree_label; /* tree reports: the label column and the level column */
     char *tree_level;
     int is_default;
-    char *summary; /* the count column of a summary report, or NULL */
+    char *summary;          /* the count column of a summary report, or NULL */
     char *requires_table;   /* the report needs rows in this table, or NULL */
     char *requires_message; /* what to say when it has none */
     char *sql;
+    /* a multi-report report (rank_sum): what follows a line "-- merge" after
+     * the query; the query above gives each report's partial rows, this one
+     * merges them (report_merge.h); NULL for the others */
+    char *merge_sql;
     char *origin; /* "built-in" or the file's path */
 };
 

@@ -40,6 +40,16 @@ int asys_report_db_open(const char *report_path, const struct asys_db_options *o
                         struct asys_report_db *out, struct asys_err *err);
 void asys_report_db_close(struct asys_report_db *rdb);
 
+/* Opens a database file read-only as one not trusted: no locks, no journal
+ * read, SQLite's defensive settings (a partial, a cached database).  0, or
+ * -1 with *db NULL. */
+int asys_db_open_untrusted(const char *path, sqlite3 **db);
+
+/* Builds what every open compares a cached database with (the schema of
+ * an empty import) now, once: worker processes forked after it share it
+ * instead of each building its own. */
+void asys_report_db_warm(void);
+
 /* NAME.asys-rep or NAME.sqlite -> NAME (other paths stay as they are). */
 void asys_report_base(const char *report_path, char *out, size_t size);
 

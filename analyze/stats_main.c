@@ -14,16 +14,22 @@
 #include "parse_util.h"
 #include "file_mode.h"
 #include "output_format.h"
+#include "partial_cache.h"
 #include "report_catalog.h"
 #include "hgtx_window.h"
 #include "import_progress.h"
 #include "report_losses.h"
 #include "report_db.h"
+#include "report_merge.h"
+#include "report_partial.h"
 #include "report_run.h"
+#include "stats_multi.h"
 #include "time_filter.h"
 
 #define PROG "asys-stats"
 #define MAX_REPORTS 64
+#define MAX_INPUTS 65536
+#define MAX_FORWARD 256
 
 struct stats_args {
     struct asys_report_limits limits; /* --max-expansion ... */
@@ -44,12 +50,22 @@ struct stats_args {
     int quiet;
     int force_overwrite; /* --force-overwrite: --sqlite may replace any file */
     int help;
-    const char *group_by;      /* --group-by base|hgtx */
-    const char *api_name_mode; /* --api-name-mode host|kernel */
-    long long buckets;         /* --buckets N */
-    long long pid, tid;        /* --pid / --tid; -1: every one */
-    long long query_timeout_s; /* --query-timeout S */
-    const char *input;
+    const char *group_by;               /* --group-by base|hgtx */
+    const char *api_name_mode;          /* --api-name-mode host|kernel */
+    long long buckets;                  /* --buckets N */
+    long long pid, tid;                 /* --pid / --tid; -1: every one */
+    long long query_timeout_s;          /* --query-timeout S */
+    int forward_from;                   /* parse_args: where the option being read starts */
+    long long filter_start, filter_end; /* --filter-time, relative to each session start */
+    const char *input;                  /* the report of a single-report run */
+    const char **inputs;                /* every report, directory or (--merge) partial given */
+    int input_count;
+    const char *partial_out;    /* --partial OUT */
+    int merge;                  /* --merge: the inputs are partials */
+    long long jobs;             /* -j N; 0: the number of cores */
+    const char *scheduler;      /* --scheduler ADDR or DASK_SCHEDULER_ADDRESS */
+    char *forward[MAX_FORWARD]; /* the options a Dask task's asys-stats --partial gets */
+    int forward_count;
     const char *kernel;                    /* --kernel NAME[#N] or a correlation id */
     enum asys_format formats[MAX_REPORTS]; /* -f's list: one, or one per report of -r */
     int format_count;
@@ -59,9 +75,14 @@ static void usage(FILE *out)
 {
     fprintf(
         out,
-        "usage: asys-stats [options] REPORT.asys-rep\n\n"
+        "usage: asys-stats [options] REPORT.asys-rep|DIR...\n"
+        "       asys-stats --partial OUT [options] REPORT.asys-rep\n"
+        "       asys-stats --merge [options] PARTIAL...\n\n"
         "Imports the report into REPORT.sqlite (once; rebuilt when the report or\n"
-        "the schema changes) and prints summary reports.\n\n"
+        "the schema changes) and prints summary reports.  Several reports, or\n"
+        "directories of reports (one per rank), make one analysis: each report's\n"
+        "rows behind Rank and Host columns, and the multi-report reports\n"
+        "(rank_sum, pccl_skew, rank_outliers).\n\n"
         "  -r, --report NAME[,NAME...]   reports to run (repeatable; NAME:ARG passes ARG)\n"
         "                                default: every report marked default\n"
         "  -f, --format FMT[,FMT...]     column, table, csv, tsv, json (one, or one per report)\n"
@@ -94,15 +115,59 @@ static void usage(FILE *out)
         "      --force-overwrite [true]  --sqlite may replace a file that is not one\n"
         "                                (no short form: -f is --format, as in nsys stats)\n"
         "      --force-export [true]     rebuild the analysis database\n"
+        "  -j, --jobs N                  import and summarize N reports at once\n"
+        "                                (default: the number of cores)\n"
+        "      --partial OUT             write the report's partial result to OUT (for\n"
+        "                                --merge) instead of printing reports\n"
+        "      --merge                   the inputs are partials: merge and print them\n"
+        "      --scheduler ADDR          make the partials on the Dask cluster of that\n"
+        "                                scheduler (default: $DASK_SCHEDULER_ADDRESS;\n"
+        "                                needs python3-distributed; reports on a\n"
+        "                                shared filesystem)\n"
         "  -q, --quiet                   no progress messages\n"
         "  -h, --help                    this help\n"
         "      --version                 the version of asys\n");
     fputs(asys_cli_limits_help, out);
 }
 
+/* The options that shape a report's rows, which a Dask task's asys-stats
+ * --partial gets as they were given; those of the output (-f, -o,
+ * --timeunit), of the run (-j, -q, --scheduler, --partial, --merge) and the
+ * inputs stay here. */
+static int forward_previous(struct stats_args *a, const struct asys_cli *c, int last)
+{
+    if (a->forward_from < 1)
+        return 0;
+    static const char *const local[] = {
+        "-f",        "--format", "-o",       "--output",         "--timeunit",
+        "-q",        "--quiet",  "-j",       "--jobs",           "--scheduler",
+        "--partial", "--merge",  "--sqlite", "--force-overwrite"};
+    const char *first = c->argv[a->forward_from];
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(first, "="), first);
+    if (first[0] != '-' || !first[1])
+        return 0; /* an input */
+    for (size_t i = 0; i < sizeof local / sizeof local[0]; i++)
+        if (!strcmp(name, local[i]))
+            return 0;
+    for (int i = a->forward_from; i <= last && i < c->argc; i++) {
+        if (a->forward_count == MAX_FORWARD) {
+            fprintf(stderr, "%s: too many options\n", PROG);
+            return -1;
+        }
+        a->forward[a->forward_count++] = c->argv[i];
+    }
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, struct stats_args *a)
 {
     memset(a, 0, sizeof *a);
+    a->inputs = calloc((size_t)argc + 1, sizeof *a->inputs);
+    if (!a->inputs) {
+        fprintf(stderr, "%s: out of memory\n", PROG);
+        return -1;
+    }
     asys_report_limits_default(&a->limits);
     a->query_timeout_s = 600;
     a->pid = a->tid = -1;
@@ -120,8 +185,13 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
         {NULL, "--report-dir", &a->report_dir, NULL, NULL},
         {NULL, "--sqlite", &a->sqlite_path, NULL, NULL},
         {NULL, "--kernel", &a->kernel, NULL, NULL},
+        {NULL, "--partial", &a->partial_out, NULL, NULL},
+        {NULL, "--scheduler", &a->scheduler, NULL, NULL},
     };
     while (asys_cli_next(&c)) {
+        if (forward_previous(a, &c, c.i - 1) != 0)
+            return -1;
+        a->forward_from = c.i;
         int limit = asys_cli_take_limits(&c, &a->limits);
         if (limit < 0)
             return -1;
@@ -182,12 +252,29 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
             a->force_overwrite = asys_cli_switch(&c);
         } else if (asys_cli_is(&c, "-q", "--quiet")) {
             a->quiet = 1;
+        } else if (asys_cli_is(&c, NULL, "--merge")) {
+            a->merge = 1;
+        } else if (asys_cli_is(&c, "-j", "--jobs")) {
+            const char *value = asys_cli_value(&c);
+            uint64_t n;
+            if (!value)
+                return -1;
+            if (asys_parse_count(value, 4096, &n) != 0 || n < 1) {
+                fprintf(stderr, "%s: --jobs takes 1 to 4096, not '%s'\n", PROG, value);
+                return -1;
+            }
+            a->jobs = (long long)n;
         } else if ((a->help = asys_cli_help_kind(&c)) != 0) {
             return 0;
-        } else if (asys_cli_positional(&c, &a->input) != 0) {
+        } else if (asys_cli_positionals(&c, a->inputs, &a->input_count, MAX_INPUTS) != 0) {
             return -1;
         }
     }
+    if (forward_previous(a, &c, argc - 1) != 0)
+        return -1;
+    a->input = a->input_count ? a->inputs[0] : NULL;
+    if (!a->scheduler && getenv("DASK_SCHEDULER_ADDRESS") && *getenv("DASK_SCHEDULER_ADDRESS"))
+        a->scheduler = getenv("DASK_SCHEDULER_ADDRESS");
     return 0;
 }
 
@@ -263,16 +350,35 @@ static int skipped(const struct asys_report_def *d, const struct asys_output_opt
     return 0;
 }
 
+/* Where the reports' rows come from: one analysis database, or the merge
+ * of several reports' partials. */
+struct source {
+    sqlite3 *db;                           /* one report */
+    struct asys_merge *merge;              /* several */
+    const struct asys_partial_item *items; /* the merge's reports, in order */
+    const char *input;                     /* what messages call it */
+};
+
+static int source_prepare(const struct source *src, int idx, const struct asys_report_def *d,
+                          const char *requested, const struct asys_report_params *p,
+                          sqlite3_stmt **st, struct asys_err *err)
+{
+    if (src->merge)
+        return asys_merge_prepare(src->merge, idx, &src->items[idx], p, st, err);
+    return asys_report_prepare(src->db, d, requested, p, st, err);
+}
+
 /* Runs one report into `out`.  Returns 0, or -1 after printing the error. */
-static int run_report(sqlite3 *db, const struct asys_report_def *d, const char *requested,
-                      const struct asys_report_params *p, const struct asys_output_options *o,
-                      FILE *out, int with_title, const char *input)
+static int run_report(const struct source *src, int idx, const struct asys_report_def *d,
+                      const char *requested, const struct asys_report_params *p,
+                      const struct asys_output_options *o, FILE *out, int with_title)
 {
     sqlite3_stmt *st = NULL;
     struct asys_err prepare_err = {0};
+    const char *input = src->input;
     char title[512];
     snprintf(title, sizeof title, "\n ** %s (%s):\n\n", d->title, d->name);
-    if (asys_report_prepare(db, d, requested, p, &st, &prepare_err) != 0) {
+    if (source_prepare(src, idx, d, requested, p, &st, &prepare_err) != 0) {
         if (prepare_err.kind == ASYS_ERR_NO_DATA) /* SKIPPED, as a report without rows */
             return skipped(d, o, out, with_title, title, input, prepare_err.text);
         fprintf(stderr, "%s: cannot run report '%s' on '%s': %s\n", PROG, d->name, input,
@@ -309,7 +415,12 @@ static void output_path(const struct stats_args *a, const char *name, const char
         snprintf(out, size, "%s_%s.%s", a->output, name, extension);
         return;
     }
-    const char *base = strrchr(a->input, '/') ? strrchr(a->input, '/') + 1 : a->input;
+    /* a directory of reports (runs/): its own name */
+    char input[PATH_MAX];
+    snprintf(input, sizeof input, "%s", a->input);
+    for (size_t n = strlen(input); n > 1 && input[n - 1] == '/'; n--)
+        input[n - 1] = '\0';
+    const char *base = strrchr(input, '/') ? strrchr(input, '/') + 1 : input;
     size_t len = strlen(base);
     const char *suffix = ".asys-rep";
     if (len > strlen(suffix) && !strcmp(base + len - strlen(suffix), suffix))
@@ -319,9 +430,9 @@ static void output_path(const struct stats_args *a, const char *name, const char
 }
 
 /* Writes one report to BASE_NAME.EXT through a temporary file. */
-static int run_to_file(sqlite3 *db, const struct asys_report_def *d, const char *requested,
-                       const struct asys_report_params *p, const struct asys_output_options *o,
-                       const struct stats_args *a)
+static int run_to_file(const struct source *src, int idx, const struct asys_report_def *d,
+                       const char *requested, const struct asys_report_params *p,
+                       const struct asys_output_options *o, const struct stats_args *a)
 {
     char path[PATH_MAX], tmp[PATH_MAX + 32];
     output_path(a, d->name, asys_format_extension(o->format), path, sizeof path);
@@ -340,7 +451,7 @@ static int run_to_file(sqlite3 *db, const struct asys_report_def *d, const char 
         }
         return -1;
     }
-    int rc = run_report(db, d, requested, p, o, f, 0, a->input);
+    int rc = run_report(src, idx, d, requested, p, o, f, 0);
     if (fclose(f) != 0 && rc == 0) {
         fprintf(stderr, "%s: cannot write '%s': %s\n", PROG, path, strerror(errno));
         rc = -1;
@@ -437,8 +548,8 @@ static int output_options(struct stats_args *a, struct asys_output_options *o)
 }
 
 /* Runs the reports into files, a pipe or stdout; returns how many failed. */
-static int run_reports(sqlite3 *db, const struct asys_report_def **defs, const char **requested,
-                       int n, const struct asys_report_params *p,
+static int run_reports(const struct source *src, const struct asys_report_def **defs,
+                       const char **requested, int n, const struct asys_report_params *p,
                        const struct asys_output_options *o, const struct stats_args *a)
 {
     int failures = 0;
@@ -463,11 +574,11 @@ static int run_reports(sqlite3 *db, const struct asys_report_def **defs, const c
         if (one_document)
             fprintf(out, "%s\"%s\": ", i ? ",\n" : "", requested[i]);
         if (to_files)
-            failures += run_to_file(db, defs[i], requested[i], p, &mine, a) != 0;
+            failures += run_to_file(src, i, defs[i], requested[i], p, &mine, a) != 0;
         else
-            failures += run_report(db, defs[i], requested[i], p, &mine, out,
-                                   mine.format == ASYS_FMT_COLUMN || mine.format == ASYS_FMT_TABLE,
-                                   a->input) != 0;
+            failures +=
+                run_report(src, i, defs[i], requested[i], p, &mine, out,
+                           mine.format == ASYS_FMT_COLUMN || mine.format == ASYS_FMT_TABLE) != 0;
     }
     if (one_document && !failures)
         fputs("}\n", out);
@@ -482,17 +593,315 @@ static int run_reports(sqlite3 *db, const struct asys_report_def **defs, const c
     return failures;
 }
 
+/* Opens the analysis database of `input` and fills in the parameters the
+ * reports run with (each report's own session start and --filter-nvtx
+ * window).  ASYS_EXIT_OK, or the exit status after printing why not. */
+static int open_report(const char *input, struct stats_args *a, int quiet,
+                       struct asys_report_db *rdb, struct asys_report_params *p,
+                       struct asys_query_guard *guard)
+{
+    struct asys_err err = {0};
+    struct asys_db_options dbo = {.sqlite_path = a->sqlite_path,
+                                  .force_rebuild = a->force_export,
+                                  .warn = warn,
+                                  .warn_ctx = a,
+                                  .on_build = quiet ? NULL : on_build,
+                                  .limits = &a->limits,
+                                  .force_overwrite = a->force_overwrite};
+    if (asys_report_db_open_shown(input, &dbo, PROG, quiet, rdb, &err) != 0) {
+        asys_err_print(PROG, "open", input, &err);
+        return ASYS_EXIT_FAILURE;
+    }
+    asys_report_params_init(p, rdb->db);
+    *guard = (struct asys_query_guard){a->query_timeout_s, 0, 0};
+    p->guard = guard;
+    if (a->buckets)
+        p->buckets = a->buckets;
+    p->pid = a->pid;
+    p->tid = a->tid;
+    if (a->group_by)
+        p->group_by = a->group_by;
+    if (a->api_name_mode)
+        p->api_name_mode = a->api_name_mode;
+    int rc = ASYS_EXIT_OK;
+    if (a->kernel && asys_kernel_choice_parse(a->kernel, p, &err) != 0) {
+        fprintf(stderr, "%s: %s\n", PROG, err.text);
+        rc = ASYS_EXIT_USAGE;
+    }
+    /* without --filter-time nothing is clipped, not even before the session start */
+    p->filter_start = a->filter ? p->session_start + a->filter_start : LLONG_MIN;
+    p->filter_end =
+        a->filter && a->filter_end != LLONG_MAX ? p->session_start + a->filter_end : LLONG_MAX;
+    int64_t lo, hi;
+    if (rc == ASYS_EXIT_OK && a->filter_nvtx) {
+        if (asys_hgtx_window(rdb->db, a->filter_nvtx, &lo, &hi, &err) != 0) {
+            fprintf(stderr, "%s: %s\n", PROG, err.text);
+            rc = err.kind == ASYS_ERR_USAGE ? ASYS_EXIT_USAGE : ASYS_EXIT_FAILURE;
+        } else {
+            p->filter_start = lo;
+            p->filter_end = hi;
+        }
+    }
+    if (rc != ASYS_EXIT_OK)
+        asys_report_db_close(rdb);
+    return rc;
+}
+
+/* The reports of the run as partial items. */
+static void make_items(const struct asys_report_def **defs, const char **requested, int n,
+                       struct asys_partial_item *items)
+{
+    for (int i = 0; i < n; i++)
+        items[i] = (struct asys_partial_item){defs[i], requested[i]};
+}
+
+/* What a -j worker, --partial and a Dask task run: one report's partial. */
+struct partial_job {
+    struct stats_args *a;
+    const struct asys_partial_item *items;
+    int count;
+};
+
+/* The cache key of `input`'s partial (partial_cache.h): what shapes its
+ * rows is the options a Dask task gets and the reports asked for.  NULL: no
+ * cache (--sqlite, --force-export, --report-dir, whose files may change). */
+static char *partial_key(const struct partial_job *job, const char *input)
+{
+    const struct stats_args *a = job->a;
+    if (a->sqlite_path || a->force_export || a->report_dir)
+        return NULL;
+    char *options = NULL, *key = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&options, &len);
+    if (!f)
+        return NULL;
+    for (int i = 0; i < a->forward_count; i++)
+        fprintf(f, "%s\x1f", a->forward[i]);
+    for (int i = 0; i < job->count; i++)
+        fprintf(f, "\x1e%s", job->items[i].requested);
+    fclose(f);
+    if (asys_partial_cache_key(input, options, &key) != 0)
+        key = NULL;
+    free(options);
+    return key;
+}
+
+static int make_partial(void *ctx, const char *input, const char *path)
+{
+    struct partial_job *job = ctx;
+    struct asys_report_db rdb = {0};
+    struct asys_report_params p;
+    struct asys_query_guard guard;
+    struct asys_err err = {0};
+    char *key = partial_key(job, input);
+    if (key && asys_partial_cache_get(input, key, path)) {
+        free(key);
+        return 0;
+    }
+    if (open_report(input, job->a, 1, &rdb, &p, &guard) != ASYS_EXIT_OK) {
+        free(key);
+        return -1;
+    }
+    int rc = asys_partial_write(rdb.db, input, job->items, job->count, &p, key, path, &err);
+    if (rc != 0)
+        fprintf(stderr, "%s: cannot summarize '%s': %s\n", PROG, input, err.text);
+    else if (key)
+        asys_partial_cache_put(input, path);
+    asys_report_db_close(&rdb);
+    free(key);
+    return rc;
+}
+
+/* The single-report run, as asys-stats always did it. */
+static int run_single(struct stats_args *a, const struct asys_report_def **defs,
+                      const char **requested, int n, const struct asys_output_options *o)
+{
+    struct asys_report_db rdb = {0};
+    struct asys_report_params p;
+    struct asys_query_guard guard;
+    int rc = open_report(a->input, a, a->quiet, &rdb, &p, &guard);
+    if (rc != ASYS_EXIT_OK)
+        return rc;
+    struct source src = {.db = rdb.db, .input = a->input};
+    rc = run_reports(&src, defs, requested, n, &p, o, a) ? ASYS_EXIT_FAILURE : ASYS_EXIT_OK;
+    /* the last line says what the report lost, as nsys does */
+    struct asys_report_losses losses;
+    if (asys_report_losses_read(rdb.db, &losses) == 0)
+        asys_report_losses_warn(PROG, &losses);
+    asys_report_db_close(&rdb);
+    return rc;
+}
+
+/* Merges the partials (in order: a report without a rank takes its place)
+ * and runs the reports on them. */
+static int run_merged(struct stats_args *a, char **partials, char **inputs, int count,
+                      const struct asys_report_def **defs, const char **requested, int n,
+                      const struct asys_output_options *o)
+{
+    struct asys_partial_item items[MAX_REPORTS];
+    struct asys_merge m;
+    struct asys_err err = {0};
+    int rc = ASYS_EXIT_FAILURE;
+    make_items(defs, requested, n, items);
+    if (asys_merge_open(&m, items, n, &err) != 0) {
+        fprintf(stderr, "%s: %s\n", PROG, err.text);
+        goto out;
+    }
+    for (int i = 0; i < count; i++)
+        if (asys_merge_add(&m, partials[i], i, &err) != 0) {
+            fprintf(stderr, "%s: cannot merge '%s': %s\n", PROG, inputs[i], err.text);
+            goto out;
+        }
+    char label[64];
+    snprintf(label, sizeof label, "%d reports", count);
+    struct asys_report_params p;
+    asys_report_params_init(&p, m.db);
+    struct asys_query_guard guard = {a->query_timeout_s, 0, 0};
+    p.guard = &guard;
+    struct source src = {.merge = &m, .items = items, .input = count > 1 ? label : inputs[0]};
+    rc = run_reports(&src, defs, requested, n, &p, o, a) ? ASYS_EXIT_FAILURE : ASYS_EXIT_OK;
+out:
+    asys_merge_close(&m);
+    return rc;
+}
+
+/* --partial OUT REPORT: the partial of one report. */
+static int run_partial(struct stats_args *a, const struct asys_report_def **defs,
+                       const char **requested, int n)
+{
+    struct asys_partial_item items[MAX_REPORTS];
+    make_items(defs, requested, n, items);
+    if (a->input_count != 1) {
+        fprintf(stderr, "%s: --partial takes one report (got %d)\n", PROG, a->input_count);
+        return ASYS_EXIT_USAGE;
+    }
+    struct partial_job job = {a, items, n};
+    return make_partial(&job, a->input, a->partial_out) == 0 ? ASYS_EXIT_OK : ASYS_EXIT_FAILURE;
+}
+
+/* Several reports: their partials by -j workers (or on Dask), merged here. */
+static int run_multi(struct stats_args *a, const struct stats_inputs *in,
+                     const struct asys_report_def **defs, const char **requested, int n,
+                     const struct asys_output_options *o)
+{
+    struct asys_partial_item items[MAX_REPORTS];
+    make_items(defs, requested, n, items);
+    struct partial_job job = {a, items, n};
+    asys_report_db_warm(); /* once, shared by the workers forked after it */
+    struct stats_pool pool = {.prog = PROG,
+                              .inputs = in,
+                              .jobs = a->jobs,
+                              .quiet = a->quiet,
+                              .partial = make_partial,
+                              .ctx = &job,
+                              .scheduler = a->scheduler,
+                              .forward = a->forward,
+                              .forward_count = a->forward_count};
+    char dir[PATH_MAX];
+    int failed = stats_pool_run(&pool, dir, sizeof dir);
+    if (failed < 0)
+        return ASYS_EXIT_FAILURE;
+    int rc = ASYS_EXIT_FAILURE;
+    char **partials = calloc((size_t)in->count, sizeof *partials);
+    for (int i = 0; partials && i < in->count; i++)
+        if (asprintf(&partials[i], "%s/%d.partial", dir, i) < 0)
+            partials[i] = NULL;
+    if (!failed && partials)
+        rc = run_merged(a, partials, in->paths, in->count, defs, requested, n, o);
+    for (int i = 0; partials && i < in->count; i++)
+        free(partials[i]);
+    free(partials);
+    stats_pool_clean(dir, in->count);
+    return rc;
+}
+
+/* Whether the run is one report as before: no multi-report report asked
+ * for, one input that is not a directory. */
+static int is_single(const struct stats_args *a, const struct stats_inputs *in,
+                     const struct asys_report_def **defs, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (defs[i]->merge_sql)
+            return 0;
+    return in->count == 1 && !a->scheduler;
+}
+
+static int print_help_formats(void)
+{
+    printf("Output formats (-f, --format; a list gives one per report of -r):\n\n"
+           "  column  aligned columns, for reading (the default on standard output)\n"
+           "  table   columns with borders\n"
+           "  csv     comma-separated values with a header row (the default with -o)\n"
+           "  tsv     tab-separated values with a header row\n"
+           "  json    an array of objects, one per row; several reports on standard output\n"
+           "          make one object keyed by report name\n");
+    return ASYS_EXIT_OK;
+}
+
+/* The checks of the options before anything runs; ASYS_EXIT_OK or the
+ * status after printing why not. */
+static int check_options(struct stats_args *a)
+{
+    if (a->filter && a->filter_nvtx) {
+        fprintf(stderr, "%s: --filter-time and --filter-nvtx do not go together\n", PROG);
+        return ASYS_EXIT_USAGE;
+    }
+    a->filter_start = 0;
+    a->filter_end = LLONG_MAX;
+    if (a->filter && asys_parse_filter_time(a->filter, &a->filter_start, &a->filter_end) != 0) {
+        fprintf(stderr, "%s: bad --filter-time '%s' (START/END, e.g. 1.5s/3s)\n", PROG, a->filter);
+        return ASYS_EXIT_USAGE;
+    }
+    if (!a->input) {
+        fprintf(stderr, "%s: no report file given (usage: asys-stats [options] REPORT.asys-rep)\n",
+                PROG);
+        return ASYS_EXIT_USAGE;
+    }
+    if (a->merge && a->partial_out) {
+        fprintf(stderr, "%s: --partial and --merge do not go together\n", PROG);
+        return ASYS_EXIT_USAGE;
+    }
+    return ASYS_EXIT_OK;
+}
+
+/* The reports' run once the options are read: one report, its partial,
+ * partials merged, or several reports. */
+static int run(struct stats_args *a, const struct asys_report_def **defs, const char **requested,
+               int n, const struct asys_output_options *o)
+{
+    if (a->partial_out)
+        return run_partial(a, defs, requested, n);
+    if (a->merge)
+        return run_merged(a, (char **)a->inputs, (char **)a->inputs, a->input_count, defs,
+                          requested, n, o);
+    struct stats_inputs in;
+    if (stats_inputs_expand(PROG, a->inputs, a->input_count, &in) != 0)
+        return ASYS_EXIT_FAILURE;
+    int rc;
+    if (in.count > 1 && a->sqlite_path) {
+        fprintf(stderr, "%s: --sqlite names one report's database (got %d reports)\n", PROG,
+                in.count);
+        rc = ASYS_EXIT_USAGE;
+    } else if (is_single(a, &in, defs, n)) {
+        a->input = in.paths[0];
+        rc = run_single(a, defs, requested, n, o);
+    } else {
+        rc = run_multi(a, &in, defs, requested, n, o);
+    }
+    stats_inputs_free(&in);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     asys_cleanup_set_program(PROG);
     struct stats_args a;
     struct asys_report_catalog cat = {0};
-    struct asys_report_db rdb = {0};
     struct asys_err err = {0};
     struct asys_output_options o;
     const struct asys_report_def *defs[MAX_REPORTS];
     const char *requested[MAX_REPORTS];
-    int rc = ASYS_EXIT_USAGE, have_db = 0;
+    int rc = ASYS_EXIT_USAGE;
     if (parse_args(argc, argv, &a) != 0)
         goto out;
     if (a.help == ASYS_CLI_VERSION) {
@@ -511,14 +920,7 @@ int main(int argc, char **argv)
         goto out;
     }
     if (a.help_formats) {
-        printf("Output formats (-f, --format; a list gives one per report of -r):\n\n"
-               "  column  aligned columns, for reading (the default on standard output)\n"
-               "  table   columns with borders\n"
-               "  csv     comma-separated values with a header row (the default with -o)\n"
-               "  tsv     tab-separated values with a header row\n"
-               "  json    an array of objects, one per row; several reports on standard output\n"
-               "          make one object keyed by report name\n");
-        rc = ASYS_EXIT_OK;
+        rc = print_help_formats();
         goto out;
     }
     if (a.help_reports) {
@@ -530,75 +932,15 @@ int main(int argc, char **argv)
     }
     if (output_options(&a, &o) != 0)
         goto out;
-    if (a.filter && a.filter_nvtx) {
-        fprintf(stderr, "%s: --filter-time and --filter-nvtx do not go together\n", PROG);
-        goto out;
-    }
-    long long filter_start = 0, filter_end = LLONG_MAX;
-    if (a.filter && asys_parse_filter_time(a.filter, &filter_start, &filter_end) != 0) {
-        fprintf(stderr, "%s: bad --filter-time '%s' (START/END, e.g. 1.5s/3s)\n", PROG, a.filter);
-        goto out;
-    }
     int n = select_reports(&cat, &a, defs, requested);
-    if (n < 0)
-        goto out;
-    if (!a.input) {
-        fprintf(stderr, "%s: no report file given (usage: asys-stats [options] REPORT.asys-rep)\n",
-                PROG);
-        goto out;
-    }
-    struct asys_db_options dbo = {.sqlite_path = a.sqlite_path,
-                                  .force_rebuild = a.force_export,
-                                  .warn = warn,
-                                  .warn_ctx = &a,
-                                  .on_build = on_build,
-                                  .limits = &a.limits,
-                                  .force_overwrite = a.force_overwrite};
-    if (asys_report_db_open_shown(a.input, &dbo, PROG, a.quiet, &rdb, &err) != 0) {
-        asys_err_print(PROG, "open", a.input, &err);
-        rc = ASYS_EXIT_FAILURE;
-        goto out;
-    }
-    have_db = 1;
-    struct asys_report_params p;
-    asys_report_params_init(&p, rdb.db);
-    struct asys_query_guard guard = {a.query_timeout_s, 0, 0};
-    p.guard = &guard;
-    if (a.buckets)
-        p.buckets = a.buckets;
-    p.pid = a.pid;
-    p.tid = a.tid;
-    if (a.group_by)
-        p.group_by = a.group_by;
-    if (a.api_name_mode)
-        p.api_name_mode = a.api_name_mode;
-    if (a.kernel && asys_kernel_choice_parse(a.kernel, &p, &err) != 0) {
-        fprintf(stderr, "%s: %s\n", PROG, err.text);
+    if (n < 0 || (rc = check_options(&a)) != ASYS_EXIT_OK) {
         rc = ASYS_EXIT_USAGE;
         goto out;
     }
-    /* without --filter-time nothing is clipped, not even before the session start */
-    p.filter_start = a.filter ? p.session_start + filter_start : LLONG_MIN;
-    p.filter_end = a.filter && filter_end != LLONG_MAX ? p.session_start + filter_end : LLONG_MAX;
-    if (a.filter_nvtx) {
-        int64_t lo, hi;
-        if (asys_hgtx_window(rdb.db, a.filter_nvtx, &lo, &hi, &err) != 0) {
-            fprintf(stderr, "%s: %s\n", PROG, err.text);
-            rc = err.kind == ASYS_ERR_USAGE ? ASYS_EXIT_USAGE : ASYS_EXIT_FAILURE;
-            goto out;
-        }
-        p.filter_start = lo;
-        p.filter_end = hi;
-    }
-    rc = run_reports(rdb.db, defs, requested, n, &p, &o, &a) ? ASYS_EXIT_FAILURE : ASYS_EXIT_OK;
-    /* the last line says what the report lost, as nsys does */
-    struct asys_report_losses losses;
-    if (asys_report_losses_read(rdb.db, &losses) == 0)
-        asys_report_losses_warn(PROG, &losses);
+    rc = run(&a, defs, requested, n, &o);
 out:
-    if (have_db)
-        asys_report_db_close(&rdb);
     asys_catalog_free(&cat);
     asys_cli_texts_free(&a.report_texts);
+    free(a.inputs);
     return rc;
 }

@@ -6,7 +6,7 @@ set -euo pipefail
 #   --consumers: only the third-party readers some tests check outputs with
 packages=(build-essential cmake pkg-config python3 zstd tar
           libsqlite3-dev zlib1g-dev libcjson-dev libpcre2-dev libzstd-dev libdw-dev check
-          libffmpeg-nvenc-dev)
+          libffmpeg-nvenc-dev python3-dask python3-distributed)
 [ "${1:-}" = --consumers ] && packages=(golang-go)
 missing=()
 for p in "${packages[@]}"; do
