@@ -780,7 +780,7 @@ static int run_partial(struct stats_args *a, const struct asys_report_def **defs
 }
 
 /* Several reports: their partials by -j workers (or on Dask), merged here. */
-static int run_multi(struct stats_args *a, const struct stats_inputs *in,
+static int run_multi(struct stats_args *a, const struct asys_report_inputs *in,
                      const struct asys_report_def **defs, const char **requested, int n,
                      const struct asys_output_options *o)
 {
@@ -817,7 +817,7 @@ static int run_multi(struct stats_args *a, const struct stats_inputs *in,
 
 /* Whether the run is one report as before: no multi-report report asked
  * for, one input that is not a directory. */
-static int is_single(const struct stats_args *a, const struct stats_inputs *in,
+static int is_single(const struct stats_args *a, const struct asys_report_inputs *in,
                      const struct asys_report_def **defs, int n)
 {
     for (int i = 0; i < n; i++)
@@ -874,9 +874,12 @@ static int run(struct stats_args *a, const struct asys_report_def **defs, const 
     if (a->merge)
         return run_merged(a, (char **)a->inputs, (char **)a->inputs, a->input_count, defs,
                           requested, n, o);
-    struct stats_inputs in;
-    if (stats_inputs_expand(PROG, a->inputs, a->input_count, &in) != 0)
+    struct asys_report_inputs in;
+    struct asys_err err = {0};
+    if (asys_report_inputs_expand(a->inputs, a->input_count, &in, &err) != 0) {
+        fprintf(stderr, "%s: %s\n", PROG, err.text);
         return ASYS_EXIT_FAILURE;
+    }
     int rc;
     if (in.count > 1 && a->sqlite_path) {
         fprintf(stderr, "%s: --sqlite names one report's database (got %d reports)\n", PROG,
@@ -888,7 +891,7 @@ static int run(struct stats_args *a, const struct asys_report_def **defs, const 
     } else {
         rc = run_multi(a, &in, defs, requested, n, o);
     }
-    stats_inputs_free(&in);
+    asys_report_inputs_free(&in);
     return rc;
 }
 

@@ -8,24 +8,14 @@
 
 #include <stddef.h>
 
+#include "report_inputs.h"
+
 /* Makes the partial of `input` at `path`: 0, or -1 after printing why. */
 typedef int (*stats_partial_fn)(void *ctx, const char *input, const char *path);
 
-struct stats_inputs {
-    char **paths;
-    int count;
-};
-
-/* The reports of the given paths: a directory gives its *.asys-rep (and the
- * analysis databases without one) in name order; anything else there is
- * refused.  0, or -1 after printing why. */
-int stats_inputs_expand(const char *prog, const char *const *given, int count,
-                        struct stats_inputs *out);
-void stats_inputs_free(struct stats_inputs *in);
-
 struct stats_pool {
     const char *prog;
-    const struct stats_inputs *inputs;
+    const struct asys_report_inputs *inputs;
     long long jobs; /* worker processes; 0: the number of cores */
     int quiet;
     stats_partial_fn partial;

@@ -1,7 +1,6 @@
 /* asys-export: a report as a Perfetto trace (.pftrace), Chrome JSON, CSV files
  * (one per table or per stats report) or a standalone SQLite database. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -25,6 +24,7 @@
 #include "import_progress.h"
 #include "report_losses.h"
 #include "report_db.h"
+#include "report_inputs.h"
 #include "report_run.h"
 #include "sink_json.h"
 #include "sink_pftrace.h"
@@ -418,8 +418,7 @@ static int export_timeline(const struct export_args *a, const struct timeline_so
 /* ---- several reports: one timeline ------------------------------------------------------- */
 
 struct rank_input {
-    const char *path; /* borrowed from the arguments, or owned (`listed`) */
-    char *listed;     /* a directory's file, owned */
+    const char *path; /* borrowed from the set's inputs */
     long long rank;   /* LLONG_MAX: none recorded (after the ranked ones) */
     size_t order;     /* as given, for reports without a rank */
     char host[128];
@@ -429,6 +428,7 @@ struct rank_input {
 
 struct rank_set {
     const struct export_args *a;
+    struct asys_report_inputs inputs; /* the reports, directories expanded */
     struct asys_db_options *dbo;
     struct rank_input *items;
     size_t count, cap;
@@ -438,75 +438,24 @@ struct rank_set {
     struct progress *bar;
 };
 
-static int rank_set_add(struct rank_set *set, const char *path, char *listed)
+static int rank_set_add(struct rank_set *set, const char *path)
 {
     if (set->count == TL_RANKS_MAX ||
         asys_grow(&set->items, &set->cap, set->count, sizeof *set->items, 16) != 0) {
         fprintf(stderr, "%s: more than %d reports for one timeline\n", PROG, TL_RANKS_MAX);
-        free(listed);
         return -1;
     }
     struct rank_input *in = &set->items[set->count];
     memset(in, 0, sizeof *in);
-    in->path = listed ? listed : path;
-    in->listed = listed;
+    in->path = path;
     in->order = set->count++;
     return 0;
 }
 
-static int by_name(const void *x, const void *y)
-{
-    return strcmp(*(char *const *)x, *(char *const *)y);
-}
-
-/* A directory's reports (NAME.asys-rep; the analysis databases beside them
- * and other files are not reports), in name order. */
-static int rank_set_add_dir(struct rank_set *set, const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d) {
-        fprintf(stderr, "%s: cannot open '%s': %s\n", PROG, dir, strerror(errno));
-        return -1;
-    }
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    int rc = 0;
-    struct dirent *e;
-    while (rc == 0 && (e = readdir(d))) {
-        size_t len = strlen(e->d_name), suffix = strlen(".asys-rep");
-        if (len <= suffix || strcmp(e->d_name + len - suffix, ".asys-rep"))
-            continue;
-        char *path = NULL;
-        if (asys_grow(&names, &cap, n, sizeof *names, 16) != 0 ||
-            asprintf(&path, "%s/%s", dir, e->d_name) < 0) {
-            fprintf(stderr, "%s: out of memory\n", PROG);
-            rc = -1;
-            break;
-        }
-        names[n++] = path;
-    }
-    closedir(d);
-    if (n)
-        qsort(names, n, sizeof *names, by_name);
-    for (size_t i = 0; i < n; i++) {
-        if (rc == 0)
-            rc = rank_set_add(set, NULL, names[i]);
-        else
-            free(names[i]);
-    }
-    free(names);
-    if (rc == 0 && n == 0) {
-        fprintf(stderr, "%s: no .asys-rep report in '%s'\n", PROG, dir);
-        rc = -1;
-    }
-    return rc;
-}
-
 static void rank_set_free(struct rank_set *set)
 {
-    for (size_t i = 0; i < set->count; i++)
-        free(set->items[i].listed);
     free(set->items);
+    asys_report_inputs_free(&set->inputs);
 }
 
 /* The report's rank, host and clock, from its analysis database (built now
@@ -626,18 +575,18 @@ static int export_ranks(const struct export_args *a, struct asys_db_options *dbo
         fprintf(stderr, "%s: several reports need -o OUT for their timeline\n", PROG);
         goto out;
     }
-    for (int i = 0; i < a->input_count; i++) {
-        struct stat st;
-        int dir = stat(a->inputs[i], &st) == 0 && S_ISDIR(st.st_mode);
-        if ((dir ? rank_set_add_dir(&set, a->inputs[i]) : rank_set_add(&set, a->inputs[i], NULL)) !=
-            0)
-            goto out;
+    struct asys_err err = {0};
+    if (asys_report_inputs_expand(a->inputs, a->input_count, &set.inputs, &err) != 0) {
+        fprintf(stderr, "%s: %s\n", PROG, err.text);
+        goto out;
     }
+    for (int i = 0; i < set.inputs.count; i++)
+        if (rank_set_add(&set, set.inputs.paths[i]) != 0)
+            goto out;
     if (rank_set_prepare(&set) != 0)
         goto out;
     struct timeline_source from = {walk_ranks, &set, set.session_start, 0, 0};
     struct asys_report_db first = {0};
-    struct asys_err err = {0};
     if (asys_report_db_open(set.items[0].path, dbo, &first, &err) == 0) {
         from.has_boottime = asys_session_value(first.db, "boottime_minus_monotonic_ns",
                                                &from.boottime_minus_monotonic);

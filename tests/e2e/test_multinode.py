@@ -302,7 +302,7 @@ class RankTimeline(AsysTestCase):
         for argv, said in (
                 ([self.path('runs')], "are both rank 0"),
                 (['-t', 'csv', self.path('runs')], 'one timeline: -t pftrace or json'),
-                ([self.path('empty')], "no .asys-rep report in"),
+                ([self.path('empty')], "the directory holds no report"),
         ):
             os.makedirs(self.path('empty'), exist_ok=True)
             r = self.run_cmd([EXPORT, '-o', self.path('x.pftrace'), *argv])
