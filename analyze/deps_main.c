@@ -14,6 +14,7 @@
 #include "output_format.h"
 #include "import_progress.h"
 #include "report_db.h"
+#include "report_inputs.h"
 #include "time_filter.h"
 
 #define PROG "asys-deps"
@@ -21,8 +22,12 @@
 
 enum selector { SELECT_NONE, SELECT_ACTIVITY, SELECT_CORRELATION, SELECT_KERNEL };
 
+#define MAX_INPUTS 1024
+
 struct deps_args {
-    const char *input;
+    const char *input;              /* the report of the run going on */
+    const char *inputs[MAX_INPUTS]; /* reports and directories as given */
+    int input_count;
     struct asys_report_limits limits; /* --max-expansion ... */
     int help;                         /* --help: print the usage, do nothing else */
     enum selector selector;
@@ -45,7 +50,9 @@ static void usage(FILE *out)
             "usage: asys-deps [options] REPORT.asys-rep\n\n"
             "Dependencies between PPU activities: stream order and the legacy default\n"
             "stream (green), cudaEventRecord + cudaStreamWaitEvent across streams (orange),\n"
-            "graph edges, host waits.  Without a selector: a summary of the report.\n\n"
+            "graph edges, host waits.  Without a selector: a summary of the report.\n"
+            "Several reports (or directories of them): one section each, headed by the\n"
+            "report and its rank (-f column, table or dot; no selector).\n\n"
             "  --activity ID                 one activity (ppu_activities.id, hggc_gpu_trace)\n"
             "  --correlation ID              the activities of one API call (CorrId)\n"
             "  --kernel NAME[#N]             the N-th run (default 1st) of a kernel, by\n"
@@ -149,10 +156,11 @@ static int parse_args(int argc, char **argv, struct deps_args *a)
             a->quiet = 1;
         } else if ((a->help = asys_cli_help_kind(&c)) != 0) {
             return 0;
-        } else if (asys_cli_positional(&c, &a->input) != 0) {
+        } else if (asys_cli_positionals(&c, a->inputs, &a->input_count, MAX_INPUTS) != 0) {
             return -1;
         }
     }
+    a->input = a->input_count ? a->inputs[0] : NULL;
     if (!a->input) {
         fprintf(stderr, "%s: no report file given (usage: asys-deps [options] REPORT.asys-rep)\n",
                 PROG);
@@ -470,14 +478,46 @@ static int output_format(const struct deps_args *a, struct run *r)
     return 0;
 }
 
+/* One report's dependencies; with several (section: 1, 2, ...), a heading
+ * names the report and its rank first (dot: each report its own graph). */
+static int deps_of_report(const struct deps_args *a, struct run *r, struct asys_db_options *dbo,
+                          long long window_start, long long window_end, int section)
+{
+    struct asys_report_db rdb = {0};
+    struct asys_err err = {0};
+    if (asys_report_db_open_shown(a->input, dbo, PROG, a->quiet, &rdb, &err) != 0) {
+        asys_err_print(PROG, "open", a->input, &err);
+        return ASYS_EXIT_FAILURE;
+    }
+    r->db = rdb.db;
+    r->all = a->all;
+    r->session_start = asys_session_time(r->db, "start_ns");
+    r->filter_start = a->filter ? r->session_start + window_start : LLONG_MIN;
+    r->filter_end =
+        a->filter && window_end != LLONG_MAX ? r->session_start + window_end : LLONG_MAX;
+    int64_t rank;
+    if (section && !r->dot) {
+        fprintf(r->out, "%s== %s", section > 1 ? "\n" : "", a->input);
+        if (asys_session_value(r->db, "rank", &rank))
+            fprintf(r->out, " (rank %lld)", (long long)rank);
+        fprintf(r->out, " ==\n");
+    }
+    int rc = exec(r, "CREATE TEMP TABLE selected (id INTEGER PRIMARY KEY)") != 0 || run_deps(r, a)
+                 ? ASYS_EXIT_FAILURE
+                 : ASYS_EXIT_OK;
+    asys_report_db_close(&rdb);
+    r->db = NULL;
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     asys_cleanup_set_program(PROG);
     struct deps_args a;
     struct run r;
-    struct asys_report_db rdb = {0};
+    struct asys_report_inputs inputs;
     struct asys_err err = {0};
-    int rc = ASYS_EXIT_USAGE, have_db = 0;
+    int rc = ASYS_EXIT_USAGE, have_inputs = 0;
     memset(&r, 0, sizeof r);
     if (parse_args(argc, argv, &a) != 0)
         goto out;
@@ -505,20 +545,28 @@ int main(int argc, char **argv)
                                   .on_build = on_build,
                                   .limits = &a.limits,
                                   .force_overwrite = a.force_overwrite};
-    if (asys_report_db_open_shown(a.input, &dbo, PROG, a.quiet, &rdb, &err) != 0) {
-        asys_err_print(PROG, "open", a.input, &err);
+    if (asys_report_inputs_expand(a.inputs, a.input_count, &inputs, &err) != 0) {
+        fprintf(stderr, "%s: %s\n", PROG, err.text);
         goto out;
     }
-    have_db = 1;
-    r.db = rdb.db;
-    r.all = a.all;
-    r.session_start = asys_session_time(r.db, "start_ns");
-    r.filter_start = a.filter ? r.session_start + window_start : LLONG_MIN;
-    r.filter_end = a.filter && window_end != LLONG_MAX ? r.session_start + window_end : LLONG_MAX;
-    if (exec(&r, "CREATE TEMP TABLE selected (id INTEGER PRIMARY KEY)") != 0 ||
-        open_output(&r, a.output) != 0)
+    have_inputs = 1;
+    if (inputs.count > 1 &&
+        (a.sqlite_path || a.selector != SELECT_NONE ||
+         (!r.dot && r.out_opts.format != ASYS_FMT_COLUMN && r.out_opts.format != ASYS_FMT_TABLE))) {
+        fprintf(stderr,
+                "%s: several reports are shown one section each: -f column, table or dot, "
+                "without --sqlite and without an activity selector (ids are per report)\n",
+                PROG);
+        rc = ASYS_EXIT_USAGE;
         goto out;
-    rc = run_deps(&r, &a) ? ASYS_EXIT_FAILURE : ASYS_EXIT_OK;
+    }
+    if (open_output(&r, a.output) != 0)
+        goto out;
+    rc = ASYS_EXIT_OK;
+    for (int i = 0; i < inputs.count && rc == ASYS_EXIT_OK; i++) {
+        a.input = inputs.paths[i];
+        rc = deps_of_report(&a, &r, &dbo, window_start, window_end, inputs.count > 1 ? i + 1 : 0);
+    }
     if (r.out != stdout && fclose(r.out) != 0 && rc == ASYS_EXIT_OK) {
         fprintf(stderr, "%s: cannot write '%s': %m\n", PROG, a.output);
         rc = ASYS_EXIT_FAILURE;
@@ -528,7 +576,7 @@ int main(int argc, char **argv)
     if (r.out != stdout)
         asys_cleanup_remove(a.output);
 out:
-    if (have_db)
-        asys_report_db_close(&rdb);
+    if (have_inputs)
+        asys_report_inputs_free(&inputs);
     return rc;
 }

@@ -295,6 +295,28 @@ class RankTimeline(AsysTestCase):
         self.assertTrue(any(n.startswith('rank 1 (') for n in tops), tops)
         self.assertTrue(trace.flows)
 
+    def test_deps_per_rank(self):
+        # asys-deps over a directory: one section per report, each what the
+        # report alone gives
+        os.mkdir(self.path('runs'))
+        self.record(0, 0)
+        self.record(1, self.SHIFT)
+        deps = os.path.join(BIN, 'asys-deps')
+        r = self.run_cmd([deps, '-q', self.path('runs')])
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        expected = ''
+        for rank in (0, 1):
+            one = self.run_cmd([deps, '-q', self.report('runs/rep_%d' % rank)])
+            self.assertEqual(one.returncode, 0, one.stderr.decode())
+            self.assertIn('Dependencies by kind', one.stdout.decode())
+            expected += '%s== %s (rank %d) ==\n%s' % ('\n' if rank else '',
+                                                      self.report('runs/rep_%d' % rank), rank,
+                                                      one.stdout.decode())
+        self.assertEqual(r.stdout.decode(), expected)
+        r = self.run_cmd([deps, '-f', 'csv', self.path('runs')])
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(len(r.stderr.decode().strip().splitlines()), 1)
+
     def test_bad_sets(self):
         os.mkdir(self.path('runs'))
         self.record(0, 0)
