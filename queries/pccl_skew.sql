@@ -6,7 +6,9 @@
 --   and occurrence (the Nth range of that name in the report, from 0).  A rank arrives when
 --   it issued the call (the range started); times are on the shared CLOCK_REALTIME axis
 --   (each report's times + its host's REALTIME-MONOTONIC offset, see rank_sum's Clock),
---   after the earliest rank's session start.  Skew is the last arrival minus the first;
+--   after the earliest rank's session start; PCCL collectives are moved by rank_clock's
+--   correction (realtime+pccl: the ranks leave a collective together, so a host whose clock
+--   is off is not taken for a straggler).  Skew is the last arrival minus the first;
 --   Straggler is the rank that arrived last (the lowest such rank on a tie).  Sorted by skew,
 --   the worst first.
 -- columns: Skew (ns), First Arrival (ns), Last Arrival (ns), Last Departure (ns), Straggler,
@@ -38,10 +40,25 @@ FROM ranges;
 -- merge
 WITH t0 AS (
     SELECT MIN(start_rt_ns) AS ns FROM ranks
+), base AS (  -- medians in doubles: taken of times after this, which they hold exactly
+    SELECT MIN(leave_rt) AS ns FROM part WHERE source = 'pccl'
+), everyone AS (  -- PCCL collectives every rank left: their median departure
+    SELECT comm, name, seq, median(leave_rt - (SELECT ns FROM base)) AS med FROM part
+    WHERE source = 'pccl'
+    GROUP BY comm, name, seq HAVING COUNT(*) = (SELECT COUNT(*) FROM ranks)
+), corr AS (  -- rank_clock's correction (realtime+pccl): how early a rank leaves them
+    SELECT p.asys_rank AS rank,
+           CAST(ROUND(median(p.leave_rt - (SELECT ns FROM base) - e.med)) AS INTEGER) AS m
+    FROM part AS p JOIN everyone AS e ON e.comm = p.comm AND e.name = p.name AND e.seq = p.seq
+    WHERE p.source = 'pccl' GROUP BY p.asys_rank
+), aligned AS (
+    SELECT p.source, p.comm, p.name, p.seq, p.asys_rank,
+           p.arrive_rt - COALESCE(c.m, 0) AS arrive_rt, p.leave_rt - COALESCE(c.m, 0) AS leave_rt
+    FROM part AS p LEFT JOIN corr AS c ON c.rank = p.asys_rank AND p.source = 'pccl'
 ), ranked AS (
     SELECT p.*, ROW_NUMBER() OVER (PARTITION BY source, comm, name, seq
                                    ORDER BY arrive_rt DESC, asys_rank) AS place
-    FROM part AS p
+    FROM aligned AS p
 ), inst AS (
     SELECT source, comm, name, seq, COUNT(*) AS n, MIN(arrive_rt) AS first,
            MAX(arrive_rt) AS last, MAX(leave_rt) AS leave,

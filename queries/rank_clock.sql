@@ -51,11 +51,13 @@ FROM named;
 WITH src AS (  -- PCCL's collectives, or (rank_clock:hgtx) the HGTX stand-ins
     SELECT * FROM part
     WHERE source = CASE WHEN :report_arg = 'hgtx' THEN 'hgtx' ELSE 'pccl' END
+), base AS (  -- medians in doubles: taken of times after this, which they hold exactly
+    SELECT MIN(leave_rt) AS ns FROM src
 ), everyone AS (  -- instances every rank left
-    SELECT comm, name, seq, median(leave_rt) AS med FROM src
+    SELECT comm, name, seq, median(leave_rt - (SELECT ns FROM base)) AS med FROM src
     GROUP BY comm, name, seq HAVING COUNT(*) = (SELECT COUNT(*) FROM ranks)
 ), dev AS (
-    SELECT s.asys_rank AS rank, s.leave_rt - e.med AS d
+    SELECT s.asys_rank AS rank, s.leave_rt - (SELECT ns FROM base) - e.med AS d
     FROM src AS s JOIN everyone AS e ON e.comm = s.comm AND e.name = s.name AND e.seq = s.seq
 ), corr AS (
     SELECT rank, median(d) AS m, COUNT(*) AS n FROM dev GROUP BY rank
@@ -64,7 +66,8 @@ WITH src AS (  -- PCCL's collectives, or (rank_clock:hgtx) the HGTX stand-ins
     FROM dev AS d JOIN corr AS c ON c.rank = d.rank GROUP BY d.rank
 )
 SELECT r.rank AS "Rank", r.host AS "Host", r.offset_ns AS "Offset (ns)", r.clock_method AS "Clock",
-       r.clock_error_ns AS "Error (ns)", -c.m AS "Correction (ns)", s.worst AS "Refined Error (ns)",
+       r.clock_error_ns AS "Error (ns)", CAST(ROUND(-c.m) AS INTEGER) AS "Correction (ns)",
+       CAST(ROUND(s.worst) AS INTEGER) AS "Refined Error (ns)",
        COALESCE(c.n, 0) AS "Instances",
        CASE WHEN c.n IS NULL THEN 'realtime'
             WHEN :report_arg = 'hgtx' THEN 'realtime+hgtx' ELSE 'realtime+pccl' END AS "Method"

@@ -214,6 +214,34 @@ class ShiftedClock(RankSet):
                 self.assertLess(abs(float(r['Correction (ns)'])),
                                 int(r['Error (ns)']) + 20_000_000)
 
+    def test_pccl_skew_corrects_the_shifted_clock(self):
+        # the stand-in's ranks do not wait for each other, so the PCCL rows
+        # of each rank's partial are written here as NCCL's would be: every
+        # rank leaves each all-reduce at the same moment, rank 1 arrives 3 ms
+        # before that, the others 10 ms; the shifted rank's times carry its
+        # clock's 100 ms
+        import sqlite3
+        partials = []
+        for rank in range(RANKS):
+            path = self.path('p%d' % rank)
+            self.multi('--partial', path, '-r', 'pccl_skew', self.report_path(rank))
+            with sqlite3.connect(path) as db:
+                db.execute('DELETE FROM partial_rows_0')
+                for seq in range(5):
+                    leave = 2_000_000_000_000_000_000 + seq * 100_000_000
+                    arrive = leave - (3_000_000 if rank == 1 else 10_000_000)
+                    moved = SHIFT_NS if rank == SHIFTED_RANK else 0
+                    db.execute('INSERT INTO partial_rows_0 (c0, c1, c2, c3, c4, c5) '
+                               "VALUES ('pccl', '00000000000000ab', 'AllReduce', ?, ?, ?)",
+                               (seq, arrive + moved, leave + moved))
+            partials.append(path)
+        skew = rows(self.multi('--merge', '-f', 'csv', '-r', 'pccl_skew', *partials))
+        self.assertEqual(len(skew), 5)
+        for r in skew:
+            self.assertEqual((r['Source'], r['Collective'], r['Ranks']), ('pccl', 'AllReduce', '8'))
+            self.assertEqual(r['Straggler'], '1')  # not the host whose clock is off
+            self.assertEqual(int(r['Skew (ns)']), 7_000_000)
+
     def test_rank_sum_shows_the_offset(self):
         start = {int(r['Rank']): int(r['Start (ns)']) for r in rows(self.csv('rank_sum'))}
         others = sorted(v for k, v in start.items() if k != SHIFTED_RANK)
