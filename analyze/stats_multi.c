@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "stats_multi.h"
 
+#include "cleanup.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -206,11 +208,13 @@ int stats_pool_run(const struct stats_pool *pool, char *dir, size_t size)
                 tmp && *tmp ? tmp : "/tmp", strerror(errno));
         return -1;
     }
+    asys_cleanup_add(dir); /* an interrupt leaves no partials behind */
     return pool->scheduler ? run_dask(pool, dir) : run_local(pool, dir);
 }
 
 void stats_pool_clean(const char *dir, int count)
 {
+    asys_cleanup_remove(dir);
     char path[PATH_MAX];
     for (int i = 0; i < count; i++) {
         snprintf(path, sizeof path, "%s/%d.partial", dir, i);

@@ -3,12 +3,15 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -26,12 +29,40 @@ void asys_cleanup_set_program(const char *program)
     snprintf(interrupted, sizeof interrupted, "%s: interrupted; nothing written\n", program);
 }
 
+/* A registered directory's files, then the directory: system calls only
+ * (readdir may allocate; a signal handler must not). */
+static void remove_dir(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return;
+    char buf[4096] __attribute__((aligned(8)));
+    long n;
+    while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
+        for (long at = 0; at < n;) {
+            struct linux_dirent64 {
+                uint64_t ino;
+                int64_t off;
+                unsigned short reclen;
+                unsigned char type;
+                char name[];
+            } *e = (void *)(buf + at);
+            if (e->reclen == 0)
+                break;
+            if (strcmp(e->name, ".") && strcmp(e->name, ".."))
+                unlinkat(fd, e->name, 0);
+            at += e->reclen;
+        }
+    close(fd);
+    rmdir(path);
+}
+
 static void on_signal(int sig)
 {
     int saved = errno;
     for (int i = 0; i < SLOTS; i++)
-        if (used[i])
-            unlink(paths[i]);
+        if (used[i] && unlink(paths[i]) != 0 && errno == EISDIR)
+            remove_dir(paths[i]);
     int asked = sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT;
     if (interrupted[0] && asked) { /* async-signal-safe: one write of a ready text */
         ssize_t ignored = write(STDERR_FILENO, interrupted, strlen(interrupted));

@@ -8,8 +8,9 @@
 
 #include <stddef.h>
 
-/* Registers `path` (copied); installs the handlers on first use.  0, or -1
- * when every slot is taken (the file is then only removed by a later run). */
+/* Registers `path` (copied; a directory: its files and itself); installs the
+ * handlers on first use.  0, or -1 when every slot is taken (the file is
+ * then only removed by a later run). */
 int asys_cleanup_add(const char *path);
 /* Forgets `path` (it was renamed into place or removed). */
 void asys_cleanup_remove(const char *path);

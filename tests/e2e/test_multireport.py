@@ -275,6 +275,26 @@ class BadInputs(RankSet):
         line = self.refused(['-q', '-r', 'rank_sum', self.runs], 'notes.txt')
         self.assertIn('not an asys report', line)
 
+    def test_interrupted_leaves_nothing(self):
+        # SIGINT while the workers make their partials: the temporary directory
+        # goes with the run (the handler empties and removes it)
+        for attempt in range(20):
+            p = subprocess.Popen([STATS, '-q', '-j', '2', '--force-export', '-r', 'rank_sum',
+                                  self.runs], env=self.env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE)
+            seen = False
+            while p.poll() is None and not seen:
+                seen = any(n.startswith('asys-stats-') for n in os.listdir(self.dir))
+                time.sleep(0.002)
+            if seen:
+                p.send_signal(signal.SIGINT)
+            out, err = p.communicate(timeout=120)
+            if seen and p.returncode != 0:
+                break
+        self.assertTrue(seen and p.returncode != 0, 'never caught the run in its workers')
+        self.assertIn(b'interrupted', err)
+        self.assertEqual([n for n in os.listdir(self.dir) if n.startswith('asys-stats-')], [])
+
     def test_two_reports_of_one_rank(self):
         self.stats('-q', '-r', 'rank_sum', self.runs)
         shutil.copy(self.report_path(2), os.path.join(self.runs, 'again.asys-rep'))
