@@ -967,7 +967,10 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
     add_target(root, target);
     cJSON *all_segments = segments_json(scans, n, result);
     add_damage(root, &arena, arena_path, segment_dir, scans, n, result);
-    if (asys_rank_map_read(session_dir, &ranks) != 0) {
+    /* only a multi-node session's name may hold a kept %r (else "%%r" meant one) */
+    const cJSON *options = cJSON_GetObjectItemCaseSensitive(root, "options");
+    int multi_node = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(options, "multi-node-mode"));
+    if (multi_node && asys_rank_map_read(session_dir, &ranks) != 0) {
         cJSON_Delete(all_segments);
         asys_fail(err, "out of memory");
         goto out;
@@ -989,8 +992,10 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
         cJSON_AddItemToObject(root, "segments", all_segments);
         add_totals(root, n, result);
         char path[PATH_MAX];
-        if (asys_rank_report_path(report_path, single_rank(&ranks, scans, n), 0, path,
-                                  sizeof path) != 0) {
+        if (!multi_node)
+            snprintf(path, sizeof path, "%s", report_path);
+        else if (asys_rank_report_path(report_path, single_rank(&ranks, scans, n), 0, path,
+                                       sizeof path) != 0) {
             asys_fail(err, "report name is too long");
             goto out;
         }

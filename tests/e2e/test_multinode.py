@@ -210,6 +210,13 @@ class LauncherRanks(AsysTestCase):
         self.assertEqual([n for n in os.listdir(self.dir) if n.endswith('.asys-rep')],
                          ['rep_all.asys-rep'])
 
+    def test_a_literal_percent_r_stays(self):
+        # '%%r' is a '%' and an 'r': only a multi-node session's name keeps %r
+        r = self.run_cmd([ASYS, 'profile', '-o', 'lit%%r', *OPTIONS, prog('hgtx_loop')])
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        self.assertEqual([n for n in os.listdir(self.dir) if n.endswith('.asys-rep')],
+                         ['lit%r.asys-rep'])
+
     def test_finalize_of_a_kept_session_splits_too(self):
         env = {k: v for k, v in self.env.items() if k not in RANK_VARIABLES}
         env['ASYS_KEEP_SESSION'] = '1'
