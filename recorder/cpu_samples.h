@@ -157,7 +157,7 @@ static inline uint32_t get_u32(const uint8_t *p)
  * when the tracepoint was not available). */
 enum scan_pass { PASS_SAMPLES, PASS_SCHED };
 
-#define ASYS_LIBRARY_RANGES 8
+#define ASYS_LIBRARY_RANGES 32 /* every mapping of every injected library (5 each) */
 
 struct library_ranges {
     uint64_t start[ASYS_LIBRARY_RANGES], end[ASYS_LIBRARY_RANGES];
