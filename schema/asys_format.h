@@ -482,13 +482,13 @@ enum asys_hgtx_flags {
 struct asys_hgtx_attributes {
     uint32_t message_string_id; /* 0 = no message */
     uint32_t category;
-    uint32_t color_argb;
+    uint32_t color_argb; /* [hex] */
     uint16_t domain_id;
     uint8_t message_type;
     uint8_t flags;         /* enum asys_hgtx_flags */
     uint32_t payload_type; /* NVTX numbering: 1 u64, 2 i64, 3 double, 4 u32, 5 i32, 6 float */
     uint32_t reserved;
-    uint64_t payload; /* raw bits, widened: u32/i32 zero/sign-extended, float as double */
+    uint64_t payload; /* [hex] raw bits, widened: u32/i32 zero/sign-extended, float as double */
 };
 
 struct asys_rec_hgtx_ex { /* PUSH_EX and MARK_EX */
@@ -592,7 +592,7 @@ struct asys_rec_hgtx_payload {
     uint32_t size_bytes;    /* total record size when extended, else 0 */
     uint16_t event;         /* enum asys_hgtx_payload_event */
     uint16_t payload_count; /* asys_hgtx_payload_data that follow, each with its bytes */
-    uint64_t range_id;      /* START/END: the range; BATCH: the batch's scope */
+    uint64_t range_id;      /* [hex] START/END: the range; BATCH: the batch's scope */
 };
 
 enum asys_hgtx_payload_flags {
@@ -621,8 +621,8 @@ struct asys_rec_hgtx_counter {
     int32_t limit_type; /* NVTX_COUNTER_LIMIT_* */
     uint64_t unit_scale_numerator;
     uint64_t unit_scale_denominator;
-    uint64_t limit_min; /* raw bits, by limit_type */
-    uint64_t limit_max;
+    uint64_t limit_min; /* [hex] raw bits, by limit_type */
+    uint64_t limit_max; /* [hex] */
     uint64_t time_domain; /* nvtxSemanticsTime_t of the group, 0: none */
 };
 
@@ -641,7 +641,7 @@ struct asys_rec_hgtx_sample {
     uint8_t reason;       /* NO_VALUE: NVTX_COUNTER_SAMPLE_* */
     uint8_t cut;          /* 1: data or timestamps longer than a record were cut */
     uint64_t counter_id;
-    uint64_t value;           /* INT64 / FLOAT64 */
+    uint64_t value;           /* [hex] INT64 / FLOAT64 */
     uint32_t data_size;       /* DATA / BATCH: bytes that follow (padded to 8) */
     uint32_t timestamps_size; /* BATCH: bytes of int64 timestamps after the data */
     uint64_t batch_flags;     /* BATCH: NVTX_BATCH_FLAG_* | NVTX_COUNTER_BATCH_FLAG_* */
@@ -676,10 +676,10 @@ struct asys_rec_hgtx_mem {
     uint16_t domain_id;
     uint16_t reserved;
     uint32_t name_string_id; /* HEAP_REGISTER, REGION_NAME */
-    uint64_t heap;           /* the heap handle asys returned */
+    uint64_t heap;           /* [hex] the heap handle asys returned */
     uint64_t address;        /* a region's start, or its handle (see the op) */
     uint64_t size;
-    uint64_t value;
+    uint64_t value; /* [hex] */
     uint32_t flags;
     uint32_t category;
 };
@@ -694,9 +694,9 @@ enum asys_hgtx_resource_flags {
 
 struct asys_rec_hgtx_resource {
     asys_rec_word header; /* arg = domain id */
-    uint32_t type;        /* NVTX_RESOURCE_TYPE_* */
+    uint32_t type;        /* [hex] NVTX_RESOURCE_TYPE_* */
     uint32_t name_string_id;
-    uint64_t identifier; /* the object: a pointer, handle, device ordinal or thread id */
+    uint64_t identifier; /* [hex] the object: a pointer, handle, device ordinal or thread id */
     uint64_t handle;     /* the nvtxResourceHandle_t asys returned; 0 for nvtxName* */
     uint32_t cupti_id;   /* HAS_ID: the stream's or context's CUPTI id */
     uint32_t flags;      /* enum asys_hgtx_resource_flags */
@@ -751,7 +751,7 @@ struct asys_rec_hgtx_time {
     uint16_t reserved;
     uint32_t text_string_id;
     uint64_t id;
-    uint64_t a, b, c, d, e;
+    uint64_t a, b, c, d, e; /* [hex] */
 };
 
 /* ---- call stacks -------------------------------------------------------- */
@@ -762,9 +762,9 @@ struct asys_rec_hgtx_time {
 #define ASYS_BUILD_ID_MAX 32
 struct asys_rec_module {
     asys_rec_word header;
-    uint64_t load_bias; /* dlpi_addr: run-time address = ELF address + bias */
-    uint64_t start;     /* lowest mapped address of its PT_LOAD segments */
-    uint64_t end;       /* one past the highest */
+    uint64_t load_bias; /* [hex] dlpi_addr: run-time address = ELF address + bias */
+    uint64_t start;     /* [hex] lowest mapped address of its PT_LOAD segments */
+    uint64_t end;       /* [hex] one past the highest */
     uint32_t path_string_id;
     uint32_t build_id_length; /* 0 when the object has no NT_GNU_BUILD_ID */
     uint8_t build_id[ASYS_BUILD_ID_MAX];
@@ -935,8 +935,8 @@ struct asys_rec_host_memory {
     asys_rec_word header;
     uint32_t pid;
     uint32_t reserved;
-    uint64_t rss_bytes; /* resident set size (VmRSS) */
-    uint64_t hwm_bytes; /* its high-water mark (VmHWM) */
+    uint64_t rss_bytes; /* [bytes] resident set size (VmRSS) */
+    uint64_t hwm_bytes; /* [bytes] its high-water mark (VmHWM) */
 };
 
 /* ---- event sampling (--event-sample) ---------------------------------------
@@ -950,8 +950,8 @@ struct asys_rec_event_count {
     uint32_t cpu;
     uint32_t reserved;
     uint64_t value;
-    uint64_t enabled_ns;
-    uint64_t running_ns;
+    uint64_t enabled_ns; /* [unsigned] */
+    uint64_t running_ns; /* [unsigned] */
 };
 
 /* An event that could not be counted on this machine (once per event).
@@ -975,8 +975,8 @@ struct asys_rec_event_thread_count {
     uint32_t pid;
     uint32_t tid;
     uint64_t value;
-    uint64_t enabled_ns;
-    uint64_t running_ns;
+    uint64_t enabled_ns; /* [unsigned] */
+    uint64_t running_ns; /* [unsigned] */
 };
 
 /* ---- PPU metrics (--ppu-metrics-device) -------------------------------------
@@ -1071,7 +1071,7 @@ struct asys_rec_python_stack {
 
 struct asys_rec_python_status {
     asys_rec_word header; /* arg = enum asys_python_status */
-    uint32_t version_hex; /* PY_VERSION_HEX of the interpreter, 0 when not known */
+    uint32_t version_hex; /* [hex] PY_VERSION_HEX of the interpreter, 0 when not known */
     uint32_t text_length; /* text after the struct */
 };
 
@@ -1221,7 +1221,7 @@ struct asys_rec_hggc_memset {
     uint32_t context;
     uint32_t stream;
     uint32_t correlation_id;
-    uint32_t value;
+    uint32_t value; /* [hex] */
     uint16_t flags; /* 1: asynchronous */
     uint16_t memory_kind;
     uint32_t graph_id;
@@ -1276,7 +1276,7 @@ struct asys_rec_hggc_memory {
     uint32_t stream;
     uint32_t correlation_id;
     uint32_t memory_kind;
-    uint32_t error; /* a failed allocation (ASYS_HGGC_MEMORY_FAILED): the error returned */
+    uint32_t error; /* [signed] a failed allocation (ASYS_HGGC_MEMORY_FAILED): the error returned */
 };
 
 struct asys_rec_hggc_graph_trace {
@@ -1415,7 +1415,7 @@ struct asys_rec_sched_switch {
     uint32_t next_tid;
     uint32_t prev_pid;   /* process of prev_tid when it is in the sampled tree, else 0 */
     uint32_t next_pid;   /* the same for next_tid */
-    uint32_t prev_state; /* the kernel's prev_state: 0 runnable (preempted), 1 S, 2 D, ... */
+    uint32_t prev_state; /* [hex] the kernel's prev_state: 0 runnable (preempted), 1 S, 2 D, ... */
 };
 
 /* Task states of sched_switch's prev_state (the kernel's TASK_* report bits). */
@@ -1518,8 +1518,8 @@ enum asys_pccl_status {
 /* What every event record but the step starts with. */
 struct asys_pccl_event {
     uint64_t start_ticks; /* startEvent */
-    uint64_t event_id;    /* comm << 40 | ring << 39 | sequence: unique in the image, >= 1 */
-    uint64_t parent_id;   /* the parent event (NCCL's parentObj), 0: none or not recorded */
+    uint64_t event_id;    /* [hex] comm << 40 | ring << 39 | sequence: unique in the image, >= 1 */
+    uint64_t parent_id;   /* [hex] the parent event (NCCL's parentObj), 0: none or not recorded */
 };
 
 /* ---- acdnn / acblas ------------------------------------------------------ */
@@ -1537,9 +1537,9 @@ enum asys_acompute_library {
 struct asys_rec_acompute_api {
     asys_rec_word header; /* arg = enum asys_acompute_library */
     uint32_t api_id;      /* the id the CALL records carry, >= 1 (the build's table) */
-    uint32_t name_id;     /* string id of the function name */
+    uint32_t name_id;     /* [string] string id of the function name */
     uint32_t flags;       /* ASYS_ACOMPUTE_API_* */
-    uint32_t reserved;
+    uint32_t reserved; /* [unsigned] */
 };
 #define ASYS_ACOMPUTE_API_DLSYM 1u /* the program resolved it with dlsym on a library handle */
 
@@ -1563,7 +1563,7 @@ struct asys_rec_acompute_call {
     uint32_t callchain_id;
     uint32_t flags;
     uint64_t handle; /* the library handle (the created one for XCreate), 0: none */
-    uint64_t stream; /* cudaStream_t the call ran on (flags say whether known) */
+    uint64_t stream; /* [hex] cudaStream_t the call ran on (flags say whether known) */
 };
 #define ASYS_ACOMPUTE_CALL_HANDLE 1u          /* handle is set */
 #define ASYS_ACOMPUTE_CALL_STREAM 2u          /* stream is known */
@@ -1575,7 +1575,7 @@ struct asys_rec_acompute_call {
 /* A communicator's plugin context (init); written at init. */
 struct asys_rec_pccl_comm {
     asys_rec_word header;    /* arg = plugin interface version NCCL called (5, 4, 3, 2) */
-    uint64_t comm_hash;      /* NCCL's commId/commHash: equal on every rank; 0 unknown (v3, v2) */
+    uint64_t comm_hash;      /* [hex] NCCL's commId/commHash: equal on every rank; 0 unknown (v3, v2) */
     uint32_t comm;           /* this context's number in the process image, >= 1 */
     int32_t rank;            /* -1: unknown (v3, v2) */
     int32_t nranks;          /* -1: unknown */
@@ -1611,7 +1611,7 @@ struct asys_rec_pccl_call {
     asys_rec_word header; /* arg = enum asys_pccl_call_kind, | 0x100 graph captured */
     struct asys_pccl_event ev;
     uint64_t count;              /* elements */
-    uint64_t stream;             /* the cudaStream_t given, as a number */
+    uint64_t stream;             /* [hex] the cudaStream_t given, as a number */
     uint32_t func_string_id;     /* "AllReduce", "Send" ... */
     uint32_t datatype_string_id; /* "ncclFloat32" ... */
     int32_t root;                /* CollApi */
@@ -1622,7 +1622,7 @@ struct asys_rec_pccl_call {
 struct asys_rec_pccl_kernel_launch {
     asys_rec_word header;
     struct asys_pccl_event ev; /* parent: the GroupApi */
-    uint64_t stream;           /* the stream it launched on, as a number */
+    uint64_t stream;           /* [hex] the stream it launched on, as a number */
 };
 
 struct asys_rec_pccl_group {
@@ -1633,7 +1633,7 @@ struct asys_rec_pccl_group {
 struct asys_rec_pccl_task {
     asys_rec_word header;      /* arg = enum asys_pccl_task_kind */
     struct asys_pccl_event ev; /* parent: CollApi / P2pApi (v5), else the group */
-    uint64_t group_id;         /* the Group event (parentGroup), 0: none */
+    uint64_t group_id;         /* [hex] the Group event (parentGroup), 0: none */
     uint64_t seq_number;       /* Coll: NCCL's per-function sequence number */
     uint64_t count;            /* elements (AllGather, Broadcast: bytes, as NCCL sends them) */
     uint32_t func_string_id;
@@ -1670,7 +1670,7 @@ struct asys_rec_pccl_proxy_op {
 struct asys_rec_pccl_proxy_step {
     asys_rec_word header; /* arg: ASYS_PCCL_UNFINISHED */
     uint64_t start_ticks;
-    uint64_t op_id;          /* the ProxyOp (its comm: op_id >> 40) */
+    uint64_t op_id;          /* [hex] the ProxyOp (its comm: op_id >> 40) */
     uint32_t state_delta[3]; /* the direction's three states */
     uint32_t trans_size;     /* bytes moved, as last reported (saturated) */
     int32_t step;
@@ -1691,8 +1691,8 @@ struct asys_rec_pccl_proxy_ctrl {
 struct asys_rec_pccl_kernel_ch {
     asys_rec_word header;
     struct asys_pccl_event ev; /* parent: the Coll or P2p task */
-    uint64_t ptimer_start;     /* the GPU's globaltimer at the channel's start (ns), 0: none */
-    uint64_t ptimer_stop;      /* at its stop (KernelChStop), 0: none */
+    uint64_t ptimer_start;     /* [ns] the GPU's globaltimer at the channel's start (ns), 0: none */
+    uint64_t ptimer_stop;      /* [ns] at its stop (KernelChStop), 0: none */
     uint32_t stop_state_delta; /* KernelChStop */
     uint8_t channel;
     uint8_t reserved[3]; /* zero */
@@ -1701,7 +1701,7 @@ struct asys_rec_pccl_kernel_ch {
 struct asys_rec_pccl_net {
     asys_rec_word header;
     struct asys_pccl_event ev; /* parent_id: its step's op; step: which of its steps */
-    int64_t plugin_id;         /* the network plugin's event id (type and version) */
+    int64_t plugin_id;         /* [hex] the network plugin's event id (type and version) */
     uint32_t last_update_delta;
     uint32_t updates; /* NetPluginUpdate states */
     int32_t step;
@@ -1877,7 +1877,7 @@ struct asys_rec_video_api_stream {
     uint64_t handle;
     int32_t status;
     uint32_t sequence;
-    uint64_t stream;    /* the CUstream (its value; 0 the default stream) */
+    uint64_t stream;    /* [hex] the CUstream (its value; 0 the default stream) */
     uint32_t stream_id; /* CUPTI's id of that stream (flags & ASYS_VIDEO_STREAM_ID) */
     uint32_t flags;     /* ASYS_VIDEO_STREAM_ID */
 };
@@ -1886,9 +1886,9 @@ struct asys_rec_video_activity {
     asys_rec_word header; /* arg = enum asys_video_kind; timestamp: when written */
     uint64_t start_ticks; /* the work submitted: the submitting call's return */
     uint64_t end_ticks;   /* the work first seen complete (<= the timestamp) */
-    uint64_t call_id;     /* the API call that submitted it */
+    uint64_t call_id;     /* [hex] the API call that submitted it */
     uint64_t handle;      /* decoder / encoder session */
-    uint64_t stream;      /* the CUstream it is accounted to (its value) */
+    uint64_t stream;      /* [hex] the CUstream it is accounted to (its value) */
     uint64_t bytes;       /* decode: bitstream bytes in; encode: bitstream bytes out */
     uint32_t stream_id;   /* CUPTI's id of that stream (flags & ASYS_VIDEO_STREAM_ID) */
     uint32_t flags;       /* ASYS_VIDEO_STREAM_ID */
@@ -1905,7 +1905,7 @@ enum asys_video_status {
 #define ASYS_VIDEO_PENDING_MAX 1024
 struct asys_rec_video_status {
     asys_rec_word header; /* arg = enum asys_video_status */
-    uint32_t value;       /* TABLE_*: the list's version field; NO_REAL: the function id */
+    uint32_t value;       /* [hex] TABLE_*: the list's version field; NO_REAL: the function id */
     uint32_t count;       /* occurrences this record stands for */
 };
 
