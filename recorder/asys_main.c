@@ -8,6 +8,7 @@
 
 #include "asys_commands.h"
 #include "install_paths.h"
+#include "notes.h"
 
 #ifndef ASYS_VERSION
 #define ASYS_VERSION "0.0.0"
@@ -98,6 +99,9 @@ int main(int argc, char **argv)
             printf("asys %s\n", ASYS_VERSION);
             return 0;
         }
+        char program[32]; /* notes say which command: "asys profile: warning: ..." */
+        snprintf(program, sizeof program, "asys %s", c->name);
+        asys_notes_set_program(program);
         return c->run(argc - 1, argv + 1);
     }
     fprintf(stderr, "asys: unknown command '%s' (see asys help)\n", argv[1]);

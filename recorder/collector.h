@@ -63,13 +63,17 @@ struct asys_collector {
     int (*start)(const struct asys_collector_setup *s, pid_t target, void **state,
                  struct asys_err *err);
     int start_before_exec;
-    void (*stop)(void *state);
-    /* Finalize: sees every record of every segment; finalize_end returns the
-     * manifest's object for the collector (under its name), or NULL. */
+    /* Ends the samplers and frees the state; -1 (err set) when part of what
+     * they sampled could not be kept: the launcher says so as a warning and
+     * writes the report with the rest. */
+    int (*stop)(void *state, struct asys_err *err);
+    /* Finalize: sees every record of every segment; finalize_end sets the
+     * manifest's object for the collector (under its name; NULL: none) and
+     * frees the state; -1 (err set) when the object could not be made. */
     void *(*finalize_begin)(void);
     void (*finalize_record)(void *state, const struct asys_segment_header *h,
                             const struct asys_record *rec);
-    cJSON *(*finalize_end)(void *state); /* also frees the state */
+    int (*finalize_end)(void *state, cJSON **object, struct asys_err *err);
     /* `asys finalize` of a session whose launcher died: what stop would have
      * written, from what the sampler left in the session directory. */
     int (*recover)(const char *session_dir, struct asys_err *err);

@@ -11,6 +11,7 @@
 #include "cpu_sampler.h"
 #include "json_util.h"
 #include "profile_options.h"
+#include "notes.h"
 
 static const char *const scope_choices[] = {"process-tree", "system-wide", "none", NULL};
 static const char *const backtrace_choices[] = {"dwarf", "fp", "none", NULL};
@@ -105,12 +106,11 @@ static int sampling_start(const struct asys_collector_setup *s, pid_t target, vo
         return -1;
     const struct asys_cpu_sampler_result *r = asys_cpu_sampler_result(sampler);
     if (r->status == ASYS_CPU_SAMPLING_UNAVAILABLE)
-        fprintf(stderr,
-                "asys profile: warning: cpu sampling unavailable: %s; recording without it\n",
-                r->reason);
+        asys_note(ASYS_NOTE_WARNING, "cpu sampling unavailable: %s; recording without it",
+                  r->reason);
     else if (r->reason[0]) /* every run on such a machine: one short line, the rest in report_info
                             */
-        fprintf(stderr, "asys profile: note: cpu sampling: %s; report_info says why\n",
+        asys_note(ASYS_NOTE_NOTICE, "cpu sampling: %s; see report_info",
                 r->sched_source == ASYS_SCHED_TRACEPOINT ? "user-space samples only"
                 : r->sched_source == ASYS_SCHED_NONE     ? "no scheduling data"
                 : r->sched_source == ASYS_SCHED_CPU_SWITCH
@@ -121,9 +121,9 @@ static int sampling_start(const struct asys_collector_setup *s, pid_t target, vo
     return 0;
 }
 
-static void sampling_stop(void *state)
+static int sampling_stop(void *state, struct asys_err *err)
 {
-    asys_cpu_sampler_finish(state);
+    return asys_cpu_sampler_finish(state, err);
 }
 
 /* ---- finalize: the manifest's "cpu-sampling" object ---- */
@@ -157,14 +157,21 @@ static void tally_record(void *state, const struct asys_segment_header *h,
     t->reason[n] = '\0';
 }
 
-static cJSON *tally_end(void *state)
+static int tally_end(void *state, cJSON **object, struct asys_err *err)
 {
     struct sampling_tally *t = state;
     cJSON *o = NULL;
-    if (!t || !t->have_info)
+    int rc = 0;
+    if (!t) /* its memory could not be had at finalize_begin */
+        return asys_fail_kind(err, ASYS_ERR_NOMEM, "out of memory");
+    if (!t->have_info)
         goto out;
     const struct asys_rec_cpu_sampling_info *i = &t->info;
     o = cJSON_CreateObject();
+    if (!o) {
+        rc = asys_fail_kind(err, ASYS_ERR_NOMEM, "out of memory");
+        goto out;
+    }
     char status[ASYS_CPU_SAMPLING_REASON_MAX + 32];
     const char *reason = t->reason;
     if (i->status == ASYS_CPU_SAMPLING_UNAVAILABLE)
@@ -198,7 +205,8 @@ static cJSON *tally_end(void *state)
     }
 out:
     free(t);
-    return o;
+    *object = o;
+    return rc;
 }
 
 const struct asys_collector asys_collector_cpu_sampling = {

@@ -173,9 +173,11 @@ static int events_start(const struct asys_collector_setup *s, pid_t target, void
         (struct event_sampler **)state, err);
 }
 
-static void events_stop(void *state)
+static int events_stop(void *state, struct asys_err *err)
 {
+    (void)err; /* it keeps what it sampled as it goes */
     asys_event_sampler_stop(state);
+    return 0;
 }
 
 static int answer_help(const struct asys_profile_options *o, const struct asys_option *option,

@@ -181,11 +181,15 @@ static cJSON *tally_json(const struct hggc_tally *t)
     return o;
 }
 
-static cJSON *tally_end(void *state)
+static int tally_end(void *state, cJSON **object, struct asys_err *err)
 {
-    cJSON *o = tally_json(state);
+    const struct hggc_tally *t = state;
+    if (!t) /* its memory could not be had at finalize_begin */
+        return asys_fail_kind(err, ASYS_ERR_NOMEM, "out of memory");
+    int has_data = t->count || t->error_count || t->overhead_records;
+    *object = tally_json(t);
     tally_free(state);
-    return o;
+    return *object || !has_data ? 0 : asys_fail_kind(err, ASYS_ERR_NOMEM, "out of memory");
 }
 
 /* ---- options ------------------------------------------------------------------ */

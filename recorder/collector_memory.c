@@ -9,6 +9,7 @@
 #include "host_memory.h"
 #include "install_paths.h"
 #include "profile_options.h"
+#include "notes.h"
 
 // clang-format off
 static const struct asys_option memory_options[] = {
@@ -68,7 +69,7 @@ static int host_start(const struct asys_collector_setup *s, pid_t target, void *
     if (!asys_profile_value(o, "host-memory-sampling")->number)
         return 0;
     if (!host_sampling(o)) {
-        fprintf(stderr, "asys: notice: --host-memory-sampling is off with -s system-wide\n");
+        asys_note(ASYS_NOTE_NOTICE, "--host-memory-sampling is off with -s system-wide");
         return 0;
     }
     return asys_host_memory_start(s->session_dir, target,
@@ -76,9 +77,11 @@ static int host_start(const struct asys_collector_setup *s, pid_t target, void *
                                   (struct host_memory **)state, err);
 }
 
-static void host_stop(void *state)
+static int host_stop(void *state, struct asys_err *err)
 {
+    (void)err; /* it keeps what it sampled as it goes */
     asys_host_memory_stop(state);
+    return 0;
 }
 
 /* The manual: heap tracing and multi-node collection do not go together. */

@@ -53,9 +53,11 @@ static int nic_start(const struct asys_collector_setup *s, pid_t target, void **
         asys_profile_value(o, "nic-metrics-frequency")->number, (struct nic_sampler **)state, err);
 }
 
-static void nic_stop(void *state)
+static int nic_stop(void *state, struct asys_err *err)
 {
+    (void)err; /* it keeps what it sampled as it goes */
     asys_nic_sampler_stop(state);
+    return 0;
 }
 
 const struct asys_collector asys_collector_nic = {

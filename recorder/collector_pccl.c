@@ -12,6 +12,7 @@
 
 #include "asys_format.h"
 #include "collector.h"
+#include "notes.h"
 
 /* Whether two paths name one file (a nested asys points NCCL at us). */
 static int same_file(const char *a, const char *b)
@@ -32,8 +33,8 @@ static int prepare(const struct asys_collector_setup *s, struct asys_env *env, s
     const char *user = getenv("NCCL_PROFILER_PLUGIN");
     if (user && !strcasecmp(user, "none")) {
         /* NCCL then loads no plugin at all: the user's choice stands */
-        fprintf(stderr, "asys: NCCL_PROFILER_PLUGIN=none is set: NCCL loads no profiler plugin, "
-                        "so -t pccl records nothing\n");
+        asys_note(ASYS_NOTE_NOTICE, "NCCL_PROFILER_PLUGIN=none is set: NCCL loads no profiler "
+                                    "plugin, so -t pccl records nothing");
         return 0;
     }
     if (user && same_file(user, s->inject_library))
@@ -92,15 +93,20 @@ static void tally_record(void *state, const struct asys_segment_header *h,
     }
 }
 
-static cJSON *tally_end(void *state)
+static int tally_end(void *state, cJSON **object, struct asys_err *err)
 {
     struct pccl_tally *t = state;
     cJSON *o = NULL;
-    if (!t)
-        return NULL;
+    int rc = 0;
+    if (!t) /* its memory could not be had at finalize_begin */
+        return asys_fail_kind(err, ASYS_ERR_NOMEM, "out of memory");
     if (!t->communicators && !t->chain_status && !user_said_none())
         goto out; /* the program used no NCCL */
     o = cJSON_CreateObject();
+    if (!o) {
+        rc = asys_fail_kind(err, ASYS_ERR_NOMEM, "out of memory");
+        goto out;
+    }
     if (user_said_none()) {
         cJSON_AddStringToObject(o, "plugin", "none: NCCL_PROFILER_PLUGIN=none was left as set");
         goto out;
@@ -125,7 +131,8 @@ static cJSON *tally_end(void *state)
     }
 out:
     free(t);
-    return o;
+    *object = o;
+    return rc;
 }
 
 const struct asys_collector asys_collector_pccl = {

@@ -198,9 +198,11 @@ static int ppu_start(const struct asys_collector_setup *s, pid_t target, void **
     return asys_ppu_metrics_start(s->session_dir, &plan, (struct ppu_metrics **)state, err);
 }
 
-static void ppu_stop(void *state)
+static int ppu_stop(void *state, struct asys_err *err)
 {
+    (void)err; /* it keeps what it sampled as it goes */
     asys_ppu_metrics_stop(state);
+    return 0;
 }
 
 /* --check-ppu-metrics-list: the manual's PASS text, or FAIL naming the
@@ -308,11 +310,16 @@ static void tally_record(void *state, const struct asys_segment_header *h,
     cJSON_AddItemToArray(state, o);
 }
 
-static cJSON *tally_end(void *state)
+static int tally_end(void *state, cJSON **object, struct asys_err *err)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToObject(o, "devices", state);
-    return o;
+    if (!o || !state || !cJSON_AddItemToObject(o, "devices", state)) {
+        cJSON_Delete(o);
+        cJSON_Delete(state);
+        return asys_fail_kind(err, ASYS_ERR_NOMEM, "out of memory");
+    }
+    *object = o;
+    return 0;
 }
 
 const struct asys_collector asys_collector_ppu_metrics = {

@@ -12,6 +12,7 @@
 #include "collector.h"
 #include "read_file.h"
 #include "profile_options.h"
+#include "notes.h"
 
 static const char *const backtrace_choices[] = {"hggc", "none", NULL};
 
@@ -359,10 +360,10 @@ static void tally_record(void *state, const struct asys_segment_header *h,
     if (rec->arg == ASYS_PYTHON_STOPPED)
         return;
     if (rec->arg == ASYS_PYTHON_ALIASED && !t->aliased_said++)
-        fprintf(stderr,
-                "asys: notice: '%.*s' (pid %u) is a Python interpreter under another name: "
-                "Python data is collected from interpreters named python or python3 only\n",
-                len, text, h->pid);
+        asys_note(ASYS_NOTE_NOTICE,
+                  "'%.*s' (pid %u) is a Python interpreter under another name: Python data is "
+                  "collected from interpreters named python or python3 only",
+                  len, text, h->pid);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "pid", h->pid);
     cJSON_AddStringToObject(o, "status", rec->arg < 7 ? statuses[rec->arg] : "?");
@@ -372,15 +373,22 @@ static void tally_record(void *state, const struct asys_segment_header *h,
     cJSON_AddItemToArray(t->processes, o);
 }
 
-static cJSON *tally_end(void *state)
+static int tally_end(void *state, cJSON **object, struct asys_err *err)
 {
     struct tally *t = state;
     if (!t)
-        return NULL;
+        return asys_fail_kind(err, ASYS_ERR_NOMEM, "out of memory");
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToObject(o, "processes", t->processes);
+    int rc = 0;
+    if (!o || !t->processes || !cJSON_AddItemToObject(o, "processes", t->processes)) {
+        cJSON_Delete(o);
+        cJSON_Delete(t->processes);
+        o = NULL;
+        rc = asys_fail_kind(err, ASYS_ERR_NOMEM, "out of memory");
+    }
     free(t);
-    return o;
+    *object = o;
+    return rc;
 }
 
 const struct asys_collector asys_collector_python = {

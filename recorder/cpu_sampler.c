@@ -659,10 +659,10 @@ out:
     return rc;
 }
 
-void asys_cpu_sampler_finish(struct asys_cpu_sampler *s)
+int asys_cpu_sampler_finish(struct asys_cpu_sampler *s, struct asys_err *err)
 {
     if (!s)
-        return;
+        return 0;
     if (s->thread_running) {
         __atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
         pthread_join(s->thread, NULL);
@@ -678,11 +678,10 @@ void asys_cpu_sampler_finish(struct asys_cpu_sampler *s)
         release_rings(s, fds, closers);
     else
         close_rings(s);
-    struct asys_err err = {0};
-    if (asys_cpu_samples_write(&s->run, &err) != 0)
-        fprintf(stderr, "asys profile: warning: cpu sampling: %s\n", err.text);
+    int rc = asys_cpu_samples_write(&s->run, err);
     join_closers(closers);
     free(fds);
     free(s->rings);
     free(s);
+    return rc;
 }

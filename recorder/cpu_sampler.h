@@ -60,8 +60,9 @@ int asys_cpu_sampler_start(const struct asys_cpu_sampler_config *cfg, pid_t targ
                            struct asys_cpu_sampler **out, struct asys_err *err);
 
 /* Stops the thread, drains the rings, writes the segments into
- * SESSION/segments and frees the sampler. */
-void asys_cpu_sampler_finish(struct asys_cpu_sampler *s);
+ * SESSION/segments and frees the sampler; -1 (err set) when the samples
+ * could not be written. */
+int asys_cpu_sampler_finish(struct asys_cpu_sampler *s, struct asys_err *err);
 
 const struct asys_cpu_sampler_result *asys_cpu_sampler_result(const struct asys_cpu_sampler *s);
 

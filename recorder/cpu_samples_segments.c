@@ -2,6 +2,7 @@
  * and the scheduling segment (a file, written last). */
 #define _GNU_SOURCE
 #include "cpu_samples.h"
+#include "notes.h"
 
 /* ---- writing segments --------------------------------------------------------------- */
 
@@ -116,8 +117,8 @@ static void put_jit_module(struct out_segment *o, const struct image *img, uint6
     struct module jit = {.start = 0};
     if (map)
         asys_perf_map_span(map, &jit.start, &jit.end);
-    else if (getenv("ASYS_DEBUG"))
-        fprintf(stderr, "asys: cpu sampling: %s\n", err.text);
+    else
+        asys_note(ASYS_NOTE_DEBUG, "cpu sampling: %s", err.text);
     if (jit.end > jit.start)
         put_module(o, &jit, put_string(o, path, time), time);
     asys_perf_map_free(map);
@@ -170,9 +171,8 @@ int cpu_write_image(struct writer_state *w, struct image *img, size_t index, str
         struct module *m = &img->modules[i];
         m->file = asys_elf_cache_get(w->elf, m->path, m->build_id, m->build_id_length);
         m->bias_known = m->file && asys_elf_file_bias(m->file, m->start, m->pgoff, &m->bias) == 0;
-        if (getenv("ASYS_DEBUG"))
-            fprintf(stderr, "asys: cpu sampling: pid %u: %s at %" PRIx64 " pgoff %" PRIx64 ": %s\n",
-                    img->pid, m->path, m->start, m->pgoff, m->bias_known ? "ok" : "no bias");
+        asys_note(ASYS_NOTE_DEBUG, "cpu sampling: pid %u: %s at %" PRIx64 " pgoff %" PRIx64 ": %s",
+                  img->pid, m->path, m->start, m->pgoff, m->bias_known ? "ok" : "no bias");
         if (m->bias_known)
             put_module(&o, m, put_string(&o, m->path, t0), t0);
     }

@@ -11,6 +11,7 @@
  * written once and finalize symbolizes each address once. */
 #define _GNU_SOURCE
 #include "cpu_samples.h"
+#include "notes.h"
 
 /* ---- reading the raw files ----------------------------------------------------- */
 
@@ -220,9 +221,8 @@ int asys_cpu_samples_write(const struct asys_cpu_raw_run *run, struct asys_err *
             goto out;
     if (cpu_write_sched(w, err) != 0)
         goto out;
-    if (getenv("ASYS_DEBUG"))
-        fprintf(stderr, "asys: cpu sampling: %zu images, %u files opened for the unwinder\n",
-                w->image_count, asys_elf_cache_files(w->elf));
+    asys_note(ASYS_NOTE_DEBUG, "cpu sampling: %zu images, %u files opened for the unwinder",
+              w->image_count, asys_elf_cache_files(w->elf));
     rc = 0;
 out:
     if (w) {

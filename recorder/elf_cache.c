@@ -13,6 +13,7 @@
 
 #include "grow.h"
 #include "hashmap.h"
+#include "notes.h"
 
 #define MAX_LOADS 16
 #define MAX_KEY 4200
@@ -161,8 +162,7 @@ struct asys_elf_file *asys_elf_cache_get(struct asys_elf_cache *c, const char *p
     }
     c->files[c->count++] = f; /* a file that failed stays NULL: it is not tried again */
     c->opened += f != NULL;
-    if (getenv("ASYS_DEBUG"))
-        fprintf(stderr, "asys: cpu sampling: %s: %s\n", path, f ? "opened" : "unreadable");
+    asys_note(ASYS_NOTE_DEBUG, "cpu sampling: %s: %s", path, f ? "opened" : "unreadable");
     return f;
 }
 

@@ -22,6 +22,7 @@
 #include "event_catalog.h"
 #include "event_threads.h"
 #include "session.h"
+#include "notes.h"
 
 struct counter {
     uint16_t id;
@@ -114,7 +115,7 @@ static void unavailable(struct event_sampler *s, const struct asys_event_def *e,
                           ? "not allowed (sysctl kernel.perf_event_paranoid=-1, or "
                             "CAP_PERFMON: --cap-add PERFMON in a container)"
                           : strerror(error);
-    fprintf(stderr, "asys: notice: %s event %u (%s) is not counted: %s\n",
+    asys_note(ASYS_NOTE_NOTICE, "%s event %u (%s) is not counted: %s",
             e->group == ASYS_EVENT_CPU_CORE ? "CPU core" : "OS", e->index, e->name, why);
     write_status(s, e->id, error);
 }
@@ -228,7 +229,7 @@ static void start_threads(struct event_sampler *s, pid_t target)
     struct asys_err err = {0};
     if (asys_event_threads_start(target, s->counted, s->counted_count, &s->seg, &s->threads,
                                  &err) != 0) {
-        fprintf(stderr, "asys: notice: event sampling stays per CPU: %s\n", err.text);
+        asys_note(ASYS_NOTE_NOTICE, "event sampling stays per CPU: %s", err.text);
         write_status(s, ASYS_EVENT_THREADS_STATUS, err.sys_errno ? err.sys_errno : EINVAL);
     }
 }

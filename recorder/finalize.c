@@ -33,6 +33,7 @@
 #include "arena_read.h"
 #include "segment_stream.h"
 #include "symbolize.h"
+#include "notes.h"
 
 struct segment_scan {
     char name[256];
@@ -52,7 +53,7 @@ struct segment_scan {
     uint32_t lost_process_errno, lost_process_pid;
     uint32_t notices;                       /* enum asys_segment_notice */
     const struct asys_arena_segment *arena; /* NULL: a file of segments/ */
-    char error[sizeof(((struct asys_err *)0)->text)];
+    char error[512]; /* the error that made the segment unreadable */
 };
 
 /* Clock calibration pairs (ticks, CLOCK_MONOTONIC ns, CLOCK_REALTIME ns). */
@@ -114,17 +115,25 @@ static void tallies_record(struct collector_tallies *t, const struct asys_segmen
             t->collector[i]->finalize_record(t->state[i], h, rec);
 }
 
-/* Each collector's manifest object under its name; frees the states. */
-static void tallies_end(struct collector_tallies *t, cJSON *root)
+/* Each collector's manifest object under its name; frees the states (all
+ * of them, also after a failure). */
+static int tallies_end(struct collector_tallies *t, cJSON *root, struct asys_err *err)
 {
+    int rc = 0;
     for (int i = 0; i < t->count; i++) {
-        cJSON *o = t->collector[i]->finalize_end(t->state[i]);
-        if (o && root)
+        cJSON *o = NULL;
+        struct asys_err why = {0};
+        if (t->collector[i]->finalize_end(t->state[i], &o, &why) != 0 && rc == 0) {
+            *err = why;
+            rc = asys_err_wrap(err, "%s", t->collector[i]->name);
+        }
+        if (o && root && rc == 0)
             cJSON_AddItemToObject(root, t->collector[i]->name, o);
         else
             cJSON_Delete(o);
     }
     t->count = 0;
+    return rc;
 }
 
 /* Where a segment's bytes come from: its file, or its slots of the arena. */
@@ -183,7 +192,7 @@ static void scan_segment(struct segment_source *src, struct segment_scan *scan,
     struct asys_err err = {0};
     struct asys_segment_stream s;
     if (asys_segment_stream_open(&s, src->read, src->ctx, src->size, &err) != 0) {
-        snprintf(scan->error, sizeof scan->error, "%s", err.text);
+        snprintf(scan->error, sizeof scan->error, "%.*s", (int)sizeof scan->error - 1, err.text);
         return;
     }
     scan->pid = s.header.pid;
@@ -223,7 +232,7 @@ static void scan_segment(struct segment_source *src, struct segment_scan *scan,
         }
     }
     if (rc < 0)
-        snprintf(scan->error, sizeof scan->error, "%s", err.text);
+        snprintf(scan->error, sizeof scan->error, "%.*s", (int)sizeof scan->error - 1, err.text);
     if (s.header.clock_kind <= ASYS_CLOCK_CNTVCT && s.ticks <= CLOCK_VALUE_MAX &&
         s.ticks > headers->last_ticks[s.header.clock_kind])
         headers->last_ticks[s.header.clock_kind] = s.ticks;
@@ -605,8 +614,8 @@ void asys_finalize_result_free(struct asys_finalize_result *r)
 void asys_finalize_warn_damage(const struct asys_finalize_result *r)
 {
     if (r->arena_missing)
-        fprintf(stderr, "asys: warning: the session's arena is missing: the threads' records "
-                        "are lost (see report_info)\n");
+        asys_note(ASYS_NOTE_WARNING, "the session's arena is missing: the threads' records are "
+                                     "lost (see report_info)");
     else if (r->damaged_slots || r->damaged_segments || r->control_damaged) {
         char segments[96] = "";
         if (r->damaged_segments)
@@ -618,7 +627,7 @@ void asys_finalize_warn_damage(const struct asys_finalize_result *r)
                      r->damaged_slots, (double)r->damaged_bytes / (1 << 20));
         if (r->control_damaged && !slots[0] && !segments[0])
             snprintf(slots, sizeof slots, "the arena's control block is unreadable");
-        fprintf(stderr, "asys: warning: the session was damaged: %s%s; %s (see report_info)\n",
+        asys_note(ASYS_NOTE_WARNING, "the session was damaged: %s%s; %s (see report_info)",
                 slots, segments,
                 r->control_damaged ? "slots claimed past the file's end cannot be counted"
                                    : "their records are lost");
@@ -960,7 +969,8 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
         scan_segment(&src, &scans[i], &launcher_pairs, &header_pairs, symbolizer, &tallies);
         source_close(&src);
     }
-    tallies_end(&tallies, root);
+    if (tallies_end(&tallies, root, err) != 0)
+        goto out;
     symbols = asys_symbolizer_resolve(symbolizer);
     add_clock(root, &launcher_pairs, &header_pairs);
     add_report_id(root);
@@ -1015,7 +1025,8 @@ out:
     cJSON_Delete(root);
     cJSON_Delete(symbols);
     asys_symbolizer_free(symbolizer);
-    tallies_end(&tallies, NULL); /* after a failure: frees what was left */
+    struct asys_err end_err = {0}; /* after a failure: frees what was left */
+    tallies_end(&tallies, NULL, &end_err);
     free(launcher_pairs.items);
     free(header_pairs.items);
     free(header_pairs.kinds);

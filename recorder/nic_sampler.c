@@ -29,6 +29,7 @@
 
 #include "clock.h"
 #include "session.h"
+#include "notes.h"
 
 #define SYSFS_MAGIC 0x62656572
 #define MAX_DEVICES 64 /* 8 descriptors each at most */
@@ -139,9 +140,9 @@ static void nic_filter_warn(const struct nic_filter *f)
         return;
     PCRE2_UCHAR why[160];
     pcre2_get_error_message(f->failed_code, why, sizeof why);
-    fprintf(stderr,
-            "asys: warning: --nic-device-include rule '%s' could not be matched against '%s' "
-            "(%s): that device is sampled only if another rule matches it\n",
+    asys_note(ASYS_NOTE_WARNING,
+              "--nic-device-include rule '%s' could not be matched against '%s' (%s): that "
+              "device is sampled only if another rule matches it",
             f->failed_rule, f->failed_device, (const char *)why);
 }
 
@@ -594,14 +595,13 @@ int asys_nic_sampler_start(const char *session_dir, const char *rules, uint64_t 
     find_interfaces(s, root, filter, pci, pci_count);
     nic_filter_warn(filter);
     if (!s->count) {
-        fprintf(stderr, "asys: notice: --nic-metrics: no NIC under %s/class matches '%s'\n", root,
-                rules);
+        asys_note(ASYS_NOTE_NOTICE, "--nic-metrics: no NIC under %s/class matches '%s'", root,
+                  rules);
         rc = 0;
         goto out;
     }
     if (s->count == MAX_DEVICES)
-        fprintf(stderr, "asys: notice: --nic-metrics: sampling the first %d devices\n",
-                MAX_DEVICES);
+        asys_note(ASYS_NOTE_NOTICE, "--nic-metrics: sampling the first %d devices", MAX_DEVICES);
     s->requested_hz = (uint32_t)frequency_hz;
     s->period_ns = 1000000000u / (frequency_hz ? frequency_hz : 1);
     if (asys_session_sampler_segment(&s->seg, session_dir, "nic", ASYS_LAUNCHER_NIC,
@@ -666,14 +666,14 @@ void asys_nic_sampler_stop(struct nic_sampler *s)
     }
     /* the manual: the driver may not keep up; say so once, with what was recorded */
     if (span >= 0.5 && achieved > 0 && achieved < 0.9 * s->requested_hz)
-        fprintf(stderr,
-                "asys: notice: --nic-metrics-frequency %u: the NIC counters could be read %.0f "
-                "times a second; the report records that rate\n",
+        asys_note(ASYS_NOTE_NOTICE,
+                  "--nic-metrics-frequency %u: the NIC counters could be read %.0f times a "
+                  "second; the report records that rate",
                 s->requested_hz, achieved);
     else if (gap >= 2)
-        fprintf(stderr,
-                "asys: notice: --nic-metrics-frequency %u: the NIC driver updates its counters "
-                "about %.0f times a second; the report records that rate\n",
+        asys_note(ASYS_NOTE_NOTICE,
+                  "--nic-metrics-frequency %u: the NIC driver updates its counters about %.0f "
+                  "times a second; the report records that rate",
                 s->requested_hz, updates);
     asys_segment_close(&s->seg);
     close_files(s);

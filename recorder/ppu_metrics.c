@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "ppu_devices.h"
 #include "session.h"
+#include "notes.h"
 
 #define DRAIN_PERIOD_NS 20000000u /* 20 ms */
 
@@ -154,10 +155,10 @@ static const struct ppu_device *device_info(const struct ppu_device_list *list, 
 /* The manual's advice when another owner holds the counters. */
 static void advise_busy(unsigned physical)
 {
-    fprintf(stderr,
-            "asys: warning: PPU %u's performance counters are in use: PPU metrics are not "
-            "sampled (another asys or profiler may be sampling; pause DCGM with 'dcgmi profile "
-            "--pause'; 'nvidia-smi -q' shows the device's state)\n",
+    asys_note(ASYS_NOTE_WARNING,
+              "PPU %u's performance counters are in use: PPU metrics are not sampled (another "
+              "asys or profiler may be sampling; pause DCGM with 'dcgmi profile --pause'; "
+              "'nvidia-smi -q' shows the device's state)",
             physical);
 }
 
@@ -203,16 +204,15 @@ static int start_device(struct ppu_metrics *m, const char *session_dir,
         if (st == ASYS_PPU_METRICS_BUSY)
             advise_busy(physical);
         else
-            fprintf(stderr, "asys: warning: PPU metrics of device %u are not sampled: %s\n",
-                    physical, reason);
+            asys_note(ASYS_NOTE_WARNING, "PPU metrics of device %u are not sampled: %s",
+                      physical, reason);
         write_device(&d->seg, ticks, physical, st, ASYS_PPU_BACKEND_NONE, 0, 0,
                      device_info(list, physical), reason);
         d->value_count = 0;
         return 0;
     }
     if (d->backend == &ppu_backend_gpm)
-        fprintf(stderr,
-                "asys: notice: PPU %u: no PM sampling (%s); NVML GPM samples every %llu ms\n",
+        asys_note(ASYS_NOTE_NOTICE, "PPU %u: no PM sampling (%s); NVML GPM samples every %llu ms",
                 physical, first_why, (unsigned long long)(interval / 1000000));
     write_device(&d->seg, ticks, physical, st, d->backend->id, interval, d->value_count,
                  device_info(list, physical), why);

@@ -23,6 +23,7 @@
 #include "report_path.h"
 #include "rank_env.h"
 #include "session.h"
+#include "notes.h"
 #include "symbolize.h"
 #include "target_process.h"
 
@@ -181,10 +182,14 @@ static int any_before_exec(const struct asys_profile_options *o)
     return 0;
 }
 
+/* A sampler that lost part of its data says so; the report keeps the rest. */
 static void stop_samplers(struct samplers *s)
 {
-    for (int i = s->count - 1; i >= 0; i--)
-        s->collector[i]->stop(s->state[i]);
+    for (int i = s->count - 1; i >= 0; i--) {
+        struct asys_err err = {0};
+        if (s->collector[i]->stop(s->state[i], &err) != 0)
+            asys_note(ASYS_NOTE_WARNING, "%s: %s", s->collector[i]->name, err.text);
+    }
     s->count = 0;
 }
 

@@ -20,6 +20,7 @@
 #include "session.h"
 #include "perf_map.h"
 #include "symbol_table.h"
+#include "notes.h"
 
 /* A run shorter than this never reads libc while the program runs. */
 #define WARM_AFTER_NS (150 * 1000 * 1000)
@@ -273,15 +274,15 @@ static void file_symbols_open(const struct sym_file *f, struct file_symbols *fs)
         struct asys_err err = {0};
         fs->pseudo_name = "[kernel]"; /* what kallsyms does not name */
         fs->jit = asys_kallsyms_read(ASYS_KALLSYMS, &err);
-        if (!fs->jit && getenv("ASYS_DEBUG"))
-            fprintf(stderr, "asys: symbols: %s\n", err.text);
+        if (!fs->jit)
+            asys_note(ASYS_NOTE_DEBUG, "symbols: %s", err.text);
     } else if (f->path[0] == '[') {
         fs->pseudo_name = f->path;
     } else if (asys_is_perf_map_path(f->path)) {
         struct asys_err err = {0};
         fs->jit = asys_perf_map_read(f->path, &err); /* gone since: the frames stay numbers */
-        if (!fs->jit && getenv("ASYS_DEBUG"))
-            fprintf(stderr, "asys: symbols: %s\n", err.text);
+        if (!fs->jit)
+            asys_note(ASYS_NOTE_DEBUG, "symbols: %s", err.text);
     } else if ((fs->dwfl = open_file(f, &fs->module)) != NULL) {
         fs->table = asys_symbol_table_read(fs->module);
     }
@@ -556,8 +557,7 @@ static int take_warmed(struct asys_symbols_warmer *w, const struct sym_file *f,
     *fs = w->fs;
     memset(&w->fs, 0, sizeof w->fs);
     w->have = 0;
-    if (getenv("ASYS_DEBUG"))
-        fprintf(stderr, "asys: symbols: %s was read while the program ran\n", w->file.path);
+    asys_note(ASYS_NOTE_DEBUG, "symbols: %s was read while the program ran", w->file.path);
     return 1;
 }
 

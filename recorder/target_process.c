@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "target_process.h"
+#include "notes.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -195,7 +196,7 @@ static void escalate(struct asys_target *t, int sig, const siginfo_t *info)
         return;
     }
     int send = t->interrupts == 2 ? SIGTERM : SIGKILL;
-    fprintf(stderr, "asys: interrupted again: sending %s to the program (pid %d)%s\n",
+    asys_note(ASYS_NOTE_NOTICE, "interrupted again: sending %s to the program (pid %d)%s",
             send == SIGTERM ? "SIGTERM" : "SIGKILL", (int)t->pid,
             send == SIGTERM ? "; once more sends SIGKILL" : "");
     kill(t->pid, send);
@@ -269,8 +270,8 @@ void asys_target_wait(struct asys_target *t, enum asys_wait_mode mode, void (*ti
                 if (t->interrupts == 1 && !t->interrupt_hint_said &&
                     ms_until(&t->interrupt_hint_at) == 0) {
                     t->interrupt_hint_said = 1;
-                    fprintf(stderr, "asys: the program is still running after the interrupt; "
-                                    "interrupt again to send it SIGTERM\n");
+                    asys_note(ASYS_NOTE_NOTICE, "the program is still running after the "
+                                                "interrupt; interrupt again to send it SIGTERM");
                 }
                 if (tick)
                     tick(tick_arg);

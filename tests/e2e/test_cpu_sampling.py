@@ -293,8 +293,8 @@ class ThreadStatesFromContextSwitches(ThreadStates):
                         name='short', env=self.extra_env)
         lines = [l for l in r.stderr.decode().splitlines() if 'cpu sampling' in l]
         self.assertEqual(len(lines), 1, lines)
-        self.assertTrue(lines[0].startswith('asys profile: note: cpu sampling: '), lines)
-        self.assertTrue(lines[0].endswith('report_info says why'), lines)
+        self.assertTrue(lines[0].startswith('asys profile: notice: cpu sampling: '), lines)
+        self.assertTrue(lines[0].endswith('see report_info'), lines)
         self.assertLessEqual(len(lines[0]), 130, lines)
         info = {r['Property']: r['Value'] for r in self.stats_rows('report_info', 'short')}
         self.assertIn('ASYS_TEST_NO_SCHED_TRACEPOINT is set', info['Context switches'])

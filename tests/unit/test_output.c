@@ -1,8 +1,10 @@
-/* Output formats: escaping, time units, alignment. */
+/* Output formats: escaping, time units, alignment; errors with their causes. */
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 
 #include "output_format.h"
+#include "asys_error.h"
 #include "test_util.h"
 
 static sqlite3 *db;
@@ -264,6 +266,37 @@ START_TEST(tree_labels_are_indented_by_level)
 }
 END_TEST
 
+START_TEST(errors_keep_their_causes)
+{
+    struct asys_err err = {0};
+    ck_assert_int_eq(asys_fail_errno(&err, ENOSPC, "write 'x'"), -1);
+    asys_err_wrap(&err, "segment %d", 3);
+    asys_err_wrap(&err, "report '%s'", "r.asys-rep");
+    ck_assert_str_eq(err.text, "report 'r.asys-rep': segment 3: write 'x': no space left on device");
+    ck_assert_int_eq(err.kind, ASYS_ERR_NO_SPACE);
+    ck_assert_uint_eq(err.cause_count, 3);
+    ck_assert_ptr_nonnull(strstr(err.causes[2].module, "test_output.c"));
+    ck_assert_int_gt(err.causes[0].line, 0);
+
+    /* a long context never cuts the root cause off */
+    char longer[400];
+    memset(longer, 'c', sizeof longer - 1);
+    longer[sizeof longer - 1] = '\0';
+    asys_fail(&err, "the root cause");
+    for (int i = 0; i < 10; i++)
+        asys_err_wrap(&err, "%s %d", longer, i);
+    ck_assert_uint_eq(err.cause_count, ASYS_ERR_CAUSES);
+    ck_assert_uint_eq(err.causes_elided, 10 - (ASYS_ERR_CAUSES - 1));
+    size_t len = strlen(err.text);
+    ck_assert_str_eq(err.text + len - strlen(": the root cause"), ": the root cause");
+    ck_assert_ptr_nonnull(strstr(err.text, "...: c"));
+    ck_assert_int_eq(err.kind, ASYS_ERR_FAILED);
+    asys_err_clear(&err);
+    ck_assert_int_eq(err.kind, ASYS_ERR_NONE);
+    ck_assert_str_eq(err.text, "");
+}
+END_TEST
+
 START_TEST(names)
 {
     enum asys_format f;
@@ -285,6 +318,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, csv_quotes_what_needs_it);
+    tcase_add_test(tc, errors_keep_their_causes);
     tcase_add_test(tc, tsv_escapes_separators);
     tcase_add_test(tc, json_escapes_and_types);
     tcase_add_test(tc, time_units_convert_ns_columns);
