@@ -49,9 +49,10 @@ struct asys_collector {
     int (*check)(const struct asys_profile_options *o, struct asys_err *err);
     /* An option of the collector given the value "help" (--os-events=help),
      * or a question option (.question): prints the answer; asys then exits
-     * with the status returned, without running a program. */
+     * with the status returned, without running a program; -1 (err set):
+     * the question cannot be answered (asys says why, exit 2). */
     int (*answer)(const struct asys_profile_options *o, const struct asys_option *option,
-                  const char *value, FILE *out);
+                  const char *value, FILE *out, struct asys_err *err);
     /* Before the program starts: what the target's environment needs beyond
      * the options' own variables (which the registry sets). */
     int (*prepare)(const struct asys_collector_setup *s, struct asys_env *env,

@@ -181,8 +181,9 @@ static int events_stop(void *state, struct asys_err *err)
 }
 
 static int answer_help(const struct asys_profile_options *o, const struct asys_option *option,
-                       const char *value, FILE *out)
+                       const char *value, FILE *out, struct asys_err *err)
 {
+    (void)err;
     (void)o;
     (void)value;
     enum asys_event_group group =

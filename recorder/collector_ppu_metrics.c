@@ -207,18 +207,16 @@ static int ppu_stop(void *state, struct asys_err *err)
 
 /* --check-ppu-metrics-list: the manual's PASS text, or FAIL naming the
  * first metric from which the list no longer fits. */
-static int check_capacity(const struct asys_profile_options *o, const char *list, FILE *out)
+static int check_capacity(const struct asys_profile_options *o, const char *list, FILE *out,
+                          struct asys_err *err)
 {
-    struct asys_err err = {0};
     struct ppu_metrics_plan plan = {0};
     char why[PPU_WHY_MAX] = "";
     size_t passes = 0;
     const char *devices = value(o, "ppu-metrics-device");
-    if (check_names("check-ppu-metrics-list", list, &err) != 0 ||
-        plan_devices(!strcmp(devices, "none") ? "all" : devices, &plan, &err) != 0) {
-        fprintf(stderr, "asys profile: %s\n", err.text);
-        return 2;
-    }
+    if (check_names("check-ppu-metrics-list", list, err) != 0 ||
+        plan_devices(!strcmp(devices, "none") ? "all" : devices, &plan, err) != 0)
+        return -1;
     add_list(&plan, list);
     unsigned device = plan.devices[0];
     const struct ppu_backend *b = &ppu_backend_cupti;
@@ -228,10 +226,9 @@ static int check_capacity(const struct asys_profile_options *o, const char *list
         b = &ppu_backend_gpm;
         st = b->passes(device, plan.metrics, plan.metric_count, &passes, why);
     }
-    if (st != ASYS_PPU_METRICS_SAMPLING) {
-        fprintf(stderr, "asys profile: cannot check the metrics list on PPU %u: %s\n", device, why);
-        return 2;
-    }
+    if (st != ASYS_PPU_METRICS_SAMPLING)
+        return asys_fail_kind(err, ASYS_ERR_USAGE, "cannot check the metrics list on PPU %u: %s",
+                              device, why);
     if (passes <= 1) {
         fprintf(out, "Check sampling metrics list result: PASS.\n"
                      "Metrics list is suitable for PPU sampling capacity.\n");
@@ -257,10 +254,10 @@ static int check_capacity(const struct asys_profile_options *o, const char *list
 }
 
 static int answer(const struct asys_profile_options *o, const struct asys_option *option,
-                  const char *v, FILE *out)
+                  const char *v, FILE *out, struct asys_err *err)
 {
     if (option->question)
-        return check_capacity(o, v, out);
+        return check_capacity(o, v, out, err);
     if (!strcmp(option->name, "ppu-metrics-device"))
         ppu_devices_print_help(out);
     else if (!strcmp(option->name, "ppu-metrics-set"))

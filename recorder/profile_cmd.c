@@ -510,8 +510,13 @@ int asys_cmd_profile(int argc, char **argv)
         asys_profile_print_help(stdout);
         return 0;
     }
-    if (opts.help_collector)
-        return opts.help_collector->answer(&opts, opts.help_option, opts.help_value, stdout);
+    if (opts.help_collector) {
+        int answered =
+            opts.help_collector->answer(&opts, opts.help_option, opts.help_value, stdout, &err);
+        if (answered < 0)
+            fprintf(stderr, "%s: %s\n", PROG, err.text);
+        return answered < 0 ? ASYS_EXIT_USAGE : answered;
+    }
     if (asys_profile_value(&opts, "multi-node-mode")->number) {
         struct asys_rank rank;
         int found = asys_rank_detect(&rank, &err);
