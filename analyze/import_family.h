@@ -27,6 +27,13 @@ struct imp_record_op {
     imp_record_fn import; /* NULL: read and counted, nothing to store */
 };
 
+/* Record handlers that an extension of a family registers (HGTX's payloads,
+ * counters and objects); they get the family's state. */
+struct imp_record_ops {
+    const struct imp_record_op *ops;
+    size_t count;
+};
+
 struct imp_family {
     const char *name; /* collector_records.collector */
     uint64_t feature; /* enum asys_feature of its records */
@@ -35,6 +42,7 @@ struct imp_family {
     const char *schema;
     const struct imp_record_op *ops;
     size_t op_count;
+    const struct imp_record_ops *const *extension_ops; /* NULL-terminated; NULL: none */
     /* hooks; NULL: nothing to do.  init returns the state the others get. */
     int (*init)(struct asys_importer *imp, void **state, struct asys_err *err);
     int (*segment_end)(void *state, struct asys_err *err);

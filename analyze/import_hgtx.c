@@ -14,6 +14,15 @@
 #include "hgtx_decode.h"
 #include "import_hgtx.h"
 
+/* The family's extensions, in the order of their phases (payloads first:
+ * counters decode their samples with its schemas). */
+static const struct hgtx_extension *const extensions[] = {
+    &hgtx_payloads_extension,
+    &hgtx_counters_extension,
+    &hgtx_objects_extension,
+    NULL,
+};
+
 static void image_free(void *p)
 {
     struct hgtx_image *hi = p;
@@ -66,10 +75,10 @@ static int hgtx_init(struct asys_importer *imp, void **state, struct asys_err *e
     if (sqlite3_prepare_v3(imp->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &h->insert_hgtx, NULL) !=
         SQLITE_OK)
         return imp_sql_error(imp, err);
-    return hgtx_payloads_init(h, err) == 0 && hgtx_counters_init(h, err) == 0 &&
-                   hgtx_objects_init(h, err) == 0
-               ? 0
-               : -1;
+    for (const struct hgtx_extension *const *x = extensions; *x; x++)
+        if ((*x)->init && (*x)->init(h, err) != 0)
+            return -1;
+    return 0;
 }
 
 static void hgtx_free(void *state)
@@ -77,9 +86,9 @@ static void hgtx_free(void *state)
     struct hgtx *h = state;
     if (!h)
         return;
-    hgtx_payloads_free(h);
-    hgtx_counters_free(h);
-    hgtx_objects_free(h);
+    for (const struct hgtx_extension *const *x = extensions; *x; x++)
+        if ((*x)->free)
+            (*x)->free(h);
     sqlite3_finalize(h->insert_hgtx);
     h->insert_hgtx = NULL;
     free(h->domains);
@@ -586,10 +595,12 @@ static int hgtx_finish(void *state, struct asys_err *err)
         imp_session_info(imp, "hgtx_unmatched_ends", NULL, (int64_t)h->unmatched_ends, err) ||
         imp_session_info(imp, "hgtx_open_ranges", NULL, (int64_t)h->open_ranges, err))
         return -1;
-    return finish_domains(h, err) == 0 && finish_categories(h, err) == 0 &&
-                   hgtx_payloads_finish(h, err) == 0 && hgtx_objects_finish(h, err) == 0
-               ? 0
-               : -1;
+    if (finish_domains(h, err) != 0 || finish_categories(h, err) != 0)
+        return -1;
+    for (const struct hgtx_extension *const *x = extensions; *x; x++)
+        if ((*x)->finish && (*x)->finish(h, err) != 0)
+            return -1;
+    return 0;
 }
 
 /* Payloads and counter samples are decoded once every schema is known (a
@@ -597,7 +608,10 @@ static int hgtx_finish(void *state, struct asys_err *err)
 static int hgtx_derive(void *state, struct asys_err *err)
 {
     struct hgtx *h = state;
-    return hgtx_payloads_derive(h, err) == 0 && hgtx_counters_derive(h, err) == 0 ? 0 : -1;
+    for (const struct hgtx_extension *const *x = extensions; *x; x++)
+        if ((*x)->derive && (*x)->derive(h, err) != 0)
+            return -1;
+    return 0;
 }
 
 static const struct imp_record_op hgtx_ops[] = {
@@ -612,15 +626,14 @@ static const struct imp_record_op hgtx_ops[] = {
     {ASYS_REC_HGTX_DOMAIN, on_domain},
     {ASYS_REC_HGTX_CATEGORY, on_category},
     {ASYS_REC_HGTX_THREAD_NAME, on_thread_name},
-    {ASYS_REC_HGTX_SCHEMA, hgtx_on_schema},
-    {ASYS_REC_HGTX_PAYLOAD, hgtx_on_payload},
-    {ASYS_REC_HGTX_TIME, hgtx_on_time},
-    {ASYS_REC_HGTX_COUNTER, hgtx_on_counter},
-    {ASYS_REC_HGTX_SAMPLE, hgtx_on_sample},
-    {ASYS_REC_HGTX_MEM, hgtx_on_mem},
-    {ASYS_REC_HGTX_RESOURCE, hgtx_on_resource},
-    {ASYS_REC_HGTX_SYNC, hgtx_on_sync},
-    {ASYS_REC_HGTX_INJECTION, hgtx_on_injection},
+};
+
+/* The extensions' record handlers, dispatched with this family's state. */
+static const struct imp_record_ops *const extension_ops[] = {
+    &hgtx_payloads_extension.records,
+    &hgtx_counters_extension.records,
+    &hgtx_objects_extension.records,
+    NULL,
 };
 
 const struct imp_family imp_family_hgtx = {
@@ -629,6 +642,7 @@ const struct imp_family imp_family_hgtx = {
     .schema = "hgtx.sql",
     .ops = hgtx_ops,
     .op_count = sizeof hgtx_ops / sizeof hgtx_ops[0],
+    .extension_ops = extension_ops,
     .init = hgtx_init,
     .segment_end = hgtx_segment_end,
     .finish = hgtx_finish,

@@ -105,14 +105,20 @@ int hgtx_end(struct hgtx *h, uint64_t range_id, uint64_t ns, struct asys_err *er
 int hgtx_insert_event(struct hgtx *h, int kind, const struct hgtx_open *o, int64_t end_ns,
                       uint32_t end_tid, struct asys_err *err);
 
-/* ---- payloads and time (import_hgtx_payload.c) ---- */
-int hgtx_payloads_init(struct hgtx *h, struct asys_err *err);
-void hgtx_payloads_free(struct hgtx *h);
-int hgtx_on_schema(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err);
-int hgtx_on_payload(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err);
-int hgtx_on_time(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err);
-int hgtx_payloads_finish(struct hgtx *h, struct asys_err *err);
-int hgtx_payloads_derive(struct hgtx *h, struct asys_err *err);
+/* ---- the extensions ---- */
+/* An extension of the family: its record handlers (given the family's
+ * state) and its phases, in the family's registry (import_hgtx.c). */
+struct hgtx_extension {
+    const char *name;
+    struct imp_record_ops records;
+    int (*init)(struct hgtx *h, struct asys_err *err);
+    int (*finish)(struct hgtx *h, struct asys_err *err); /* with the family's finish */
+    int (*derive)(struct hgtx *h, struct asys_err *err); /* every schema known */
+    void (*free)(struct hgtx *h);
+};
+
+/* payloads and time (import_hgtx_payload.c) */
+extern const struct hgtx_extension hgtx_payloads_extension;
 /* A decoder over the schemas of image `uid` (and its parents) in a domain;
  * valid until the next call. */
 struct hgtx_decoder *hgtx_payload_decoder(struct hgtx *h, uint64_t image_uid, uint32_t domain,
@@ -123,21 +129,10 @@ struct hgtx_decoder *hgtx_payload_decoder(struct hgtx *h, uint64_t image_uid, ui
 int64_t hgtx_time_to_ns(struct hgtx *h, uint64_t image_uid, uint32_t domain, uint64_t time_domain,
                         int64_t timestamp);
 
-/* ---- counters (import_hgtx_counters.c) ---- */
-int hgtx_counters_init(struct hgtx *h, struct asys_err *err);
-void hgtx_counters_free(struct hgtx *h);
-int hgtx_on_counter(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err);
-int hgtx_on_sample(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err);
-int hgtx_counters_derive(struct hgtx *h, struct asys_err *err);
+/* counters (import_hgtx_counters.c) */
+extern const struct hgtx_extension hgtx_counters_extension;
 
-/* ---- memory, resources, user synchronization, injection (import_hgtx_objects.c) ---- */
-int hgtx_objects_init(struct hgtx *h, struct asys_err *err);
-void hgtx_objects_free(struct hgtx *h);
-int hgtx_on_mem(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err);
-int hgtx_on_resource(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err);
-int hgtx_on_sync(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err);
-int hgtx_on_injection(void *state, const struct asys_record *rec, uint64_t ns,
-                      struct asys_err *err);
-int hgtx_objects_finish(struct hgtx *h, struct asys_err *err);
+/* memory, resources, user synchronization, injection (import_hgtx_objects.c) */
+extern const struct hgtx_extension hgtx_objects_extension;
 
 #endif

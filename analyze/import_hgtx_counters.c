@@ -61,7 +61,7 @@ struct hgtx_counters {
     uint64_t unknown_time;
 };
 
-int hgtx_counters_init(struct hgtx *h, struct asys_err *err)
+static int hgtx_counters_init(struct hgtx *h, struct asys_err *err)
 {
     struct hgtx_counters *c = calloc(1, sizeof *c);
     if (!c)
@@ -74,7 +74,7 @@ int hgtx_counters_init(struct hgtx *h, struct asys_err *err)
                        &c->insert_value, err);
 }
 
-void hgtx_counters_free(struct hgtx *h)
+static void hgtx_counters_free(struct hgtx *h)
 {
     struct hgtx_counters *c = h->counters;
     if (!c)
@@ -118,7 +118,8 @@ static int64_t counter_of(struct hgtx *h, uint16_t local_domain, uint64_t id)
     return (int64_t)c->count++;
 }
 
-int hgtx_on_counter(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err)
+static int hgtx_on_counter(void *state, const struct asys_record *rec, uint64_t ns,
+                           struct asys_err *err)
 {
     struct hgtx *h = state;
     const struct asys_rec_hgtx_counter *r = (const void *)rec->data;
@@ -221,7 +222,8 @@ static int keep_pending(struct hgtx *h, size_t counter, const struct asys_rec_hg
     return 0;
 }
 
-int hgtx_on_sample(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err)
+static int hgtx_on_sample(void *state, const struct asys_record *rec, uint64_t ns,
+                          struct asys_err *err)
 {
     struct hgtx *h = state;
     const struct asys_rec_hgtx_sample *r = (const void *)rec->data;
@@ -376,7 +378,7 @@ static int write_counters(struct hgtx *h, struct asys_err *err)
     return rc;
 }
 
-int hgtx_counters_derive(struct hgtx *h, struct asys_err *err)
+static int hgtx_counters_derive(struct hgtx *h, struct asys_err *err)
 {
     struct hgtx_counters *c = h->counters;
     struct asys_importer *imp = h->imp;
@@ -395,3 +397,16 @@ int hgtx_counters_derive(struct hgtx *h, struct asys_err *err)
                  c->unknown_time);
     return 0;
 }
+
+static const struct imp_record_op counters_ops[] = {
+    {ASYS_REC_HGTX_COUNTER, hgtx_on_counter},
+    {ASYS_REC_HGTX_SAMPLE, hgtx_on_sample},
+};
+
+const struct hgtx_extension hgtx_counters_extension = {
+    .name = "counters",
+    .records = {counters_ops, sizeof counters_ops / sizeof counters_ops[0]},
+    .init = hgtx_counters_init,
+    .derive = hgtx_counters_derive,
+    .free = hgtx_counters_free,
+};

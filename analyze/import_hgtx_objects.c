@@ -94,7 +94,7 @@ static int pair_put(struct asys_strmap *m, uint64_t image, uint64_t value, size_
                                : asys_strmap_put(m, (const char *)&k, sizeof k, (uint32_t)index);
 }
 
-int hgtx_objects_init(struct hgtx *h, struct asys_err *err)
+static int hgtx_objects_init(struct hgtx *h, struct asys_err *err)
 {
     struct hgtx_objects *o = calloc(1, sizeof *o);
     if (!o)
@@ -132,7 +132,7 @@ int hgtx_objects_init(struct hgtx *h, struct asys_err *err)
                : 0;
 }
 
-void hgtx_objects_free(struct hgtx *h)
+static void hgtx_objects_free(struct hgtx *h)
 {
     struct hgtx_objects *o = h->objects;
     if (!o)
@@ -366,7 +366,8 @@ static int mem_heap_op(struct hgtx *h, unsigned op, const struct asys_rec_hgtx_m
     }
 }
 
-int hgtx_on_mem(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err)
+static int hgtx_on_mem(void *state, const struct asys_record *rec, uint64_t ns,
+                       struct asys_err *err)
 {
     struct hgtx *h = state;
     struct hgtx_objects *o = h->objects;
@@ -480,7 +481,8 @@ static const char *resource_type_name(uint32_t type)
     return NULL;
 }
 
-int hgtx_on_resource(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err)
+static int hgtx_on_resource(void *state, const struct asys_record *rec, uint64_t ns,
+                            struct asys_err *err)
 {
     struct hgtx *h = state;
     struct hgtx_objects *o = h->objects;
@@ -577,7 +579,8 @@ static int insert_range(struct hgtx *h, size_t sync, uint32_t pid, uint32_t tid,
     return imp_step(h->imp, st, err);
 }
 
-int hgtx_on_sync(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err)
+static int hgtx_on_sync(void *state, const struct asys_record *rec, uint64_t ns,
+                        struct asys_err *err)
 {
     struct hgtx *h = state;
     struct asys_importer *imp = h->imp;
@@ -666,7 +669,8 @@ static int finish_sync(struct hgtx *h, struct asys_err *err)
 
 /* ---- NVTX_INJECTION64_PATH replaced ---------------------------------------------------------- */
 
-int hgtx_on_injection(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err)
+static int hgtx_on_injection(void *state, const struct asys_record *rec, uint64_t ns,
+                             struct asys_err *err)
 {
     (void)ns;
     struct hgtx *h = state;
@@ -692,7 +696,22 @@ int hgtx_on_injection(void *state, const struct asys_record *rec, uint64_t ns, s
     return imp_session_info(imp, "hgtx_injection_replaced", line, 0, err);
 }
 
-int hgtx_objects_finish(struct hgtx *h, struct asys_err *err)
+static int hgtx_objects_finish(struct hgtx *h, struct asys_err *err)
 {
     return finish_mem(h, err) == 0 && finish_sync(h, err) == 0 ? 0 : -1;
 }
+
+static const struct imp_record_op objects_ops[] = {
+    {ASYS_REC_HGTX_MEM, hgtx_on_mem},
+    {ASYS_REC_HGTX_RESOURCE, hgtx_on_resource},
+    {ASYS_REC_HGTX_SYNC, hgtx_on_sync},
+    {ASYS_REC_HGTX_INJECTION, hgtx_on_injection},
+};
+
+const struct hgtx_extension hgtx_objects_extension = {
+    .name = "objects",
+    .records = {objects_ops, sizeof objects_ops / sizeof objects_ops[0]},
+    .init = hgtx_objects_init,
+    .finish = hgtx_objects_finish,
+    .free = hgtx_objects_free,
+};

@@ -110,7 +110,7 @@ struct hgtx_payloads {
 
 /* ---- state ------------------------------------------------------------------- */
 
-int hgtx_payloads_init(struct hgtx *h, struct asys_err *err)
+static int hgtx_payloads_init(struct hgtx *h, struct asys_err *err)
 {
     struct asys_importer *imp = h->imp;
     struct hgtx_payloads *p = calloc(1, sizeof *p);
@@ -156,7 +156,7 @@ int hgtx_payloads_init(struct hgtx *h, struct asys_err *err)
                : 0;
 }
 
-void hgtx_payloads_free(struct hgtx *h)
+static void hgtx_payloads_free(struct hgtx *h)
 {
     struct hgtx_payloads *p = h->payloads;
     if (!p)
@@ -275,7 +275,8 @@ static int insert_schema_rows(struct hgtx *h, const struct imp_schema *s, int64_
     return 0;
 }
 
-int hgtx_on_schema(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err)
+static int hgtx_on_schema(void *state, const struct asys_record *rec, uint64_t ns,
+                          struct asys_err *err)
 {
     (void)ns;
     struct hgtx *h = state;
@@ -396,7 +397,8 @@ static int payload_event(struct hgtx *h, const struct asys_record *rec,
     }
 }
 
-int hgtx_on_payload(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err)
+static int hgtx_on_payload(void *state, const struct asys_record *rec, uint64_t ns,
+                           struct asys_err *err)
 {
     struct hgtx *h = state;
     struct hgtx_payloads *p = h->payloads;
@@ -450,7 +452,8 @@ int hgtx_on_payload(void *state, const struct asys_record *rec, uint64_t ns, str
 
 /* ---- scopes and time ---------------------------------------------------------------- */
 
-int hgtx_on_time(void *state, const struct asys_record *rec, uint64_t ns, struct asys_err *err)
+static int hgtx_on_time(void *state, const struct asys_record *rec, uint64_t ns,
+                        struct asys_err *err)
 {
     (void)ns;
     struct hgtx *h = state;
@@ -632,7 +635,7 @@ int64_t hgtx_time_to_ns(struct hgtx *h, uint64_t image_uid, uint32_t domain, uin
     return -1;
 }
 
-int hgtx_payloads_finish(struct hgtx *h, struct asys_err *err)
+static int hgtx_payloads_finish(struct hgtx *h, struct asys_err *err)
 {
     (void)h;
     (void)err;
@@ -971,7 +974,7 @@ static int decode_one(struct hgtx *h, const struct pending *pd, struct asys_err 
     return imp_step(imp, p->set_event, err);
 }
 
-int hgtx_payloads_derive(struct hgtx *h, struct asys_err *err)
+static int hgtx_payloads_derive(struct hgtx *h, struct asys_err *err)
 {
     struct hgtx_payloads *p = h->payloads;
     struct asys_importer *imp = h->imp;
@@ -995,3 +998,18 @@ int hgtx_payloads_derive(struct hgtx *h, struct asys_err *err)
                  p->deferred_unknown_time);
     return imp_session_info(imp, "hgtx_payloads_undecoded", NULL, (int64_t)unsupported, err);
 }
+
+static const struct imp_record_op payloads_ops[] = {
+    {ASYS_REC_HGTX_SCHEMA, hgtx_on_schema},
+    {ASYS_REC_HGTX_PAYLOAD, hgtx_on_payload},
+    {ASYS_REC_HGTX_TIME, hgtx_on_time},
+};
+
+const struct hgtx_extension hgtx_payloads_extension = {
+    .name = "payloads",
+    .records = {payloads_ops, sizeof payloads_ops / sizeof payloads_ops[0]},
+    .init = hgtx_payloads_init,
+    .finish = hgtx_payloads_finish,
+    .derive = hgtx_payloads_derive,
+    .free = hgtx_payloads_free,
+};

@@ -85,19 +85,30 @@ static int run_segment_end(struct driver *d, struct asys_err *err)
 /* Every record type to its family's handler; a family that claims a type of
  * a feature not its own is a programming error the unit tests catch (a
  * family may own several features: acompute reads ACDNN's and ACBLAS's). */
+static int add_ops(struct driver *d, size_t family, const struct imp_record_op *ops, size_t count,
+                   struct asys_err *err)
+{
+    for (size_t k = 0; k < count; k++) {
+        const struct imp_record_op *op = &ops[k];
+        const struct asys_rec_info *info = asys_rec_info(op->type);
+        if (!info || !(info->feature & families[family]->feature) || d->ops[op->type].family >= 0)
+            return asys_fail(err, "importer family %s: bad handler for record type %u",
+                             families[family]->name, op->type);
+        d->ops[op->type] = (struct dispatch){op->import, (int)family};
+    }
+    return 0;
+}
+
 static int build_dispatch(struct driver *d, struct asys_err *err)
 {
     for (unsigned t = 0; t < ASYS_REC_TYPE_COUNT; t++)
         d->ops[t] = (struct dispatch){NULL, -1};
     for (size_t i = 0; i < FAMILY_COUNT; i++) {
-        for (size_t k = 0; k < families[i]->op_count; k++) {
-            const struct imp_record_op *op = &families[i]->ops[k];
-            const struct asys_rec_info *info = asys_rec_info(op->type);
-            if (!info || !(info->feature & families[i]->feature) || d->ops[op->type].family >= 0)
-                return asys_fail(err, "importer family %s: bad handler for record type %u",
-                                 families[i]->name, op->type);
-            d->ops[op->type] = (struct dispatch){op->import, (int)i};
-        }
+        if (add_ops(d, i, families[i]->ops, families[i]->op_count, err) != 0)
+            return -1;
+        for (const struct imp_record_ops *const *x = families[i]->extension_ops; x && *x; x++)
+            if (add_ops(d, i, (*x)->ops, (*x)->count, err) != 0)
+                return -1;
     }
     return 0;
 }
