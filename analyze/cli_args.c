@@ -163,6 +163,109 @@ int asys_cli_positionals(struct asys_cli *c, const char **inputs, int *count, in
     return 0;
 }
 
+int asys_cli_options_init(struct asys_cli_options *o, const char *prog,
+                          const struct asys_option *table, size_t count)
+{
+    struct asys_err err = {0};
+    o->table = table;
+    o->count = count;
+    o->values = calloc(count ? count : 1, sizeof *o->values);
+    if (!o->values) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        return -1;
+    }
+    for (size_t i = 0; i < count; i++) {
+        o->values[i].option = &table[i];
+        if (table[i].default_value &&
+            asys_option_parse(&table[i], table[i].default_value, &o->values[i], &err) != 0) {
+            fprintf(stderr, "%s: %s\n", prog, err.text);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void asys_cli_options_free(struct asys_cli_options *o)
+{
+    free(o->values);
+    o->values = NULL;
+    o->count = 0;
+}
+
+/* The table entry the current argument names: "--name" or "-n". */
+static const struct asys_option *find_option(const struct asys_cli *c,
+                                             const struct asys_cli_options *o)
+{
+    for (size_t i = 0; i < o->count; i++) {
+        const struct asys_option *t = &o->table[i];
+        if ((c->name[0] == '-' && c->name[1] == '-' && !strcmp(c->name + 2, t->name)) ||
+            (t->short_name && c->name[0] == '-' && c->name[1] == t->short_name && !c->name[2]))
+            return t;
+    }
+    return NULL;
+}
+
+int asys_cli_take_option(struct asys_cli *c, struct asys_cli_options *o)
+{
+    const struct asys_option *t = find_option(c, o);
+    if (!t)
+        return 0;
+    const char *text = NULL;
+    if (t->type == ASYS_OPT_BOOL) {
+        /* an optional true|false, given after '=' or as the next argument */
+        text = c->value;
+        if (!text && c->i + 1 < c->argc &&
+            (!strcmp(c->argv[c->i + 1], "true") || !strcmp(c->argv[c->i + 1], "false")))
+            text = c->argv[++c->i];
+        if (!text)
+            text = "true";
+    } else if (t->type == ASYS_OPT_FLAG) {
+        text = c->value;
+    } else if (!(text = asys_cli_value(c))) {
+        return -1;
+    }
+    struct asys_option_value *v = &o->values[t - o->table];
+    struct asys_err err = {0};
+    if (asys_option_parse(t, text, v, &err) != 0) {
+        fprintf(stderr, "%s: %s\n", c->prog, err.text);
+        return -1;
+    }
+    v->given = 1;
+    return 1;
+}
+
+const struct asys_option_value *asys_cli_get(const struct asys_cli_options *o, const char *name)
+{
+    for (size_t i = 0; i < o->count; i++)
+        if (!strcmp(o->table[i].name, name))
+            return &o->values[i];
+    return NULL; /* a name the tool does not declare: a programming error */
+}
+
+const char *asys_cli_text(const struct asys_cli_options *o, const char *name)
+{
+    const struct asys_option_value *v = asys_cli_get(o, name);
+    return v && (v->given || v->option->default_value) ? v->text : NULL;
+}
+
+uint64_t asys_cli_number(const struct asys_cli_options *o, const char *name)
+{
+    const struct asys_option_value *v = asys_cli_get(o, name);
+    return v ? v->number : 0;
+}
+
+int asys_cli_given(const struct asys_cli_options *o, const char *name)
+{
+    const struct asys_option_value *v = asys_cli_get(o, name);
+    return v && v->given;
+}
+
+void asys_cli_print_options(FILE *out, const struct asys_option *table, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        asys_option_print_help(out, &table[i]);
+}
+
 const char asys_cli_limits_help[] =
     "      --max-expansion RATIO     refuse a report that decompresses to more than\n"
     "                                RATIO times its size (default 1000; 0: no limit)\n"

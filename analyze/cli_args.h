@@ -1,10 +1,18 @@
 /* Command-line options of the analysis tools (asys-stats, asys-deps,
- * asys-export): "--name=value", "--name value", "-n value"; one positional
- * argument, the report.  Errors are printed as one line `prog: ...`. */
+ * asys-export): "--name=value", "--name value", "-n value"; the reports as
+ * positional arguments.  Each tool declares its options as a table of
+ * struct asys_option (common/options.h, the same struct asys profile's
+ * options use): values are parsed by type and --help is printed from the
+ * table, so the help, the docs made from it and the parser cannot disagree.
+ * Errors are printed as one line `prog: ...`. */
 #ifndef ASYS_CLI_ARGS_H
 #define ASYS_CLI_ARGS_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "options.h"
 
 struct asys_cli {
     const char *prog;
@@ -69,6 +77,33 @@ struct asys_cli_text_option {
  * when it is none of them, -1 after printing why its value is refused. */
 int asys_cli_take_text(struct asys_cli *c, const struct asys_cli_text_option *options,
                        size_t count);
+
+/* A tool's option table and the values its options ended up with (by
+ * index; each its default until given). */
+struct asys_cli_options {
+    const struct asys_option *table;
+    size_t count;
+    struct asys_option_value *values;
+};
+
+/* Values of every option of `table` set to their defaults; 0, or -1 after
+ * printing why (out of memory, a default its own type refuses). */
+int asys_cli_options_init(struct asys_cli_options *o, const char *prog,
+                          const struct asys_option *table, size_t count);
+void asys_cli_options_free(struct asys_cli_options *o);
+/* Takes the current argument when it is an option of the table: 1 when
+ * taken, 0 when it is none of them, -1 after printing why its value is
+ * refused.  A BOOL takes an optional true|false ("--x", "--x=false", "--x
+ * true"); a FLAG no value. */
+int asys_cli_take_option(struct asys_cli *c, struct asys_cli_options *o);
+/* The value of option `name` (given, or its default). */
+const struct asys_option_value *asys_cli_get(const struct asys_cli_options *o, const char *name);
+/* Its text (NULL when neither given nor defaulted), number, or whether given. */
+const char *asys_cli_text(const struct asys_cli_options *o, const char *name);
+uint64_t asys_cli_number(const struct asys_cli_options *o, const char *name);
+int asys_cli_given(const struct asys_cli_options *o, const char *name);
+/* --help's lines for the table. */
+void asys_cli_print_options(FILE *out, const struct asys_option *table, size_t count);
 
 struct asys_report_limits;
 

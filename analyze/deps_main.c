@@ -44,34 +44,6 @@ struct deps_args {
     int force_overwrite; /* --force-overwrite: --sqlite may replace any file */
 };
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: asys-deps [options] REPORT.asys-rep\n\n"
-            "Dependencies between PPU activities: stream order and the legacy default\n"
-            "stream (green), cudaEventRecord + cudaStreamWaitEvent across streams (orange),\n"
-            "graph edges, host waits.  Without a selector: a summary of the report.\n"
-            "Several reports (or directories of them): one section each, headed by the\n"
-            "report and its rank (-f column, table or dot; no selector).\n\n"
-            "  --activity ID                 one activity (ppu_activities.id, hggc_gpu_trace)\n"
-            "  --correlation ID              the activities of one API call (CorrId)\n"
-            "  --kernel NAME[#N]             the N-th run (default 1st) of a kernel, by\n"
-            "                                demangled, base or mangled name\n"
-            "  --mode effective|all          only the dependencies still unresolved when the\n"
-            "                                work was launched (default), or every one\n"
-            "  --critical-path               the chain that decided when the last work ended\n"
-            "  --filter-time START/END       only this window, relative to the session start\n"
-            "  -f, --format FMT              column (default), table, csv, tsv, json, dot\n"
-            "  -o, --output PATH             write there instead of stdout\n"
-            "      --sqlite PATH             the analysis database to use or build\n"
-            "      --force-overwrite [true]  --sqlite may replace a file that is not one\n"
-            "                                (no short form: -f is --format)\n"
-            "  -q, --quiet                   no progress messages\n"
-            "  -h, --help                    this help\n"
-            "      --version                 the version of asys\n");
-    fputs(asys_cli_limits_help, out);
-}
-
 static int parse_long(const char *v, long long *out)
 {
     char *end;
@@ -81,6 +53,62 @@ static int parse_long(const char *v, long long *out)
         return -1;
     *out = n;
     return 0;
+}
+
+/* --activity and --correlation: an id, 0 or more */
+static int parse_id(const struct asys_option *o, const char *text, struct asys_option_value *v,
+                    struct asys_err *err)
+{
+    long long n;
+    if (parse_long(text, &n) != 0)
+        return asys_fail_kind(err, ASYS_ERR_USAGE, "--%s takes a number, not '%s'", o->name, text);
+    v->number = (uint64_t)n;
+    v->has_number = 1;
+    snprintf(v->canonical, sizeof v->canonical, "%lld", n);
+    return 0;
+}
+
+static const char *const modes[] = {"effective", "all", NULL};
+
+static const struct asys_option deps_options[] = {
+    {.name = "activity", .type = ASYS_OPT_TEXT, .metavar = "ID", .parse = parse_id,
+     .help = "one activity (ppu_activities.id, hggc_gpu_trace)"},
+    {.name = "correlation", .type = ASYS_OPT_TEXT, .metavar = "ID", .parse = parse_id,
+     .help = "the activities of one API call (CorrId)"},
+    {.name = "kernel", .type = ASYS_OPT_TEXT, .metavar = "NAME[#N]",
+     .help = "the N-th run (default 1st) of a kernel, by demangled, base or mangled name"},
+    {.name = "mode", .type = ASYS_OPT_CHOICE, .metavar = "effective|all", .choices = modes,
+     .default_value = "effective",
+     .help = "only the dependencies still unresolved when the work was launched, or every one"},
+    {.name = "critical-path", .type = ASYS_OPT_FLAG,
+     .help = "the chain that decided when the last work ended"},
+    {.name = "filter-time", .type = ASYS_OPT_TEXT, .metavar = "START/END",
+     .help = "only this window, relative to the session start"},
+    {.name = "format", .short_name = 'f', .type = ASYS_OPT_TEXT, .metavar = "FMT",
+     .help = "column (default), table, csv, tsv, json, dot"},
+    {.name = "output", .short_name = 'o', .type = ASYS_OPT_TEXT, .metavar = "PATH",
+     .help = "write there instead of stdout"},
+    {.name = "sqlite", .type = ASYS_OPT_TEXT, .metavar = "PATH",
+     .help = "the analysis database to use or build"},
+    {.name = "force-overwrite", .type = ASYS_OPT_BOOL, .metavar = "[true]",
+     .help = "--sqlite may replace a file that is not one (no short form: -f is --format)"},
+    {.name = "quiet", .short_name = 'q', .type = ASYS_OPT_FLAG, .help = "no progress messages"},
+    {.name = "help", .short_name = 'h', .type = ASYS_OPT_FLAG, .help = "this help"},
+    {.name = "version", .type = ASYS_OPT_FLAG, .help = "the version of asys"},
+};
+#define DEPS_OPTION_COUNT (sizeof deps_options / sizeof deps_options[0])
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: asys-deps [options] REPORT.asys-rep\n\n"
+            "Dependencies between PPU activities: stream order and the legacy default\n"
+            "stream (green), cudaEventRecord + cudaStreamWaitEvent across streams (orange),\n"
+            "graph edges, host waits.  Without a selector: a summary of the report.\n"
+            "Several reports (or directories of them): one section each, headed by the\n"
+            "report and its rank (-f column, table or dot; no selector).\n\n");
+    asys_cli_print_options(out, deps_options, DEPS_OPTION_COUNT);
+    fputs(asys_cli_limits_help, out);
 }
 
 static int parse_kernel(const char *v, struct deps_args *a)
@@ -97,80 +125,86 @@ static int parse_kernel(const char *v, struct deps_args *a)
     return 0;
 }
 
+/* The selector among --activity, --correlation and --kernel (one at most). */
+static int take_selector(const struct asys_cli_options *o, struct deps_args *a)
+{
+    int given = asys_cli_given(o, "activity") + asys_cli_given(o, "correlation") +
+                asys_cli_given(o, "kernel");
+    if (given > 1) {
+        fprintf(stderr, "%s: give one of --activity, --correlation, --kernel\n", PROG);
+        return -1;
+    }
+    if (asys_cli_given(o, "activity") || asys_cli_given(o, "correlation")) {
+        int activity = asys_cli_given(o, "activity");
+        a->selector = activity ? SELECT_ACTIVITY : SELECT_CORRELATION;
+        a->id = (long long)asys_cli_number(o, activity ? "activity" : "correlation");
+    } else if (asys_cli_given(o, "kernel")) {
+        const char *value = asys_cli_text(o, "kernel");
+        if (parse_kernel(value, a) != 0) {
+            fprintf(stderr, "%s: --kernel takes NAME or NAME#N (N >= 1), not '%s'\n", PROG, value);
+            return -1;
+        }
+        a->selector = SELECT_KERNEL;
+    }
+    return 0;
+}
+
+static int take_values(const struct asys_cli_options *o, struct deps_args *a)
+{
+    a->all = !strcmp(asys_cli_text(o, "mode"), "all");
+    a->critical_path = asys_cli_given(o, "critical-path");
+    a->filter = asys_cli_text(o, "filter-time");
+    a->format_name = asys_cli_text(o, "format");
+    a->output = asys_cli_text(o, "output");
+    a->sqlite_path = asys_cli_text(o, "sqlite");
+    a->force_overwrite = asys_cli_number(o, "force-overwrite") != 0;
+    a->quiet = asys_cli_given(o, "quiet");
+    return take_selector(o, a);
+}
+
 static int parse_args(int argc, char **argv, struct deps_args *a)
 {
     memset(a, 0, sizeof *a);
     asys_report_limits_default(&a->limits);
     struct asys_cli c;
+    struct asys_cli_options o;
+    int rc = -1;
     asys_cli_init(&c, PROG, argc, argv);
-    const struct asys_cli_text_option text[] = {
-        {NULL, "--filter-time", &a->filter, NULL, NULL},
-        {"-f", "--format", &a->format_name, NULL, NULL},
-        {"-o", "--output", &a->output, NULL, NULL},
-        {NULL, "--sqlite", &a->sqlite_path, NULL, NULL},
-    };
+    if (asys_cli_options_init(&o, PROG, deps_options, DEPS_OPTION_COUNT) != 0)
+        goto out;
     while (asys_cli_next(&c)) {
         int limit = asys_cli_take_limits(&c, &a->limits);
         if (limit < 0)
-            return -1;
+            goto out;
         if (limit)
             continue;
-        int taken = asys_cli_take_text(&c, text, sizeof text / sizeof text[0]);
+        int taken = asys_cli_take_option(&c, &o);
         if (taken < 0)
-            return -1;
-        if (taken)
-            continue;
-        int selects = asys_cli_is(&c, NULL, "--activity") ||
-                      asys_cli_is(&c, NULL, "--correlation") || asys_cli_is(&c, NULL, "--kernel");
-        if (selects && a->selector != SELECT_NONE) {
-            fprintf(stderr, "%s: give one of --activity, --correlation, --kernel\n", PROG);
-            return -1;
-        }
-        const char *value;
-        if (asys_cli_is(&c, NULL, "--activity") || asys_cli_is(&c, NULL, "--correlation")) {
-            if (!(value = asys_cli_value(&c)))
-                return -1;
-            if (parse_long(value, &a->id) != 0) {
-                fprintf(stderr, "%s: %s takes a number, not '%s'\n", PROG, c.name, value);
-                return -1;
-            }
-            a->selector = !strcmp(c.name, "--activity") ? SELECT_ACTIVITY : SELECT_CORRELATION;
-        } else if (asys_cli_is(&c, NULL, "--kernel")) {
-            if (!(value = asys_cli_value(&c)))
-                return -1;
-            if (parse_kernel(value, a) != 0) {
-                fprintf(stderr, "%s: --kernel takes NAME or NAME#N (N >= 1), not '%s'\n", PROG,
-                        value);
-                return -1;
-            }
-            a->selector = SELECT_KERNEL;
-        } else if (asys_cli_is(&c, NULL, "--mode")) {
-            if (!(value = asys_cli_choice(&c, "effective", "all")))
-                return -1;
-            a->all = !strcmp(value, "all");
-        } else if (asys_cli_is(&c, NULL, "--critical-path")) {
-            a->critical_path = 1;
-        } else if (asys_cli_is(&c, NULL, "--force-overwrite")) {
-            a->force_overwrite = asys_cli_switch(&c);
-        } else if (asys_cli_is(&c, "-q", "--quiet")) {
-            a->quiet = 1;
-        } else if ((a->help = asys_cli_help_kind(&c)) != 0) {
-            return 0;
-        } else if (asys_cli_positionals(&c, a->inputs, &a->input_count, MAX_INPUTS) != 0) {
-            return -1;
+            goto out;
+        if (!taken && asys_cli_positionals(&c, a->inputs, &a->input_count, MAX_INPUTS) != 0)
+            goto out;
+        if (asys_cli_given(&o, "help") || asys_cli_given(&o, "version")) {
+            a->help = asys_cli_given(&o, "help") ? ASYS_CLI_HELP : ASYS_CLI_VERSION;
+            rc = 0;
+            goto out;
         }
     }
+    if (take_values(&o, a) != 0)
+        goto out;
     a->input = a->input_count ? a->inputs[0] : NULL;
     if (!a->input) {
         fprintf(stderr, "%s: no report file given (usage: asys-deps [options] REPORT.asys-rep)\n",
                 PROG);
-        return -1;
+        goto out;
     }
     if (a->critical_path && a->selector != SELECT_NONE) {
         fprintf(stderr, "%s: --critical-path takes no selector\n", PROG);
-        return -1;
+        goto out;
     }
-    return 0;
+    rc = 0;
+out:
+    asys_cli_options_free(&o);
+    return rc;
 }
 
 /* ---- queries ------------------------------------------------------------------ */
