@@ -68,57 +68,72 @@ struct export_args {
     int verbose;
 };
 
+static const char *const schemas[] = {"asys", "nsys", NULL};
+static const char *const api_name_modes[] = {"host", "kernel", NULL};
+static const char *const groupings[] = {"base", "hgtx", NULL};
+
+static const struct asys_option export_options[] = {
+    {.name = "type", .short_name = 't', .type = ASYS_OPT_TEXT, .metavar = "TYPE",
+     .help = "pftrace (default): Perfetto's native protobuf; json: Chrome Trace Event Format "
+             "(chrome://tracing, Perfetto); csv: one file per table, or per stats report with "
+             "--report; sqlite: the analysis database as one file; folded, speedscope, pprof, "
+             "svg: the call stacks of --stacks as folded stacks (flamegraph.pl), a speedscope "
+             "profile, a gzipped pprof profile (go tool pprof) or an SVG flame graph"},
+    {.name = "stacks", .type = ASYS_OPT_TEXT, .metavar = "SOURCE",
+     .help = "flame types: cpu (CPU samples, default), osrt, hggc, acdnn or acblas (calls with "
+             "their stacks), python (Python samples), heap (allocated bytes), leaks (not freed), "
+             "device, pinned (device and pinned allocations)"},
+    {.name = "pid", .type = ASYS_OPT_COUNT, .metavar = "PID", .max = INT32_MAX,
+     .help = "flame types: only this process"},
+    {.name = "tid", .type = ASYS_OPT_COUNT, .metavar = "TID", .max = INT32_MAX,
+     .help = "flame types: only this thread"},
+    {.name = "output", .short_name = 'o', .type = ASYS_OPT_TEXT, .metavar = "PATH",
+     .help = "the file (csv: the base of BASE_NAME.csv); default: beside the report, "
+             "REPORT.pftrace, REPORT.json, REPORT_NAME.csv, REPORT.sqlite, REPORT.folded, "
+             "REPORT.speedscope.json, REPORT.pb.gz, REPORT.svg"},
+    {.name = "schema", .type = ASYS_OPT_CHOICE, .metavar = "asys|nsys", .choices = schemas,
+     .help = "sqlite: asys's tables (default), or Nsight Systems' export tables (StringIds, "
+             "CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS, OSRT_API, ...) for nsys users' SQL"},
+    {.name = "tables", .type = ASYS_OPT_TEXT, .metavar = "REGEX",
+     .help = "only what comes from the tables whose name matches (PCRE2), e.g. 'hggc|ppu'"},
+    {.name = "filter-time", .type = ASYS_OPT_TEXT, .metavar = "START/END",
+     .help = "only this window, relative to the session start (pftrace, json, csv with "
+             "--report, flame types)"},
+    {.name = "api-name-mode", .type = ASYS_OPT_CHOICE, .metavar = "host|kernel",
+     .choices = api_name_modes,
+     .help = "launch calls named by themselves (default) or by the kernel they launched"},
+    {.name = "group-by", .type = ASYS_OPT_CHOICE, .metavar = "base|hgtx", .choices = groupings,
+     .help = "kernel rows per base name (default) or per innermost HGTX range at the launch"},
+    {.name = "group-kernels", .type = ASYS_OPT_CHOICE, .metavar = "base|hgtx",
+     .choices = groupings, .help = "the same as --group-by (its old name)"},
+    {.name = "unified-memory-scale", .type = ASYS_OPT_BOOL, .metavar = "[true]",
+     .help = "pftrace: memory counters of one kind share a y-axis (a device's, a process's host "
+             "memory)"},
+    /* parsed as a repeatable list (asys_cli_list), listed here for --help */
+    {.name = "report", .short_name = 'r', .type = ASYS_OPT_TEXT, .metavar = "NAME[,NAME...]",
+     .help = "csv: stats reports instead of tables"},
+    {.name = "gzip", .type = ASYS_OPT_FLAG, .help = "compress (pftrace, json, csv): adds .gz"},
+    {.name = "force-overwrite", .short_name = 'f', .type = ASYS_OPT_BOOL, .metavar = "[true]",
+     .help = "replace existing output files"},
+    {.name = "sqlite", .type = ASYS_OPT_TEXT, .metavar = "PATH",
+     .help = "the analysis database to use or build"},
+    {.name = "quiet", .short_name = 'q', .type = ASYS_OPT_FLAG,
+     .help = "no progress bar, and no line per file written"},
+    {.name = "verbose", .short_name = 'v', .type = ASYS_OPT_FLAG,
+     .help = "say what was written, also with --quiet"},
+    {.name = "help", .short_name = 'h', .type = ASYS_OPT_FLAG, .help = "this help"},
+    {.name = "version", .type = ASYS_OPT_FLAG, .help = "the version of asys"},
+};
+#define EXPORT_OPTION_COUNT (sizeof export_options / sizeof export_options[0])
+
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: asys-export [options] REPORT.asys-rep\n"
-            "       asys-export [-t pftrace|json] -o OUT REPORT|DIR...\n\n"
-            "Writes the report's timeline or data in another format; several reports (or\n"
-            "the .asys-rep files of a directory) go into one timeline, each rank its own\n"
-            "process group on one time axis (the hosts' CLOCK_REALTIME).\n\n"
-            "  -t, --type TYPE               pftrace (default): Perfetto's native protobuf\n"
-            "                                json: Chrome Trace Event Format (chrome://tracing,\n"
-            "                                      Perfetto)\n"
-            "                                csv: one file per table, or per stats report\n"
-            "                                     with --report\n"
-            "                                sqlite: the analysis database as one file\n"
-            "                                folded, speedscope, pprof, svg: the call stacks\n"
-            "                                of --stacks as folded stacks (flamegraph.pl),\n"
-            "                                a speedscope profile, a gzipped pprof profile\n"
-            "                                (go tool pprof) or an SVG flame graph\n"
-            "      --stacks SOURCE           flame types: cpu (CPU samples, default), osrt,\n"
-            "                                hggc, acdnn or acblas (calls with their\n"
-            "                                stacks), python (Python samples), heap\n"
-            "                                (allocated bytes), leaks (not freed), device,\n"
-            "                                pinned (device and pinned allocations)\n"
-            "      --pid PID, --tid TID      flame types: only this process / thread\n"
-            "  -o, --output PATH             the file (csv: the base of BASE_NAME.csv);\n"
-            "                                default: beside the report, REPORT.pftrace,\n"
-            "                                REPORT.json, REPORT_NAME.csv, REPORT.sqlite,\n"
-            "                                REPORT.folded, REPORT.speedscope.json,\n"
-            "                                REPORT.pb.gz, REPORT.svg\n"
-            "      --schema asys|nsys        sqlite: asys's tables (default), or Nsight Systems'\n"
-            "                                export tables (StringIds, CUPTI_ACTIVITY_KIND_*,\n"
-            "                                NVTX_EVENTS, OSRT_API, ...) for nsys users' SQL\n"
-            "      --tables REGEX            only what comes from the tables whose name\n"
-            "                                matches (PCRE2), e.g. 'hggc|ppu'\n"
-            "      --filter-time START/END   only this window, relative to the session start\n"
-            "                                (pftrace, json, csv with --report, flame types)\n"
-            "      --api-name-mode host|kernel  launch calls named by themselves (default)\n"
-            "                                or by the kernel they launched\n"
-            "      --group-by base|hgtx      kernel rows per base name (default) or per\n"
-            "                                innermost HGTX range at the launch\n"
-            "                                (--group-kernels: the same)\n"
-            "      --unified-memory-scale [true]  pftrace: memory counters of one kind share\n"
-            "                                a y-axis (a device's, a process's host memory)\n"
-            "  -r, --report NAME[,NAME...]   csv: stats reports instead of tables\n"
-            "      --gzip                    compress (pftrace, json, csv): adds .gz\n"
-            "  -f, --force-overwrite [true]  replace existing output files\n"
-            "      --sqlite PATH             the analysis database to use or build\n"
-            "  -q, --quiet                   no progress bar, and no line per file written\n"
-            "  -v, --verbose                 say what was written, also with --quiet\n"
-            "  -h, --help                    this help\n"
-            "      --version                 the version of asys\n");
+    fprintf(out, "usage: asys-export [options] REPORT.asys-rep\n"
+                 "       asys-export [-t pftrace|json] -o OUT REPORT|DIR...\n\n"
+                 "Writes the report's timeline or data in another format; several reports (or\n"
+                 "the .asys-rep files of a directory) go into one timeline, each rank its own\n"
+                 "process group on one time axis (the hosts' CLOCK_REALTIME).\n\n");
+    asys_cli_print_options(out, export_options, EXPORT_OPTION_COUNT);
     fputs(asys_cli_limits_help, out);
 }
 
@@ -136,17 +151,44 @@ static int parse_type(const char *v, struct export_args *a)
     return 0;
 }
 
-static int parse_id(struct asys_cli *c, long long *out)
+static int take_values(const struct asys_cli_options *o, struct export_args *a)
 {
-    const char *value = asys_cli_value(c);
-    uint64_t n;
-    if (!value)
-        return -1;
-    if (asys_parse_count(value, INT32_MAX, &n) != 0) {
-        fprintf(stderr, "%s: %s takes a number, not '%s'\n", PROG, c->name, value);
+    const char *type = asys_cli_text(o, "type");
+    if (type && parse_type(type, a) != 0) {
+        fprintf(stderr, "%s: unknown type '%s' (" TYPE_LIST ")\n", PROG, type);
         return -1;
     }
-    *out = (long long)n;
+    a->stacks = asys_cli_text(o, "stacks");
+    a->pid = asys_cli_given(o, "pid") ? (long long)asys_cli_number(o, "pid") : -1;
+    a->tid = asys_cli_given(o, "tid") ? (long long)asys_cli_number(o, "tid") : -1;
+    a->output = asys_cli_text(o, "output");
+    a->schema = asys_cli_text(o, "schema");
+    a->tables = asys_cli_text(o, "tables");
+    a->filter = asys_cli_text(o, "filter-time");
+    a->api_name_mode = asys_cli_text(o, "api-name-mode");
+    /* --group-by, else its old name --group-kernels */
+    a->group_kernels = asys_cli_text(o, "group-by");
+    if (asys_cli_given(o, "group-kernels") && !a->group_kernels)
+        a->group_kernels = asys_cli_text(o, "group-kernels");
+    a->unified_memory_scale = asys_cli_number(o, "unified-memory-scale") != 0;
+    a->gzip = asys_cli_given(o, "gzip");
+    a->force = asys_cli_number(o, "force-overwrite") != 0;
+    a->sqlite_path = asys_cli_text(o, "sqlite");
+    a->quiet = asys_cli_given(o, "quiet");
+    a->verbose = asys_cli_given(o, "verbose");
+    return 0;
+}
+
+static int take_input(struct asys_cli *c, struct export_args *a)
+{
+    const char *input = NULL;
+    if (asys_cli_positional(c, &input) != 0)
+        return -1;
+    if (a->input_count == MAX_INPUTS) {
+        fprintf(stderr, "%s: more than %d reports\n", PROG, MAX_INPUTS);
+        return -1;
+    }
+    a->inputs[a->input_count++] = input;
     return 0;
 }
 
@@ -156,71 +198,38 @@ static int parse_args(int argc, char **argv, struct export_args *a)
     a->pid = a->tid = -1;
     asys_report_limits_default(&a->limits);
     struct asys_cli c;
+    struct asys_cli_options o;
+    int rc = -1;
     asys_cli_init(&c, PROG, argc, argv);
-    const struct asys_cli_text_option text[] = {
-        {"-o", "--output", &a->output, NULL, NULL},
-        {NULL, "--tables", &a->tables, NULL, NULL},
-        {NULL, "--schema", &a->schema, "asys", "nsys"},
-        {NULL, "--filter-time", &a->filter, NULL, NULL},
-        {NULL, "--api-name-mode", &a->api_name_mode, "host", "kernel"},
-        {NULL, "--group-by", &a->group_kernels, "base", "hgtx"},
-        {NULL, "--group-kernels", &a->group_kernels, "base", "hgtx"}, /* the old name */
-        {NULL, "--sqlite", &a->sqlite_path, NULL, NULL},
-        {NULL, "--stacks", &a->stacks, NULL, NULL},
-    };
+    if (asys_cli_options_init(&o, PROG, export_options, EXPORT_OPTION_COUNT) != 0)
+        goto out;
     while (asys_cli_next(&c)) {
         int limit = asys_cli_take_limits(&c, &a->limits);
         if (limit < 0)
-            return -1;
+            goto out;
         if (limit)
             continue;
-        int taken = asys_cli_take_text(&c, text, sizeof text / sizeof text[0]);
-        if (taken < 0)
-            return -1;
-        if (taken)
-            continue;
-        const char *v;
-        if (asys_cli_is(&c, "-t", "--type")) {
-            if (!(v = asys_cli_value(&c)))
-                return -1;
-            if (parse_type(v, a) != 0) {
-                fprintf(stderr, "%s: unknown type '%s' (" TYPE_LIST ")\n", PROG, v);
-                return -1;
-            }
-        } else if (asys_cli_is(&c, NULL, "--pid")) {
-            if (parse_id(&c, &a->pid) != 0)
-                return -1;
-        } else if (asys_cli_is(&c, NULL, "--tid")) {
-            if (parse_id(&c, &a->tid) != 0)
-                return -1;
-        } else if (asys_cli_is(&c, "-r", "--report")) {
+        if (asys_cli_is(&c, "-r", "--report")) {
             if (asys_cli_list(&c, a->reports, &a->report_count, MAX_REPORTS, &a->report_texts) != 0)
-                return -1;
-        } else if (asys_cli_is(&c, NULL, "--unified-memory-scale")) {
-            a->unified_memory_scale = asys_cli_switch(&c);
-        } else if (asys_cli_is(&c, NULL, "--gzip")) {
-            a->gzip = 1;
-        } else if (asys_cli_is(&c, "-f", "--force-overwrite")) { /* as asys profile -f */
-            a->force = asys_cli_switch(&c);
-        } else if (asys_cli_is(&c, "-q", "--quiet")) {
-            a->quiet = 1;
-        } else if (asys_cli_is(&c, "-v", "--verbose")) {
-            a->verbose = 1;
-        } else if ((a->help = asys_cli_help_kind(&c)) != 0) {
-            return 0;
-        } else {
-            const char *input = NULL;
-            if (asys_cli_positional(&c, &input) != 0)
-                return -1;
-            if (a->input_count == MAX_INPUTS) {
-                fprintf(stderr, "%s: more than %d reports\n", PROG, MAX_INPUTS);
-                return -1;
-            }
-            a->inputs[a->input_count++] = input;
+                goto out;
+            continue;
+        }
+        int taken = asys_cli_take_option(&c, &o);
+        if (taken < 0 || (!taken && take_input(&c, a) != 0))
+            goto out;
+        if (asys_cli_given(&o, "help") || asys_cli_given(&o, "version")) {
+            a->help = asys_cli_given(&o, "help") ? ASYS_CLI_HELP : ASYS_CLI_VERSION;
+            rc = 0;
+            goto out;
         }
     }
+    if (take_values(&o, a) != 0)
+        goto out;
     a->input = a->input_count ? a->inputs[0] : NULL;
-    return 0;
+    rc = 0;
+out:
+    asys_cli_options_free(&o);
+    return rc;
 }
 
 /* Options that do not apply to the chosen type are refused, not ignored. */
