@@ -47,28 +47,6 @@ const char *asys_cli_value(struct asys_cli *c)
     return c->value;
 }
 
-const char *asys_cli_choice(struct asys_cli *c, const char *one, const char *other)
-{
-    const char *v = asys_cli_value(c);
-    if (v && strcmp(v, one) && strcmp(v, other)) {
-        fprintf(stderr, "%s: %s takes %s or %s, not '%s'\n", c->prog, c->name, one, other, v);
-        return NULL;
-    }
-    return v;
-}
-
-int asys_cli_take_text(struct asys_cli *c, const struct asys_cli_text_option *options, size_t count)
-{
-    for (size_t i = 0; i < count; i++) {
-        const struct asys_cli_text_option *o = &options[i];
-        if (!asys_cli_is(c, o->short_name, o->long_name))
-            continue;
-        *o->dest = o->one ? asys_cli_choice(c, o->one, o->other) : asys_cli_value(c);
-        return *o->dest ? 1 : -1;
-    }
-    return 0;
-}
-
 void asys_cli_texts_free(struct asys_cli_texts *t)
 {
     for (int i = 0; i < t->count; i++)
@@ -110,28 +88,9 @@ int asys_cli_list(struct asys_cli *c, const char **list, int *count, int max,
     return 0;
 }
 
-int asys_cli_help_kind(const struct asys_cli *c)
-{
-    if (asys_cli_is(c, "-h", "--help"))
-        return ASYS_CLI_HELP;
-    if (asys_cli_is(c, NULL, "--version"))
-        return ASYS_CLI_VERSION;
-    return 0;
-}
-
 void asys_cli_print_version(const char *prog)
 {
     printf("%s %s\n", prog, ASYS_VERSION);
-}
-
-int asys_cli_switch(struct asys_cli *c)
-{
-    if (c->value)
-        return strcmp(c->value, "false") != 0;
-    if (c->i + 1 < c->argc &&
-        (!strcmp(c->argv[c->i + 1], "true") || !strcmp(c->argv[c->i + 1], "false")))
-        return !strcmp(c->argv[++c->i], "true");
-    return 1;
 }
 
 int asys_cli_positional(struct asys_cli *c, const char **input)

@@ -37,9 +37,6 @@ int asys_cli_is(const struct asys_cli *c, const char *short_name, const char *lo
  * after printing "option X needs a value". */
 const char *asys_cli_value(struct asys_cli *c);
 
-/* A value that must be one of two words; NULL after printing why. */
-const char *asys_cli_choice(struct asys_cli *c, const char *one, const char *other);
-
 /* The texts that lists' items point into, owned by the caller's arguments
  * (one per option given; freed by asys_cli_texts_free). */
 struct asys_cli_texts {
@@ -53,30 +50,11 @@ void asys_cli_texts_free(struct asys_cli_texts *t);
 int asys_cli_list(struct asys_cli *c, const char **list, int *count, int max,
                   struct asys_cli_texts *texts);
 
-/* -h/--help and --version, which every tool has: ASYS_CLI_HELP,
- * ASYS_CLI_VERSION, or 0 for any other argument. */
+/* What a tool was asked besides its work: -h/--help or --version. */
 enum { ASYS_CLI_HELP = 1, ASYS_CLI_VERSION = 2 };
-int asys_cli_help_kind(const struct asys_cli *c);
 
 /* "PROG VERSION" on stdout. */
 void asys_cli_print_version(const char *prog);
-
-/* A switch that may carry true or false: "--x", "--x=false", "--x true". */
-int asys_cli_switch(struct asys_cli *c);
-
-/* Options that only take a text value (or one of two words, when `one` is
- * set), stored where `dest` points. */
-struct asys_cli_text_option {
-    const char *short_name; /* may be NULL */
-    const char *long_name;
-    const char **dest;
-    const char *one, *other; /* the two choices, or NULL */
-};
-
-/* Takes the current argument when it is one of `options`: 1 when taken, 0
- * when it is none of them, -1 after printing why its value is refused. */
-int asys_cli_take_text(struct asys_cli *c, const struct asys_cli_text_option *options,
-                       size_t count);
 
 /* A tool's option table and the values its options ended up with (by
  * index; each its default until given). */

@@ -71,62 +71,85 @@ struct stats_args {
     int format_count;
 };
 
+static const char *const groupings[] = {"base", "hgtx", NULL};
+static const char *const api_name_modes[] = {"host", "kernel", NULL};
+
+static const struct asys_option stats_options[] = {
+    /* -r and --help-reports are parsed on their own (a repeatable list, an
+     * optional name); they are here for --help */
+    {.name = "report", .short_name = 'r', .type = ASYS_OPT_TEXT, .metavar = "NAME[,NAME...]",
+     .help = "reports to run (repeatable; NAME:ARG passes ARG); default: every report marked "
+             "default"},
+    {.name = "format", .short_name = 'f', .type = ASYS_OPT_TEXT, .metavar = "FMT[,FMT...]",
+     .help = "column, table, csv, tsv, json (one, or one per report); default: column on the "
+             "console, csv for files"},
+    {.name = "help-formats", .type = ASYS_OPT_FLAG, .help = "what each format writes"},
+    {.name = "output", .short_name = 'o', .type = ASYS_OPT_TEXT, .metavar = "-|@CMD|BASE",
+     .help = "stdout (default), pipe into CMD, or files BASE_REPORTNAME.EXT"},
+    {.name = "timeunit", .type = ASYS_OPT_TEXT, .metavar = "UNIT",
+     .help = "ns (default), us, ms, s for the (ns) columns"},
+    {.name = "filter-time", .type = ASYS_OPT_TEXT, .metavar = "START/END",
+     .help = "only this window, relative to the session start; e.g. 1.5s/3s, 2000000/ (ns by "
+             "default)"},
+    {.name = "filter-nvtx", .type = ASYS_OPT_TEXT, .metavar = "RANGE[@DOMAIN|@*][/N]",
+     .help = "only the time of the Nth instance (from 0) of that HGTX range (default domain "
+             "unless @DOMAIN; exit 1 when the report has none)"},
+    {.name = "group-by", .type = ASYS_OPT_CHOICE, .metavar = "base|hgtx", .choices = groupings,
+     .help = "kernels grouped by base name (default) or by the innermost HGTX range open at the "
+             "launch"},
+    {.name = "group-kernels", .type = ASYS_OPT_CHOICE, .metavar = "base|hgtx",
+     .choices = groupings, .help = "the same as --group-by (asys-export's old name)"},
+    {.name = "api-name-mode", .type = ASYS_OPT_CHOICE, .metavar = "host|kernel",
+     .choices = api_name_modes,
+     .help = "launch calls shown by their own name (default) or by the kernel they launched"},
+    {.name = "buckets", .type = ASYS_OPT_COUNT, .metavar = "N", .min = 1, .max = 100000,
+     .help = "time buckets of series reports (default 50)"},
+    {.name = "kernel", .type = ASYS_OPT_TEXT, .metavar = "NAME[#N]|ID",
+     .help = "kernel_profile_cmd: the kernel (base, demangled or mangled name), its launch N "
+             "(from 0), or the launch of correlation id ID"},
+    {.name = "pid", .type = ASYS_OPT_COUNT, .metavar = "PID", .max = INT32_MAX,
+     .help = "only this process (the call-tree reports: stack_topdown, stack_bottomup, ...)"},
+    {.name = "tid", .type = ASYS_OPT_COUNT, .metavar = "TID", .max = INT32_MAX,
+     .help = "only this thread"},
+    {.name = "query-timeout", .type = ASYS_OPT_COUNT, .metavar = "S", .max = 1u << 30,
+     .default_value = "600", .help = "stop a report's query after S seconds (0: never)"},
+    {.name = "report-dir", .type = ASYS_OPT_TEXT, .metavar = "DIR",
+     .help = "add or replace reports with DIR/*.sql"},
+    {.name = "help-reports", .type = ASYS_OPT_TEXT, .metavar = "[NAME]",
+     .help = "list the reports, or describe one"},
+    {.name = "sqlite", .type = ASYS_OPT_TEXT, .metavar = "PATH",
+     .help = "the analysis database to use or build"},
+    {.name = "force-overwrite", .type = ASYS_OPT_BOOL, .metavar = "[true]",
+     .help = "--sqlite may replace a file that is not one (no short form: -f is --format, as in "
+             "nsys stats)"},
+    {.name = "force-export", .type = ASYS_OPT_BOOL, .metavar = "[true]",
+     .help = "rebuild the analysis database"},
+    {.name = "jobs", .short_name = 'j', .type = ASYS_OPT_COUNT, .metavar = "N", .min = 1,
+     .max = 4096, .help = "import and summarize N reports at once (default: the number of cores)"},
+    {.name = "partial", .type = ASYS_OPT_TEXT, .metavar = "OUT",
+     .help = "write the report's partial result to OUT (for --merge) instead of printing reports"},
+    {.name = "merge", .type = ASYS_OPT_FLAG,
+     .help = "the inputs are partials: merge and print them"},
+    {.name = "scheduler", .type = ASYS_OPT_TEXT, .metavar = "ADDR",
+     .help = "make the partials on the Dask cluster of that scheduler (default: "
+             "$DASK_SCHEDULER_ADDRESS; needs python3-distributed; reports on a shared filesystem)"},
+    {.name = "quiet", .short_name = 'q', .type = ASYS_OPT_FLAG, .help = "no progress messages"},
+    {.name = "help", .short_name = 'h', .type = ASYS_OPT_FLAG, .help = "this help"},
+    {.name = "version", .type = ASYS_OPT_FLAG, .help = "the version of asys"},
+};
+#define STATS_OPTION_COUNT (sizeof stats_options / sizeof stats_options[0])
+
 static void usage(FILE *out)
 {
-    fprintf(
-        out,
-        "usage: asys-stats [options] REPORT.asys-rep|DIR...\n"
-        "       asys-stats --partial OUT [options] REPORT.asys-rep\n"
-        "       asys-stats --merge [options] PARTIAL...\n\n"
-        "Imports the report into REPORT.sqlite (once; rebuilt when the report or\n"
-        "the schema changes) and prints summary reports.  Several reports, or\n"
-        "directories of reports (one per rank), make one analysis: each report's\n"
-        "rows behind Rank and Host columns, and the multi-report reports\n"
-        "(rank_sum, pccl_skew, rank_outliers).\n\n"
-        "  -r, --report NAME[,NAME...]   reports to run (repeatable; NAME:ARG passes ARG)\n"
-        "                                default: every report marked default\n"
-        "  -f, --format FMT[,FMT...]     column, table, csv, tsv, json (one, or one per report)\n"
-        "                                default: column on the console, csv for files\n"
-        "      --help-formats            what each format writes\n"
-        "  -o, --output -|@CMD|BASE      stdout (default), pipe into CMD, or files\n"
-        "                                BASE_REPORTNAME.EXT\n"
-        "      --timeunit UNIT           ns (default), us, ms, s for the (ns) columns\n"
-        "      --filter-time START/END   only this window, relative to the session\n"
-        "                                start; e.g. 1.5s/3s, 2000000/ (ns by default)\n"
-        "      --filter-nvtx RANGE[@DOMAIN|@*][/N]  only the time of the Nth instance (from\n"
-        "                                0) of that HGTX range (default domain unless\n"
-        "                                @DOMAIN; exit 1 when the report has none)\n"
-        "      --group-by base|hgtx      kernels grouped by base name (default) or by\n"
-        "                                the innermost HGTX range open at the launch\n"
-        "                                (--group-kernels: the same)\n"
-        "      --api-name-mode host|kernel  launch calls shown by their own name\n"
-        "                                (default) or by the kernel they launched\n"
-        "      --buckets N               time buckets of series reports (default 50)\n"
-        "      --kernel NAME[#N]|ID      kernel_profile_cmd: the kernel (base, demangled or\n"
-        "                                mangled name), its launch N (from 0), or the\n"
-        "                                launch of correlation id ID\n"
-        "      --pid PID, --tid TID      only this process / thread (the call-tree\n"
-        "                                reports: stack_topdown, stack_bottomup, ...)\n"
-        "      --query-timeout S         stop a report's query after S seconds\n"
-        "                                (default 600; 0: never)\n"
-        "      --report-dir DIR          add or replace reports with DIR/*.sql\n"
-        "      --help-reports [NAME]     list the reports, or describe one\n"
-        "      --sqlite PATH             the analysis database to use or build\n"
-        "      --force-overwrite [true]  --sqlite may replace a file that is not one\n"
-        "                                (no short form: -f is --format, as in nsys stats)\n"
-        "      --force-export [true]     rebuild the analysis database\n"
-        "  -j, --jobs N                  import and summarize N reports at once\n"
-        "                                (default: the number of cores)\n"
-        "      --partial OUT             write the report's partial result to OUT (for\n"
-        "                                --merge) instead of printing reports\n"
-        "      --merge                   the inputs are partials: merge and print them\n"
-        "      --scheduler ADDR          make the partials on the Dask cluster of that\n"
-        "                                scheduler (default: $DASK_SCHEDULER_ADDRESS;\n"
-        "                                needs python3-distributed; reports on a\n"
-        "                                shared filesystem)\n"
-        "  -q, --quiet                   no progress messages\n"
-        "  -h, --help                    this help\n"
-        "      --version                 the version of asys\n");
+    fprintf(out, "usage: asys-stats [options] REPORT.asys-rep|DIR...\n"
+                 "       asys-stats --partial OUT [options] REPORT.asys-rep\n"
+                 "       asys-stats --merge [options] PARTIAL...\n\n"
+                 "Imports the report into REPORT.sqlite (once; rebuilt when the report or\n"
+                 "the schema changes) and prints summary reports.  Several reports, or\n"
+                 "directories of reports (one per rank), make one analysis: each report's\n"
+                 "rows behind Rank and Host columns, and the multi-report reports\n"
+                 "(rank_sum, pccl_skew, rank_outliers).\n\n");
+    asys_cli_print_options(out, stats_options, STATS_OPTION_COUNT);
     fputs(asys_cli_limits_help, out);
 }
 
@@ -160,122 +183,103 @@ static int forward_previous(struct stats_args *a, const struct asys_cli *c, int 
     return 0;
 }
 
+static void take_values(const struct asys_cli_options *o, struct stats_args *a)
+{
+    a->format_name = asys_cli_text(o, "format");
+    a->help_formats = asys_cli_given(o, "help-formats");
+    a->output = asys_cli_text(o, "output");
+    a->timeunit = asys_cli_text(o, "timeunit");
+    a->filter = asys_cli_text(o, "filter-time");
+    a->filter_nvtx = asys_cli_text(o, "filter-nvtx");
+    /* --group-by, else its old name --group-kernels */
+    a->group_by = asys_cli_text(o, "group-by");
+    if (!a->group_by)
+        a->group_by = asys_cli_text(o, "group-kernels");
+    a->api_name_mode = asys_cli_text(o, "api-name-mode");
+    a->buckets = (long long)asys_cli_number(o, "buckets");
+    a->kernel = asys_cli_text(o, "kernel");
+    a->pid = asys_cli_given(o, "pid") ? (long long)asys_cli_number(o, "pid") : -1;
+    a->tid = asys_cli_given(o, "tid") ? (long long)asys_cli_number(o, "tid") : -1;
+    a->query_timeout_s = (long long)asys_cli_number(o, "query-timeout");
+    a->report_dir = asys_cli_text(o, "report-dir");
+    a->sqlite_path = asys_cli_text(o, "sqlite");
+    a->force_overwrite = asys_cli_number(o, "force-overwrite") != 0;
+    a->force_export = asys_cli_number(o, "force-export") != 0;
+    a->jobs = (long long)asys_cli_number(o, "jobs");
+    a->partial_out = asys_cli_text(o, "partial");
+    a->merge = asys_cli_given(o, "merge");
+    a->scheduler = asys_cli_text(o, "scheduler");
+    a->quiet = asys_cli_given(o, "quiet");
+}
+
+/* --help-reports [NAME]: an optional name, the next argument unless it is an
+ * option or a report. */
+static void take_help_reports(struct asys_cli *c, struct stats_args *a)
+{
+    a->help_reports = 1;
+    if (c->value)
+        a->help_report = c->value;
+    else if (c->i + 1 < c->argc && c->argv[c->i + 1][0] != '-' &&
+             !strstr(c->argv[c->i + 1], ".asys-rep"))
+        a->help_report = c->argv[++c->i];
+}
+
+/* One argument: 1 taken, 0 not an option of asys-stats (an input), -1 refused. */
+static int take_argument(struct asys_cli *c, struct asys_cli_options *o, struct stats_args *a)
+{
+    int limit = asys_cli_take_limits(c, &a->limits);
+    if (limit != 0)
+        return limit;
+    if (asys_cli_is(c, "-r", "--report"))
+        return asys_cli_list(c, a->reports, &a->report_count, MAX_REPORTS, &a->report_texts) == 0
+                   ? 1
+                   : -1;
+    if (asys_cli_is(c, NULL, "--help-reports")) {
+        take_help_reports(c, a);
+        return 1;
+    }
+    return asys_cli_take_option(c, o);
+}
+
 static int parse_args(int argc, char **argv, struct stats_args *a)
 {
     memset(a, 0, sizeof *a);
+    struct asys_cli c;
+    struct asys_cli_options o = {0};
+    int rc = -1;
     a->inputs = calloc((size_t)argc + 1, sizeof *a->inputs);
     if (!a->inputs) {
         fprintf(stderr, "%s: out of memory\n", PROG);
-        return -1;
+        goto out;
     }
     asys_report_limits_default(&a->limits);
-    a->query_timeout_s = 600;
-    a->pid = a->tid = -1;
-    struct asys_cli c;
     asys_cli_init(&c, PROG, argc, argv);
-    const struct asys_cli_text_option text[] = {
-        {"-f", "--format", &a->format_name, NULL, NULL},
-        {"-o", "--output", &a->output, NULL, NULL},
-        {NULL, "--timeunit", &a->timeunit, NULL, NULL},
-        {NULL, "--filter-time", &a->filter, NULL, NULL},
-        {NULL, "--filter-nvtx", &a->filter_nvtx, NULL, NULL},
-        {NULL, "--group-by", &a->group_by, "base", "hgtx"},
-        {NULL, "--group-kernels", &a->group_by, "base", "hgtx"}, /* asys-export's old name */
-        {NULL, "--api-name-mode", &a->api_name_mode, "host", "kernel"},
-        {NULL, "--report-dir", &a->report_dir, NULL, NULL},
-        {NULL, "--sqlite", &a->sqlite_path, NULL, NULL},
-        {NULL, "--kernel", &a->kernel, NULL, NULL},
-        {NULL, "--partial", &a->partial_out, NULL, NULL},
-        {NULL, "--scheduler", &a->scheduler, NULL, NULL},
-    };
+    if (asys_cli_options_init(&o, PROG, stats_options, STATS_OPTION_COUNT) != 0)
+        goto out;
     while (asys_cli_next(&c)) {
         if (forward_previous(a, &c, c.i - 1) != 0)
-            return -1;
+            goto out;
         a->forward_from = c.i;
-        int limit = asys_cli_take_limits(&c, &a->limits);
-        if (limit < 0)
-            return -1;
-        if (limit)
-            continue;
-        int taken = asys_cli_take_text(&c, text, sizeof text / sizeof text[0]);
-        if (taken < 0)
-            return -1;
-        if (taken)
-            continue;
-        if (asys_cli_is(&c, "-r", "--report")) {
-            if (asys_cli_list(&c, a->reports, &a->report_count, MAX_REPORTS, &a->report_texts) != 0)
-                return -1;
-        } else if (asys_cli_is(&c, NULL, "--query-timeout")) {
-            const char *value = asys_cli_value(&c);
-            uint64_t n;
-            if (!value)
-                return -1;
-            if (asys_parse_count(value, 1u << 30, &n) != 0) {
-                fprintf(stderr, "%s: --query-timeout takes seconds, not '%s'\n", PROG, value);
-                return -1;
-            }
-            a->query_timeout_s = (long long)n;
-        } else if (asys_cli_is(&c, NULL, "--pid") || asys_cli_is(&c, NULL, "--tid")) {
-            int is_pid = !strcmp(c.name, "--pid");
-            const char *value = asys_cli_value(&c);
-            uint64_t n;
-            if (!value)
-                return -1;
-            if (asys_parse_count(value, INT32_MAX, &n) != 0) {
-                fprintf(stderr, "%s: %s takes a number, not '%s'\n", PROG, c.name, value);
-                return -1;
-            }
-            *(is_pid ? &a->pid : &a->tid) = (long long)n;
-        } else if (asys_cli_is(&c, NULL, "--buckets")) {
-            const char *value = asys_cli_value(&c);
-            if (!value)
-                return -1;
-            char *end;
-            a->buckets = strtoll(value, &end, 10);
-            if (*end || end == value || a->buckets < 1 || a->buckets > 100000) {
-                fprintf(stderr, "%s: --buckets takes 1 to 100000, not '%s'\n", PROG, value);
-                return -1;
-            }
-        } else if (asys_cli_is(&c, NULL, "--help-reports")) {
-            /* an optional name: the next argument unless it is an option or a report */
-            a->help_reports = 1;
-            if (c.value)
-                a->help_report = c.value;
-            else if (c.i + 1 < argc && argv[c.i + 1][0] != '-' &&
-                     !strstr(argv[c.i + 1], ".asys-rep"))
-                a->help_report = argv[++c.i];
-        } else if (asys_cli_is(&c, NULL, "--help-formats")) {
-            a->help_formats = 1;
-        } else if (asys_cli_is(&c, NULL, "--force-export")) {
-            a->force_export = asys_cli_switch(&c);
-        } else if (asys_cli_is(&c, NULL, "--force-overwrite")) {
-            a->force_overwrite = asys_cli_switch(&c);
-        } else if (asys_cli_is(&c, "-q", "--quiet")) {
-            a->quiet = 1;
-        } else if (asys_cli_is(&c, NULL, "--merge")) {
-            a->merge = 1;
-        } else if (asys_cli_is(&c, "-j", "--jobs")) {
-            const char *value = asys_cli_value(&c);
-            uint64_t n;
-            if (!value)
-                return -1;
-            if (asys_parse_count(value, 4096, &n) != 0 || n < 1) {
-                fprintf(stderr, "%s: --jobs takes 1 to 4096, not '%s'\n", PROG, value);
-                return -1;
-            }
-            a->jobs = (long long)n;
-        } else if ((a->help = asys_cli_help_kind(&c)) != 0) {
-            return 0;
-        } else if (asys_cli_positionals(&c, a->inputs, &a->input_count, MAX_INPUTS) != 0) {
-            return -1;
+        int taken = take_argument(&c, &o, a);
+        if (taken < 0 ||
+            (!taken && asys_cli_positionals(&c, a->inputs, &a->input_count, MAX_INPUTS) != 0))
+            goto out;
+        if (asys_cli_given(&o, "help") || asys_cli_given(&o, "version")) {
+            a->help = asys_cli_given(&o, "help") ? ASYS_CLI_HELP : ASYS_CLI_VERSION;
+            rc = 0;
+            goto out;
         }
     }
     if (forward_previous(a, &c, argc - 1) != 0)
-        return -1;
+        goto out;
+    take_values(&o, a);
     a->input = a->input_count ? a->inputs[0] : NULL;
     if (!a->scheduler && getenv("DASK_SCHEDULER_ADDRESS") && *getenv("DASK_SCHEDULER_ADDRESS"))
         a->scheduler = getenv("DASK_SCHEDULER_ADDRESS");
-    return 0;
+    rc = 0;
+out:
+    asys_cli_options_free(&o);
+    return rc;
 }
 
 /* --help-reports: the list of reports, or one described. */
