@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "cleanup.h"
-#include "file_mode.h"
 #include "report_db.h"
 #include "report_partial.h"
 
@@ -80,13 +79,13 @@ static int copy_file(const char *from, const char *to)
         goto out;
     asys_cleanup_add(tmp);
     if (write(out, data, (size_t)st.st_size) == st.st_size && close(out) == 0) {
+        struct asys_err ignored = {0}; /* a partial not kept is made again next time */
         out = -1;
-        asys_give_default_mode(tmp);
-        rc = rename(tmp, to) == 0 ? 0 : -1;
-    }
-    if (rc != 0)
+        rc = asys_publish_temp(tmp, to, ASYS_PUBLISH_REPLACE, &ignored);
+    } else {
         unlink(tmp);
-    asys_cleanup_remove(tmp);
+        asys_cleanup_remove(tmp);
+    }
 out:
     if (out >= 0)
         close(out);

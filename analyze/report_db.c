@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "cleanup.h"
-#include "file_mode.h"
 #include "json_util.h"
 #include "report_reader.h"
 #include "sql_functions.h"
@@ -477,13 +476,9 @@ int asys_report_db_open(const char *report_path, const struct asys_db_options *o
         snprintf(rdb->path, sizeof rdb->path, "%s", tmp);
         rdb->temporary = 1; /* stays registered: removed at close or on a signal */
     } else {
-        asys_give_default_mode(tmp); /* a database next to the report: as shareable */
-        if (rename(tmp, rdb->path) != 0) {
-            int e = errno;
-            drop_temp(tmp);
-            return asys_fail_errno(err, e, "cannot create '%s'", rdb->path);
-        }
-        asys_cleanup_remove(tmp);
+        /* a database next to the report: as shareable as the report */
+        if (asys_publish_temp(tmp, rdb->path, ASYS_PUBLISH_REPLACE, err) != 0)
+            return asys_err_wrap(err, "cannot create '%s'", rdb->path);
     }
     if (open_for_queries(rdb, err) != 0) {
         asys_report_db_close(rdb);

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "cleanup.h"
-#include "file_mode.h"
 #include "report_db.h"
 
 /* The session_info keys a merge reads (report_merge.c's ranks table). */
@@ -229,12 +228,10 @@ int asys_partial_write(sqlite3 *db, const char *input, const struct asys_partial
         goto out;
     }
     out = NULL;
-    asys_give_default_mode(tmp);
-    if (rename(tmp, path) != 0) {
-        asys_fail_errno(err, errno, "cannot write '%s'", path);
-        goto out;
-    }
-    rc = 0;
+    rc = asys_publish_temp(tmp, path, ASYS_PUBLISH_REPLACE, err);
+    if (rc != 0)
+        asys_err_wrap(err, "cannot write '%s'", path);
+    tmp[0] = '\0'; /* gone either way */
 out:
     sqlite3_close(out);
     if (rc != 0)

@@ -12,7 +12,6 @@
 #include "cleanup.h"
 #include "cli_args.h"
 #include "parse_util.h"
-#include "file_mode.h"
 #include "output_format.h"
 #include "partial_cache.h"
 #include "report_catalog.h"
@@ -460,13 +459,14 @@ static int run_to_file(const struct source *src, int idx, const struct asys_repo
         fprintf(stderr, "%s: cannot write '%s': %s\n", PROG, path, strerror(errno));
         rc = -1;
     }
-    if (rc == 0 && (asys_give_default_mode(tmp), rename(tmp, path) != 0)) {
-        fprintf(stderr, "%s: cannot write '%s': %s\n", PROG, path, strerror(errno));
+    struct asys_err err = {0};
+    if (rc == 0 && asys_publish_temp(tmp, path, ASYS_PUBLISH_REPLACE, &err) != 0) {
+        fprintf(stderr, "%s: cannot write '%s': %s\n", PROG, path, err.text);
         rc = -1;
-    }
-    if (rc != 0)
+    } else if (rc != 0) {
         unlink(tmp);
-    asys_cleanup_remove(tmp);
+        asys_cleanup_remove(tmp);
+    }
     if (rc == 0 && !a->quiet && isatty(STDERR_FILENO))
         fprintf(stderr, "%s: wrote '%s'\n", PROG, path);
     return rc;

@@ -1,6 +1,9 @@
 #define _GNU_SOURCE
 #include "cleanup.h"
 
+#include "asys_error.h"
+#include "file_mode.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -159,4 +162,34 @@ void asys_remove_stale_temps(const char *target, int hidden)
         unlinkat(dirfd(d), e->d_name, 0);
     }
     closedir(d);
+}
+
+/* renameat2 without replacing; link + unlink where the file system lacks
+ * RENAME_NOREPLACE.  0, or -1 with errno (EEXIST: the path is taken). */
+static int rename_no_replace(const char *tmp, const char *path)
+{
+    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS)
+        return -1;
+    if (link(tmp, path) != 0)
+        return -1;
+    unlink(tmp);
+    return 0;
+}
+
+int asys_publish_temp(const char *tmp, const char *path, enum asys_publish_mode mode,
+                      struct asys_err *err)
+{
+    asys_give_default_mode(tmp);
+    int rc = mode == ASYS_PUBLISH_REPLACE ? rename(tmp, path) : rename_no_replace(tmp, path);
+    int e = errno;
+    if (rc != 0)
+        unlink(tmp);
+    asys_cleanup_remove(tmp);
+    if (rc == 0)
+        return 0;
+    if (e == EEXIST && mode == ASYS_PUBLISH_NO_REPLACE)
+        return asys_fail(err, "file exists (use --force-overwrite)");
+    return asys_fail_errno(err, e, "%s", "");
 }

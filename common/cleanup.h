@@ -25,4 +25,16 @@ int asys_temp_template(const char *target, int hidden, char *out, size_t size);
  * process is gone. */
 void asys_remove_stale_temps(const char *target, int hidden);
 
+struct asys_err;
+enum asys_publish_mode {
+    ASYS_PUBLISH_REPLACE,    /* what is at the path is replaced */
+    ASYS_PUBLISH_NO_REPLACE, /* an existing file is kept: "file exists (use --force-overwrite)" */
+};
+/* Moves the finished temporary `tmp` into place at `path`, with the mode the
+ * umask allows (mkostemp made it 0600), so that a reader never sees half a
+ * file.  The temporary is gone afterwards and no longer registered, also
+ * when it could not be moved (-1, err set; the caller adds its context). */
+int asys_publish_temp(const char *tmp, const char *path, enum asys_publish_mode mode,
+                      struct asys_err *err);
+
 #endif

@@ -12,7 +12,6 @@
 #include <zlib.h>
 
 #include "cleanup.h"
-#include "file_mode.h"
 
 struct asys_out_file {
     char path[PATH_MAX];
@@ -150,13 +149,7 @@ int asys_out_file_finish(struct asys_out_file *f, struct asys_err *err)
 
 int asys_out_file_commit(struct asys_out_file *f, struct asys_err *err)
 {
-    int rc = 0;
-    asys_give_default_mode(f->tmp);
-    if (rename(f->tmp, f->path) != 0) {
-        rc = asys_fail_errno(err, errno, "%s", "");
-        unlink(f->tmp);
-    }
-    asys_cleanup_remove(f->tmp);
+    int rc = asys_publish_temp(f->tmp, f->path, ASYS_PUBLISH_REPLACE, err);
     free(f);
     return rc;
 }

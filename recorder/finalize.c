@@ -634,26 +634,6 @@ void asys_finalize_warn_damage(const struct asys_finalize_result *r)
     }
 }
 
-/* Moves the finished temporary file into place. */
-static int publish(const char *tmp, const char *path, int force, struct asys_err *err)
-{
-    if (force) {
-        if (rename(tmp, path) != 0)
-            return asys_fail(err, "%s", strerror(errno));
-        return 0;
-    }
-    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
-        return 0;
-    if (errno == EEXIST)
-        return asys_fail(err, "file exists (use --force-overwrite)");
-    if (errno != EINVAL && errno != ENOSYS)
-        return asys_fail(err, "%s", strerror(errno));
-    if (link(tmp, path) != 0) /* file systems without RENAME_NOREPLACE */
-        return asys_fail(err, "%s",
-                         errno == EEXIST ? "file exists (use --force-overwrite)" : strerror(errno));
-    unlink(tmp);
-    return 0;
-}
 
 /* Where the archive's segments come from. */
 struct archive_sources {
@@ -747,18 +727,17 @@ static int write_report(const struct report_set *set, const char *path, const cJ
     }
     if (write_archive(fd, set->from, manifest, set->symbols, scans, n, err) != 0)
         goto out;
-    mode_t mask = umask(0);
-    umask(mask);
-    int closed = fchmod(fd, 0666 & ~mask) == 0;
-    closed = close(fd) == 0 && closed;
+    int closed = close(fd) == 0;
     fd = -1;
     if (!closed) {
         asys_fail(err, "%s", strerror(errno));
         goto out;
     }
-    if (publish(tmp, path, set->force, err) != 0)
+    int published = asys_publish_temp(
+        tmp, path, set->force ? ASYS_PUBLISH_REPLACE : ASYS_PUBLISH_NO_REPLACE, err);
+    tmp[0] = '\0'; /* gone either way */
+    if (published != 0)
         goto out;
-    tmp[0] = '\0';
     struct stat st;
     if (stat(path, &st) == 0)
         set->result->report_bytes += (uint64_t)st.st_size;
