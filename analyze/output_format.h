@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 #include "asys_error.h"
+#include "utf8.h"
 
 enum asys_format { ASYS_FMT_COLUMN, ASYS_FMT_TABLE, ASYS_FMT_CSV, ASYS_FMT_TSV, ASYS_FMT_JSON };
 
@@ -68,10 +69,6 @@ int asys_format_real(char *buf, size_t size, double v, int min_decimals);
 /* Whether `s` is a JSON integer literal of at most 20 digits (as
  * ASYS_DECLTYPE_NUMBER columns hold them). */
 int asys_is_integer_text(const char *s);
-
-/* Length of the valid UTF-8 sequence at s (1..4; at most `left` bytes), or 0
- * when the byte there does not start one. */
-size_t asys_utf8_sequence(const unsigned char *s, size_t left);
 
 /* Writes `s` as a JSON string literal (escaping controls; each byte that does
  * not start valid UTF-8 becomes U+FFFD). */
