@@ -374,6 +374,15 @@ static int write_record_counts(struct driver *d, struct asys_err *err)
     return rc;
 }
 
+/* The report's counters with their severities, once every family's
+ * tables are written (schema/report_stats.sql: the one list of them). */
+static int write_report_stats(struct driver *d, struct asys_err *err)
+{
+    if (imp_exec(&d->imp, asys_schema_text("report_stats.sql"), err) != 0)
+        return asys_err_wrap(err, "report_stats");
+    return 0;
+}
+
 static int driver_init(struct driver *d, sqlite3 *db, const cJSON *manifest, const cJSON *symbols,
                        struct asys_err *err)
 {
@@ -493,7 +502,7 @@ int asys_import_report(const char *report_path, sqlite3 *db,
         run_phase(d, PHASE_FINISH, err) != 0 || imp_context_write_tables(&d->imp, err) != 0 ||
         run_phase(d, PHASE_DERIVE, err) != 0 || write_record_counts(d, err) != 0 ||
         create_schema(d, 1, err) != 0 || run_phase(d, PHASE_ANALYZE, err) != 0 ||
-        imp_exec(&d->imp, "COMMIT", err) != 0)
+        write_report_stats(d, err) != 0 || imp_exec(&d->imp, "COMMIT", err) != 0)
         goto out;
     rc = 0;
 out:

@@ -39,6 +39,15 @@ class Drops(AsysTestCase):
         self.assertNotIn('Dropped records (cause not recorded)', info)
         causes = [s['dropped_by_cause'] for s in m['segments'] if s['dropped_records']]
         self.assertEqual(sum(c['full'] for c in causes), dropped)
+        # the same counters in the one list, each with its severity
+        stats = {name: (severity, value) for name, severity, value in self.db('full').execute(
+            'SELECT name, severity, value FROM report_stats ORDER BY id')}
+        self.assertEqual(stats['dropped_records'], ('data_loss', dropped))
+        self.assertEqual(stats['dropped_buffer_full'], ('data_loss', dropped))
+        self.assertNotIn('dropped_reentry', stats)
+        self.assertEqual(stats['records'][0], 'info')
+        self.assertEqual(stats['threads'], ('info', int(info['Threads'])))
+        self.assertLessEqual({s for s, _ in stats.values()}, {'info', 'data_loss', 'error'})
 
     def test_no_drops_at_default_settings(self):
         pairs = 1000000
