@@ -284,6 +284,12 @@ class LauncherSamplers(SessionCase):
             self.assertGreaterEqual(first, int(w['start_ns']), name)
             self.assertLessEqual(last, int(w['end_ns']), name)
         self.assertGreater(two[2], one[3], 'the second report holds only its own samples')
+        # ... and packs only its own recording's sampler segments (process uid
+        # 0xc5..., thread index 1 + the recording's number), not the first's
+        for name, index in (('one', 2), ('two', 3)):
+            tails = [re.match(r'segments/p\d+-t\d+-c5[0-9a-f]{14}-(\d+)\.seg$', seg['file'])
+                     for seg in self.manifest(name)['segments']]
+            self.assertEqual({int(m.group(1)) for m in tails if m}, {index}, name)
         # -s none at start: this recording without the samplers, said in the manifest
         m = self.manifest('quiet')
         self.assertEqual(m['recording_window'].get('options'), {'sample': 'none'})
