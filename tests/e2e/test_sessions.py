@@ -316,6 +316,32 @@ class LauncherSamplers(SessionCase):
         self.asys('shutdown')
 
 
+class HostMemorySampler(SessionCase):
+    """The launcher's host memory sampler runs in each recording (no perf
+    events needed: every machine runs this one)."""
+
+    def test_rss_follows_the_window(self):
+        p = self.launch(options=('--host-memory-sampling', 'true'))
+        time.sleep(0.3)
+        for name in ('one', 'two'):
+            self.asys('start', '-o', self.path(name))
+            time.sleep(0.5)
+            self.asys('stop')
+            time.sleep(0.3)
+        self.finish(p)
+        last = 0
+        for name in ('one', 'two'):
+            count, first, end = self.db(name).execute(
+                'SELECT COUNT(*), MIN(ns), MAX(ns) FROM host_memory').fetchone()
+            w = self.manifest(name)['recording_window']
+            self.assertGreater(count, 1, name)
+            self.assertGreaterEqual(first, int(w['start_ns']), name)
+            self.assertLessEqual(end, int(w['end_ns']), name)
+            self.assertGreater(first, last, name)
+            last = end
+        self.asys('shutdown')
+
+
 class Cancel(SessionCase):
     def test_cancelled_recording_leaves_no_report(self):
         p = self.launch()
