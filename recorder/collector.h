@@ -28,6 +28,10 @@ struct asys_collector_setup {
     const struct asys_profile_options *options;
     const char *inject_library; /* libasys-inject.so */
     const char *session_dir;
+    /* the program runs already: a recording of an interactive session
+     * (asys start) starts the samplers, start_before_exec ones too */
+    int target_running;
+    uint32_t recording; /* that recording's number (1, 2, ...); 0 in asys profile */
 };
 
 struct asys_collector {

@@ -100,6 +100,8 @@ static int sampling_start(const struct asys_collector_setup *s, pid_t target, vo
         .no_scheduling = !strcmp(value_text(o, "cpuctxsw"), "none"),
         .stack_bytes = (uint32_t)(value_number(o, "sample-stack-size") & ~7ull),
         .session_dir = s->session_dir,
+        .target_running = s->target_running,
+        .recording = s->recording,
     };
     struct asys_cpu_sampler *sampler = NULL;
     if (asys_cpu_sampler_start(&cfg, target, &sampler, err) != 0)

@@ -31,11 +31,17 @@
 /* Registers the DWARF unwinder needs (x86-64 perf_regs bits): AX..IP, R8..R15. */
 #define X86_REGS_MASK ((1ull << 9) - 1) | (0xffull << 16)
 #define DEFAULT_NOMINAL_MHZ 2000
+/* A program that runs already: its tree's threads each get a sampling
+ * event per CPU (one event per CPU follows a thread and what it starts, not
+ * its siblings); at most this many processes and events. */
+#define MAX_TREE_PROCESSES 4096
+#define MAX_THREAD_EVENTS 8192
 
 enum ring_kind { RING_SAMPLES, RING_SCHED };
 
 struct ring {
     int fd;
+    int cpu;
     enum ring_kind kind;
     void *map;
     size_t map_size;
@@ -57,6 +63,8 @@ struct asys_cpu_sampler {
     int user_only;     /* kernel samples refused (perf_event_paranoid 2): user space only */
     int kernel_stacks; /* -s system-wide with readable kallsyms: the kernel's callchains too */
     int no_build_id;   /* a kernel before 5.12: MMAP2 records without build ids */
+    int *thread_fds;   /* a running program's threads' events (into the rings) */
+    int thread_fd_count;
 };
 
 const struct asys_cpu_sampler_result *asys_cpu_sampler_result(const struct asys_cpu_sampler *s)
@@ -209,7 +217,9 @@ static void sampling_attr(const struct asys_cpu_sampler *s, struct perf_event_at
     if (s->config.scope == ASYS_SAMPLE_PROCESS_TREE) {
         a->inherit = 1;
         a->disabled = 1;
-        a->enable_on_exec = 1; /* the program's own code, not the launcher's fork */
+        /* the program's own code, not the launcher's fork; a program that
+         * runs already (a session's recording) is enabled at once */
+        a->enable_on_exec = (unsigned)!s->config.target_running;
     }
 }
 
@@ -235,6 +245,7 @@ static int map_ring(struct asys_cpu_sampler *s, struct ring *r, int fd, enum rin
                    : s->config.backtrace == ASYS_BACKTRACE_DWARF ? SAMPLE_RING_PAGES_DWARF
                                                                  : SAMPLE_RING_PAGES;
     r->fd = fd;
+    r->cpu = cpu;
     r->kind = kind;
     /* an unprivileged user may lock kernel.perf_event_mlock_kb (516 KiB) in
      * all: smaller rings, drained as often, rather than none */
@@ -384,6 +395,101 @@ static void put_sideband(FILE *out, uint32_t type, const void *body, size_t body
 
 /* The executable mappings and names of one running process, as the MMAP2
  * and COMM records its exec would have given. */
+/* The parent of `pid` (/proc/PID/stat), or 0. */
+static pid_t parent_of(pid_t pid)
+{
+    char path[64], text[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    if (read_text(path, text, sizeof text) != 0)
+        return 0;
+    const char *p = strrchr(text, ')'); /* the command may hold anything */
+    int ppid = 0;
+    return p && sscanf(p + 1, " %*c %d", &ppid) == 1 ? (pid_t)ppid : 0;
+}
+
+/* The processes of `target`'s tree that run now, target first; their count. */
+static int tree_processes(pid_t target, pid_t *tree, int max)
+{
+    pid_t *pids = calloc(MAX_TREE_PROCESSES * 4, sizeof *pids), *parents = NULL;
+    int n = 0, count = 0;
+    DIR *proc = pids ? opendir("/proc") : NULL;
+    struct dirent *e;
+    parents = pids ? pids + MAX_TREE_PROCESSES * 2 : NULL;
+    while (proc && (e = readdir(proc)) != NULL && n < MAX_TREE_PROCESSES * 2) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (!*end && pid > 0 && pid != target) {
+            pids[n] = (pid_t)pid;
+            parents[n++] = parent_of((pid_t)pid);
+        }
+    }
+    if (proc)
+        closedir(proc);
+    tree[count++] = target;
+    for (int i = 0; i < count; i++) /* breadth first: each one's children */
+        for (int j = 0; j < n && count < max; j++)
+            if (parents[j] == tree[i])
+                tree[count++] = pids[j];
+    free(pids);
+    return count;
+}
+
+/* One sampling event per CPU on thread `tid`, into that CPU's ring. */
+static void attach_thread(struct asys_cpu_sampler *s, pid_t tid)
+{
+    struct perf_event_attr a;
+    sampling_attr(s, &a, s->result.event == ASYS_CPU_EVENT_CYCLES);
+    a.disabled = 0;
+    for (int i = 0; i < s->ring_count && s->thread_fd_count < MAX_THREAD_EVENTS; i++) {
+        if (s->rings[i].kind != RING_SAMPLES)
+            continue;
+        int fd = perf_open(&a, tid, s->rings[i].cpu);
+        if (fd < 0)
+            continue; /* gone meanwhile */
+        if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->rings[i].fd) != 0) {
+            close(fd);
+            continue;
+        }
+        s->thread_fds[s->thread_fd_count++] = fd;
+    }
+}
+
+/* A program that runs already (a session's recording): the events opened
+ * on its pid follow its main thread and what starts from then on; its
+ * other threads and child processes get events of their own. */
+static void attach_running_tree(struct asys_cpu_sampler *s)
+{
+    pid_t *tree = calloc(MAX_TREE_PROCESSES, sizeof *tree);
+    s->thread_fds = calloc(MAX_THREAD_EVENTS, sizeof *s->thread_fds);
+    int count = tree && s->thread_fds ? tree_processes(s->target, tree, MAX_TREE_PROCESSES) : 0;
+    for (int i = 0; i < count; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/task", (int)tree[i]);
+        DIR *d = opendir(path);
+        struct dirent *e;
+        while (d && (e = readdir(d)) != NULL) {
+            char *end;
+            long tid = strtol(e->d_name, &end, 10);
+            if (!*end && tid > 0 && tid != s->target)
+                attach_thread(s, (pid_t)tid);
+        }
+        if (d)
+            closedir(d);
+    }
+    free(tree);
+}
+
+static void close_thread_events(struct asys_cpu_sampler *s)
+{
+    for (int i = 0; i < s->thread_fd_count; i++) {
+        ioctl(s->thread_fds[i], PERF_EVENT_IOC_DISABLE, 0);
+        close(s->thread_fds[i]);
+    }
+    free(s->thread_fds);
+    s->thread_fds = NULL;
+    s->thread_fd_count = 0;
+}
+
 static void snapshot_process(FILE *out, uint32_t pid, uint64_t time)
 {
     char path[64], line[4600];
@@ -634,10 +740,13 @@ int asys_cpu_sampler_start(const struct asys_cpu_sampler_config *cfg, pid_t targ
                      "kernel.perf_event_paranoid)%s%.150s",
                      why[0] ? "; " : "", why);
         }
-        if (s->config.scope == ASYS_SAMPLE_SYSTEM_WIDE)
+        int running = s->config.scope == ASYS_SAMPLE_SYSTEM_WIDE || s->config.target_running;
+        if (running) /* what was mapped before the events opened */
             snapshot_processes(s);
+        if (s->config.target_running && s->config.scope == ASYS_SAMPLE_PROCESS_TREE)
+            attach_running_tree(s);
         for (int i = 0; i < s->ring_count; i++)
-            if (s->rings[i].kind == RING_SCHED || s->config.scope == ASYS_SAMPLE_SYSTEM_WIDE)
+            if (s->rings[i].kind == RING_SCHED || running)
                 ioctl(s->rings[i].fd, PERF_EVENT_IOC_ENABLE, 0);
         if (asys_cpu_run_save(&s->run, err) != 0) /* for `asys finalize` if we die */
             goto out;
@@ -652,6 +761,7 @@ int asys_cpu_sampler_start(const struct asys_cpu_sampler_config *cfg, pid_t targ
     rc = 0;
 out:
     if (s) {
+        close_thread_events(s);
         close_rings(s);
         free(s->rings);
         free(s);
@@ -666,11 +776,13 @@ int asys_cpu_sampler_finish(struct asys_cpu_sampler *s, struct asys_err *err)
     if (s->thread_running) {
         __atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
         pthread_join(s->thread, NULL);
+        close_thread_events(s); /* the rings hold their last samples */
         for (int i = 0; i < s->ring_count; i++) {
             ioctl(s->rings[i].fd, PERF_EVENT_IOC_DISABLE, 0);
             drain(&s->rings[i]);
         }
     }
+    close_thread_events(s);
     int *fds = calloc(2 * ASYS_CPU_MAX_CPUS, sizeof *fds);
     struct closer closers[MAX_CLOSERS];
     memset(closers, 0, sizeof closers);

@@ -32,7 +32,7 @@ static int segment_open(struct out_segment *o, const struct writer_state *w, con
     h.pid = pid;
     h.tid = pid;
     h.ppid = ppid;
-    h.thread_index = 1;
+    h.thread_index = 1 + run->config->recording; /* a session's recordings apart */
     h.process_uid = uid;
     h.clock_kind = ASYS_CLOCK_MONOTONIC;
     h.base_ticks = base;

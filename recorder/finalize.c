@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "cpu_samples.h"
 #include "finalize_ranks.h"
 #include "grow.h"
 #include "json_util.h"
@@ -286,9 +287,29 @@ static int list_segments(const char *dir, struct segment_scan **out, size_t *cou
     return 0;
 }
 
+/* Whether arena segment `k` is the CPU sampler's of another recording of
+ * the session than `recording` (0: a report of the whole run, every one
+ * kept): each recording's sampler wrote its own, whole (thread index 1 +
+ * its number), and the report of one needs none of the others'. */
+static int other_recordings_samples(const struct asys_slot_header *k, uint32_t recording)
+{
+    return recording && k->process_uid >> 56 == SAMPLER_UID_TAG && k->thread_index != 1 + recording;
+}
+
+/* The recording a session's report is of (asys stop: the manifest's
+ * recording_window.index), or 0. */
+static uint32_t report_recording(const cJSON *root)
+{
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(root, "recording_window");
+    uint64_t index = 0;
+    if (!cJSON_IsObject(w) || asys_json_get_u64(w, "index", &index) != 0 || index > UINT32_MAX - 1)
+        return 0;
+    return (uint32_t)index;
+}
+
 /* The arena's segments, after the files, named as their files would be. */
-static int add_arena_segments(const struct asys_arena_index *arena, struct segment_scan **list,
-                              size_t *count, struct asys_err *err)
+static int add_arena_segments(const struct asys_arena_index *arena, uint32_t recording,
+                              struct segment_scan **list, size_t *count, struct asys_err *err)
 {
     if (!arena->count)
         return 0;
@@ -298,6 +319,8 @@ static int add_arena_segments(const struct asys_arena_index *arena, struct segme
     *list = bigger;
     for (size_t i = 0; i < arena->count; i++) {
         const struct asys_slot_header *k = &arena->segments[i].key;
+        if (other_recordings_samples(k, recording))
+            continue;
         struct segment_scan *s = &bigger[(*count)++];
         memset(s, 0, sizeof *s);
         s->arena = &arena->segments[i];
@@ -931,7 +954,7 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
         goto out;
     }
     if (asys_arena_index_read(arena_path, &arena, err) != 0 ||
-        add_arena_segments(&arena, &scans, &n, err) != 0)
+        add_arena_segments(&arena, report_recording(root), &scans, &n, err) != 0)
         goto out;
     struct stat arena_st;
     arena_fd = arena.count ? asys_open_regular(arena_path, &arena_st, err) : -1;

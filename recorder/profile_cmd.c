@@ -80,7 +80,7 @@ static void warn_unavailable(const struct asys_profile_options *o)
 static void open_delayed_window(void *session_dir)
 {
     struct asys_err err = {0};
-    if (asys_session_set_recording(session_dir, 1, 1, &err) != 0)
+    if (asys_session_set_recording(session_dir, 1, 1, 0, &err) != 0)
         fprintf(stderr, "%s: warning: --delay: cannot start recording: %s\n", PROG, err.text);
 }
 
@@ -135,20 +135,13 @@ int asys_profile_target_environment(const struct asys_collector_setup *setup,
     return asys_profile_environment(setup->options, setup, env, err);
 }
 
-/* The launcher-side samplers of the collectors this run records. */
-struct samplers {
-    const struct asys_collector *collector[16];
-    void *state[16];
-    int count;
-};
-
-/* The samplers of one phase: before the program's exec, or once it runs. */
-static void start_samplers(const struct asys_collector_setup *setup, pid_t target, int before_exec,
-                           struct samplers *s)
+void asys_samplers_start(const struct asys_collector_setup *setup, pid_t target,
+                         enum asys_sampler_phase phase, struct asys_samplers *s)
 {
     for (const struct asys_collector *const *c = asys_collectors; *c; c++) {
         if (!(*c)->start || !asys_profile_collects(setup->options, *c) || s->count == 16 ||
-            !(*c)->start_before_exec != !before_exec)
+            (phase == ASYS_SAMPLERS_BEFORE_EXEC && !(*c)->start_before_exec) ||
+            (phase == ASYS_SAMPLERS_AFTER_EXEC && (*c)->start_before_exec))
             continue;
         struct asys_err err = {0};
         void *state = NULL;
@@ -162,15 +155,23 @@ static void start_samplers(const struct asys_collector_setup *setup, pid_t targe
     }
 }
 
+int asys_samplers_any(const struct asys_profile_options *o)
+{
+    for (const struct asys_collector *const *c = asys_collectors; *c; c++)
+        if ((*c)->start && asys_profile_collects(o, *c))
+            return 1;
+    return 0;
+}
+
 struct sampler_start {
     const struct asys_collector_setup *setup;
-    struct samplers *samplers;
+    struct asys_samplers *samplers;
 };
 
 static void start_samplers_before_exec(pid_t child, void *arg)
 {
     struct sampler_start *s = arg;
-    start_samplers(s->setup, child, 1, s->samplers);
+    asys_samplers_start(s->setup, child, ASYS_SAMPLERS_BEFORE_EXEC, s->samplers);
 }
 
 /* Whether a sampler of this run starts before exec (the child then waits for it). */
@@ -183,7 +184,7 @@ static int any_before_exec(const struct asys_profile_options *o)
 }
 
 /* A sampler that lost part of its data says so; the report keeps the rest. */
-static void stop_samplers(struct samplers *s)
+void asys_samplers_stop(struct asys_samplers *s)
 {
     for (int i = s->count - 1; i >= 0; i--) {
         struct asys_err err = {0};
@@ -377,7 +378,7 @@ static int record(const struct asys_profile_options *o, char *report_path, size_
     struct asys_err err = {0};
     struct asys_session session;
     struct asys_target target;
-    struct samplers samplers = {.count = 0};
+    struct asys_samplers samplers = {.count = 0};
     static struct asys_env env; /* 16 KiB of text: not on the stack */
     char inject[PATH_MAX];
     struct asys_arena_compressor *compressor = NULL;
@@ -403,7 +404,7 @@ static int record(const struct asys_profile_options *o, char *report_path, size_
         goto out;
     }
     have_session = 1;
-    struct asys_collector_setup setup = {o, inject, session.dir};
+    struct asys_collector_setup setup = {o, inject, session.dir, 0, 0};
     if (asys_profile_target_environment(&setup, &session, &env, &err) != 0) {
         fprintf(stderr, "%s: cannot start a session: %s\n", PROG, err.text);
         goto out;
@@ -421,7 +422,7 @@ static int record(const struct asys_profile_options *o, char *report_path, size_
     if (asys_target_spawn(&target, o->target_argv, &env, o->kill_on_exit, !o->show_output,
                           any_before_exec(o) ? start_samplers_before_exec : NULL, &sampler_start,
                           &err) != 0) {
-        stop_samplers(&samplers);
+        asys_samplers_stop(&samplers);
         fprintf(stderr, "%s: cannot run '%s': %s\n", PROG, o->target_argv[0], err.text);
         rc = asys_exec_exit_code(&err);
         goto out;
@@ -434,7 +435,7 @@ static int record(const struct asys_profile_options *o, char *report_path, size_
         asys_target_set_wake(&target, o->delay_s, open_delayed_window, session.dir);
     if (o->output && asys_output_pattern_has_pid(o->output))
         name_with_pid(o, &session, target.pid, report_path, report_path_size);
-    start_samplers(&setup, target.pid, 0, &samplers);
+    asys_samplers_start(&setup, target.pid, ASYS_SAMPLERS_AFTER_EXEC, &samplers);
     /* after the fork: best effort, without it finalize compresses every slot */
     const char *early = getenv("ASYS_ARENA_COMPRESS");
     if ((!early || strcmp(early, "0")) &&
@@ -444,7 +445,7 @@ static int record(const struct asys_profile_options *o, char *report_path, size_
     warmer = asys_symbols_warmer_start(); /* best effort too */
     asys_target_wait(&target, o->wait, tick, &session, CLOCK_PAIR_INTERVAL_MS);
     asys_target_find_survivors(&target);
-    stop_samplers(&samplers);
+    asys_samplers_stop(&samplers);
     asys_arena_compressor_finish(compressor);
     asys_session_close_launcher(&session);
     if (WIFSIGNALED(target.status))

@@ -206,15 +206,18 @@ void asys_session_wait_period(struct timespec *next, uint64_t period_ns)
         ;
 }
 
-int asys_session_set_recording(const char *session_dir, int on, uint32_t window,
-                               struct asys_err *err)
+struct asys_arena_control *asys_session_control_map(const char *session_dir, struct asys_err *err)
 {
     char path[PATH_MAX + 32];
-    if (asys_arena_path(session_dir, path, sizeof path) != 0)
-        return asys_fail(err, "session directory name too long");
+    if (asys_arena_path(session_dir, path, sizeof path) != 0) {
+        asys_fail(err, "session directory name too long");
+        return NULL;
+    }
     int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return asys_fail_errno(err, errno, "cannot open '%s'", path);
+    if (fd < 0) {
+        asys_fail_errno(err, errno, "cannot open '%s'", path);
+        return NULL;
+    }
     struct stat st;
     void *m = MAP_FAILED;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
@@ -222,20 +225,78 @@ int asys_session_set_recording(const char *session_dir, int on, uint32_t window,
         m = mmap(NULL, sizeof(struct asys_arena_control), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
                  0);
     close(fd);
-    if (m == MAP_FAILED)
-        return asys_fail(err, "cannot map '%s'", path);
-    struct asys_arena_control *c = m;
-    int rc = 0;
-    if (memcmp(c->magic, ASYS_ARENA_MAGIC, sizeof c->magic) != 0) {
-        rc = asys_fail(err, "'%s' is not an asys arena", path);
-    } else {
-        /* the number first: a process that sees recording sees its window */
-        if (on)
-            __atomic_store_n(&c->session_window, window, __ATOMIC_RELEASE);
-        __atomic_store_n(&c->session_recording, on ? 1u : 0u, __ATOMIC_RELEASE);
+    if (m == MAP_FAILED) {
+        asys_fail(err, "cannot map '%s'", path);
+        return NULL;
     }
-    munmap(m, sizeof(struct asys_arena_control));
+    if (memcmp(((struct asys_arena_control *)m)->magic, ASYS_ARENA_MAGIC, 8) != 0) {
+        munmap(m, sizeof(struct asys_arena_control));
+        asys_fail(err, "'%s' is not an asys arena", path);
+        return NULL;
+    }
+    return m;
+}
+
+void asys_session_control_unmap(struct asys_arena_control *c)
+{
+    if (c)
+        munmap(c, sizeof *c);
+}
+
+int asys_session_set_recording(const char *session_dir, int on, uint32_t window, uint32_t options,
+                               struct asys_err *err)
+{
+    struct asys_arena_control *c = asys_session_control_map(session_dir, err);
+    if (!c)
+        return -1;
+    /* the number and options first: a process that sees recording sees its window */
+    if (on) {
+        __atomic_store_n(&c->window_options, options, __ATOMIC_RELEASE);
+        __atomic_store_n(&c->session_window, window, __ATOMIC_RELEASE);
+    }
+    __atomic_store_n(&c->session_recording, on ? 1u : 0u, __ATOMIC_RELEASE);
+    asys_session_control_unmap(c);
+    return 0;
+}
+
+int asys_session_wait_samplers(const char *session_dir, uint32_t window, int timeout_ms)
+{
+    struct asys_err ignored = {0};
+    struct asys_arena_control *c = asys_session_control_map(session_dir, &ignored);
+    int rc = -1;
+    for (int ms = 0; c && ms <= timeout_ms; ms += 5) {
+        if (__atomic_load_n(&c->samplers_window, __ATOMIC_ACQUIRE) == window) {
+            rc = 0;
+            break;
+        }
+        struct timespec pause = {0, 5000000};
+        nanosleep(&pause, NULL);
+    }
+    asys_session_control_unmap(c);
     return rc;
+}
+
+/* The segments of the launcher's samplers: every SESSION/segments/NAME.seg
+ * but the launcher's own and the program's threads' (pPID-tTID-...). */
+static int sampler_segment_name(const char *name)
+{
+    size_t len = strlen(name), suffix = strlen(ASYS_SEGMENT_SUFFIX);
+    return len > suffix && !strcmp(name + len - suffix, ASYS_SEGMENT_SUFFIX) &&
+           strcmp(name, ASYS_LAUNCHER_SEGMENT) != 0 &&
+           !(name[0] == 'p' && name[1] >= '0' && name[1] <= '9');
+}
+
+void asys_session_remove_sampler_segments(const char *session_dir)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/segments", session_dir);
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL)
+        if (sampler_segment_name(e->d_name))
+            unlinkat(dirfd(d), e->d_name, 0);
+    if (d)
+        closedir(d);
 }
 
 /* Removes `name` and its contents; 0 when it is gone. */

@@ -61,8 +61,19 @@ void asys_session_wait_period(struct timespec *next, uint64_t period_ns);
 /* Opens (on = 1, as recording number `window`) or closes (on = 0) the
  * recording of every process of a session whose program runs with
  * ASYS_CAPTURE_RANGE=session, through the arena's control block. */
-int asys_session_set_recording(const char *session_dir, int on, uint32_t window,
+int asys_session_set_recording(const char *session_dir, int on, uint32_t window, uint32_t options,
                                struct asys_err *err);
+/* The session's arena control block, mapped shared (NULL, with why in
+ * `err`, when it cannot be); unmapped by asys_session_control_unmap. */
+struct asys_arena_control *asys_session_control_map(const char *session_dir, struct asys_err *err);
+void asys_session_control_unmap(struct asys_arena_control *c);
+/* Waits, at most `timeout_ms`, for asys launch's samplers to answer:
+ * samplers_window == `window` (0: stopped, their segments written);
+ * 0 when they did, -1 on timeout. */
+int asys_session_wait_samplers(const char *session_dir, uint32_t window, int timeout_ms);
+/* Removes the segments the launcher's samplers wrote for an earlier
+ * recording (packed into its report), so that they start anew. */
+void asys_session_remove_sampler_segments(const char *session_dir);
 
 /* Removes the session directory and everything in it. */
 void asys_session_remove_dir(const char *dir);

@@ -17,6 +17,14 @@
  * report whose manifest names its window (recording_window): the importer
  * keeps that window's events only, as the arena holds every window so far.
  *
+ * The launcher's samplers (CPU sampling, host memory, NIC, PPU metrics,
+ * events: asys profile's, the same hooks) run during the recordings only:
+ * asys launch watches the control block (every LAUNCH_TICK_MS), starts
+ * them when a recording opens and stops them, their segments written, when
+ * it closes, and says so in the control block's samplers_window, which
+ * start and stop wait for (bounded), so that a report has its window's
+ * samples whole.
+ *
  * The launcher stays in the foreground while the program runs, as
  * `nsys launch` does (background it with &): it reaps the program, keeps
  * its exit status and, when the program ends inside a recording, writes
@@ -56,6 +64,13 @@
 #define SHUTDOWN_WAIT_MS 10000
 /* HGGC's activity flush period in the program (inject/hggc.c), and some */
 #define DEVICE_FLUSH_MS 300
+/* how often asys launch looks at the control block, and how long start
+ * and stop wait for its samplers (CPU sampling's stop unwinds its stacks) */
+#define LAUNCH_TICK_MS 20
+#define CLOCK_PAIR_TICKS 50
+#define SAMPLERS_START_WAIT_MS 10000
+#define SAMPLERS_STOP_WAIT_MS 60000
+#define START_OPTIONS_MAX 32
 #define ENTRY_MAX (PATH_MAX + NAME_MAX_LEN + 2) /* RUNTIME/NAME */
 #define FILE_MAX (ENTRY_MAX + 16)               /* RUNTIME/NAME/FILE */
 
@@ -294,8 +309,14 @@ static int write_window(struct session_ref *s, struct asys_err *err)
     const char *session_dir = state_str(s, "session_dir");
     const char *report = state_str(s, "report");
     uint64_t end_ns = monotonic_ns();
-    if (asys_session_set_recording(session_dir, 0, 0, err) != 0)
+    if (asys_session_set_recording(session_dir, 0, 0, 0, err) != 0)
         return -1;
+    if (state_int(s, "samplers") &&
+        asys_session_wait_samplers(session_dir, 0, SAMPLERS_STOP_WAIT_MS) != 0)
+        fprintf(stderr,
+                "asys: warning: session '%s': the launcher's samplers did not stop in "
+                "%d s; the report may lack their samples\n",
+                s->name, SAMPLERS_STOP_WAIT_MS / 1000);
     /* the window's device work reaches the segments at CUPTI's next flush */
     int64_t flush_ms = state_int(s, "device_flush_ms");
     if (flush_ms > 0 && flush_ms < 10000) {
@@ -313,6 +334,8 @@ static int write_window(struct session_ref *s, struct asys_err *err)
     asys_json_add_u64(w, "start_ns", (uint64_t)state_int(s, "window_start_ns"));
     asys_json_add_u64(w, "end_ns", end_ns);
     cJSON_AddStringToObject(w, "session", s->name);
+    if (state_int(s, "window_options") & ASYS_WINDOW_NO_SAMPLERS)
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(w, "options"), "sample", "none");
     cJSON *info = cJSON_GetObjectItemCaseSensitive(desc, "session");
     if (cJSON_IsObject(info)) {
         cJSON_DeleteItemFromObjectCaseSensitive(info, "report");
@@ -352,21 +375,6 @@ static int check_launch_options(const struct asys_profile_options *o, struct asy
     return 0;
 }
 
-/* The launcher's samplers (CPU sampling, host memory, NIC, PPU metrics)
- * run from the program's start to its end in asys profile; a launched
- * session does not run them yet: said once. */
-static void warn_samplers(const struct asys_profile_options *o)
-{
-    char names[256] = "";
-    size_t used = 0;
-    for (const struct asys_collector *const *c = asys_collectors; *c; c++)
-        if ((*c)->start && asys_profile_collects(o, *c) && used < sizeof names)
-            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "",
-                                     (*c)->name);
-    if (used)
-        fprintf(stderr, "asys launch: notice: not recorded in a launched session yet: %s\n", names);
-}
-
 /* The default name: the program's base name and the launcher's pid. */
 static void default_name(const char *program, char *out, size_t size)
 {
@@ -402,6 +410,7 @@ static cJSON *launch_state(const char *name, const struct asys_profile_options *
     if (o->output)
         cJSON_AddStringToObject(st, "output", o->output);
     asys_json_add_i64(st, "force", o->force_overwrite);
+    asys_json_add_i64(st, "samplers", asys_samplers_any(o));
     for (const struct asys_collector *const *c = asys_collectors; *c; c++)
         if ((*c)->feature == ASYS_FEATURE_HGGC && asys_profile_collects(o, *c))
             asys_json_add_i64(st, "device_flush_ms", DEVICE_FLUSH_MS);
@@ -427,9 +436,56 @@ static void launch_ended(const char *runtime, const char *name, const struct asy
     session_release(&s);
 }
 
-static void tick(void *arg)
+/* The launcher's samplers, run for the recordings the control block opens. */
+struct launch_samplers {
+    struct asys_session *session;
+    struct asys_arena_control *control; /* NULL: no sampler to run */
+    struct asys_collector_setup setup;
+    struct asys_samplers samplers;
+    pid_t pid;
+    uint32_t window; /* the recording they run for; 0: stopped */
+    unsigned ticks;
+};
+
+static void samplers_stop(struct launch_samplers *ls)
 {
-    asys_session_clock_pair(arg);
+    if (!ls->window)
+        return;
+    asys_samplers_stop(&ls->samplers); /* their segments written */
+    ls->window = 0;
+    __atomic_store_n(&ls->control->samplers_window, 0u, __ATOMIC_RELEASE);
+}
+
+/* The samplers follow the control block: on for a recording (unless it
+ * was started with -s none), off, their segments written, when it ends. */
+static void samplers_follow(struct launch_samplers *ls)
+{
+    struct asys_arena_control *c = ls->control;
+    uint32_t on = __atomic_load_n(&c->session_recording, __ATOMIC_ACQUIRE);
+    uint32_t window = __atomic_load_n(&c->session_window, __ATOMIC_ACQUIRE);
+    uint32_t options = __atomic_load_n(&c->window_options, __ATOMIC_ACQUIRE);
+    uint32_t want = on && !(options & ASYS_WINDOW_NO_SAMPLERS) ? window : 0;
+    if (want == ls->window)
+        return;
+    samplers_stop(ls);
+    if (!want)
+        return;
+    /* the last recording's segments are in its report: the samplers
+     * write theirs anew */
+    asys_session_remove_sampler_segments(ls->session->dir);
+    ls->setup.recording = want;
+    asys_samplers_start(&ls->setup, ls->pid, ASYS_SAMPLERS_ALL, &ls->samplers);
+    ls->window = want;
+    __atomic_store_n(&c->samplers_window, want, __ATOMIC_RELEASE);
+}
+
+static void launch_tick(void *arg)
+{
+    struct launch_samplers *ls = arg;
+    if (++ls->ticks % CLOCK_PAIR_TICKS == 0)
+        asys_session_clock_pair(ls->session);
+    if (ls->control)
+        samplers_follow(ls);
 }
 
 /* Removes RUNTIME/NAME. */
@@ -444,21 +500,21 @@ struct launch {
     char name[NAME_MAX_LEN + 1];
     char entry[ENTRY_MAX];
     struct asys_session session;
+    char inject[PATH_MAX];
     int have_entry, have_session;
 };
 
 static int launch_spawn(struct launch *l, struct asys_target *target, struct asys_err *err)
 {
     static struct asys_env env; /* 16 KiB of text: not on the stack */
-    char inject[PATH_MAX];
     memset(&env, 0, sizeof env);
-    if (asys_inject_library_path(inject, sizeof inject) != 0)
+    if (asys_inject_library_path(l->inject, sizeof l->inject) != 0)
         return asys_fail(err, "cannot find '" ASYS_INJECT_LIBRARY_NAME
                               "' (looked in ../lib next to asys; set ASYS_INJECT_LIB)");
     if (asys_profile_start_session(l->o, "", &l->session, err) != 0)
         return -1;
     l->have_session = 1;
-    struct asys_collector_setup setup = {l->o, inject, l->session.dir};
+    struct asys_collector_setup setup = {l->o, l->inject, l->session.dir, 0, 0};
     if (asys_profile_target_environment(&setup, &l->session, &env, err) != 0 ||
         asys_env_set(&env, "ASYS_CAPTURE_RANGE", "session", err) != 0 ||
         asys_profile_add_env_vars(l->o, &env, err) != 0)
@@ -531,12 +587,18 @@ int asys_cmd_launch(int argc, char **argv)
         goto out;
     }
     cJSON_Delete(s.state);
-    warn_samplers(&o);
     fprintf(stderr,
             "asys: session '%s': '%s' runs as pid %d, not recorded until 'asys start "
             "--session %s'\n",
             l.name, o.target_argv[0], (int)target.pid, l.name);
-    asys_target_wait(&target, o.wait, tick, &l.session, 1000);
+    struct launch_samplers ls = {
+        .session = &l.session, .setup = {&o, l.inject, l.session.dir, 1, 0}, .pid = target.pid};
+    if (asys_samplers_any(&o) && !(ls.control = asys_session_control_map(l.session.dir, &err)))
+        fprintf(stderr, "asys launch: warning: the samplers cannot run: %s\n", err.text);
+    asys_target_wait(&target, o.wait, launch_tick, &ls, LAUNCH_TICK_MS);
+    if (ls.control) /* a recording the program's end closes */
+        samplers_stop(&ls);
+    asys_session_control_unmap(ls.control);
     asys_session_close_launcher(&l.session);
     launch_ended(l.runtime, l.name, &target);
     l.have_entry = 0; /* kept, as dead, for sessions list and shutdown (or removed) */
@@ -560,6 +622,9 @@ struct control_args {
     const char *kill;
     int signal; /* --kill's */
     int help;
+    uint32_t window_options; /* asys start's collector options: ASYS_WINDOW_* */
+    int collector_count;     /* asys start's collector options, to check */
+    char *collector_args[START_OPTIONS_MAX];
 };
 
 struct kill_choice {
@@ -624,14 +689,56 @@ static int parse_control(int argc, char **argv, const char *allowed, struct cont
             if (parse_kill_choice(v, &a->signal, err) != 0)
                 return -1;
             a->kill = v;
+        } else if (arg[0] == '-' && strchr(allowed, 'c')) {
+            /* a collector option, checked by check_start_options, with its value */
+            if (a->collector_count + 2 > START_OPTIONS_MAX)
+                return asys_fail_kind(err, ASYS_ERR_USAGE, "too many options");
+            a->collector_args[a->collector_count++] = argv[i];
+            if (!strchr(arg, '=') && i + 1 < argc && argv[i + 1][0] != '-')
+                a->collector_args[a->collector_count++] = argv[++i];
         } else if (arg[0] == '-')
-            return asys_fail_kind(err, ASYS_ERR_USAGE, "unknown option '%s'%s", arg,
-                                  strchr(allowed, 'o') ? " (the collectors' options are "
-                                                         "those asys launch was given)"
-                                                       : "");
+            return asys_fail_kind(err, ASYS_ERR_USAGE, "unknown option '%s'", arg);
         else
             return asys_fail_kind(err, ASYS_ERR_USAGE, "unexpected argument '%s'", arg);
     }
+    return 0;
+}
+
+/* asys start's collector options.  The injected library and the
+ * collectors' settings are fixed when asys launch starts the program (its
+ * environment, hooks installed at load), so a recording cannot add or
+ * change them; what it can choose is to leave the launcher's samplers off:
+ * -s/--sample none.  Any other option of asys profile is refused by name. */
+static int check_start_options(struct control_args *a, struct asys_err *err)
+{
+    struct asys_profile_options o;
+    char *args[START_OPTIONS_MAX + 3];
+    char start[] = "start", program[] = "true";
+    int n = 0;
+    if (!a->collector_count)
+        return 0;
+    args[n++] = start;
+    for (int i = 0; i < a->collector_count && i < START_OPTIONS_MAX; i++)
+        args[n++] = a->collector_args[i];
+    args[n++] = program;
+    args[n] = NULL;
+    if (asys_profile_parse(n, args, &o, err) != 0)
+        return -1;
+    for (int i = 0; i < o.given_count; i++) {
+        const struct asys_given_option *g = &o.given[i];
+        if (!strcmp(g->name, "sample") &&
+            !strcmp(asys_profile_value(&o, "sample")->canonical, "none"))
+            continue;
+        return asys_fail_kind(err, ASYS_ERR_USAGE,
+                              "--%s%s%s cannot be given to asys start: the collectors and their "
+                              "options are set when asys launch starts the program (give it "
+                              "there); asys start takes -s none only (this recording without CPU "
+                              "sampling and the other launcher samplers)",
+                              g->name, g->value ? " " : "", g->value ? g->value : "");
+    }
+    if (o.target_argc != 1) /* an option's value taken for the program */
+        return asys_fail_kind(err, ASYS_ERR_USAGE, "unexpected argument '%s'", o.target_argv[0]);
+    a->window_options |= ASYS_WINDOW_NO_SAMPLERS;
     return 0;
 }
 
@@ -692,7 +799,7 @@ static int control(const char *cmd, int argc, char **argv, const char *allowed, 
     char runtime[PATH_MAX], name[NAME_MAX_LEN + 1];
     sigset_t old;
     int rc;
-    if (parse_control(argc, argv, allowed, &a, &err) != 0) {
+    if (parse_control(argc, argv, allowed, &a, &err) != 0 || check_start_options(&a, &err) != 0) {
         fprintf(stderr, "asys %s: %s (%s)\n", cmd, err.text, usage);
         return ASYS_EXIT_USAGE;
     }
@@ -763,9 +870,18 @@ static int do_start(struct session_ref *s, const struct control_args *a, struct 
     state_set_int(s, "window", window);
     state_set_int(s, "window_start_ns", (int64_t)monotonic_ns());
     state_set_str(s, "state", "recording");
+    state_set_int(s, "window_options", a->window_options);
+    const char *session_dir = state_str(s, "session_dir");
     if (session_save(s, err) != 0 ||
-        asys_session_set_recording(state_str(s, "session_dir"), 1, (uint32_t)window, err) != 0)
+        asys_session_set_recording(session_dir, 1, (uint32_t)window, a->window_options, err) != 0)
         return -1;
+    /* recording starts once the launcher's samplers run */
+    if (state_int(s, "samplers") && !(a->window_options & ASYS_WINDOW_NO_SAMPLERS) &&
+        asys_session_wait_samplers(session_dir, (uint32_t)window, SAMPLERS_START_WAIT_MS) != 0)
+        fprintf(stderr,
+                "asys: warning: session '%s': the launcher's samplers did not start in "
+                "%d s\n",
+                s->name, SAMPLERS_START_WAIT_MS / 1000);
     fprintf(stderr, "asys: session '%s': recording %d started (asys stop writes '%s')\n", s->name,
             (int)window, report);
     return 0;
@@ -788,7 +904,7 @@ static int do_cancel(struct session_ref *s, const struct control_args *a, struct
     (void)a;
     if (strcmp(state_str(s, "state"), "recording") != 0)
         return asys_fail(err, "session '%s' is not recording", s->name);
-    if (asys_session_set_recording(state_str(s, "session_dir"), 0, 0, err) != 0)
+    if (asys_session_set_recording(state_str(s, "session_dir"), 0, 0, 0, err) != 0)
         return -1;
     state_set_str(s, "state", "stopped");
     if (session_save(s, err) != 0)
@@ -816,7 +932,7 @@ static int do_shutdown(struct session_ref *s, const struct control_args *a, stru
     int program_alive = alive(s, "pid", "pid_start") && strcmp(state_str(s, "state"), "ended");
     if (!strcmp(state_str(s, "state"), "recording")) {
         struct asys_err ignored = {0}; /* an open recording is discarded, as nsys does */
-        asys_session_set_recording(session_dir, 0, 0, &ignored);
+        asys_session_set_recording(session_dir, 0, 0, 0, &ignored);
         fprintf(stderr, "asys: session '%s': recording %d discarded\n", s->name,
                 (int)state_int(s, "window"));
     }
@@ -839,8 +955,9 @@ static int do_shutdown(struct session_ref *s, const struct control_args *a, stru
 
 int asys_cmd_start(int argc, char **argv)
 {
-    return control("start", argc, argv, "of",
-                   "usage: asys start [--session NAME] [-o NAME] [--force-overwrite]", do_start);
+    return control("start", argc, argv, "ofc",
+                   "usage: asys start [--session NAME] [-o NAME] [--force-overwrite] [-s none]",
+                   do_start);
 }
 
 int asys_cmd_stop(int argc, char **argv)

@@ -186,8 +186,15 @@ struct asys_arena_control { /* at offset 0 */
      * the session at once by storing here, in the page they all map */
     uint32_t session_recording; /* 1 while recording, else 0 */
     uint32_t session_window;    /* the recording's number: 1, 2, ... (0 before the first) */
-    uint8_t reserved2[24];      /* zero */
+    /* asys launch's answer: the recording its samplers (CPU sampling, NIC,
+     * PPU metrics...) run for, 0 once they stopped and wrote their segments */
+    uint32_t samplers_window;
+    uint32_t window_options; /* ASYS_WINDOW_*: what asys start chose for this recording */
+    uint8_t reserved2[16];   /* zero */
 };
+
+/* window_options: the recording leaves the launcher's samplers off (asys start -s none) */
+#define ASYS_WINDOW_NO_SAMPLERS 1u
 
 struct asys_slot_header { /* the first bytes of each claimed slot */
     char magic[8];        /* ASYS_SLOT_MAGIC */
@@ -1918,6 +1925,8 @@ struct asys_rec_video_status {
 ASYS_CHECK_SIZE(struct asys_segment_header, ASYS_SEGMENT_HEADER_SIZE);
 ASYS_CHECK_SIZE(struct asys_arena_control, 64);
 ASYS_CHECK_OFFSET(struct asys_arena_control, session_recording, 32);
+ASYS_CHECK_OFFSET(struct asys_arena_control, samplers_window, 40);
+ASYS_CHECK_OFFSET(struct asys_arena_control, window_options, 44);
 ASYS_CHECK_SIZE(struct asys_slot_header, ASYS_SLOT_HEADER_SIZE);
 ASYS_CHECK_SIZE(struct asys_arena_frame, 32);
 ASYS_CHECK_SIZE(struct asys_report_mark, 24);

@@ -222,6 +222,126 @@ class ProgramExits(SessionCase):
         self.assertNoSessionLeft()
 
 
+def perf_events_work():
+    """Whether asys can open its perf events here (as test_cpu_sampling asks)."""
+    with tempfile.TemporaryDirectory() as d:
+        r = subprocess.run([ASYS, 'profile', '-t', 'none', '-s', 'process-tree', '-o',
+                            os.path.join(d, 'probe'), 'true'], capture_output=True, cwd=d,
+                           env=dict(os.environ, TMPDIR=d))
+        return r.returncode == 0 and b'cpu sampling unavailable' not in r.stderr
+
+
+BURN = prog('cpu_burn_fp')
+
+
+@unittest.skipUnless(os.path.exists(BURN) and perf_events_work(),
+                     'SKIPPED: no cpu_burn_fp, or perf_event_open refused here')
+class LauncherSamplers(SessionCase):
+    """asys launch runs asys profile's samplers (here CPU sampling) during
+    each recording: a report has its window's samples, of the threads that
+    ran before the recording started too."""
+
+    def launch_burn(self, name='b'):
+        # cpu_burn hot: a "worker" thread and the main thread burn CPU
+        argv = [ASYS, 'launch', '-t', 'hgtx', '-s', 'process-tree', '-b', 'fp',
+                '--session-new', name, BURN, 'hot', '20000']
+        p = subprocess.Popen(argv, cwd=self.dir, env=self.env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        self.launchers.append(p)
+        for _ in range(500):
+            if name in self.sessions():
+                return p
+            time.sleep(0.02)
+        self.fail('session %s never listed' % name)
+
+    def samples(self, name):
+        """(count, threads, first, last) of report NAME's CPU samples."""
+        con = self.db(name)
+        if not con.execute("SELECT 1 FROM sqlite_master WHERE name = 'cpu_samples'").fetchone():
+            return (0, 0, None, None)
+        return con.execute('SELECT COUNT(*), COUNT(DISTINCT tid), MIN(timestamp_ns), '
+                           'MAX(timestamp_ns) FROM cpu_samples').fetchone()
+
+    def test_cpu_samples_follow_the_window(self):
+        p = self.launch_burn()
+        time.sleep(0.5)  # both threads run before the first recording
+        for name in ('one', 'two'):
+            self.asys('start', '-o', self.path(name))
+            time.sleep(0.6)
+            self.asys('stop')
+            time.sleep(0.3)
+        self.asys('start', '-o', self.path('quiet'), '-s', 'none')
+        time.sleep(0.3)
+        self.asys('stop')
+        self.asys('shutdown', '--kill', 'sigkill')
+        p.communicate(timeout=60)
+        one, two = self.samples('one'), self.samples('two')
+        for name, (count, threads, first, last) in (('one', one), ('two', two)):
+            self.assertGreater(count, 20, name)
+            self.assertEqual(threads, 2, '%s: the worker thread started before the '
+                             'recording is sampled too' % name)
+            w = self.manifest(name)['recording_window']
+            self.assertGreaterEqual(first, int(w['start_ns']), name)
+            self.assertLessEqual(last, int(w['end_ns']), name)
+        self.assertGreater(two[2], one[3], 'the second report holds only its own samples')
+        # ... and packs only its own recording's sampler segments (process uid
+        # 0xc5..., thread index 1 + the recording's number), not the first's
+        for name, index in (('one', 2), ('two', 3)):
+            tails = [re.match(r'segments/p\d+-t\d+-c5[0-9a-f]{14}-(\d+)\.seg$', seg['file'])
+                     for seg in self.manifest(name)['segments']]
+            self.assertEqual({int(m.group(1)) for m in tails if m}, {index}, name)
+        # -s none at start: this recording without the samplers, said in the manifest
+        m = self.manifest('quiet')
+        self.assertEqual(m['recording_window'].get('options'), {'sample': 'none'})
+        self.assertEqual(self.samples('quiet')[0], 0)
+        self.assertNoSessionLeft()
+
+    def test_program_ends_while_recording(self):
+        argv = [ASYS, 'launch', '-t', 'hgtx', '-s', 'process-tree', '-b', 'fp',
+                '--session-new', 'e', BURN, 'hot', '1500']
+        p = subprocess.Popen(argv, cwd=self.dir, env=self.env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        self.launchers.append(p)
+        for _ in range(500):
+            if 'e' in self.sessions():
+                break
+            time.sleep(0.02)
+        self.asys('start', '-o', self.path('end'))
+        _, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 0, err.decode(errors='replace'))
+        self.assertIn('report written', err.decode())
+        count, threads = self.samples('end')[:2]
+        self.assertGreater(count, 20)
+        self.assertEqual(threads, 2)
+        self.asys('shutdown')
+
+
+class HostMemorySampler(SessionCase):
+    """The launcher's host memory sampler runs in each recording (no perf
+    events needed: every machine runs this one)."""
+
+    def test_rss_follows_the_window(self):
+        p = self.launch(options=('--host-memory-sampling', 'true'))
+        time.sleep(0.3)
+        for name in ('one', 'two'):
+            self.asys('start', '-o', self.path(name))
+            time.sleep(0.5)
+            self.asys('stop')
+            time.sleep(0.3)
+        self.finish(p)
+        last = 0
+        for name in ('one', 'two'):
+            count, first, end = self.db(name).execute(
+                'SELECT COUNT(*), MIN(ns), MAX(ns) FROM host_memory').fetchone()
+            w = self.manifest(name)['recording_window']
+            self.assertGreater(count, 1, name)
+            self.assertGreaterEqual(first, int(w['start_ns']), name)
+            self.assertLessEqual(end, int(w['end_ns']), name)
+            self.assertGreater(first, last, name)
+            last = end
+        self.asys('shutdown')
+
+
 class Cancel(SessionCase):
     def test_cancelled_recording_leaves_no_report(self):
         p = self.launch()
@@ -391,8 +511,17 @@ class BadInput(SessionCase):
     def test_usage(self):
         r = self.asys('stop', '--session', '../x', expect_rc=2)
         self.assertOneLine(r, 'bad session name')
+        # the collectors are set up at launch: asys start takes -s none only
         r = self.asys('start', '--trace', 'osrt', expect_rc=2)
-        self.assertOneLine(r, "unknown option '--trace'", 'asys launch')
+        self.assertOneLine(r, '--trace osrt cannot be given to asys start', 'asys launch starts')
+        r = self.asys('start', '-s', 'process-tree', expect_rc=2)
+        self.assertOneLine(r, '--sample process-tree cannot be given to asys start')
+        r = self.asys('start', '--duration=3', expect_rc=2)
+        self.assertOneLine(r, '--duration 3 cannot be given to asys start')
+        r = self.asys('start', '--no-such-option', expect_rc=2)
+        self.assertOneLine(r, '--no-such-option')
+        r = self.asys('start', '-s', 'none', 'stray', expect_rc=2)
+        self.assertOneLine(r, "unexpected argument 'stray'")
         r = self.asys('shutdown', '--kill', 'sometimes', expect_rc=2)
         self.assertOneLine(r, '--kill')
         r = self.asys('sessions', 'show', expect_rc=2)
