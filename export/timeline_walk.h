@@ -174,6 +174,15 @@ enum flow_place tw_flows_add_in(struct walk *w, uint64_t id, int64_t source_star
                                 int64_t end);
 struct tl_flows tw_flows_of(struct walk *w, int one_to_one);
 
+/* The device tree (timeline_device.c): the row of a stream_pct node by key
+ * (0: not in the tree), and a row of its own under a node (created on first
+ * use; device summaries, HGTX projection). */
+uint32_t tw_node_row(struct walk *w, const char *key);
+uint32_t tw_child_row(struct walk *w, uint32_t parent, const char *suffix, const char *name,
+                      uint32_t order);
+/* The activities on that tree, in time order (timeline_activities.c). */
+int tw_walk_activities(struct walk *w);
+
 /* The "CPU Group" row (timeline_cpu.c), created on first use. */
 uint32_t tw_cpu_group(struct walk *w);
 

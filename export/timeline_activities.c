@@ -1,0 +1,541 @@
+/* The device work on the stream_pct tree (timeline_device.c builds it):
+ * every activity in time order on each row that shows it, with its flows.
+ *
+ * The activities are read once in rowid order into a compact array and put
+ * in time order here: SQLite sorting a million wide joined rows by start
+ * spilled them to temporary files and was most of a GPU export's time. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow.h"
+#include "timeline_walk.h"
+
+/* Where an activity is drawn: its leaf (kernel group, memory operation,
+ * graph), its graph exec, its context's [All Stream] row and its device's
+ * Kernels or Memory row (0 where there is none). */
+struct place {
+    uint32_t leaf, exec, all_streams, summary;
+};
+
+/* What decides an activity's place (memset to zero: hashed as bytes). */
+struct place_key {
+    int64_t physical, pid, context, stream;
+    int64_t group_a, group_b; /* base name id; or HGTX domain and text; or copy kind */
+    int64_t graph_id, exec_id;
+    int32_t kind;
+    int32_t by_base; /* kernels grouped by base name (else by HGTX range) */
+};
+
+#define NONE INT64_MIN /* a NULL column in a place key */
+
+static int64_t column_or_none(sqlite3_stmt *st, int col)
+{
+    return sqlite3_column_type(st, col) == SQLITE_NULL ? NONE : sqlite3_column_int64(st, col);
+}
+
+/* The stream_pct key of the activity's leaf ("D0/C12.1/S7/RKernels/Gb42"). */
+static void leaf_key(const struct place_key *k, char *out, size_t size)
+{
+    int n = snprintf(out, size, "D%lld/C%lld.%lld/S%lld", (long long)k->physical, (long long)k->pid,
+                     (long long)k->context, (long long)k->stream);
+    char *p = out + n;
+    size_t left = size - (size_t)n;
+    if (k->kind == 1 && k->by_base)
+        snprintf(p, left, "/RKernels/Gb%lld", (long long)k->group_a);
+    else if (k->kind == 1 && k->group_a == NONE) /* by HGTX range: none, or no domain */
+        snprintf(p, left, "/RKernels/Gh");
+    else if (k->kind == 1 && k->group_b == NONE)
+        snprintf(p, left, "/RKernels/Gh%lld:", (long long)k->group_a);
+    else if (k->kind == 1)
+        snprintf(p, left, "/RKernels/Gh%lld:%lld", (long long)k->group_a, (long long)k->group_b);
+    else if (k->kind == 2)
+        snprintf(p, left, "/RMemory/Gc%lld", (long long)k->group_a);
+    else if (k->kind == 3)
+        snprintf(p, left, "/RMemory/GMemset");
+    else if (k->kind == 5)
+        snprintf(p, left, "/RVideo");
+    else
+        snprintf(p, left, "/RGraph Group/Gg%lld", (long long)k->graph_id);
+}
+
+/* Finds the rows of a place (first time it is met). */
+static struct place find_place(struct walk *w, const struct place_key *k)
+{
+    struct place pl = {0, 0, 0, 0};
+    char key[256];
+    leaf_key(k, key, sizeof key);
+    pl.leaf = tw_node_row(w, key);
+    if (k->graph_id != NONE && k->kind != 4) {
+        int n = snprintf(key, sizeof key, "D%lld/C%lld.%lld/S%lld/RGraph Group/Gg%lld",
+                         (long long)k->physical, (long long)k->pid, (long long)k->context,
+                         (long long)k->stream, (long long)k->graph_id);
+        if (k->exec_id != NONE)
+            snprintf(key + n, sizeof key - (size_t)n, "/X%lld", (long long)k->exec_id);
+        pl.exec = tw_node_row(w, key);
+    }
+    snprintf(key, sizeof key, "D%lld/C%lld.%lld/A", (long long)k->physical, (long long)k->pid,
+             (long long)k->context);
+    pl.all_streams = tw_node_row(w, key);
+    snprintf(key, sizeof key, "D%lld", (long long)k->physical);
+    uint32_t device = tw_node_row(w, key);
+    if (device && k->kind == 1)
+        pl.summary = tw_child_row(w, device, "k", "Kernels (all streams)", 1);
+    else if (device && (k->kind == 2 || k->kind == 3))
+        pl.summary = tw_child_row(w, device, "m", "Memory (all streams)", 2);
+    else if (device && k->kind == 5)
+        pl.summary = tw_child_row(w, device, "v", "Video (all streams)", 3);
+    /* device work runs side by side: concurrency is lanes, never nesting */
+    tw_row_set_flat(w, pl.leaf);
+    tw_row_set_flat(w, pl.exec);
+    tw_row_set_flat(w, pl.all_streams);
+    tw_row_set_flat(w, pl.summary);
+    return pl;
+}
+
+/* A place met while reading: its key, and its rows once the first of its
+ * activities is drawn (in time order, so that rows are declared as then). */
+struct place_slot {
+    struct place_key key;
+    struct place pl;
+    int found;
+};
+
+/* The places met so far, by key. */
+struct place_cache {
+    struct asys_strmap by_key; /* key -> index + 1 */
+    struct place_slot *items;
+    size_t count, cap;
+};
+
+/* The place index of the current row of the activity query; UINT32_MAX
+ * when out of memory. */
+static uint32_t place_of(struct walk *w, sqlite3_stmt *st, struct place_cache *cache)
+{
+    struct place_key k;
+    memset(&k, 0, sizeof k);
+    k.kind = sqlite3_column_int(st, 1);
+    k.physical = sqlite3_column_int64(st, 2);
+    k.pid = sqlite3_column_int64(st, 3);
+    k.context = sqlite3_column_int64(st, 4);
+    k.stream = sqlite3_column_int64(st, 5);
+    k.graph_id = column_or_none(st, 13);
+    k.exec_id = column_or_none(st, 14);
+    if (k.kind == 1 && strcmp(w->o->group_kernels, "hgtx") != 0) {
+        k.group_a = sqlite3_column_int64(st, 10);
+        k.by_base = 1;
+    } else if (k.kind == 1) {
+        k.group_a = column_or_none(st, 11);
+        k.group_b = column_or_none(st, 12);
+    } else if (k.kind == 2) {
+        k.group_a = sqlite3_column_int64(st, 9);
+    }
+    uint32_t index = asys_strmap_get(&cache->by_key, (const char *)&k, sizeof k);
+    if (index)
+        return index - 1;
+    if (cache->count >= UINT32_MAX - 1 ||
+        asys_grow(&cache->items, &cache->cap, cache->count, sizeof *cache->items, 64) != 0 ||
+        asys_strmap_put(&cache->by_key, (const char *)&k, sizeof k, (uint32_t)cache->count + 1)) {
+        tw_fail(w, "out of memory");
+        return UINT32_MAX;
+    }
+    cache->items[cache->count] = (struct place_slot){.key = k};
+    return (uint32_t)cache->count++;
+}
+
+/* The rows of place `index`, found the first time. */
+static struct place place_rows(struct walk *w, struct place_cache *cache, uint32_t index)
+{
+    struct place_slot *slot = &cache->items[index];
+    if (!slot->found) {
+        slot->pl = find_place(w, &slot->key);
+        slot->found = 1;
+    }
+    return slot->pl;
+}
+
+/* An activity as drawn, read in rowid order (80 bytes: a million fit in
+ * 80 MB); NULL columns as the query read them (0) unless a flag says. */
+struct activity {
+    int64_t id, start, end; /* raw times */
+    int64_t api_id;         /* the launching call (0: none) */
+    int64_t api_start;      /* when that call began, when it is drawn (ACT_API_DRAWN) */
+    int64_t name;           /* kernel: its name id; memcpy: its copy kind; graph: its id */
+    int64_t mangled_id;     /* kernel: its mangled name's string id (ACT_NCU) */
+    int64_t instance;       /* kernel: its launch number (ACT_NCU) */
+    uint32_t place;         /* in the place cache */
+    uint8_t kind;           /* as ppu_activities.kind (0: another value) */
+    uint8_t video_decode;   /* video: a decode (else an encode) */
+    uint8_t flags;
+};
+#define ACT_API_DRAWN 1 /* api_start is set */
+#define ACT_NCU 2       /* a kernel whose mangled name and launch number are known */
+
+/* Where the activities stand in time order: by start, then id (rowid order). */
+struct activity_order {
+    int64_t start;
+    uint32_t index; /* in the rowid-ordered array */
+};
+
+/* The activities in the window (_load, _free). */
+struct activity_list {
+    struct activity *items; /* rowid order */
+    struct activity_order *by_time;
+    size_t count, cap;
+    struct place_cache places;
+    struct asys_u64map copy_names; /* copy kind -> its name's text (owned) */
+};
+
+/* A memcpy's name by its copy kind ("[CUDA memcpy Host-to-Device]"), looked
+ * up once per kind. */
+static const char *copy_name(struct walk *w, struct activity_list *list, sqlite3_stmt *directions,
+                             int64_t copy_kind)
+{
+    const uint64_t *known = asys_u64map_get(&list->copy_names, (uint64_t)copy_kind);
+    if (known)
+        return (const char *)(uintptr_t)*known;
+    sqlite3_reset(directions);
+    sqlite3_bind_int64(directions, 1, copy_kind);
+    const char *direction = sqlite3_step(directions) == SQLITE_ROW
+                                ? (const char *)sqlite3_column_text(directions, 0)
+                                : NULL;
+    char text[96];
+    snprintf(text, sizeof text, "[CUDA memcpy %s]", direction ? direction : "Unknown");
+    char *copy = strdup(text);
+    if (!copy ||
+        asys_u64map_put(&list->copy_names, (uint64_t)copy_kind, (uint64_t)(uintptr_t)copy) != 0) {
+        free(copy);
+        tw_fail(w, "out of memory");
+        return "[CUDA memcpy Unknown]";
+    }
+    return copy;
+}
+
+/* An activity's name: a kernel's demangled name, or the operation as nsys
+ * names it ("[CUDA memcpy Host-to-Device]", "[CUDA memset]", "[CUDA graph 3]"). */
+static struct tl_name activity_name(struct walk *w, const struct activity *a,
+                                    struct activity_list *list, sqlite3_stmt *directions,
+                                    char *text, size_t size)
+{
+    if (a->kind == 1)
+        return tw_string_name(w, a->name);
+    if (a->kind == 2)
+        return tw_synthetic_name(w, copy_name(w, list, directions, a->name));
+    if (a->kind == 3)
+        snprintf(text, size, "[CUDA memset]");
+    else if (a->kind == 5)
+        snprintf(text, size, "[Video %s]", a->video_decode ? "Decode" : "Encode");
+    else
+        snprintf(text, size, "[CUDA graph %lld]", (long long)a->name);
+    return tw_synthetic_name(w, text);
+}
+
+/* What an activity's flows need besides its own row: the dependency flows,
+ * read alongside the activities in their (start, id) order, and the calls
+ * that launched several of the drawn activities (graph launches), with how
+ * many; every other call launched one. */
+struct activity_links {
+    struct ref_cursor on_it;    /* effective dependencies on the activity: the waiters' times */
+    struct ref_cursor its_own;  /* the activity's own: when the depended-on work started */
+    struct ref_cursor pccl;     /* the PCCL operations that ran in it (timeline_pccl.c) */
+    struct ref_cursor acompute; /* the cuDNN/cuBLAS call that launched it (timeline_acompute.c) */
+    struct asys_u64map several; /* api id -> activities in the window, when more than one */
+};
+
+static int load_shared_launches(struct walk *w, struct asys_u64map *several)
+{
+    /* clang-format off */
+    sqlite3_stmt *st = tw_prepare(w,
+        "SELECT p.api_id, COUNT(*) FROM ppu_activities AS p\n"
+        "WHERE p.api_id IS NOT NULL AND " IN_WINDOW("p") "\n"
+        "GROUP BY p.api_id HAVING COUNT(*) > 1");
+    /* clang-format on */
+    while (st && !w->failed && sqlite3_step(st) == SQLITE_ROW)
+        if (asys_u64map_put(several, (uint64_t)sqlite3_column_int64(st, 0),
+                            (uint64_t)sqlite3_column_int64(st, 1)) != 0)
+            tw_fail(w, "out of memory");
+    sqlite3_finalize(st);
+    return st && !w->failed ? 0 : -1;
+}
+
+static int links_open(struct walk *w, struct activity_links *c)
+{
+    memset(c, 0, sizeof *c);
+    asys_u64map_init(&c->several);
+    if (load_shared_launches(w, &c->several) != 0)
+        return -1;
+    /* clang-format off */
+    if (tw_table_wanted(w, "pccl_tasks") &&
+        tw_cursor_open(w, &c->pccl,
+            "SELECT p.start_ns, p.id, k.id, t.start_ns, t.end_ns\n"
+            "FROM pccl_task_kernels AS k JOIN ppu_activities AS p ON p.id = k.activity_id\n"
+            "JOIN pccl_tasks AS t ON t.id = k.task_id\n"
+            "WHERE " IN_WINDOW("t") "\n"
+            "ORDER BY p.start_ns, p.id, k.id") != 0)
+        return -1;
+    if (tw_table_wanted(w, "acompute_calls") &&
+        tw_cursor_open(w, &c->acompute,
+            "SELECT p.start_ns, p.id, x.rowid, c.start_ns, c.end_ns\n"
+            "FROM acompute_work AS x JOIN ppu_activities AS p ON p.id = x.activity_id\n"
+            "JOIN acompute_calls AS c ON c.id = x.call_id\n"
+            "WHERE " IN_WINDOW("c") "\n"
+            "ORDER BY p.start_ns, p.id, x.rowid") != 0)
+        return -1;
+    /* clang-format on */
+    if (!tw_table_wanted(w, "ppu_deps"))
+        return 0;
+    /* a host wait's end lies on its API call: drawn only when the calls are */
+    /* clang-format off */
+    if (tw_cursor_open(w, &c->on_it,
+            "SELECT p.start_ns, p.id, d.id, COALESCE(q.start_ns, a.start_ns),\n"
+            "       COALESCE(q.end_ns, a.end_ns)\n"
+            "FROM ppu_deps AS d\n"
+            "JOIN ppu_activities AS p ON p.id = d.depends_on\n"
+            "LEFT JOIN ppu_activities AS q ON q.id = d.activity_id\n"
+            "LEFT JOIN hggc_api_calls AS a ON a.id = d.wait_api_id AND d.kind = 5\n"
+            "WHERE d.effective AND ((q.id IS NOT NULL AND " IN_WINDOW("q") ")\n"
+            "                       OR (:host AND a.id IS NOT NULL AND " IN_WINDOW("a") "))\n"
+            "ORDER BY p.start_ns, p.id, d.id") != 0)
+        return -1;
+    /* clang-format on */
+    sqlite3_bind_int(c->on_it.st, sqlite3_bind_parameter_index(c->on_it.st, ":host"),
+                     tw_table_wanted(w, "hggc_api_calls"));
+    /* clang-format off */
+    return tw_cursor_open(w, &c->its_own,
+        "SELECT a.start_ns, a.id, d.id, q.start_ns, q.start_ns\n"
+        "FROM ppu_deps AS d\n"
+        "JOIN ppu_activities AS a ON a.id = d.activity_id\n"
+        "JOIN ppu_activities AS q ON q.id = d.depends_on\n"
+        "WHERE d.effective AND " IN_WINDOW("q") "\n"
+        "ORDER BY a.start_ns, a.id, d.id");
+    /* clang-format on */
+}
+
+static void links_close(struct activity_links *c)
+{
+    tw_cursor_close(&c->on_it);
+    tw_cursor_close(&c->its_own);
+    tw_cursor_close(&c->pccl);
+    tw_cursor_close(&c->acompute);
+    asys_u64map_free(&c->several);
+}
+
+/* The flows of the current activity: from its API call, and along the
+ * effective dependencies whose both ends are drawn. */
+static struct tl_flows activity_flows(struct walk *w, const struct activity *a,
+                                      struct activity_links *links, int64_t start, int64_t end)
+{
+    tw_flows_clear(w);
+    int64_t id = a->id, raw_start = a->start;
+    int one_to_one = 0;
+    if (a->flags & ACT_API_DRAWN) { /* its call is drawn */
+        const uint64_t *several = asys_u64map_get(&links->several, (uint64_t)a->api_id);
+        enum flow_place place =
+            tw_flows_add_in(w, TL_FLOW_HOST | (uint64_t)id, a->api_start, start, end);
+        one_to_one = !several && place == FLOW_AT_BEGIN;
+    }
+    tw_cursor_refs(w, &links->its_own, raw_start, id);
+    for (size_t i = 0; i < w->ref_count; i++)
+        tw_flows_add_in(w, TL_FLOW_DEPENDENCY | w->refs[i].id, w->refs[i].start, start, end);
+    tw_cursor_refs(w, &links->pccl, raw_start, id);
+    for (size_t i = 0; i < w->ref_count; i++)
+        tw_flows_add_in(w, TL_FLOW_PCCL | w->refs[i].id, w->refs[i].start, start, end);
+    tw_cursor_refs(w, &links->acompute, raw_start, id);
+    for (size_t i = 0; i < w->ref_count; i++)
+        tw_flows_add_in(w, TL_FLOW_ACOMPUTE | w->refs[i].id, w->refs[i].start, start, end);
+    tw_cursor_refs(w, &links->on_it, raw_start, id);
+    tw_flows_add_out(w, TL_FLOW_DEPENDENCY, start);
+    return tw_flows_of(w, one_to_one);
+}
+
+/* A kernel's Nsight Compute command (without the program's, the same for
+ * all: kernel_profile_cmd prints it whole): 0 when the row is no kernel. */
+static int kernel_ncu_command(struct walk *w, const struct activity *a, char *out, size_t size)
+{
+    if (a->kind != 1 || !(a->flags & ACT_NCU))
+        return 0;
+    const char *mangled = tw_string_name(w, a->mangled_id).text;
+    int n = snprintf(out, size, "ncu --kernel-name-base mangled --kernel-name regex:^");
+    for (const char *c = mangled; *c && n + 8 < (int)size; c++) {
+        if (*c == '.') /* clones: foo.isra.0 */
+            out[n++] = '\\';
+        out[n++] = *c;
+    }
+    snprintf(out + n, size - (size_t)n, "$ --launch-skip %lld --launch-count 1",
+             (long long)a->instance);
+    return 1;
+}
+
+/* The activities in the window, in rowid order, with everything their
+ * slices need. */
+static sqlite3_stmt *activity_query(struct walk *w)
+{
+    /* clang-format off */
+    sqlite3_stmt *st = tw_prepare(w,
+        "SELECT p.id, p.kind, p.physical, p.pid, p.context, p.stream, p.start_ns,\n"
+        "       p.end_ns, p.name_id, p.copy_kind, p.base_name_id, e.domain_id, e.text_id,\n"
+        "       p.graph_id, p.graph_exec_id,\n"
+        /* 15, 16: the launching call, and when it began when it is drawn (a
+         * video decode or encode: its video API call) */
+        "       p.api_id, COALESCE(a.start_ns, vc.start_ns),\n"
+        /* 17, 18: a kernel's mangled name (the string's id, NULL without a
+         * text) and launch number (its ncu command); 19: a video activity's kind */
+        "       CASE WHEN km.value IS NOT NULL THEN km.id END, ki.instance, va.kind\n"
+        "FROM ppu_activities AS p\n"
+        "LEFT JOIN ppu_kernels AS k ON k.id = p.source_id AND p.kind = 1\n"
+        "LEFT JOIN strings AS km ON km.id = k.mangled_name_id\n"
+        "LEFT JOIN ppu_kernel_instances AS ki ON ki.kernel_id = p.source_id AND p.kind = 1\n"
+        "LEFT JOIN hgtx_events AS e ON e.id = p.hgtx_range_id AND :group = 'hgtx'\n"
+        "LEFT JOIN hggc_api_calls AS a ON a.id = p.api_id AND :host AND " IN_WINDOW("a") "\n"
+        "LEFT JOIN video_activities AS va ON va.id = p.source_id AND p.kind = 5\n"
+        "LEFT JOIN video_api_calls AS vc ON vc.id = va.api_id AND :video AND " IN_WINDOW("vc") "\n"
+        "WHERE " IN_WINDOW("p") "\n"
+        "ORDER BY p.id");
+    /* clang-format on */
+    if (!st)
+        return NULL;
+    sqlite3_bind_text(st, sqlite3_bind_parameter_index(st, ":group"), w->o->group_kernels, -1,
+                      SQLITE_STATIC);
+    sqlite3_bind_int(st, sqlite3_bind_parameter_index(st, ":host"),
+                     tw_table_wanted(w, "hggc_api_calls"));
+    sqlite3_bind_int(st, sqlite3_bind_parameter_index(st, ":video"),
+                     tw_table_wanted(w, "video_api_calls"));
+    return st;
+}
+
+/* The current row of the activity query as an activity. */
+static void activity_read(struct walk *w, sqlite3_stmt *st, struct activity_list *list,
+                          struct activity *a)
+{
+    memset(a, 0, sizeof *a);
+    int kind = sqlite3_column_int(st, 1);
+    a->kind = kind >= 1 && kind <= 5 ? (uint8_t)kind : 0;
+    a->id = sqlite3_column_int64(st, 0);
+    a->start = sqlite3_column_int64(st, 6);
+    a->end = sqlite3_column_int64(st, 7);
+    a->name = sqlite3_column_int64(st, kind == 1 ? 8 : kind == 2 ? 9 : 13);
+    a->api_id = sqlite3_column_int64(st, 15);
+    if (sqlite3_column_type(st, 16) != SQLITE_NULL) {
+        a->api_start = sqlite3_column_int64(st, 16);
+        a->flags |= ACT_API_DRAWN;
+    }
+    if (sqlite3_column_type(st, 17) != SQLITE_NULL && sqlite3_column_type(st, 18) != SQLITE_NULL) {
+        a->mangled_id = sqlite3_column_int64(st, 17);
+        a->instance = sqlite3_column_int64(st, 18);
+        a->flags |= ACT_NCU;
+    }
+    a->video_decode = sqlite3_column_int(st, 19) == 1;
+    a->place = place_of(w, st, &list->places);
+}
+
+static int by_time(const void *x, const void *y)
+{
+    const struct activity_order *a = x, *b = y;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* Puts the activities in (start, id) order: mostly they already are. */
+static int activities_sort(struct walk *w, struct activity_list *list)
+{
+    list->by_time = malloc((list->count ? list->count : 1) * sizeof *list->by_time);
+    if (!list->by_time)
+        return tw_fail(w, "out of memory");
+    int sorted = 1;
+    for (size_t i = 0; i < list->count; i++) {
+        list->by_time[i] = (struct activity_order){list->items[i].start, (uint32_t)i};
+        if (i && list->items[i].start < list->items[i - 1].start)
+            sorted = 0;
+    }
+    if (!sorted)
+        qsort(list->by_time, list->count, sizeof *list->by_time, by_time);
+    return 0;
+}
+
+/* Reads the activities in the window (in rowid order: id order, no sort in
+ * SQLite), then puts them in time order. */
+static int activities_load(struct walk *w, struct activity_list *list)
+{
+    memset(list, 0, sizeof *list);
+    asys_strmap_init(&list->places.by_key);
+    asys_u64map_init(&list->copy_names);
+    sqlite3_stmt *st = activity_query(w);
+    int rc = st ? 0 : -1, step = SQLITE_DONE;
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        if (list->count >= UINT32_MAX ||
+            asys_grow(&list->items, &list->cap, list->count, sizeof *list->items, 4096) != 0) {
+            rc = tw_fail(w, "out of memory");
+            break;
+        }
+        activity_read(w, st, list, &list->items[list->count++]);
+        if (w->failed)
+            rc = -1;
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = tw_fail(w, sqlite3_errmsg(w->db));
+    sqlite3_finalize(st);
+    return rc == 0 ? activities_sort(w, list) : -1;
+}
+
+static void activities_free(struct activity_list *list)
+{
+    for (size_t i = 0; i < list->copy_names.capacity; i++)
+        if (list->copy_names.used[i])
+            free((void *)(uintptr_t)list->copy_names.values[i]);
+    asys_u64map_free(&list->copy_names);
+    asys_strmap_free(&list->places.by_key);
+    free(list->places.items);
+    free(list->items);
+    free(list->by_time);
+}
+
+/* One activity on each row that shows it: its leaf (with its flows), its
+ * graph exec, [All Stream] and the device's summary row. */
+static void draw_activity(struct walk *w, const struct activity *a, struct activity_list *list,
+                          struct activity_links *links, sqlite3_stmt *directions)
+{
+    struct place pl = place_rows(w, &list->places, a->place);
+    if (!pl.leaf)
+        return;
+    char text[96];
+    struct tl_name name = activity_name(w, a, list, directions, text, sizeof text);
+    int64_t start = tw_clip_start(w, a->start);
+    int64_t end = tw_clip_end(w, a->end, start);
+    struct tl_flows f = activity_flows(w, a, links, start, end);
+    struct tl_args args = {.count = 0};
+    char ncu[600];
+    if (kernel_ncu_command(w, a, ncu, sizeof ncu))
+        tw_arg_string(&args, "ncu", ncu);
+    tw_emit_slice(w, pl.leaf, start, end, name, tw_category(w, "hggc"), &f,
+                  args.count ? &args : NULL);
+    uint32_t also[] = {pl.exec, pl.all_streams, pl.summary};
+    for (size_t i = 0; i < sizeof also / sizeof also[0]; i++)
+        if (also[i] && also[i] != pl.leaf)
+            tw_emit_slice(w, also[i], start, end, name, tw_category(w, "hggc"), NULL, NULL);
+}
+
+/* Every activity in time order, on each row that shows it. */
+int tw_walk_activities(struct walk *w)
+{
+    struct activity_list list;
+    struct activity_links links;
+    int links_opened = 0;
+    sqlite3_stmt *directions = NULL;
+    if (activities_load(w, &list) != 0)
+        goto out;
+    directions = tw_prepare(w, "SELECT direction FROM hggc_copy_kinds WHERE id = ?");
+    if (!directions)
+        goto out;
+    links_opened = 1; /* closable even when opening fails half way */
+    if (links_open(w, &links) != 0)
+        goto out;
+    for (size_t i = 0; i < list.count && !w->failed; i++)
+        draw_activity(w, &list.items[list.by_time[i].index], &list, &links, directions);
+out:
+    if (links_opened)
+        links_close(&links);
+    sqlite3_finalize(directions);
+    activities_free(&list);
+    return w->failed ? -1 : 0;
+}
