@@ -177,6 +177,94 @@ struct activity_order {
     uint32_t index; /* in the rowid-ordered array */
 };
 
+/* Rows of a table looked up by id for the activities: asked in rising id
+ * order (join_calls, join_kernels sort the ids), one scan in rowid order
+ * answers them as a merge; an id below the scan's is looked up alone.  A
+ * B-tree search per activity (SQL joins) was most of the reading. */
+struct id_scan {
+    sqlite3_stmt *scan;  /* SELECT id, a, b FROM t ORDER BY id */
+    sqlite3_stmt *point; /* SELECT id, a, b FROM t WHERE id = ? */
+    int started, has_row;
+};
+
+static int id_scan_open(struct walk *w, struct id_scan *s, const char *columns, const char *table)
+{
+    char sql[256];
+    memset(s, 0, sizeof *s);
+    snprintf(sql, sizeof sql, "SELECT %s FROM %s ORDER BY 1", columns, table);
+    s->scan = tw_prepare(w, sql);
+    snprintf(sql, sizeof sql, "SELECT %s FROM %s WHERE rowid = ?", columns, table);
+    s->point = s->scan ? tw_prepare(w, sql) : NULL;
+    return s->point ? 0 : -1;
+}
+
+static void id_scan_close(struct id_scan *s)
+{
+    sqlite3_finalize(s->scan);
+    sqlite3_finalize(s->point);
+    memset(s, 0, sizeof *s);
+}
+
+/* The row of `id` (columns 1 and 2 into out), 0 when there is none. */
+static int id_scan_find(struct id_scan *s, int64_t id, int64_t out[2])
+{
+    if (!s->started) {
+        s->started = 1;
+        s->has_row = sqlite3_step(s->scan) == SQLITE_ROW;
+    }
+    sqlite3_stmt *st = s->scan;
+    if (s->has_row && sqlite3_column_int64(st, 0) > id) { /* behind the scan */
+        st = s->point;
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, id);
+        if (sqlite3_step(st) != SQLITE_ROW)
+            return 0;
+    }
+    while (st == s->scan && s->has_row && sqlite3_column_int64(st, 0) < id)
+        s->has_row = sqlite3_step(st) == SQLITE_ROW;
+    if (st == s->scan && (!s->has_row || sqlite3_column_int64(st, 0) != id))
+        return 0;
+    out[0] = sqlite3_column_int64(st, 1);
+    out[1] = sqlite3_column_int64(st, 2);
+    return 1;
+}
+
+/* An id to look up for the activity at `index` (rowid order). */
+struct key_index {
+    int64_t key;
+    uint32_t index;
+};
+
+struct key_list {
+    struct key_index *items;
+    size_t count, cap;
+};
+
+static int keys_push(struct walk *w, struct key_list *l, int64_t key, uint32_t index)
+{
+    if (asys_grow(&l->items, &l->cap, l->count, sizeof *l->items, 4096) != 0)
+        return tw_fail(w, "out of memory");
+    l->items[l->count++] = (struct key_index){key, index};
+    return 0;
+}
+
+static int by_key(const void *x, const void *y)
+{
+    const struct key_index *a = x, *b = y;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+static void keys_sort(struct key_list *l)
+{
+    for (size_t i = 1; i < l->count; i++)
+        if (l->items[i].key < l->items[i - 1].key) {
+            qsort(l->items, l->count, sizeof *l->items, by_key);
+            return;
+        }
+}
+
 /* The activities in the window (_load, _free). */
 struct activity_list {
     struct activity *items; /* rowid order */
@@ -184,6 +272,10 @@ struct activity_list {
     size_t count, cap;
     struct place_cache places;
     struct asys_u64map copy_names; /* copy kind -> its name's text (owned) */
+    /* read after them, in id order: a kernel's mangled name and launch
+     * number, a launching call's times */
+    struct key_list kernel_keys, call_keys;
+    int calls_drawn;
 };
 
 /* A memcpy's name by its copy kind ("[CUDA memcpy Host-to-Device]"), looked
@@ -377,16 +469,12 @@ static sqlite3_stmt *activity_query(struct walk *w)
         "       p.graph_id, p.graph_exec_id,\n"
         /* 15, 16: the launching call, and when it began when it is drawn (a
          * video decode or encode: its video API call) */
-        "       p.api_id, COALESCE(a.start_ns, vc.start_ns),\n"
-        /* 17, 18: a kernel's mangled name (the string's id, NULL without a
-         * text) and launch number (its ncu command); 19: a video activity's kind */
-        "       CASE WHEN km.value IS NOT NULL THEN km.id END, ki.instance, va.kind\n"
+        "       p.api_id, vc.start_ns,\n"
+        /* 17: the kernel (its mangled name and launch number: activity_read);
+         * 18: unused; 19: a video activity's kind */
+        "       p.source_id, NULL, va.kind\n"
         "FROM ppu_activities AS p\n"
-        "LEFT JOIN ppu_kernels AS k ON k.id = p.source_id AND p.kind = 1\n"
-        "LEFT JOIN strings AS km ON km.id = k.mangled_name_id\n"
-        "LEFT JOIN ppu_kernel_instances AS ki ON ki.kernel_id = p.source_id AND p.kind = 1\n"
         "LEFT JOIN hgtx_events AS e ON e.id = p.hgtx_range_id AND :group = 'hgtx'\n"
-        "LEFT JOIN hggc_api_calls AS a ON a.id = p.api_id AND :host AND " IN_WINDOW("a") "\n"
         "LEFT JOIN video_activities AS va ON va.id = p.source_id AND p.kind = 5\n"
         "LEFT JOIN video_api_calls AS vc ON vc.id = va.api_id AND :video AND " IN_WINDOW("vc") "\n"
         "WHERE " IN_WINDOW("p") "\n"
@@ -396,8 +484,6 @@ static sqlite3_stmt *activity_query(struct walk *w)
         return NULL;
     sqlite3_bind_text(st, sqlite3_bind_parameter_index(st, ":group"), w->o->group_kernels, -1,
                       SQLITE_STATIC);
-    sqlite3_bind_int(st, sqlite3_bind_parameter_index(st, ":host"),
-                     tw_table_wanted(w, "hggc_api_calls"));
     sqlite3_bind_int(st, sqlite3_bind_parameter_index(st, ":video"),
                      tw_table_wanted(w, "video_api_calls"));
     return st;
@@ -415,15 +501,16 @@ static void activity_read(struct walk *w, sqlite3_stmt *st, struct activity_list
     a->end = sqlite3_column_int64(st, 7);
     a->name = sqlite3_column_int64(st, kind == 1 ? 8 : kind == 2 ? 9 : 13);
     a->api_id = sqlite3_column_int64(st, 15);
+    /* a video activity's video call; its HGGC call, when drawn, comes first (join_calls) */
     if (sqlite3_column_type(st, 16) != SQLITE_NULL) {
         a->api_start = sqlite3_column_int64(st, 16);
         a->flags |= ACT_API_DRAWN;
     }
-    if (sqlite3_column_type(st, 17) != SQLITE_NULL && sqlite3_column_type(st, 18) != SQLITE_NULL) {
-        a->mangled_id = sqlite3_column_int64(st, 17);
-        a->instance = sqlite3_column_int64(st, 18);
-        a->flags |= ACT_NCU;
-    }
+    uint32_t index = (uint32_t)list->count;
+    if (list->calls_drawn && sqlite3_column_type(st, 15) != SQLITE_NULL)
+        keys_push(w, &list->call_keys, a->api_id, index);
+    if (kind == 1)
+        keys_push(w, &list->kernel_keys, sqlite3_column_int64(st, 17), index);
     a->video_decode = sqlite3_column_int(st, 19) == 1;
     a->place = place_of(w, st, &list->places);
 }
@@ -434,6 +521,55 @@ static int by_time(const void *x, const void *y)
     if (a->start != b->start)
         return a->start < b->start ? -1 : 1;
     return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* The launching calls that are drawn: when they began. */
+static int join_calls(struct walk *w, struct activity_list *list)
+{
+    struct id_scan calls;
+    if (!list->call_keys.count)
+        return 0;
+    if (id_scan_open(w, &calls, "id, start_ns, end_ns", "hggc_api_calls") != 0)
+        return -1;
+    keys_sort(&list->call_keys);
+    for (size_t i = 0; i < list->call_keys.count; i++) {
+        const struct key_index *k = &list->call_keys.items[i];
+        int64_t call[2];
+        if (id_scan_find(&calls, k->key, call) && tw_in_window(w, call[0], call[1])) {
+            list->items[k->index].api_start = call[0];
+            list->items[k->index].flags |= ACT_API_DRAWN;
+        }
+    }
+    id_scan_close(&calls);
+    return 0;
+}
+
+/* The kernels' mangled names and launch numbers (their ncu commands). */
+static int join_kernels(struct walk *w, struct activity_list *list)
+{
+    struct id_scan kernels, instances;
+    if (!list->kernel_keys.count)
+        return 0;
+    int rc = id_scan_open(w, &kernels, "id, mangled_name_id, 0", "ppu_kernels");
+    if (rc == 0)
+        rc = id_scan_open(w, &instances, "kernel_id, instance, 0", "ppu_kernel_instances");
+    if (rc != 0) {
+        id_scan_close(&kernels);
+        return -1;
+    }
+    keys_sort(&list->kernel_keys);
+    for (size_t i = 0; i < list->kernel_keys.count; i++) {
+        const struct key_index *k = &list->kernel_keys.items[i];
+        int64_t mangled[2], instance[2];
+        if (id_scan_find(&kernels, k->key, mangled) && id_scan_find(&instances, k->key, instance)) {
+            list->items[k->index].mangled_id = mangled[0];
+            list->items[k->index].instance = instance[0];
+            list->items[k->index].flags |= ACT_NCU;
+        }
+    }
+    id_scan_close(&kernels);
+    id_scan_close(&instances);
+    return 0;
 }
 
 /* Puts the activities in (start, id) order: mostly they already are. */
@@ -460,6 +596,7 @@ static int activities_load(struct walk *w, struct activity_list *list)
     memset(list, 0, sizeof *list);
     asys_strmap_init(&list->places.by_key);
     asys_u64map_init(&list->copy_names);
+    list->calls_drawn = tw_table_wanted(w, "hggc_api_calls");
     sqlite3_stmt *st = activity_query(w);
     int rc = st ? 0 : -1, step = SQLITE_DONE;
     while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
@@ -468,14 +605,17 @@ static int activities_load(struct walk *w, struct activity_list *list)
             rc = tw_fail(w, "out of memory");
             break;
         }
-        activity_read(w, st, list, &list->items[list->count++]);
+        activity_read(w, st, list, &list->items[list->count]);
+        list->count++;
         if (w->failed)
             rc = -1;
     }
     if (rc == 0 && step != SQLITE_DONE)
         rc = tw_fail(w, sqlite3_errmsg(w->db));
     sqlite3_finalize(st);
-    return rc == 0 ? activities_sort(w, list) : -1;
+    if (rc == 0 && join_calls(w, list) == 0 && join_kernels(w, list) == 0)
+        return activities_sort(w, list);
+    return -1;
 }
 
 static void activities_free(struct activity_list *list)
@@ -488,6 +628,8 @@ static void activities_free(struct activity_list *list)
     free(list->places.items);
     free(list->items);
     free(list->by_time);
+    free(list->kernel_keys.items);
+    free(list->call_keys.items);
 }
 
 /* One activity on each row that shows it: its leaf (with its flows), its

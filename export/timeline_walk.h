@@ -165,6 +165,8 @@ void tw_cursor_close(struct ref_cursor *c);
 /* flows */
 int tw_ids_push(struct walk *w, struct id_list *l, uint64_t id);
 void tw_refs_push(struct walk *w, uint64_t id, int64_t start, int64_t end);
+/* Whether [start, end] is drawn: IN_WINDOW in C. */
+int tw_in_window(const struct walk *w, int64_t start, int64_t end);
 int64_t tw_clip_start(const struct walk *w, int64_t ts);
 int64_t tw_clip_end(const struct walk *w, int64_t ts, int64_t start);
 enum flow_place tw_flow_place(int64_t source_start, int64_t dest_start, int64_t dest_end);
