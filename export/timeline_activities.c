@@ -265,6 +265,12 @@ static void keys_sort(struct key_list *l)
         }
 }
 
+/* Flows of each activity (by index): refs[first[i] .. first[i + 1]). */
+struct ref_table {
+    uint32_t *first; /* NULL: none */
+    struct flow_ref *refs;
+};
+
 /* The activities in the window (_load, _free). */
 struct activity_list {
     struct activity *items; /* rowid order */
@@ -276,6 +282,10 @@ struct activity_list {
      * number, a launching call's times */
     struct key_list kernel_keys, call_keys;
     int calls_drawn;
+    /* effective dependencies: the activity's own (when the depended-on work
+     * started), and those on it (the waiters' times) */
+    struct ref_table its_own, on_it;
+    struct asys_u64map several; /* api id -> activities in the window, when more than one */
 };
 
 /* A memcpy's name by its copy kind ("[CUDA memcpy Host-to-Device]"), looked
@@ -322,40 +332,17 @@ static struct tl_name activity_name(struct walk *w, const struct activity *a,
     return tw_synthetic_name(w, text);
 }
 
-/* What an activity's flows need besides its own row: the dependency flows,
- * read alongside the activities in their (start, id) order, and the calls
- * that launched several of the drawn activities (graph launches), with how
- * many; every other call launched one. */
+/* What an activity's flows need besides its own row and the list's
+ * dependencies: the PCCL and cuDNN/cuBLAS links, read alongside the
+ * activities in their (start, id) order. */
 struct activity_links {
-    struct ref_cursor on_it;    /* effective dependencies on the activity: the waiters' times */
-    struct ref_cursor its_own;  /* the activity's own: when the depended-on work started */
     struct ref_cursor pccl;     /* the PCCL operations that ran in it (timeline_pccl.c) */
     struct ref_cursor acompute; /* the cuDNN/cuBLAS call that launched it (timeline_acompute.c) */
-    struct asys_u64map several; /* api id -> activities in the window, when more than one */
 };
-
-static int load_shared_launches(struct walk *w, struct asys_u64map *several)
-{
-    /* clang-format off */
-    sqlite3_stmt *st = tw_prepare(w,
-        "SELECT p.api_id, COUNT(*) FROM ppu_activities AS p\n"
-        "WHERE p.api_id IS NOT NULL AND " IN_WINDOW("p") "\n"
-        "GROUP BY p.api_id HAVING COUNT(*) > 1");
-    /* clang-format on */
-    while (st && !w->failed && sqlite3_step(st) == SQLITE_ROW)
-        if (asys_u64map_put(several, (uint64_t)sqlite3_column_int64(st, 0),
-                            (uint64_t)sqlite3_column_int64(st, 1)) != 0)
-            tw_fail(w, "out of memory");
-    sqlite3_finalize(st);
-    return st && !w->failed ? 0 : -1;
-}
 
 static int links_open(struct walk *w, struct activity_links *c)
 {
     memset(c, 0, sizeof *c);
-    asys_u64map_init(&c->several);
-    if (load_shared_launches(w, &c->several) != 0)
-        return -1;
     /* clang-format off */
     if (tw_table_wanted(w, "pccl_tasks") &&
         tw_cursor_open(w, &c->pccl,
@@ -374,59 +361,42 @@ static int links_open(struct walk *w, struct activity_links *c)
             "ORDER BY p.start_ns, p.id, x.rowid") != 0)
         return -1;
     /* clang-format on */
-    if (!tw_table_wanted(w, "ppu_deps"))
-        return 0;
-    /* a host wait's end lies on its API call: drawn only when the calls are */
-    /* clang-format off */
-    if (tw_cursor_open(w, &c->on_it,
-            "SELECT p.start_ns, p.id, d.id, COALESCE(q.start_ns, a.start_ns),\n"
-            "       COALESCE(q.end_ns, a.end_ns)\n"
-            "FROM ppu_deps AS d\n"
-            "JOIN ppu_activities AS p ON p.id = d.depends_on\n"
-            "LEFT JOIN ppu_activities AS q ON q.id = d.activity_id\n"
-            "LEFT JOIN hggc_api_calls AS a ON a.id = d.wait_api_id AND d.kind = 5\n"
-            "WHERE d.effective AND ((q.id IS NOT NULL AND " IN_WINDOW("q") ")\n"
-            "                       OR (:host AND a.id IS NOT NULL AND " IN_WINDOW("a") "))\n"
-            "ORDER BY p.start_ns, p.id, d.id") != 0)
-        return -1;
-    /* clang-format on */
-    sqlite3_bind_int(c->on_it.st, sqlite3_bind_parameter_index(c->on_it.st, ":host"),
-                     tw_table_wanted(w, "hggc_api_calls"));
-    /* clang-format off */
-    return tw_cursor_open(w, &c->its_own,
-        "SELECT a.start_ns, a.id, d.id, q.start_ns, q.start_ns\n"
-        "FROM ppu_deps AS d\n"
-        "JOIN ppu_activities AS a ON a.id = d.activity_id\n"
-        "JOIN ppu_activities AS q ON q.id = d.depends_on\n"
-        "WHERE d.effective AND " IN_WINDOW("q") "\n"
-        "ORDER BY a.start_ns, a.id, d.id");
-    /* clang-format on */
+    return 0;
 }
 
 static void links_close(struct activity_links *c)
 {
-    tw_cursor_close(&c->on_it);
-    tw_cursor_close(&c->its_own);
     tw_cursor_close(&c->pccl);
     tw_cursor_close(&c->acompute);
-    asys_u64map_free(&c->several);
+}
+
+/* Fills w->refs with the refs of activity `index`. */
+static void refs_of(struct walk *w, const struct ref_table *t, uint32_t index)
+{
+    w->ref_count = 0;
+    if (!t->first)
+        return;
+    for (uint32_t i = t->first[index]; i < t->first[index + 1]; i++)
+        tw_refs_push(w, t->refs[i].id, t->refs[i].start, t->refs[i].end);
 }
 
 /* The flows of the current activity: from its API call, and along the
  * effective dependencies whose both ends are drawn. */
-static struct tl_flows activity_flows(struct walk *w, const struct activity *a,
-                                      struct activity_links *links, int64_t start, int64_t end)
+static struct tl_flows activity_flows(struct walk *w, const struct activity_list *list,
+                                      uint32_t index, struct activity_links *links, int64_t start,
+                                      int64_t end)
 {
+    const struct activity *a = &list->items[index];
     tw_flows_clear(w);
     int64_t id = a->id, raw_start = a->start;
     int one_to_one = 0;
     if (a->flags & ACT_API_DRAWN) { /* its call is drawn */
-        const uint64_t *several = asys_u64map_get(&links->several, (uint64_t)a->api_id);
+        const uint64_t *several = asys_u64map_get(&list->several, (uint64_t)a->api_id);
         enum flow_place place =
             tw_flows_add_in(w, TL_FLOW_HOST | (uint64_t)id, a->api_start, start, end);
         one_to_one = !several && place == FLOW_AT_BEGIN;
     }
-    tw_cursor_refs(w, &links->its_own, raw_start, id);
+    refs_of(w, &list->its_own, index);
     for (size_t i = 0; i < w->ref_count; i++)
         tw_flows_add_in(w, TL_FLOW_DEPENDENCY | w->refs[i].id, w->refs[i].start, start, end);
     tw_cursor_refs(w, &links->pccl, raw_start, id);
@@ -435,7 +405,7 @@ static struct tl_flows activity_flows(struct walk *w, const struct activity *a,
     tw_cursor_refs(w, &links->acompute, raw_start, id);
     for (size_t i = 0; i < w->ref_count; i++)
         tw_flows_add_in(w, TL_FLOW_ACOMPUTE | w->refs[i].id, w->refs[i].start, start, end);
-    tw_cursor_refs(w, &links->on_it, raw_start, id);
+    refs_of(w, &list->on_it, index);
     tw_flows_add_out(w, TL_FLOW_DEPENDENCY, start);
     return tw_flows_of(w, one_to_one);
 }
@@ -507,7 +477,7 @@ static void activity_read(struct walk *w, sqlite3_stmt *st, struct activity_list
         a->flags |= ACT_API_DRAWN;
     }
     uint32_t index = (uint32_t)list->count;
-    if (list->calls_drawn && sqlite3_column_type(st, 15) != SQLITE_NULL)
+    if (sqlite3_column_type(st, 15) != SQLITE_NULL)
         keys_push(w, &list->call_keys, a->api_id, index);
     if (kind == 1)
         keys_push(w, &list->kernel_keys, sqlite3_column_int64(st, 17), index);
@@ -523,15 +493,32 @@ static int by_time(const void *x, const void *y)
     return a->index < b->index ? -1 : a->index > b->index;
 }
 
-/* The launching calls that are drawn: when they began. */
+/* The calls that launched several of the activities (graph launches), with
+ * how many; every other call launched one.  The keys are sorted. */
+static int count_shared_launches(struct walk *w, struct activity_list *list)
+{
+    const struct key_list *l = &list->call_keys;
+    for (size_t i = 0, run; i < l->count; i += run) {
+        for (run = 1; i + run < l->count && l->items[i + run].key == l->items[i].key; run++)
+            ;
+        if (run > 1 && asys_u64map_put(&list->several, (uint64_t)l->items[i].key, run) != 0)
+            return tw_fail(w, "out of memory");
+    }
+    return 0;
+}
+
+/* The launching calls: how many activities each launched, and when the
+ * drawn ones began. */
 static int join_calls(struct walk *w, struct activity_list *list)
 {
     struct id_scan calls;
-    if (!list->call_keys.count)
+    keys_sort(&list->call_keys);
+    if (count_shared_launches(w, list) != 0)
+        return -1;
+    if (!list->call_keys.count || !list->calls_drawn)
         return 0;
     if (id_scan_open(w, &calls, "id, start_ns, end_ns", "hggc_api_calls") != 0)
         return -1;
-    keys_sort(&list->call_keys);
     for (size_t i = 0; i < list->call_keys.count; i++) {
         const struct key_index *k = &list->call_keys.items[i];
         int64_t call[2];
@@ -572,6 +559,147 @@ static int join_kernels(struct walk *w, struct activity_list *list)
     return 0;
 }
 
+/* The index of activity `id` in the list (rowid order), UINT32_MAX when it
+ * is not drawn. */
+static uint32_t activity_index(const struct activity_list *list, int64_t id)
+{
+    size_t lo = 0, hi = list->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (list->items[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < list->count && list->items[lo].id == id ? (uint32_t)lo : UINT32_MAX;
+}
+
+/* A dependency flow of activity `owner` (UINT32_MAX: dropped), as read. */
+struct link {
+    uint32_t owner;
+    struct flow_ref ref;
+};
+
+struct link_list {
+    struct link *items;
+    size_t count, cap;
+};
+
+static int links_push(struct walk *w, struct link_list *l, uint32_t owner, int64_t id,
+                      int64_t start, int64_t end)
+{
+    if (l->count >= UINT32_MAX ||
+        asys_grow(&l->items, &l->cap, l->count, sizeof *l->items, 4096) != 0)
+        return tw_fail(w, "out of memory");
+    l->items[l->count++] = (struct link){owner, {(uint64_t)id, start, end}};
+    return 0;
+}
+
+/* The links grouped by owner, in the order read (dependency id), as a table. */
+static int table_build(struct walk *w, size_t count, const struct link_list *l, struct ref_table *t)
+{
+    t->first = calloc(count + 1, sizeof *t->first);
+    t->refs = malloc((l->count ? l->count : 1) * sizeof *t->refs);
+    if (!t->first || !t->refs)
+        return tw_fail(w, "out of memory");
+    for (size_t i = 0; i < l->count; i++)
+        if (l->items[i].owner != UINT32_MAX)
+            t->first[l->items[i].owner + 1]++;
+    for (size_t i = 0; i < count; i++)
+        t->first[i + 1] += t->first[i];
+    /* filled at first[owner], which moves on to the next owner's start */
+    for (size_t i = 0; i < l->count; i++)
+        if (l->items[i].owner != UINT32_MAX)
+            t->refs[t->first[l->items[i].owner]++] = l->items[i].ref;
+    for (size_t i = count; i > 0; i--)
+        t->first[i] = t->first[i - 1];
+    t->first[0] = 0;
+    return 0;
+}
+
+/* Host waits on the work (dependencies without a waiting activity): their
+ * calls' times, when the calls are drawn; else they are dropped. */
+static int join_waits(struct walk *w, struct key_list *waits, struct link_list *on_it)
+{
+    struct id_scan calls;
+    if (!waits->count)
+        return 0;
+    if (id_scan_open(w, &calls, "id, start_ns, end_ns", "hggc_api_calls") != 0)
+        return -1;
+    keys_sort(waits);
+    for (size_t i = 0; i < waits->count; i++) {
+        struct link *l = &on_it->items[waits->items[i].index];
+        int64_t call[2];
+        if (id_scan_find(&calls, waits->items[i].key, call) && tw_in_window(w, call[0], call[1]))
+            l->ref = (struct flow_ref){l->ref.id, call[0], call[1]};
+        else
+            l->owner = UINT32_MAX;
+    }
+    id_scan_close(&calls);
+    return 0;
+}
+
+/* One effective dependency: on its waiter's list (when the depended-on
+ * work is drawn) and on the depended-on work's (when the waiter is: an
+ * activity, or a host wait's call, known later). */
+static int dep_read(struct walk *w, sqlite3_stmt *st, struct activity_list *list,
+                    struct link_list *own, struct link_list *on, struct key_list *waits)
+{
+    int64_t id = sqlite3_column_int64(st, 0);
+    uint32_t waiter = sqlite3_column_type(st, 1) == SQLITE_NULL
+                          ? UINT32_MAX
+                          : activity_index(list, sqlite3_column_int64(st, 1));
+    uint32_t on_work = activity_index(list, sqlite3_column_int64(st, 2));
+    if (on_work == UINT32_MAX)
+        return 0;
+    const struct activity *q = &list->items[on_work];
+    if (waiter != UINT32_MAX) {
+        const struct activity *a = &list->items[waiter];
+        if (links_push(w, own, waiter, id, q->start, q->start) != 0)
+            return -1;
+        return links_push(w, on, on_work, id, a->start, a->end);
+    }
+    /* a host wait's end lies on its API call: drawn only when the calls are */
+    if (!list->calls_drawn || sqlite3_column_int64(st, 3) != 5 ||
+        sqlite3_column_type(st, 4) == SQLITE_NULL)
+        return 0;
+    if (keys_push(w, waits, sqlite3_column_int64(st, 4), (uint32_t)on->count) != 0)
+        return -1;
+    return links_push(w, on, on_work, id, 0, 0);
+}
+
+/* The effective dependencies whose both ends are drawn, read in one scan
+ * (in id order, as the flows of one activity go) instead of two SQL sorts
+ * by the activities' start. */
+static int deps_load(struct walk *w, struct activity_list *list)
+{
+    struct link_list own = {0}, on = {0};
+    struct key_list waits = {0};
+    sqlite3_stmt *st = NULL;
+    int rc = 0, step = SQLITE_DONE;
+    if (!tw_table_wanted(w, "ppu_deps"))
+        goto out;
+    st = tw_prepare(w, "SELECT id, activity_id, depends_on, kind, wait_api_id FROM ppu_deps\n"
+                       "WHERE effective ORDER BY id");
+    rc = st ? 0 : -1;
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW)
+        rc = dep_read(w, st, list, &own, &on, &waits);
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = tw_fail(w, sqlite3_errmsg(w->db));
+    if (rc == 0)
+        rc = join_waits(w, &waits, &on);
+    if (rc == 0)
+        rc = table_build(w, list->count, &own, &list->its_own);
+    if (rc == 0)
+        rc = table_build(w, list->count, &on, &list->on_it);
+out:
+    sqlite3_finalize(st);
+    free(own.items);
+    free(on.items);
+    free(waits.items);
+    return rc;
+}
+
 /* Puts the activities in (start, id) order: mostly they already are. */
 static int activities_sort(struct walk *w, struct activity_list *list)
 {
@@ -596,6 +724,7 @@ static int activities_load(struct walk *w, struct activity_list *list)
     memset(list, 0, sizeof *list);
     asys_strmap_init(&list->places.by_key);
     asys_u64map_init(&list->copy_names);
+    asys_u64map_init(&list->several);
     list->calls_drawn = tw_table_wanted(w, "hggc_api_calls");
     sqlite3_stmt *st = activity_query(w);
     int rc = st ? 0 : -1, step = SQLITE_DONE;
@@ -613,7 +742,8 @@ static int activities_load(struct walk *w, struct activity_list *list)
     if (rc == 0 && step != SQLITE_DONE)
         rc = tw_fail(w, sqlite3_errmsg(w->db));
     sqlite3_finalize(st);
-    if (rc == 0 && join_calls(w, list) == 0 && join_kernels(w, list) == 0)
+    if (rc == 0 && join_calls(w, list) == 0 && join_kernels(w, list) == 0 &&
+        deps_load(w, list) == 0)
         return activities_sort(w, list);
     return -1;
 }
@@ -630,13 +760,19 @@ static void activities_free(struct activity_list *list)
     free(list->by_time);
     free(list->kernel_keys.items);
     free(list->call_keys.items);
+    asys_u64map_free(&list->several);
+    free(list->its_own.first);
+    free(list->its_own.refs);
+    free(list->on_it.first);
+    free(list->on_it.refs);
 }
 
 /* One activity on each row that shows it: its leaf (with its flows), its
  * graph exec, [All Stream] and the device's summary row. */
-static void draw_activity(struct walk *w, const struct activity *a, struct activity_list *list,
+static void draw_activity(struct walk *w, uint32_t index, struct activity_list *list,
                           struct activity_links *links, sqlite3_stmt *directions)
 {
+    const struct activity *a = &list->items[index];
     struct place pl = place_rows(w, &list->places, a->place);
     if (!pl.leaf)
         return;
@@ -644,7 +780,7 @@ static void draw_activity(struct walk *w, const struct activity *a, struct activ
     struct tl_name name = activity_name(w, a, list, directions, text, sizeof text);
     int64_t start = tw_clip_start(w, a->start);
     int64_t end = tw_clip_end(w, a->end, start);
-    struct tl_flows f = activity_flows(w, a, links, start, end);
+    struct tl_flows f = activity_flows(w, list, index, links, start, end);
     struct tl_args args = {.count = 0};
     char ncu[600];
     if (kernel_ncu_command(w, a, ncu, sizeof ncu))
@@ -673,7 +809,7 @@ int tw_walk_activities(struct walk *w)
     if (links_open(w, &links) != 0)
         goto out;
     for (size_t i = 0; i < list.count && !w->failed; i++)
-        draw_activity(w, &list.items[list.by_time[i].index], &list, &links, directions);
+        draw_activity(w, list.by_time[i].index, &list, &links, directions);
 out:
     if (links_opened)
         links_close(&links);
