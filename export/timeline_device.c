@@ -104,13 +104,30 @@ uint32_t tw_child_row(struct walk *w, uint32_t parent, const char *suffix, const
     return tw_row_new(w, key, (size_t)n, p->lanes[0].uuid, p->sort_index, TL_PLAIN, name, order, 0);
 }
 
-/* HGTX ranges projected onto the streams: an "HGTX" row in each stream. */
+/* The "HGTX" row of stream (physical, pid, context, stream): under the
+ * stream, or its context or device when hidden. */
+static uint32_t projection_row(struct walk *w, const int64_t stream[4])
+{
+    char key[160], suffix[32];
+    int n = snprintf(key, sizeof key, "D%lld", (long long)stream[0]);
+    uint32_t device = tw_node_row(w, key);
+    n += snprintf(key + n, sizeof key - (size_t)n, "/C%lld.%lld", (long long)stream[1],
+                  (long long)stream[2]);
+    uint32_t context = tw_node_row(w, key);
+    snprintf(key + n, sizeof key - (size_t)n, "/S%lld", (long long)stream[3]);
+    uint32_t parent = tw_node_row(w, key);
+    if (!parent)
+        parent = context ? context : device;
+    snprintf(suffix, sizeof suffix, "h/S%lld", (long long)stream[3]);
+    return tw_child_row(w, parent, suffix, "HGTX", 200);
+}
+
+/* HGTX ranges projected onto the streams: an "HGTX" row in each stream.
+ * The rows come by stream: its row is found once per run. */
 static int walk_projection(struct walk *w)
 {
     sqlite3_stmt *st = tw_prepare(
-        w, "SELECT g.start_ns, g.end_ns, e.text_id,\n"
-           "       'D' || g.physical || '/C' || g.pid || '.' || g.context,\n"
-           "       '/S' || g.stream, 'D' || g.physical\n"
+        w, "SELECT g.start_ns, g.end_ns, e.text_id, g.physical, g.pid, g.context, g.stream\n"
            "FROM hgtx_gpu_projection AS g\n"
            "JOIN hgtx_events AS e ON e.id = g.range_id\n"
            "WHERE " IN_WINDOW("g") "\n"
@@ -118,19 +135,18 @@ static int walk_projection(struct walk *w)
                                    "         g.end_ns DESC");
     if (!st)
         return -1;
+    int64_t last[4] = {0, 0, 0, 0};
+    uint32_t row = 0;
+    int known = 0;
     while (!w->failed && sqlite3_step(st) == SQLITE_ROW) {
-        char stream_key[256];
-        const char *ctx = asys_column_text(st, 3);
-        snprintf(stream_key, sizeof stream_key, "%s%s", ctx, asys_column_text(st, 4));
-        /* where the stream's rows hang: the stream, or its context or device when hidden */
-        uint32_t parent = tw_node_row(w, stream_key);
-        if (!parent)
-            parent = tw_node_row(w, ctx);
-        if (!parent)
-            parent = tw_node_row(w, asys_column_text(st, 5));
-        char suffix[300];
-        snprintf(suffix, sizeof suffix, "h%s", asys_column_text(st, 4));
-        uint32_t row = tw_child_row(w, parent, suffix, "HGTX", 200);
+        int64_t stream[4];
+        for (int i = 0; i < 4; i++)
+            stream[i] = sqlite3_column_int64(st, 3 + i);
+        if (!known || memcmp(stream, last, sizeof stream) != 0) {
+            row = projection_row(w, stream);
+            memcpy(last, stream, sizeof last);
+            known = 1;
+        }
         tw_emit_slice(w, row, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
                       tw_string_name(w, sqlite3_column_int64(st, 2)), tw_category(w, "hgtx"), NULL,
                       NULL);
