@@ -106,6 +106,9 @@ struct place_cache {
     struct asys_strmap by_key; /* key -> index + 1 */
     struct place_slot *items;
     size_t count, cap;
+    struct place_key last; /* runs of one place are common: the last answer */
+    uint32_t last_index;
+    int has_last;
 };
 
 /* The place index of the current row of the activity query; UINT32_MAX
@@ -130,9 +133,15 @@ static uint32_t place_of(struct walk *w, sqlite3_stmt *st, struct place_cache *c
     } else if (k.kind == 2) {
         k.group_a = sqlite3_column_int64(st, 9);
     }
+    if (cache->has_last && !memcmp(&k, &cache->last, sizeof k))
+        return cache->last_index;
     uint32_t index = asys_strmap_get(&cache->by_key, (const char *)&k, sizeof k);
-    if (index)
+    if (index) {
+        cache->last = k;
+        cache->last_index = index - 1;
+        cache->has_last = 1;
         return index - 1;
+    }
     if (cache->count >= UINT32_MAX - 1 ||
         asys_grow(&cache->items, &cache->cap, cache->count, sizeof *cache->items, 64) != 0 ||
         asys_strmap_put(&cache->by_key, (const char *)&k, sizeof k, (uint32_t)cache->count + 1)) {
@@ -428,32 +437,40 @@ static int kernel_ncu_command(struct walk *w, const struct activity *a, char *ou
     return 1;
 }
 
+/* The activity query, with the HGTX range of each activity only when the
+ * kernels are grouped by it (a join per activity otherwise wasted). */
+/* clang-format off */
+#define ACTIVITY_QUERY(hgtx_columns, hgtx_join) \
+    "SELECT p.id, p.kind, p.physical, p.pid, p.context, p.stream, p.start_ns,\n" \
+    "       p.end_ns, p.name_id, p.copy_kind, p.base_name_id, " hgtx_columns ",\n" \
+    "       p.graph_id, p.graph_exec_id,\n" \
+    /* 15, 16: the launching call, and (a video decode or encode) when its \
+     * video API call began when that is drawn */ \
+    "       p.api_id, CASE WHEN p.kind = 5 THEN\n" \
+    "         (SELECT vc.start_ns FROM video_activities AS va\n" \
+    "          JOIN video_api_calls AS vc ON vc.id = va.api_id\n" \
+    "          WHERE va.id = p.source_id AND :video AND " IN_WINDOW("vc") ") END,\n" \
+    /* 17: the kernel (its mangled name and launch number: join_kernels); \
+     * 18: unused; 19: a video activity's kind */ \
+    "       p.source_id, NULL, CASE WHEN p.kind = 5 THEN\n" \
+    "         (SELECT va.kind FROM video_activities AS va WHERE va.id = p.source_id) END\n" \
+    "FROM ppu_activities AS p\n" \
+    hgtx_join \
+    "WHERE " IN_WINDOW("p") "\n" \
+    "ORDER BY p.id"
+/* clang-format on */
+
 /* The activities in the window, in rowid order, with everything their
  * slices need. */
 static sqlite3_stmt *activity_query(struct walk *w)
 {
-    /* clang-format off */
-    sqlite3_stmt *st = tw_prepare(w,
-        "SELECT p.id, p.kind, p.physical, p.pid, p.context, p.stream, p.start_ns,\n"
-        "       p.end_ns, p.name_id, p.copy_kind, p.base_name_id, e.domain_id, e.text_id,\n"
-        "       p.graph_id, p.graph_exec_id,\n"
-        /* 15, 16: the launching call, and when it began when it is drawn (a
-         * video decode or encode: its video API call) */
-        "       p.api_id, vc.start_ns,\n"
-        /* 17: the kernel (its mangled name and launch number: activity_read);
-         * 18: unused; 19: a video activity's kind */
-        "       p.source_id, NULL, va.kind\n"
-        "FROM ppu_activities AS p\n"
-        "LEFT JOIN hgtx_events AS e ON e.id = p.hgtx_range_id AND :group = 'hgtx'\n"
-        "LEFT JOIN video_activities AS va ON va.id = p.source_id AND p.kind = 5\n"
-        "LEFT JOIN video_api_calls AS vc ON vc.id = va.api_id AND :video AND " IN_WINDOW("vc") "\n"
-        "WHERE " IN_WINDOW("p") "\n"
-        "ORDER BY p.id");
-    /* clang-format on */
+    sqlite3_stmt *st =
+        tw_prepare(w, !strcmp(w->o->group_kernels, "hgtx")
+                          ? ACTIVITY_QUERY("e.domain_id, e.text_id",
+                                           "LEFT JOIN hgtx_events AS e ON e.id = p.hgtx_range_id\n")
+                          : ACTIVITY_QUERY("NULL, NULL", ""));
     if (!st)
         return NULL;
-    sqlite3_bind_text(st, sqlite3_bind_parameter_index(st, ":group"), w->o->group_kernels, -1,
-                      SQLITE_STATIC);
     sqlite3_bind_int(st, sqlite3_bind_parameter_index(st, ":video"),
                      tw_table_wanted(w, "video_api_calls"));
     return st;
