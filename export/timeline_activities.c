@@ -759,10 +759,15 @@ static int activities_load(struct walk *w, struct activity_list *list)
     if (rc == 0 && step != SQLITE_DONE)
         rc = tw_fail(w, sqlite3_errmsg(w->db));
     sqlite3_finalize(st);
-    if (rc == 0 && join_calls(w, list) == 0 && join_kernels(w, list) == 0 &&
-        deps_load(w, list) == 0)
-        return activities_sort(w, list);
-    return -1;
+    if (rc == 0 && join_calls(w, list) == 0 && join_kernels(w, list) == 0)
+        rc = deps_load(w, list);
+    else
+        rc = -1;
+    /* the ids looked up are done with: their room goes to the time order */
+    free(list->kernel_keys.items);
+    free(list->call_keys.items);
+    list->kernel_keys = list->call_keys = (struct key_list){NULL, 0, 0};
+    return rc == 0 ? activities_sort(w, list) : -1;
 }
 
 static void activities_free(struct activity_list *list)
