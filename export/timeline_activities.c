@@ -2,8 +2,11 @@
  * every activity in time order on each row that shows it, with its flows.
  *
  * The activities are read once in rowid order into a compact array and put
- * in time order here: SQLite sorting a million wide joined rows by start
- * spilled them to temporary files and was most of a GPU export's time. */
+ * in time order here; what they need from other tables (their calls, their
+ * kernels' mangled names, their dependencies) is read in one rowid-order
+ * scan per table and merged in C.  SQLite sorting a million wide joined
+ * rows by start, with a B-tree search per activity and joined table, was
+ * most of a GPU export's time. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,8 +166,8 @@ static struct place place_rows(struct walk *w, struct place_cache *cache, uint32
     return slot->pl;
 }
 
-/* An activity as drawn, read in rowid order (80 bytes: a million fit in
- * 80 MB); NULL columns as the query read them (0) unless a flag says. */
+/* An activity as drawn, read in rowid order (72 bytes: a million fit in
+ * 72 MB); NULL columns as the query read them (0) unless a flag says. */
 struct activity {
     int64_t id, start, end; /* raw times */
     int64_t api_id;         /* the launching call (0: none) */
