@@ -183,12 +183,6 @@ struct activity {
 #define ACT_API_DRAWN 1 /* api_start is set */
 #define ACT_NCU 2       /* a kernel whose mangled name and launch number are known */
 
-/* Where the activities stand in time order: by start, then id (rowid order). */
-struct activity_order {
-    int64_t start;
-    uint32_t index; /* in the rowid-ordered array */
-};
-
 /* Rows of a table looked up by id for the activities: asked in rising id
  * order (join_calls, join_kernels sort the ids), one scan in rowid order
  * answers them as a merge; an id below the scan's is looked up alone.  A
@@ -260,21 +254,52 @@ static int keys_push(struct walk *w, struct key_list *l, int64_t key, uint32_t i
     return 0;
 }
 
-static int by_key(const void *x, const void *y)
+/* A key's bits in an order unsigned comparison keeps. */
+static uint64_t key_bits(int64_t key)
 {
-    const struct key_index *a = x, *b = y;
-    if (a->key != b->key)
-        return a->key < b->key ? -1 : 1;
-    return a->index < b->index ? -1 : a->index > b->index;
+    return (uint64_t)key ^ (1ull << 63);
 }
 
-static void keys_sort(struct key_list *l)
+/* Sorts by key, keeping the order of equal keys (LSD radix sort, 8 bits a
+ * pass over the span of the keys: a few passes for ids and times, where
+ * qsort's comparisons cost a tenth of the export). */
+static int keys_radix_sort(struct walk *w, struct key_index *items, size_t count)
 {
-    for (size_t i = 1; i < l->count; i++)
-        if (l->items[i].key < l->items[i - 1].key) {
-            qsort(l->items, l->count, sizeof *l->items, by_key);
-            return;
-        }
+    uint64_t lo = UINT64_MAX, hi = 0;
+    int sorted = 1;
+    for (size_t i = 0; i < count; i++) {
+        uint64_t k = key_bits(items[i].key);
+        lo = k < lo ? k : lo;
+        hi = k > hi ? k : hi;
+        if (i && items[i].key < items[i - 1].key)
+            sorted = 0;
+    }
+    if (sorted)
+        return 0;
+    struct key_index *tmp = malloc(count * sizeof *tmp), *src = items, *dst = tmp;
+    if (!tmp)
+        return tw_fail(w, "out of memory");
+    for (unsigned shift = 0; shift < 64 && ((hi - lo) >> shift) != 0; shift += 8) {
+        size_t at[257] = {0};
+        for (size_t i = 0; i < count; i++)
+            at[((key_bits(src[i].key) - lo) >> shift & 0xff) + 1]++;
+        for (size_t d = 0; d < 256; d++)
+            at[d + 1] += at[d];
+        for (size_t i = 0; i < count; i++)
+            dst[at[(key_bits(src[i].key) - lo) >> shift & 0xff]++] = src[i];
+        struct key_index *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != items)
+        memcpy(items, src, count * sizeof *items);
+    free(tmp);
+    return 0;
+}
+
+static int keys_sort(struct walk *w, struct key_list *l)
+{
+    return keys_radix_sort(w, l->items, l->count);
 }
 
 /* Flows of each activity (by index): refs[first[i] .. first[i + 1]). */
@@ -285,8 +310,8 @@ struct ref_table {
 
 /* The activities in the window (_load, _free). */
 struct activity_list {
-    struct activity *items; /* rowid order */
-    struct activity_order *by_time;
+    struct activity *items;    /* rowid order */
+    struct key_index *by_time; /* time order: by start, then id (rowid order) */
     size_t count, cap;
     struct place_cache places;
     struct asys_u64map copy_names; /* copy kind -> its name's text (owned) */
@@ -505,14 +530,6 @@ static void activity_read(struct walk *w, sqlite3_stmt *st, struct activity_list
     a->place = place_of(w, st, &list->places);
 }
 
-static int by_time(const void *x, const void *y)
-{
-    const struct activity_order *a = x, *b = y;
-    if (a->start != b->start)
-        return a->start < b->start ? -1 : 1;
-    return a->index < b->index ? -1 : a->index > b->index;
-}
-
 /* The calls that launched several of the activities (graph launches), with
  * how many; every other call launched one.  The keys are sorted. */
 static int count_shared_launches(struct walk *w, struct activity_list *list)
@@ -532,8 +549,7 @@ static int count_shared_launches(struct walk *w, struct activity_list *list)
 static int join_calls(struct walk *w, struct activity_list *list)
 {
     struct id_scan calls;
-    keys_sort(&list->call_keys);
-    if (count_shared_launches(w, list) != 0)
+    if (keys_sort(w, &list->call_keys) != 0 || count_shared_launches(w, list) != 0)
         return -1;
     if (!list->call_keys.count || !list->calls_drawn)
         return 0;
@@ -557,6 +573,8 @@ static int join_kernels(struct walk *w, struct activity_list *list)
     struct id_scan kernels, instances;
     if (!list->kernel_keys.count)
         return 0;
+    if (keys_sort(w, &list->kernel_keys) != 0)
+        return -1;
     int rc = id_scan_open(w, &kernels, "id, mangled_name_id, 0", "ppu_kernels");
     if (rc == 0)
         rc = id_scan_open(w, &instances, "kernel_id, instance, 0", "ppu_kernel_instances");
@@ -564,7 +582,6 @@ static int join_kernels(struct walk *w, struct activity_list *list)
         id_scan_close(&kernels);
         return -1;
     }
-    keys_sort(&list->kernel_keys);
     for (size_t i = 0; i < list->kernel_keys.count; i++) {
         const struct key_index *k = &list->kernel_keys.items[i];
         int64_t mangled[2], instance[2];
@@ -644,9 +661,9 @@ static int join_waits(struct walk *w, struct key_list *waits, struct link_list *
     struct id_scan calls;
     if (!waits->count)
         return 0;
-    if (id_scan_open(w, &calls, "id, start_ns, end_ns", "hggc_api_calls") != 0)
+    if (keys_sort(w, waits) != 0 ||
+        id_scan_open(w, &calls, "id, start_ns, end_ns", "hggc_api_calls") != 0)
         return -1;
-    keys_sort(waits);
     for (size_t i = 0; i < waits->count; i++) {
         struct link *l = &on_it->items[waits->items[i].index];
         int64_t call[2];
@@ -726,15 +743,9 @@ static int activities_sort(struct walk *w, struct activity_list *list)
     list->by_time = malloc((list->count ? list->count : 1) * sizeof *list->by_time);
     if (!list->by_time)
         return tw_fail(w, "out of memory");
-    int sorted = 1;
-    for (size_t i = 0; i < list->count; i++) {
-        list->by_time[i] = (struct activity_order){list->items[i].start, (uint32_t)i};
-        if (i && list->items[i].start < list->items[i - 1].start)
-            sorted = 0;
-    }
-    if (!sorted)
-        qsort(list->by_time, list->count, sizeof *list->by_time, by_time);
-    return 0;
+    for (size_t i = 0; i < list->count; i++)
+        list->by_time[i] = (struct key_index){list->items[i].start, (uint32_t)i};
+    return keys_radix_sort(w, list->by_time, list->count);
 }
 
 /* Reads the activities in the window (in rowid order: id order, no sort in
