@@ -492,6 +492,11 @@ void tw_cursor_close(struct ref_cursor *c)
     c->started = c->has_row = 0;
 }
 
+int tw_in_window(const struct walk *w, int64_t start, int64_t end)
+{
+    return end >= w->o->filter_start && start <= w->o->filter_end;
+}
+
 /* Times as drawn: clipped to the --filter-time window. */
 int64_t tw_clip_start(const struct walk *w, int64_t ts)
 {

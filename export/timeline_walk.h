@@ -165,6 +165,8 @@ void tw_cursor_close(struct ref_cursor *c);
 /* flows */
 int tw_ids_push(struct walk *w, struct id_list *l, uint64_t id);
 void tw_refs_push(struct walk *w, uint64_t id, int64_t start, int64_t end);
+/* Whether [start, end] is drawn: IN_WINDOW in C. */
+int tw_in_window(const struct walk *w, int64_t start, int64_t end);
 int64_t tw_clip_start(const struct walk *w, int64_t ts);
 int64_t tw_clip_end(const struct walk *w, int64_t ts, int64_t start);
 enum flow_place tw_flow_place(int64_t source_start, int64_t dest_start, int64_t dest_end);
@@ -173,6 +175,15 @@ void tw_flows_add_out(struct walk *w, uint64_t space, int64_t start);
 enum flow_place tw_flows_add_in(struct walk *w, uint64_t id, int64_t source_start, int64_t start,
                                 int64_t end);
 struct tl_flows tw_flows_of(struct walk *w, int one_to_one);
+
+/* The device tree (timeline_device.c): the row of a stream_pct node by key
+ * (0: not in the tree), and a row of its own under a node (created on first
+ * use; device summaries, HGTX projection). */
+uint32_t tw_node_row(struct walk *w, const char *key);
+uint32_t tw_child_row(struct walk *w, uint32_t parent, const char *suffix, const char *name,
+                      uint32_t order);
+/* The activities on that tree, in time order (timeline_activities.c). */
+int tw_walk_activities(struct walk *w);
 
 /* The "CPU Group" row (timeline_cpu.c), created on first use. */
 uint32_t tw_cpu_group(struct walk *w);
