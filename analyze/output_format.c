@@ -209,49 +209,6 @@ static int is_number_type(int type)
 /* ---- escaping ---------------------------------------------------------------- */
 
 
-void asys_json_write_string(FILE *out, const char *s, size_t len)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    fputc('"', out);
-    for (size_t i = 0; i < len;) {
-        unsigned c = p[i];
-        size_t n = asys_utf8_sequence(p + i, len - i);
-        if (n == 0) {
-            fputs("\\ufffd", out);
-            i++;
-            continue;
-        }
-        if (n > 1) {
-            fwrite(p + i, 1, n, out);
-            i += n;
-            continue;
-        }
-        switch (c) {
-        case '"':
-            fputs("\\\"", out);
-            break;
-        case '\\':
-            fputs("\\\\", out);
-            break;
-        case '\n':
-            fputs("\\n", out);
-            break;
-        case '\r':
-            fputs("\\r", out);
-            break;
-        case '\t':
-            fputs("\\t", out);
-            break;
-        default:
-            if (c < 0x20 || c == 0x7f)
-                fprintf(out, "\\u%04x", c);
-            else
-                fputc((int)c, out);
-        }
-        i++;
-    }
-    fputc('"', out);
-}
 
 /* U+FFFD, what a byte that does not start valid UTF-8 becomes. */
 static const char replacement[] = "\xef\xbf\xbd";

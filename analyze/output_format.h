@@ -19,6 +19,7 @@
 
 #include "asys_error.h"
 #include "utf8.h"
+#include "json_util.h"
 
 enum asys_format { ASYS_FMT_COLUMN, ASYS_FMT_TABLE, ASYS_FMT_CSV, ASYS_FMT_TSV, ASYS_FMT_JSON };
 
@@ -70,8 +71,5 @@ int asys_format_real(char *buf, size_t size, double v, int min_decimals);
  * ASYS_DECLTYPE_NUMBER columns hold them). */
 int asys_is_integer_text(const char *s);
 
-/* Writes `s` as a JSON string literal (escaping controls; each byte that does
- * not start valid UTF-8 becomes U+FFFD). */
-void asys_json_write_string(FILE *out, const char *s, size_t len);
 
 #endif

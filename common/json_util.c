@@ -1,5 +1,7 @@
 #include "json_util.h"
 
+#include "utf8.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -78,4 +80,48 @@ const char *asys_json_get_str(const cJSON *obj, const char *key, const char *fal
 {
     const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
     return cJSON_IsString(item) ? item->valuestring : fallback;
+}
+
+void asys_json_write_string(FILE *out, const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    fputc('"', out);
+    for (size_t i = 0; i < len;) {
+        unsigned c = p[i];
+        size_t n = asys_utf8_sequence(p + i, len - i);
+        if (n == 0) {
+            fputs("\\ufffd", out);
+            i++;
+            continue;
+        }
+        if (n > 1) {
+            fwrite(p + i, 1, n, out);
+            i += n;
+            continue;
+        }
+        switch (c) {
+        case '"':
+            fputs("\\\"", out);
+            break;
+        case '\\':
+            fputs("\\\\", out);
+            break;
+        case '\n':
+            fputs("\\n", out);
+            break;
+        case '\r':
+            fputs("\\r", out);
+            break;
+        case '\t':
+            fputs("\\t", out);
+            break;
+        default:
+            if (c < 0x20 || c == 0x7f)
+                fprintf(out, "\\u%04x", c);
+            else
+                fputc((int)c, out);
+        }
+        i++;
+    }
+    fputc('"', out);
 }

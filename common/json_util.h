@@ -4,7 +4,9 @@
 #define ASYS_JSON_UTIL_H
 
 #include <cJSON.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 void asys_json_add_u64(cJSON *obj, const char *key, uint64_t v);
 void asys_json_add_i64(cJSON *obj, const char *key, int64_t v);
@@ -17,4 +19,8 @@ int asys_json_get_i64(const cJSON *obj, const char *key, int64_t *out);
 /* The string at obj.key, or `fallback`. */
 const char *asys_json_get_str(const cJSON *obj, const char *key, const char *fallback);
 
+/* Writes `s` as a JSON string literal: the one escaper of every JSON asys
+ * writes by hand (stats reports, Chrome JSON, speedscope): controls escaped,
+ * each byte that does not start valid UTF-8 written as U+FFFD. */
+void asys_json_write_string(FILE *out, const char *s, size_t len);
 #endif
