@@ -18,9 +18,9 @@ struct asys_cli {
     const char *prog;
     int argc;
     char **argv;
-    int i;             /* index of the current argument */
-    const char *arg;   /* the current argument as given */
-    char name[64];     /* its option name, without any "=value" */
+    int i; /* index of the current argument */
+    const char *arg; /* the current argument as given */
+    char name[64]; /* its option name, without any "=value" */
     const char *value; /* the text after '=', or NULL */
 };
 

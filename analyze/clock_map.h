@@ -12,7 +12,7 @@ struct asys_clock_map {
     uint64_t *ticks;
     uint64_t *ns;
     double *slope; /* ns per tick from pair i to i+1 */
-    size_t hint;   /* last interval used: conversions come mostly in order */
+    size_t hint; /* last interval used: conversions come mostly in order */
 };
 
 void asys_clock_map_init(struct asys_clock_map *m);

@@ -25,16 +25,16 @@ enum selector { SELECT_NONE, SELECT_ACTIVITY, SELECT_CORRELATION, SELECT_KERNEL 
 #define MAX_INPUTS 1024
 
 struct deps_args {
-    const char *input;              /* the report of the run going on */
+    const char *input; /* the report of the run going on */
     const char *inputs[MAX_INPUTS]; /* reports and directories as given */
     int input_count;
     struct asys_report_limits limits; /* --max-expansion ... */
-    int help;                         /* --help: print the usage, do nothing else */
+    int help; /* --help: print the usage, do nothing else */
     enum selector selector;
     long long id; /* --activity / --correlation */
     char kernel[1024];
     long long kernel_nth; /* --kernel NAME#N, 1-based */
-    int all;              /* --mode all */
+    int all; /* --mode all */
     int critical_path;
     const char *filter;
     const char *format_name;
@@ -71,26 +71,50 @@ static int parse_id(const struct asys_option *o, const char *text, struct asys_o
 static const char *const modes[] = {"effective", "all", NULL};
 
 static const struct asys_option deps_options[] = {
-    {.name = "activity", .type = ASYS_OPT_TEXT, .metavar = "ID", .parse = parse_id,
+    {.name = "activity",
+     .type = ASYS_OPT_TEXT,
+     .metavar = "ID",
+     .parse = parse_id,
      .help = "one activity (ppu_activities.id, hggc_gpu_trace)"},
-    {.name = "correlation", .type = ASYS_OPT_TEXT, .metavar = "ID", .parse = parse_id,
+    {.name = "correlation",
+     .type = ASYS_OPT_TEXT,
+     .metavar = "ID",
+     .parse = parse_id,
      .help = "the activities of one API call (CorrId)"},
-    {.name = "kernel", .type = ASYS_OPT_TEXT, .metavar = "NAME[#N]",
+    {.name = "kernel",
+     .type = ASYS_OPT_TEXT,
+     .metavar = "NAME[#N]",
      .help = "the N-th run (default 1st) of a kernel, by demangled, base or mangled name"},
-    {.name = "mode", .type = ASYS_OPT_CHOICE, .metavar = "effective|all", .choices = modes,
+    {.name = "mode",
+     .type = ASYS_OPT_CHOICE,
+     .metavar = "effective|all",
+     .choices = modes,
      .default_value = "effective",
      .help = "only the dependencies still unresolved when the work was launched, or every one"},
-    {.name = "critical-path", .type = ASYS_OPT_FLAG,
+    {.name = "critical-path",
+     .type = ASYS_OPT_FLAG,
      .help = "the chain that decided when the last work ended"},
-    {.name = "filter-time", .type = ASYS_OPT_TEXT, .metavar = "START/END",
+    {.name = "filter-time",
+     .type = ASYS_OPT_TEXT,
+     .metavar = "START/END",
      .help = "only this window, relative to the session start"},
-    {.name = "format", .short_name = 'f', .type = ASYS_OPT_TEXT, .metavar = "FMT",
+    {.name = "format",
+     .short_name = 'f',
+     .type = ASYS_OPT_TEXT,
+     .metavar = "FMT",
      .help = "column (default), table, csv, tsv, json, dot"},
-    {.name = "output", .short_name = 'o', .type = ASYS_OPT_TEXT, .metavar = "PATH",
+    {.name = "output",
+     .short_name = 'o',
+     .type = ASYS_OPT_TEXT,
+     .metavar = "PATH",
      .help = "write there instead of stdout"},
-    {.name = "sqlite", .type = ASYS_OPT_TEXT, .metavar = "PATH",
+    {.name = "sqlite",
+     .type = ASYS_OPT_TEXT,
+     .metavar = "PATH",
      .help = "the analysis database to use or build"},
-    {.name = "force-overwrite", .type = ASYS_OPT_BOOL, .metavar = "[true]",
+    {.name = "force-overwrite",
+     .type = ASYS_OPT_BOOL,
+     .metavar = "[true]",
      .help = "--sqlite may replace a file that is not one (no short form: -f is --format)"},
     {.name = "quiet", .short_name = 'q', .type = ASYS_OPT_FLAG, .help = "no progress messages"},
     {.name = "help", .short_name = 'h', .type = ASYS_OPT_FLAG, .help = "this help"},
@@ -100,13 +124,12 @@ static const struct asys_option deps_options[] = {
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: asys-deps [options] REPORT.asys-rep\n\n"
-            "Dependencies between PPU activities: stream order and the legacy default\n"
-            "stream (green), cudaEventRecord + cudaStreamWaitEvent across streams (orange),\n"
-            "graph edges, host waits.  Without a selector: a summary of the report.\n"
-            "Several reports (or directories of them): one section each, headed by the\n"
-            "report and its rank (-f column, table or dot; no selector).\n\n");
+    fprintf(out, "usage: asys-deps [options] REPORT.asys-rep\n\n"
+                 "Dependencies between PPU activities: stream order and the legacy default\n"
+                 "stream (green), cudaEventRecord + cudaStreamWaitEvent across streams (orange),\n"
+                 "graph edges, host waits.  Without a selector: a summary of the report.\n"
+                 "Several reports (or directories of them): one section each, headed by the\n"
+                 "report and its rank (-f column, table or dot; no selector).\n\n");
     asys_cli_print_options(out, deps_options, DEPS_OPTION_COUNT);
     fputs(asys_cli_limits_help, out);
 }

@@ -19,12 +19,12 @@ static const char *activity_kind_name(int kind)
 }
 
 struct path_queries {
-    sqlite3_stmt *last;      /* the activity that ended last in the window */
-    sqlite3_stmt *activity;  /* start, end, enqueue, api pid/tid/name */
-    sqlite3_stmt *binding;   /* the dependency that ended last */
+    sqlite3_stmt *last; /* the activity that ended last in the window */
+    sqlite3_stmt *activity; /* start, end, enqueue, api pid/tid/name */
+    sqlite3_stmt *binding; /* the dependency that ended last */
     sqlite3_stmt *prev_call; /* the thread's call before the launch */
     sqlite3_stmt *host_wait; /* what that call waited for on the device */
-    sqlite3_stmt *own_work;  /* a synchronous call's own device work */
+    sqlite3_stmt *own_work; /* a synchronous call's own device work */
     sqlite3_stmt *insert;
 };
 
@@ -85,7 +85,7 @@ static int row(sqlite3_stmt *st)
 }
 
 struct step {
-    long long next;      /* the activity before, 0: the path ends here */
+    long long next; /* the activity before, 0: the path ends here */
     long long waited_ns; /* between that constraint and this start */
     char waited_on[256];
 };

@@ -9,7 +9,7 @@
 
 struct asys_critical_path_window {
     long long start_ns; /* absolute; LLONG_MIN: open */
-    long long end_ns;   /* absolute; LLONG_MAX: open */
+    long long end_ns; /* absolute; LLONG_MAX: open */
 };
 
 /* Walks back from the activity that ended last in the window: at each step

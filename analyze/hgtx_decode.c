@@ -9,8 +9,8 @@
 
 #define MAX_DEPTH 8
 #define MAX_ELEMENTS 4096 /* per array */
-#define MAX_FIELDS 65536  /* per payload */
-#define VALUE_SLOTS 256   /* entries whose values a length index can name */
+#define MAX_FIELDS 65536 /* per payload */
+#define VALUE_SLOTS 256 /* entries whose values a length index can name */
 #define PATH_MAX_LEN 512
 
 static const char *const type_names[] = {

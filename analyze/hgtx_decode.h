@@ -24,7 +24,7 @@ struct hgtx_schema {
     uint32_t name_sid; /* string id in the image that registered it */
     uint32_t entry_count;
     const struct asys_hgtx_schema_entry *entries; /* kind PAYLOAD */
-    const struct asys_hgtx_enum_entry *enums;     /* kind ENUM */
+    const struct asys_hgtx_enum_entry *enums; /* kind ENUM */
 };
 
 enum hgtx_value { HGTX_INT, HGTX_UINT, HGTX_REAL, HGTX_TEXT };
@@ -52,10 +52,10 @@ struct hgtx_decoder {
      * string pointers the recorder replaced); NULL: unknown */
     const char *(*text)(void *ctx, uint32_t sid);
     int (*field)(void *field_ctx, const struct hgtx_field *f); /* non-zero stops */
-    void *ctx;                                                 /* of schema and text */
-    void *field_ctx;                                           /* of field */
+    void *ctx; /* of schema and text */
+    void *field_ctx; /* of field */
     uint64_t unsupported; /* entries that could not be decoded */
-    uint64_t cut;         /* entries that did not fit the payload's bytes */
+    uint64_t cut; /* entries that did not fit the payload's bytes */
 };
 
 /* Decodes one payload of `schema_id` (a registered schema or enum, or a

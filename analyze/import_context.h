@@ -32,8 +32,8 @@ struct imp_image {
     uint32_t *sids; /* local string id -> global id | SID_PENDING, for the dense ids */
     size_t sid_cap;
     struct asys_u64map sparse_sids; /* the same for ids a dense array would not bound */
-    uint32_t defined_strings;       /* STRING_DEFs read for this image */
-    struct asys_u64map chains;   /* local call chain id -> callchains.id (every family's stacks) */
+    uint32_t defined_strings; /* STRING_DEFs read for this image */
+    struct asys_u64map chains; /* local call chain id -> callchains.id (every family's stacks) */
     void *slot[IMP_IMAGE_SLOTS]; /* the families' own per-image state */
 };
 
@@ -55,7 +55,7 @@ struct imp_process {
     uint32_t exe_id;
     uint32_t cmdline_id;
     uint64_t info_ns; /* time of the PROCESS_INFO that named it */
-    int exec_named;   /* named by an exec'd image (not a fork copy) */
+    int exec_named; /* named by an exec'd image (not a fork copy) */
     uint64_t start_ns;
     uint64_t end_ns;
 };
@@ -83,7 +83,7 @@ struct asys_importer {
     sqlite3_stmt *insert_warning;
     uint64_t warnings;
     const cJSON *manifest; /* borrowed from the reader */
-    const cJSON *symbols;  /* symbols.json, or NULL */
+    const cJSON *symbols; /* symbols.json, or NULL */
     struct asys_clock_map clock;
     int has_clock_pairs;
 
@@ -95,8 +95,8 @@ struct asys_importer {
     sqlite3_stmt *insert_string;
 
     /* images, threads, processes */
-    struct asys_u64map images;    /* uid -> struct imp_image * */
-    struct asys_u64map threads;   /* pid << 32 | tid -> struct imp_thread * */
+    struct asys_u64map images; /* uid -> struct imp_image * */
+    struct asys_u64map threads; /* pid << 32 | tid -> struct imp_thread * */
     struct asys_u64map processes; /* pid -> struct imp_process * */
     void (*slot_free[IMP_IMAGE_SLOTS])(void *);
     int slot_count;

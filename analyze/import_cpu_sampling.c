@@ -139,7 +139,7 @@ static const char *state_after(uint32_t prev_state)
         return "Uninterruptible";
     if ((prev_state & 0xff) == 0)
         return "Preempted"; /* still runnable (R, R+) */
-    return "Waiting";       /* S, I (idle), and the stopped states */
+    return "Waiting"; /* S, I (idle), and the stopped states */
 }
 
 /* Each core's consecutive switches bound the slice of the thread switched

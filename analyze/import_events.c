@@ -16,9 +16,9 @@ struct events {
     sqlite3_stmt *insert_thread_sample;
     sqlite3_stmt *insert_type;
     sqlite3_stmt *set_error;
-    struct asys_u64map last;        /* event << 32 | cpu -> the previous scaled value + 1 */
+    struct asys_u64map last; /* event << 32 | cpu -> the previous scaled value + 1 */
     struct asys_u64map last_thread; /* event << 32 | tid -> the same per thread */
-    struct asys_u64map known;       /* event ids in event_types */
+    struct asys_u64map known; /* event ids in event_types */
     /* per-CPU readings are scaled by enabled / running (system-wide only) */
     int scale_per_cpu;
 };

@@ -23,7 +23,7 @@ typedef int (*imp_record_fn)(void *state, const struct asys_record *rec, uint64_
                              struct asys_err *err);
 
 struct imp_record_op {
-    unsigned type;        /* enum asys_record_type */
+    unsigned type; /* enum asys_record_type */
     imp_record_fn import; /* NULL: read and counted, nothing to store */
 };
 

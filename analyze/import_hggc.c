@@ -503,7 +503,7 @@ enum { GROUP_KIND = 0, GROUP_DOMAIN = 9, GROUP_TEXT = 10, GROUP_KEYS = 11 };
 struct group_key {
     int64_t value[GROUP_KEYS];
     uint32_t nulls; /* bit i: value[i] is NULL */
-    uint32_t zero;  /* padding, always 0: keys are hashed as bytes */
+    uint32_t zero; /* padding, always 0: keys are hashed as bytes */
 };
 
 struct group_sums {

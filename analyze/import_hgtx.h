@@ -19,11 +19,11 @@ struct hgtx_open {
     uint32_t tid;
     uint32_t domain; /* global hgtx_domains.id */
     uint32_t text_id;
-    int64_t category;      /* -1: none */
-    int64_t color;         /* -1: none */
+    int64_t category; /* -1: none */
+    int64_t color; /* -1: none */
     uint32_t payload_type; /* 0: none */
     uint64_t payload;
-    int32_t level;  /* -1: not nested (start/end) */
+    int32_t level; /* -1: not nested (start/end) */
     int64_t parent; /* -1: none */
 };
 
@@ -37,7 +37,7 @@ struct imp_domain {
     uint32_t name_id;
     uint64_t created_ns;
     uint64_t destroyed_ns;
-    uint64_t pending_uid;   /* placeholder: image that used it before it was defined */
+    uint64_t pending_uid; /* placeholder: image that used it before it was defined */
     uint32_t pending_local; /* its local id there */
 };
 
@@ -51,9 +51,9 @@ struct hgtx_stack {
 
 /* Per process image: its domain and range ids. */
 struct hgtx_image {
-    struct asys_u64map domains;      /* local domain id -> global id */
-    struct asys_u64map starts;       /* range id -> index in the open pool */
-    struct asys_u64map ends;         /* range id -> index in the end pool */
+    struct asys_u64map domains; /* local domain id -> global id */
+    struct asys_u64map starts; /* range id -> index in the open pool */
+    struct asys_u64map ends; /* range id -> index in the end pool */
     struct asys_u64map range_events; /* start/end range id -> hgtx_events.id */
 };
 
@@ -70,7 +70,7 @@ struct hgtx {
     size_t domain_count;
     size_t domain_cap;
     struct asys_u64map categories; /* domain << 32 | category -> name id */
-    struct hgtx_open *open_pool;   /* start/end ranges waiting for their end */
+    struct hgtx_open *open_pool; /* start/end ranges waiting for their end */
     size_t open_count, open_cap;
     int64_t open_free; /* free list through .id, -1 = empty */
     struct hgtx_end *end_pool;
@@ -80,7 +80,7 @@ struct hgtx {
     uint64_t open_ranges;
     struct hgtx_stack *stacks; /* of the current segment */
     size_t stack_count;
-    int64_t last_event;          /* the current segment's last push, mark or start (0: none) */
+    int64_t last_event; /* the current segment's last push, mark or start (0: none) */
     struct asys_err *finish_err; /* for finish_open_ranges */
     /* the extensions' state */
     struct hgtx_payloads *payloads;

@@ -48,7 +48,7 @@ struct sync_object {
 /* A thread's state on one lock. */
 struct sync_state {
     uint64_t acquire_ns; /* 0: not acquiring */
-    uint64_t held_ns;    /* 0: not held */
+    uint64_t held_ns; /* 0: not held */
 };
 
 struct hgtx_objects {
@@ -57,11 +57,11 @@ struct hgtx_objects {
     struct asys_strmap heap_index; /* (image, handle) -> index + 1 */
     struct region *regions;
     size_t region_count, region_cap;
-    struct asys_strmap open_regions;   /* (image, address) -> index + 1 of the open region */
+    struct asys_strmap open_regions; /* (image, address) -> index + 1 of the open region */
     struct asys_strmap region_handles; /* (image, handle) -> index + 1 of its latest row */
     struct sync_object *syncs;
     size_t sync_count, sync_cap;
-    struct asys_strmap sync_index;  /* (image, handle) -> index + 1 */
+    struct asys_strmap sync_index; /* (image, handle) -> index + 1 */
     struct asys_strmap sync_states; /* (sync index, tid) -> index + 1 in states */
     struct sync_state *states;
     size_t state_count, state_cap;

@@ -62,7 +62,7 @@ struct time_point {
 
 /* A payload waiting to be decoded. */
 struct pending {
-    int64_t row;   /* hgtx_payloads.id */
+    int64_t row; /* hgtx_payloads.id */
     int64_t event; /* hgtx_events.id; 0: not known yet */
     uint64_t image;
     uint64_t range_id; /* END payloads whose start came later */
@@ -702,7 +702,7 @@ struct hgtx_decoder *hgtx_payload_decoder(struct hgtx *h, uint64_t image_uid, ui
 struct event_attributes {
     const char *message;
     size_t message_length;
-    int64_t color, category;  /* -1: none */
+    int64_t color, category; /* -1: none */
     int64_t begin, end, mark; /* CLOCK_MONOTONIC ns; -1: none */
     int unknown_time;
 };

@@ -40,7 +40,7 @@ struct heap {
     uint64_t report_interval_ms; /* of the aggregates (the largest seen); 0: none */
     uint32_t names[ASYS_HEAP_FUNCTION_COUNT + 1]; /* function id -> strings.id */
     uint64_t pending_frees;
-    uint64_t interval;       /* the sampling interval of the allocations (the largest seen) */
+    uint64_t interval; /* the sampling interval of the allocations (the largest seen) */
     struct asys_u64map open; /* hash of (image, address) -> index + 1 of the first block */
     struct open_block *blocks;
     size_t block_count, block_cap;

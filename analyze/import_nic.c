@@ -191,10 +191,10 @@ static int import_sample(void *state, const struct asys_record *rec, uint64_t ns
     double unit = d->kind == ASYS_NIC_RDMA ? 4.0 : 1.0; /* RDMA data counters: 4-byte words */
     unsigned dev = rec->arg;
 #define HAS(c) (both & 1u << (c))
-#define PUT(metric, u, v)                                                                          \
-    do {                                                                                           \
-        if (put_metric(n, dev, metric, u, start, ns, v, err) != 0)                                 \
-            return -1;                                                                             \
+#define PUT(metric, u, v) \
+    do { \
+        if (put_metric(n, dev, metric, u, start, ns, v, err) != 0) \
+            return -1; \
     } while (0)
     double rx = (double)inc[ASYS_NIC_RX_BYTES] * unit, tx = (double)inc[ASYS_NIC_TX_BYTES] * unit;
     if (HAS(ASYS_NIC_RX_BYTES))

@@ -76,12 +76,12 @@ struct state_writer {
     struct asys_importer *imp;
     sqlite3_stmt *insert;
     int64_t pid, tid;
-    int has_thread;           /* the thread has a threads row */
+    int has_thread; /* the thread has a threads row */
     sqlite3_int64 life_start; /* threads.start_ns / end_ns; NULL -> has_life_* = 0 */
     sqlite3_int64 life_end;
     int has_life_start, has_life_end;
     int64_t island_start, island_end; /* the island being merged */
-    int64_t previous_end;             /* end of the island before it */
+    int64_t previous_end; /* end of the island before it */
     int in_thread, has_previous;
 };
 

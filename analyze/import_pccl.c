@@ -19,7 +19,7 @@
 #include "json_util.h"
 
 #define MAX_CHANNELS 64 /* NCCL's MAXCHANNELS */
-#define NCCL_STEPS 8    /* NCCL's pipeline depth: the timeline's pipelines */
+#define NCCL_STEPS 8 /* NCCL's pipeline depth: the timeline's pipelines */
 
 enum pccl_statement {
     ST_COMM,

@@ -32,9 +32,9 @@ struct python {
     sqlite3_stmt *insert_code, *insert_sample, *insert_status;
     sqlite3_stmt *insert_frame, *insert_module, *insert_chain, *insert_chain_frame;
     struct asys_u64map code_rows; /* python_code.id -> file_id << 32 | name_id */
-    struct asys_u64map frames;    /* code row << 24 | line -> frames.id */
-    struct asys_u64map modules;   /* pid << 32 | file string id -> modules.id */
-    struct asys_strmap chains;    /* pid + frame ids -> callchain index + 1 */
+    struct asys_u64map frames; /* code row << 24 | line -> frames.id */
+    struct asys_u64map modules; /* pid << 32 | file string id -> modules.id */
+    struct asys_strmap chains; /* pid + frame ids -> callchain index + 1 */
     int64_t next_code, next_frame, next_module;
     uint32_t next_chain;
     uint64_t unknown_codes;

@@ -32,18 +32,18 @@ struct symbol_mapping {
 
 /* Per process image. */
 struct stacks_image {
-    struct asys_u64map frames;  /* return address -> frames.id */
+    struct asys_u64map frames; /* return address -> frames.id */
     struct imp_module *modules; /* loaded objects, for address -> module */
     size_t module_count;
     size_t module_cap;
-    struct asys_u64map *symbols;  /* version 1: address -> cJSON frame, or NULL */
+    struct asys_u64map *symbols; /* version 1: address -> cJSON frame, or NULL */
     struct asys_u64map *mappings; /* version 2: start -> index in symbol_mappings + 1 */
     int symbols_looked_up;
 };
 
 struct stacks {
     struct asys_importer *imp;
-    int slot;                         /* per-image state */
+    int slot; /* per-image state */
     struct asys_u64map symbol_images; /* uid -> struct asys_u64map * (v1: address -> cJSON;
                                          v2: start -> index in mappings + 1) */
     int symbols_version;

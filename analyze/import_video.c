@@ -17,10 +17,10 @@ static const char *const function_names[ASYS_VIDEO_FUNCTION_MAX + 1] = {
 
 enum skip {
     SKIP_FUNCTION, /* an unknown function id */
-    SKIP_KIND,     /* an activity kind the recorder does not write */
-    SKIP_TIME,     /* times out of order */
-    SKIP_NO_CALL,  /* an activity whose call was not recorded (kept, api_id NULL) */
-    SKIP_STATUS,   /* a status record of an unknown code */
+    SKIP_KIND, /* an activity kind the recorder does not write */
+    SKIP_TIME, /* times out of order */
+    SKIP_NO_CALL, /* an activity whose call was not recorded (kept, api_id NULL) */
+    SKIP_STATUS, /* a status record of an unknown code */
     SKIP_COUNT
 };
 static const char *const skip_keys[SKIP_COUNT] = {

@@ -68,7 +68,7 @@ struct driver {
     int windowed;
     uint64_t window_start_ns, window_end_ns;
     uint8_t window_event[ASYS_REC_TYPE_COUNT]; /* enum window_kind */
-    struct asys_strmap segment_ids;            /* a segment's identity -> its position + 1 */
+    struct asys_strmap segment_ids; /* a segment's identity -> its position + 1 */
     void *state[FAMILY_COUNT];
     uint64_t records[FAMILY_COUNT];
     struct dispatch ops[ASYS_REC_TYPE_COUNT];

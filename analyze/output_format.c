@@ -81,7 +81,7 @@ struct column {
     /* of reals in csv/tsv/json: the unit's own resolution (6 for megabytes:
      * one byte), 0: the shortest text that reads back exactly */
     int stream_decimals;
-    int numeric;     /* right-aligned; a JSON number */
+    int numeric; /* right-aligned; a JSON number */
     int number_text; /* declared ASYS_DECLTYPE_NUMBER: its TEXT digits are numbers */
     int numeric_known;
     size_t width;
@@ -207,8 +207,6 @@ static int is_number_type(int type)
 }
 
 /* ---- escaping ---------------------------------------------------------------- */
-
-
 
 /* U+FFFD, what a byte that does not start valid UTF-8 becomes. */
 static const char replacement[] = "\xef\xbf\xbd";
@@ -358,8 +356,8 @@ static void pad(FILE *out, size_t n, char c)
 struct grid {
     struct column *cols;
     int ncols;
-    size_t wrap;    /* column format: the last column's room on a line, 0: no wrapping */
-    size_t indent;  /* where the last column starts */
+    size_t wrap; /* column format: the last column's room on a line, 0: no wrapping */
+    size_t indent; /* where the last column starts */
     int tree_label; /* column indexes, -1: not a tree */
     int tree_level;
     char **cells; /* row-major, NULL for SQL NULL */

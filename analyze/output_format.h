@@ -25,8 +25,8 @@ enum asys_format { ASYS_FMT_COLUMN, ASYS_FMT_TABLE, ASYS_FMT_CSV, ASYS_FMT_TSV, 
 
 struct asys_output_options {
     enum asys_format format;
-    long long time_divisor;    /* 1 ns, 1000 us, ... */
-    const char *time_unit;     /* "ns", "us", "ms", "s" */
+    long long time_divisor; /* 1 ns, 1000 us, ... */
+    const char *time_unit; /* "ns", "us", "ms", "s" */
     const char *empty_message; /* column/table: printed instead of an empty table */
     /* column/table: a tree report's label column, indented two spaces per
      * level given by the level column (both by header; NULL: not a tree) */
@@ -70,6 +70,5 @@ int asys_format_real(char *buf, size_t size, double v, int min_decimals);
 /* Whether `s` is a JSON integer literal of at most 20 digits (as
  * ASYS_DECLTYPE_NUMBER columns hold them). */
 int asys_is_integer_text(const char *s);
-
 
 #endif

@@ -318,8 +318,7 @@ static int report_takes(const struct asys_report_def *def, const char *arg, size
 {
     /* "NUMBER" in the list: a positive decimal number (rank_outliers:K) */
     char number[32], *end = NULL;
-    snprintf(number, sizeof number, "%.*s", (int)(n < sizeof number ? n : sizeof number - 1),
-             arg);
+    snprintf(number, sizeof number, "%.*s", (int)(n < sizeof number ? n : sizeof number - 1), arg);
     double v = strtod(number, &end);
     if (def->arguments && strstr(def->arguments, "NUMBER") && n && n < sizeof number &&
         end != number && !*end && v > 0 && v < 1e9)

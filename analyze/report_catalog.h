@@ -44,12 +44,12 @@ struct asys_report_def {
     char *title;
     char *description;
     char *columns;
-    char *arguments;  /* comma separated, NULL: the report takes none */
+    char *arguments; /* comma separated, NULL: the report takes none */
     char *tree_label; /* tree reports: the label column and the level column */
     char *tree_level;
     int is_default;
-    char *summary;          /* the count column of a summary report, or NULL */
-    char *requires_table;   /* the report needs rows in this table, or NULL */
+    char *summary; /* the count column of a summary report, or NULL */
+    char *requires_table; /* the report needs rows in this table, or NULL */
     char *requires_message; /* what to say when it has none */
     char *sql;
     /* a multi-report report (rank_sum): what follows a line "-- merge" after

@@ -8,9 +8,9 @@
 #include <stdint.h>
 
 struct asys_report_losses {
-    int64_t records;   /* records dropped by writers, and events of threads and processes
-                          that could not record */
-    int64_t threads;   /* threads that dropped records or could not record */
+    int64_t records; /* records dropped by writers, and events of threads and processes
+                        that could not record */
+    int64_t threads; /* threads that dropped records or could not record */
     int64_t processes; /* processes that could not record at all */
 };
 

@@ -21,9 +21,9 @@
 #include "report_run.h"
 
 struct asys_merge_report {
-    char *key;     /* what a partial's report must match: the name, or what was asked */
-    int by_name;   /* a multi-report report: any argument (the merge takes it) */
-    int columns;   /* 0 until a partial gave them */
+    char *key; /* what a partial's report must match: the name, or what was asked */
+    int by_name; /* a multi-report report: any argument (the merge takes it) */
+    int columns; /* 0 until a partial gave them */
     char *skipped; /* why the first partial without data had none */
     int with_rows; /* partials that had data */
 };

@@ -17,16 +17,16 @@ struct asys_query_guard {
 
 struct asys_report_params {
     long long session_start, session_end; /* absolute ns */
-    long long filter_start, filter_end;   /* absolute ns; LLONG_MIN / LLONG_MAX: open */
-    long long buckets;                    /* series reports */
-    long long pid, tid;                   /* call-tree reports: -1 any */
-    const char *group_by;                 /* "base" or "hgtx" */
-    const char *api_name_mode;            /* "host" or "kernel" */
+    long long filter_start, filter_end; /* absolute ns; LLONG_MIN / LLONG_MAX: open */
+    long long buckets; /* series reports */
+    long long pid, tid; /* call-tree reports: -1 any */
+    const char *group_by; /* "base" or "hgtx" */
+    const char *api_name_mode; /* "host" or "kernel" */
     /* --kernel NAME[#N] or ID (kernel_profile_cmd): the name (NULL: any), the
      * launch number and the correlation id (-1: any) */
     const char *kernel_name;
     long long kernel_instance, kernel_correlation;
-    struct asys_query_guard *guard;       /* --query-timeout; NULL: none */
+    struct asys_query_guard *guard; /* --query-timeout; NULL: none */
 };
 
 /* Fills in the defaults of the report parameters from the database. */

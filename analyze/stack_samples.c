@@ -11,12 +11,12 @@
 
 /* Duration sources clip each call to the window; a call's own function is
  * the leaf below the frame that made it. */
-#define CALL_SOURCE_SQL(table)                                                                     \
-    "SELECT c.start_ns, c.end_ns, c.pid, c.tid, c.callchain_id,\n"                                 \
-    "       MIN(c.end_ns, ?2) - MAX(c.start_ns, ?1), s.value, 1\n"                                 \
-    "FROM " table " AS c LEFT JOIN strings AS s ON s.id = c.name_id\n"                             \
-    "WHERE c.callchain_id IS NOT NULL AND c.end_ns >= ?1 AND c.start_ns <= ?2\n"                   \
-    "  AND (?3 < 0 OR c.pid = ?3) AND (?4 < 0 OR c.tid = ?4)\n"                                    \
+#define CALL_SOURCE_SQL(table) \
+    "SELECT c.start_ns, c.end_ns, c.pid, c.tid, c.callchain_id,\n" \
+    "       MIN(c.end_ns, ?2) - MAX(c.start_ns, ?1), s.value, 1\n" \
+    "FROM " table " AS c LEFT JOIN strings AS s ON s.id = c.name_id\n" \
+    "WHERE c.callchain_id IS NOT NULL AND c.end_ns >= ?1 AND c.start_ns <= ?2\n" \
+    "  AND (?3 < 0 OR c.pid = ?3) AND (?4 < 0 OR c.tid = ?4)\n" \
     "ORDER BY c.start_ns"
 
 static const struct stack_source cpu_source = {
@@ -54,13 +54,13 @@ static const struct stack_source hggc_source = {
 };
 
 /* cuDNN (domain 1) or cuBLAS (2) calls lasting --acompute-backtrace-threshold or more. */
-#define ACOMPUTE_SOURCE_SQL(domain)                                                                \
-    "SELECT c.start_ns, c.end_ns, c.pid, c.tid, c.callchain_id,\n"                                 \
-    "       MIN(c.end_ns, ?2) - MAX(c.start_ns, ?1), s.value, 1\n"                                 \
-    "FROM acompute_calls AS c LEFT JOIN strings AS s ON s.id = c.name_id\n"                        \
-    "WHERE c.domain = " domain " AND c.callchain_id IS NOT NULL\n"                                 \
-    "  AND c.end_ns >= ?1 AND c.start_ns <= ?2\n"                                                  \
-    "  AND (?3 < 0 OR c.pid = ?3) AND (?4 < 0 OR c.tid = ?4)\n"                                    \
+#define ACOMPUTE_SOURCE_SQL(domain) \
+    "SELECT c.start_ns, c.end_ns, c.pid, c.tid, c.callchain_id,\n" \
+    "       MIN(c.end_ns, ?2) - MAX(c.start_ns, ?1), s.value, 1\n" \
+    "FROM acompute_calls AS c LEFT JOIN strings AS s ON s.id = c.name_id\n" \
+    "WHERE c.domain = " domain " AND c.callchain_id IS NOT NULL\n" \
+    "  AND c.end_ns >= ?1 AND c.start_ns <= ?2\n" \
+    "  AND (?3 < 0 OR c.pid = ?3) AND (?4 < 0 OR c.tid = ?4)\n" \
     "ORDER BY c.start_ns"
 
 static const struct stack_source acdnn_source = {
@@ -87,13 +87,13 @@ static const struct stack_source acblas_source = {
 
 /* Heap allocations weigh the bytes they stand for (sampling undone); the
  * allocating function is the leaf below its caller. */
-#define HEAP_SOURCE_SQL(still_allocated)                                                           \
-    "SELECT a.start_ns, a.start_ns, a.pid, a.tid, a.callchain_id,\n"                               \
-    "       CAST(ROUND(a.weight_bytes) AS INTEGER), s.value,\n"                                    \
-    "       MAX(1, CAST(ROUND(a.weight_count) AS INTEGER))\n"                                      \
-    "FROM heap_allocations AS a LEFT JOIN strings AS s ON s.id = a.function_id\n"                  \
-    "WHERE a.start_ns >= ?1 AND a.start_ns <= ?2" still_allocated "\n"                             \
-    "  AND (?3 < 0 OR a.pid = ?3) AND (?4 < 0 OR a.tid = ?4)\n"                                    \
+#define HEAP_SOURCE_SQL(still_allocated) \
+    "SELECT a.start_ns, a.start_ns, a.pid, a.tid, a.callchain_id,\n" \
+    "       CAST(ROUND(a.weight_bytes) AS INTEGER), s.value,\n" \
+    "       MAX(1, CAST(ROUND(a.weight_count) AS INTEGER))\n" \
+    "FROM heap_allocations AS a LEFT JOIN strings AS s ON s.id = a.function_id\n" \
+    "WHERE a.start_ns >= ?1 AND a.start_ns <= ?2" still_allocated "\n" \
+    "  AND (?3 < 0 OR a.pid = ?3) AND (?4 < 0 OR a.tid = ?4)\n" \
     "ORDER BY a.start_ns"
 
 static const struct stack_source heap_source = {
@@ -119,13 +119,13 @@ static const struct stack_source leaks_source = {
 
 /* Device and pinned allocations weigh their bytes; the allocating call is
  * the leaf below its stack. */
-#define PPU_ALLOCATION_SQL(kind)                                                                   \
-    "SELECT a.timestamp_ns, a.timestamp_ns, a.pid, COALESCE(a.tid, a.pid), a.callchain_id,\n"      \
-    "       a.bytes, s.value, 1\n"                                                                 \
-    "FROM ppu_allocations AS a LEFT JOIN strings AS s ON s.id = a.api_name_id\n"                   \
-    "WHERE a.kind = '" kind                                                                        \
-    "' AND NOT a.failed AND a.timestamp_ns >= ?1 AND a.timestamp_ns <= ?2\n"                       \
-    "  AND (?3 < 0 OR a.pid = ?3) AND (?4 < 0 OR a.tid = ?4)\n"                                    \
+#define PPU_ALLOCATION_SQL(kind) \
+    "SELECT a.timestamp_ns, a.timestamp_ns, a.pid, COALESCE(a.tid, a.pid), a.callchain_id,\n" \
+    "       a.bytes, s.value, 1\n" \
+    "FROM ppu_allocations AS a LEFT JOIN strings AS s ON s.id = a.api_name_id\n" \
+    "WHERE a.kind = '" kind \
+    "' AND NOT a.failed AND a.timestamp_ns >= ?1 AND a.timestamp_ns <= ?2\n" \
+    "  AND (?3 < 0 OR a.pid = ?3) AND (?4 < 0 OR a.tid = ?4)\n" \
     "ORDER BY a.timestamp_ns"
 
 static const struct stack_source device_source = {

@@ -18,13 +18,13 @@
 #include "hashmap.h"
 
 struct stack_source {
-    const char *name;  /* cpu, osrt, hggc */
-    const char *unit;  /* what a weight counts: "samples", "ns" or "bytes" */
+    const char *name; /* cpu, osrt, hggc */
+    const char *unit; /* what a weight counts: "samples", "ns" or "bytes" */
     const char *table; /* the table the stacks come from */
-    const char *none;  /* why a report may have none: the message's advice */
-    const char *sql;   /* rows: start, end, pid, tid, callchain_id, weight, leaf name, count
-                          (events the row stands for); ?1..?4 = filter start, end, pid, tid
-                          (pid/tid < 0: any) */
+    const char *none; /* why a report may have none: the message's advice */
+    const char *sql; /* rows: start, end, pid, tid, callchain_id, weight, leaf name, count
+                        (events the row stands for); ?1..?4 = filter start, end, pid, tid
+                        (pid/tid < 0: any) */
     /* what a profile calls its values (pprof's sample types, Go's names where
      * Go has them): the weight and the count */
     const char *weight_type, *count_type;
@@ -38,13 +38,13 @@ void stack_source_names(char *out, size_t size);
 
 struct stack_filter {
     long long start, end; /* absolute ns, inclusive */
-    long long pid, tid;   /* < 0: any */
+    long long pid, tid; /* < 0: any */
 };
 
 struct stack_function {
-    char *name;   /* label */
+    char *name; /* label */
     char *module; /* path of the object, or NULL */
-    char *file;   /* source file of the first frame seen, or NULL */
+    char *file; /* source file of the first frame seen, or NULL */
     int64_t line; /* its line, 0 when unknown */
 };
 
@@ -82,8 +82,8 @@ struct stack_sample {
     int64_t time;
     uint64_t weight;
     uint32_t thread; /* index into threads */
-    uint32_t chain;  /* index into chains */
-    uint64_t count;  /* events it stands for: 1, or a heap sample's allocations */
+    uint32_t chain; /* index into chains */
+    uint64_t count; /* events it stands for: 1, or a heap sample's allocations */
 };
 
 struct stack_set {
@@ -106,11 +106,11 @@ struct stack_set {
     size_t sample_count, sample_cap;
     uint64_t total_weight;
     /* lookups while loading */
-    struct asys_strmap function_ids;    /* name \0 module -> function index + 1 */
+    struct asys_strmap function_ids; /* name \0 module -> function index + 1 */
     struct asys_u64map frame_functions; /* frames.id -> function index */
-    struct asys_u64map chain_ids;       /* (callchain id, leaf) -> chain index */
-    struct asys_u64map thread_ids;      /* pid << 32 | tid -> thread index */
-    struct asys_u64map module_ids;      /* modules.id -> module index + 1 */
+    struct asys_u64map chain_ids; /* (callchain id, leaf) -> chain index */
+    struct asys_u64map thread_ids; /* pid << 32 | tid -> thread index */
+    struct asys_u64map module_ids; /* modules.id -> module index + 1 */
 };
 
 /* Loads the stacks of `source` that `filter` keeps.  A report without any

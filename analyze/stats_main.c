@@ -49,23 +49,23 @@ struct stats_args {
     int quiet;
     int force_overwrite; /* --force-overwrite: --sqlite may replace any file */
     int help;
-    const char *group_by;               /* --group-by base|hgtx */
-    const char *api_name_mode;          /* --api-name-mode host|kernel */
-    long long buckets;                  /* --buckets N */
-    long long pid, tid;                 /* --pid / --tid; -1: every one */
-    long long query_timeout_s;          /* --query-timeout S */
-    int forward_from;                   /* parse_args: where the option being read starts */
+    const char *group_by; /* --group-by base|hgtx */
+    const char *api_name_mode; /* --api-name-mode host|kernel */
+    long long buckets; /* --buckets N */
+    long long pid, tid; /* --pid / --tid; -1: every one */
+    long long query_timeout_s; /* --query-timeout S */
+    int forward_from; /* parse_args: where the option being read starts */
     long long filter_start, filter_end; /* --filter-time, relative to each session start */
-    const char *input;                  /* the report of a single-report run */
-    const char **inputs;                /* every report, directory or (--merge) partial given */
+    const char *input; /* the report of a single-report run */
+    const char **inputs; /* every report, directory or (--merge) partial given */
     int input_count;
-    const char *partial_out;    /* --partial OUT */
-    int merge;                  /* --merge: the inputs are partials */
-    long long jobs;             /* -j N; 0: the number of cores */
-    const char *scheduler;      /* --scheduler ADDR or DASK_SCHEDULER_ADDRESS */
+    const char *partial_out; /* --partial OUT */
+    int merge; /* --merge: the inputs are partials */
+    long long jobs; /* -j N; 0: the number of cores */
+    const char *scheduler; /* --scheduler ADDR or DASK_SCHEDULER_ADDRESS */
     char *forward[MAX_FORWARD]; /* the options a Dask task's asys-stats --partial gets */
     int forward_count;
-    const char *kernel;                    /* --kernel NAME[#N] or a correlation id */
+    const char *kernel; /* --kernel NAME[#N] or a correlation id */
     enum asys_format formats[MAX_REPORTS]; /* -f's list: one, or one per report of -r */
     int format_count;
 };
@@ -76,60 +76,119 @@ static const char *const api_name_modes[] = {"host", "kernel", NULL};
 static const struct asys_option stats_options[] = {
     /* -r and --help-reports are parsed on their own (a repeatable list, an
      * optional name); they are here for --help */
-    {.name = "report", .short_name = 'r', .type = ASYS_OPT_TEXT, .metavar = "NAME[,NAME...]",
+    {.name = "report",
+     .short_name = 'r',
+     .type = ASYS_OPT_TEXT,
+     .metavar = "NAME[,NAME...]",
      .help = "reports to run (repeatable; NAME:ARG passes ARG); default: every report marked "
              "default"},
-    {.name = "format", .short_name = 'f', .type = ASYS_OPT_TEXT, .metavar = "FMT[,FMT...]",
+    {.name = "format",
+     .short_name = 'f',
+     .type = ASYS_OPT_TEXT,
+     .metavar = "FMT[,FMT...]",
      .help = "column, table, csv, tsv, json (one, or one per report); default: column on the "
              "console, csv for files"},
     {.name = "help-formats", .type = ASYS_OPT_FLAG, .help = "what each format writes"},
-    {.name = "output", .short_name = 'o', .type = ASYS_OPT_TEXT, .metavar = "-|@CMD|BASE",
+    {.name = "output",
+     .short_name = 'o',
+     .type = ASYS_OPT_TEXT,
+     .metavar = "-|@CMD|BASE",
      .help = "stdout (default), pipe into CMD, or files BASE_REPORTNAME.EXT"},
-    {.name = "timeunit", .type = ASYS_OPT_TEXT, .metavar = "UNIT",
+    {.name = "timeunit",
+     .type = ASYS_OPT_TEXT,
+     .metavar = "UNIT",
      .help = "ns (default), us, ms, s for the (ns) columns"},
-    {.name = "filter-time", .type = ASYS_OPT_TEXT, .metavar = "START/END",
+    {.name = "filter-time",
+     .type = ASYS_OPT_TEXT,
+     .metavar = "START/END",
      .help = "only this window, relative to the session start; e.g. 1.5s/3s, 2000000/ (ns by "
              "default)"},
-    {.name = "filter-nvtx", .type = ASYS_OPT_TEXT, .metavar = "RANGE[@DOMAIN|@*][/N]",
+    {.name = "filter-nvtx",
+     .type = ASYS_OPT_TEXT,
+     .metavar = "RANGE[@DOMAIN|@*][/N]",
      .help = "only the time of the Nth instance (from 0) of that HGTX range (default domain "
              "unless @DOMAIN; exit 1 when the report has none)"},
-    {.name = "group-by", .type = ASYS_OPT_CHOICE, .metavar = "base|hgtx", .choices = groupings,
+    {.name = "group-by",
+     .type = ASYS_OPT_CHOICE,
+     .metavar = "base|hgtx",
+     .choices = groupings,
      .help = "kernels grouped by base name (default) or by the innermost HGTX range open at the "
              "launch"},
-    {.name = "group-kernels", .type = ASYS_OPT_CHOICE, .metavar = "base|hgtx",
-     .choices = groupings, .help = "the same as --group-by (asys-export's old name)"},
-    {.name = "api-name-mode", .type = ASYS_OPT_CHOICE, .metavar = "host|kernel",
+    {.name = "group-kernels",
+     .type = ASYS_OPT_CHOICE,
+     .metavar = "base|hgtx",
+     .choices = groupings,
+     .help = "the same as --group-by (asys-export's old name)"},
+    {.name = "api-name-mode",
+     .type = ASYS_OPT_CHOICE,
+     .metavar = "host|kernel",
      .choices = api_name_modes,
      .help = "launch calls shown by their own name (default) or by the kernel they launched"},
-    {.name = "buckets", .type = ASYS_OPT_COUNT, .metavar = "N", .min = 1, .max = 100000,
+    {.name = "buckets",
+     .type = ASYS_OPT_COUNT,
+     .metavar = "N",
+     .min = 1,
+     .max = 100000,
      .help = "time buckets of series reports (default 50)"},
-    {.name = "kernel", .type = ASYS_OPT_TEXT, .metavar = "NAME[#N]|ID",
+    {.name = "kernel",
+     .type = ASYS_OPT_TEXT,
+     .metavar = "NAME[#N]|ID",
      .help = "kernel_profile_cmd: the kernel (base, demangled or mangled name), its launch N "
              "(from 0), or the launch of correlation id ID"},
-    {.name = "pid", .type = ASYS_OPT_COUNT, .metavar = "PID", .max = INT32_MAX,
+    {.name = "pid",
+     .type = ASYS_OPT_COUNT,
+     .metavar = "PID",
+     .max = INT32_MAX,
      .help = "only this process (the call-tree reports: stack_topdown, stack_bottomup, ...)"},
-    {.name = "tid", .type = ASYS_OPT_COUNT, .metavar = "TID", .max = INT32_MAX,
+    {.name = "tid",
+     .type = ASYS_OPT_COUNT,
+     .metavar = "TID",
+     .max = INT32_MAX,
      .help = "only this thread"},
-    {.name = "query-timeout", .type = ASYS_OPT_COUNT, .metavar = "S", .max = 1u << 30,
-     .default_value = "600", .help = "stop a report's query after S seconds (0: never)"},
-    {.name = "report-dir", .type = ASYS_OPT_TEXT, .metavar = "DIR",
+    {.name = "query-timeout",
+     .type = ASYS_OPT_COUNT,
+     .metavar = "S",
+     .max = 1u << 30,
+     .default_value = "600",
+     .help = "stop a report's query after S seconds (0: never)"},
+    {.name = "report-dir",
+     .type = ASYS_OPT_TEXT,
+     .metavar = "DIR",
      .help = "add or replace reports with DIR/*.sql"},
-    {.name = "help-reports", .type = ASYS_OPT_TEXT, .metavar = "[NAME]",
+    {.name = "help-reports",
+     .type = ASYS_OPT_TEXT,
+     .metavar = "[NAME]",
      .help = "list the reports, or describe one"},
-    {.name = "sqlite", .type = ASYS_OPT_TEXT, .metavar = "PATH",
+    {.name = "sqlite",
+     .type = ASYS_OPT_TEXT,
+     .metavar = "PATH",
      .help = "the analysis database to use or build"},
-    {.name = "force-overwrite", .type = ASYS_OPT_BOOL, .metavar = "[true]",
+    {.name = "force-overwrite",
+     .type = ASYS_OPT_BOOL,
+     .metavar = "[true]",
      .help = "--sqlite may replace a file that is not one (no short form: -f is --format, as in "
              "nsys stats)"},
-    {.name = "force-export", .type = ASYS_OPT_BOOL, .metavar = "[true]",
+    {.name = "force-export",
+     .type = ASYS_OPT_BOOL,
+     .metavar = "[true]",
      .help = "rebuild the analysis database"},
-    {.name = "jobs", .short_name = 'j', .type = ASYS_OPT_COUNT, .metavar = "N", .min = 1,
-     .max = 4096, .help = "import and summarize N reports at once (default: the number of cores)"},
-    {.name = "partial", .type = ASYS_OPT_TEXT, .metavar = "OUT",
+    {.name = "jobs",
+     .short_name = 'j',
+     .type = ASYS_OPT_COUNT,
+     .metavar = "N",
+     .min = 1,
+     .max = 4096,
+     .help = "import and summarize N reports at once (default: the number of cores)"},
+    {.name = "partial",
+     .type = ASYS_OPT_TEXT,
+     .metavar = "OUT",
      .help = "write the report's partial result to OUT (for --merge) instead of printing reports"},
-    {.name = "merge", .type = ASYS_OPT_FLAG,
+    {.name = "merge",
+     .type = ASYS_OPT_FLAG,
      .help = "the inputs are partials: merge and print them"},
-    {.name = "scheduler", .type = ASYS_OPT_TEXT, .metavar = "ADDR",
+    {.name = "scheduler",
+     .type = ASYS_OPT_TEXT,
+     .metavar = "ADDR",
      .help = "make the partials on the Dask cluster of that scheduler (default: "
              "$DASK_SCHEDULER_ADDRESS; needs python3-distributed; reports on a shared filesystem)"},
     {.name = "quiet", .short_name = 'q', .type = ASYS_OPT_FLAG, .help = "no progress messages"},
@@ -356,10 +415,10 @@ static int skipped(const struct asys_report_def *d, const struct asys_output_opt
 /* Where the reports' rows come from: one analysis database, or the merge
  * of several reports' partials. */
 struct source {
-    sqlite3 *db;                           /* one report */
-    struct asys_merge *merge;              /* several */
+    sqlite3 *db; /* one report */
+    struct asys_merge *merge; /* several */
     const struct asys_partial_item *items; /* the merge's reports, in order */
-    const char *input;                     /* what messages call it */
+    const char *input; /* what messages call it */
 };
 
 static int source_prepare(const struct source *src, int idx, const struct asys_report_def *d,

@@ -21,7 +21,7 @@ struct stats_pool {
     stats_partial_fn partial;
     void *ctx;
     const char *scheduler; /* Dask: the scheduler's address, or NULL */
-    char *const *forward;  /* Dask: the options each task's asys-stats --partial gets */
+    char *const *forward; /* Dask: the options each task's asys-stats --partial gets */
     int forward_count;
 };
 

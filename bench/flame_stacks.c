@@ -9,12 +9,12 @@
 static int zero_fd;
 static char byte;
 
-#define LEAF(name)                                                                                 \
-    __attribute__((noinline)) void name(void)                                                      \
-    {                                                                                              \
-        if (read(zero_fd, &byte, 1) != 1)                                                          \
-            abort();                                                                               \
-        __asm__ volatile("" ::: "memory");                                                         \
+#define LEAF(name) \
+    __attribute__((noinline)) void name(void) \
+    { \
+        if (read(zero_fd, &byte, 1) != 1) \
+            abort(); \
+        __asm__ volatile("" ::: "memory"); \
     }
 LEAF(leaf_a)
 LEAF(leaf_b)

@@ -43,7 +43,7 @@ struct asys_archive_writer {
     int fd;
     time_t now;
     ZSTD_CCtx *zstd;
-    char *buffer;        /* file contents on their way in */
+    char *buffer; /* file contents on their way in */
     uint8_t *compressed; /* zstd output on its way to fd */
     size_t compressed_size;
     uint64_t member_left; /* bytes the current member still owes */
@@ -312,10 +312,10 @@ struct asys_archive_reader {
     uint64_t compressed_read; /* bytes taken from fd */
     uint64_t file_size;
     struct asys_archive_limits limits;
-    int limited;      /* the error is a limit, not damage */
-    int truncated;    /* the error is the end of the file */
-    int tar_seen;     /* a tar header was read: the stream is an archive */
-    int marked;       /* the file begins with the report mark */
+    int limited; /* the error is a limit, not damage */
+    int truncated; /* the error is the end of the file */
+    int tar_seen; /* a tar header was read: the stream is an archive */
+    int marked; /* the file begins with the report mark */
     int cut_in_frame; /* the file ended inside a zstd frame */
     char error[256];
 };

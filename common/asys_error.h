@@ -17,29 +17,29 @@
 
 enum asys_err_kind {
     ASYS_ERR_NONE = 0,
-    ASYS_ERR_FAILED,     /* anything without a more precise kind */
-    ASYS_ERR_USAGE,      /* a bad option, argument or value */
-    ASYS_ERR_INPUT,      /* a file that is not what it should be (damaged, foreign) */
-    ASYS_ERR_TRUNCATED,  /* a file that ends before its content does */
-    ASYS_ERR_IO,         /* reading or writing failed */
-    ASYS_ERR_NO_SPACE,   /* the disk or a quota is full */
-    ASYS_ERR_NOMEM,      /* out of memory */
-    ASYS_ERR_NOT_FOUND,  /* a program or file that does not exist */
+    ASYS_ERR_FAILED, /* anything without a more precise kind */
+    ASYS_ERR_USAGE, /* a bad option, argument or value */
+    ASYS_ERR_INPUT, /* a file that is not what it should be (damaged, foreign) */
+    ASYS_ERR_TRUNCATED, /* a file that ends before its content does */
+    ASYS_ERR_IO, /* reading or writing failed */
+    ASYS_ERR_NO_SPACE, /* the disk or a quota is full */
+    ASYS_ERR_NOMEM, /* out of memory */
+    ASYS_ERR_NOT_FOUND, /* a program or file that does not exist */
     ASYS_ERR_PERMISSION, /* not allowed to read, write or run */
-    ASYS_ERR_LIMIT,      /* input past a limit no real input reaches (options raise it) */
-    ASYS_ERR_NO_DATA,    /* a report that needs data the recording does not have: SKIPPED */
+    ASYS_ERR_LIMIT, /* input past a limit no real input reaches (options raise it) */
+    ASYS_ERR_NO_DATA, /* a report that needs data the recording does not have: SKIPPED */
 };
 
 /* Exit codes of every asys program. */
 enum asys_exit {
     ASYS_EXIT_OK = 0,
-    ASYS_EXIT_FAILURE = 1,      /* the work could not be done */
-    ASYS_EXIT_USAGE = 2,        /* bad command line */
+    ASYS_EXIT_FAILURE = 1, /* the work could not be done */
+    ASYS_EXIT_USAGE = 2, /* bad command line */
     ASYS_EXIT_CANNOT_RUN = 126, /* the program exists but cannot be run (as a shell says) */
-    ASYS_EXIT_NOT_FOUND = 127,  /* the program does not exist */
+    ASYS_EXIT_NOT_FOUND = 127, /* the program does not exist */
 };
 
-#define ASYS_ERR_CAUSES 8          /* kept: the innermost 7 and the outermost */
+#define ASYS_ERR_CAUSES 8 /* kept: the innermost 7 and the outermost */
 #define ASYS_ERR_CAUSE_MESSAGE 256 /* bytes of one cause's message, its NUL included */
 
 struct asys_err_cause {
@@ -52,8 +52,8 @@ struct asys_err {
     struct asys_err_cause causes[ASYS_ERR_CAUSES]; /* [0]: the root cause */
     unsigned cause_count;
     unsigned causes_elided; /* contexts added past ASYS_ERR_CAUSES, dropped from the middle */
-    int kind;               /* enum asys_err_kind; 0 until a failure is recorded */
-    int sys_errno;          /* the errno behind the failure, 0 if none */
+    int kind; /* enum asys_err_kind; 0 until a failure is recorded */
+    int sys_errno; /* the errno behind the failure, 0 if none */
     char text[ASYS_ERR_CAUSES * (ASYS_ERR_CAUSE_MESSAGE + 2) + 8]; /* the chain, outermost first */
 };
 
@@ -61,10 +61,10 @@ struct asys_err {
  * -1 so callers can `return asys_fail(...)`. */
 #define asys_fail(err, ...) asys_fail_at((err), __FILE__, __LINE__, __VA_ARGS__)
 /* The same with a kind. */
-#define asys_fail_kind(err, kind, ...)                                                             \
+#define asys_fail_kind(err, kind, ...) \
     asys_fail_kind_at((err), (kind), __FILE__, __LINE__, __VA_ARGS__)
 /* "TEXT: strerror(errnum)", the kind derived from errnum (ENOSPC -> NO_SPACE...). */
-#define asys_fail_errno(err, errnum, ...)                                                          \
+#define asys_fail_errno(err, errnum, ...) \
     asys_fail_errno_at((err), (errnum), __FILE__, __LINE__, __VA_ARGS__)
 /* Adds context outside the causes already there: "CONTEXT: reason".  Keeps
  * kind and errno; returns -1. */

@@ -27,7 +27,7 @@ void asys_remove_stale_temps(const char *target, int hidden);
 
 struct asys_err;
 enum asys_publish_mode {
-    ASYS_PUBLISH_REPLACE,    /* what is at the path is replaced */
+    ASYS_PUBLISH_REPLACE, /* what is at the path is replaced */
     ASYS_PUBLISH_NO_REPLACE, /* an existing file is kept: "file exists (use --force-overwrite)" */
 };
 /* Moves the finished temporary `tmp` into place at `path`, with the mode the

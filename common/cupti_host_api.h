@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #ifndef CUPTI_PROFILER_STRUCT_SIZE
-#define CUPTI_PROFILER_STRUCT_SIZE(type_, lastfield_)                                              \
+#define CUPTI_PROFILER_STRUCT_SIZE(type_, lastfield_) \
     (offsetof(type_, lastfield_) + sizeof(((type_ *)0)->lastfield_))
 #endif
 
@@ -51,7 +51,7 @@ typedef struct CUpti_Profiler_Host_GetBaseMetrics_Params {
     struct CUpti_Profiler_Host_Object *pHostObject;
     CUpti_MetricType metricType;
     const char **ppMetricNames; /* out */
-    size_t numMetrics;          /* out */
+    size_t numMetrics; /* out */
 } CUpti_Profiler_Host_GetBaseMetrics_Params;
 
 typedef struct CUpti_Profiler_Host_ConfigAddMetrics_Params {

@@ -4,19 +4,19 @@
 #include <linux/perf_event.h>
 #include <string.h>
 
-#define CACHE(cache, op, result)                                                                   \
+#define CACHE(cache, op, result) \
     ((uint64_t)(cache) | (uint64_t)(op) << 8 | (uint64_t)(result) << 16)
-#define CORE(i, n, d, src, cfg)                                                                    \
-    {                                                                                              \
-        (uint16_t)(i), (uint16_t)(i), ASYS_EVENT_CPU_CORE, n, d, src, cfg, NULL                    \
+#define CORE(i, n, d, src, cfg) \
+    { \
+        (uint16_t)(i), (uint16_t)(i), ASYS_EVENT_CPU_CORE, n, d, src, cfg, NULL \
     }
-#define OS(i, n, d, src, cfg)                                                                      \
-    {                                                                                              \
-        (uint16_t)(100 + (i)), (uint16_t)(i), ASYS_EVENT_OS, n, d, src, cfg, NULL                  \
+#define OS(i, n, d, src, cfg) \
+    { \
+        (uint16_t)(100 + (i)), (uint16_t)(i), ASYS_EVENT_OS, n, d, src, cfg, NULL \
     }
-#define TP(i, n, d, tp)                                                                            \
-    {                                                                                              \
-        (uint16_t)(100 + (i)), (uint16_t)(i), ASYS_EVENT_OS, n, d, ASYS_EVENT_TRACEPOINT, 0, tp    \
+#define TP(i, n, d, tp) \
+    { \
+        (uint16_t)(100 + (i)), (uint16_t)(i), ASYS_EVENT_OS, n, d, ASYS_EVENT_TRACEPOINT, 0, tp \
     }
 
 // clang-format off

@@ -12,20 +12,20 @@
 enum asys_event_group { ASYS_EVENT_CPU_CORE = 1, ASYS_EVENT_OS = 2 };
 
 enum asys_event_source {
-    ASYS_EVENT_HARDWARE,   /* PERF_TYPE_HARDWARE: config */
-    ASYS_EVENT_HW_CACHE,   /* PERF_TYPE_HW_CACHE: config */
-    ASYS_EVENT_SOFTWARE,   /* PERF_TYPE_SOFTWARE: config */
+    ASYS_EVENT_HARDWARE, /* PERF_TYPE_HARDWARE: config */
+    ASYS_EVENT_HW_CACHE, /* PERF_TYPE_HW_CACHE: config */
+    ASYS_EVENT_SOFTWARE, /* PERF_TYPE_SOFTWARE: config */
     ASYS_EVENT_TRACEPOINT, /* PERF_TYPE_TRACEPOINT: its id from tracefs */
 };
 
 struct asys_event_def {
-    uint16_t id;    /* in records */
+    uint16_t id; /* in records */
     uint16_t index; /* in its group's list: what --cpu-core-events / --os-events take */
     enum asys_event_group group;
     const char *name;
     const char *description;
     enum asys_event_source source;
-    uint64_t config;        /* HARDWARE, HW_CACHE, SOFTWARE */
+    uint64_t config; /* HARDWARE, HW_CACHE, SOFTWARE */
     const char *tracepoint; /* TRACEPOINT: "category/name" under tracefs events/ */
 };
 

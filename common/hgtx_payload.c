@@ -1,13 +1,13 @@
 #include "hgtx_payload.h"
 
-#define T(size, align, kind)                                                                       \
-    {                                                                                              \
-        size, align, ASYS_HGTX_VALUE_##kind                                                        \
+#define T(size, align, kind) \
+    { \
+        size, align, ASYS_HGTX_VALUE_##kind \
     }
 
 /* nvToolsExtPayload.h's predefined types 1..80 on LP64. */
 static const struct asys_hgtx_type_info types[] = {
-    [1] = T(1, 1, SIGNED),   /* char */
+    [1] = T(1, 1, SIGNED), /* char */
     [2] = T(1, 1, UNSIGNED), /* unsigned char */
     [3] = T(2, 2, SIGNED),
     [4] = T(2, 2, UNSIGNED),
@@ -27,7 +27,7 @@ static const struct asys_hgtx_type_info types[] = {
     [18] = T(8, 8, UNSIGNED),
     [19] = T(4, 4, FLOAT),
     [20] = T(8, 8, FLOAT),
-    [21] = T(16, 16, FLOAT),  /* long double: x87 80-bit in 16 bytes */
+    [21] = T(16, 16, FLOAT), /* long double: x87 80-bit in 16 bytes */
     [22] = T(8, 8, UNSIGNED), /* size_t */
     [23] = T(8, 8, ADDRESS),
     [24] = T(4, 4, CHAR), /* wchar_t */

@@ -67,11 +67,11 @@ enum asys_hgtx_value_kind {
     ASYS_HGTX_VALUE_NONE = 0, /* not a predefined type (a schema id) */
     ASYS_HGTX_VALUE_SIGNED,
     ASYS_HGTX_VALUE_UNSIGNED,
-    ASYS_HGTX_VALUE_FLOAT,   /* float, double, long double, float16, bf16, tf32 */
-    ASYS_HGTX_VALUE_CHAR,    /* one character (char, wchar_t, char8/16/32) */
+    ASYS_HGTX_VALUE_FLOAT, /* float, double, long double, float16, bf16, tf32 */
+    ASYS_HGTX_VALUE_CHAR, /* one character (char, wchar_t, char8/16/32) */
     ASYS_HGTX_VALUE_ADDRESS, /* shown in hex */
-    ASYS_HGTX_VALUE_BYTES,   /* BYTE, 128-bit integers and floats: hex */
-    ASYS_HGTX_VALUE_STRING,  /* a C string type: its characters are `size` bytes wide */
+    ASYS_HGTX_VALUE_BYTES, /* BYTE, 128-bit integers and floats: hex */
+    ASYS_HGTX_VALUE_STRING, /* a C string type: its characters are `size` bytes wide */
     ASYS_HGTX_VALUE_REGISTERED_STRING,
 };
 

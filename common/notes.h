@@ -10,8 +10,8 @@
 
 enum asys_note_level {
     ASYS_NOTE_DEBUG = 0, /* shown only with ASYS_DEBUG set */
-    ASYS_NOTE_NOTICE,    /* what asys did instead; nothing was lost */
-    ASYS_NOTE_WARNING,   /* data was not recorded, or a result may mislead */
+    ASYS_NOTE_NOTICE, /* what asys did instead; nothing was lost */
+    ASYS_NOTE_WARNING, /* data was not recorded, or a result may mislead */
     ASYS_NOTE_LEVELS
 };
 

@@ -23,10 +23,10 @@ enum {
     NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED = 9,
     NVJPEG_STATUS_INCOMPLETE_BITSTREAM = 10,
 };
-typedef int nvjpegBackend_t;      /* NVJPEG_BACKEND_DEFAULT 0, HYBRID 1, GPU_HYBRID 2, HARDWARE 3 */
+typedef int nvjpegBackend_t; /* NVJPEG_BACKEND_DEFAULT 0, HYBRID 1, GPU_HYBRID 2, HARDWARE 3 */
 typedef int nvjpegOutputFormat_t; /* NVJPEG_OUTPUT_UNCHANGED 0, YUV 1, Y 2, RGB 3, BGR 4, RGBI 5 */
-typedef int nvjpegInputFormat_t;  /* NVJPEG_INPUT_RGB 3, BGR 4, RGBI 5, BGRI 6 */
-typedef int nvjpegChromaSubsampling_t;   /* NVJPEG_CSS_444 0 ... GRAY 6, UNKNOWN -1 */
+typedef int nvjpegInputFormat_t; /* NVJPEG_INPUT_RGB 3, BGR 4, RGBI 5, BGRI 6 */
+typedef int nvjpegChromaSubsampling_t; /* NVJPEG_CSS_444 0 ... GRAY 6, UNKNOWN -1 */
 typedef int nvjpegLibraryPropertyType_t; /* libraryPropertyType: MAJOR 0, MINOR 1, PATCH 2 */
 enum { NVJPEG_BACKEND_DEFAULT = 0, NVJPEG_OUTPUT_RGB = 3, NVJPEG_OUTPUT_RGBI = 5 };
 

@@ -16,14 +16,14 @@
 #include "parse_util.h"
 
 enum asys_option_type {
-    ASYS_OPT_FLAG,   /* no value (--help) */
-    ASYS_OPT_BOOL,   /* an optional true|false: "--x", "--x=false", "--x true" */
-    ASYS_OPT_TEXT,   /* any non-empty text */
+    ASYS_OPT_FLAG, /* no value (--help) */
+    ASYS_OPT_BOOL, /* an optional true|false: "--x", "--x=false", "--x true" */
+    ASYS_OPT_TEXT, /* any non-empty text */
     ASYS_OPT_CHOICE, /* one of `choices` */
-    ASYS_OPT_LIST,   /* comma-separated `choices` */
-    ASYS_OPT_COUNT,  /* an integer in [min, max] */
-    ASYS_OPT_NS,     /* nanoseconds, an integer in [min, max] */
-    ASYS_OPT_SIZE,   /* bytes: 4096, 64K, 2M, 1G; in [min, max] */
+    ASYS_OPT_LIST, /* comma-separated `choices` */
+    ASYS_OPT_COUNT, /* an integer in [min, max] */
+    ASYS_OPT_NS, /* nanoseconds, an integer in [min, max] */
+    ASYS_OPT_SIZE, /* bytes: 4096, 64K, 2M, 1G; in [min, max] */
 };
 
 #define ASYS_OPTION_TEXT_MAX 2048 /* a metric list names up to 64 metrics */
@@ -33,23 +33,23 @@ struct asys_option;
 /* The value an option ended up with (given or default). */
 struct asys_option_value {
     const struct asys_option *option;
-    const char *text;                     /* as given (borrowed), or the default */
+    const char *text; /* as given (borrowed), or the default */
     char canonical[ASYS_OPTION_TEXT_MAX]; /* what the collector receives ("1000", "graph") */
-    uint64_t number;                      /* numeric types and custom parses that set it */
+    uint64_t number; /* numeric types and custom parses that set it */
     int has_number;
     int given;
 };
 
 struct asys_option {
     const char *name; /* long name, without dashes */
-    char short_name;  /* 0: none */
+    char short_name; /* 0: none */
     enum asys_option_type type;
-    const char *metavar;       /* in --help: "NS", "true|false" */
+    const char *metavar; /* in --help: "NS", "true|false" */
     const char *default_value; /* the one default, as a user would write it; NULL: none */
     const char *help;
-    const char *env;            /* carries `canonical` to the target; NULL: launcher only */
+    const char *env; /* carries `canonical` to the target; NULL: launcher only */
     const char *const *choices; /* CHOICE and LIST: NULL-terminated */
-    uint64_t min, max;          /* COUNT, NS, SIZE (max 0: no upper bound) */
+    uint64_t min, max; /* COUNT, NS, SIZE (max 0: no upper bound) */
     /* a parse of its own: checks `text` and fills v->canonical (and number);
      * NULL parses by type */
     int (*parse)(const struct asys_option *o, const char *text, struct asys_option_value *v,

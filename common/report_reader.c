@@ -14,9 +14,9 @@
 struct asys_report_reader {
     struct asys_archive_reader *archive;
     cJSON *manifest;
-    cJSON *symbols;                     /* symbols.json, when the report has one */
+    cJSON *symbols; /* symbols.json, when the report has one */
     struct asys_archive_member current; /* the member being read */
-    int pending;                        /* `current` was read ahead, not handed out yet */
+    int pending; /* `current` was read ahead, not handed out yet */
     struct asys_report_limits limits;
     uint8_t *stream_buffer; /* one for every segment stream handed out */
     int at_end;

@@ -14,10 +14,10 @@ struct asys_report_reader;
 /* What no real report reaches and a hostile one is stopped by (every
  * analysis tool has options for them). */
 struct asys_report_limits {
-    uint32_t max_expansion;       /* decompressed bytes per compressed byte; 0: no limit */
-    uint64_t max_bytes;           /* decompressed bytes in all; 0: no limit */
+    uint32_t max_expansion; /* decompressed bytes per compressed byte; 0: no limit */
+    uint64_t max_bytes; /* decompressed bytes in all; 0: no limit */
     uint64_t max_segment_records; /* records in one segment; 0: no limit */
-    const char *max_bytes_why;    /* what max_bytes stands for (NULL: the option) */
+    const char *max_bytes_why; /* what max_bytes stands for (NULL: the option) */
     /* called as the report is read: its bytes read so far of its size */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;

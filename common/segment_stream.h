@@ -19,10 +19,10 @@ long asys_read_fd(void *ctx, void *buf, size_t size);
 struct asys_record {
     unsigned type;
     unsigned arg;
-    uint64_t ticks;      /* the record's timestamp, in the segment's clock ticks */
+    uint64_t ticks; /* the record's timestamp, in the segment's clock ticks */
     const uint8_t *data; /* the whole record, header word first; valid until the next call */
-    uint32_t size;       /* bytes */
-    uint64_t offset;     /* within the segment file */
+    uint32_t size; /* bytes */
+    uint64_t offset; /* within the segment file */
 };
 
 struct asys_segment_stream {
@@ -31,13 +31,13 @@ struct asys_segment_stream {
     uint64_t limit; /* segment bytes available */
     uint8_t *buf;
     size_t cap;
-    int borrowed;         /* buf is the caller's */
-    size_t len;           /* valid bytes in buf */
-    size_t pos;           /* next record in buf */
-    uint64_t buf_offset;  /* segment offset of buf[0] */
+    int borrowed; /* buf is the caller's */
+    size_t len; /* valid bytes in buf */
+    size_t pos; /* next record in buf */
+    uint64_t buf_offset; /* segment offset of buf[0] */
     uint64_t source_read; /* bytes taken from the source so far */
-    size_t read_size;     /* the next read's size: small first (most segments are), doubling */
-    uint64_t stop;        /* offset where records end (data_end or limit) */
+    size_t read_size; /* the next read's size: small first (most segments are), doubling */
+    uint64_t stop; /* offset where records end (data_end or limit) */
     uint64_t ticks;
     uint64_t records;
     uint64_t max_records; /* 0: no limit */
@@ -69,9 +69,9 @@ enum asys_field_kind {
     ASYS_FIELD_SIGNED,
     ASYS_FIELD_HEX,
     ASYS_FIELD_STRING, /* a string id of the record's process image */
-    ASYS_FIELD_TICKS,  /* a timestamp in the segment's clock */
-    ASYS_FIELD_NS,     /* CLOCK_MONOTONIC (or REALTIME) nanoseconds */
-    ASYS_FIELD_BYTES,  /* raw bytes, shown in hex */
+    ASYS_FIELD_TICKS, /* a timestamp in the segment's clock */
+    ASYS_FIELD_NS, /* CLOCK_MONOTONIC (or REALTIME) nanoseconds */
+    ASYS_FIELD_BYTES, /* raw bytes, shown in hex */
     ASYS_FIELD_RESERVED,
 };
 
@@ -79,17 +79,17 @@ enum asys_field_kind {
 struct asys_rec_field {
     const char *name;
     uint16_t offset;
-    uint16_t size;      /* bytes */
+    uint16_t size; /* bytes */
     uint16_t elem_size; /* arrays: bytes per item (0: a scalar) */
-    uint8_t kind;       /* enum asys_field_kind */
+    uint8_t kind; /* enum asys_field_kind */
 };
 
 /* What follows a record's struct. */
 enum asys_rec_tail {
     ASYS_TAIL_NONE = 0,
-    ASYS_TAIL_TEXT,   /* text whose length is the u32 at tail_offset */
+    ASYS_TAIL_TEXT, /* text whose length is the u32 at tail_offset */
     ASYS_TAIL_FRAMES, /* u64 addresses whose count is the u32 at tail_offset */
-    ASYS_TAIL_REALS,  /* doubles whose count is the u32 at tail_offset */
+    ASYS_TAIL_REALS, /* doubles whose count is the u32 at tail_offset */
 };
 
 struct asys_rec_info {
@@ -99,8 +99,8 @@ struct asys_rec_info {
     const struct asys_rec_field *fields;
     uint16_t field_count;
     const char *arg_name; /* what the header's arg holds; NULL: nothing */
-    uint8_t arg_kind;     /* enum asys_field_kind */
-    uint8_t tail;         /* enum asys_rec_tail */
+    uint8_t arg_kind; /* enum asys_field_kind */
+    uint8_t tail; /* enum asys_rec_tail */
     uint16_t tail_offset;
 };
 const struct asys_rec_info *asys_rec_info(unsigned type);

@@ -42,16 +42,16 @@ static const char *const type_names[] = {"pftrace", "json", "csv", "sqlite"};
 #define MAX_INPUTS TL_RANKS_MAX
 
 struct export_args {
-    const char *input;              /* the first of inputs */
+    const char *input; /* the first of inputs */
     const char *inputs[MAX_INPUTS]; /* reports and directories as given */
     int input_count;
     struct asys_report_limits limits; /* --max-expansion ... */
-    int help;                         /* --help: print the usage, do nothing else */
+    int help; /* --help: print the usage, do nothing else */
     enum export_type type;
     const struct flame_format *flame; /* TYPE_FLAME: which one */
-    const char *stacks;               /* --stacks SOURCE */
-    long long pid, tid;               /* --pid / --tid; -1: every one */
-    int unified_memory_scale;         /* --unified-memory-scale */
+    const char *stacks; /* --stacks SOURCE */
+    long long pid, tid; /* --pid / --tid; -1: every one */
+    int unified_memory_scale; /* --unified-memory-scale */
     const char *output;
     const char *tables;
     const char *schema; /* --schema asys|nsys (sqlite) */
@@ -73,53 +73,96 @@ static const char *const api_name_modes[] = {"host", "kernel", NULL};
 static const char *const groupings[] = {"base", "hgtx", NULL};
 
 static const struct asys_option export_options[] = {
-    {.name = "type", .short_name = 't', .type = ASYS_OPT_TEXT, .metavar = "TYPE",
+    {.name = "type",
+     .short_name = 't',
+     .type = ASYS_OPT_TEXT,
+     .metavar = "TYPE",
      .help = "pftrace (default): Perfetto's native protobuf; json: Chrome Trace Event Format "
              "(chrome://tracing, Perfetto); csv: one file per table, or per stats report with "
              "--report; sqlite: the analysis database as one file; folded, speedscope, pprof, "
              "svg: the call stacks of --stacks as folded stacks (flamegraph.pl), a speedscope "
              "profile, a gzipped pprof profile (go tool pprof) or an SVG flame graph"},
-    {.name = "stacks", .type = ASYS_OPT_TEXT, .metavar = "SOURCE",
+    {.name = "stacks",
+     .type = ASYS_OPT_TEXT,
+     .metavar = "SOURCE",
      .help = "flame types: cpu (CPU samples, default), osrt, hggc, acdnn or acblas (calls with "
              "their stacks), python (Python samples), heap (allocated bytes), leaks (not freed), "
              "device, pinned (device and pinned allocations)"},
-    {.name = "pid", .type = ASYS_OPT_COUNT, .metavar = "PID", .max = INT32_MAX,
+    {.name = "pid",
+     .type = ASYS_OPT_COUNT,
+     .metavar = "PID",
+     .max = INT32_MAX,
      .help = "flame types: only this process"},
-    {.name = "tid", .type = ASYS_OPT_COUNT, .metavar = "TID", .max = INT32_MAX,
+    {.name = "tid",
+     .type = ASYS_OPT_COUNT,
+     .metavar = "TID",
+     .max = INT32_MAX,
      .help = "flame types: only this thread"},
-    {.name = "output", .short_name = 'o', .type = ASYS_OPT_TEXT, .metavar = "PATH",
+    {.name = "output",
+     .short_name = 'o',
+     .type = ASYS_OPT_TEXT,
+     .metavar = "PATH",
      .help = "the file (csv: the base of BASE_NAME.csv); default: beside the report, "
              "REPORT.pftrace, REPORT.json, REPORT_NAME.csv, REPORT.sqlite, REPORT.folded, "
              "REPORT.speedscope.json, REPORT.pb.gz, REPORT.svg"},
-    {.name = "schema", .type = ASYS_OPT_CHOICE, .metavar = "asys|nsys", .choices = schemas,
+    {.name = "schema",
+     .type = ASYS_OPT_CHOICE,
+     .metavar = "asys|nsys",
+     .choices = schemas,
      .help = "sqlite: asys's tables (default), or Nsight Systems' export tables (StringIds, "
              "CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS, OSRT_API, ...) for nsys users' SQL"},
-    {.name = "tables", .type = ASYS_OPT_TEXT, .metavar = "REGEX",
+    {.name = "tables",
+     .type = ASYS_OPT_TEXT,
+     .metavar = "REGEX",
      .help = "only what comes from the tables whose name matches (PCRE2), e.g. 'hggc|ppu'"},
-    {.name = "filter-time", .type = ASYS_OPT_TEXT, .metavar = "START/END",
+    {.name = "filter-time",
+     .type = ASYS_OPT_TEXT,
+     .metavar = "START/END",
      .help = "only this window, relative to the session start (pftrace, json, csv with "
              "--report, flame types)"},
-    {.name = "api-name-mode", .type = ASYS_OPT_CHOICE, .metavar = "host|kernel",
+    {.name = "api-name-mode",
+     .type = ASYS_OPT_CHOICE,
+     .metavar = "host|kernel",
      .choices = api_name_modes,
      .help = "launch calls named by themselves (default) or by the kernel they launched"},
-    {.name = "group-by", .type = ASYS_OPT_CHOICE, .metavar = "base|hgtx", .choices = groupings,
+    {.name = "group-by",
+     .type = ASYS_OPT_CHOICE,
+     .metavar = "base|hgtx",
+     .choices = groupings,
      .help = "kernel rows per base name (default) or per innermost HGTX range at the launch"},
-    {.name = "group-kernels", .type = ASYS_OPT_CHOICE, .metavar = "base|hgtx",
-     .choices = groupings, .help = "the same as --group-by (its old name)"},
-    {.name = "unified-memory-scale", .type = ASYS_OPT_BOOL, .metavar = "[true]",
+    {.name = "group-kernels",
+     .type = ASYS_OPT_CHOICE,
+     .metavar = "base|hgtx",
+     .choices = groupings,
+     .help = "the same as --group-by (its old name)"},
+    {.name = "unified-memory-scale",
+     .type = ASYS_OPT_BOOL,
+     .metavar = "[true]",
      .help = "pftrace: memory counters of one kind share a y-axis (a device's, a process's host "
              "memory)"},
     /* parsed as a repeatable list (asys_cli_list), listed here for --help */
-    {.name = "report", .short_name = 'r', .type = ASYS_OPT_TEXT, .metavar = "NAME[,NAME...]",
+    {.name = "report",
+     .short_name = 'r',
+     .type = ASYS_OPT_TEXT,
+     .metavar = "NAME[,NAME...]",
      .help = "csv: stats reports instead of tables"},
     {.name = "gzip", .type = ASYS_OPT_FLAG, .help = "compress (pftrace, json, csv): adds .gz"},
-    {.name = "force-overwrite", .short_name = 'f', .type = ASYS_OPT_BOOL, .metavar = "[true]",
+    {.name = "force-overwrite",
+     .short_name = 'f',
+     .type = ASYS_OPT_BOOL,
+     .metavar = "[true]",
      .help = "replace existing output files"},
-    {.name = "sqlite", .type = ASYS_OPT_TEXT, .metavar = "PATH",
+    {.name = "sqlite",
+     .type = ASYS_OPT_TEXT,
+     .metavar = "PATH",
      .help = "the analysis database to use or build"},
-    {.name = "quiet", .short_name = 'q', .type = ASYS_OPT_FLAG,
+    {.name = "quiet",
+     .short_name = 'q',
+     .type = ASYS_OPT_FLAG,
      .help = "no progress bar, and no line per file written"},
-    {.name = "verbose", .short_name = 'v', .type = ASYS_OPT_FLAG,
+    {.name = "verbose",
+     .short_name = 'v',
+     .type = ASYS_OPT_FLAG,
      .help = "say what was written, also with --quiet"},
     {.name = "help", .short_name = 'h', .type = ASYS_OPT_FLAG, .help = "this help"},
     {.name = "version", .type = ASYS_OPT_FLAG, .help = "the version of asys"},
@@ -313,7 +356,7 @@ static int check_combination(const struct export_args *a)
 
 struct progress {
     int enabled; /* stderr is a terminal and not --quiet */
-    int shown;   /* percent last drawn, -1: none */
+    int shown; /* percent last drawn, -1: none */
     const char *what;
 };
 
@@ -428,11 +471,11 @@ static int export_timeline(const struct export_args *a, const struct timeline_so
 
 struct rank_input {
     const char *path; /* borrowed from the set's inputs */
-    long long rank;   /* LLONG_MAX: none recorded (after the ranked ones) */
-    size_t order;     /* as given, for reports without a rank */
+    long long rank; /* LLONG_MAX: none recorded (after the ranked ones) */
+    size_t order; /* as given, for reports without a rank */
     char host[128];
     int64_t realtime_offset; /* CLOCK_REALTIME - CLOCK_MONOTONIC of its host */
-    int64_t start;           /* session start, CLOCK_MONOTONIC */
+    int64_t start; /* session start, CLOCK_MONOTONIC */
 };
 
 struct rank_set {
@@ -442,7 +485,7 @@ struct rank_set {
     struct rank_input *items;
     size_t count, cap;
     long long filter_start, filter_end; /* --filter-time, relative to the first start */
-    long long session_start;            /* on the first report's clock */
+    long long session_start; /* on the first report's clock */
     pcre2_code *re;
     struct progress *bar;
 };

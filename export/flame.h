@@ -16,13 +16,13 @@
 struct flame_input {
     const struct stack_set *set; /* every sample, in time order */
     const struct calltree *tree; /* top-down, over the same samples */
-    const char *title;           /* the report's name */
+    const char *title; /* the report's name */
 };
 
 struct flame_format {
-    const char *name;      /* --type */
+    const char *name; /* --type */
     const char *extension; /* of the default output file */
-    int gzip;              /* the format is gzip-compressed by definition (pprof) */
+    int gzip; /* the format is gzip-compressed by definition (pprof) */
     int (*write)(FILE *out, const struct flame_input *in, struct asys_err *err);
 };
 
@@ -43,7 +43,7 @@ struct flame_request {
     const char *path; /* the output file */
     const char *title;
     int force; /* replace an existing file */
-    int gzip;  /* --gzip (pprof always is) */
+    int gzip; /* --gzip (pprof always is) */
 };
 
 /* Loads the stacks, builds the tree and writes the file (through a temporary

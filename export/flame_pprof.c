@@ -64,7 +64,7 @@ enum {
 /* The string table: index 0 is "", each text once. */
 struct strings {
     struct asys_strmap ids; /* text -> index */
-    struct pb_buf table;    /* the string_table fields, in index order */
+    struct pb_buf table; /* the string_table fields, in index order */
     uint32_t count;
 };
 

@@ -103,9 +103,9 @@ static const char svg_script[] =
 struct svg {
     FILE *out;
     const struct calltree *tree;
-    uint64_t *offset;      /* node -> weight to its left within the graph */
+    uint64_t *offset; /* node -> weight to its left within the graph */
     uint64_t *next_offset; /* node -> where its next child starts */
-    double scale;          /* pixels per unit of weight */
+    double scale; /* pixels per unit of weight */
     double height;
     const char *unit;
 };

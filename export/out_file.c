@@ -18,7 +18,7 @@ struct asys_out_file {
     char tmp[PATH_MAX + 32];
     int fd;
     FILE *stream;
-    gzFile gz;  /* NULL: plain */
+    gzFile gz; /* NULL: plain */
     int failed; /* a write failed (errno kept in error) */
     int error;
     int has_tmp; /* the temporary file exists */

@@ -25,7 +25,7 @@
 #include "hashmap.h"
 #include "output_format.h"
 
-#define GROUP_PID_BASE 0x10000000u     /* above every Linux pid (at most 2^22) */
+#define GROUP_PID_BASE 0x10000000u /* above every Linux pid (at most 2^22) */
 #define SYNTHETIC_TID_BASE 0x20000000u /* above every Linux tid, unique in the trace */
 
 struct json_track {
@@ -45,7 +45,7 @@ struct json_track {
 struct json_thread {
     uint32_t pid, tid, lane;
     uint64_t thread_sort; /* its thread's place (its own when not a thread's row) */
-    int synthetic;        /* not the thread's real tid, which goes first */
+    int synthetic; /* not the thread's real tid, which goes first */
     uint64_t sort_index;
     size_t order; /* the order tids were given: ties */
 };
@@ -59,7 +59,7 @@ struct asys_json_sink {
     int64_t base_ns;
     int first; /* no event written yet (no comma before it) */
     uint32_t next_group_pid;
-    uint32_t next_tid;         /* the next synthetic tid */
+    uint32_t next_tid; /* the next synthetic tid */
     struct asys_u64map tracks; /* uuid -> struct json_track * */
     struct json_thread *threads;
     size_t thread_count, thread_cap;

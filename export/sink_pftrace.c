@@ -128,9 +128,9 @@ struct sequence {
     uint32_t id;
     int64_t last_ts;
     struct asys_u64map names; /* name iids defined on this sequence */
-    uint64_t last_name;       /* the iid defined or used last (runs of one name) */
-    uint32_t categories;      /* bit per defined category */
-    uint64_t arg_names;       /* bit per defined argument name (iid - 1) */
+    uint64_t last_name; /* the iid defined or used last (runs of one name) */
+    uint32_t categories; /* bit per defined category */
+    uint64_t arg_names; /* bit per defined argument name (iid - 1) */
 };
 
 #define FLUSH_AT (1u << 20)
@@ -142,11 +142,11 @@ struct asys_pftrace_sink {
     int has_boottime;
     uint32_t next_sequence;
     struct asys_u64map sequences; /* track uuid -> struct sequence * */
-    uint64_t last_track;          /* sequences' last answer */
+    uint64_t last_track; /* sequences' last answer */
     struct sequence *last_sequence;
     struct pb_buf out_buf; /* whole packets waiting to be written */
     struct pb_buf packet, inner, inner2, text;
-    struct asys_u64map threads;   /* uuid of a thread track -> 1 (its rows go under its nest) */
+    struct asys_u64map threads; /* uuid of a thread track -> 1 (its rows go under its nest) */
     struct asys_strmap arg_names; /* argument name -> iid */
     uint32_t arg_name_count;
     int clock_written;

@@ -21,9 +21,9 @@
 
 enum tl_track_kind {
     TL_PROCESS, /* a traced process (pid set) */
-    TL_THREAD,  /* a thread (pid, tid set), under its process; its rows under it */
-    TL_GROUP,   /* a top-level group without a process: a PPU device */
-    TL_PLAIN,   /* any other track, under a parent */
+    TL_THREAD, /* a thread (pid, tid set), under its process; its rows under it */
+    TL_GROUP, /* a top-level group without a process: a PPU device */
+    TL_PLAIN, /* any other track, under a parent */
     TL_COUNTER, /* a counter series, under a parent */
 };
 
@@ -36,9 +36,9 @@ struct tl_track {
      * formats that show the pid or tid themselves; else NULL */
     const char *label;
     uint32_t order; /* rank among its siblings, from 1 */
-    uint32_t pid;   /* TL_PROCESS, TL_THREAD */
-    uint32_t tid;   /* TL_THREAD */
-    uint32_t lane;  /* 0: the row itself; n: its n-th extra lane */
+    uint32_t pid; /* TL_PROCESS, TL_THREAD */
+    uint32_t tid; /* TL_THREAD */
+    uint32_t lane; /* 0: the row itself; n: its n-th extra lane */
     /* a total order of the tracks for backends with one number per track:
      * the ranks along the track's path, 8 bits a level */
     uint64_t sort_index;
@@ -130,10 +130,10 @@ struct tl_sink_ops {
 
 struct tl_options {
     long long filter_start, filter_end; /* absolute ns; LLONG_MIN / LLONG_MAX: open */
-    const char *group_kernels;          /* "base" or "hgtx" */
-    const char *api_name_mode;          /* "host" or "kernel" */
-    pcre2_code *tables;                 /* source tables to draw from; NULL: all */
-    int unified_memory_scale;           /* memory counters of one kind share a y-axis */
+    const char *group_kernels; /* "base" or "hgtx" */
+    const char *api_name_mode; /* "host" or "kernel" */
+    pcre2_code *tables; /* source tables to draw from; NULL: all */
+    int unified_memory_scale; /* memory counters of one kind share a y-axis */
     /* called every few thousand events with the share done (0..1) */
     void (*progress)(void *ctx, double done);
     void *progress_ctx;

@@ -170,25 +170,25 @@ static struct place place_rows(struct walk *w, struct place_cache *cache, uint32
  * 72 MB); NULL columns as the query read them (0) unless a flag says. */
 struct activity {
     int64_t id, start, end; /* raw times */
-    int64_t api_id;         /* the launching call (0: none) */
-    int64_t api_start;      /* when that call began, when it is drawn (ACT_API_DRAWN) */
-    int64_t name;           /* kernel: its name id; memcpy: its copy kind; graph: its id */
-    int64_t mangled_id;     /* kernel: its mangled name's string id (ACT_NCU) */
-    int64_t instance;       /* kernel: its launch number (ACT_NCU) */
-    uint32_t place;         /* in the place cache */
-    uint8_t kind;           /* as ppu_activities.kind (0: another value) */
-    uint8_t video_decode;   /* video: a decode (else an encode) */
+    int64_t api_id; /* the launching call (0: none) */
+    int64_t api_start; /* when that call began, when it is drawn (ACT_API_DRAWN) */
+    int64_t name; /* kernel: its name id; memcpy: its copy kind; graph: its id */
+    int64_t mangled_id; /* kernel: its mangled name's string id (ACT_NCU) */
+    int64_t instance; /* kernel: its launch number (ACT_NCU) */
+    uint32_t place; /* in the place cache */
+    uint8_t kind; /* as ppu_activities.kind (0: another value) */
+    uint8_t video_decode; /* video: a decode (else an encode) */
     uint8_t flags;
 };
 #define ACT_API_DRAWN 1 /* api_start is set */
-#define ACT_NCU 2       /* a kernel whose mangled name and launch number are known */
+#define ACT_NCU 2 /* a kernel whose mangled name and launch number are known */
 
 /* Rows of a table looked up by id for the activities: asked in rising id
  * order (join_calls, join_kernels sort the ids), one scan in rowid order
  * answers them as a merge; an id below the scan's is looked up alone.  A
  * B-tree search per activity (SQL joins) was most of the reading. */
 struct id_scan {
-    sqlite3_stmt *scan;  /* SELECT id, a, b FROM t ORDER BY id */
+    sqlite3_stmt *scan; /* SELECT id, a, b FROM t ORDER BY id */
     sqlite3_stmt *point; /* SELECT id, a, b FROM t WHERE id = ? */
     int started, has_row;
 };
@@ -310,7 +310,7 @@ struct ref_table {
 
 /* The activities in the window (_load, _free). */
 struct activity_list {
-    struct activity *items;    /* rowid order */
+    struct activity *items; /* rowid order */
     struct key_index *by_time; /* time order: by start, then id (rowid order) */
     size_t count, cap;
     struct place_cache places;
@@ -373,7 +373,7 @@ static struct tl_name activity_name(struct walk *w, const struct activity *a,
  * dependencies: the PCCL and cuDNN/cuBLAS links, read alongside the
  * activities in their (start, id) order. */
 struct activity_links {
-    struct ref_cursor pccl;     /* the PCCL operations that ran in it (timeline_pccl.c) */
+    struct ref_cursor pccl; /* the PCCL operations that ran in it (timeline_pccl.c) */
     struct ref_cursor acompute; /* the cuDNN/cuBLAS call that launched it (timeline_acompute.c) */
 };
 

@@ -10,12 +10,12 @@
 
 #include "timeline_walk.h"
 
-#define NAME_ROW(fn, text)                                                                         \
-    static void fn(struct walk *w, int64_t sub, char *out, size_t size)                            \
-    {                                                                                              \
-        (void)w;                                                                                   \
-        (void)sub;                                                                                 \
-        snprintf(out, size, text);                                                                 \
+#define NAME_ROW(fn, text) \
+    static void fn(struct walk *w, int64_t sub, char *out, size_t size) \
+    { \
+        (void)w; \
+        (void)sub; \
+        snprintf(out, size, text); \
     }
 NAME_ROW(utilization_name, "CPU utilization")
 NAME_ROW(core_name, "CPU core")
@@ -24,7 +24,7 @@ NAME_ROW(samples_name, "Backtrace samples")
 
 /* under the thread, first (enum tl_thread_rank) */
 static const struct tl_thread_row utilization_row = {TL_RANK_CPU_UTILIZATION, utilization_name, 1,
-                                                      "%"};
+                                                     "%"};
 static const struct tl_thread_row core_row = {TL_RANK_CPU_CORE, core_name, 0, NULL};
 static const struct tl_thread_row state_row = {TL_RANK_THREAD_STATE, state_name, 0, NULL};
 static const struct tl_thread_row samples_row = {TL_RANK_BACKTRACE_SAMPLES, samples_name, 0, NULL};
@@ -76,7 +76,9 @@ static int walk_cores(struct walk *w)
             /* a thread that was never named has its process's name (Linux's comm) */
             snprintf(name, sizeof name, "%s (%lld) / %s (%lld)", process ? process : "process",
                      (long long)sqlite3_column_int64(st, 3),
-                     thread ? thread : process ? process : "thread",
+                     thread    ? thread
+                     : process ? process
+                               : "thread",
                      (long long)sqlite3_column_int64(st, 4));
         else
             snprintf(name, sizeof name, "other (%lld)", (long long)sqlite3_column_int64(st, 4));

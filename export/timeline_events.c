@@ -12,10 +12,10 @@
 
 /* The interval of each reading: the previous reading of its series, in the
  * window (the rows the walk draws; a series is (event, cpu) or (event, tid)). */
-#define RATES_SQL(table, series)                                                                   \
-    "SELECT * FROM (SELECT s.event, " series ", s.ns, s.delta,\n"                                  \
-    "    LAG(s.ns) OVER (PARTITION BY s.event, " series " ORDER BY s.ns) AS previous_ns\n"         \
-    "  FROM " table " AS s)\n"                                                                     \
+#define RATES_SQL(table, series) \
+    "SELECT * FROM (SELECT s.event, " series ", s.ns, s.delta,\n" \
+    "    LAG(s.ns) OVER (PARTITION BY s.event, " series " ORDER BY s.ns) AS previous_ns\n" \
+    "  FROM " table " AS s)\n" \
     "WHERE :all OR (ns >= :lo AND ns <= :hi)\n"
 
 static const char *event_name(int64_t id)
@@ -38,8 +38,8 @@ static uint32_t cpu_event_row(struct walk *w, int64_t event, int64_t cpu)
     snprintf(name, sizeof name, "%s/s (CPU %lld)", event_name(event), (long long)cpu);
     /* after the cores' rows (rank cpu + 1) */
     uint32_t order = cpu >= 0 && cpu < 126 ? 129 + (uint32_t)cpu : 255;
-    return tw_counter_row_new(w, key, (size_t)n, g->lanes[0].uuid, g->sort_index, name, order,
-                              NULL, "events/s");
+    return tw_counter_row_new(w, key, (size_t)n, g->lanes[0].uuid, g->sort_index, name, order, NULL,
+                              "events/s");
 }
 
 /* One reading: the rate since the previous one from there, or where a
@@ -100,7 +100,7 @@ static void thread_event_name(struct walk *w, int64_t sub, char *out, size_t siz
 
 /* under the thread, after its other rows */
 static const struct tl_thread_row thread_event_row = {TL_RANK_EVENT_RATES, thread_event_name, 1,
-                                                       "events/s"};
+                                                      "events/s"};
 
 static uint32_t thread_rate_row(struct walk *w, sqlite3_stmt *st)
 {

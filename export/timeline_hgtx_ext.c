@@ -33,9 +33,9 @@ static int walk_counters(struct walk *w)
         snprintf(name, sizeof name, "HGTX counter %s%s%s%s%s%s",
                  (const char *)sqlite3_column_text(st, 5), field ? "." : "", field ? field : "",
                  unit ? " (" : "", unit ? unit : "", unit ? ")" : "");
-        uint32_t row = tw_process_counter(w, (uint32_t)sqlite3_column_int64(st, 0), "hc",
-                                          sqlite3_column_int64(st, 1), field, name, 900000, NULL,
-                                          unit);
+        uint32_t row =
+            tw_process_counter(w, (uint32_t)sqlite3_column_int64(st, 0), "hc",
+                               sqlite3_column_int64(st, 1), field, name, 900000, NULL, unit);
         /* a uint64 above INT64_MAX is TEXT of its digits */
         double value = sqlite3_column_int(st, 7)
                            ? strtod((const char *)sqlite3_column_text(st, 4), NULL)
@@ -118,9 +118,9 @@ static int walk_heaps(struct walk *w)
         char name[512];
         snprintf(name, sizeof name, "HGTX heap %s (bytes in regions)",
                  (const char *)sqlite3_column_text(st, 4));
-        uint32_t row = tw_process_counter(w, (uint32_t)sqlite3_column_int64(st, 0), "hh",
-                                          sqlite3_column_int64(st, 1), NULL, name, 900001, NULL,
-                                          "bytes");
+        uint32_t row =
+            tw_process_counter(w, (uint32_t)sqlite3_column_int64(st, 0), "hh",
+                               sqlite3_column_int64(st, 1), NULL, name, 900001, NULL, "bytes");
         if (!row || tw_emit_counter(w, row, sqlite3_column_int64(st, 2),
                                     (double)sqlite3_column_int64(st, 3)) != 0)
             break;

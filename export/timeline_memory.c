@@ -30,9 +30,9 @@ static int walk_heap_usage(struct walk *w)
     if (!st)
         return -1;
     while (!w->failed && sqlite3_step(st) == SQLITE_ROW) {
-        uint32_t row = tw_process_counter(w, (uint32_t)sqlite3_column_int64(st, 0), "heap", 0, NULL,
-                                          "Heap memory (bytes, estimated)", 900010, memory_axis(w),
-                                          "bytes");
+        uint32_t row =
+            tw_process_counter(w, (uint32_t)sqlite3_column_int64(st, 0), "heap", 0, NULL,
+                               "Heap memory (bytes, estimated)", 900010, memory_axis(w), "bytes");
         double bytes = sqlite3_column_double(st, 2);
         if (!row || tw_emit_counter(w, row, sqlite3_column_int64(st, 1), bytes < 0 ? 0 : bytes))
             break;
@@ -120,9 +120,8 @@ static int walk_host_memory(struct walk *w)
         uint32_t pid = (uint32_t)sqlite3_column_int64(st, 0);
         int64_t ts = sqlite3_column_int64(st, 1);
         /* ranks in name order: Perfetto sorts a process's own tracks by name */
-        uint32_t rss =
-            tw_process_counter(w, pid, "rss", 0, NULL, "RSS (bytes)", 900012, memory_axis(w),
-                               "bytes");
+        uint32_t rss = tw_process_counter(w, pid, "rss", 0, NULL, "RSS (bytes)", 900012,
+                                          memory_axis(w), "bytes");
         uint32_t hwm = tw_process_counter(w, pid, "hwm", 0, NULL, "High-water mark (bytes)", 900011,
                                           memory_axis(w), "bytes");
         if (!rss || !hwm || tw_emit_counter(w, rss, ts, (double)sqlite3_column_int64(st, 2)) != 0 ||

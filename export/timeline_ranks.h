@@ -21,9 +21,9 @@
 struct tl_rank_view {
     const struct tl_sink_ops *ops; /* the backend */
     void *sink;
-    uint32_t index;   /* the report's place in the timeline, from 0 */
+    uint32_t index; /* the report's place in the timeline, from 0 */
     int64_t shift_ns; /* added to every time of this report */
-    char label[160];  /* "rank 3 (node7)" */
+    char label[160]; /* "rank 3 (node7)" */
     /* scratch: a track's new name, an event's remapped flows */
     char name[512], label_name[512];
     uint64_t *flows;

@@ -114,8 +114,8 @@ uint32_t tw_thread_child_row(struct walk *w, uint32_t pid, uint32_t tid,
         kind->name(w, sub, name, sizeof name);
         struct row *t = tw_row_at(w, thread);
         uint32_t order = kind->order + (sub ? (uint32_t)(sub & 0xff) : 0);
-        id = kind->counter ? tw_counter_row_new(w, key, sizeof key, t->lanes[0].uuid,
-                                                t->sort_index, name, order, NULL, kind->unit)
+        id = kind->counter ? tw_counter_row_new(w, key, sizeof key, t->lanes[0].uuid, t->sort_index,
+                                                name, order, NULL, kind->unit)
                            : tw_row_new(w, key, sizeof key, t->lanes[0].uuid, t->sort_index,
                                         TL_PLAIN, name, order, 0);
     }
@@ -141,8 +141,8 @@ uint32_t tw_process_counter(struct walk *w, uint32_t pid, const char *key_kind, 
     struct row *p = tw_row_at(w, process);
     if (!p)
         return 0;
-    return tw_counter_row_new(w, key, (size_t)n, p->lanes[0].uuid, p->sort_index, name, order,
-                              axis, unit);
+    return tw_counter_row_new(w, key, (size_t)n, p->lanes[0].uuid, p->sort_index, name, order, axis,
+                              unit);
 }
 
 int tw_emit_counter(struct walk *w, uint32_t row, int64_t ts, double value)

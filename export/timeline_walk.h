@@ -75,20 +75,20 @@ struct walk {
     struct row *rows; /* index + 1 = the row's id in the maps below */
     size_t row_count, row_cap;
     struct asys_strmap rows_by_key; /* binary or text key -> row id */
-    struct asys_u64map names;       /* string id -> char * (text of the database's strings) */
-    struct asys_strmap synthetic;   /* text -> synthetic id - SYNTHETIC_NAME_BASE */
+    struct asys_u64map names; /* string id -> char * (text of the database's strings) */
+    struct asys_strmap synthetic; /* text -> synthetic id - SYNTHETIC_NAME_BASE */
     struct id_list flows_out, flows_in, flows_late; /* the current slice's */
-    struct flow_ref *refs;                          /* a cursor's rows of one key */
+    struct flow_ref *refs; /* a cursor's rows of one key */
     size_t ref_count, ref_cap;
     uint32_t synthetic_count;
     sqlite3_stmt *string_text;
     int64_t last_name_id; /* tw_string_name's last answer */
     const char *last_name_text;
-    uint64_t done, total;     /* events, for progress */
+    uint64_t done, total; /* events, for progress */
     uint8_t last_row_key[24]; /* tw_thread_child_row's last answer */
     const char *counter_axis; /* the axis group of the counter row being declared */
     const char *counter_unit; /* and its unit */
-    uint32_t process_ppid;    /* the process row being declared: its parent, its command */
+    uint32_t process_ppid; /* the process row being declared: its parent, its command */
     const char *process_cmdline;
     uint32_t last_row;
     const char *categories[TL_MAX_CATEGORIES]; /* tw_category's names, by id */
@@ -218,7 +218,7 @@ struct tl_thread_row {
     uint32_t order; /* enum tl_thread_rank; a row with a sub id adds (sub & 0xff) */
     /* the row's name for sub id `sub` (an HGTX domain...); called once per row */
     void (*name)(struct walk *w, int64_t sub, char *out, size_t size);
-    int counter;      /* a counter row (TL_COUNTER), not slices */
+    int counter; /* a counter row (TL_COUNTER), not slices */
     const char *unit; /* a counter row's unit */
 };
 /* The row of `kind` (and sub id) under thread (pid, tid), created on first use. */

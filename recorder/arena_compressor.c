@@ -61,9 +61,9 @@ struct candidate { /* a slot not yet sealed */
     uint32_t writer; /* index into progress[] */
 };
 
-struct writer_progress {      /* a writer's two latest slots seen so far */
+struct writer_progress { /* a writer's two latest slots seen so far */
     uint32_t highest, second; /* sequences */
-    uint32_t slots;           /* slots seen in all */
+    uint32_t slots; /* slots seen in all */
     int confused; /* a sequence seen twice (a clone that kept its parent's writer): never sealed */
 };
 
@@ -74,27 +74,27 @@ struct unwritten { /* a claimed slot whose header was not there yet */
 
 /* Whether the last period left CPU time no one else wanted. */
 struct idle_meter {
-    int stat_fd;              /* /proc/stat, -1: unknown */
-    int sched_fd;             /* the thread's schedstat, -1: unknown */
-    char *text;               /* STAT_READ_MAX + 1 bytes */
-    cpu_set_t allowed;        /* the CPUs the launcher may run on */
-    uint64_t idle, total;     /* their /proc/stat jiffies at the last reading */
+    int stat_fd; /* /proc/stat, -1: unknown */
+    int sched_fd; /* the thread's schedstat, -1: unknown */
+    char *text; /* STAT_READ_MAX + 1 bytes */
+    cpu_set_t allowed; /* the CPUs the launcher may run on */
+    uint64_t idle, total; /* their /proc/stat jiffies at the last reading */
     uint64_t run_ns, wait_ns; /* schedstat's at the last reading */
-    uint32_t backoff, skip;   /* periods to skip after a wait, and still to skip */
+    uint32_t backoff, skip; /* periods to skip after a wait, and still to skip */
 };
 
 struct asys_arena_compressor {
     pthread_t thread;
     pthread_mutex_t lock; /* for `wake` */
     pthread_cond_t wake;
-    int stop;       /* atomic: stop now */
-    int exited;     /* atomic: the program has exited, compress what is sealed */
+    int stop; /* atomic: stop now */
+    int exited; /* atomic: the program has exited, compress what is sealed */
     int finish_all; /* stopping waits until every sealed slot is compressed */
-    int failed;     /* memory or disk ran out: nothing more is compressed */
+    int failed; /* memory or disk ran out: nothing more is compressed */
     int arena_fd, frames_fd, index_fd;
     uint64_t slot_size, payload_size;
-    uint64_t next_slot;         /* the first slot never looked at */
-    uint64_t frames_size;       /* bytes in the frame file */
+    uint64_t next_slot; /* the first slot never looked at */
+    uint64_t frames_size; /* bytes in the frame file */
     struct asys_strmap writers; /* struct asys_arena_writer_key -> index into progress[] + 1 */
     struct writer_progress *progress;
     size_t writer_count, writer_cap;

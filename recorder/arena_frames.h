@@ -15,12 +15,12 @@
 
 struct asys_arena_frames {
     const struct asys_arena_index *arena; /* borrowed */
-    int arena_fd;                         /* borrowed */
-    int fd;                               /* ASYS_ARENA_FRAMES_NAME, -1 when there are none */
-    struct asys_arena_frame *at;          /* the usable ones */
+    int arena_fd; /* borrowed */
+    int fd; /* ASYS_ARENA_FRAMES_NAME, -1 when there are none */
+    struct asys_arena_frame *at; /* the usable ones */
     size_t count;
     struct asys_u64map by_slot; /* slot offset -> index into `at` */
-    uint8_t *buffer;            /* a frame or a slot's payload on its way */
+    uint8_t *buffer; /* a frame or a slot's payload on its way */
     size_t buffer_size;
 };
 

@@ -12,7 +12,7 @@
 
 struct asys_arena_segment {
     struct asys_slot_header key; /* its writer; sequence unused */
-    uint64_t *slots;             /* file offsets of its slots, in sequence order */
+    uint64_t *slots; /* file offsets of its slots, in sequence order */
     size_t count;
 };
 
@@ -21,13 +21,13 @@ struct asys_arena_index {
     uint64_t payload_size; /* slot_size - ASYS_SLOT_HEADER_SIZE: what follows each slot header */
     struct asys_arena_segment *segments;
     size_t count;
-    uint64_t skipped_slots;   /* whose header is damaged (or cut short) */
+    uint64_t skipped_slots; /* whose header is damaged (or cut short) */
     uint64_t unwritten_slots; /* claimed but never written (a failed claim, a crash) */
     uint64_t missing_slots; /* claimed (the control block says so) but past the file's end */
     uint64_t sequence_gaps; /* slots missing inside a segment's sequence */
     uint64_t slots_after_gap; /* readable, but after a missing one: left out */
-    int control_damaged;      /* the control block was unreadable: the slot size was found
-                                 from the slots, the count of claimed slots is unknown */
+    int control_damaged; /* the control block was unreadable: the slot size was found
+                            from the slots, the count of claimed slots is unknown */
 };
 
 /* SESSION/segments/arena: 0, or -1 when it does not fit `size`. */

@@ -65,11 +65,11 @@ void asys_clock_pair_take(int kind, struct asys_clock_pair *out);
  * read only): what bounds the error of putting several hosts' recordings on
  * one time axis. */
 struct asys_clock_sync {
-    int synchronized;     /* NTP/PTP daemon keeps the clock (no STA_UNSYNC) */
+    int synchronized; /* NTP/PTP daemon keeps the clock (no STA_UNSYNC) */
     uint64_t maxerror_ns; /* the kernel's maximum error */
     uint64_t esterror_ns; /* its estimated error */
-    int status;           /* adjtimex status bits */
-    int state;            /* adjtimex return: TIME_OK, TIME_ERROR, ... */
+    int status; /* adjtimex status bits */
+    int state; /* adjtimex return: TIME_OK, TIME_ERROR, ... */
 };
 /* 0, or -1 when adjtimex is not available. */
 int asys_clock_sync_read(struct asys_clock_sync *out);

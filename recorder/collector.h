@@ -35,11 +35,11 @@ struct asys_collector_setup {
 };
 
 struct asys_collector {
-    const char *name;  /* the manual's name; the -t value of traced collectors */
+    const char *name; /* the manual's name; the -t value of traced collectors */
     const char *alias; /* nsys spelling, or NULL */
-    uint64_t feature;  /* enum asys_feature bit; 0: options of a planned collector only */
-    int built;         /* recorded by this asys (else planned: accepted and reported) */
-    int traced;        /* selected with -t (else enabled by its options, see enabled()) */
+    uint64_t feature; /* enum asys_feature bit; 0: options of a planned collector only */
+    int built; /* recorded by this asys (else planned: accepted and reported) */
+    int traced; /* selected with -t (else enabled by its options, see enabled()) */
     /* why a collector of this version is not built (NULL: planned, not built yet) */
     const char *unbuilt_reason;
     const char *summary; /* one line for --help */

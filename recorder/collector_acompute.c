@@ -45,8 +45,8 @@ static int acompute_prepare(const struct asys_collector_setup *s, struct asys_en
 #else
 #define BUILT 0
 #define PREPARE NULL
-#define UNBUILT                                                                                    \
-    "not built: the cuDNN/cuBLAS headers (cudnn.h, cublasXt.h) or Python 3 were missing when "     \
+#define UNBUILT \
+    "not built: the cuDNN/cuBLAS headers (cudnn.h, cublasXt.h) or Python 3 were missing when " \
     "asys was built"
 #endif
 

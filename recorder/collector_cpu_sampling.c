@@ -113,12 +113,12 @@ static int sampling_start(const struct asys_collector_setup *s, pid_t target, vo
     else if (r->reason[0]) /* every run on such a machine: one short line, the rest in report_info
                             */
         asys_note(ASYS_NOTE_NOTICE, "cpu sampling: %s; see report_info",
-                r->sched_source == ASYS_SCHED_TRACEPOINT ? "user-space samples only"
-                : r->sched_source == ASYS_SCHED_NONE     ? "no scheduling data"
-                : r->sched_source == ASYS_SCHED_CPU_SWITCH
-                    ? "scheduling from every CPU's context switches (no sched:sched_switch)"
-                    : "scheduling from the program's own context switches (no "
-                      "sched:sched_switch)");
+                  r->sched_source == ASYS_SCHED_TRACEPOINT ? "user-space samples only"
+                  : r->sched_source == ASYS_SCHED_NONE     ? "no scheduling data"
+                  : r->sched_source == ASYS_SCHED_CPU_SWITCH
+                      ? "scheduling from every CPU's context switches (no sched:sched_switch)"
+                      : "scheduling from the program's own context switches (no "
+                        "sched:sched_switch)");
     *state = sampler;
     return 0;
 }

@@ -52,7 +52,7 @@ struct segment_scan {
     uint32_t lost_thread_errno;
     uint64_t lost_processes, lost_process_records;
     uint32_t lost_process_errno, lost_process_pid;
-    uint32_t notices;                       /* enum asys_segment_notice */
+    uint32_t notices; /* enum asys_segment_notice */
     const struct asys_arena_segment *arena; /* NULL: a file of segments/ */
     char error[512]; /* the error that made the segment unreadable */
 };
@@ -650,13 +650,12 @@ void asys_finalize_warn_damage(const struct asys_finalize_result *r)
                      r->damaged_slots, (double)r->damaged_bytes / (1 << 20));
         if (r->control_damaged && !slots[0] && !segments[0])
             snprintf(slots, sizeof slots, "the arena's control block is unreadable");
-        asys_note(ASYS_NOTE_WARNING, "the session was damaged: %s%s; %s (see report_info)",
-                slots, segments,
-                r->control_damaged ? "slots claimed past the file's end cannot be counted"
-                                   : "their records are lost");
+        asys_note(ASYS_NOTE_WARNING, "the session was damaged: %s%s; %s (see report_info)", slots,
+                  segments,
+                  r->control_damaged ? "slots claimed past the file's end cannot be counted"
+                                     : "their records are lost");
     }
 }
-
 
 /* Where the archive's segments come from. */
 struct archive_sources {

@@ -15,25 +15,25 @@ struct asys_finalize_result {
     uint64_t report_bytes;
     uint64_t records;
     uint64_t dropped_records;
-    uint64_t lost_threads;        /* threads that got no segment of their own */
+    uint64_t lost_threads; /* threads that got no segment of their own */
     uint64_t lost_thread_records; /* and their events */
-    int lost_thread_errno;        /* why, the last time */
-    uint64_t lost_processes;       /* fork children that got no segment at all */
+    int lost_thread_errno; /* why, the last time */
+    uint64_t lost_processes; /* fork children that got no segment at all */
     uint64_t lost_process_records; /* and their events */
-    int lost_process_errno;        /* why, the last time */
-    uint32_t lost_process_pid;     /* the last of them */
-    uint64_t dropped_no_room;      /* records the session had no room for */
-    int no_room_errno;             /* why */
+    int lost_process_errno; /* why, the last time */
+    uint32_t lost_process_pid; /* the last of them */
+    uint64_t dropped_no_room; /* records the session had no room for */
+    int no_room_errno; /* why */
     /* processes that changed NVTX_INJECTION64_PATH (their HGTX is not recorded) */
     uint32_t nvtx_replaced;
     uint32_t nvtx_replaced_pid; /* the first of them */
     int segments;
     /* what could not be read of the session (a damaged or cut arena) */
-    uint64_t damaged_slots;   /* slots claimed but missing, cut off or unreadable */
-    uint64_t damaged_bytes;   /* their bytes */
+    uint64_t damaged_slots; /* slots claimed but missing, cut off or unreadable */
+    uint64_t damaged_bytes; /* their bytes */
     uint64_t damaged_segments; /* segments that ended on an error */
-    int arena_missing;        /* the session's arena is gone: every thread's records */
-    int control_damaged;      /* its control block was unreadable */
+    int arena_missing; /* the session's arena is gone: every thread's records */
+    int control_damaged; /* its control block was unreadable */
     /* --multi-node-mode true around a launcher of several ranks: the report
      * of each rank, written instead of one (asys_finalize_result_free) */
     char **rank_reports;

@@ -23,7 +23,7 @@
 
 struct entry {
     uint64_t start, size;
-    uint32_t name;  /* offset in names */
+    uint32_t name; /* offset in names */
     uint32_t order; /* line number: a later line wins an overlap */
 };
 

@@ -428,7 +428,7 @@ static int record(const struct asys_profile_options *o, char *report_path, size_
         goto out;
     }
     asys_session_release_arena_fd(&session); /* the program holds its own */
-    if (o->duration_s)                       /* nsys counts it from the end of --delay */
+    if (o->duration_s) /* nsys counts it from the end of --delay */
         asys_target_set_duration(&target, o->delay_s + o->duration_s, o->kill_signal,
                                  !o->stop_on_exit);
     if (o->delay_s)

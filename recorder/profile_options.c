@@ -326,8 +326,8 @@ static struct asys_profile_value *find_long(struct asys_profile_options *o, cons
  * "(nsys: --NAME)"; the manifest records the option under its asys name, so
  * an alias gives the same report as its asys spelling. */
 struct option_alias {
-    const char *nsys;       /* nsys's long option name */
-    const char *option;     /* ours */
+    const char *nsys; /* nsys's long option name */
+    const char *option; /* ours */
     const char *nsys_value; /* a value nsys spells differently, or NULL */
     const char *asys_value; /* what it is here */
 };

@@ -21,7 +21,7 @@ enum asys_wait_mode { ASYS_WAIT_ALL, ASYS_WAIT_PRIMARY };
 #define ASYS_MAX_GIVEN_OPTIONS 64
 
 struct asys_given_option {
-    const char *name;  /* long name without dashes */
+    const char *name; /* long name without dashes */
     const char *value; /* NULL for flags */
     int supported;
 };
@@ -33,7 +33,7 @@ struct asys_profile_value {
 };
 
 struct asys_profile_options {
-    uint64_t features;  /* collectors asked for (enum asys_feature bits), built or not */
+    uint64_t features; /* collectors asked for (enum asys_feature bits), built or not */
     const char *output; /* as given, or NULL for reportN */
     int force_overwrite;
     enum asys_wait_mode wait;
@@ -45,15 +45,15 @@ struct asys_profile_options {
     const struct asys_collector *help_collector;
     const struct asys_option *help_option;
     const char *help_value;
-    int kill_on_exit;     /* the program dies with asys (PR_SET_PDEATHSIG) */
-    uint64_t duration_s;  /* --duration; 0: none */
-    uint64_t delay_s;     /* --delay; 0: none (recording from the start) */
-    int kill_signal;      /* --kill: at the end of the duration; 0: none */
-    int stop_on_exit;     /* -x */
+    int kill_on_exit; /* the program dies with asys (PR_SET_PDEATHSIG) */
+    uint64_t duration_s; /* --duration; 0: none */
+    uint64_t delay_s; /* --delay; 0: none (recording from the start) */
+    int kill_signal; /* --kill: at the end of the duration; 0: none */
+    int stop_on_exit; /* -x */
     const char *env_vars; /* -e NAME=VALUE,... (borrowed) or NULL */
-    int show_output;      /* -w */
-    int run_stats;        /* --stats */
-    const char *exports;  /* --export: "none" or types, comma separated (borrowed) */
+    int show_output; /* -w */
+    int run_stats; /* --stats */
+    const char *exports; /* --export: "none" or types, comma separated (borrowed) */
     /* every option of the catalogue, in --help order */
     struct asys_profile_value values[ASYS_MAX_OPTIONS];
     size_t value_count;

@@ -13,9 +13,9 @@
 
 /* Every variable those environments use: what a program's processes keep
  * for finalize to split a launcher's ranks into reports of their own. */
-#define ASYS_RANK_VARIABLES                                                                        \
-    "RANK", "LOCAL_RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",      \
-        "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE", "SLURM_PROCID",         \
+#define ASYS_RANK_VARIABLES \
+    "RANK", "LOCAL_RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", \
+        "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE", "SLURM_PROCID", \
         "SLURM_LOCALID", "SLURM_NTASKS"
 
 /* Where the injected library keeps them: SESSION/ranks/PID, NAME=VALUE lines. */
@@ -23,8 +23,8 @@
 
 struct asys_rank {
     long rank;
-    long local_rank;    /* -1: not set by that launcher */
-    long world_size;    /* -1: not set */
+    long local_rank; /* -1: not set by that launcher */
+    long world_size; /* -1: not set */
     const char *source; /* the environment's name, e.g. "RANK/LOCAL_RANK/WORLD_SIZE" */
 };
 

@@ -273,8 +273,7 @@ int asys_segment_open_arena(struct asys_segment_writer *w, const struct asys_are
     int error = 0;
     int fd = -1, owned = 0;
     uint64_t reserve = arena->slot_size < FIRST_RESERVATION ? arena->slot_size : FIRST_RESERVATION;
-    uint8_t *map =
-        claim_slot(arena, &w->trailer, 0, reserve, &w->file_offset, &error, &fd, &owned);
+    uint8_t *map = claim_slot(arena, &w->trailer, 0, reserve, &w->file_offset, &error, &fd, &owned);
     /* the header's page again, on its own (through the claim's descriptor): it
      * outlives the first chunk's mapping */
     void *head = MAP_FAILED;
@@ -564,8 +563,8 @@ static int grow(struct asys_segment_writer *w, uint64_t need)
 void asys_segment_count_lost(struct asys_segment_header *h, uint32_t size,
                              enum asys_drop_cause cause)
 {
-    uint64_t *by_cause = cause == ASYS_DROP_REENTRY ? &h->dropped_reentry
-                         : cause == ASYS_DROP_BIG   ? &h->dropped_big
+    uint64_t *by_cause = cause == ASYS_DROP_REENTRY   ? &h->dropped_reentry
+                         : cause == ASYS_DROP_BIG     ? &h->dropped_big
                          : cause == ASYS_DROP_NO_ROOM ? &h->dropped_no_room
                                                       : &h->dropped_full;
     __atomic_fetch_add(by_cause, 1, __ATOMIC_RELAXED);
@@ -603,12 +602,11 @@ void *asys_segment_reserve_slow(struct asys_segment_writer *w, uint32_t size, ui
         (uint64_t)size + sizeof(struct asys_rec_time_base) + sizeof(struct asys_rec_drop);
     if (w->full || !w->chunk || size > ASYS_REC_MAX_SIZE ||
         ((uint64_t)(w->end - w->cur) < worst && !grow(w, worst))) {
-        enum asys_drop_cause cause = size > ASYS_REC_MAX_SIZE ? ASYS_DROP_BIG
+        enum asys_drop_cause cause = size > ASYS_REC_MAX_SIZE    ? ASYS_DROP_BIG
                                      : w->full || !w->grow_errno ? ASYS_DROP_FULL
                                                                  : ASYS_DROP_NO_ROOM;
         if (cause == ASYS_DROP_NO_ROOM && w->header)
-            __atomic_store_n(&w->header->no_room_errno, (uint32_t)w->grow_errno,
-                             __ATOMIC_RELAXED);
+            __atomic_store_n(&w->header->no_room_errno, (uint32_t)w->grow_errno, __ATOMIC_RELAXED);
         asys_segment_count_drop(w, size, stamp, cause);
         if (w->chunk)
             w->end = w->cur; /* route every record through here until space returns */

@@ -57,27 +57,27 @@ void asys_arena_detach(struct asys_arena *a);
 
 struct asys_segment_writer {
     /* hot */
-    uint8_t *cur;        /* next free byte of the current chunk */
-    uint8_t *end;        /* end of the current chunk */
+    uint8_t *cur; /* next free byte of the current chunk */
+    uint8_t *end; /* end of the current chunk */
     uint64_t last_ticks; /* timestamp of the last committed record */
     /* slow path */
     struct asys_segment_header *header; /* in its own mapping, for the writer's lifetime */
-    void *header_map;                   /* that mapping (a page) */
-    uint8_t *map;                       /* mapping of the current chunk (chunk_size bytes) */
-    uint8_t *chunk;                     /* where its records go: after an arena slot's header */
-    uint64_t chunk_offset;              /* logical offset of the chunk in the segment */
-    uint64_t chunk_size;                /* bytes mapped per chunk (an arena slot) */
-    uint64_t payload_size;              /* bytes of records per chunk */
+    void *header_map; /* that mapping (a page) */
+    uint8_t *map; /* mapping of the current chunk (chunk_size bytes) */
+    uint8_t *chunk; /* where its records go: after an arena slot's header */
+    uint64_t chunk_offset; /* logical offset of the chunk in the segment */
+    uint64_t chunk_size; /* bytes mapped per chunk (an arena slot) */
+    uint64_t payload_size; /* bytes of records per chunk */
     uint64_t max_size;
     /* in an arena: its slots, and this segment's trailer */
     const struct asys_arena *arena;
-    uint64_t file_offset;        /* where the current chunk's mapping starts in the file */
-    uint64_t reserved;           /* bytes of the current slot whose blocks are reserved */
+    uint64_t file_offset; /* where the current chunk's mapping starts in the file */
+    uint64_t reserved; /* bytes of the current slot whose blocks are reserved */
     uint64_t header_file_offset; /* where the segment header lies in the file */
     struct asys_slot_header trailer;
-    int full;                      /* max_size reached: every further record is a drop */
-    unsigned grow_failures;        /* consecutive failed growths (I/O errors) */
-    int grow_errno;                /* why the last one failed */
+    int full; /* max_size reached: every further record is a drop */
+    unsigned grow_failures; /* consecutive failed growths (I/O errors) */
+    int grow_errno; /* why the last one failed */
     uint64_t pending_drop_records; /* lost since the last DROP record */
     uint64_t pending_drop_bytes;
     uint64_t first_drop_ticks;

@@ -72,7 +72,7 @@
 #define SAMPLERS_STOP_WAIT_MS 60000
 #define START_OPTIONS_MAX 32
 #define ENTRY_MAX (PATH_MAX + NAME_MAX_LEN + 2) /* RUNTIME/NAME */
-#define FILE_MAX (ENTRY_MAX + 16)               /* RUNTIME/NAME/FILE */
+#define FILE_MAX (ENTRY_MAX + 16) /* RUNTIME/NAME/FILE */
 
 /* ---- the user's runtime directory ----------------------------------------- */
 
@@ -623,7 +623,7 @@ struct control_args {
     int signal; /* --kill's */
     int help;
     uint32_t window_options; /* asys start's collector options: ASYS_WINDOW_* */
-    int collector_count;     /* asys start's collector options, to check */
+    int collector_count; /* asys start's collector options, to check */
     char *collector_args[START_OPTIONS_MAX];
 };
 

@@ -22,16 +22,16 @@
 struct symbol {
     uint64_t start, size;
     const char *name; /* libelf's string table: lives as long as the Dwfl */
-    int index;        /* in libdwfl's numbering: the order ties are broken in */
-    int binding;      /* global 3, weak 2, local 1 */
-    Elf *elf;         /* the file of the symbol's table (the main one or MiniDebugInfo) */
-    GElf_Word shndx;  /* its section there */
-    GElf_Addr bias;   /* address - bias: the symbol file's own address */
+    int index; /* in libdwfl's numbering: the order ties are broken in */
+    int binding; /* global 3, weak 2, local 1 */
+    Elf *elf; /* the file of the symbol's table (the main one or MiniDebugInfo) */
+    GElf_Word shndx; /* its section there */
+    GElf_Addr bias; /* address - bias: the symbol file's own address */
 };
 
 struct asys_symbol_table {
     struct symbol *symbols; /* by start */
-    uint64_t *max_end;      /* max_end[i]: the highest end of symbols[0..i] */
+    uint64_t *max_end; /* max_end[i]: the highest end of symbols[0..i] */
     size_t count, cap;
     int first_global; /* indices from here are searched first */
 };

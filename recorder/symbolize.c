@@ -49,12 +49,12 @@ struct sym_image {
 };
 
 struct asys_symbolizer {
-    struct asys_u64map images;  /* uid -> struct sym_image * */
-    struct sym_image *current;  /* image of the segment being read */
+    struct asys_u64map images; /* uid -> struct sym_image * */
+    struct sym_image *current; /* image of the segment being read */
     struct asys_u64map strings; /* string id -> char *, this segment */
     struct sym_file *files;
     size_t file_count, file_cap;
-    struct asys_strmap file_index;      /* "path\0build id" -> index + 1 */
+    struct asys_strmap file_index; /* "path\0build id" -> index + 1 */
     struct asys_symbols_warmer *warmer; /* what was read while the program ran, or NULL */
 };
 
@@ -413,9 +413,9 @@ struct asys_symbols_warmer {
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t wake;
-    int cancel;           /* under lock: do not begin */
-    int began;            /* under lock: the thread is reading */
-    int done;             /* the thread has been joined */
+    int cancel; /* under lock: do not begin */
+    int began; /* under lock: the thread is reading */
+    int done; /* the thread has been joined */
     struct sym_file file; /* path and build id; no offsets */
     struct file_symbols fs;
     int have; /* fs holds what was read */

@@ -197,8 +197,8 @@ static void escalate(struct asys_target *t, int sig, const siginfo_t *info)
     }
     int send = t->interrupts == 2 ? SIGTERM : SIGKILL;
     asys_note(ASYS_NOTE_NOTICE, "interrupted again: sending %s to the program (pid %d)%s",
-            send == SIGTERM ? "SIGTERM" : "SIGKILL", (int)t->pid,
-            send == SIGTERM ? "; once more sends SIGKILL" : "");
+              send == SIGTERM ? "SIGTERM" : "SIGKILL", (int)t->pid,
+              send == SIGTERM ? "; once more sends SIGKILL" : "");
     kill(t->pid, send);
 }
 

@@ -23,8 +23,8 @@ struct asys_target {
     pid_t pid;
     int status; /* wait status of the program once it ended */
     int ended;
-    int stopped_by_user;               /* a signal ended the wait for descendants */
-    int interrupts;                    /* SIGINT/SIGTERM/SIGHUP/SIGQUIT received while it ran */
+    int stopped_by_user; /* a signal ended the wait for descendants */
+    int interrupts; /* SIGINT/SIGTERM/SIGHUP/SIGQUIT received while it ran */
     struct timespec interrupt_hint_at; /* when to say how to stop it, if it still runs */
     int interrupt_hint_said;
     /* descendants still running when the wait ended (--wait primary, or a

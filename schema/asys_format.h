@@ -33,11 +33,11 @@
 #define ASYS_REPORT_MARK_MAGIC 0x184D2A5Au /* a skippable frame's magic, little-endian */
 #define ASYS_REPORT_MARK_ID "ASYS-REP"
 struct asys_report_mark {
-    uint32_t magic;          /* ASYS_REPORT_MARK_MAGIC */
-    uint32_t size;           /* bytes that follow: 16 */
-    char id[8];              /* ASYS_REPORT_MARK_ID, not NUL-terminated */
+    uint32_t magic; /* ASYS_REPORT_MARK_MAGIC */
+    uint32_t size; /* bytes that follow: 16 */
+    char id[8]; /* ASYS_REPORT_MARK_ID, not NUL-terminated */
     uint32_t format_version; /* ASYS_FORMAT_VERSION of the writer */
-    uint32_t reserved;       /* zero */
+    uint32_t reserved; /* zero */
 };
 /* Archive member names. */
 #define ASYS_MANIFEST_NAME "manifest.json"
@@ -53,15 +53,15 @@ enum asys_feature {
     ASYS_FEATURE_CORE = 1u << 0, /* PAD, TIME_BASE, STRING_DEF, PROCESS/THREAD, DROP, CLOCK_PAIR */
     ASYS_FEATURE_HGTX = 1u << 1, /* HGTX (NVTX) records */
     ASYS_FEATURE_OSRT = 1u << 2, /* OS runtime calls */
-    ASYS_FEATURE_STACKS = 1u << 3,  /* call stacks and the modules they point into */
-    ASYS_FEATURE_HGGC = 1u << 4,    /* PPU API calls and device activity (CUPTI) */
+    ASYS_FEATURE_STACKS = 1u << 3, /* call stacks and the modules they point into */
+    ASYS_FEATURE_HGGC = 1u << 4, /* PPU API calls and device activity (CUPTI) */
     ASYS_FEATURE_MEMORY = 1u << 12, /* memory: heap allocations and frees, host memory samples */
     ASYS_FEATURE_EVENTS = 1u << 13, /* event sampling: counts of CPU core and OS events */
     ASYS_FEATURE_PPU_METRICS = 1u << 10, /* PPU performance counters sampled by the launcher */
-    ASYS_FEATURE_PYTHON = 1u << 14,      /* Python call stack samples */
-    ASYS_FEATURE_NIC = 1u << 11,   /* NIC metrics: the launcher's readings of sysfs counters */
-    ASYS_FEATURE_PCCL = 1u << 7,   /* PCCL (NCCL) events through NCCL's profiler plugin */
-    ASYS_FEATURE_ACDNN = 1u << 5,  /* cuDNN-compatible library calls (libasys-acompute.so) */
+    ASYS_FEATURE_PYTHON = 1u << 14, /* Python call stack samples */
+    ASYS_FEATURE_NIC = 1u << 11, /* NIC metrics: the launcher's readings of sysfs counters */
+    ASYS_FEATURE_PCCL = 1u << 7, /* PCCL (NCCL) events through NCCL's profiler plugin */
+    ASYS_FEATURE_ACDNN = 1u << 5, /* cuDNN-compatible library calls (libasys-acompute.so) */
     ASYS_FEATURE_ACBLAS = 1u << 6, /* cuBLAS/cuBLASLt/cuBLASXt-compatible library calls */
     /* Collectors of the manual this version does not build yet: their bits
      * name them in options and manifests; no segment carries them. */
@@ -70,16 +70,16 @@ enum asys_feature {
                                             events) */
 };
 /* Every feature this version of the tools can decode. */
-#define ASYS_FEATURES_KNOWN                                                                        \
-    (ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX | ASYS_FEATURE_OSRT | ASYS_FEATURE_STACKS |             \
-     ASYS_FEATURE_HGGC | ASYS_FEATURE_MEMORY | ASYS_FEATURE_CPU_SAMPLING | ASYS_FEATURE_EVENTS |   \
-     ASYS_FEATURE_PPU_METRICS | ASYS_FEATURE_PYTHON | ASYS_FEATURE_NIC | ASYS_FEATURE_PCCL |       \
+#define ASYS_FEATURES_KNOWN \
+    (ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX | ASYS_FEATURE_OSRT | ASYS_FEATURE_STACKS | \
+     ASYS_FEATURE_HGGC | ASYS_FEATURE_MEMORY | ASYS_FEATURE_CPU_SAMPLING | ASYS_FEATURE_EVENTS | \
+     ASYS_FEATURE_PPU_METRICS | ASYS_FEATURE_PYTHON | ASYS_FEATURE_NIC | ASYS_FEATURE_PCCL | \
      ASYS_FEATURE_ACDNN | ASYS_FEATURE_ACBLAS | ASYS_FEATURE_HGVIDEO)
 
 /* ---- who wrote a segment ----------------------------------------------- */
 
 enum asys_collector_kind {
-    ASYS_SEGMENT_THREAD = 1,   /* one thread of a traced process (libasys-inject.so) */
+    ASYS_SEGMENT_THREAD = 1, /* one thread of a traced process (libasys-inject.so) */
     ASYS_SEGMENT_LAUNCHER = 2, /* the asys launcher: clock pairs, session events */
 };
 
@@ -89,10 +89,10 @@ enum asys_collector_kind {
  * ASYS_LAUNCHER_PER_DEVICE x the device's physical index.  The CPU samples'
  * segments are the sampled processes' (index 1 under a tagged process uid). */
 enum asys_launcher_segment {
-    ASYS_LAUNCHER_SESSION = 1,     /* clock pairs, session events */
+    ASYS_LAUNCHER_SESSION = 1, /* clock pairs, session events */
     ASYS_LAUNCHER_HOST_MEMORY = 2, /* --host-memory-sampling */
-    ASYS_LAUNCHER_EVENTS = 3,      /* --event-sample, --cpu-core-events, --os-events */
-    ASYS_LAUNCHER_NIC = 4,         /* --nic-metrics */
+    ASYS_LAUNCHER_EVENTS = 3, /* --event-sample, --cpu-core-events, --os-events */
+    ASYS_LAUNCHER_NIC = 4, /* --nic-metrics */
     ASYS_LAUNCHER_PPU_METRICS = 5, /* --ppu-metrics-device, + 256 x the device */
     ASYS_LAUNCHER_PER_DEVICE = 256,
 };
@@ -101,8 +101,8 @@ enum asys_launcher_segment {
 
 enum asys_clock_kind {
     ASYS_CLOCK_MONOTONIC = 1, /* ticks are CLOCK_MONOTONIC nanoseconds */
-    ASYS_CLOCK_TSC = 2,       /* x86 invariant TSC ticks (rdtsc) */
-    ASYS_CLOCK_CNTVCT = 3,    /* arm64 virtual counter (cntvct_el0) */
+    ASYS_CLOCK_TSC = 2, /* x86 invariant TSC ticks (rdtsc) */
+    ASYS_CLOCK_CNTVCT = 3, /* arm64 virtual counter (cntvct_el0) */
 };
 
 /* ---- segment header: file offset 0, ASYS_SEGMENT_HEADER_SIZE bytes ------ */
@@ -110,31 +110,31 @@ enum asys_clock_kind {
 #define ASYS_SEGMENT_HEADER_SIZE 256
 
 struct asys_segment_header {
-    char magic[8];           /* ASYS_SEGMENT_MAGIC */
+    char magic[8]; /* ASYS_SEGMENT_MAGIC */
     uint16_t format_version; /* ASYS_FORMAT_VERSION of the writer */
-    uint16_t header_size;    /* ASYS_SEGMENT_HEADER_SIZE; records start here */
-    uint32_t collector;      /* enum asys_collector_kind */
-    uint64_t feature_mask;   /* enum asys_feature bits the records may use */
+    uint16_t header_size; /* ASYS_SEGMENT_HEADER_SIZE; records start here */
+    uint32_t collector; /* enum asys_collector_kind */
+    uint64_t feature_mask; /* enum asys_feature bits the records may use */
     uint32_t pid;
     uint32_t tid;
     uint32_t ppid;
-    uint32_t thread_index;           /* 1-based order of registration in the process */
-    uint64_t process_uid;            /* unique per process image (fork or exec gives a new one) */
-    uint64_t parent_process_uid;     /* fork child: the parent image's uid, else 0 */
+    uint32_t thread_index; /* 1-based order of registration in the process */
+    uint64_t process_uid; /* unique per process image (fork or exec gives a new one) */
+    uint64_t parent_process_uid; /* fork child: the parent image's uid, else 0 */
     uint32_t inherited_string_limit; /* fork child: string ids below this resolve in the parent */
-    uint32_t clock_kind;             /* enum asys_clock_kind of every tick in this segment */
-    uint64_t base_ticks;             /* clock value the first record's delta is relative to */
-    uint64_t calib_ticks;            /* (ticks, CLOCK_MONOTONIC ns) pair taken at creation */
+    uint32_t clock_kind; /* enum asys_clock_kind of every tick in this segment */
+    uint64_t base_ticks; /* clock value the first record's delta is relative to */
+    uint64_t calib_ticks; /* (ticks, CLOCK_MONOTONIC ns) pair taken at creation */
     uint64_t calib_mono_ns;
-    uint64_t chunk_size;      /* the writer grows the file by this many bytes */
+    uint64_t chunk_size; /* the writer grows the file by this many bytes */
     uint64_t dropped_records; /* updated in place by the writer: every cause */
-    uint64_t dropped_bytes;   /* updated in place by the writer */
-    uint64_t data_end;        /* file offset after the last record; 0 = scan for it */
+    uint64_t dropped_bytes; /* updated in place by the writer */
+    uint64_t data_end; /* file offset after the last record; 0 = scan for it */
     /* format 2: dropped_records by cause (enum asys_drop_cause), in place */
-    uint64_t dropped_full;    /* no room: --max-segment-size reached */
+    uint64_t dropped_full; /* no room: --max-segment-size reached */
     uint64_t dropped_reentry; /* an event inside the tool's own work (a signal handler, a hook
                                  called by the collector) */
-    uint64_t dropped_big;     /* a record larger than ASYS_REC_MAX_SIZE */
+    uint64_t dropped_big; /* a record larger than ASYS_REC_MAX_SIZE */
     /* format 2, in the first segment of a process image: its threads that
      * could get no segment of their own (out of file descriptors, disk full),
      * the events they lost, and the errno of the last failure */
@@ -152,7 +152,7 @@ struct asys_segment_header {
     uint32_t no_room_errno;
     uint32_t lost_process_errno;
     uint32_t lost_process_pid;
-    uint32_t reserved2;   /* zero */
+    uint32_t reserved2; /* zero */
     uint8_t reserved[48]; /* zero */
 };
 
@@ -176,35 +176,35 @@ struct asys_segment_header {
 #define ASYS_SLOT_HEADER_SIZE 64
 
 struct asys_arena_control { /* at offset 0 */
-    char magic[8];          /* ASYS_ARENA_MAGIC */
-    uint32_t version;       /* ASYS_ARENA_VERSION */
-    uint32_t reserved;      /* zero */
-    uint64_t slot_size;     /* bytes of a slot, a multiple of the page size */
-    uint64_t next_slot;     /* the next slot to claim (atomic fetch-and-add); starts at 1 */
+    char magic[8]; /* ASYS_ARENA_MAGIC */
+    uint32_t version; /* ASYS_ARENA_VERSION */
+    uint32_t reserved; /* zero */
+    uint64_t slot_size; /* bytes of a slot, a multiple of the page size */
+    uint64_t next_slot; /* the next slot to claim (atomic fetch-and-add); starts at 1 */
     /* interactive sessions and --delay (ASYS_CAPTURE_RANGE=session): the
      * launcher's commands open and close the recording of every process of
      * the session at once by storing here, in the page they all map */
     uint32_t session_recording; /* 1 while recording, else 0 */
-    uint32_t session_window;    /* the recording's number: 1, 2, ... (0 before the first) */
+    uint32_t session_window; /* the recording's number: 1, 2, ... (0 before the first) */
     /* asys launch's answer: the recording its samplers (CPU sampling, NIC,
      * PPU metrics...) run for, 0 once they stopped and wrote their segments */
     uint32_t samplers_window;
     uint32_t window_options; /* ASYS_WINDOW_*: what asys start chose for this recording */
-    uint8_t reserved2[16];   /* zero */
+    uint8_t reserved2[16]; /* zero */
 };
 
 /* window_options: the recording leaves the launcher's samplers off (asys start -s none) */
 #define ASYS_WINDOW_NO_SAMPLERS 1u
 
 struct asys_slot_header { /* the first bytes of each claimed slot */
-    char magic[8];        /* ASYS_SLOT_MAGIC */
+    char magic[8]; /* ASYS_SLOT_MAGIC */
     uint64_t process_uid; /* the segment's: process image */
     uint32_t pid;
     uint32_t tid;
     uint32_t thread_index;
-    uint32_t sequence;     /* 0 for the slot that starts with the segment header, then 1, 2... */
-    uint32_t collector;    /* enum asys_collector_kind */
-    uint32_t reserved;     /* zero */
+    uint32_t sequence; /* 0 for the slot that starts with the segment header, then 1, 2... */
+    uint32_t collector; /* enum asys_collector_kind */
+    uint32_t reserved; /* zero */
     uint8_t reserved2[24]; /* zero */
 };
 
@@ -225,11 +225,11 @@ struct asys_slot_header { /* the first bytes of each claimed slot */
 #define ASYS_ARENA_FRAME_INDEX_NAME "arena-frames.idx"
 
 struct asys_arena_frame {
-    uint64_t slot_offset;  /* the slot's offset in the arena */
+    uint64_t slot_offset; /* the slot's offset in the arena */
     uint64_t frame_offset; /* the frame's offset in ASYS_ARENA_FRAMES_NAME */
-    uint64_t frame_size;   /* its bytes */
-    uint32_t sequence;     /* the slot's sequence, >= 1 */
-    uint32_t reserved;     /* zero */
+    uint64_t frame_size; /* its bytes */
+    uint32_t sequence; /* the slot's sequence, >= 1 */
+    uint32_t reserved; /* zero */
 };
 
 /* What the first segment of a process image tells finalize (updated in place). */
@@ -264,8 +264,8 @@ typedef uint64_t asys_rec_word;
 #define ASYS_REC_SIZE_WORDS(w) ((unsigned)(((w) >> 8) & 0xffu))
 #define ASYS_REC_ARG(w) ((unsigned)(((w) >> 16) & 0xffffu))
 #define ASYS_REC_DELTA(w) ((uint32_t)((w) >> 32))
-#define ASYS_REC_WORD(type, size_words, arg, delta)                                                \
-    ((uint64_t)(type) | ((uint64_t)(size_words) << 8) | ((uint64_t)(arg) << 16) |                  \
+#define ASYS_REC_WORD(type, size_words, arg, delta) \
+    ((uint64_t)(type) | ((uint64_t)(size_words) << 8) | ((uint64_t)(arg) << 16) | \
      ((uint64_t)(delta) << 32))
 #define ASYS_REC_EXTENDED 255u
 #define ASYS_REC_MAX_SIZE (256u * 1024u) /* largest record a writer may produce */
@@ -275,117 +275,117 @@ typedef uint64_t asys_rec_word;
 enum asys_record_type {
     ASYS_REC_INVALID = 0,
     /* core */
-    ASYS_REC_PAD = 1,          /* filler up to the end of a chunk */
-    ASYS_REC_TIME_BASE = 2,    /* struct asys_rec_time_base */
-    ASYS_REC_STRING_DEF = 3,   /* struct asys_rec_string_def + bytes */
+    ASYS_REC_PAD = 1, /* filler up to the end of a chunk */
+    ASYS_REC_TIME_BASE = 2, /* struct asys_rec_time_base */
+    ASYS_REC_STRING_DEF = 3, /* struct asys_rec_string_def + bytes */
     ASYS_REC_PROCESS_INFO = 4, /* struct asys_rec_process_info */
     ASYS_REC_THREAD_START = 5, /* struct asys_rec_thread */
-    ASYS_REC_THREAD_END = 6,   /* struct asys_rec_thread */
-    ASYS_REC_DROP = 7,         /* struct asys_rec_drop */
-    ASYS_REC_CLOCK_PAIR = 8,   /* struct asys_rec_clock_pair */
+    ASYS_REC_THREAD_END = 6, /* struct asys_rec_thread */
+    ASYS_REC_DROP = 7, /* struct asys_rec_drop */
+    ASYS_REC_CLOCK_PAIR = 8, /* struct asys_rec_clock_pair */
     /* stacks */
-    ASYS_REC_MODULE = 9,     /* struct asys_rec_module: a loaded object */
+    ASYS_REC_MODULE = 9, /* struct asys_rec_module: a loaded object */
     ASYS_REC_CALLCHAIN = 10, /* struct asys_rec_callchain + frames */
     /* core, written by the collector whose event opens or closes a window */
     ASYS_REC_CAPTURE = 11, /* struct asys_rec_capture: arg = enum asys_capture_edge */
     /* hgtx */
-    ASYS_REC_HGTX_PUSH = 16,        /* header only: arg = message string id, default domain */
-    ASYS_REC_HGTX_PUSH_EX = 17,     /* struct asys_rec_hgtx_ex */
-    ASYS_REC_HGTX_POP = 18,         /* header only: arg = domain id */
-    ASYS_REC_HGTX_MARK = 19,        /* header only: arg = message string id, default domain */
-    ASYS_REC_HGTX_MARK_EX = 20,     /* struct asys_rec_hgtx_ex */
-    ASYS_REC_HGTX_START = 21,       /* struct asys_rec_hgtx_range: arg = message string id */
-    ASYS_REC_HGTX_START_EX = 22,    /* struct asys_rec_hgtx_start_ex */
-    ASYS_REC_HGTX_END = 23,         /* struct asys_rec_hgtx_range */
-    ASYS_REC_HGTX_DOMAIN = 24,      /* struct asys_rec_hgtx_domain: arg = domain id */
-    ASYS_REC_HGTX_CATEGORY = 25,    /* struct asys_rec_hgtx_category: arg = domain id */
+    ASYS_REC_HGTX_PUSH = 16, /* header only: arg = message string id, default domain */
+    ASYS_REC_HGTX_PUSH_EX = 17, /* struct asys_rec_hgtx_ex */
+    ASYS_REC_HGTX_POP = 18, /* header only: arg = domain id */
+    ASYS_REC_HGTX_MARK = 19, /* header only: arg = message string id, default domain */
+    ASYS_REC_HGTX_MARK_EX = 20, /* struct asys_rec_hgtx_ex */
+    ASYS_REC_HGTX_START = 21, /* struct asys_rec_hgtx_range: arg = message string id */
+    ASYS_REC_HGTX_START_EX = 22, /* struct asys_rec_hgtx_start_ex */
+    ASYS_REC_HGTX_END = 23, /* struct asys_rec_hgtx_range */
+    ASYS_REC_HGTX_DOMAIN = 24, /* struct asys_rec_hgtx_domain: arg = domain id */
+    ASYS_REC_HGTX_CATEGORY = 25, /* struct asys_rec_hgtx_category: arg = domain id */
     ASYS_REC_HGTX_THREAD_NAME = 26, /* struct asys_rec_hgtx_thread_name */
     /* hgtx extensions (payload, counters, memory) and naming */
-    ASYS_REC_HGTX_SCHEMA = 27,    /* struct asys_rec_hgtx_schema + entries: arg = domain id */
-    ASYS_REC_HGTX_PAYLOAD = 28,   /* struct asys_rec_hgtx_payload + blobs: arg = domain id */
-    ASYS_REC_HGTX_COUNTER = 29,   /* struct asys_rec_hgtx_counter: arg = domain id */
-    ASYS_REC_HGTX_SAMPLE = 30,    /* struct asys_rec_hgtx_sample + data: arg = domain id */
-    ASYS_REC_HGTX_MEM = 31,       /* struct asys_rec_hgtx_mem: arg = enum asys_hgtx_mem_op */
-    ASYS_REC_HGTX_RESOURCE = 33,  /* struct asys_rec_hgtx_resource: arg = domain id */
-    ASYS_REC_HGTX_SYNC = 34,      /* struct asys_rec_hgtx_sync: arg = enum asys_hgtx_sync_op */
+    ASYS_REC_HGTX_SCHEMA = 27, /* struct asys_rec_hgtx_schema + entries: arg = domain id */
+    ASYS_REC_HGTX_PAYLOAD = 28, /* struct asys_rec_hgtx_payload + blobs: arg = domain id */
+    ASYS_REC_HGTX_COUNTER = 29, /* struct asys_rec_hgtx_counter: arg = domain id */
+    ASYS_REC_HGTX_SAMPLE = 30, /* struct asys_rec_hgtx_sample + data: arg = domain id */
+    ASYS_REC_HGTX_MEM = 31, /* struct asys_rec_hgtx_mem: arg = enum asys_hgtx_mem_op */
+    ASYS_REC_HGTX_RESOURCE = 33, /* struct asys_rec_hgtx_resource: arg = domain id */
+    ASYS_REC_HGTX_SYNC = 34, /* struct asys_rec_hgtx_sync: arg = enum asys_hgtx_sync_op */
     ASYS_REC_HGTX_INJECTION = 35, /* struct asys_rec_hgtx_injection + path */
-    ASYS_REC_HGTX_TIME = 36,      /* struct asys_rec_hgtx_time: arg = enum asys_hgtx_time_kind */
+    ASYS_REC_HGTX_TIME = 36, /* struct asys_rec_hgtx_time: arg = enum asys_hgtx_time_kind */
     /* osrt */
     ASYS_REC_OSRT_CALL = 32, /* struct asys_rec_osrt_call: arg = function id */
     /* hggc: API calls from CUPTI callbacks, device activity from CUPTI records */
-    ASYS_REC_HGGC_API = 40,          /* struct asys_rec_hggc_api: arg = callback domain */
-    ASYS_REC_HGGC_KERNEL = 41,       /* struct asys_rec_hggc_kernel */
-    ASYS_REC_HGGC_MEMCPY = 42,       /* struct asys_rec_hggc_memcpy */
-    ASYS_REC_HGGC_MEMSET = 43,       /* struct asys_rec_hggc_memset */
-    ASYS_REC_HGGC_SYNC = 44,         /* struct asys_rec_hggc_sync: arg = synchronization type */
+    ASYS_REC_HGGC_API = 40, /* struct asys_rec_hggc_api: arg = callback domain */
+    ASYS_REC_HGGC_KERNEL = 41, /* struct asys_rec_hggc_kernel */
+    ASYS_REC_HGGC_MEMCPY = 42, /* struct asys_rec_hggc_memcpy */
+    ASYS_REC_HGGC_MEMSET = 43, /* struct asys_rec_hggc_memset */
+    ASYS_REC_HGGC_SYNC = 44, /* struct asys_rec_hggc_sync: arg = synchronization type */
     ASYS_REC_HGGC_EVENT_RECORD = 45, /* struct asys_rec_hggc_event_record */
-    ASYS_REC_HGGC_MEMORY = 46,       /* struct asys_rec_hggc_memory: arg = operation */
-    ASYS_REC_HGGC_GRAPH_TRACE = 47,  /* struct asys_rec_hggc_graph_trace */
-    ASYS_REC_HGGC_DEVICE = 48,       /* struct asys_rec_hggc_device: arg = device ordinal */
-    ASYS_REC_HGGC_CONTEXT = 49,      /* struct asys_rec_hggc_context */
-    ASYS_REC_HGGC_STREAM = 50,       /* struct asys_rec_hggc_stream */
-    ASYS_REC_HGGC_GRAPH_NODE = 51,   /* struct asys_rec_hggc_graph_node: arg = what happened */
-    ASYS_REC_HGGC_GRAPH_EXEC = 52,   /* struct asys_rec_hggc_graph_exec */
+    ASYS_REC_HGGC_MEMORY = 46, /* struct asys_rec_hggc_memory: arg = operation */
+    ASYS_REC_HGGC_GRAPH_TRACE = 47, /* struct asys_rec_hggc_graph_trace */
+    ASYS_REC_HGGC_DEVICE = 48, /* struct asys_rec_hggc_device: arg = device ordinal */
+    ASYS_REC_HGGC_CONTEXT = 49, /* struct asys_rec_hggc_context */
+    ASYS_REC_HGGC_STREAM = 50, /* struct asys_rec_hggc_stream */
+    ASYS_REC_HGGC_GRAPH_NODE = 51, /* struct asys_rec_hggc_graph_node: arg = what happened */
+    ASYS_REC_HGGC_GRAPH_EXEC = 52, /* struct asys_rec_hggc_graph_exec */
     ASYS_REC_HGGC_GRAPH_LAUNCH = 53, /* struct asys_rec_hggc_graph_exec: a cudaGraphLaunch */
-    ASYS_REC_HGGC_OVERHEAD = 54,     /* struct asys_rec_hggc_overhead */
-    ASYS_REC_HGGC_STATUS = 55,       /* struct asys_rec_hggc_status + message: arg = status code */
+    ASYS_REC_HGGC_OVERHEAD = 54, /* struct asys_rec_hggc_overhead */
+    ASYS_REC_HGGC_STATUS = 55, /* struct asys_rec_hggc_status + message: arg = status code */
     /* cpu sampling (written by the launcher at the end of the run) */
-    ASYS_REC_CPU_SAMPLE = 56,        /* struct asys_rec_cpu_sample */
-    ASYS_REC_SCHED_SWITCH = 57,      /* struct asys_rec_sched_switch */
+    ASYS_REC_CPU_SAMPLE = 56, /* struct asys_rec_cpu_sample */
+    ASYS_REC_SCHED_SWITCH = 57, /* struct asys_rec_sched_switch */
     ASYS_REC_CPU_SAMPLING_INFO = 58, /* struct asys_rec_cpu_sampling_info + reason */
     /* heap: sampled allocations and the frees of sampled blocks */
     ASYS_REC_HEAP_ALLOC = 64, /* struct asys_rec_heap_alloc: arg = heap function id */
-    ASYS_REC_HEAP_FREE = 65,  /* struct asys_rec_heap_free: arg = heap function id */
+    ASYS_REC_HEAP_FREE = 65, /* struct asys_rec_heap_free: arg = heap function id */
     /* host memory: the launcher's samples of every process of the tree */
     ASYS_REC_HOST_MEMORY = 66, /* struct asys_rec_host_memory */
     /* event sampling: the launcher's readings of the counters */
-    ASYS_REC_EVENT_COUNT = 67,  /* struct asys_rec_event_count: arg = event id */
+    ASYS_REC_EVENT_COUNT = 67, /* struct asys_rec_event_count: arg = event id */
     ASYS_REC_EVENT_STATUS = 68, /* struct asys_rec_event_status: arg = event id */
     /* PPU metrics: the launcher's sampling of each device's counters */
     ASYS_REC_PPU_METRICS_DEVICE = 72, /* struct asys_rec_ppu_metrics_device + text: arg = device */
-    ASYS_REC_PPU_METRIC_DEF = 73,     /* struct asys_rec_ppu_metric_def + text: arg = slot */
-    ASYS_REC_PPU_METRIC_SAMPLE = 74,  /* struct asys_rec_ppu_metric_sample + values: arg = device */
-    ASYS_REC_PPU_METRICS_END = 75,    /* struct asys_rec_ppu_metrics_end: arg = device */
+    ASYS_REC_PPU_METRIC_DEF = 73, /* struct asys_rec_ppu_metric_def + text: arg = slot */
+    ASYS_REC_PPU_METRIC_SAMPLE = 74, /* struct asys_rec_ppu_metric_sample + values: arg = device */
+    ASYS_REC_PPU_METRICS_END = 75, /* struct asys_rec_ppu_metrics_end: arg = device */
     /* NIC metrics: the launcher's readings of the NICs' sysfs counters (83: kept free) */
     ASYS_REC_NIC_DEVICE = 80, /* struct asys_rec_nic_device */
     ASYS_REC_NIC_SAMPLE = 81, /* struct asys_rec_nic_sample + values: arg = device index */
-    ASYS_REC_NIC_RATE = 82,   /* struct asys_rec_nic_rate */
+    ASYS_REC_NIC_RATE = 82, /* struct asys_rec_nic_rate */
     /* Python: code objects, stack samples, the sampler's status */
-    ASYS_REC_PYTHON_CODE = 88,   /* struct asys_rec_python_code */
+    ASYS_REC_PYTHON_CODE = 88, /* struct asys_rec_python_code */
     ASYS_REC_PYTHON_SAMPLE = 89, /* struct asys_rec_python_sample + frames */
     ASYS_REC_PYTHON_STATUS = 90, /* struct asys_rec_python_status + text: arg = status */
-    ASYS_REC_PYTHON_STACK = 91,  /* struct asys_rec_python_stack + frames */
+    ASYS_REC_PYTHON_STACK = 91, /* struct asys_rec_python_stack + frames */
     /* heap aggregates (--heap-report-interval): per call stack and interval */
     ASYS_REC_HEAP_ALLOC_SUM = 92, /* struct asys_rec_heap_alloc_sum: arg = heap function id */
-    ASYS_REC_HEAP_FREE_SUM = 93,  /* struct asys_rec_heap_free_sum: arg = heap function id */
+    ASYS_REC_HEAP_FREE_SUM = 93, /* struct asys_rec_heap_free_sum: arg = heap function id */
     /* event sampling per thread (--event-sample process-tree) */
     ASYS_REC_EVENT_THREAD_COUNT = 94, /* struct asys_rec_event_thread_count: arg = event id */
     /* PCCL: NCCL profiler plugin events, written when each event stops */
     /* acdnn / acblas: the libraries' public entry points (libasys-acompute.so) */
-    ASYS_REC_ACDNN_API = 96,   /* struct asys_rec_acompute_api: arg = enum asys_acompute_library */
-    ASYS_REC_ACDNN_CALL = 97,  /* struct asys_rec_acompute_call: arg = nesting depth */
-    ASYS_REC_ACBLAS_API = 98,  /* struct asys_rec_acompute_api: arg = enum asys_acompute_library */
+    ASYS_REC_ACDNN_API = 96, /* struct asys_rec_acompute_api: arg = enum asys_acompute_library */
+    ASYS_REC_ACDNN_CALL = 97, /* struct asys_rec_acompute_call: arg = nesting depth */
+    ASYS_REC_ACBLAS_API = 98, /* struct asys_rec_acompute_api: arg = enum asys_acompute_library */
     ASYS_REC_ACBLAS_CALL = 99, /* struct asys_rec_acompute_call: arg = nesting depth */
     /* the same calls on the handle and stream of the thread's previous call */
-    ASYS_REC_ACDNN_CALL_SAME = 100,    /* struct asys_rec_acompute_call_same: arg = depth */
-    ASYS_REC_ACBLAS_CALL_SAME = 101,   /* struct asys_rec_acompute_call_same: arg = depth */
-    ASYS_REC_PCCL_COMM = 112,          /* struct asys_rec_pccl_comm: arg = plugin version */
-    ASYS_REC_PCCL_GROUP_API = 113,     /* struct asys_rec_pccl_group_api */
-    ASYS_REC_PCCL_CALL = 114,          /* struct asys_rec_pccl_call: arg = call kind */
+    ASYS_REC_ACDNN_CALL_SAME = 100, /* struct asys_rec_acompute_call_same: arg = depth */
+    ASYS_REC_ACBLAS_CALL_SAME = 101, /* struct asys_rec_acompute_call_same: arg = depth */
+    ASYS_REC_PCCL_COMM = 112, /* struct asys_rec_pccl_comm: arg = plugin version */
+    ASYS_REC_PCCL_GROUP_API = 113, /* struct asys_rec_pccl_group_api */
+    ASYS_REC_PCCL_CALL = 114, /* struct asys_rec_pccl_call: arg = call kind */
     ASYS_REC_PCCL_KERNEL_LAUNCH = 115, /* struct asys_rec_pccl_kernel_launch */
-    ASYS_REC_PCCL_GROUP = 116,         /* struct asys_rec_pccl_group */
-    ASYS_REC_PCCL_TASK = 117,          /* struct asys_rec_pccl_task: arg = task kind */
-    ASYS_REC_PCCL_PROXY_OP = 118,      /* struct asys_rec_pccl_proxy_op */
-    ASYS_REC_PCCL_PROXY_STEP = 119,    /* struct asys_rec_pccl_proxy_step */
-    ASYS_REC_PCCL_PROXY_CTRL = 120,    /* struct asys_rec_pccl_proxy_ctrl: arg = last state */
-    ASYS_REC_PCCL_KERNEL_CH = 121,     /* struct asys_rec_pccl_kernel_ch */
-    ASYS_REC_PCCL_NET = 122,           /* struct asys_rec_pccl_net */
-    ASYS_REC_PCCL_COMM_END = 123,      /* struct asys_rec_pccl_comm_end */
-    ASYS_REC_PCCL_STATUS = 124,        /* struct asys_rec_pccl_status + text: arg = status */
+    ASYS_REC_PCCL_GROUP = 116, /* struct asys_rec_pccl_group */
+    ASYS_REC_PCCL_TASK = 117, /* struct asys_rec_pccl_task: arg = task kind */
+    ASYS_REC_PCCL_PROXY_OP = 118, /* struct asys_rec_pccl_proxy_op */
+    ASYS_REC_PCCL_PROXY_STEP = 119, /* struct asys_rec_pccl_proxy_step */
+    ASYS_REC_PCCL_PROXY_CTRL = 120, /* struct asys_rec_pccl_proxy_ctrl: arg = last state */
+    ASYS_REC_PCCL_KERNEL_CH = 121, /* struct asys_rec_pccl_kernel_ch */
+    ASYS_REC_PCCL_NET = 122, /* struct asys_rec_pccl_net */
+    ASYS_REC_PCCL_COMM_END = 123, /* struct asys_rec_pccl_comm_end */
+    ASYS_REC_PCCL_STATUS = 124, /* struct asys_rec_pccl_status + text: arg = status */
     /* hgvideo: NVDEC, NVENC and nvJPEG calls, and the engines' work they started */
-    ASYS_REC_VIDEO_API = 128,      /* struct asys_rec_video_api: arg = function id */
+    ASYS_REC_VIDEO_API = 128, /* struct asys_rec_video_api: arg = function id */
     ASYS_REC_VIDEO_ACTIVITY = 129, /* struct asys_rec_video_activity: arg = enum asys_video_kind */
-    ASYS_REC_VIDEO_STATUS = 130,   /* struct asys_rec_video_status: arg = enum asys_video_status */
+    ASYS_REC_VIDEO_STATUS = 130, /* struct asys_rec_video_status: arg = enum asys_video_status */
     ASYS_REC_VIDEO_API_STREAM = 131, /* struct asys_rec_video_api_stream: arg = function id */
     ASYS_REC_TYPE_COUNT = 132
 };
@@ -406,10 +406,10 @@ struct asys_rec_time_base {
 /* Strings are interned per process image: (process_uid, string_id). */
 struct asys_rec_string_def {
     asys_rec_word header; /* size_words may be ASYS_REC_EXTENDED */
-    uint32_t size_bytes;  /* total record size when extended, else 0 */
-    uint32_t string_id;   /* >= 1 */
-    uint32_t length;      /* bytes of text that follow, without terminator */
-    uint32_t flags;       /* ASYS_STRING_TRUNCATED */
+    uint32_t size_bytes; /* total record size when extended, else 0 */
+    uint32_t string_id; /* >= 1 */
+    uint32_t length; /* bytes of text that follow, without terminator */
+    uint32_t flags; /* ASYS_STRING_TRUNCATED */
     /* followed by `length` bytes of UTF-8 text, zero-padded to 8 */
 };
 #define ASYS_STRING_TRUNCATED 1u
@@ -418,15 +418,15 @@ struct asys_rec_process_info {
     asys_rec_word header;
     uint32_t pid;
     uint32_t ppid;
-    uint32_t exe_string_id;     /* /proc/self/exe */
+    uint32_t exe_string_id; /* /proc/self/exe */
     uint32_t cmdline_string_id; /* arguments joined by spaces */
-    uint32_t origin;            /* enum asys_process_origin */
+    uint32_t origin; /* enum asys_process_origin */
     uint32_t reserved;
 };
 
 enum asys_process_origin {
     ASYS_PROCESS_LAUNCHED = 1, /* started by exec (the first image or a later exec) */
-    ASYS_PROCESS_FORKED = 2,   /* a fork child still running its parent's image */
+    ASYS_PROCESS_FORKED = 2, /* a fork child still running its parent's image */
 };
 
 struct asys_rec_thread {
@@ -465,15 +465,15 @@ enum asys_capture_edge {
 
 enum asys_capture_trigger {
     ASYS_CAPTURE_PROFILER_API = 1, /* cudaProfilerStart/Stop, cuProfilerStart/Stop */
-    ASYS_CAPTURE_HGTX = 2,         /* an HGTX range of a given name (and domain) */
+    ASYS_CAPTURE_HGTX = 2, /* an HGTX range of a given name (and domain) */
 };
 
 struct asys_rec_capture {
     asys_rec_word header;
-    uint32_t window;         /* 0, 1, ... in this process image */
-    uint32_t trigger;        /* enum asys_capture_trigger */
+    uint32_t window; /* 0, 1, ... in this process image */
+    uint32_t trigger; /* enum asys_capture_trigger */
     uint32_t name_string_id; /* HGTX: the range's message; else 0 */
-    uint32_t reserved;       /* zero */
+    uint32_t reserved; /* zero */
 };
 
 /* ---- hgtx records ------------------------------------------------------ */
@@ -492,7 +492,7 @@ struct asys_hgtx_attributes {
     uint32_t color_argb; /* [hex] */
     uint16_t domain_id;
     uint8_t message_type;
-    uint8_t flags;         /* enum asys_hgtx_flags */
+    uint8_t flags; /* enum asys_hgtx_flags */
     uint32_t payload_type; /* NVTX numbering: 1 u64, 2 i64, 3 double, 4 u32, 5 i32, 6 float */
     uint32_t reserved;
     uint64_t payload; /* [hex] raw bits, widened: u32/i32 zero/sign-extended, float as double */
@@ -543,21 +543,21 @@ struct asys_rec_hgtx_thread_name {
 
 enum asys_hgtx_schema_kind {
     ASYS_HGTX_SCHEMA_PAYLOAD =
-        1,                     /* nvtxPayloadSchemaRegister: entries are asys_hgtx_schema_entry */
+        1, /* nvtxPayloadSchemaRegister: entries are asys_hgtx_schema_entry */
     ASYS_HGTX_SCHEMA_ENUM = 2, /* nvtxPayloadEnumRegister: entries are asys_hgtx_enum_entry */
 };
 
 struct asys_rec_hgtx_schema {
     asys_rec_word header; /* arg = domain id; size_words may be ASYS_REC_EXTENDED */
-    uint32_t size_bytes;  /* total record size when extended, else 0 */
-    uint32_t kind;        /* enum asys_hgtx_schema_kind */
-    uint64_t schema_id;   /* as returned to the program */
+    uint32_t size_bytes; /* total record size when extended, else 0 */
+    uint32_t kind; /* enum asys_hgtx_schema_kind */
+    uint64_t schema_id; /* as returned to the program */
     uint32_t name_string_id;
-    uint32_t schema_type;   /* NVTX_PAYLOAD_SCHEMA_TYPE_*; enums: 0 */
-    uint64_t flags;         /* NVTX_PAYLOAD_SCHEMA_FLAG_* */
-    uint64_t static_size;   /* payloadStaticSize; enums: the enum's size in bytes */
-    uint64_t pack_align;    /* packAlign, 0: natural alignment */
-    uint32_t entry_count;   /* entries that follow */
+    uint32_t schema_type; /* NVTX_PAYLOAD_SCHEMA_TYPE_*; enums: 0 */
+    uint64_t flags; /* NVTX_PAYLOAD_SCHEMA_FLAG_* */
+    uint64_t static_size; /* payloadStaticSize; enums: the enum's size in bytes */
+    uint64_t pack_align; /* packAlign, 0: natural alignment */
+    uint32_t entry_count; /* entries that follow */
     uint32_t entries_given; /* entries the program passed (more than kept: cut short) */
 };
 
@@ -565,14 +565,14 @@ struct asys_rec_hgtx_schema {
  * semantics asys reads (time domain of a timestamp, a counter's unit). */
 struct asys_hgtx_schema_entry {
     uint64_t flags; /* NVTX_PAYLOAD_ENTRY_FLAG_* */
-    uint64_t type;  /* NVTX_PAYLOAD_ENTRY_TYPE_* or a schema id */
+    uint64_t type; /* NVTX_PAYLOAD_ENTRY_TYPE_* or a schema id */
     uint32_t name_string_id;
     uint32_t description_string_id;
     uint64_t array_or_union_detail;
-    uint64_t offset;         /* 0 for the first or an unset offset: natural alignment */
-    uint64_t time_domain;    /* nvtxSemanticsTime_t: time domain or timestamp type; 0: none */
+    uint64_t offset; /* 0 for the first or an unset offset: natural alignment */
+    uint64_t time_domain; /* nvtxSemanticsTime_t: time domain or timestamp type; 0: none */
     uint32_t unit_string_id; /* nvtxSemanticsCounter_t */
-    uint32_t counter_flags;  /* NVTX_COUNTER_FLAG_* (low 32 bits) */
+    uint32_t counter_flags; /* NVTX_COUNTER_FLAG_* (low 32 bits) */
 };
 
 struct asys_hgtx_enum_entry {
@@ -585,34 +585,34 @@ struct asys_hgtx_enum_entry {
 enum asys_hgtx_payload_event {
     ASYS_HGTX_PAYLOAD_ATTACHED = 1, /* NVTX_PAYLOAD_TYPE_EXT: the thread's previous push, mark or
                                        start (its PUSH_EX, MARK_EX or START_EX record) */
-    ASYS_HGTX_PAYLOAD_MARK = 2,     /* nvtxMarkPayload */
-    ASYS_HGTX_PAYLOAD_PUSH = 3,     /* nvtxRangePushPayload */
-    ASYS_HGTX_PAYLOAD_POP = 4,      /* nvtxRangePopPayload */
-    ASYS_HGTX_PAYLOAD_START = 5,    /* nvtxRangeStartPayload (range_id) */
-    ASYS_HGTX_PAYLOAD_END = 6,      /* nvtxRangeEndPayload (range_id) */
-    ASYS_HGTX_PAYLOAD_SUBMIT = 7,   /* nvtxEventSubmit: a deferred event, times in the payload */
-    ASYS_HGTX_PAYLOAD_BATCH = 8,    /* nvtxEventBatchSubmit: one blob of fixed-size events */
+    ASYS_HGTX_PAYLOAD_MARK = 2, /* nvtxMarkPayload */
+    ASYS_HGTX_PAYLOAD_PUSH = 3, /* nvtxRangePushPayload */
+    ASYS_HGTX_PAYLOAD_POP = 4, /* nvtxRangePopPayload */
+    ASYS_HGTX_PAYLOAD_START = 5, /* nvtxRangeStartPayload (range_id) */
+    ASYS_HGTX_PAYLOAD_END = 6, /* nvtxRangeEndPayload (range_id) */
+    ASYS_HGTX_PAYLOAD_SUBMIT = 7, /* nvtxEventSubmit: a deferred event, times in the payload */
+    ASYS_HGTX_PAYLOAD_BATCH = 8, /* nvtxEventBatchSubmit: one blob of fixed-size events */
 };
 
 struct asys_rec_hgtx_payload {
-    asys_rec_word header;   /* arg = domain id; size_words may be ASYS_REC_EXTENDED */
-    uint32_t size_bytes;    /* total record size when extended, else 0 */
-    uint16_t event;         /* enum asys_hgtx_payload_event */
+    asys_rec_word header; /* arg = domain id; size_words may be ASYS_REC_EXTENDED */
+    uint32_t size_bytes; /* total record size when extended, else 0 */
+    uint16_t event; /* enum asys_hgtx_payload_event */
     uint16_t payload_count; /* asys_hgtx_payload_data that follow, each with its bytes */
-    uint64_t range_id;      /* [hex] START/END: the range; BATCH: the batch's scope */
+    uint64_t range_id; /* [hex] START/END: the range; BATCH: the batch's scope */
 };
 
 enum asys_hgtx_payload_flags {
-    ASYS_HGTX_PAYLOAD_CUT = 1u << 0,          /* longer than a record: the first `size` bytes */
-    ASYS_HGTX_PAYLOAD_STRINGS = 1u << 1,      /* pointer-to-string entries hold string ids */
+    ASYS_HGTX_PAYLOAD_CUT = 1u << 0, /* longer than a record: the first `size` bytes */
+    ASYS_HGTX_PAYLOAD_STRINGS = 1u << 1, /* pointer-to-string entries hold string ids */
     ASYS_HGTX_PAYLOAD_SIZE_UNKNOWN = 1u << 2, /* passed with size SIZE_MAX and not measurable */
 };
 
 /* One payload (nvtxPayloadData_t): its schema, then `size` bytes padded to 8. */
 struct asys_hgtx_payload_data {
     uint64_t schema_id; /* a registered schema, an entry type, or 1022/1023 (referenced/raw) */
-    uint32_t size;      /* bytes that follow */
-    uint32_t flags;     /* enum asys_hgtx_payload_flags */
+    uint32_t size; /* bytes that follow */
+    uint32_t flags; /* enum asys_hgtx_payload_flags */
 };
 
 /* nvtxCounterRegister (nvtxCounterAttr_t and its nvtxSemanticsCounter_t). */
@@ -621,7 +621,7 @@ struct asys_rec_hgtx_counter {
     uint32_t name_string_id;
     uint32_t description_string_id;
     uint64_t counter_id; /* as returned to the program */
-    uint64_t schema_id;  /* layout of a sample: a schema or an entry type */
+    uint64_t schema_id; /* layout of a sample: a schema or an entry type */
     uint64_t scope_id;
     uint64_t semantic_flags; /* NVTX_COUNTER_FLAG_* */
     uint32_t unit_string_id;
@@ -634,47 +634,47 @@ struct asys_rec_hgtx_counter {
 };
 
 enum asys_hgtx_sample_kind {
-    ASYS_HGTX_SAMPLE_INT64 = 1,    /* nvtxCounterSampleInt64: value */
-    ASYS_HGTX_SAMPLE_FLOAT64 = 2,  /* nvtxCounterSampleFloat64: value (bits) */
-    ASYS_HGTX_SAMPLE_DATA = 3,     /* nvtxCounterSample: data_size bytes, by the counter's schema */
+    ASYS_HGTX_SAMPLE_INT64 = 1, /* nvtxCounterSampleInt64: value */
+    ASYS_HGTX_SAMPLE_FLOAT64 = 2, /* nvtxCounterSampleFloat64: value (bits) */
+    ASYS_HGTX_SAMPLE_DATA = 3, /* nvtxCounterSample: data_size bytes, by the counter's schema */
     ASYS_HGTX_SAMPLE_NO_VALUE = 4, /* nvtxCounterSampleNoValue: reason */
-    ASYS_HGTX_SAMPLE_BATCH = 5,    /* nvtxCounterBatchSubmit: samples, then timestamps */
+    ASYS_HGTX_SAMPLE_BATCH = 5, /* nvtxCounterBatchSubmit: samples, then timestamps */
 };
 
 struct asys_rec_hgtx_sample {
     asys_rec_word header; /* arg = domain id; size_words may be ASYS_REC_EXTENDED */
-    uint32_t size_bytes;  /* total record size when extended, else 0 */
-    uint16_t kind;        /* enum asys_hgtx_sample_kind */
-    uint8_t reason;       /* NO_VALUE: NVTX_COUNTER_SAMPLE_* */
-    uint8_t cut;          /* 1: data or timestamps longer than a record were cut */
+    uint32_t size_bytes; /* total record size when extended, else 0 */
+    uint16_t kind; /* enum asys_hgtx_sample_kind */
+    uint8_t reason; /* NO_VALUE: NVTX_COUNTER_SAMPLE_* */
+    uint8_t cut; /* 1: data or timestamps longer than a record were cut */
     uint64_t counter_id;
-    uint64_t value;           /* [hex] INT64 / FLOAT64 */
-    uint32_t data_size;       /* DATA / BATCH: bytes that follow (padded to 8) */
+    uint64_t value; /* [hex] INT64 / FLOAT64 */
+    uint32_t data_size; /* DATA / BATCH: bytes that follow (padded to 8) */
     uint32_t timestamps_size; /* BATCH: bytes of int64 timestamps after the data */
-    uint64_t batch_flags;     /* BATCH: NVTX_BATCH_FLAG_* | NVTX_COUNTER_BATCH_FLAG_* */
+    uint64_t batch_flags; /* BATCH: NVTX_BATCH_FLAG_* | NVTX_COUNTER_BATCH_FLAG_* */
 };
 
 /* nvToolsExtMem.h and nvToolsExtMemCudaRt.h, one record per call (a batch
  * call: one record per region). */
 enum asys_hgtx_mem_op {
-    ASYS_HGTX_MEM_HEAP_REGISTER = 1,   /* heap; address, size: its range; flags: usage<<16|type */
+    ASYS_HGTX_MEM_HEAP_REGISTER = 1, /* heap; address, size: its range; flags: usage<<16|type */
     ASYS_HGTX_MEM_HEAP_UNREGISTER = 2, /* heap */
-    ASYS_HGTX_MEM_HEAP_RESET = 3,      /* heap (0: the process-wide heap) */
+    ASYS_HGTX_MEM_HEAP_RESET = 3, /* heap (0: the process-wide heap) */
     ASYS_HGTX_MEM_REGION_REGISTER = 4, /* heap, address, size; value: region handle; flags: type */
-    ASYS_HGTX_MEM_REGION_RESIZE = 5,   /* address, size; flags: region type */
-    ASYS_HGTX_MEM_REGION_UNREGISTER = 6,  /* address or handle (flags: ref type) */
-    ASYS_HGTX_MEM_REGION_NAME = 7,        /* address or handle (flags: ref type); name, category */
+    ASYS_HGTX_MEM_REGION_RESIZE = 5, /* address, size; flags: region type */
+    ASYS_HGTX_MEM_REGION_UNREGISTER = 6, /* address or handle (flags: ref type) */
+    ASYS_HGTX_MEM_REGION_NAME = 7, /* address or handle (flags: ref type); name, category */
     ASYS_HGTX_MEM_PERMISSIONS_ASSIGN = 8, /* value: permissions; address/handle; size: region
                                              flags; flags: ref type */
     ASYS_HGTX_MEM_PERMISSIONS_CREATE = 9, /* value: permissions handle; flags: creation flags */
-    ASYS_HGTX_MEM_PERMISSIONS_DESTROY = 10,      /* value */
-    ASYS_HGTX_MEM_PERMISSIONS_RESET = 11,        /* value */
-    ASYS_HGTX_MEM_PERMISSIONS_BIND = 12,         /* value; size: bind scope; flags: bind flags */
-    ASYS_HGTX_MEM_PERMISSIONS_UNBIND = 13,       /* size: bind scope */
+    ASYS_HGTX_MEM_PERMISSIONS_DESTROY = 10, /* value */
+    ASYS_HGTX_MEM_PERMISSIONS_RESET = 11, /* value */
+    ASYS_HGTX_MEM_PERMISSIONS_BIND = 12, /* value; size: bind scope; flags: bind flags */
+    ASYS_HGTX_MEM_PERMISSIONS_UNBIND = 13, /* size: bind scope */
     ASYS_HGTX_MEM_CUDA_PROCESS_PERMISSIONS = 14, /* value: the handle returned */
-    ASYS_HGTX_MEM_CUDA_DEVICE_PERMISSIONS = 15,  /* value: the handle returned; size: device */
-    ASYS_HGTX_MEM_CUDA_PEER_ACCESS = 16,         /* value: permissions; size: peer device (-1: all);
-                                                    flags: region flags */
+    ASYS_HGTX_MEM_CUDA_DEVICE_PERMISSIONS = 15, /* value: the handle returned; size: device */
+    ASYS_HGTX_MEM_CUDA_PEER_ACCESS = 16, /* value: permissions; size: peer device (-1: all);
+                                            flags: region flags */
     ASYS_HGTX_MEM_CUDA_INITIALIZED = 17, /* address, size; value: stream; flags: per-thread */
 };
 
@@ -683,8 +683,8 @@ struct asys_rec_hgtx_mem {
     uint16_t domain_id;
     uint16_t reserved;
     uint32_t name_string_id; /* HEAP_REGISTER, REGION_NAME */
-    uint64_t heap;           /* [hex] the heap handle asys returned */
-    uint64_t address;        /* a region's start, or its handle (see the op) */
+    uint64_t heap; /* [hex] the heap handle asys returned */
+    uint64_t address; /* a region's start, or its handle (see the op) */
     uint64_t size;
     uint64_t value; /* [hex] */
     uint32_t flags;
@@ -694,19 +694,19 @@ struct asys_rec_hgtx_mem {
 /* A named object: nvtxName{Cu,Cuda,Cl}*, and nvtxDomainResourceCreate /
  * Destroy.  `type` is NVTX's resource type (class << 16 | index). */
 enum asys_hgtx_resource_flags {
-    ASYS_HGTX_RESOURCE_NAMED = 1u << 0,     /* an nvtxName* call (no handle) */
+    ASYS_HGTX_RESOURCE_NAMED = 1u << 0, /* an nvtxName* call (no handle) */
     ASYS_HGTX_RESOURCE_DESTROYED = 1u << 1, /* nvtxDomainResourceDestroy of `handle` */
-    ASYS_HGTX_RESOURCE_HAS_ID = 1u << 2,    /* cupti_id holds CUPTI's id of the stream/context */
+    ASYS_HGTX_RESOURCE_HAS_ID = 1u << 2, /* cupti_id holds CUPTI's id of the stream/context */
 };
 
 struct asys_rec_hgtx_resource {
     asys_rec_word header; /* arg = domain id */
-    uint32_t type;        /* [hex] NVTX_RESOURCE_TYPE_* */
+    uint32_t type; /* [hex] NVTX_RESOURCE_TYPE_* */
     uint32_t name_string_id;
     uint64_t identifier; /* [hex] the object: a pointer, handle, device ordinal or thread id */
-    uint64_t handle;     /* the nvtxResourceHandle_t asys returned; 0 for nvtxName* */
-    uint32_t cupti_id;   /* HAS_ID: the stream's or context's CUPTI id */
-    uint32_t flags;      /* enum asys_hgtx_resource_flags */
+    uint64_t handle; /* the nvtxResourceHandle_t asys returned; 0 for nvtxName* */
+    uint32_t cupti_id; /* HAS_ID: the stream's or context's CUPTI id */
+    uint32_t flags; /* enum asys_hgtx_resource_flags */
 };
 
 /* nvToolsExtSync.h: user-defined synchronization objects. */
@@ -720,9 +720,9 @@ enum asys_hgtx_sync_op {
 };
 
 struct asys_rec_hgtx_sync {
-    asys_rec_word header;    /* arg = enum asys_hgtx_sync_op */
+    asys_rec_word header; /* arg = enum asys_hgtx_sync_op */
     uint32_t name_string_id; /* CREATE */
-    uint16_t domain_id;      /* CREATE */
+    uint16_t domain_id; /* CREATE */
     uint16_t reserved;
     uint64_t handle; /* the nvtxSyncUser_t asys returned */
 };
@@ -740,12 +740,12 @@ struct asys_rec_hgtx_injection {
 /* Scopes and time domains of the payload extension (deferred events carry
  * their own timestamps). */
 enum asys_hgtx_time_kind {
-    ASYS_HGTX_TIME_SCOPE = 1,      /* nvtxScopeRegister: id = scope, a = parent; text = path */
-    ASYS_HGTX_TIME_DOMAIN = 2,     /* nvtxTimeDomainRegister: id = time domain, a = scope,
-                                      b = timestamp type, c = timer flags, d = ticks per second,
-                                      e = timer start */
-    ASYS_HGTX_TIME_SOURCE = 3,     /* nvtxTimerSource[WithData]: id = time domain, a = flags,
-                                      b/c = one pair (source timestamp, asys ns) taken then */
+    ASYS_HGTX_TIME_SCOPE = 1, /* nvtxScopeRegister: id = scope, a = parent; text = path */
+    ASYS_HGTX_TIME_DOMAIN = 2, /* nvtxTimeDomainRegister: id = time domain, a = scope,
+                                  b = timestamp type, c = timer flags, d = ticks per second,
+                                  e = timer start */
+    ASYS_HGTX_TIME_SOURCE = 3, /* nvtxTimerSource[WithData]: id = time domain, a = flags,
+                                  b/c = one pair (source timestamp, asys ns) taken then */
     ASYS_HGTX_TIME_SYNC_POINT = 4, /* nvtxTimeSyncPoint[Table]: id = domain 1, a = domain 2,
                                       b = timestamp 1, c = timestamp 2 */
     ASYS_HGTX_TIME_CONVERSION = 5, /* nvtxTimestampConversionFactor: id = source, a = destination,
@@ -770,8 +770,8 @@ struct asys_rec_hgtx_time {
 struct asys_rec_module {
     asys_rec_word header;
     uint64_t load_bias; /* [hex] dlpi_addr: run-time address = ELF address + bias */
-    uint64_t start;     /* [hex] lowest mapped address of its PT_LOAD segments */
-    uint64_t end;       /* [hex] one past the highest */
+    uint64_t start; /* [hex] lowest mapped address of its PT_LOAD segments */
+    uint64_t end; /* [hex] one past the highest */
     uint32_t path_string_id;
     uint32_t build_id_length; /* 0 when the object has no NT_GNU_BUILD_ID */
     uint8_t build_id[ASYS_BUILD_ID_MAX];
@@ -784,7 +784,7 @@ struct asys_rec_module {
 struct asys_rec_callchain {
     asys_rec_word header;
     uint32_t callchain_id; /* >= 1, unique in the process image */
-    uint32_t depth;        /* frames that follow */
+    uint32_t depth; /* frames that follow */
     /* followed by `depth` uint64_t return addresses */
 };
 
@@ -796,8 +796,8 @@ struct asys_rec_callchain {
 struct asys_rec_osrt_call {
     asys_rec_word header; /* arg = function id (ASYS_OSRT_FUNCTIONS) */
     uint64_t duration_ticks;
-    int64_t result;        /* return value; pointers as integers */
-    uint32_t error;        /* errno when the call failed, else 0 */
+    int64_t result; /* return value; pointers as integers */
+    uint32_t error; /* errno when the call failed, else 0 */
     uint32_t callchain_id; /* 0: no stack captured */
 };
 
@@ -880,11 +880,11 @@ struct asys_rec_osrt_call {
 
 /* A sampled allocation (realloc's new block included). */
 struct asys_rec_heap_alloc {
-    asys_rec_word header;       /* arg = heap function id (ASYS_HEAP_FUNCTIONS) */
-    uint64_t address;           /* the block returned */
-    uint64_t size;              /* bytes asked for */
+    asys_rec_word header; /* arg = heap function id (ASYS_HEAP_FUNCTIONS) */
+    uint64_t address; /* the block returned */
+    uint64_t size; /* bytes asked for */
     uint64_t sampling_interval; /* N of the sampling; 1: every allocation is recorded */
-    uint32_t callchain_id;      /* 0: no stack captured */
+    uint32_t callchain_id; /* 0: no stack captured */
     uint32_t reserved;
 };
 
@@ -911,28 +911,28 @@ struct asys_rec_heap_free {
 #define ASYS_HEAP_COUNT_ONE 65536u /* estimated_count_q16 of one allocation at p = 1 */
 
 struct asys_rec_heap_alloc_sum {
-    asys_rec_word header;        /* arg = heap function id (ASYS_HEAP_FUNCTIONS) */
-    uint32_t callchain_id;       /* 0: no stack captured */
-    uint32_t interval_id;        /* >= 1, unique in the process image */
-    uint64_t last_ticks;         /* the last allocation summed returned (<= the header's) */
-    uint64_t sampling_interval;  /* N of the sampling; 1: every allocation is summed */
+    asys_rec_word header; /* arg = heap function id (ASYS_HEAP_FUNCTIONS) */
+    uint32_t callchain_id; /* 0: no stack captured */
+    uint32_t interval_id; /* >= 1, unique in the process image */
+    uint64_t last_ticks; /* the last allocation summed returned (<= the header's) */
+    uint64_t sampling_interval; /* N of the sampling; 1: every allocation is summed */
     uint32_t report_interval_ms; /* --heap-report-interval */
     uint32_t reserved;
-    uint64_t samples;             /* sampled allocations summed */
-    uint64_t bytes;               /* their sizes, summed */
-    uint64_t largest;             /* the largest of them */
-    uint64_t estimated_bytes;     /* the bytes they stand for (sum of s / p) */
+    uint64_t samples; /* sampled allocations summed */
+    uint64_t bytes; /* their sizes, summed */
+    uint64_t largest; /* the largest of them */
+    uint64_t estimated_bytes; /* the bytes they stand for (sum of s / p) */
     uint64_t estimated_count_q16; /* the allocations they stand for (sum of 1 / p) << 16 */
 };
 
 struct asys_rec_heap_free_sum {
-    asys_rec_word header;         /* arg = the allocating heap function id */
-    uint32_t callchain_id;        /* the allocation's stack */
-    uint32_t interval_id;         /* the allocation's interval (its ALLOC_SUM, any thread) */
-    uint64_t last_ticks;          /* the last free summed (<= the header's) */
-    uint64_t samples;             /* sampled blocks freed */
-    uint64_t bytes;               /* their sizes, summed */
-    uint64_t estimated_bytes;     /* as the allocations' */
+    asys_rec_word header; /* arg = the allocating heap function id */
+    uint32_t callchain_id; /* the allocation's stack */
+    uint32_t interval_id; /* the allocation's interval (its ALLOC_SUM, any thread) */
+    uint64_t last_ticks; /* the last free summed (<= the header's) */
+    uint64_t samples; /* sampled blocks freed */
+    uint64_t bytes; /* their sizes, summed */
+    uint64_t estimated_bytes; /* as the allocations' */
     uint64_t estimated_count_q16; /* as the allocations' */
 };
 
@@ -967,8 +967,8 @@ struct asys_rec_event_count {
  * opened (error: the errno of the last such failure, 0 when the cap alone
  * stopped them). */
 struct asys_rec_event_status {
-    asys_rec_word header;          /* arg = event id, or ASYS_EVENT_THREADS_STATUS */
-    int32_t error;                 /* errno of perf_event_open (ENOENT: no such event here) */
+    asys_rec_word header; /* arg = event id, or ASYS_EVENT_THREADS_STATUS */
+    int32_t error; /* errno of perf_event_open (ENOENT: no such event here) */
     uint32_t threads_not_followed; /* ASYS_EVENT_THREADS_STATUS only; else 0 */
 };
 #define ASYS_EVENT_THREADS_STATUS 0u
@@ -994,11 +994,11 @@ struct asys_rec_event_thread_count {
  * one value per metric in slot order, and an END with the counts.  arg is the
  * device's physical index. */
 enum asys_ppu_metrics_status {
-    ASYS_PPU_METRICS_SAMPLING = 0,    /* sampled */
+    ASYS_PPU_METRICS_SAMPLING = 0, /* sampled */
     ASYS_PPU_METRICS_UNAVAILABLE = 1, /* no backend can sample this device */
-    ASYS_PPU_METRICS_BUSY = 2,        /* another owner holds the counters */
-    ASYS_PPU_METRICS_CAPACITY = 3,    /* the metrics need more than one pass */
-    ASYS_PPU_METRICS_FAILED = 4,      /* the backend failed while sampling */
+    ASYS_PPU_METRICS_BUSY = 2, /* another owner holds the counters */
+    ASYS_PPU_METRICS_CAPACITY = 3, /* the metrics need more than one pass */
+    ASYS_PPU_METRICS_FAILED = 4, /* the backend failed while sampling */
 };
 enum asys_ppu_metrics_backend {
     ASYS_PPU_BACKEND_NONE = 0,
@@ -1007,17 +1007,17 @@ enum asys_ppu_metrics_backend {
 };
 
 struct asys_rec_ppu_metrics_device {
-    asys_rec_word header;  /* arg = physical device index */
-    uint32_t status;       /* enum asys_ppu_metrics_status */
-    uint32_t backend;      /* enum asys_ppu_metrics_backend */
-    uint64_t interval_ns;  /* the sampling interval used (after any backend limit) */
+    asys_rec_word header; /* arg = physical device index */
+    uint32_t status; /* enum asys_ppu_metrics_status */
+    uint32_t backend; /* enum asys_ppu_metrics_backend */
+    uint64_t interval_ns; /* the sampling interval used (after any backend limit) */
     uint32_t metric_count; /* DEF records that follow */
-    uint32_t text_length;  /* text: "NAME\nPCI BUS ID\nREASON" (reason empty when sampling) */
+    uint32_t text_length; /* text: "NAME\nPCI BUS ID\nREASON" (reason empty when sampling) */
 };
 
 struct asys_rec_ppu_metric_def {
     asys_rec_word header; /* arg = the metric's slot in the device's samples */
-    uint32_t device;      /* physical index */
+    uint32_t device; /* physical index */
     uint32_t text_length; /* text: "NAME\nUNIT" (the PPU's name of the metric) */
 };
 
@@ -1029,7 +1029,7 @@ struct asys_rec_ppu_metric_sample {
 
 struct asys_rec_ppu_metrics_end {
     asys_rec_word header; /* arg = physical device index */
-    uint32_t overflows;   /* times the device's buffer overflowed between two reads */
+    uint32_t overflows; /* times the device's buffer overflowed between two reads */
     uint32_t reserved;
     uint64_t samples; /* SAMPLE records written */
 };
@@ -1041,28 +1041,28 @@ struct asys_rec_ppu_metrics_end {
  * names the sampled thread and lists (code id, current line) pairs, the
  * innermost frame first. */
 enum asys_python_status {
-    ASYS_PYTHON_SAMPLING = 1,    /* the sampler runs; text: the interpreter's version */
-    ASYS_PYTHON_ALIASED = 2,     /* an interpreter under another name: not sampled */
+    ASYS_PYTHON_SAMPLING = 1, /* the sampler runs; text: the interpreter's version */
+    ASYS_PYTHON_ALIASED = 2, /* an interpreter under another name: not sampled */
     ASYS_PYTHON_UNSUPPORTED = 3, /* a version or build the sampler cannot use; text: why */
-    ASYS_PYTHON_STOPPED = 4,     /* the sampler stopped (interpreter finalizing); text: counts */
-    ASYS_PYTHON_TRACING = 5,     /* function tracing runs; text: rules and threshold */
-    ASYS_PYTHON_TRACE_OFF = 6,   /* function tracing could not start; text: why */
+    ASYS_PYTHON_STOPPED = 4, /* the sampler stopped (interpreter finalizing); text: counts */
+    ASYS_PYTHON_TRACING = 5, /* function tracing runs; text: rules and threshold */
+    ASYS_PYTHON_TRACE_OFF = 6, /* function tracing could not start; text: why */
 };
 
 struct asys_rec_python_code {
     asys_rec_word header;
-    uint32_t code_id;          /* per process image */
-    uint32_t name_string_id;   /* the function's qualified name (co_qualname, else co_name) */
-    uint32_t file_string_id;   /* co_filename */
+    uint32_t code_id; /* per process image */
+    uint32_t name_string_id; /* the function's qualified name (co_qualname, else co_name) */
+    uint32_t file_string_id; /* co_filename */
     uint32_t module_string_id; /* the frame's module (__name__ of its globals) */
-    uint32_t first_line;       /* co_firstlineno */
+    uint32_t first_line; /* co_firstlineno */
     uint32_t reserved;
 };
 
 struct asys_rec_python_sample {
     asys_rec_word header; /* timestamp: when the stacks were read */
-    uint32_t tid;         /* the sampled thread (OS id); 0 when not known */
-    uint32_t depth;       /* u64 frames that follow: code_id << 32 | current line */
+    uint32_t tid; /* the sampled thread (OS id); 0 when not known */
+    uint32_t depth; /* u64 frames that follow: code_id << 32 | current line */
 };
 
 /* --python-backtrace=hggc: the Python stack of the thread that made an HGGC
@@ -1071,9 +1071,9 @@ struct asys_rec_python_sample {
 struct asys_rec_python_stack {
     asys_rec_word header;
     uint32_t correlation_id; /* the HGGC API call (hggc_api_calls.correlation_id) */
-    uint32_t callchain_id;   /* its native stack (0: none): a CALLCHAIN of the image */
-    uint32_t tid;            /* the calling thread */
-    uint32_t depth;          /* u64 frames that follow: code_id << 32 | line, innermost first */
+    uint32_t callchain_id; /* its native stack (0: none): a CALLCHAIN of the image */
+    uint32_t tid; /* the calling thread */
+    uint32_t depth; /* u64 frames that follow: code_id << 32 | line, innermost first */
 };
 
 struct asys_rec_python_status {
@@ -1089,21 +1089,21 @@ struct asys_rec_python_status {
  * the importer turns them into rates, and handles a counter that wraps or
  * is reset (schema/FORMAT.md). */
 enum asys_nic_kind {
-    ASYS_NIC_RDMA = 1,     /* /sys/class/infiniband/DEV/ports/N/{counters,hw_counters} */
+    ASYS_NIC_RDMA = 1, /* /sys/class/infiniband/DEV/ports/N/{counters,hw_counters} */
     ASYS_NIC_ETHERNET = 2, /* /sys/class/net/IF/statistics */
 };
 /* The counters, by bit of a sample's metric_mask (their values follow in
  * this order).  RDMA data counters are in 4-byte units, as the driver keeps
  * them; Ethernet's are bytes. */
 enum asys_nic_counter {
-    ASYS_NIC_RX_BYTES = 0,    /* port_rcv_data (x4) | rx_bytes */
-    ASYS_NIC_TX_BYTES = 1,    /* port_xmit_data (x4) | tx_bytes */
-    ASYS_NIC_RX_PACKETS = 2,  /* port_rcv_packets | rx_packets */
-    ASYS_NIC_TX_PACKETS = 3,  /* port_xmit_packets | tx_packets */
+    ASYS_NIC_RX_BYTES = 0, /* port_rcv_data (x4) | rx_bytes */
+    ASYS_NIC_TX_BYTES = 1, /* port_xmit_data (x4) | tx_bytes */
+    ASYS_NIC_RX_PACKETS = 2, /* port_rcv_packets | rx_packets */
+    ASYS_NIC_TX_PACKETS = 3, /* port_xmit_packets | tx_packets */
     ASYS_NIC_CNP_HANDLED = 4, /* hw_counters/rp_cnp_handled: CNPs received and acted on */
     ASYS_NIC_CNP_IGNORED = 5, /* hw_counters/rp_cnp_ignored: CNPs received and ignored */
-    ASYS_NIC_CNP_SENT = 6,    /* hw_counters/np_cnp_sent */
-    ASYS_NIC_XMIT_WAIT = 7,   /* port_xmit_wait: ticks the port had data and could not send */
+    ASYS_NIC_CNP_SENT = 6, /* hw_counters/np_cnp_sent */
+    ASYS_NIC_XMIT_WAIT = 7, /* port_xmit_wait: ticks the port had data and could not send */
     ASYS_NIC_COUNTER_COUNT = 8
 };
 #define ASYS_NIC_NAME_MAX 32
@@ -1112,11 +1112,11 @@ enum asys_nic_counter {
 /* A sampled device, once, before its first sample. */
 struct asys_rec_nic_device {
     asys_rec_word header;
-    uint32_t device;              /* index: the samples' arg */
-    uint16_t kind;                /* enum asys_nic_kind */
-    uint16_t port;                /* RDMA port number; 0 for Ethernet */
-    uint32_t speed_mbps;          /* link speed; 0 when unknown */
-    uint32_t metric_mask;         /* the counters this device has (bits of enum asys_nic_counter) */
+    uint32_t device; /* index: the samples' arg */
+    uint16_t kind; /* enum asys_nic_kind */
+    uint16_t port; /* RDMA port number; 0 for Ethernet */
+    uint32_t speed_mbps; /* link speed; 0 when unknown */
+    uint32_t metric_mask; /* the counters this device has (bits of enum asys_nic_counter) */
     char name[ASYS_NIC_NAME_MAX]; /* device or interface name, NUL-padded */
 };
 
@@ -1124,7 +1124,7 @@ struct asys_rec_nic_device {
 struct asys_rec_nic_sample {
     asys_rec_word header; /* arg = device index */
     uint32_t metric_mask; /* the counters that follow (a subset of the device's) */
-    uint32_t count;       /* the number of bits set: uint64 values that follow */
+    uint32_t count; /* the number of bits set: uint64 values that follow */
 };
 
 /* How fast the sampler went, once, at the end. */
@@ -1169,9 +1169,9 @@ struct asys_rec_hggc_api {
     uint64_t start_ticks;
     uint32_t name_string_id;
     uint32_t correlation_id; /* joins the call to the device work it caused */
-    int32_t result;          /* cudaError_t / CUresult */
-    uint32_t cbid;           /* CUPTI callback id */
-    uint32_t callchain_id;   /* 0: no stack (shorter than --hggcbacktrace) */
+    int32_t result; /* cudaError_t / CUresult */
+    uint32_t cbid; /* CUPTI callback id */
+    uint32_t callchain_id; /* 0: no stack (shorter than --hggcbacktrace) */
     uint32_t reserved;
 };
 
@@ -1179,7 +1179,7 @@ struct asys_rec_hggc_kernel {
     asys_rec_word header;
     uint64_t start_ns;
     uint64_t end_ns;
-    uint64_t queued_ns;    /* 0 when unknown */
+    uint64_t queued_ns; /* 0 when unknown */
     uint64_t submitted_ns; /* 0 when unknown */
     uint32_t device;
     uint32_t context;
@@ -1193,7 +1193,7 @@ struct asys_rec_hggc_kernel {
     uint8_t launch_type;
     uint8_t reserved;
     uint32_t name_string_id; /* mangled */
-    uint64_t graph_node_id;  /* 0: not launched by a graph */
+    uint64_t graph_node_id; /* 0: not launched by a graph */
     uint32_t graph_id;
     uint32_t reserved2;
 };
@@ -1245,7 +1245,7 @@ struct asys_rec_hggc_sync {
     uint32_t context;
     uint32_t stream; /* 0xffffffff: none */
     uint32_t correlation_id;
-    uint32_t event_id;      /* 0xffffffff: none */
+    uint32_t event_id; /* 0xffffffff: none */
     uint64_t event_sync_id; /* which record of the event; UINT64_MAX: none */
 };
 
@@ -1344,7 +1344,7 @@ struct asys_rec_hggc_graph_node {
     uint64_t other_node_id;
     uint32_t graph_id;
     uint32_t correlation_id; /* the API call during which it happened, 0: none */
-    uint32_t node_type;      /* CUgraphNodeType */
+    uint32_t node_type; /* CUgraphNodeType */
     uint32_t reserved;
 };
 
@@ -1368,11 +1368,11 @@ struct asys_rec_hggc_overhead {
 
 /* What happened to the collector: arg = code, value and message by code. */
 enum asys_hggc_status_code {
-    ASYS_HGGC_ATTACHED = 1,          /* value = CUPTI version */
+    ASYS_HGGC_ATTACHED = 1, /* value = CUPTI version */
     ASYS_HGGC_CUPTI_UNAVAILABLE = 2, /* message = why */
-    ASYS_HGGC_SUBSCRIBER_BUSY = 3,   /* another tool holds the CUPTI subscription */
-    ASYS_HGGC_CUPTI_DROPPED = 4,     /* value = records CUPTI dropped */
-    ASYS_HGGC_CUPTI_ERROR = 5,       /* message = the call that failed */
+    ASYS_HGGC_SUBSCRIBER_BUSY = 3, /* another tool holds the CUPTI subscription */
+    ASYS_HGGC_CUPTI_DROPPED = 4, /* value = records CUPTI dropped */
+    ASYS_HGGC_CUPTI_ERROR = 5, /* message = the call that failed */
     /* value = device and pinned frees made after main returned (runtime
      * destructors), not recorded; message = their bytes, in decimal */
     ASYS_HGGC_FREES_AFTER_MAIN = 6,
@@ -1405,11 +1405,11 @@ struct asys_rec_cpu_sample {
     uint32_t tid;
     uint32_t cpu;
     uint32_t callchain_id; /* 0: no stack */
-    uint32_t flags;        /* enum asys_cpu_sample_flags */
+    uint32_t flags; /* enum asys_cpu_sample_flags */
 };
 
 enum asys_cpu_sample_flags {
-    ASYS_CPU_SAMPLE_IN_KERNEL = 1u << 0,     /* in the kernel: frame 0 is [kernel] */
+    ASYS_CPU_SAMPLE_IN_KERNEL = 1u << 0, /* in the kernel: frame 0 is [kernel] */
     ASYS_CPU_SAMPLE_UNWIND_FAILED = 1u << 1, /* the stack ended at the sampled address */
 };
 
@@ -1420,28 +1420,28 @@ struct asys_rec_sched_switch {
     uint32_t cpu;
     uint32_t prev_tid;
     uint32_t next_tid;
-    uint32_t prev_pid;   /* process of prev_tid when it is in the sampled tree, else 0 */
-    uint32_t next_pid;   /* the same for next_tid */
+    uint32_t prev_pid; /* process of prev_tid when it is in the sampled tree, else 0 */
+    uint32_t next_pid; /* the same for next_tid */
     uint32_t prev_state; /* [hex] the kernel's prev_state: 0 runnable (preempted), 1 S, 2 D, ... */
 };
 
 /* Task states of sched_switch's prev_state (the kernel's TASK_* report bits). */
-#define ASYS_TASK_INTERRUPTIBLE 0x1u   /* S: waiting */
+#define ASYS_TASK_INTERRUPTIBLE 0x1u /* S: waiting */
 #define ASYS_TASK_UNINTERRUPTIBLE 0x2u /* D: waiting in the kernel (I/O) */
-#define ASYS_TASK_DEAD_MASK 0x30u      /* X, Z: the thread exited */
-#define ASYS_TASK_IDLE 0x80u           /* I: an idle kernel thread */
+#define ASYS_TASK_DEAD_MASK 0x30u /* X, Z: the thread exited */
+#define ASYS_TASK_IDLE 0x80u /* I: an idle kernel thread */
 
 enum asys_cpu_sampling_status {
     ASYS_CPU_SAMPLING_RECORDED = 1,
     ASYS_CPU_SAMPLING_UNAVAILABLE = 2, /* the reason says why */
 };
 enum asys_cpu_sampling_event {
-    ASYS_CPU_EVENT_CYCLES = 1,    /* PERF_COUNT_HW_CPU_CYCLES: period in cycles */
+    ASYS_CPU_EVENT_CYCLES = 1, /* PERF_COUNT_HW_CPU_CYCLES: period in cycles */
     ASYS_CPU_EVENT_CPU_CLOCK = 2, /* PERF_COUNT_SW_CPU_CLOCK: period in ns */
 };
 enum asys_cpu_backtrace {
     ASYS_BACKTRACE_NONE = 0,
-    ASYS_BACKTRACE_FP = 1,    /* the kernel's frame-pointer call chain */
+    ASYS_BACKTRACE_FP = 1, /* the kernel's frame-pointer call chain */
     ASYS_BACKTRACE_DWARF = 2, /* user registers + stack copy, unwound with DWARF CFI */
 };
 enum asys_cpu_sampling_scope {
@@ -1449,12 +1449,12 @@ enum asys_cpu_sampling_scope {
     ASYS_SAMPLE_SYSTEM_WIDE = 2,
 };
 enum asys_sched_source {
-    ASYS_SCHED_NONE = 0,           /* sched_switch could not be opened (the reason says why) */
-    ASYS_SCHED_TRACEPOINT = 1,     /* sched:sched_switch on every CPU */
+    ASYS_SCHED_NONE = 0, /* sched_switch could not be opened (the reason says why) */
+    ASYS_SCHED_TRACEPOINT = 1, /* sched:sched_switch on every CPU */
     ASYS_SCHED_CONTEXT_SWITCH = 2, /* the sampled threads' own switches (context_switch): other
                                       processes unseen, S and D both Waiting */
-    ASYS_SCHED_CPU_SWITCH = 3,     /* every task's switches on every CPU (system-wide
-                                      context_switch): S and D both Waiting */
+    ASYS_SCHED_CPU_SWITCH = 3, /* every task's switches on every CPU (system-wide
+                                  context_switch): S and D both Waiting */
 };
 /* As the manifest and the analysis database name them. */
 static inline const char *asys_sched_source_name(uint32_t source)
@@ -1469,25 +1469,25 @@ static inline const char *asys_sched_source_name(uint32_t source)
 #define ASYS_CPU_SAMPLING_REASON_MAX 1024
 struct asys_rec_cpu_sampling_info {
     asys_rec_word header;
-    uint32_t status;           /* enum asys_cpu_sampling_status */
-    uint32_t event;            /* enum asys_cpu_sampling_event */
-    uint64_t period;           /* in the event's unit (cycles or ns) */
+    uint32_t status; /* enum asys_cpu_sampling_status */
+    uint32_t event; /* enum asys_cpu_sampling_event */
+    uint64_t period; /* in the event's unit (cycles or ns) */
     uint64_t requested_cycles; /* --sample-period */
-    uint64_t samples;          /* CPU samples written */
-    uint64_t lost_samples;     /* PERF_RECORD_LOST of the sampling rings */
-    uint64_t throttled;        /* PERF_RECORD_THROTTLE records */
-    uint64_t unwind_failed;    /* samples whose stack ended at the sampled address */
-    uint64_t sched_switches;   /* SCHED_SWITCH records written */
-    uint32_t backtrace;        /* enum asys_cpu_backtrace */
-    uint32_t scope;            /* enum asys_cpu_sampling_scope */
-    uint32_t sched_source;     /* enum asys_sched_source */
-    uint32_t reason_length;    /* bytes of reason text that follow (why unavailable, or why
-                                  scheduling is missing); 0: none */
-    uint32_t stack_bytes;      /* user stack copied per sample (dwarf) */
-    uint32_t nominal_mhz;      /* the frequency cpu-clock's period was converted with */
-    uint32_t backtrace_depth;  /* --sample-backtrace-depth */
-    uint32_t reserved;         /* zero */
-    uint64_t lost_switches;    /* PERF_RECORD_LOST of the scheduling rings */
+    uint64_t samples; /* CPU samples written */
+    uint64_t lost_samples; /* PERF_RECORD_LOST of the sampling rings */
+    uint64_t throttled; /* PERF_RECORD_THROTTLE records */
+    uint64_t unwind_failed; /* samples whose stack ended at the sampled address */
+    uint64_t sched_switches; /* SCHED_SWITCH records written */
+    uint32_t backtrace; /* enum asys_cpu_backtrace */
+    uint32_t scope; /* enum asys_cpu_sampling_scope */
+    uint32_t sched_source; /* enum asys_sched_source */
+    uint32_t reason_length; /* bytes of reason text that follow (why unavailable, or why
+                               scheduling is missing); 0: none */
+    uint32_t stack_bytes; /* user stack copied per sample (dwarf) */
+    uint32_t nominal_mhz; /* the frequency cpu-clock's period was converted with */
+    uint32_t backtrace_depth; /* --sample-backtrace-depth */
+    uint32_t reserved; /* zero */
+    uint64_t lost_switches; /* PERF_RECORD_LOST of the scheduling rings */
     /* followed by the reason, UTF-8, zero-padded to 8 (inline: finalize puts
      * it in the manifest without the string table) */
 };
@@ -1504,29 +1504,29 @@ struct asys_rec_cpu_sampling_info {
  * (NCCL's parentObj) by that number.  Bit 15 of an event record's header
  * arg marks an event never stopped (written at finalize or exit). */
 #define ASYS_PCCL_UNFINISHED 0x8000u /* header arg bit */
-#define ASYS_PCCL_ARG_MASK 0x7fffu   /* the rest of the arg */
-#define ASYS_PCCL_COMM_SHIFT 40      /* event_id >> 40: the context's comm number */
+#define ASYS_PCCL_ARG_MASK 0x7fffu /* the rest of the arg */
+#define ASYS_PCCL_COMM_SHIFT 40 /* event_id >> 40: the context's comm number */
 
 enum asys_pccl_task_kind {
     ASYS_PCCL_TASK_COLL = 1, /* Coll: a collective as NCCL scheduled it */
-    ASYS_PCCL_TASK_P2P = 2,  /* P2p: a send or receive */
+    ASYS_PCCL_TASK_P2P = 2, /* P2p: a send or receive */
 };
 
 enum asys_pccl_call_kind {
     ASYS_PCCL_COLL_API = 2, /* a collective call (ncclAllReduce ...) */
-    ASYS_PCCL_P2P_API = 3,  /* ncclSend / ncclRecv */
+    ASYS_PCCL_P2P_API = 3, /* ncclSend / ncclRecv */
 };
 
 enum asys_pccl_status {
-    ASYS_PCCL_CHAINED = 1,      /* the user's plugin (text) is called too; version = its own */
+    ASYS_PCCL_CHAINED = 1, /* the user's plugin (text) is called too; version = its own */
     ASYS_PCCL_CHAIN_FAILED = 2, /* the user's plugin (text: name and why) could not be used */
 };
 
 /* What every event record but the step starts with. */
 struct asys_pccl_event {
     uint64_t start_ticks; /* startEvent */
-    uint64_t event_id;    /* [hex] comm << 40 | ring << 39 | sequence: unique in the image, >= 1 */
-    uint64_t parent_id;   /* [hex] the parent event (NCCL's parentObj), 0: none or not recorded */
+    uint64_t event_id; /* [hex] comm << 40 | ring << 39 | sequence: unique in the image, >= 1 */
+    uint64_t parent_id; /* [hex] the parent event (NCCL's parentObj), 0: none or not recorded */
 };
 
 /* ---- acdnn / acblas ------------------------------------------------------ */
@@ -1543,9 +1543,9 @@ enum asys_acompute_library {
 /* An API's name, written by a thread before its first call of it. */
 struct asys_rec_acompute_api {
     asys_rec_word header; /* arg = enum asys_acompute_library */
-    uint32_t api_id;      /* the id the CALL records carry, >= 1 (the build's table) */
-    uint32_t name_id;     /* [string] string id of the function name */
-    uint32_t flags;       /* ASYS_ACOMPUTE_API_* */
+    uint32_t api_id; /* the id the CALL records carry, >= 1 (the build's table) */
+    uint32_t name_id; /* [string] string id of the function name */
+    uint32_t flags; /* ASYS_ACOMPUTE_API_* */
     uint32_t reserved; /* [unsigned] */
 };
 #define ASYS_ACOMPUTE_API_DLSYM 1u /* the program resolved it with dlsym on a library handle */
@@ -1555,12 +1555,12 @@ struct asys_rec_acompute_api {
  * call on the same handle and stream as the previous call record of the
  * thread's segment is a CALL_SAME record: the first 32 bytes alone. */
 struct asys_rec_acompute_call_same {
-    asys_rec_word header;    /* arg = nesting depth: 0 = the outermost library call */
+    asys_rec_word header; /* arg = nesting depth: 0 = the outermost library call */
     uint64_t duration_ticks; /* length of the call */
-    int32_t status;          /* the returned status or integer (flags say which; cut to 32 bits) */
-    uint32_t api_id;         /* ACDNN_API / ACBLAS_API id */
-    uint32_t callchain_id;   /* 0: no stack (shorter than --acompute-backtrace-threshold) */
-    uint32_t flags;          /* ASYS_ACOMPUTE_CALL_* */
+    int32_t status; /* the returned status or integer (flags say which; cut to 32 bits) */
+    uint32_t api_id; /* ACDNN_API / ACBLAS_API id */
+    uint32_t callchain_id; /* 0: no stack (shorter than --acompute-backtrace-threshold) */
+    uint32_t flags; /* ASYS_ACOMPUTE_CALL_* */
 };
 struct asys_rec_acompute_call {
     asys_rec_word header; /* arg = nesting depth */
@@ -1572,35 +1572,35 @@ struct asys_rec_acompute_call {
     uint64_t handle; /* the library handle (the created one for XCreate), 0: none */
     uint64_t stream; /* [hex] cudaStream_t the call ran on (flags say whether known) */
 };
-#define ASYS_ACOMPUTE_CALL_HANDLE 1u          /* handle is set */
-#define ASYS_ACOMPUTE_CALL_STREAM 2u          /* stream is known */
-#define ASYS_ACOMPUTE_CALL_STREAM_ARG 4u      /* the stream was an argument of the call */
-#define ASYS_ACOMPUTE_CALL_STATUS 8u          /* status is a cudnnStatus_t / cublasStatus_t */
-#define ASYS_ACOMPUTE_CALL_RESULT 16u         /* status is another integer result */
+#define ASYS_ACOMPUTE_CALL_HANDLE 1u /* handle is set */
+#define ASYS_ACOMPUTE_CALL_STREAM 2u /* stream is known */
+#define ASYS_ACOMPUTE_CALL_STREAM_ARG 4u /* the stream was an argument of the call */
+#define ASYS_ACOMPUTE_CALL_STATUS 8u /* status is a cudnnStatus_t / cublasStatus_t */
+#define ASYS_ACOMPUTE_CALL_RESULT 16u /* status is another integer result */
 #define ASYS_ACOMPUTE_CALL_UNKNOWN_HANDLE 32u /* a handle this process never created */
 
 /* A communicator's plugin context (init); written at init. */
 struct asys_rec_pccl_comm {
-    asys_rec_word header;    /* arg = plugin interface version NCCL called (5, 4, 3, 2) */
-    uint64_t comm_hash;      /* [hex] NCCL's commId/commHash: equal on every rank; 0 unknown (v3, v2) */
-    uint32_t comm;           /* this context's number in the process image, >= 1 */
-    int32_t rank;            /* -1: unknown (v3, v2) */
-    int32_t nranks;          /* -1: unknown */
-    int32_t nnodes;          /* -1: unknown */
+    asys_rec_word header; /* arg = plugin interface version NCCL called (5, 4, 3, 2) */
+    uint64_t comm_hash; /* [hex] NCCL's commId/commHash: equal on every rank; 0 unknown (v3, v2) */
+    uint32_t comm; /* this context's number in the process image, >= 1 */
+    int32_t rank; /* -1: unknown (v3, v2) */
+    int32_t nranks; /* -1: unknown */
+    int32_t nnodes; /* -1: unknown */
     uint32_t name_string_id; /* commName, 0: none */
-    uint32_t event_mask;     /* the activation mask the plugin asked for */
+    uint32_t event_mask; /* the activation mask the plugin asked for */
 };
 
 struct asys_rec_pccl_comm_end {
     asys_rec_word header; /* finalize (or process exit) */
     uint32_t comm;
-    uint32_t finalized;          /* 1: NCCL called finalize; 0: written at process exit */
-    uint64_t events;             /* events started */
-    uint64_t dropped_no_slot;    /* started while every event slot of the context was taken */
-    uint64_t dropped_reentry;    /* stopped inside the tool's own work, or without a segment */
+    uint32_t finalized; /* 1: NCCL called finalize; 0: written at process exit */
+    uint64_t events; /* events started */
+    uint64_t dropped_no_slot; /* started while every event slot of the context was taken */
+    uint64_t dropped_reentry; /* stopped inside the tool's own work, or without a segment */
     uint64_t dropped_bad_handle; /* a stop or state change on a handle not live (a skip) */
-    uint64_t dropped_unknown;    /* an event type or state this version does not know */
-    uint64_t unfinished;         /* events still open, written with ASYS_PCCL_UNFINISHED */
+    uint64_t dropped_unknown; /* an event type or state this version does not know */
+    uint64_t unfinished; /* events still open, written with ASYS_PCCL_UNFINISHED */
 };
 
 /* v5's group of calls: ncclGroupStart .. ncclGroupEnd as NCCL 2.28 reports it. */
@@ -1608,28 +1608,28 @@ struct asys_rec_pccl_group_api {
     asys_rec_word header; /* arg = 1: graph captured; | ASYS_PCCL_UNFINISHED */
     struct asys_pccl_event ev;
     uint32_t start_stop_delta; /* GroupStartApiStop (ncclGroupStart returned) */
-    uint32_t end_start_delta;  /* GroupEndApiStart (ncclGroupEnd entered) */
-    int32_t depth;             /* ncclGroupStart nesting when it started */
-    uint32_t reserved;         /* zero */
+    uint32_t end_start_delta; /* GroupEndApiStart (ncclGroupEnd entered) */
+    int32_t depth; /* ncclGroupStart nesting when it started */
+    uint32_t reserved; /* zero */
 };
 
 /* v5's collective and point-to-point calls (CollApi, P2pApi). */
 struct asys_rec_pccl_call {
     asys_rec_word header; /* arg = enum asys_pccl_call_kind, | 0x100 graph captured */
     struct asys_pccl_event ev;
-    uint64_t count;              /* elements */
-    uint64_t stream;             /* [hex] the cudaStream_t given, as a number */
-    uint32_t func_string_id;     /* "AllReduce", "Send" ... */
+    uint64_t count; /* elements */
+    uint64_t stream; /* [hex] the cudaStream_t given, as a number */
+    uint32_t func_string_id; /* "AllReduce", "Send" ... */
     uint32_t datatype_string_id; /* "ncclFloat32" ... */
-    int32_t root;                /* CollApi */
-    uint32_t reserved;           /* zero */
+    int32_t root; /* CollApi */
+    uint32_t reserved; /* zero */
 };
 
 /* v5's KernelLaunch: NCCL launching its kernel for a plan. */
 struct asys_rec_pccl_kernel_launch {
     asys_rec_word header;
     struct asys_pccl_event ev; /* parent: the GroupApi */
-    uint64_t stream;           /* [hex] the stream it launched on, as a number */
+    uint64_t stream; /* [hex] the stream it launched on, as a number */
 };
 
 struct asys_rec_pccl_group {
@@ -1638,35 +1638,35 @@ struct asys_rec_pccl_group {
 };
 
 struct asys_rec_pccl_task {
-    asys_rec_word header;      /* arg = enum asys_pccl_task_kind */
+    asys_rec_word header; /* arg = enum asys_pccl_task_kind */
     struct asys_pccl_event ev; /* parent: CollApi / P2pApi (v5), else the group */
-    uint64_t group_id;         /* [hex] the Group event (parentGroup), 0: none */
-    uint64_t seq_number;       /* Coll: NCCL's per-function sequence number */
-    uint64_t count;            /* elements (AllGather, Broadcast: bytes, as NCCL sends them) */
+    uint64_t group_id; /* [hex] the Group event (parentGroup), 0: none */
+    uint64_t seq_number; /* Coll: NCCL's per-function sequence number */
+    uint64_t count; /* elements (AllGather, Broadcast: bytes, as NCCL sends them) */
     uint32_t func_string_id;
     uint32_t datatype_string_id;
-    uint32_t algo_string_id;  /* Coll: "RING", "TREE" ..., 0 */
+    uint32_t algo_string_id; /* Coll: "RING", "TREE" ..., 0 */
     uint32_t proto_string_id; /* Coll: "SIMPLE", "LL" ..., 0 */
     int32_t rank;
     int32_t root_or_peer; /* Coll: root; P2p: peer */
-    uint8_t channels;     /* nChannels (nMaxChannels before v4) */
-    uint8_t warps;        /* Coll: nWarps */
-    uint16_t reserved;    /* zero */
-    uint32_t reserved2;   /* zero */
+    uint8_t channels; /* nChannels (nMaxChannels before v4) */
+    uint8_t warps; /* Coll: nWarps */
+    uint16_t reserved; /* zero */
+    uint32_t reserved2; /* zero */
 };
 
 struct asys_rec_pccl_proxy_op {
     asys_rec_word header;
-    struct asys_pccl_event ev;  /* parent: the Coll or P2p task */
+    struct asys_pccl_event ev; /* parent: the Coll or P2p task */
     uint32_t in_progress_delta; /* ProxyOpInProgress */
-    uint32_t pid;               /* process that posted the op */
+    uint32_t pid; /* process that posted the op */
     int32_t rank;
     int32_t peer;
-    int32_t steps;      /* nSteps */
+    int32_t steps; /* nSteps */
     int32_t chunk_size; /* bytes a step moves */
     uint8_t channel;
     uint8_t is_send;
-    uint16_t reserved;  /* zero */
+    uint16_t reserved; /* zero */
     uint32_t reserved2; /* zero */
 };
 
@@ -1677,12 +1677,12 @@ struct asys_rec_pccl_proxy_op {
 struct asys_rec_pccl_proxy_step {
     asys_rec_word header; /* arg: ASYS_PCCL_UNFINISHED */
     uint64_t start_ticks;
-    uint64_t op_id;          /* [hex] the ProxyOp (its comm: op_id >> 40) */
+    uint64_t op_id; /* [hex] the ProxyOp (its comm: op_id >> 40) */
     uint32_t state_delta[3]; /* the direction's three states */
-    uint32_t trans_size;     /* bytes moved, as last reported (saturated) */
+    uint32_t trans_size; /* bytes moved, as last reported (saturated) */
     int32_t step;
-    uint8_t channel;   /* its op's */
-    uint8_t is_send;   /* its op's */
+    uint8_t channel; /* its op's */
+    uint8_t is_send; /* its op's */
     uint16_t reserved; /* zero */
 };
 
@@ -1690,16 +1690,16 @@ struct asys_rec_pccl_proxy_ctrl {
     asys_rec_word header; /* arg = the last state (NCCL's numbering: 13 idle .. 18 append end) */
     struct asys_pccl_event ev;
     uint32_t state_delta; /* when that state was recorded */
-    int32_t appended;     /* AppendEnd: proxy ops appended */
-    uint32_t states;      /* states recorded */
-    uint32_t reserved;    /* zero */
+    int32_t appended; /* AppendEnd: proxy ops appended */
+    uint32_t states; /* states recorded */
+    uint32_t reserved; /* zero */
 };
 
 struct asys_rec_pccl_kernel_ch {
     asys_rec_word header;
     struct asys_pccl_event ev; /* parent: the Coll or P2p task */
-    uint64_t ptimer_start;     /* [ns] the GPU's globaltimer at the channel's start (ns), 0: none */
-    uint64_t ptimer_stop;      /* [ns] at its stop (KernelChStop), 0: none */
+    uint64_t ptimer_start; /* [ns] the GPU's globaltimer at the channel's start (ns), 0: none */
+    uint64_t ptimer_stop; /* [ns] at its stop (KernelChStop), 0: none */
     uint32_t stop_state_delta; /* KernelChStop */
     uint8_t channel;
     uint8_t reserved[3]; /* zero */
@@ -1708,7 +1708,7 @@ struct asys_rec_pccl_kernel_ch {
 struct asys_rec_pccl_net {
     asys_rec_word header;
     struct asys_pccl_event ev; /* parent_id: its step's op; step: which of its steps */
-    int64_t plugin_id;         /* [hex] the network plugin's event id (type and version) */
+    int64_t plugin_id; /* [hex] the network plugin's event id (type and version) */
     uint32_t last_update_delta;
     uint32_t updates; /* NetPluginUpdate states */
     int32_t step;
@@ -1718,7 +1718,7 @@ struct asys_rec_pccl_net {
 #define ASYS_PCCL_STATUS_TEXT_MAX 240
 struct asys_rec_pccl_status {
     asys_rec_word header; /* arg = enum asys_pccl_status */
-    uint32_t version;     /* CHAINED: the user's plugin interface version */
+    uint32_t version; /* CHAINED: the user's plugin interface version */
     uint32_t text_length; /* text after the struct */
 };
 
@@ -1735,14 +1735,14 @@ struct asys_rec_pccl_status {
 enum asys_video_api {
     ASYS_VIDEO_API_DECODE = 1, /* ids 1..31: NVDEC (libnvcuvid) */
     ASYS_VIDEO_API_ENCODE = 2, /* ids 32..95: NVENC (libnvidia-encode) */
-    ASYS_VIDEO_API_JPEG = 3,   /* ids 96..191: nvJPEG (libnvjpeg) */
+    ASYS_VIDEO_API_JPEG = 3, /* ids 96..191: nvJPEG (libnvjpeg) */
 };
 #define ASYS_VIDEO_ENCODE_FIRST 32u
 #define ASYS_VIDEO_JPEG_FIRST 96u
 #define ASYS_VIDEO_FUNCTION_MAX 191u
-#define ASYS_VIDEO_API_OF(id)                                                                      \
-    ((id) >= ASYS_VIDEO_JPEG_FIRST     ? ASYS_VIDEO_API_JPEG                                       \
-     : (id) >= ASYS_VIDEO_ENCODE_FIRST ? ASYS_VIDEO_API_ENCODE                                     \
+#define ASYS_VIDEO_API_OF(id) \
+    ((id) >= ASYS_VIDEO_JPEG_FIRST     ? ASYS_VIDEO_API_JPEG \
+     : (id) >= ASYS_VIDEO_ENCODE_FIRST ? ASYS_VIDEO_API_ENCODE \
                                        : ASYS_VIDEO_API_DECODE)
 /* The traced functions: id, api, name.  Append only (ids are the format). */
 // clang-format off
@@ -1861,7 +1861,7 @@ enum asys_video_api {
 enum asys_video_kind {
     ASYS_VIDEO_DECODE = 1, /* a picture: cuvidDecodePicture .. first seen complete */
     ASYS_VIDEO_ENCODE = 2, /* a frame: nvEncEncodePicture .. nvEncLockBitstream returns */
-    ASYS_VIDEO_JPEG = 3,   /* nvJPEG device work (derived at import from HGGC; never written) */
+    ASYS_VIDEO_JPEG = 3, /* nvJPEG device work (derived at import from HGGC; never written) */
 };
 /* asys_rec_video_api.flags and asys_rec_video_activity.flags */
 #define ASYS_VIDEO_STREAM_ID 1u /* stream_id holds CUPTI's id of the stream */
@@ -1871,9 +1871,9 @@ enum asys_video_kind {
 struct asys_rec_video_api {
     asys_rec_word header; /* arg = function id (ASYS_VIDEO_FUNCTIONS); timestamp: the return */
     uint64_t start_ticks; /* the call's entry */
-    uint64_t handle;      /* the decoder, encoder session, parser, source or nvJPEG handle */
-    int32_t status;       /* CUresult / NVENCSTATUS / nvjpegStatus_t returned */
-    uint32_t sequence;    /* the thread's call number: call_id = thread_index << 40 | sequence */
+    uint64_t handle; /* the decoder, encoder session, parser, source or nvJPEG handle */
+    int32_t status; /* CUresult / NVENCSTATUS / nvjpegStatus_t returned */
+    uint32_t sequence; /* the thread's call number: call_id = thread_index << 40 | sequence */
 };
 
 /* A call that takes a stream (cuvidMapVideoFrame's output stream, nvJPEG's,
@@ -1884,42 +1884,42 @@ struct asys_rec_video_api_stream {
     uint64_t handle;
     int32_t status;
     uint32_t sequence;
-    uint64_t stream;    /* [hex] the CUstream (its value; 0 the default stream) */
+    uint64_t stream; /* [hex] the CUstream (its value; 0 the default stream) */
     uint32_t stream_id; /* CUPTI's id of that stream (flags & ASYS_VIDEO_STREAM_ID) */
-    uint32_t flags;     /* ASYS_VIDEO_STREAM_ID */
+    uint32_t flags; /* ASYS_VIDEO_STREAM_ID */
 };
 
 struct asys_rec_video_activity {
     asys_rec_word header; /* arg = enum asys_video_kind; timestamp: when written */
     uint64_t start_ticks; /* the work submitted: the submitting call's return */
-    uint64_t end_ticks;   /* the work first seen complete (<= the timestamp) */
-    uint64_t call_id;     /* [hex] the API call that submitted it */
-    uint64_t handle;      /* decoder / encoder session */
-    uint64_t stream;      /* [hex] the CUstream it is accounted to (its value) */
-    uint64_t bytes;       /* decode: bitstream bytes in; encode: bitstream bytes out */
-    uint32_t stream_id;   /* CUPTI's id of that stream (flags & ASYS_VIDEO_STREAM_ID) */
-    uint32_t flags;       /* ASYS_VIDEO_STREAM_ID */
-    int32_t picture;      /* decode: the picture index; encode: -1 */
-    uint32_t reserved;    /* zero */
+    uint64_t end_ticks; /* the work first seen complete (<= the timestamp) */
+    uint64_t call_id; /* [hex] the API call that submitted it */
+    uint64_t handle; /* decoder / encoder session */
+    uint64_t stream; /* [hex] the CUstream it is accounted to (its value) */
+    uint64_t bytes; /* decode: bitstream bytes in; encode: bitstream bytes out */
+    uint32_t stream_id; /* CUPTI's id of that stream (flags & ASYS_VIDEO_STREAM_ID) */
+    uint32_t flags; /* ASYS_VIDEO_STREAM_ID */
+    int32_t picture; /* decode: the picture index; encode: -1 */
+    uint32_t reserved; /* zero */
 };
 
 enum asys_video_status {
     ASYS_VIDEO_TABLE_UNKNOWN = 1, /* an NVENC function list of a version not known: not wrapped */
     ASYS_VIDEO_TABLE_CHANGED = 2, /* a second NVENC list with other functions: not wrapped */
-    ASYS_VIDEO_PENDING_FULL = 3,  /* work submitted with the pending table full: untimed */
-    ASYS_VIDEO_NO_REAL = 4,       /* a traced function whose library could not be found */
+    ASYS_VIDEO_PENDING_FULL = 3, /* work submitted with the pending table full: untimed */
+    ASYS_VIDEO_NO_REAL = 4, /* a traced function whose library could not be found */
 };
 #define ASYS_VIDEO_PENDING_MAX 1024
 struct asys_rec_video_status {
     asys_rec_word header; /* arg = enum asys_video_status */
-    uint32_t value;       /* [hex] TABLE_*: the list's version field; NO_REAL: the function id */
-    uint32_t count;       /* occurrences this record stands for */
+    uint32_t value; /* [hex] TABLE_*: the list's version field; NO_REAL: the function id */
+    uint32_t count; /* occurrences this record stands for */
 };
 
 /* ---- static checks ----------------------------------------------------- */
 
 #define ASYS_CHECK_SIZE(type, size) _Static_assert(sizeof(type) == (size), #type " size")
-#define ASYS_CHECK_OFFSET(type, field, off)                                                        \
+#define ASYS_CHECK_OFFSET(type, field, off) \
     _Static_assert(offsetof(type, field) == (off), #type "." #field " offset")
 
 ASYS_CHECK_SIZE(struct asys_segment_header, ASYS_SEGMENT_HEADER_SIZE);

@@ -16,13 +16,13 @@
 
 /* What a wrapper knows about its function (generated per wrapper). */
 enum acompute_call_flags {
-    ACOMPUTE_HAS_HANDLE = 1u << 0,  /* the first parameter is the library's handle */
-    ACOMPUTE_CREATES = 1u << 1,     /* it creates a handle (the first parameter points to it) */
-    ACOMPUTE_STREAM_ARG = 1u << 2,  /* a cudaStream_t parameter names the stream */
+    ACOMPUTE_HAS_HANDLE = 1u << 0, /* the first parameter is the library's handle */
+    ACOMPUTE_CREATES = 1u << 1, /* it creates a handle (the first parameter points to it) */
+    ACOMPUTE_STREAM_ARG = 1u << 2, /* a cudaStream_t parameter names the stream */
     ACOMPUTE_SETS_STREAM = 1u << 3, /* XSetStream(handle, stream) */
-    ACOMPUTE_DESTROYS = 1u << 4,    /* XDestroy(handle) */
-    ACOMPUTE_STATUS = 1u << 5,      /* returns cudnnStatus_t / cublasStatus_t */
-    ACOMPUTE_RESULT = 1u << 6,      /* returns another integer (a version, a size) */
+    ACOMPUTE_DESTROYS = 1u << 4, /* XDestroy(handle) */
+    ACOMPUTE_STATUS = 1u << 5, /* returns cudnnStatus_t / cublasStatus_t */
+    ACOMPUTE_RESULT = 1u << 6, /* returns another integer (a version, a size) */
 };
 
 struct acompute_frame {

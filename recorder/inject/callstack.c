@@ -30,7 +30,7 @@
 static struct {
     uintptr_t low, high;
 } own_code[OWN_OBJECTS];
-static int own_count;       /* atomic: entries are complete before it counts them */
+static int own_count; /* atomic: entries are complete before it counts them */
 static uintptr_t self_high; /* this library's own, 0 in the unit test */
 
 struct own_lookup {

@@ -31,7 +31,7 @@ int *asys_capture_flag = &asys_capture_on;
 
 struct capture_window {
     uint32_t first_correlation; /* 0: no API call recorded yet */
-    uint32_t last_correlation;  /* UINT32_MAX while the window is open */
+    uint32_t last_correlation; /* UINT32_MAX while the window is open */
 };
 
 enum end_mode { END_STOP, END_REPEAT, END_NONE };
@@ -40,7 +40,7 @@ static struct {
     enum asys_capture_mode mode;
     enum end_mode end_mode;
     uint64_t windows_allowed; /* END_REPEAT:N and END_STOP (1) */
-    pthread_mutex_t lock;     /* opening and closing windows */
+    pthread_mutex_t lock; /* opening and closing windows */
     /* HGTX trigger: the range's message and its domain */
     char range[256];
     char domain[256];

@@ -64,7 +64,7 @@ static struct {
 } real;
 
 static __thread int heap_resolving ASYS_TLS; /* inside dlsym: allocate from the buffer */
-static __thread int heap_nesting ASYS_TLS;   /* inside a C++ operator: its malloc is not ours */
+static __thread int heap_nesting ASYS_TLS; /* inside a C++ operator: its malloc is not ours */
 
 /* What dlsym allocates before the real functions are known: a bump buffer,
  * never freed (a block holds its size in front, for realloc). */
@@ -93,7 +93,7 @@ __attribute__((unused)) static size_t bootstrap_size(const void *p)
     return size;
 }
 
-#define NEXT(name)                                                                                 \
+#define NEXT(name) \
     __atomic_store_n(&real.name, (__typeof__(real.name))dlsym(RTLD_NEXT, #name), __ATOMIC_RELEASE)
 
 static void resolve(void)
@@ -123,11 +123,11 @@ static inline int resolved(void)
 
 /* ---- sampling -------------------------------------------------------------- */
 
-static int heap_on;                               /* --heap-memory-usage in this process */
-static uint64_t heap_interval;                    /* --heap-sampling-interval-bytes */
-static uint32_t heap_depth;                       /* --heap-backtrace-depth */
+static int heap_on; /* --heap-memory-usage in this process */
+static uint64_t heap_interval; /* --heap-sampling-interval-bytes */
+static uint32_t heap_depth; /* --heap-backtrace-depth */
 static __thread int64_t heap_bytes_left ASYS_TLS; /* until the next sampled byte */
-static __thread uint64_t heap_random ASYS_TLS;    /* xorshift state; 0: not seeded */
+static __thread uint64_t heap_random ASYS_TLS; /* xorshift state; 0: not seeded */
 
 /* ln(u) for u in (0, 1], without libm: u = m * 2^e with m in [1, 2),
  * ln(m) = 2 atanh((m - 1) / (m + 1)) by its series (error < 1e-6). */
@@ -886,36 +886,36 @@ static void cxx_delete_fallback(void *block)
         real.free(block);
 }
 
-#define CXX_RUNTIME(mangled, params)                                                               \
-    static void *next_fn;                                                                          \
-    static __thread struct cxx_found found ASYS_TLS;                                               \
-    void *fn = cxx_next(#mangled, &next_fn);                                                       \
-    if (ASYS_UNLIKELY(!fn))                                                                        \
+#define CXX_RUNTIME(mangled, params) \
+    static void *next_fn; \
+    static __thread struct cxx_found found ASYS_TLS; \
+    void *fn = cxx_next(#mangled, &next_fn); \
+    if (ASYS_UNLIKELY(!fn)) \
         fn = cxx_runtime(#mangled, (uintptr_t)__builtin_return_address(0), &found);
-#define CXX_NEW(mangled, fn_id, params, args, alignment)                                           \
-    ASYS_EXPORT void *mangled params                                                               \
-    {                                                                                              \
-        CXX_RUNTIME(mangled, params)                                                               \
-        heap_nesting++;                                                                            \
-        void *block = fn ? ((void *(*)params)fn)args : cxx_new_fallback(size, alignment);          \
-        heap_nesting--;                                                                            \
-        return allocated(fn_id, block, size);                                                      \
+#define CXX_NEW(mangled, fn_id, params, args, alignment) \
+    ASYS_EXPORT void *mangled params \
+    { \
+        CXX_RUNTIME(mangled, params) \
+        heap_nesting++; \
+        void *block = fn ? ((void *(*)params)fn)args : cxx_new_fallback(size, alignment); \
+        heap_nesting--; \
+        return allocated(fn_id, block, size); \
     }
-#define CXX_DELETE(mangled, fn_id, params, args)                                                   \
-    ASYS_EXPORT void mangled params                                                                \
-    {                                                                                              \
-        CXX_RUNTIME(mangled, params)                                                               \
-        forget(fn_id, block);                                                                      \
-        heap_nesting++;                                                                            \
-        if (fn)                                                                                    \
-            ((void(*) params)fn) args;                                                             \
-        else                                                                                       \
-            cxx_delete_fallback(block);                                                            \
-        heap_nesting--;                                                                            \
+#define CXX_DELETE(mangled, fn_id, params, args) \
+    ASYS_EXPORT void mangled params \
+    { \
+        CXX_RUNTIME(mangled, params) \
+        forget(fn_id, block); \
+        heap_nesting++; \
+        if (fn) \
+            ((void(*) params)fn) args; \
+        else \
+            cxx_delete_fallback(block); \
+        heap_nesting--; \
     }
 
 typedef size_t align_val; /* std::align_val_t */
-struct nothrow;           /* std::nothrow_t, passed by reference */
+struct nothrow; /* std::nothrow_t, passed by reference */
 
 CXX_NEW(_Znwm, FN_NEW, (size_t size), (size), 0)
 CXX_NEW(_Znam, FN_NEW_ARRAY, (size_t size), (size), 0)

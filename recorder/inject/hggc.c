@@ -94,22 +94,22 @@ static struct {
     struct cupti_functions f;
     CUpti_SubscriberHandle subscriber;
     unsigned trace_set;
-    int graph_level;          /* --hggc-graph-trace=graph: one record per graph launch */
-    int profiler_trigger;     /* --capture-range=hggc-profiler-api */
-    int profiler_traced;      /* the profiler calls are in the trace set */
+    int graph_level; /* --hggc-graph-trace=graph: one record per graph launch */
+    int profiler_trigger; /* --capture-range=hggc-profiler-api */
+    int profiler_traced; /* the profiler calls are in the trace set */
     uint64_t backtrace_ticks; /* 0: no stacks */
     uint32_t backtrace_depth;
     unsigned memory_kinds; /* --hggc-memory-usage: ASYS_HGGC_MEMORY_DEVICE | _PINNED */
     size_t buffer_size;
     struct buffer_header *pending; /* completed while their thread could not record */
-    int completions_in_flight;     /* atomic: buffers being converted right now */
+    int completions_in_flight; /* atomic: buffers being converted right now */
 } hggc;
 
 /* Per thread: calls in progress and whether this thread is flushing. */
 static __thread struct {
     uint32_t runtime_depth; /* runtime API calls in progress (driver calls inside are hidden) */
-    uint32_t correlation;   /* of the API call in progress, for graph node records */
-    int flushing;           /* inside this collector's own flush */
+    uint32_t correlation; /* of the API call in progress, for graph node records */
+    int flushing; /* inside this collector's own flush */
 } hggc_tls ASYS_TLS;
 
 /* ---- small helpers ------------------------------------------------------------ */

@@ -15,7 +15,7 @@ static void *reserve_activity(struct asys_thread *t, uint32_t size, uint32_t *de
     return asys_segment_reserve(&t->seg, size, asys_now(), delta);
 }
 
-#define COMMIT(r, type, arg)                                                                       \
+#define COMMIT(r, type, arg) \
     asys_segment_commit(&(r)->header, ASYS_REC_WORD(type, sizeof *(r) / 8, arg, delta))
 
 static void convert_kernel(struct asys_thread *t, const CUpti_ActivityKernel10 *k)

@@ -7,27 +7,27 @@
 #include "hggc_activity.h"
 
 enum size_rule {
-    SIZE_SECOND,   /* { ptr, size_t size, ... } */
-    SIZE_PITCH,    /* cudaMallocPitch: width * height */
+    SIZE_SECOND, /* { ptr, size_t size, ... } */
+    SIZE_PITCH, /* cudaMallocPitch: width * height */
     SIZE_PITCH_CU, /* cuMemAllocPitch: WidthInBytes * Height */
-    SIZE_3D,       /* cudaMalloc3D: the extent */
+    SIZE_3D, /* cudaMalloc3D: the extent */
 };
 
 struct allocation_api {
     int driver;
     CUpti_CallbackId cbid;
-    unsigned kind;       /* ASYS_HGGC_MEMORY_DEVICE or _PINNED */
+    unsigned kind; /* ASYS_HGGC_MEMORY_DEVICE or _PINNED */
     uint32_t cupti_kind; /* CUpti_ActivityMemoryKind of what it allocates */
     enum size_rule size;
 };
 
-#define RT(name, kind, cupti, rule)                                                                \
-    {                                                                                              \
-        0, CUPTI_RUNTIME_TRACE_CBID_##name, kind, cupti, rule                                      \
+#define RT(name, kind, cupti, rule) \
+    { \
+        0, CUPTI_RUNTIME_TRACE_CBID_##name, kind, cupti, rule \
     }
-#define DRV(name, kind, cupti, rule)                                                               \
-    {                                                                                              \
-        1, CUPTI_DRIVER_TRACE_CBID_##name, kind, cupti, rule                                       \
+#define DRV(name, kind, cupti, rule) \
+    { \
+        1, CUPTI_DRIVER_TRACE_CBID_##name, kind, cupti, rule \
     }
 #define DEVICE ASYS_HGGC_MEMORY_DEVICE
 #define PINNED ASYS_HGGC_MEMORY_PINNED

@@ -83,7 +83,7 @@ static int attr_has(const nvtxEventAttributes_t *a, size_t field_end)
     return a && a->size >= field_end;
 }
 
-#define ATTR_END(field)                                                                            \
+#define ATTR_END(field) \
     (offsetof(nvtxEventAttributes_t, field) + sizeof(((nvtxEventAttributes_t *)0)->field))
 
 /* The message of an event as a string id, and its NVTX message type. */

@@ -19,9 +19,9 @@ struct asys_hgtx_hook {
     unsigned cbid;
     void (*fn)(void);
 };
-#define ASYS_HGTX_HOOK(id, f)                                                                      \
-    {                                                                                              \
-        id, (void (*)(void))(f)                                                                    \
+#define ASYS_HGTX_HOOK(id, f) \
+    { \
+        id, (void (*)(void))(f) \
     }
 
 /* The domain id of an NVTX domain handle (asys hands out small integers). */

@@ -53,14 +53,14 @@ static void name_object(uint32_t type, uint64_t identifier, const char *ascii, c
 }
 
 /* The handle types differ (an int ordinal or a pointer); both fit in 64 bits. */
-#define NAMING_HOOKS(fn, object_type, type)                                                        \
-    static void NVTX_API fn##_a(object_type object, const char *name)                              \
-    {                                                                                              \
-        name_object(type, (uint64_t)(uintptr_t)object, name ? name : "", NULL);                    \
-    }                                                                                              \
-    static void NVTX_API fn##_w(object_type object, const wchar_t *name)                           \
-    {                                                                                              \
-        name_object(type, (uint64_t)(uintptr_t)object, NULL, name ? name : L"");                   \
+#define NAMING_HOOKS(fn, object_type, type) \
+    static void NVTX_API fn##_a(object_type object, const char *name) \
+    { \
+        name_object(type, (uint64_t)(uintptr_t)object, name ? name : "", NULL); \
+    } \
+    static void NVTX_API fn##_w(object_type object, const wchar_t *name) \
+    { \
+        name_object(type, (uint64_t)(uintptr_t)object, NULL, name ? name : L""); \
     }
 
 NAMING_HOOKS(name_cu_device, int, RESOURCE(CLASS_CUDA, 1))
@@ -232,9 +232,9 @@ static const struct asys_hgtx_hook sync_hooks[] = {
     HOOK(NVTX_CBID_SYNC_DomainSyncUserReleasing, sync_releasing),
 };
 
-#define MODULE(id, hooks)                                                                          \
-    {                                                                                              \
-        id, hooks, sizeof hooks / sizeof hooks[0]                                                  \
+#define MODULE(id, hooks) \
+    { \
+        id, hooks, sizeof hooks / sizeof hooks[0] \
     }
 const struct asys_hgtx_core_module asys_hgtx_naming_modules[] = {
     MODULE(NVTX_CB_MODULE_CUDA, cuda_hooks),

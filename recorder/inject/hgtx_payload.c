@@ -29,9 +29,9 @@
 struct schema_info {
     uint64_t id; /* 0: free slot; written last */
     uint16_t domain;
-    uint8_t fixed;              /* size and align are known */
+    uint8_t fixed; /* size and align are known */
     uint8_t measured_by_strlen; /* one embedded NUL-terminated string (SIZE_MAX payloads) */
-    uint8_t pointer_count;      /* string pointers at fixed offsets */
+    uint8_t pointer_count; /* string pointers at fixed offsets */
     uint32_t pointers[MAX_STRING_POINTERS];
     uint64_t size, align;
 };
@@ -178,8 +178,8 @@ static void read_semantics(struct asys_thread *t, const nvtxSemanticsHeader_t *s
     }
 }
 
-#define MAX_ENTRIES                                                                                \
-    ((ASYS_REC_MAX_SIZE - sizeof(struct asys_rec_hgtx_schema)) /                                   \
+#define MAX_ENTRIES \
+    ((ASYS_REC_MAX_SIZE - sizeof(struct asys_rec_hgtx_schema)) / \
      sizeof(struct asys_hgtx_schema_entry))
 
 /* Writes a SCHEMA record: `fields` (all but its header, size and entry
@@ -266,8 +266,8 @@ static uint64_t NVTX_API schema_register(nvtxDomainHandle_t domain_handle,
     return id;
 }
 
-#define MAX_ENUM_ENTRIES                                                                           \
-    ((ASYS_REC_MAX_SIZE - sizeof(struct asys_rec_hgtx_schema)) /                                   \
+#define MAX_ENUM_ENTRIES \
+    ((ASYS_REC_MAX_SIZE - sizeof(struct asys_rec_hgtx_schema)) / \
      sizeof(struct asys_hgtx_enum_entry))
 
 static void write_enum(struct asys_thread *t, uint16_t domain, uint64_t id,

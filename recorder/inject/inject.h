@@ -45,7 +45,7 @@ extern const struct asys_inject_collector asys_inject_collectors[];
 
 enum asys_unwind_method {
     ASYS_UNWIND_DWARF =
-        0,              /* .eh_frame CFI through libgcc's unwinder: right without frame pointers */
+        0, /* .eh_frame CFI through libgcc's unwinder: right without frame pointers */
     ASYS_UNWIND_FP = 1, /* frame-pointer chain: faster, wrong past code built without them */
 };
 
@@ -89,9 +89,9 @@ struct asys_callchain_cache_entry {
 #define ASYS_STACK_CACHE_DEPTH 32
 struct asys_stack_cache_entry {
     uint64_t return_address; /* into the first frame outside this library */
-    uint64_t stack_pointer;  /* that frame's stack pointer once it is returned to */
-    uint32_t depth;          /* frames (at most the capture's limit) */
-    uint32_t limit;          /* the depth the capture asked for */
+    uint64_t stack_pointer; /* that frame's stack pointer once it is returned to */
+    uint32_t depth; /* frames (at most the capture's limit) */
+    uint32_t limit; /* the depth the capture asked for */
     uint32_t callchain_id;
     uint32_t reserved;
     uint64_t frames[ASYS_STACK_CACHE_DEPTH];
@@ -116,7 +116,7 @@ struct asys_thread {
      * with their pushes), per domain, and that window's number */
     int32_t capture_base[ASYS_DEPTH_SLOTS];
     uint32_t capture_window[ASYS_DEPTH_SLOTS];
-    uint64_t modules_generation;     /* loader state when this thread last wrote the modules */
+    uint64_t modules_generation; /* loader state when this thread last wrote the modules */
     uintptr_t stack_low, stack_high; /* for frame-pointer walks; 0 until first needed */
     struct asys_callchain_cache_entry callchains[ASYS_CALLCHAIN_CACHE_SIZE];
     uint32_t callchain_evict; /* round-robin way to replace next */
@@ -126,9 +126,9 @@ struct asys_thread {
 };
 
 struct asys_process {
-    int enabled;               /* a session is configured and its directory is writable */
-    int fork_untraced;         /* --trace-fork-before-exec false: a fork child records nothing */
-    uint64_t features;         /* enum asys_feature: the collectors recording in this process */
+    int enabled; /* a session is configured and its directory is writable */
+    int fork_untraced; /* --trace-fork-before-exec false: a fork child records nothing */
+    uint64_t features; /* enum asys_feature: the collectors recording in this process */
     uint64_t segment_features; /* what their segments may hold: core + their record families */
     int clock_kind;
     uint32_t pid;
@@ -140,16 +140,16 @@ struct asys_process {
     uint64_t chunk_size;
     uint64_t max_segment_size;
     int debug;
-    double ticks_per_ns;           /* for thresholds given in ns */
+    double ticks_per_ns; /* for thresholds given in ns */
     uint64_t osrt_threshold_ticks; /* --osrt-threshold */
     uint64_t osrt_backtrace_ticks; /* --osrt-backtrace-threshold */
     uint32_t osrt_backtrace_depth; /* --osrt-backtrace-depth */
-    int unwind_method;             /* enum asys_unwind_method */
+    int unwind_method; /* enum asys_unwind_method */
     int process_info_written;
-    uint64_t main_returned_ns;  /* atomic; CLOCK_MONOTONIC, 0 while main runs (main_return.c) */
-    uint32_t next_string_id;    /* atomic */
+    uint64_t main_returned_ns; /* atomic; CLOCK_MONOTONIC, 0 while main runs (main_return.c) */
+    uint32_t next_string_id; /* atomic */
     uint32_t next_callchain_id; /* atomic */
-    uint32_t code_generation;   /* atomic; bumped around every dlclose */
+    uint32_t code_generation; /* atomic; bumped around every dlclose */
     uint32_t next_thread_index; /* atomic */
     pthread_mutex_t registry_lock;
     struct asys_thread *threads;
@@ -260,8 +260,8 @@ ASYS_RUNTIME_API void asys_callstack_own_object(const void *code);
 enum asys_capture_mode {
     ASYS_CAPTURE_ALWAYS,
     ASYS_CAPTURE_PROFILER_CALLS, /* cudaProfilerStart .. cudaProfilerStop */
-    ASYS_CAPTURE_HGTX_RANGE,     /* the push/start .. pop/end of a named HGTX range */
-    ASYS_CAPTURE_SESSION,        /* asys start .. asys stop, or --delay's end onwards */
+    ASYS_CAPTURE_HGTX_RANGE, /* the push/start .. pop/end of a named HGTX range */
+    ASYS_CAPTURE_SESSION, /* asys start .. asys stop, or --delay's end onwards */
 };
 extern ASYS_RUNTIME_API int asys_capture_on;
 extern ASYS_RUNTIME_API int *asys_capture_flag;
@@ -274,7 +274,7 @@ static inline int asys_capturing(void)
 struct asys_capture_holder {
     uint32_t tid;
     uint16_t domain;
-    int32_t level;     /* push/pop: the level the push returned; -1 for start/end */
+    int32_t level; /* push/pop: the level the push returned; -1 for start/end */
     uint64_t range_id; /* start/end */
 };
 void asys_capture_init(void);

@@ -116,67 +116,67 @@ static void *next_symbol(const char *name, const char *version)
 }
 
 #define REAL(fn) real_##fn
-#define RESOLVE_VERSION(fn, version, fail)                                                         \
-    do {                                                                                           \
-        if (ASYS_UNLIKELY(!real_##fn)) {                                                           \
-            real_##fn = (__typeof__(real_##fn))next_symbol(#fn, version);                          \
-            if (!real_##fn) {                                                                      \
-                errno = ENOSYS;                                                                    \
-                return fail;                                                                       \
-            }                                                                                      \
-        }                                                                                          \
+#define RESOLVE_VERSION(fn, version, fail) \
+    do { \
+        if (ASYS_UNLIKELY(!real_##fn)) { \
+            real_##fn = (__typeof__(real_##fn))next_symbol(#fn, version); \
+            if (!real_##fn) { \
+                errno = ENOSYS; \
+                return fail; \
+            } \
+        } \
     } while (0)
 #define RESOLVE(fn, fail) RESOLVE_VERSION(fn, NULL, fail)
 
 /* Calls that report failure as -1 and errno (or a given failure test). */
-#define TRACE(id, type, call, failed)                                                              \
-    do {                                                                                           \
-        uint64_t start_;                                                                           \
-        if (!osrt_begin(&start_))                                                                  \
-            return call;                                                                           \
-        type rc_ = call;                                                                           \
-        uint32_t error_ = (failed) ? (uint32_t)errno : 0;                                          \
-        osrt_end(id, start_, (int64_t)(intptr_t)rc_, error_);                                      \
-        return rc_;                                                                                \
+#define TRACE(id, type, call, failed) \
+    do { \
+        uint64_t start_; \
+        if (!osrt_begin(&start_)) \
+            return call; \
+        type rc_ = call; \
+        uint32_t error_ = (failed) ? (uint32_t)errno : 0; \
+        osrt_end(id, start_, (int64_t)(intptr_t)rc_, error_); \
+        return rc_; \
     } while (0)
 #define TRACE_ERRNO(id, type, call) TRACE(id, type, call, rc_ == (type)-1)
 /* Calls that return an error number (pthread, posix_spawn). */
-#define TRACE_RESULT(id, call)                                                                     \
-    do {                                                                                           \
-        uint64_t start_;                                                                           \
-        if (!osrt_begin(&start_))                                                                  \
-            return call;                                                                           \
-        int rc_ = call;                                                                            \
-        osrt_end(id, start_, rc_, (uint32_t)(rc_ > 0 ? rc_ : 0));                                  \
-        return rc_;                                                                                \
+#define TRACE_RESULT(id, call) \
+    do { \
+        uint64_t start_; \
+        if (!osrt_begin(&start_)) \
+            return call; \
+        int rc_ = call; \
+        osrt_end(id, start_, rc_, (uint32_t)(rc_ > 0 ? rc_ : 0)); \
+        return rc_; \
     } while (0)
 /* Locks are timed only when contended: `trylock` first (as nsys does); an
  * error other than EBUSY is what `lock` would report too. */
-#define TRACE_CONTENDED(id, lock, trylock, object, ...)                                            \
-    do {                                                                                           \
-        RESOLVE(lock, EINVAL);                                                                     \
-        if (ASYS_LIKELY(!osrt_on))                                                                 \
-            return real_##lock(object, ##__VA_ARGS__);                                             \
-        RESOLVE(trylock, EINVAL);                                                                  \
-        int try_ = real_##trylock(object);                                                         \
-        if (try_ != EBUSY)                                                                         \
-            return try_;                                                                           \
-        TRACE_RESULT(id, real_##lock(object, ##__VA_ARGS__));                                      \
+#define TRACE_CONTENDED(id, lock, trylock, object, ...) \
+    do { \
+        RESOLVE(lock, EINVAL); \
+        if (ASYS_LIKELY(!osrt_on)) \
+            return real_##lock(object, ##__VA_ARGS__); \
+        RESOLVE(trylock, EINVAL); \
+        int try_ = real_##trylock(object); \
+        if (try_ != EBUSY) \
+            return try_; \
+        TRACE_RESULT(id, real_##lock(object, ##__VA_ARGS__)); \
     } while (0)
 /* The same for semaphores, which fail with -1 and EAGAIN (errno kept). */
-#define TRACE_CONTENDED_SEM(id, wait, object, ...)                                                 \
-    do {                                                                                           \
-        RESOLVE(wait, -1);                                                                         \
-        if (ASYS_LIKELY(!osrt_on))                                                                 \
-            return real_##wait(object, ##__VA_ARGS__);                                             \
-        RESOLVE(sem_trywait, -1);                                                                  \
-        int saved_errno_ = errno;                                                                  \
-        if (real_sem_trywait(object) == 0)                                                         \
-            return 0;                                                                              \
-        if (errno != EAGAIN)                                                                       \
-            return -1;                                                                             \
-        errno = saved_errno_;                                                                      \
-        TRACE_ERRNO(id, int, real_##wait(object, ##__VA_ARGS__));                                  \
+#define TRACE_CONTENDED_SEM(id, wait, object, ...) \
+    do { \
+        RESOLVE(wait, -1); \
+        if (ASYS_LIKELY(!osrt_on)) \
+            return real_##wait(object, ##__VA_ARGS__); \
+        RESOLVE(sem_trywait, -1); \
+        int saved_errno_ = errno; \
+        if (real_sem_trywait(object) == 0) \
+            return 0; \
+        if (errno != EAGAIN) \
+            return -1; \
+        errno = saved_errno_; \
+        TRACE_ERRNO(id, int, real_##wait(object, ##__VA_ARGS__)); \
     } while (0)
 
 /* ---- file and socket I/O ------------------------------------------------------ */

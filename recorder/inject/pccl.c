@@ -58,12 +58,12 @@ struct pccl_comm;
 struct pccl_slot {
     uint32_t magic;
     uint32_t state; /* enum slot_state, atomic */
-    uint8_t kind;   /* enum ev_kind */
+    uint8_t kind; /* enum ev_kind */
     uint8_t channel;
     uint8_t is_send;
     uint8_t recorded; /* 0: started outside a capture window, nothing written */
     uint32_t count32; /* ProxyCtrl: states; NetPlugin: updates */
-    uint32_t gen;     /* takes so far: a handle carries its low bits (HANDLE_TAG) */
+    uint32_t gen; /* takes so far: a handle carries its low bits (HANDLE_TAG) */
     uint64_t id;
     uint64_t parent_id;
     uint64_t start_ticks;
@@ -132,14 +132,14 @@ struct pccl_comm {
     uint32_t number; /* PCCL_COMM.comm */
     int version;
     uint32_t slot_mask;
-    int live;    /* between init and finalize (registry lock) */
+    int live; /* between init and finalize (registry lock) */
     int chained; /* the user's plugin has a context for this communicator */
     int hash_known;
     uint32_t pid; /* the process image that created it (a fork child leaves it) */
     size_t map_size;
-    void *user_ctx;              /* the user plugin's context */
-    int user_mask;               /* the events it asked for */
-    struct pccl_comm *next;      /* registry of live contexts */
+    void *user_ctx; /* the user plugin's context */
+    int user_mask; /* the events it asked for */
+    struct pccl_comm *next; /* registry of live contexts */
     struct pccl_comm *next_free; /* finalized, kept for reuse (never unmapped) */
     struct pccl_slot slots[];
 };
@@ -274,11 +274,11 @@ static inline uint32_t delta(uint64_t start, uint64_t ticks)
     return d >= 0xfffffffeu ? 0xffffffffu : (uint32_t)d + 1;
 }
 
-#define RESERVE(type, arg)                                                                         \
-    type *r = asys_segment_reserve(&t->seg, sizeof(type), now, &delta_ticks);                      \
-    if (!r)                                                                                        \
-        break;                                                                                     \
-    header = &r->header;                                                                           \
+#define RESERVE(type, arg) \
+    type *r = asys_segment_reserve(&t->seg, sizeof(type), now, &delta_ticks); \
+    if (!r) \
+        break; \
+    header = &r->header; \
     word = ASYS_REC_WORD(rec_type, sizeof(type) / 8, (arg) | flags, 0)
 
 /* Writes the event of slot `s` (claimed: CLOSING) stamped `now`; `flags`

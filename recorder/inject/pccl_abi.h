@@ -40,8 +40,8 @@ enum {
     PCCL_EV_P2P_API = 1 << 10,
     PCCL_EV_KERNEL_LAUNCH = 1 << 11,
 };
-#define PCCL_EVENTS_V2 0x3f  /* Group .. ProxyCtrl */
-#define PCCL_EVENTS_V3 0xff  /* + KernelCh, NetPlugin */
+#define PCCL_EVENTS_V2 0x3f /* Group .. ProxyCtrl */
+#define PCCL_EVENTS_V3 0xff /* + KernelCh, NetPlugin */
 #define PCCL_EVENTS_V5 0xfff /* + the API events */
 
 /* Event states (ncclProfilerEventState_t): one numbering for every version. */

@@ -68,11 +68,11 @@ static struct {
     struct py_api api;
     uint64_t period_ns;
     uint32_t depth;
-    int stop;                /* atomic: finalization began */
-    int pending;             /* atomic: a pending call is queued */
-    uint64_t pending_since;  /* when it was queued (CLOCK_MONOTONIC ns) */
+    int stop; /* atomic: finalization began */
+    int pending; /* atomic: a pending call is queued */
+    uint64_t pending_since; /* when it was queued (CLOCK_MONOTONIC ns) */
     uint64_t last_sample_ns; /* GIL held */
-    int python_side_ready;   /* atexit and at-fork hooks in place (GIL held) */
+    int python_side_ready; /* atexit and at-fork hooks in place (GIL held) */
     struct code_slot codes[CODE_SLOTS];
     uint32_t next_code_id;
     struct tid_slot tids[TID_SLOTS];
@@ -80,11 +80,11 @@ static struct {
     uint64_t sampling_ns; /* time spent taking the samples (GIL held) */
     pthread_t thread;
     unsigned long main_ident; /* the main thread's pthread_t: threading may not be loaded */
-    int wake_signal;          /* the signal that wakes the main thread; 0: none free */
-    uint64_t rng;             /* for the jittered periods */
-    int hggc_backtraces;      /* --python-backtrace=hggc */
-    int sampling;             /* --python-sampling (else the thread serves stack requests only) */
-    uint32_t wake;            /* futex: bumped when a stack request is queued */
+    int wake_signal; /* the signal that wakes the main thread; 0: none free */
+    uint64_t rng; /* for the jittered periods */
+    int hggc_backtraces; /* --python-backtrace=hggc */
+    int sampling; /* --python-sampling (else the thread serves stack requests only) */
+    uint32_t wake; /* futex: bumped when a stack request is queued */
     struct stack_request requests[REQUEST_SLOTS];
     /* the status to record once the sampler thread runs (none can be written
      * while the library starts) */
@@ -652,7 +652,7 @@ static PyObject *after_fork_child(PyObject *self, PyObject *unused)
     py.next_code_id = 0;
     py.samples = py.pending_samples = py.sampling_ns = 0;
     py.main_ident = (unsigned long)pthread_self(); /* os.fork returns in the forking thread */
-    py.status = ASYS_PYTHON_SAMPLING;              /* the child's report says it too */
+    py.status = ASYS_PYTHON_SAMPLING; /* the child's report says it too */
     __atomic_store_n(&py.pending, 0, __ATOMIC_RELEASE);
     if (pthread_create(&py.thread, NULL, sampler, NULL) == 0)
         pthread_detach(py.thread);
@@ -820,7 +820,7 @@ static int report(enum asys_python_status status, uint32_t version, const char *
 struct symbol_lookup {
     const char *name;
     uint32_t hash;
-    int found;   /* 1: defined */
+    int found; /* 1: defined */
     int unknown; /* an object without a GNU hash table: ask dlsym */
 };
 

@@ -58,8 +58,8 @@ struct py_api {
     int (*frame_line)(PyObject *);
     PyObject *none;
     /* --python-backtrace=hggc */
-    int (*gil_check)(void);                             /* PyGILState_Check */
-    PyObject *(*eval_get_frame)(void);                  /* PyEval_GetFrame: borrowed */
+    int (*gil_check)(void); /* PyGILState_Check */
+    PyObject *(*eval_get_frame)(void); /* PyEval_GetFrame: borrowed */
     PyObject *(*dict_get_item)(PyObject *, PyObject *); /* PyDict_GetItem: borrowed */
     PyObject *(*long_from_ulong)(unsigned long);
 };

@@ -41,7 +41,7 @@ struct rule {
     char *module;
     size_t module_len;
     char *function; /* "" : every function of module and its submodules */
-    int domain;     /* index in tr.domains */
+    int domain; /* index in tr.domains */
 };
 
 /* 3.12+: a code object seen by sys.monitoring */
@@ -86,8 +86,8 @@ static struct {
     PyObject *(*text_from)(const char *);
     /* 3.12+: sys.monitoring */
     int monitoring;
-    int started;              /* asys_python_trace_start ran */
-    PyObject *disable;        /* sys.monitoring.DISABLE */
+    int started; /* asys_python_trace_start ran */
+    PyObject *disable; /* sys.monitoring.DISABLE */
     pthread_key_t writer_key; /* closes a thread's tracer segment when it ends */
 } tr;
 

@@ -18,9 +18,9 @@ struct asys_py_target {
     uint8_t domains[ASYS_PY_TARGET_DOMAINS];
     char *name; /* "module.qualname" */
     uint32_t name_len;
-    uint32_t message;                   /* its string id ... */
+    uint32_t message; /* its string id ... */
     struct asys_thread *message_thread; /* ... defined in this thread's segment */
-    struct asys_py_target *next;        /* the wrappers' targets (python_trace.c's list) */
+    struct asys_py_target *next; /* the wrappers' targets (python_trace.c's list) */
 };
 
 /* Whether a rule may name functions of module `module` (the wrappers look

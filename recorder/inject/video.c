@@ -218,7 +218,7 @@ enum { SLOT_FREE = 0, SLOT_BUSY = 1, SLOT_READY = 2 };
 
 struct pending {
     uint32_t state; /* SLOT_*, atomic */
-    uint32_t kind;  /* enum asys_video_kind */
+    uint32_t kind; /* enum asys_video_kind */
     uint64_t handle, key;
     uint64_t start_ticks, end_ticks; /* end: seen complete by a status query, else 0 */
     uint64_t call_id, bytes, stream;
@@ -344,25 +344,25 @@ static void write_activity(const struct pending *p, uint64_t end, const void *st
 
 /* The common body: forwards, and records the call when traced.  `fail` is
  * returned when no real function exists. */
-#define VIDEO_TRACE(name, type, fail, handle, stream, has_stream, args)                            \
-    do {                                                                                           \
-        __typeof__(name) *f_;                                                                      \
-        *(void **)&f_ = real_function(VIDEO_FN_##name);                                            \
-        if (ASYS_UNLIKELY(!f_))                                                                    \
-            return fail;                                                                           \
-        uint64_t start_;                                                                           \
-        if (!video_begin(&start_))                                                                 \
-            return f_ args;                                                                        \
-        type rc_ = f_ args;                                                                        \
-        video_record(VIDEO_FN_##name, start_, (int32_t)rc_, handle, stream, has_stream);           \
-        return rc_;                                                                                \
+#define VIDEO_TRACE(name, type, fail, handle, stream, has_stream, args) \
+    do { \
+        __typeof__(name) *f_; \
+        *(void **)&f_ = real_function(VIDEO_FN_##name); \
+        if (ASYS_UNLIKELY(!f_)) \
+            return fail; \
+        uint64_t start_; \
+        if (!video_begin(&start_)) \
+            return f_ args; \
+        type rc_ = f_ args; \
+        video_record(VIDEO_FN_##name, start_, (int32_t)rc_, handle, stream, has_stream); \
+        return rc_; \
     } while (0)
 
-#define CUVID(name, params, args, handle)                                                          \
-    ASYS_EXPORT CUresult CUDAAPI name params;                                                      \
-    ASYS_EXPORT CUresult CUDAAPI name params                                                       \
-    {                                                                                              \
-        VIDEO_TRACE(name, CUresult, VIDEO_NOT_FOUND, handle, NULL, 0, args);                       \
+#define CUVID(name, params, args, handle) \
+    ASYS_EXPORT CUresult CUDAAPI name params; \
+    ASYS_EXPORT CUresult CUDAAPI name params \
+    { \
+        VIDEO_TRACE(name, CUresult, VIDEO_NOT_FOUND, handle, NULL, 0, args); \
     }
 
 CUVID(cuvidGetDecoderCaps, (CUVIDDECODECAPS * caps), (caps), 0)
@@ -530,12 +530,12 @@ ASYS_EXPORT CUresult CUDAAPI cuvidMapVideoFrame64(CUvideodecoder decoder, int pi
 
 /* `stream`: the call's stream argument (NULL: the default stream), or NULL
  * in the table for a call that takes none (told apart by its spelling) */
-#define NVJPEG(name, params, args, handle, stream)                                                 \
-    ASYS_EXPORT nvjpegStatus_t name params;                                                        \
-    ASYS_EXPORT nvjpegStatus_t name params                                                         \
-    {                                                                                              \
-        VIDEO_TRACE(name, nvjpegStatus_t, NVJPEG_STATUS_NOT_INITIALIZED, H(handle),                \
-                    (const void *)(stream), sizeof(#stream) != sizeof("NULL"), args);              \
+#define NVJPEG(name, params, args, handle, stream) \
+    ASYS_EXPORT nvjpegStatus_t name params; \
+    ASYS_EXPORT nvjpegStatus_t name params \
+    { \
+        VIDEO_TRACE(name, nvjpegStatus_t, NVJPEG_STATUS_NOT_INITIALIZED, H(handle), \
+                    (const void *)(stream), sizeof(#stream) != sizeof("NULL"), args); \
     }
 ASYS_NVJPEG_FUNCTIONS(NVJPEG)
 
@@ -590,19 +590,19 @@ static void encoder_stream_forget(uint64_t encoder)
     }
 }
 
-#define ENC_TRACE(field, handle, stream, has_stream, args)                                         \
-    do {                                                                                           \
-        uint64_t start_;                                                                           \
-        if (!video_begin(&start_))                                                                 \
-            return encode_real.field args;                                                         \
-        NVENCSTATUS rc_ = encode_real.field args;                                                  \
-        video_record(VIDEO_FN_##field, start_, (int32_t)rc_, handle, stream, has_stream);          \
-        return rc_;                                                                                \
+#define ENC_TRACE(field, handle, stream, has_stream, args) \
+    do { \
+        uint64_t start_; \
+        if (!video_begin(&start_)) \
+            return encode_real.field args; \
+        NVENCSTATUS rc_ = encode_real.field args; \
+        video_record(VIDEO_FN_##field, start_, (int32_t)rc_, handle, stream, has_stream); \
+        return rc_; \
     } while (0)
-#define ENC(field, params, args, handle)                                                           \
-    static NVENCSTATUS NVENCAPI wrap_##field params                                                \
-    {                                                                                              \
-        ENC_TRACE(field, handle, NULL, 0, args);                                                   \
+#define ENC(field, params, args, handle) \
+    static NVENCSTATUS NVENCAPI wrap_##field params \
+    { \
+        ENC_TRACE(field, handle, NULL, 0, args); \
     }
 
 ENC(nvEncOpenEncodeSession, (void *device, uint32_t type, void **encoder), (device, type, encoder),
@@ -751,46 +751,46 @@ static NVENCSTATUS NVENCAPI wrap_nvEncLockBitstream(void *encoder, NV_ENC_LOCK_B
 }
 
 /* The list's slots asys knows, in the order of NV_ENCODE_API_FUNCTION_LIST. */
-#define ENCODE_SLOTS(X)                                                                            \
-    X(nvEncOpenEncodeSession)                                                                      \
-    X(nvEncGetEncodeGUIDCount)                                                                     \
-    X(nvEncGetEncodeProfileGUIDCount)                                                              \
-    X(nvEncGetEncodeProfileGUIDs)                                                                  \
-    X(nvEncGetEncodeGUIDs)                                                                         \
-    X(nvEncGetInputFormatCount)                                                                    \
-    X(nvEncGetInputFormats)                                                                        \
-    X(nvEncGetEncodeCaps)                                                                          \
-    X(nvEncGetEncodePresetCount)                                                                   \
-    X(nvEncGetEncodePresetGUIDs)                                                                   \
-    X(nvEncGetEncodePresetConfig)                                                                  \
-    X(nvEncInitializeEncoder)                                                                      \
-    X(nvEncCreateInputBuffer)                                                                      \
-    X(nvEncDestroyInputBuffer)                                                                     \
-    X(nvEncCreateBitstreamBuffer)                                                                  \
-    X(nvEncDestroyBitstreamBuffer)                                                                 \
-    X(nvEncEncodePicture)                                                                          \
-    X(nvEncLockBitstream)                                                                          \
-    X(nvEncUnlockBitstream)                                                                        \
-    X(nvEncLockInputBuffer)                                                                        \
-    X(nvEncUnlockInputBuffer)                                                                      \
-    X(nvEncGetEncodeStats)                                                                         \
-    X(nvEncGetSequenceParams)                                                                      \
-    X(nvEncRegisterAsyncEvent)                                                                     \
-    X(nvEncUnregisterAsyncEvent)                                                                   \
-    X(nvEncMapInputResource)                                                                       \
-    X(nvEncUnmapInputResource)                                                                     \
-    X(nvEncDestroyEncoder)                                                                         \
-    X(nvEncInvalidateRefFrames)                                                                    \
-    X(nvEncOpenEncodeSessionEx)                                                                    \
-    X(nvEncRegisterResource)                                                                       \
-    X(nvEncUnregisterResource)                                                                     \
-    X(nvEncReconfigureEncoder)                                                                     \
-    X(nvEncCreateMVBuffer)                                                                         \
-    X(nvEncDestroyMVBuffer)                                                                        \
-    X(nvEncRunMotionEstimationOnly)                                                                \
-    X(nvEncGetLastErrorString)                                                                     \
-    X(nvEncSetIOCudaStreams)                                                                       \
-    X(nvEncGetEncodePresetConfigEx)                                                                \
+#define ENCODE_SLOTS(X) \
+    X(nvEncOpenEncodeSession) \
+    X(nvEncGetEncodeGUIDCount) \
+    X(nvEncGetEncodeProfileGUIDCount) \
+    X(nvEncGetEncodeProfileGUIDs) \
+    X(nvEncGetEncodeGUIDs) \
+    X(nvEncGetInputFormatCount) \
+    X(nvEncGetInputFormats) \
+    X(nvEncGetEncodeCaps) \
+    X(nvEncGetEncodePresetCount) \
+    X(nvEncGetEncodePresetGUIDs) \
+    X(nvEncGetEncodePresetConfig) \
+    X(nvEncInitializeEncoder) \
+    X(nvEncCreateInputBuffer) \
+    X(nvEncDestroyInputBuffer) \
+    X(nvEncCreateBitstreamBuffer) \
+    X(nvEncDestroyBitstreamBuffer) \
+    X(nvEncEncodePicture) \
+    X(nvEncLockBitstream) \
+    X(nvEncUnlockBitstream) \
+    X(nvEncLockInputBuffer) \
+    X(nvEncUnlockInputBuffer) \
+    X(nvEncGetEncodeStats) \
+    X(nvEncGetSequenceParams) \
+    X(nvEncRegisterAsyncEvent) \
+    X(nvEncUnregisterAsyncEvent) \
+    X(nvEncMapInputResource) \
+    X(nvEncUnmapInputResource) \
+    X(nvEncDestroyEncoder) \
+    X(nvEncInvalidateRefFrames) \
+    X(nvEncOpenEncodeSessionEx) \
+    X(nvEncRegisterResource) \
+    X(nvEncUnregisterResource) \
+    X(nvEncReconfigureEncoder) \
+    X(nvEncCreateMVBuffer) \
+    X(nvEncDestroyMVBuffer) \
+    X(nvEncRunMotionEstimationOnly) \
+    X(nvEncGetLastErrorString) \
+    X(nvEncSetIOCudaStreams) \
+    X(nvEncGetEncodePresetConfigEx) \
     X(nvEncGetSequenceParamEx)
 
 /* The list's struct version (bits 16..27) and mark (bits 28..31) asys knows:
@@ -815,9 +815,9 @@ __attribute__((visibility("hidden"))) int asys_video_wrap_list(NV_ENCODE_API_FUN
         return -1;
     }
     /* a second list must hold the functions of the first (or the wrappers) */
-#define SAME(field)                                                                                \
-    if (encode_real.field && list->field && list->field != encode_real.field &&                    \
-        list->field != wrap_##field)                                                               \
+#define SAME(field) \
+    if (encode_real.field && list->field && list->field != encode_real.field && \
+        list->field != wrap_##field) \
         changed = 1;
     int changed = 0;
     ENCODE_SLOTS(SAME)
@@ -826,11 +826,11 @@ __attribute__((visibility("hidden"))) int asys_video_wrap_list(NV_ENCODE_API_FUN
         write_status(ASYS_VIDEO_TABLE_CHANGED, version, 1);
         return -1;
     }
-#define WRAP(field)                                                                                \
-    if (list->field && list->field != wrap_##field) {                                              \
-        if (!encode_real.field)                                                                    \
-            __atomic_store_n(&encode_real.field, list->field, __ATOMIC_RELEASE);                   \
-        list->field = wrap_##field;                                                                \
+#define WRAP(field) \
+    if (list->field && list->field != wrap_##field) { \
+        if (!encode_real.field) \
+            __atomic_store_n(&encode_real.field, list->field, __ATOMIC_RELEASE); \
+        list->field = wrap_##field; \
     }
     ENCODE_SLOTS(WRAP)
 #undef WRAP
@@ -863,30 +863,30 @@ ASYS_EXPORT NVENCSTATUS NVENCAPI NvEncodeAPICreateInstance(NV_ENCODE_API_FUNCTIO
 }
 
 /* The functions of libnvcuvid.so.1 this library defines. */
-#define CUVID_FUNCTIONS(X)                                                                         \
-    X(0, 1, cuvidGetDecoderCaps)                                                                   \
-    X(0, 1, cuvidCreateDecoder)                                                                    \
-    X(0, 1, cuvidDestroyDecoder)                                                                   \
-    X(0, 1, cuvidDecodePicture)                                                                    \
-    X(0, 1, cuvidGetDecodeStatus)                                                                  \
-    X(0, 1, cuvidReconfigureDecoder)                                                               \
-    X(0, 1, cuvidMapVideoFrame)                                                                    \
-    X(0, 1, cuvidUnmapVideoFrame)                                                                  \
-    X(0, 1, cuvidMapVideoFrame64)                                                                  \
-    X(0, 1, cuvidUnmapVideoFrame64)                                                                \
-    X(0, 1, cuvidCtxLockCreate)                                                                    \
-    X(0, 1, cuvidCtxLockDestroy)                                                                   \
-    X(0, 1, cuvidCtxLock)                                                                          \
-    X(0, 1, cuvidCtxUnlock)                                                                        \
-    X(0, 1, cuvidCreateVideoSource)                                                                \
-    X(0, 1, cuvidCreateVideoSourceW)                                                               \
-    X(0, 1, cuvidDestroyVideoSource)                                                               \
-    X(0, 1, cuvidSetVideoSourceState)                                                              \
-    X(0, 1, cuvidGetVideoSourceState)                                                              \
-    X(0, 1, cuvidGetSourceVideoFormat)                                                             \
-    X(0, 1, cuvidGetSourceAudioFormat)                                                             \
-    X(0, 1, cuvidCreateVideoParser)                                                                \
-    X(0, 1, cuvidParseVideoData)                                                                   \
+#define CUVID_FUNCTIONS(X) \
+    X(0, 1, cuvidGetDecoderCaps) \
+    X(0, 1, cuvidCreateDecoder) \
+    X(0, 1, cuvidDestroyDecoder) \
+    X(0, 1, cuvidDecodePicture) \
+    X(0, 1, cuvidGetDecodeStatus) \
+    X(0, 1, cuvidReconfigureDecoder) \
+    X(0, 1, cuvidMapVideoFrame) \
+    X(0, 1, cuvidUnmapVideoFrame) \
+    X(0, 1, cuvidMapVideoFrame64) \
+    X(0, 1, cuvidUnmapVideoFrame64) \
+    X(0, 1, cuvidCtxLockCreate) \
+    X(0, 1, cuvidCtxLockDestroy) \
+    X(0, 1, cuvidCtxLock) \
+    X(0, 1, cuvidCtxUnlock) \
+    X(0, 1, cuvidCreateVideoSource) \
+    X(0, 1, cuvidCreateVideoSourceW) \
+    X(0, 1, cuvidDestroyVideoSource) \
+    X(0, 1, cuvidSetVideoSourceState) \
+    X(0, 1, cuvidGetVideoSourceState) \
+    X(0, 1, cuvidGetSourceVideoFormat) \
+    X(0, 1, cuvidGetSourceAudioFormat) \
+    X(0, 1, cuvidCreateVideoParser) \
+    X(0, 1, cuvidParseVideoData) \
     X(0, 1, cuvidDestroyVideoParser)
 
 /* ---- dlsym ----------------------------------------------------------------------------------- */

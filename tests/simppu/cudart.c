@@ -47,7 +47,7 @@ static __thread struct {
     void *ctx;
 } next_launch;
 __thread uint32_t current_correlation; /* of the API call in progress */
-__thread uint64_t current_enter_ts;    /* its start, as CUPTI reports it */
+__thread uint64_t current_enter_ts; /* its start, as CUPTI reports it */
 
 EXPORT uint64_t simppu_now_ns(void)
 {

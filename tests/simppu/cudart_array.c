@@ -14,9 +14,9 @@
 
 struct sim_array {
     struct cudaChannelFormatDesc desc;
-    size_t element;              /* bytes per element */
+    size_t element; /* bytes per element */
     size_t width, height, depth; /* elements, rows, slices (1 where the array has none) */
-    struct cudaExtent extent;    /* as it was asked for */
+    struct cudaExtent extent; /* as it was asked for */
     unsigned flags;
     char *data;
     int device;

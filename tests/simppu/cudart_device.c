@@ -539,7 +539,7 @@ EXPORT cudaError_t cudaDeviceGetByPCIBusId(int *device, const char *bus_id)
 /* ---- flags, limits, cache configurations ------------------------------------------------------
  */
 
-#define DEVICE_FLAGS                                                                               \
+#define DEVICE_FLAGS \
     (cudaDeviceScheduleMask | cudaDeviceMapHost | cudaDeviceLmemResizeToMax | cudaDeviceSyncMemops)
 
 EXPORT cudaError_t cudaSetDeviceFlags(unsigned int flags)

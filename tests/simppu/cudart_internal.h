@@ -89,7 +89,7 @@ struct sim_op {
     struct dependency deps[MAX_DEPS];
     /* kernel */
     const struct sim_kernel *kernel;
-    uint64_t duration_ns;                         /* 0: the kernel's own */
+    uint64_t duration_ns; /* 0: the kernel's own */
     void (*observer)(void *, uint64_t, uint64_t); /* simppu_next_launch */
     void *observer_ctx;
     dim3 grid, block;
@@ -150,7 +150,7 @@ struct sim_stream {
     unsigned long long capture_id;
     enum cudaStreamCaptureMode capture_mode;
     int capture_into_user_graph; /* cudaStreamBeginCaptureToGraph */
-    int capture_invalid;         /* an operation the capture could not take */
+    int capture_invalid; /* an operation the capture could not take */
 };
 
 struct sim_event {
@@ -177,8 +177,8 @@ struct sim_node {
     uint64_t id;
     CUgraphNodeType type;
     struct sim_graph *graph; /* the graph it is in */
-    int index;               /* in an exec: its place among every node, nested ones too */
-    int disabled;            /* in an exec: cudaGraphNodeSetEnabled(0) */
+    int index; /* in an exec: its place among every node, nested ones too */
+    int disabled; /* in an exec: cudaGraphNodeSetEnabled(0) */
     struct sim_node **deps;
     int ndeps, deps_cap;
     struct sim_node *original; /* for clones */
@@ -218,7 +218,7 @@ struct sim_exec {
     uint32_t id;
     struct sim_graph *source;
     struct sim_graph *graph; /* clones of the source's nodes, in dependency order */
-    int node_total;          /* nodes, nested graphs' included */
+    int node_total; /* nodes, nested graphs' included */
     unsigned long long flags;
     /* launches of one exec run one after the other */
     struct sim_stream *last_stream;
@@ -230,9 +230,9 @@ struct sim_device {
     uint64_t memory_total;
     uint64_t memory_used;
     struct sim_context *ctx;
-    unsigned flags;   /* cudaSetDeviceFlags */
+    unsigned flags; /* cudaSetDeviceFlags */
     size_t limits[8]; /* cudaDeviceSetLimit, by enum cudaLimit */
-    int limits_set;   /* the defaults are in */
+    int limits_set; /* the defaults are in */
     enum cudaFuncCache cache_config;
     uint32_t peers; /* bit d: peer access to device d enabled */
     struct sim_pool *default_pool, *current_pool;
@@ -256,13 +256,13 @@ struct sim_pool {
 struct allocation {
     uintptr_t base;
     size_t size;
-    int device;         /* -1: host memory (managed memory: the device it was made on) */
-    uint8_t kind;       /* CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, _PINNED, _MANAGED or _ARRAY */
+    int device; /* -1: host memory (managed memory: the device it was made on) */
+    uint8_t kind; /* CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, _PINNED, _MANAGED or _ARRAY */
     uint8_t registered; /* cudaHostRegister: the program's memory, not ours to free */
-    uint8_t graph;      /* a graph alloc node's address: allocated while `live` */
+    uint8_t graph; /* a graph alloc node's address: allocated while `live` */
     uint8_t live;
-    uint8_t is_static;     /* a __device__ variable */
-    unsigned flags;        /* cudaHostAlloc, cudaHostRegister or cudaMallocManaged flags */
+    uint8_t is_static; /* a __device__ variable */
+    unsigned flags; /* cudaHostAlloc, cudaHostRegister or cudaMallocManaged flags */
     struct sim_pool *pool; /* stream-ordered allocations */
     struct allocation *next;
 };
@@ -295,7 +295,7 @@ extern struct runtime rt;
 extern __thread int current_device;
 extern __thread cudaError_t last_error;
 extern __thread uint32_t current_correlation; /* of the API call in progress */
-extern __thread uint64_t current_enter_ts;    /* its start, as CUPTI reports it */
+extern __thread uint64_t current_enter_ts; /* its start, as CUPTI reports it */
 
 /* ---- API calls: callbacks at entry and exit ------------------------------------------------- */
 
@@ -314,25 +314,25 @@ struct api_call {
                  */
 };
 
-#define API(fn_name, version, params_ptr)                                                          \
-    struct api_call call_ = {CUPTI_RUNTIME_TRACE_CBID_##fn_name##_##version,                       \
-                             #fn_name,                                                             \
-                             params_ptr,                                                           \
-                             0,                                                                    \
-                             cudaSuccess,                                                          \
-                             0,                                                                    \
-                             0,                                                                    \
-                             0,                                                                    \
-                             0,                                                                    \
-                             {0},                                                                  \
-                             0,                                                                    \
-                             0};                                                                   \
+#define API(fn_name, version, params_ptr) \
+    struct api_call call_ = {CUPTI_RUNTIME_TRACE_CBID_##fn_name##_##version, \
+                             #fn_name, \
+                             params_ptr, \
+                             0, \
+                             cudaSuccess, \
+                             0, \
+                             0, \
+                             0, \
+                             0, \
+                             {0}, \
+                             0, \
+                             0}; \
     api_enter(&call_)
 #define RETURN(result) return api_exit(&call_, (result))
 /* API with the call's parameters as CUPTI hands them to a tool (the generated
  * cudaX_vN_params struct of cupti's generated_cuda_runtime_api_meta.h) */
-#define APIP(fn_name, version, ...)                                                                \
-    struct fn_name##_##version##_params_st params_ = {__VA_ARGS__};                                \
+#define APIP(fn_name, version, ...) \
+    struct fn_name##_##version##_params_st params_ = {__VA_ARGS__}; \
     API(fn_name, version, &params_)
 
 static inline struct cudaPitchedPtr pitched_ptr(void *p, size_t pitch, size_t x, size_t y)

@@ -182,7 +182,7 @@ EXPORT cudaError_t cudaMalloc(void **ptr, size_t size)
  * by one are not seen by the other); cudaIpcCloseMemHandle unmaps it. */
 
 #define IPC_MEM_MAGIC 0x4d504953u /* "SIPM" */
-#define IPC_OPENED 0x80000000u    /* allocation flags: an opened IPC mapping */
+#define IPC_OPENED 0x80000000u /* allocation flags: an opened IPC mapping */
 
 struct ipc_mem_handle {
     uint32_t magic;
@@ -1153,7 +1153,7 @@ void memory_reset_device(int device)
 
 struct symbol {
     const void *host; /* what the program names it by */
-    void *device;     /* its storage */
+    void *device; /* its storage */
     size_t size;
     struct symbol *next;
 };

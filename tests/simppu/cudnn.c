@@ -121,22 +121,22 @@ struct activation {
     cudnnActivationMode_t mode;
 };
 
-#define CREATE(fn, type, struct_name)                                                              \
-    EXPORT cudnnStatus_t fn(type *desc)                                                            \
-    {                                                                                              \
-        if (!desc)                                                                                 \
-            return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;                                            \
-        void *p = calloc(1, sizeof(struct struct_name));                                           \
-        if (!p)                                                                                    \
-            return CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;                             \
-        *desc = (type)p;                                                                           \
-        return CUDNN_STATUS_SUCCESS;                                                               \
+#define CREATE(fn, type, struct_name) \
+    EXPORT cudnnStatus_t fn(type *desc) \
+    { \
+        if (!desc) \
+            return CUDNN_STATUS_BAD_PARAM_NULL_POINTER; \
+        void *p = calloc(1, sizeof(struct struct_name)); \
+        if (!p) \
+            return CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED; \
+        *desc = (type)p; \
+        return CUDNN_STATUS_SUCCESS; \
     }
-#define DESTROY(fn, type)                                                                          \
-    EXPORT cudnnStatus_t fn(type desc)                                                             \
-    {                                                                                              \
-        free((void *)desc);                                                                        \
-        return CUDNN_STATUS_SUCCESS;                                                               \
+#define DESTROY(fn, type) \
+    EXPORT cudnnStatus_t fn(type desc) \
+    { \
+        free((void *)desc); \
+        return CUDNN_STATUS_SUCCESS; \
     }
 CREATE(cudnnCreateTensorDescriptor, cudnnTensorDescriptor_t, tensor)
 DESTROY(cudnnDestroyTensorDescriptor, cudnnTensorDescriptor_t)
@@ -313,7 +313,7 @@ static int graph_loaded(void)
            graph.get && graph.finalize && graph.execute;
 }
 
-#define SUBLIBRARY_MISSING                                                                         \
+#define SUBLIBRARY_MISSING \
     fail(CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED, "libcudnn_graph.so.9 could not be loaded")
 
 EXPORT cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type,

@@ -29,8 +29,8 @@
 #define MAX_METRICS 64
 #define MAX_DEVICES 16
 #define IMAGE_MAGIC 0x474d495050555053ull /* "SPUPPIMG" */
-#define CONFIG_MAGIC 0x47464350505550ull  /* "PUPPCFG" */
-#define BYTES_PER_SAMPLE_PER_METRIC 16u   /* the hardware buffer's use, for its capacity */
+#define CONFIG_MAGIC 0x47464350505550ull /* "PUPPCFG" */
+#define BYTES_PER_SAMPLE_PER_METRIC 16u /* the hardware buffer's use, for its capacity */
 
 /* Fractions of the window each kind of work was active, clamped to 1. */
 struct load {

@@ -34,22 +34,22 @@ cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void 
 
 static int initialized;
 
-#define CALL_INIT(fn, params_ptr)                                                                  \
-    struct api_call call_;                                                                         \
-    memset(&call_, 0, sizeof call_);                                                               \
-    call_.cbid = CUPTI_DRIVER_TRACE_CBID_##fn;                                                     \
-    call_.name = #fn;                                                                              \
-    call_.params = params_ptr;                                                                     \
+#define CALL_INIT(fn, params_ptr) \
+    struct api_call call_; \
+    memset(&call_, 0, sizeof call_); \
+    call_.cbid = CUPTI_DRIVER_TRACE_CBID_##fn; \
+    call_.name = #fn; \
+    call_.params = params_ptr; \
     simppu_driver_enter(&call_)
 /* an entry point that needs cuInit first */
-#define DRV(fn, ...)                                                                               \
-    struct fn##_params_st params_ = {__VA_ARGS__};                                                 \
-    CALL_INIT(fn, &params_);                                                                       \
-    if (!__atomic_load_n(&initialized, __ATOMIC_ACQUIRE))                                          \
+#define DRV(fn, ...) \
+    struct fn##_params_st params_ = {__VA_ARGS__}; \
+    CALL_INIT(fn, &params_); \
+    if (!__atomic_load_n(&initialized, __ATOMIC_ACQUIRE)) \
     DONE(CUDA_ERROR_NOT_INITIALIZED)
 /* one that does not */
-#define DRVI(fn, ...)                                                                              \
-    struct fn##_params_st params_ = {__VA_ARGS__};                                                 \
+#define DRVI(fn, ...) \
+    struct fn##_params_st params_ = {__VA_ARGS__}; \
     CALL_INIT(fn, &params_)
 #define DONE(result) return (CUresult)simppu_driver_exit(&call_, (int)(result))
 

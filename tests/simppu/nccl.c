@@ -232,9 +232,9 @@ static void comm_free(struct ncclComm *c)
 }
 
 /* ---- the profiler calls of the API side (NCCL's src/plugin/profiler.cc) ---- */
-#define GROUP_API_MASK                                                                             \
-    (PCCL_EV_GROUP_API | PCCL_EV_P2P_API | PCCL_EV_COLL_API | PCCL_EV_KERNEL_LAUNCH |              \
-     PCCL_EV_GROUP | PCCL_EV_COLL | PCCL_EV_P2P | PCCL_EV_PROXY_OP | PCCL_EV_PROXY_STEP |          \
+#define GROUP_API_MASK \
+    (PCCL_EV_GROUP_API | PCCL_EV_P2P_API | PCCL_EV_COLL_API | PCCL_EV_KERNEL_LAUNCH | \
+     PCCL_EV_GROUP | PCCL_EV_COLL | PCCL_EV_P2P | PCCL_EV_PROXY_OP | PCCL_EV_PROXY_STEP | \
      PCCL_EV_KERNEL_CH | PCCL_EV_NET)
 #define TASK_MASK (PCCL_EV_PROXY_OP | PCCL_EV_PROXY_STEP | PCCL_EV_KERNEL_CH | PCCL_EV_NET)
 
@@ -600,8 +600,8 @@ static ncclResult_t enqueue(struct ncclComm *c, int func, const void *send, void
 }
 
 /* ---- the API ---- */
-#define API(ret, name, ...)                                                                        \
-    EXPORT ret name(__VA_ARGS__) __attribute__((alias("p" #name)));                                \
+#define API(ret, name, ...) \
+    EXPORT ret name(__VA_ARGS__) __attribute__((alias("p" #name))); \
     EXPORT ret p##name(__VA_ARGS__)
 
 API(ncclResult_t, ncclGetVersion, int *version)

@@ -38,8 +38,8 @@ struct profiler {
     pccl_result_t (*finalize)(void *ctx);
 };
 extern struct profiler *nccl_profiler; /* NULL: no plugin */
-extern int nccl_profiler_mask;         /* ncclProfilerEventMask: set by the plugin's init */
-void nccl_profiler_load(void);         /* each communicator's init: reference counted */
+extern int nccl_profiler_mask; /* ncclProfilerEventMask: set by the plugin's init */
+void nccl_profiler_load(void); /* each communicator's init: reference counted */
 void nccl_profiler_unload(void);
 
 /* ---- communicators, tasks, plans ---- */
@@ -52,12 +52,12 @@ struct task {
     const void *send;
     void *recv;
     cudaStream_t stream;
-    int mask;              /* the activation mask when it was issued */
+    int mask; /* the activation mask when it was issued */
     void *group_api, *api; /* ncclProfilerApiState's handles then */
-    void *handle;          /* the Coll or P2p event */
+    void *handle; /* the Coll or P2p event */
     /* what the stand-in simulates (nccl.c, task_shape) */
     int channels;
-    int channel0;               /* p2p: its channel */
+    int channel0; /* p2p: its channel */
     int send_steps, recv_steps; /* per channel; 0: no op that way */
     int send_peer, recv_peer;
     int step_bytes;
@@ -78,7 +78,7 @@ struct plan {
     int decided;
     uint64_t start_ns, end_ns;
     struct plan *next; /* the proxy's queue */
-    int refs;          /* the host (until its events stop) and the proxy */
+    int refs; /* the host (until its events stop) and the proxy */
 };
 void plan_release(struct plan *p);
 

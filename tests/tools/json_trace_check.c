@@ -63,16 +63,16 @@ static void problem(struct check *c, const char *fmt, const char *detail)
     }
 }
 
-#define GROW(arr, count, cap)                                                                      \
-    do {                                                                                           \
-        if ((count) == (cap)) {                                                                    \
-            (cap) = (cap) ? (cap)*2 : 256;                                                         \
-            (arr) = realloc((arr), (cap) * sizeof *(arr));                                         \
-            if (!(arr)) {                                                                          \
-                fprintf(stderr, "out of memory\n");                                                \
-                exit(2);                                                                           \
-            }                                                                                      \
-        }                                                                                          \
+#define GROW(arr, count, cap) \
+    do { \
+        if ((count) == (cap)) { \
+            (cap) = (cap) ? (cap)*2 : 256; \
+            (arr) = realloc((arr), (cap) * sizeof *(arr)); \
+            if (!(arr)) { \
+                fprintf(stderr, "out of memory\n"); \
+                exit(2); \
+            } \
+        } \
     } while (0)
 
 /* The offset of the first byte that does not start valid UTF-8, or -1. */

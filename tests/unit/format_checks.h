@@ -9,11 +9,11 @@ struct format_check_sink {
     char first_failure[256];
 };
 
-#define FORMAT_CHECK(sink, cond, text)                                                             \
-    do {                                                                                           \
-        (sink)->checks++;                                                                          \
-        if (!(cond) && !(sink)->failures++)                                                        \
-            snprintf((sink)->first_failure, sizeof(sink)->first_failure, "%s", text);              \
+#define FORMAT_CHECK(sink, cond, text) \
+    do { \
+        (sink)->checks++; \
+        if (!(cond) && !(sink)->failures++) \
+            snprintf((sink)->first_failure, sizeof(sink)->first_failure, "%s", text); \
     } while (0)
 
 #include <stdio.h>

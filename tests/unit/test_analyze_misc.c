@@ -80,7 +80,7 @@ START_TEST(clock_map_interpolates)
     ck_assert_uint_eq(asys_clock_map_ns(&m, 2000), 1000);
     ck_assert_uint_eq(asys_clock_map_ns(&m, 5000), 2000);
     ck_assert_uint_eq(asys_clock_map_ns(&m, 9000), 3000); /* extrapolated, last slope */
-    ck_assert_uint_eq(asys_clock_map_ns(&m, 0), 0);       /* before the first pair */
+    ck_assert_uint_eq(asys_clock_map_ns(&m, 0), 0); /* before the first pair */
     ck_assert_uint_eq(asys_clock_map_ns(&m, 800), 400);
     asys_clock_map_free(&m);
 }
@@ -219,8 +219,8 @@ static void merged_statement(sqlite3 *db, const struct asys_report_def *d,
     ck_assert_int_ge(fd, 0);
     close(fd);
     struct asys_partial_item item = {d, d->name};
-    ck_assert_msg(asys_partial_write(db, "empty", &item, 1, p, NULL, path, &err) == 0, "%s: %s", d->name,
-                  err.text);
+    ck_assert_msg(asys_partial_write(db, "empty", &item, 1, p, NULL, path, &err) == 0, "%s: %s",
+                  d->name, err.text);
     ck_assert_int_eq(asys_merge_open(m, &item, 1, &err), 0);
     ck_assert_msg(asys_merge_add(m, path, 0, &err) == 0, "%s: %s", d->name, err.text);
     unlink(path);

@@ -213,11 +213,11 @@ START_TEST(damaged_entries_are_not_used)
     struct asys_arena_frame entries[64];
     size_t count = read_index(entries, 64);
     ck_assert_uint_ge(count, 5);
-    entries[0].sequence++;         /* not that slot's */
+    entries[0].sequence++; /* not that slot's */
     entries[1].slot_offset = SLOT; /* the arena's first slot: a segment header's */
-    entries[2].slot_offset += 1;   /* no slot there */
-    entries[3].frame_size = 3;     /* shorter than a frame header: and the next... */
-    write_index(entries, count);   /* ...entries are out of order: none is used */
+    entries[2].slot_offset += 1; /* no slot there */
+    entries[3].frame_size = 3; /* shorter than a frame header: and the next... */
+    write_index(entries, count); /* ...entries are out of order: none is used */
     finalize_as("damaged", damaged, sizeof damaged);
     ck_assert_int_eq(zstd_frames(damaged), 1);
     assert_same_members(early, damaged);

@@ -101,7 +101,8 @@ static int count_records(const char *name, unsigned type, uint32_t *first_chain_
     ck_assert_int_eq(fstat(fd, &st), 0);
     struct asys_segment_stream s;
     struct asys_err err = {0};
-    ck_assert_int_eq(asys_segment_stream_open(&s, asys_read_fd, &fd, (uint64_t)st.st_size, &err), 0);
+    ck_assert_int_eq(asys_segment_stream_open(&s, asys_read_fd, &fd, (uint64_t)st.st_size, &err),
+                     0);
     struct asys_record rec;
     int n = 0, rc;
     while ((rc = asys_segment_stream_next(&s, &rec, &err)) > 0) {
@@ -235,11 +236,11 @@ static void write_text(const char *name, const char *text)
     fclose(f);
 }
 
-#define RUN_JSON(depth)                                                                            \
-    "{\"scope\":1,\"backtrace\":1,\"period_cycles\":2000000,\"depth\":" depth                      \
-    ",\"stack_bytes\":0,\"status\":1,\"event\":2,\"period\":869565,\"nominal_mhz\":2300,"          \
-    "\"sched_source\":1,\"sample_type\":\"423\",\"regs_mask\":0,\"cpus\":2,\"target\":4242,"       \
-    "\"prev_pid_offset\":24,\"prev_state_offset\":32,\"prev_state_size\":8,"                       \
+#define RUN_JSON(depth) \
+    "{\"scope\":1,\"backtrace\":1,\"period_cycles\":2000000,\"depth\":" depth \
+    ",\"stack_bytes\":0,\"status\":1,\"event\":2,\"period\":869565,\"nominal_mhz\":2300," \
+    "\"sched_source\":1,\"sample_type\":\"423\",\"regs_mask\":0,\"cpus\":2,\"target\":4242," \
+    "\"prev_pid_offset\":24,\"prev_state_offset\":32,\"prev_state_size\":8," \
     "\"next_pid_offset\":56,\"reason\":\"\"}"
 
 /* asys finalize of a session whose launcher died: the rings it left become

@@ -243,7 +243,7 @@ static void query_text(sqlite3 *db, const char *sql, char *out, size_t size)
     sqlite3_finalize(st);
 }
 
-#define EVENT(cond)                                                                                \
+#define EVENT(cond) \
     "SELECT %s FROM hgtx_events e LEFT JOIN strings s ON s.id = e.text_id WHERE " cond
 
 START_TEST(imports_ranges_threads_processes)

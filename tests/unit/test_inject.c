@@ -106,7 +106,8 @@ static void read_segment(uint32_t tid, struct seen *out)
     fstat(fd, &st);
     struct asys_segment_stream s;
     struct asys_err err;
-    ck_assert_int_eq(asys_segment_stream_open(&s, asys_read_fd, &fd, (uint64_t)st.st_size, &err), 0);
+    ck_assert_int_eq(asys_segment_stream_open(&s, asys_read_fd, &fd, (uint64_t)st.st_size, &err),
+                     0);
     out->uid = s.header.process_uid;
     out->parent_uid = s.header.parent_process_uid;
     out->inherited_limit = s.header.inherited_string_limit;
@@ -148,11 +149,11 @@ static uint32_t my_tid(void)
 /* ---- tests (each runs in its own forked process) --------------------------------- */
 
 /* Registers the test thread (its segment exists to be read). */
-#define PUSH_A_BOOT()                                                                              \
-    do {                                                                                           \
-        ck_assert_int_eq(attach(&modules[0]), 1);                                                  \
-        PUSH_A (&modules[0])("boot");                                                              \
-        POP (&modules[0])();                                                                       \
+#define PUSH_A_BOOT() \
+    do { \
+        ck_assert_int_eq(attach(&modules[0]), 1); \
+        PUSH_A (&modules[0])("boot"); \
+        POP (&modules[0])(); \
     } while (0)
 
 START_TEST(injection_fills_every_module)
@@ -205,7 +206,7 @@ START_TEST(levels_and_records)
     read_segment(my_tid(), &s);
     ck_assert_int_eq(count_type(&s, ASYS_REC_HGTX_PUSH), 3);
     ck_assert_int_eq(count_type(&s, ASYS_REC_HGTX_PUSH_EX), 3); /* colored, domain, wide */
-    ck_assert_int_eq(count_type(&s, ASYS_REC_HGTX_POP), 6);     /* the failed pop is not recorded */
+    ck_assert_int_eq(count_type(&s, ASYS_REC_HGTX_POP), 6); /* the failed pop is not recorded */
     ck_assert_int_eq(count_type(&s, ASYS_REC_HGTX_START), 1);
     ck_assert_int_eq(count_type(&s, ASYS_REC_HGTX_END), 1);
     ck_assert_int_eq(count_type(&s, ASYS_REC_HGTX_MARK), 1);
@@ -381,7 +382,7 @@ START_TEST(osrt_call_with_stack)
     ck_assert_int_eq(calls, 1);
     ck_assert_int_eq(chains, 1);
     ck_assert_int_ge(modules, 2); /* the program and libc at least */
-    usleep(100000);               /* the same stack: no new chain, no new module list */
+    usleep(100000); /* the same stack: no new chain, no new module list */
     struct seen again;
     read_segment(my_tid(), &again);
     int more_chains = 0;

@@ -31,7 +31,8 @@ static void tally_segment(const char *path, struct tally *t)
     fstat(fd, &st);
     struct asys_segment_stream s;
     struct asys_err err;
-    ck_assert_int_eq(asys_segment_stream_open(&s, asys_read_fd, &fd, (uint64_t)st.st_size, &err), 0);
+    ck_assert_int_eq(asys_segment_stream_open(&s, asys_read_fd, &fd, (uint64_t)st.st_size, &err),
+                     0);
     struct asys_record rec;
     while (asys_segment_stream_next(&s, &rec, &err) > 0) {
         t->by_type[rec.type]++;

@@ -49,7 +49,8 @@ static void read_all(struct seen *out)
         fstat(fd, &st);
         struct asys_segment_stream s;
         struct asys_err err;
-        ck_assert_int_eq(asys_segment_stream_open(&s, asys_read_fd, &fd, (uint64_t)st.st_size, &err), 0);
+        ck_assert_int_eq(
+            asys_segment_stream_open(&s, asys_read_fd, &fd, (uint64_t)st.st_size, &err), 0);
         struct asys_record rec;
         while (asys_segment_stream_next(&s, &rec, &err) > 0 && out->count < MAX_RECORDS) {
             if (rec.type < ASYS_REC_PCCL_COMM || rec.type > ASYS_REC_PCCL_STATUS)
@@ -198,15 +199,15 @@ START_TEST(hostile_calls_are_counted)
     void *h = start5(ctx, PCCL_EV_GROUP, NULL, &d);
     ncclProfiler_v5.stop(h);
     ck_assert_int_eq(errno, 1234);
-    ncclProfiler_v5.stop(h);                                      /* twice */
-    ncclProfiler_v5.record(h, PCCL_ST_CTRL_IDLE, NULL);           /* on a stopped event */
+    ncclProfiler_v5.stop(h); /* twice */
+    ncclProfiler_v5.record(h, PCCL_ST_CTRL_IDLE, NULL); /* on a stopped event */
     ck_assert_ptr_null(start5(ctx, (uint64_t)1 << 40, NULL, &d)); /* a type of the future */
-    ck_assert_ptr_null(start5(NULL, PCCL_EV_GROUP, NULL, &d));    /* no context */
+    ck_assert_ptr_null(start5(NULL, PCCL_EV_GROUP, NULL, &d)); /* no context */
     ncclProfiler_v5.stop(NULL);
     ncclProfiler_v5.record(NULL, PCCL_ST_CTRL_IDLE, NULL);
     void *ctrl = start5(ctx, PCCL_EV_PROXY_CTRL, NULL, &d);
     ncclProfiler_v5.record(ctrl, PCCL_ST_STEP_SEND_WAIT, NULL); /* a state of another kind */
-    void *open = start5(ctx, PCCL_EV_GROUP, NULL, &d);          /* never stopped */
+    void *open = start5(ctx, PCCL_EV_GROUP, NULL, &d); /* never stopped */
     ck_assert_ptr_nonnull(open);
     ncclProfiler_v5.stop(ctrl);
     ck_assert_int_eq(ncclProfiler_v5.finalize(ctx), PCCL_SUCCESS);

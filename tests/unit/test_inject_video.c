@@ -63,7 +63,8 @@ static void read_all(void)
         fstat(fd, &st);
         struct asys_segment_stream s;
         struct asys_err err;
-        ck_assert_int_eq(asys_segment_stream_open(&s, asys_read_fd, &fd, (uint64_t)st.st_size, &err), 0);
+        ck_assert_int_eq(
+            asys_segment_stream_open(&s, asys_read_fd, &fd, (uint64_t)st.st_size, &err), 0);
         struct asys_record rec;
         while (asys_segment_stream_next(&s, &rec, &err) > 0 && record_count < MAX_RECORDS) {
             if (rec.type < ASYS_REC_VIDEO_API || rec.type > ASYS_REC_VIDEO_API_STREAM)
@@ -122,8 +123,8 @@ START_TEST(decode_calls_and_work)
     ck_assert_int_ne(cuvidMapVideoFrame64(decoder, 4, &frame, &pitch, &proc), CUDA_SUCCESS);
     ck_assert_int_eq(cuvidDestroyDecoder(decoder), CUDA_SUCCESS);
     read_all();
-    ck_assert_int_eq(count(ASYS_REC_VIDEO_API, 2), 1);        /* cuvidCreateDecoder */
-    ck_assert_int_eq(count(ASYS_REC_VIDEO_API, 4), 1);        /* cuvidDecodePicture */
+    ck_assert_int_eq(count(ASYS_REC_VIDEO_API, 2), 1); /* cuvidCreateDecoder */
+    ck_assert_int_eq(count(ASYS_REC_VIDEO_API, 4), 1); /* cuvidDecodePicture */
     ck_assert_int_eq(count(ASYS_REC_VIDEO_API_STREAM, 9), 2); /* cuvidMapVideoFrame64 */
     ck_assert_int_eq(count(ASYS_REC_VIDEO_API, 9), 0);
     ck_assert_int_eq(count(ASYS_REC_VIDEO_ACTIVITY, ASYS_VIDEO_DECODE), 1);
@@ -201,10 +202,10 @@ START_TEST(encode_list_is_wrapped)
     ck_assert_int_ne(list.nvEncEncodePicture(NULL, &pic), NV_ENC_SUCCESS);
     ck_assert_int_eq(list.nvEncDestroyEncoder(encoder), NV_ENC_SUCCESS);
     read_all();
-    ck_assert_int_eq(count(ASYS_REC_VIDEO_API, 33), 1);        /* NvEncodeAPICreateInstance */
+    ck_assert_int_eq(count(ASYS_REC_VIDEO_API, 33), 1); /* NvEncodeAPICreateInstance */
     ck_assert_int_eq(count(ASYS_REC_VIDEO_API_STREAM, 50), 2); /* nvEncEncodePicture */
-    ck_assert_int_eq(count(ASYS_REC_VIDEO_API, 51), 1);        /* nvEncLockBitstream */
-    ck_assert_int_eq(count(ASYS_REC_VIDEO_API, 61), 1);        /* nvEncDestroyEncoder */
+    ck_assert_int_eq(count(ASYS_REC_VIDEO_API, 51), 1); /* nvEncLockBitstream */
+    ck_assert_int_eq(count(ASYS_REC_VIDEO_API, 61), 1); /* nvEncDestroyEncoder */
     const struct asys_rec_video_api_stream *failed = last(ASYS_REC_VIDEO_API_STREAM, 50);
     ck_assert_uint_eq(failed->stream, 0); /* no encoder: no stream of its own */
     ck_assert_int_eq(failed->status, NV_ENC_ERR_INVALID_ENCODERDEVICE);

@@ -272,7 +272,8 @@ START_TEST(errors_keep_their_causes)
     ck_assert_int_eq(asys_fail_errno(&err, ENOSPC, "write 'x'"), -1);
     asys_err_wrap(&err, "segment %d", 3);
     asys_err_wrap(&err, "report '%s'", "r.asys-rep");
-    ck_assert_str_eq(err.text, "report 'r.asys-rep': segment 3: write 'x': no space left on device");
+    ck_assert_str_eq(err.text,
+                     "report 'r.asys-rep': segment 3: write 'x': no space left on device");
     ck_assert_int_eq(err.kind, ASYS_ERR_NO_SPACE);
     ck_assert_uint_eq(err.cause_count, 3);
     ck_assert_ptr_nonnull(strstr(err.causes[2].module, "test_output.c"));

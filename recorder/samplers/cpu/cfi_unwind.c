@@ -16,7 +16,7 @@
 struct frame_state {
     struct asys_unwind_regs regs;
     int initial; /* the sampled frame: its pc is not a return address */
-    int signal;  /* unwound through a signal frame: its pc was interrupted, not a call */
+    int signal; /* unwound through a signal frame: its pc was interrupted, not a call */
 };
 
 enum step_result { STEP_OK, STEP_END, STEP_FAILED };
@@ -125,8 +125,8 @@ static const Dwarf_Op *branch_target(const Dwarf_Op *ops, size_t nops, const Dwa
 struct expr_context {
     const struct asys_unwind_source *src;
     const struct frame_state *frame; /* the registers the expression reads */
-    uint64_t bias;                   /* of the mapping: DW_OP_addr operands are ELF addresses */
-    const uint64_t *cfa;             /* NULL while the CFA itself is computed */
+    uint64_t bias; /* of the mapping: DW_OP_addr operands are ELF addresses */
+    const uint64_t *cfa; /* NULL while the CFA itself is computed */
 };
 
 /* One operation that is neither a branch nor a binary operator. */

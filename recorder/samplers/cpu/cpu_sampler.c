@@ -60,10 +60,10 @@ struct asys_cpu_sampler {
     int thread_running;
     int stop; /* atomic */
     pid_t target;
-    int user_only;     /* kernel samples refused (perf_event_paranoid 2): user space only */
+    int user_only; /* kernel samples refused (perf_event_paranoid 2): user space only */
     int kernel_stacks; /* -s system-wide with readable kallsyms: the kernel's callchains too */
-    int no_build_id;   /* a kernel before 5.12: MMAP2 records without build ids */
-    int *thread_fds;   /* a running program's threads' events (into the rings) */
+    int no_build_id; /* a kernel before 5.12: MMAP2 records without build ids */
+    int *thread_fds; /* a running program's threads' events (into the rings) */
     int thread_fd_count;
 };
 

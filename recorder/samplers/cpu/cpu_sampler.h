@@ -35,7 +35,7 @@ struct asys_cpu_sampler_config {
     uint32_t frequency_hz; /* nonzero: period_cycles from this rate at the nominal frequency */
     uint32_t depth;
     uint32_t stack_bytes;
-    int no_scheduling;  /* --cpuctxsw none: no context switches recorded */
+    int no_scheduling; /* --cpuctxsw none: no context switches recorded */
     int target_running; /* the program runs already (a session's recording), no exec to wait for */
     /* the session's recording number (0: asys profile): the thread index of
      * the segments, so that each recording's are told apart in the arena */
@@ -78,7 +78,7 @@ struct asys_cpu_raw_run {
     const struct asys_cpu_sampler_config *config;
     const struct asys_cpu_sampler_result *result;
     uint64_t sample_type; /* of the sampling events */
-    uint64_t regs_mask;   /* PERF_SAMPLE_REGS_USER mask */
+    uint64_t regs_mask; /* PERF_SAMPLE_REGS_USER mask */
     int cpus;
     pid_t target;
     /* sched_switch's raw fields: offsets (bytes into the raw data) */

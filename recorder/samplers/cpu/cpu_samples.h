@@ -121,12 +121,12 @@ struct writer_state {
     size_t image_count, image_cap;
     struct asys_u64map current; /* pid -> index + 1 of its current image */
     struct asys_u64map tid_pid; /* tid -> pid, for the threads of the tree */
-    struct asys_u64map tree;    /* pids of the traced tree: the program and what it forked */
+    struct asys_u64map tree; /* pids of the traced tree: the program and what it forked */
     uint64_t lost_samples, lost_switches, throttled, unwind_failed, samples, switches;
     uint64_t first_time;
     struct asys_elf_cache *elf; /* every binary of every process, opened once */
-    int kernel_symbols;         /* kernel callchains kept, to be named from kallsyms */
-    struct asys_arena arena;    /* the session's (control NULL: a file per segment) */
+    int kernel_symbols; /* kernel callchains kept, to be named from kallsyms */
+    struct asys_arena arena; /* the session's (control NULL: a file per segment) */
 };
 
 /* The unwinder's view of the sample being unwound: its process's modules

@@ -8,7 +8,7 @@
 struct run_field {
     const char *key;
     size_t offset, size; /* in struct run_image */
-    uint64_t max;        /* what a value read back may be */
+    uint64_t max; /* what a value read back may be */
 };
 
 /* Everything of a run that is not a pointer, as one struct. */
@@ -19,9 +19,9 @@ struct run_image {
     uint64_t prev_pid_offset, prev_state_offset, prev_state_size, next_pid_offset;
 };
 
-#define RUN_FIELD(name, limit)                                                                     \
-    {                                                                                              \
-#name, offsetof(struct run_image, name), 8, limit                                          \
+#define RUN_FIELD(name, limit) \
+    { \
+#name, offsetof(struct run_image, name), 8, limit \
     }
 static const struct run_field fields[] = {
     RUN_FIELD(scope, ASYS_SAMPLE_SYSTEM_WIDE),

@@ -34,7 +34,7 @@ struct asys_elf_file {
 };
 
 struct asys_elf_cache {
-    struct asys_strmap index;     /* key -> index + 1 in files */
+    struct asys_strmap index; /* key -> index + 1 in files */
     struct asys_elf_file **files; /* NULL: a file that could not be read */
     size_t count, cap;
     uint32_t opened;

@@ -116,7 +116,7 @@ static void unavailable(struct event_sampler *s, const struct asys_event_def *e,
                             "CAP_PERFMON: --cap-add PERFMON in a container)"
                           : strerror(error);
     asys_note(ASYS_NOTE_NOTICE, "%s event %u (%s) is not counted: %s",
-            e->group == ASYS_EVENT_CPU_CORE ? "CPU core" : "OS", e->index, e->name, why);
+              e->group == ASYS_EVENT_CPU_CORE ? "CPU core" : "OS", e->index, e->name, why);
     write_status(s, e->id, error);
 }
 

@@ -44,7 +44,7 @@ struct task_event {
  * that a scarce PMU counter never keeps the others from counting). */
 struct followed {
     uint32_t pid, tid; /* tid 0: a free slot */
-    int *fds;          /* `count` descriptors, in the events' order */
+    int *fds; /* `count` descriptors, in the events' order */
 };
 
 struct event_threads {
@@ -86,7 +86,7 @@ static int open_rings(struct event_threads *t, pid_t target, struct asys_err *er
     attr.type = PERF_TYPE_SOFTWARE;
     attr.config = PERF_COUNT_SW_DUMMY;
     attr.inherit = 1; /* the tree's threads and children report theirs too */
-    attr.task = 1;    /* FORK and EXIT records */
+    attr.task = 1; /* FORK and EXIT records */
     attr.use_clockid = 1;
     attr.clockid = CLOCK_MONOTONIC;
     attr.exclude_kernel = 1;

@@ -143,7 +143,7 @@ static void nic_filter_warn(const struct nic_filter *f)
     asys_note(ASYS_NOTE_WARNING,
               "--nic-device-include rule '%s' could not be matched against '%s' (%s): that "
               "device is sampled only if another rule matches it",
-            f->failed_rule, f->failed_device, (const char *)why);
+              f->failed_rule, f->failed_device, (const char *)why);
 }
 
 const char *asys_nic_sysfs_root(void)
@@ -155,9 +155,9 @@ const char *asys_nic_sysfs_root(void)
 /* ---- the devices ------------------------------------------------------- */
 
 struct counter_file {
-    int dir;          /* the directory, for a reopen each reading */
+    int dir; /* the directory, for a reopen each reading */
     const char *name; /* the file in it */
-    int fd;           /* a sysfs attribute kept open; -1: reopen */
+    int fd; /* a sysfs attribute kept open; -1: reopen */
 };
 
 struct device {
@@ -169,9 +169,9 @@ struct device {
     uint64_t last[ASYS_NIC_COUNTER_COUNT];
     int have_last;
     uint64_t last_change; /* tick of the last change; 0: none yet */
-    int via_proc;         /* an interface read from /proc/net/dev with the others */
-    int in_proc;          /* found there this tick: proc[] holds its counters */
-    uint64_t proc[4];     /* rx_bytes, tx_bytes, rx_packets, tx_packets */
+    int via_proc; /* an interface read from /proc/net/dev with the others */
+    int in_proc; /* found there this tick: proc[] holds its counters */
+    uint64_t proc[4]; /* rx_bytes, tx_bytes, rx_packets, tx_packets */
 };
 
 struct nic_sampler {
@@ -186,7 +186,7 @@ struct nic_sampler {
     size_t dir_count;
     uint64_t ticks, first_ns, last_ns;
     uint64_t gaps[GAP_BINS + 1]; /* [n]: changes n ticks after the previous one (last: more) */
-    int proc_net_dev;            /* /proc/net/dev, when the interfaces are read from it; else -1 */
+    int proc_net_dev; /* /proc/net/dev, when the interfaces are read from it; else -1 */
     char proc_text[32768];
 };
 
@@ -669,12 +669,12 @@ void asys_nic_sampler_stop(struct nic_sampler *s)
         asys_note(ASYS_NOTE_NOTICE,
                   "--nic-metrics-frequency %u: the NIC counters could be read %.0f times a "
                   "second; the report records that rate",
-                s->requested_hz, achieved);
+                  s->requested_hz, achieved);
     else if (gap >= 2)
         asys_note(ASYS_NOTE_NOTICE,
                   "--nic-metrics-frequency %u: the NIC driver updates its counters about %.0f "
                   "times a second; the report records that rate",
-                s->requested_hz, updates);
+                  s->requested_hz, updates);
     asys_segment_close(&s->seg);
     close_files(s);
     free(s);

@@ -21,28 +21,28 @@
 #define MAX_SAMPLES_PER_IMAGE 512
 #define HARDWARE_BUFFER_BYTES (64u << 20)
 
-#define CUPTI_FUNCTIONS(X)                                                                         \
-    X(cuptiProfilerInitialize, CUpti_Profiler_Initialize_Params)                                   \
-    X(cuptiDeviceGetChipName, CUpti_Device_GetChipName_Params)                                     \
-    X(cuptiPmSamplingGetCounterAvailability, CUpti_PmSampling_GetCounterAvailability_Params)       \
-    X(cuptiProfilerHostInitialize, CUpti_Profiler_Host_Initialize_Params)                          \
-    X(cuptiProfilerHostDeinitialize, CUpti_Profiler_Host_Deinitialize_Params)                      \
-    X(cuptiProfilerHostGetBaseMetrics, CUpti_Profiler_Host_GetBaseMetrics_Params)                  \
-    X(cuptiProfilerHostConfigAddMetrics, CUpti_Profiler_Host_ConfigAddMetrics_Params)              \
-    X(cuptiProfilerHostGetConfigImageSize, CUpti_Profiler_Host_GetConfigImageSize_Params)          \
-    X(cuptiProfilerHostGetConfigImage, CUpti_Profiler_Host_GetConfigImage_Params)                  \
-    X(cuptiProfilerHostGetNumOfPasses, CUpti_Profiler_Host_GetNumOfPasses_Params)                  \
-    X(cuptiProfilerHostEvaluateToGpuValues, CUpti_Profiler_Host_EvaluateToGpuValues_Params)        \
-    X(cuptiPmSamplingEnable, CUpti_PmSampling_Enable_Params)                                       \
-    X(cuptiPmSamplingDisable, CUpti_PmSampling_Disable_Params)                                     \
-    X(cuptiPmSamplingSetConfig, CUpti_PmSampling_SetConfig_Params)                                 \
-    X(cuptiPmSamplingStart, CUpti_PmSampling_Start_Params)                                         \
-    X(cuptiPmSamplingStop, CUpti_PmSampling_Stop_Params)                                           \
-    X(cuptiPmSamplingGetCounterDataSize, CUpti_PmSampling_GetCounterDataSize_Params)               \
-    X(cuptiPmSamplingCounterDataImageInitialize,                                                   \
-      CUpti_PmSampling_CounterDataImage_Initialize_Params)                                         \
-    X(cuptiPmSamplingDecodeData, CUpti_PmSampling_DecodeData_Params)                               \
-    X(cuptiPmSamplingGetCounterDataInfo, CUpti_PmSampling_GetCounterDataInfo_Params)               \
+#define CUPTI_FUNCTIONS(X) \
+    X(cuptiProfilerInitialize, CUpti_Profiler_Initialize_Params) \
+    X(cuptiDeviceGetChipName, CUpti_Device_GetChipName_Params) \
+    X(cuptiPmSamplingGetCounterAvailability, CUpti_PmSampling_GetCounterAvailability_Params) \
+    X(cuptiProfilerHostInitialize, CUpti_Profiler_Host_Initialize_Params) \
+    X(cuptiProfilerHostDeinitialize, CUpti_Profiler_Host_Deinitialize_Params) \
+    X(cuptiProfilerHostGetBaseMetrics, CUpti_Profiler_Host_GetBaseMetrics_Params) \
+    X(cuptiProfilerHostConfigAddMetrics, CUpti_Profiler_Host_ConfigAddMetrics_Params) \
+    X(cuptiProfilerHostGetConfigImageSize, CUpti_Profiler_Host_GetConfigImageSize_Params) \
+    X(cuptiProfilerHostGetConfigImage, CUpti_Profiler_Host_GetConfigImage_Params) \
+    X(cuptiProfilerHostGetNumOfPasses, CUpti_Profiler_Host_GetNumOfPasses_Params) \
+    X(cuptiProfilerHostEvaluateToGpuValues, CUpti_Profiler_Host_EvaluateToGpuValues_Params) \
+    X(cuptiPmSamplingEnable, CUpti_PmSampling_Enable_Params) \
+    X(cuptiPmSamplingDisable, CUpti_PmSampling_Disable_Params) \
+    X(cuptiPmSamplingSetConfig, CUpti_PmSampling_SetConfig_Params) \
+    X(cuptiPmSamplingStart, CUpti_PmSampling_Start_Params) \
+    X(cuptiPmSamplingStop, CUpti_PmSampling_Stop_Params) \
+    X(cuptiPmSamplingGetCounterDataSize, CUpti_PmSampling_GetCounterDataSize_Params) \
+    X(cuptiPmSamplingCounterDataImageInitialize, \
+      CUpti_PmSampling_CounterDataImage_Initialize_Params) \
+    X(cuptiPmSamplingDecodeData, CUpti_PmSampling_DecodeData_Params) \
+    X(cuptiPmSamplingGetCounterDataInfo, CUpti_PmSampling_GetCounterDataInfo_Params) \
     X(cuptiPmSamplingCounterDataGetSampleInfo, CUpti_PmSampling_CounterData_GetSampleInfo_Params)
 
 struct cupti {
@@ -61,10 +61,10 @@ static const struct cupti *cupti_functions(char *why)
     if (!state) {
         void *lib = asys_cupti_open(reason, sizeof reason);
         state = lib ? 1 : -1;
-#define RESOLVE(name, params)                                                                      \
-    if (state > 0 && !(*(void **)&f.name = dlsym(lib, #name))) {                                   \
-        snprintf(reason, sizeof reason, "this CUPTI has no PM sampling (%s)", #name);              \
-        state = -1;                                                                                \
+#define RESOLVE(name, params) \
+    if (state > 0 && !(*(void **)&f.name = dlsym(lib, #name))) { \
+        snprintf(reason, sizeof reason, "this CUPTI has no PM sampling (%s)", #name); \
+        state = -1; \
     }
         CUPTI_FUNCTIONS(RESOLVE)
 #undef RESOLVE

@@ -13,8 +13,8 @@ struct ppu_metric {
     const char *unit;
     const char *description;
     const char *nvidia; /* the CUPTI PM sampling metric on NVIDIA GPUs; NULL: none */
-    unsigned gpm_id;    /* NVML GPM metric id; 0: none */
-    double gpm_scale;   /* GPM value x scale = this metric's unit */
+    unsigned gpm_id; /* NVML GPM metric id; 0: none */
+    double gpm_scale; /* GPM value x scale = this metric's unit */
 };
 
 struct ppu_metric_set {

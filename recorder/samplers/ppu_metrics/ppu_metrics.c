@@ -159,7 +159,7 @@ static void advise_busy(unsigned physical)
               "PPU %u's performance counters are in use: PPU metrics are not sampled (another "
               "asys or profiler may be sampling; pause DCGM with 'dcgmi profile --pause'; "
               "'nvidia-smi -q' shows the device's state)",
-            physical);
+              physical);
 }
 
 /* Starts one device: PM sampling, else GPM; records what happened. */
@@ -204,8 +204,8 @@ static int start_device(struct ppu_metrics *m, const char *session_dir,
         if (st == ASYS_PPU_METRICS_BUSY)
             advise_busy(physical);
         else
-            asys_note(ASYS_NOTE_WARNING, "PPU metrics of device %u are not sampled: %s",
-                      physical, reason);
+            asys_note(ASYS_NOTE_WARNING, "PPU metrics of device %u are not sampled: %s", physical,
+                      reason);
         write_device(&d->seg, ticks, physical, st, ASYS_PPU_BACKEND_NONE, 0, 0,
                      device_info(list, physical), reason);
         d->value_count = 0;
@@ -213,7 +213,7 @@ static int start_device(struct ppu_metrics *m, const char *session_dir,
     }
     if (d->backend == &ppu_backend_gpm)
         asys_note(ASYS_NOTE_NOTICE, "PPU %u: no PM sampling (%s); NVML GPM samples every %llu ms",
-                physical, first_why, (unsigned long long)(interval / 1000000));
+                  physical, first_why, (unsigned long long)(interval / 1000000));
     write_device(&d->seg, ticks, physical, st, d->backend->id, interval, d->value_count,
                  device_info(list, physical), why);
     size_t slot = 0;

@@ -22,30 +22,30 @@
 #include <string.h>
 #include <time.h>
 
-#define CHECK_CUDA(call)                                                                           \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d: %s: %d\n", __FILE__, __LINE__, #call, (int)e_);                \
-            exit(1);                                                                               \
-        }                                                                                          \
+#define CHECK_CUDA(call) \
+    do { \
+        cudaError_t e_ = (call); \
+        if (e_ != cudaSuccess) { \
+            fprintf(stderr, "%s:%d: %s: %d\n", __FILE__, __LINE__, #call, (int)e_); \
+            exit(1); \
+        } \
     } while (0)
-#define CHECK_BLAS(call)                                                                           \
-    do {                                                                                           \
-        cublasStatus_t s_ = (call);                                                                \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                         \
-            fprintf(stderr, "%s:%d: %s: %d\n", __FILE__, __LINE__, #call, (int)s_);                \
-            exit(1);                                                                               \
-        }                                                                                          \
+#define CHECK_BLAS(call) \
+    do { \
+        cublasStatus_t s_ = (call); \
+        if (s_ != CUBLAS_STATUS_SUCCESS) { \
+            fprintf(stderr, "%s:%d: %s: %d\n", __FILE__, __LINE__, #call, (int)s_); \
+            exit(1); \
+        } \
     } while (0)
-#define CHECK_DNN(call)                                                                            \
-    do {                                                                                           \
-        cudnnStatus_t s_ = (call);                                                                 \
-        if (s_ != CUDNN_STATUS_SUCCESS) {                                                          \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
-                    cudnnGetErrorString(s_));                                                      \
-            exit(1);                                                                               \
-        }                                                                                          \
+#define CHECK_DNN(call) \
+    do { \
+        cudnnStatus_t s_ = (call); \
+        if (s_ != CUDNN_STATUS_SUCCESS) { \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, \
+                    cudnnGetErrorString(s_)); \
+            exit(1); \
+        } \
     } while (0)
 
 static void blas(void)

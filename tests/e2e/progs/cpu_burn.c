@@ -30,12 +30,12 @@ static volatile unsigned long sink;
 /* A macro, not an inline function: the samples' own function is burn_a or
  * burn_b, not a helper (an inlined function is a frame of its own in a
  * stack, as perf --inline shows it; cpu_inline.c has one). */
-#define spin(iterations)                                                                           \
-    ({                                                                                             \
-        unsigned long x_ = sink, n_ = (iterations);                                                \
-        for (unsigned long i_ = 0; i_ < n_; i_++)                                                  \
-            x_ = x_ * 6364136223846793005ul + 1442695040888963407ul;                               \
-        x_;                                                                                        \
+#define spin(iterations) \
+    ({ \
+        unsigned long x_ = sink, n_ = (iterations); \
+        for (unsigned long i_ = 0; i_ < n_; i_++) \
+            x_ = x_ * 6364136223846793005ul + 1442695040888963407ul; \
+        x_; \
     })
 
 /* Called between blocks of work: burn_a and burn_b are not leaf functions,

@@ -14,21 +14,21 @@
 
 static int failures;
 
-#define CHECK(call)                                                                                \
-    do {                                                                                           \
-        CUresult rc_ = (call);                                                                     \
-        if (rc_ != CUDA_SUCCESS) {                                                                 \
-            fprintf(stderr, "%s:%d: %s returned %d\n", __FILE__, __LINE__, #call, (int)rc_);       \
-            exit(1);                                                                               \
-        }                                                                                          \
+#define CHECK(call) \
+    do { \
+        CUresult rc_ = (call); \
+        if (rc_ != CUDA_SUCCESS) { \
+            fprintf(stderr, "%s:%d: %s returned %d\n", __FILE__, __LINE__, #call, (int)rc_); \
+            exit(1); \
+        } \
     } while (0)
 
-#define EXPECT(cond)                                                                               \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond);                    \
-            failures++;                                                                            \
-        }                                                                                          \
+#define EXPECT(cond) \
+    do { \
+        if (!(cond)) { \
+            fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
+            failures++; \
+        } \
     } while (0)
 
 /* a module image: its contents are not read */

@@ -5,10 +5,10 @@
 
 /* A macro: the sleeping call's caller is slow_path or fast_path itself (an
  * inlined helper would be a frame of its own, as perf --inline shows it). */
-#define nap_ms(ms)                                                                                 \
-    do {                                                                                           \
-        struct timespec ts_ = {0, (ms)*1000000L};                                                  \
-        nanosleep(&ts_, NULL);                                                                     \
+#define nap_ms(ms) \
+    do { \
+        struct timespec ts_ = {0, (ms)*1000000L}; \
+        nanosleep(&ts_, NULL); \
     } while (0)
 
 __attribute__((noinline)) void slow_path(void)

@@ -1,9 +1,9 @@
 /* Takes away every free file descriptor (RLIMIT_NOFILE = the three it has),
  * then makes 2 x RANGES NVTX events in each of THREADS threads, in the main
- * thread (THREADS 0), or in a fork child (MODE fork).  MODE closeall first closes every descriptor above 2,
- * asys's inherited one too, so that the recorder has no way left to grow.
- * Prints the number of events the threads or the child made.
- * usage: hgtx_nofile THREADS RANGES [threads|fork|closeall|closeall-fork] */
+ * thread (THREADS 0), or in a fork child (MODE fork).  MODE closeall first closes every descriptor
+ * above 2, asys's inherited one too, so that the recorder has no way left to grow. Prints the
+ * number of events the threads or the child made. usage: hgtx_nofile THREADS RANGES
+ * [threads|fork|closeall|closeall-fork] */
 #define _GNU_SOURCE
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>

@@ -66,9 +66,9 @@ static int64_t microseconds_of(void *data)
     return microseconds();
 }
 
-#define ENTRY(flags, type, name, detail, offset)                                                   \
-    {                                                                                              \
-        flags, type, name, NULL, detail, offset, NULL, NULL                                        \
+#define ENTRY(flags, type, name, detail, offset) \
+    { \
+        flags, type, name, NULL, detail, offset, NULL, NULL \
     }
 
 static uint64_t register_schema(nvtxDomainHandle_t d, const char *name, uint64_t type,

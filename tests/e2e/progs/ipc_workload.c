@@ -14,13 +14,13 @@
 
 #define BYTES (1u << 20)
 
-#define CHECK(call)                                                                                \
-    do {                                                                                           \
-        cudaError_t rc_ = (call);                                                                  \
-        if (rc_ != cudaSuccess) {                                                                  \
-            fprintf(stderr, "%s:%d: %s returned %d\n", __FILE__, __LINE__, #call, (int)rc_);       \
-            exit(1);                                                                               \
-        }                                                                                          \
+#define CHECK(call) \
+    do { \
+        cudaError_t rc_ = (call); \
+        if (rc_ != cudaSuccess) { \
+            fprintf(stderr, "%s:%d: %s returned %d\n", __FILE__, __LINE__, #call, (int)rc_); \
+            exit(1); \
+        } \
     } while (0)
 
 static void to_hex(const void *bytes, size_t n, char *out)

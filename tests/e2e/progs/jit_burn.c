@@ -14,12 +14,12 @@
 
 /* unsigned long loop(unsigned long n): x = x * 31 + n while --n, x86-64 */
 static const unsigned char loop_code[] = {
-    0x31, 0xc0,             /* xor eax, eax */
+    0x31, 0xc0, /* xor eax, eax */
     0x48, 0x6b, 0xc0, 0x1f, /* loop: imul rax, rax, 31 */
-    0x48, 0x01, 0xf8,       /* add rax, rdi */
-    0x48, 0xff, 0xcf,       /* dec rdi */
-    0x75, 0xf4,             /* jnz loop */
-    0xc3,                   /* ret */
+    0x48, 0x01, 0xf8, /* add rax, rdi */
+    0x48, 0xff, 0xcf, /* dec rdi */
+    0x75, 0xf4, /* jnz loop */
+    0xc3, /* ret */
 };
 
 static double cpu_seconds(void)

@@ -28,26 +28,26 @@
 #include <unistd.h>
 
 #define AR_COUNT 262144 /* 1 MiB */
-#define AG_COUNT 65536  /* 256 KiB per rank */
+#define AG_COUNT 65536 /* 256 KiB per rank */
 #define BC_COUNT 131072 /* 512 KiB */
-#define SR_COUNT 32768  /* 128 KiB */
+#define SR_COUNT 32768 /* 128 KiB */
 #define MAX_RANKS 8
 
-#define CHECK_NCCL(call)                                                                           \
-    do {                                                                                           \
-        ncclResult_t rc_ = (call);                                                                 \
-        if (rc_ != ncclSuccess) {                                                                  \
-            fprintf(stderr, "%s: %s\n", #call, ncclGetErrorString(rc_));                           \
-            exit(1);                                                                               \
-        }                                                                                          \
+#define CHECK_NCCL(call) \
+    do { \
+        ncclResult_t rc_ = (call); \
+        if (rc_ != ncclSuccess) { \
+            fprintf(stderr, "%s: %s\n", #call, ncclGetErrorString(rc_)); \
+            exit(1); \
+        } \
     } while (0)
-#define CHECK_CUDA(call)                                                                           \
-    do {                                                                                           \
-        cudaError_t rc_ = (call);                                                                  \
-        if (rc_ != cudaSuccess) {                                                                  \
-            fprintf(stderr, "%s: error %d\n", #call, (int)rc_);                                    \
-            exit(1);                                                                               \
-        }                                                                                          \
+#define CHECK_CUDA(call) \
+    do { \
+        cudaError_t rc_ = (call); \
+        if (rc_ != cudaSuccess) { \
+            fprintf(stderr, "%s: error %d\n", #call, (int)rc_); \
+            exit(1); \
+        } \
     } while (0)
 
 struct rank {

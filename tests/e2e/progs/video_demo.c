@@ -50,21 +50,21 @@ typedef nvjpegStatus_t nvjpegGetImageInfo_t(nvjpegHandle_t, const unsigned char 
 typedef nvjpegStatus_t nvjpegDecode_t(nvjpegHandle_t, nvjpegJpegState_t, const unsigned char *,
                                       size_t, nvjpegOutputFormat_t, nvjpegImage_t *,
                                       nvjpegCudaStream_t);
-#define FUNCTIONS(X)                                                                               \
-    X(cuvidGetDecoderCaps)                                                                         \
-    X(cuvidCreateDecoder)                                                                          \
-    X(cuvidDestroyDecoder)                                                                         \
-    X(cuvidDecodePicture)                                                                          \
-    X(cuvidGetDecodeStatus)                                                                        \
-    X(cuvidMapVideoFrame64)                                                                        \
-    X(cuvidUnmapVideoFrame64)                                                                      \
-    X(NvEncodeAPIGetMaxSupportedVersion)                                                           \
-    X(NvEncodeAPICreateInstance)                                                                   \
-    X(nvjpegCreateSimple)                                                                          \
-    X(nvjpegDestroy)                                                                               \
-    X(nvjpegJpegStateCreate)                                                                       \
-    X(nvjpegJpegStateDestroy)                                                                      \
-    X(nvjpegGetImageInfo)                                                                          \
+#define FUNCTIONS(X) \
+    X(cuvidGetDecoderCaps) \
+    X(cuvidCreateDecoder) \
+    X(cuvidDestroyDecoder) \
+    X(cuvidDecodePicture) \
+    X(cuvidGetDecodeStatus) \
+    X(cuvidMapVideoFrame64) \
+    X(cuvidUnmapVideoFrame64) \
+    X(NvEncodeAPIGetMaxSupportedVersion) \
+    X(NvEncodeAPICreateInstance) \
+    X(nvjpegCreateSimple) \
+    X(nvjpegDestroy) \
+    X(nvjpegJpegStateCreate) \
+    X(nvjpegJpegStateDestroy) \
+    X(nvjpegGetImageInfo) \
     X(nvjpegDecode)
 FUNCTIONS(FN)
 #define CALL(name) p_##name
@@ -79,9 +79,9 @@ static int load(void)
             fprintf(stderr, "video_demo: %s\n", dlerror());
             return -1;
         }
-#define RESOLVE(name)                                                                              \
-    *(void **)&p_##name = dlsym(handles[#name[0] == 'c' ? 0 : #name[0] == 'N' ? 1 : 2], #name);    \
-    if (!p_##name)                                                                                 \
+#define RESOLVE(name) \
+    *(void **)&p_##name = dlsym(handles[#name[0] == 'c' ? 0 : #name[0] == 'N' ? 1 : 2], #name); \
+    if (!p_##name) \
         return -1;
     FUNCTIONS(RESOLVE)
     return 0;
@@ -110,13 +110,13 @@ static int load(void)
 }
 #endif
 
-#define CHECK(what, call)                                                                          \
-    do {                                                                                           \
-        int rc_ = (int)(call);                                                                     \
-        if (rc_ != 0) {                                                                            \
-            fprintf(stderr, "video_demo: %s failed: %d\n", what, rc_);                             \
-            exit(1);                                                                               \
-        }                                                                                          \
+#define CHECK(what, call) \
+    do { \
+        int rc_ = (int)(call); \
+        if (rc_ != 0) { \
+            fprintf(stderr, "video_demo: %s failed: %d\n", what, rc_); \
+            exit(1); \
+        } \
     } while (0)
 
 static void decode(cudaStream_t streams[2])

@@ -10,27 +10,27 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define CHECK(call)                                                                                \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #call,                     \
-                    cudaGetErrorString(e_), cudaGetErrorName(e_));                                 \
-            exit(1);                                                                               \
-        }                                                                                          \
+#define CHECK(call) \
+    do { \
+        cudaError_t e_ = (call); \
+        if (e_ != cudaSuccess) { \
+            fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #call, \
+                    cudaGetErrorString(e_), cudaGetErrorName(e_)); \
+            exit(1); \
+        } \
     } while (0)
 
 // A call that must fail with `expected`; prints what it got.
-#define EXPECT_ERROR(call, expected)                                                               \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        printf("%s -> %s\n", #call, cudaGetErrorName(e_));                                         \
-        if (e_ != (expected)) {                                                                    \
-            fprintf(stderr, "%s:%d: %s gave %s, not %s\n", __FILE__, __LINE__, #call,              \
-                    cudaGetErrorName(e_), cudaGetErrorName(expected));                             \
-            exit(1);                                                                               \
-        }                                                                                          \
-        cudaGetLastError();                                                                        \
+#define EXPECT_ERROR(call, expected) \
+    do { \
+        cudaError_t e_ = (call); \
+        printf("%s -> %s\n", #call, cudaGetErrorName(e_)); \
+        if (e_ != (expected)) { \
+            fprintf(stderr, "%s:%d: %s gave %s, not %s\n", __FILE__, __LINE__, #call, \
+                    cudaGetErrorName(e_), cudaGetErrorName(expected)); \
+            exit(1); \
+        } \
+        cudaGetLastError(); \
     } while (0)
 
 // CLOCK_MONOTONIC ns: the clock of the analysis database.
