@@ -475,7 +475,8 @@ static int check_capture_range(const struct asys_profile_options *o, struct asys
     return 0;
 }
 
-int asys_profile_parse(int argc, char **argv, struct asys_profile_options *o, struct asys_err *err)
+static int parse(int argc, char **argv, int need_program, struct asys_profile_options *o,
+                 struct asys_err *err)
 {
     memset(o, 0, sizeof *o);
     if (catalogue_init(o, err) != 0)
@@ -541,7 +542,7 @@ int asys_profile_parse(int argc, char **argv, struct asys_profile_options *o, st
     take_launcher_values(o);
     o->target_argc = argc - i;
     o->target_argv = argv + i;
-    if (o->target_argc <= 0)
+    if (o->target_argc <= 0 && need_program)
         return asys_fail_kind(
             err, ASYS_ERR_USAGE,
             "no program to profile (usage: asys profile [options] <program> [args...])");
@@ -616,4 +617,15 @@ void asys_profile_print_help(FILE *out)
                     !(*c)->built && (*c)->unbuilt_reason ? ": " : "",
                     !(*c)->built && (*c)->unbuilt_reason ? (*c)->unbuilt_reason : "");
     fprintf(out, "  %-8s %-8s %s\n", "none", "", "trace nothing (session and process info only)");
+}
+
+int asys_profile_parse(int argc, char **argv, struct asys_profile_options *o, struct asys_err *err)
+{
+    return parse(argc, argv, 1, o, err);
+}
+
+int asys_profile_parse_options(int argc, char **argv, struct asys_profile_options *o,
+                               struct asys_err *err)
+{
+    return parse(argc, argv, 0, o, err);
 }

@@ -69,6 +69,10 @@ struct asys_profile_options {
  * with a one-line reason (kind USAGE). */
 int asys_profile_parse(int argc, char **argv, struct asys_profile_options *opts,
                        struct asys_err *err);
+/* The same for options without a program (asys start's): what follows the
+ * options is left in target_argv (target_argc may be 0). */
+int asys_profile_parse_options(int argc, char **argv, struct asys_profile_options *opts,
+                               struct asys_err *err);
 
 /* The value of option `name` (long name); NULL when there is no such option. */
 const struct asys_option_value *asys_profile_value(const struct asys_profile_options *o,

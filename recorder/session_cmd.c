@@ -712,17 +712,16 @@ static int parse_control(int argc, char **argv, const char *allowed, struct cont
 static int check_start_options(struct control_args *a, struct asys_err *err)
 {
     struct asys_profile_options o;
-    char *args[START_OPTIONS_MAX + 3];
-    char start[] = "start", program[] = "true";
+    char *args[START_OPTIONS_MAX + 2];
+    char start[] = "start";
     int n = 0;
     if (!a->collector_count)
         return 0;
     args[n++] = start;
     for (int i = 0; i < a->collector_count && i < START_OPTIONS_MAX; i++)
         args[n++] = a->collector_args[i];
-    args[n++] = program;
     args[n] = NULL;
-    if (asys_profile_parse(n, args, &o, err) != 0)
+    if (asys_profile_parse_options(n, args, &o, err) != 0)
         return -1;
     for (int i = 0; i < o.given_count; i++) {
         const struct asys_given_option *g = &o.given[i];
@@ -736,7 +735,7 @@ static int check_start_options(struct control_args *a, struct asys_err *err)
                               "sampling and the other launcher samplers)",
                               g->name, g->value ? " " : "", g->value ? g->value : "");
     }
-    if (o.target_argc != 1) /* an option's value taken for the program */
+    if (o.target_argc != 0) /* not an option, nor an option's value */
         return asys_fail_kind(err, ASYS_ERR_USAGE, "unexpected argument '%s'", o.target_argv[0]);
     a->window_options |= ASYS_WINDOW_NO_SAMPLERS;
     return 0;

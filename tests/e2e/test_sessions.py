@@ -522,6 +522,8 @@ class BadInput(SessionCase):
         self.assertOneLine(r, '--no-such-option')
         r = self.asys('start', '-s', 'none', 'stray', expect_rc=2)
         self.assertOneLine(r, "unexpected argument 'stray'")
+        r = self.asys('start', '-s', expect_rc=2)
+        self.assertOneLine(r, 'option --sample needs a value')
         r = self.asys('shutdown', '--kill', 'sometimes', expect_rc=2)
         self.assertOneLine(r, '--kill')
         r = self.asys('sessions', 'show', expect_rc=2)

@@ -5,6 +5,7 @@
 
 #include "output_format.h"
 #include "asys_error.h"
+#include "notes.h"
 #include "test_util.h"
 
 static sqlite3 *db;
@@ -298,6 +299,29 @@ START_TEST(errors_keep_their_causes)
 }
 END_TEST
 
+static void count_note(void *ctx, enum asys_note_level level, const char *text)
+{
+    (void)text;
+    ((int *)ctx)[level]++;
+}
+
+START_TEST(notes_go_to_the_sink_and_notices_once)
+{
+    int seen[ASYS_NOTE_LEVELS] = {0};
+    unsigned notices = asys_notes_count(ASYS_NOTE_NOTICE);
+    asys_notes_set_sink(count_note, seen);
+    for (int i = 0; i < 3; i++) {
+        asys_note(ASYS_NOTE_NOTICE, "sampling from the program's own switches (%d)", 7);
+        asys_note(ASYS_NOTE_WARNING, "%d records lost", 5);
+    }
+    asys_note(ASYS_NOTE_NOTICE, "another notice");
+    asys_notes_set_sink(NULL, NULL);
+    ck_assert_int_eq(seen[ASYS_NOTE_NOTICE], 2); /* each notice once */
+    ck_assert_int_eq(seen[ASYS_NOTE_WARNING], 3);
+    ck_assert_uint_eq(asys_notes_count(ASYS_NOTE_NOTICE) - notices, 4);
+}
+END_TEST
+
 START_TEST(names)
 {
     enum asys_format f;
@@ -320,6 +344,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, csv_quotes_what_needs_it);
     tcase_add_test(tc, errors_keep_their_causes);
+    tcase_add_test(tc, notes_go_to_the_sink_and_notices_once);
     tcase_add_test(tc, tsv_escapes_separators);
     tcase_add_test(tc, json_escapes_and_types);
     tcase_add_test(tc, time_units_convert_ns_columns);
