@@ -219,6 +219,13 @@ int asys_cli_given(const struct asys_cli_options *o, const char *name)
     return v && v->given;
 }
 
+int asys_cli_asked(const struct asys_cli_options *o)
+{
+    return asys_cli_given(o, "help")      ? ASYS_CLI_HELP
+           : asys_cli_given(o, "version") ? ASYS_CLI_VERSION
+                                          : 0;
+}
+
 void asys_cli_print_options(FILE *out, const struct asys_option *table, size_t count)
 {
     for (size_t i = 0; i < count; i++)

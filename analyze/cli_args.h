@@ -80,6 +80,20 @@ const struct asys_option_value *asys_cli_get(const struct asys_cli_options *o, c
 const char *asys_cli_text(const struct asys_cli_options *o, const char *name);
 uint64_t asys_cli_number(const struct asys_cli_options *o, const char *name);
 int asys_cli_given(const struct asys_cli_options *o, const char *name);
+/* The entries every analysis tool's table has: the analysis database to use,
+ * and -h/--help, --version (last, as --help lists them). */
+#define ASYS_CLI_SQLITE_OPTION \
+    { \
+        .name = "sqlite", .type = ASYS_OPT_TEXT, .metavar = "PATH", \
+        .help = "the analysis database to use or build" \
+    }
+#define ASYS_CLI_HELP_OPTIONS \
+    {.name = "help", .short_name = 'h', .type = ASYS_OPT_FLAG, .help = "this help"}, \
+    { \
+        .name = "version", .type = ASYS_OPT_FLAG, .help = "the version of asys" \
+    }
+/* ASYS_CLI_HELP or ASYS_CLI_VERSION when one was given, else 0. */
+int asys_cli_asked(const struct asys_cli_options *o);
 /* --help's lines for the table. */
 void asys_cli_print_options(FILE *out, const struct asys_option *table, size_t count);
 

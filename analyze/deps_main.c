@@ -108,17 +108,13 @@ static const struct asys_option deps_options[] = {
      .type = ASYS_OPT_TEXT,
      .metavar = "PATH",
      .help = "write there instead of stdout"},
-    {.name = "sqlite",
-     .type = ASYS_OPT_TEXT,
-     .metavar = "PATH",
-     .help = "the analysis database to use or build"},
+    ASYS_CLI_SQLITE_OPTION,
     {.name = "force-overwrite",
      .type = ASYS_OPT_BOOL,
      .metavar = "[true]",
      .help = "--sqlite may replace a file that is not one (no short form: -f is --format)"},
     {.name = "quiet", .short_name = 'q', .type = ASYS_OPT_FLAG, .help = "no progress messages"},
-    {.name = "help", .short_name = 'h', .type = ASYS_OPT_FLAG, .help = "this help"},
-    {.name = "version", .type = ASYS_OPT_FLAG, .help = "the version of asys"},
+    ASYS_CLI_HELP_OPTIONS,
 };
 #define DEPS_OPTION_COUNT (sizeof deps_options / sizeof deps_options[0])
 
@@ -206,8 +202,7 @@ static int parse_args(int argc, char **argv, struct deps_args *a)
             goto out;
         if (!taken && asys_cli_positionals(&c, a->inputs, &a->input_count, MAX_INPUTS) != 0)
             goto out;
-        if (asys_cli_given(&o, "help") || asys_cli_given(&o, "version")) {
-            a->help = asys_cli_given(&o, "help") ? ASYS_CLI_HELP : ASYS_CLI_VERSION;
+        if ((a->help = asys_cli_asked(&o)) != 0) {
             rc = 0;
             goto out;
         }

@@ -159,10 +159,7 @@ static const struct asys_option stats_options[] = {
      .type = ASYS_OPT_TEXT,
      .metavar = "[NAME]",
      .help = "list the reports, or describe one"},
-    {.name = "sqlite",
-     .type = ASYS_OPT_TEXT,
-     .metavar = "PATH",
-     .help = "the analysis database to use or build"},
+    ASYS_CLI_SQLITE_OPTION,
     {.name = "force-overwrite",
      .type = ASYS_OPT_BOOL,
      .metavar = "[true]",
@@ -192,8 +189,7 @@ static const struct asys_option stats_options[] = {
      .help = "make the partials on the Dask cluster of that scheduler (default: "
              "$DASK_SCHEDULER_ADDRESS; needs python3-distributed; reports on a shared filesystem)"},
     {.name = "quiet", .short_name = 'q', .type = ASYS_OPT_FLAG, .help = "no progress messages"},
-    {.name = "help", .short_name = 'h', .type = ASYS_OPT_FLAG, .help = "this help"},
-    {.name = "version", .type = ASYS_OPT_FLAG, .help = "the version of asys"},
+    ASYS_CLI_HELP_OPTIONS,
 };
 #define STATS_OPTION_COUNT (sizeof stats_options / sizeof stats_options[0])
 
@@ -322,8 +318,7 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
         if (taken < 0 ||
             (!taken && asys_cli_positionals(&c, a->inputs, &a->input_count, MAX_INPUTS) != 0))
             goto out;
-        if (asys_cli_given(&o, "help") || asys_cli_given(&o, "version")) {
-            a->help = asys_cli_given(&o, "help") ? ASYS_CLI_HELP : ASYS_CLI_VERSION;
+        if ((a->help = asys_cli_asked(&o)) != 0) {
             rc = 0;
             goto out;
         }

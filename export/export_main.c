@@ -152,10 +152,7 @@ static const struct asys_option export_options[] = {
      .type = ASYS_OPT_BOOL,
      .metavar = "[true]",
      .help = "replace existing output files"},
-    {.name = "sqlite",
-     .type = ASYS_OPT_TEXT,
-     .metavar = "PATH",
-     .help = "the analysis database to use or build"},
+    ASYS_CLI_SQLITE_OPTION,
     {.name = "quiet",
      .short_name = 'q',
      .type = ASYS_OPT_FLAG,
@@ -164,8 +161,7 @@ static const struct asys_option export_options[] = {
      .short_name = 'v',
      .type = ASYS_OPT_FLAG,
      .help = "say what was written, also with --quiet"},
-    {.name = "help", .short_name = 'h', .type = ASYS_OPT_FLAG, .help = "this help"},
-    {.name = "version", .type = ASYS_OPT_FLAG, .help = "the version of asys"},
+    ASYS_CLI_HELP_OPTIONS,
 };
 #define EXPORT_OPTION_COUNT (sizeof export_options / sizeof export_options[0])
 
@@ -260,8 +256,7 @@ static int parse_args(int argc, char **argv, struct export_args *a)
         int taken = asys_cli_take_option(&c, &o);
         if (taken < 0 || (!taken && take_input(&c, a) != 0))
             goto out;
-        if (asys_cli_given(&o, "help") || asys_cli_given(&o, "version")) {
-            a->help = asys_cli_given(&o, "help") ? ASYS_CLI_HELP : ASYS_CLI_VERSION;
+        if ((a->help = asys_cli_asked(&o)) != 0) {
             rc = 0;
             goto out;
         }
