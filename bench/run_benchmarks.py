@@ -73,6 +73,14 @@ def manifest(report):
     return json.loads(out)
 
 
+def hgtx_costs(out):
+    """hgtx_overhead's output: wall ns per pair, then user/sys ns per pair and
+    page faults per million pairs of the recording threads themselves."""
+    lines = out.decode().split('\n') if isinstance(out, bytes) else str(out).split('\n')
+    f = lines[1].split()
+    return float(lines[0]), float(f[1]), float(f[3]), float(f[5])
+
+
 def bench_hgtx(args, work):
     asys = os.path.join(args.build, 'bin', 'asys')
     prog = os.path.join(args.build, 'bench', 'hgtx_overhead')
@@ -81,30 +89,34 @@ def bench_hgtx(args, work):
         plain, traced, bytes_per_range, dropped, report_bytes = [], [], [], [], []
         for _ in range(args.runs):
             out = run_child([prog, str(threads), str(args.pairs)])
-            plain.append(float(out))
+            plain.append(hgtx_costs(out))
             report = os.path.join(work, 'hgtx.asys-rep')
-            r = subprocess.run([asys, 'profile', '-t', 'nvtx', '-o', report, '--force-overwrite=true',
-                                prog, str(threads), str(args.pairs)], capture_output=True, check=True,
-                               env=dict(os.environ, TMPDIR=work))
-            traced.append(float(r.stdout))
+            r = subprocess.run([asys, 'profile', '-t', 'nvtx', '-s', 'none', '-o', report,
+                                '--force-overwrite=true', prog, str(threads), str(args.pairs)],
+                               capture_output=True, check=True, env=dict(os.environ, TMPDIR=work))
+            traced.append(hgtx_costs(r.stdout))
             m = manifest(report)
             ranges = threads * (args.pairs + 1)
             seg_bytes = sum(s['bytes'] - 256 for s in m['segments'] if s['collector'] == 'thread')
             bytes_per_range.append(seg_bytes / ranges)
             dropped.append(m['totals']['dropped_records'])
             report_bytes.append(os.path.getsize(report) / ranges)
-        rows.append({'threads': threads, 'plain_ns': median(plain), 'asys_ns': median(traced),
-                     'added_ns': median(traced) - median(plain),
+        wall = median(t[0] for t in traced)
+        rows.append({'threads': threads, 'plain_ns': median(p[0] for p in plain), 'asys_ns': wall,
+                     'added_ns': wall - median(p[0] for p in plain),
+                     'user_ns': median(t[1] for t in traced), 'sys_ns': median(t[2] for t in traced),
+                     'faults': median(t[3] for t in traced),
                      'bytes_per_range': median(bytes_per_range),
                      'report_bytes_per_range': median(report_bytes), 'dropped': max(dropped)})
     print('\n## HGTX push+pop pair, %d pairs per thread, median of %d runs' % (args.pairs, args.runs))
-    print('| threads | no tool ns/pair | asys ns/pair | added ns/pair | bytes/range (raw) '
-          '| bytes/range (report, zstd) | dropped |')
-    print('|---:|---:|---:|---:|---:|---:|---:|')
+    print('| threads | no tool ns/pair | asys ns/pair | added ns/pair | recording thread: user / '
+          'sys ns/pair, faults per M pairs | bytes/range (raw) | bytes/range (report, zstd) '
+          '| dropped |')
+    print('|---:|---:|---:|---:|---:|---:|---:|---:|')
     for r in rows:
-        print('| %d | %.1f | %.1f | %.1f | %.1f | %.2f | %d |' % (
-            r['threads'], r['plain_ns'], r['asys_ns'], r['added_ns'], r['bytes_per_range'],
-            r['report_bytes_per_range'], r['dropped']))
+        print('| %d | %.1f | %.1f | %.1f | %.1f / %.1f, %.0f | %.1f | %.2f | %d |' % (
+            r['threads'], r['plain_ns'], r['asys_ns'], r['added_ns'], r['user_ns'], r['sys_ns'],
+            r['faults'], r['bytes_per_range'], r['report_bytes_per_range'], r['dropped']))
     return rows
 
 
