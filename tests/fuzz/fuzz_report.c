@@ -17,7 +17,8 @@
 #include "sql_functions.h"
 
 /* Small enough that an input cannot make one run slow. */
-static const struct asys_report_limits limits = {1000, 16u << 20, 50000};
+static const struct asys_report_limits limits = {
+    .max_expansion = 1000, .max_bytes = 16u << 20, .max_segment_records = 50000};
 
 static void dump_all(const char *path, FILE *sink)
 {
