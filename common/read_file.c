@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -82,4 +84,28 @@ out:
     if (fd >= 0)
         close(fd);
     return rc;
+}
+
+const char *asys_proc_stat(pid_t pid, char *text, size_t size, const char **comm, size_t *comm_len)
+{
+    char path[64];
+    if (pid <= 0 || size < 2)
+        return NULL;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    ssize_t n = read(fd, text, size - 1);
+    close(fd);
+    if (n <= 0)
+        return NULL;
+    text[n] = '\0';
+    char *open_paren = strchr(text, '('), *close_paren = strrchr(text, ')');
+    if (!open_paren || !close_paren || close_paren < open_paren)
+        return NULL;
+    if (comm)
+        *comm = open_paren + 1;
+    if (comm_len)
+        *comm_len = (size_t)(close_paren - open_paren - 1);
+    return close_paren + 1;
 }

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include "asys_error.h"
 
@@ -22,4 +23,9 @@ int asys_read_regular_file(const char *path, size_t max, char **out, size_t *len
  * err ("not a regular file", or the system's reason). */
 int asys_open_regular(const char *path, struct stat *st, struct asys_err *err);
 
+/* /proc/PID/stat read into text[size]: the fields after COMM (" STATE PPID
+ * ..."; COMM may hold spaces and parentheses, so it ends at the last ')'),
+ * and where COMM lies (comm, comm_len) when those are not NULL.  NULL when the
+ * process is gone or the line is not what the kernel writes. */
+const char *asys_proc_stat(pid_t pid, char *text, size_t size, const char **comm, size_t *comm_len);
 #endif

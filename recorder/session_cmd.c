@@ -49,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "read_file.h"
 #include "asys_commands.h"
 #include "finalize.h"
 #include "install_paths.h"
@@ -245,23 +246,13 @@ static int remove_entry(const struct session_ref *s, struct asys_err *err)
  * is gone or a zombie. */
 static uint64_t process_start(pid_t pid)
 {
-    char path[64], text[1024];
-    if (pid <= 0)
+    char text[1024];
+    const char *p = asys_proc_stat(pid, text, sizeof text, NULL, NULL);
+    if (!p || p[0] != ' ' || p[1] == 'Z')
         return 0;
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, text, sizeof text - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    text[n] = '\0';
-    char *p = strrchr(text, ')'); /* COMM may hold anything */
-    if (!p || p[1] != ' ' || p[2] == 'Z')
-        return 0;
-    /* fields after COMM: state is field 3, starttime field 22 */
-    for (int field = 3; field <= 22 && p; field++)
+    /* fields after COMM: state is field 3, starttime field 22 (p at the
+     * space before field 3, each step to the space before the next) */
+    for (int field = 4; field <= 22 && p; field++)
         p = strchr(p + 1, ' ');
     return p ? strtoull(p + 1, NULL, 10) : 0;
 }

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "target_process.h"
 #include "notes.h"
+#include "read_file.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -292,24 +293,15 @@ void asys_target_wait(struct asys_target *t, enum asys_wait_mode mode, void (*ti
 /* pid and parent of /proc/PID/stat; 0 when unreadable (it ended). */
 static int read_parent(pid_t pid, pid_t *ppid, char *comm, size_t comm_size)
 {
-    char path[64], text[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, text, sizeof text - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    text[n] = '\0';
-    /* "PID (COMM) STATE PPID ...": COMM may hold spaces and parentheses */
-    char *open_paren = strchr(text, '('), *close_paren = strrchr(text, ')');
+    char text[512];
+    const char *name;
+    size_t name_len;
+    const char *rest = asys_proc_stat(pid, text, sizeof text, &name, &name_len);
     char state;
     int parent;
-    if (!open_paren || !close_paren || close_paren < open_paren ||
-        sscanf(close_paren + 1, " %c %d", &state, &parent) != 2 || state == 'Z')
+    if (!rest || sscanf(rest, " %c %d", &state, &parent) != 2 || state == 'Z')
         return 0;
-    snprintf(comm, comm_size, "%.*s", (int)(close_paren - open_paren - 1), open_paren + 1);
+    snprintf(comm, comm_size, "%.*s", (int)name_len, name);
     *ppid = parent;
     return 1;
 }
