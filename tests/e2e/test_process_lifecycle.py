@@ -332,11 +332,15 @@ class LauncherDies(AsysTestCase):
         # run of two, and Duration read 0.02 s: the session now ends at its
         # last record and the rate comes from pairs that agree
         loop = prog('hgtx_loop')
-        script = '%s 1000; sleep 0.5; %s 1000; exec sleep 30' % (loop, loop)
+        done = self.path('second-burst-done')
+        script = '%s 1000; sleep 0.5; %s 1000; touch %s; exec sleep 30' % (loop, loop, done)
         p = subprocess.Popen([ASYS, 'profile', '-t', 'nvtx', '-s', 'process-tree', '-o',
                               self.path('rep'), 'sh', '-c', script], cwd=self.dir,
                              env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(0.9)
+        # the kill comes once both bursts ran (a loaded machine starts them late)
+        deadline = time.monotonic() + 30
+        while not os.path.exists(done) and time.monotonic() < deadline:
+            time.sleep(0.05)
         os.kill(p.pid, signal.SIGKILL)
         p.wait()
         time.sleep(0.3)  # the program gets SIGTERM from its parent's death
