@@ -370,9 +370,12 @@ class Recovery(SamplingCase):
     def test_finalize_after_the_launcher_died(self):
         """asys killed with SIGKILL: `asys finalize` unwinds the rings it left."""
         launcher = subprocess.Popen([ASYS, 'profile', '-t', 'none', '-s', 'process-tree', '-o',
-                                     self.path('lost'), prog('cpu_burn_nofp'), 'hot', '4000'],
+                                     self.path('lost'), prog('cpu_burn_nofp'), 'hot', '30000'],
                                     cwd=self.dir, env=self.env, stdout=subprocess.DEVNULL,
                                     stderr=subprocess.DEVNULL)
+        # the program runs far longer than this (it goes with the launcher): a
+        # slow calibration on a loaded machine once let it end, and the report
+        # be written, before the kill
         time.sleep(1.5)
         launcher.kill()
         launcher.wait()
