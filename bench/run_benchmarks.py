@@ -82,42 +82,51 @@ def hgtx_costs(out):
 
 
 def bench_hgtx(args, work):
+    """HGTX push+pop pairs with no tool, under asys, and under asys with its
+    page helper off (ASYS_NO_PAGE_HELPER: the recording threads fault their
+    slots in themselves, as before issue 30.1), interleaved."""
     asys = os.path.join(args.build, 'bin', 'asys')
     prog = os.path.join(args.build, 'bench', 'hgtx_overhead')
     rows = []
     for threads in (1, 2):
-        plain, traced, bytes_per_range, dropped, report_bytes = [], [], [], [], []
+        plain, traced, unhelped, bytes_per_range, dropped, report_bytes = [], [], [], [], [], []
         for _ in range(args.runs):
             out = run_child([prog, str(threads), str(args.pairs)])
             plain.append(hgtx_costs(out))
             report = os.path.join(work, 'hgtx.asys-rep')
-            r = subprocess.run([asys, 'profile', '-t', 'nvtx', '-s', 'none', '-o', report,
-                                '--force-overwrite=true', prog, str(threads), str(args.pairs)],
-                               capture_output=True, check=True, env=dict(os.environ, TMPDIR=work))
-            traced.append(hgtx_costs(r.stdout))
+            for costs, extra in ((unhelped, {'ASYS_NO_PAGE_HELPER': '1'}), (traced, {})):
+                r = subprocess.run([asys, 'profile', '-t', 'nvtx', '-s', 'none', '-o', report,
+                                    '--force-overwrite=true', prog, str(threads), str(args.pairs)],
+                                   capture_output=True, check=True,
+                                   env=dict(os.environ, TMPDIR=work, **extra))
+                costs.append(hgtx_costs(r.stdout))
             m = manifest(report)
             ranges = threads * (args.pairs + 1)
             seg_bytes = sum(s['bytes'] - 256 for s in m['segments'] if s['collector'] == 'thread')
             bytes_per_range.append(seg_bytes / ranges)
             dropped.append(m['totals']['dropped_records'])
             report_bytes.append(os.path.getsize(report) / ranges)
-        wall = median(t[0] for t in traced)
-        rows.append({'threads': threads, 'plain_ns': median(p[0] for p in plain), 'asys_ns': wall,
-                     'added_ns': wall - median(p[0] for p in plain),
-                     'user_ns': median(t[1] for t in traced), 'sys_ns': median(t[2] for t in traced),
-                     'faults': median(t[3] for t in traced),
-                     'bytes_per_range': median(bytes_per_range),
-                     'report_bytes_per_range': median(report_bytes), 'dropped': max(dropped)})
+        plain_ns = median(p[0] for p in plain)
+        for label, costs in (('asys', traced), ('asys, page helper off', unhelped)):
+            wall = median(t[0] for t in costs)
+            rows.append({'threads': threads, 'what': label, 'plain_ns': plain_ns, 'asys_ns': wall,
+                         'added_ns': wall - plain_ns,
+                         'user_ns': median(t[1] for t in costs),
+                         'sys_ns': median(t[2] for t in costs),
+                         'faults': median(t[3] for t in costs),
+                         'bytes_per_range': median(bytes_per_range),
+                         'report_bytes_per_range': median(report_bytes), 'dropped': max(dropped)})
     print('\n## HGTX push+pop pair, %d pairs per thread, median of %d runs' % (args.pairs, args.runs))
-    print('| threads | no tool ns/pair | asys ns/pair | added ns/pair | recording thread: user / '
-          'sys ns/pair, faults per M pairs | bytes/range (raw) | bytes/range (report, zstd) '
-          '| dropped |')
-    print('|---:|---:|---:|---:|---:|---:|---:|---:|')
+    print('| threads | recorder | no tool ns/pair | asys ns/pair | added ns/pair | recording thread: '
+          'user / sys ns/pair, faults per M pairs | bytes/range (raw) | bytes/range (report, '
+          'zstd) | dropped |')
+    print('|---:|---|---:|---:|---:|---:|---:|---:|---:|')
     for r in rows:
-        print('| %d | %.1f | %.1f | %.1f | %.1f / %.1f, %.0f | %.1f | %.2f | %d |' % (
-            r['threads'], r['plain_ns'], r['asys_ns'], r['added_ns'], r['user_ns'], r['sys_ns'],
-            r['faults'], r['bytes_per_range'], r['report_bytes_per_range'], r['dropped']))
-    return rows
+        print('| %d | %s | %.1f | %.1f | %.1f | %.1f / %.1f, %.0f | %.1f | %.2f | %d |' % (
+            r['threads'], r['what'], r['plain_ns'], r['asys_ns'], r['added_ns'], r['user_ns'],
+            r['sys_ns'], r['faults'], r['bytes_per_range'], r['report_bytes_per_range'],
+            r['dropped']))
+    return [r for r in rows if r['what'] == 'asys']
 
 
 def bench_uftrace(args, work, hgtx_rows):

@@ -362,10 +362,111 @@ out:
     return rc;
 }
 
-static void unmap_all(struct asys_segment_writer *w)
+/* Faults a fresh chunk in with one call instead of one fault per page on
+ * the hot path (a write fault on a file page costs a microsecond or more). */
+static void prefault(void *chunk, uint64_t size)
+{
+#ifdef MADV_POPULATE_WRITE
+    madvise(chunk, size, MADV_POPULATE_WRITE); /* best effort: older kernels fault lazily */
+#else
+    (void)chunk;
+    (void)size;
+#endif
+}
+
+/* Populating a fresh reservation off the recording thread pays from this
+ * size up (smaller ones are a process's first few pages). */
+#define HAND_POPULATE_MIN (64u << 10)
+
+/* Hands a page job to the arena's page helper; 0 when there is none or it
+ * declined. */
+static int hand_pages(struct asys_segment_writer *w, enum asys_page_job job, void *addr,
+                      uint64_t len)
+{
+    const struct asys_page_helper *h = w->arena ? w->arena->helper : NULL;
+    if (!h || !h->take(job, addr, len))
+        return 0;
+    w->handed_pages = 1;
+    return 1;
+}
+
+/* Populates a chunk off this thread when a helper takes it, else here. */
+static void populate_chunk(struct asys_segment_writer *w, void *chunk, uint64_t size)
+{
+    if (!hand_pages(w, ASYS_PAGE_POPULATE, chunk, size))
+        prefault(chunk, size);
+}
+
+/* Unmaps a chunk: through the helper when this writer already handed it
+ * work (a populate may still run on the chunk; a writer that never did
+ * starts no helper thread for it), or here once nothing handed over can
+ * touch it. */
+static void unmap_chunk(struct asys_segment_writer *w, void *chunk, uint64_t size, int may_hand)
+{
+    if (may_hand && w->handed_pages && hand_pages(w, ASYS_PAGE_UNMAP, chunk, size))
+        return;
+    if (w->handed_pages && w->arena && w->arena->helper)
+        w->arena->helper->drain();
+    munmap(chunk, size);
+}
+
+/* Claims the arena's next slot for this writer (sequence + 1); the
+ * sequence stays when no slot came of it, so the slots stay gapless. */
+static void *claim_next_slot(struct asys_segment_writer *w, uint64_t *file_offset, int *error)
+{
+    uint32_t sequence = w->trailer.sequence;
+    void *m = claim_slot(w->arena, &w->trailer, sequence + 1, w->chunk_size, file_offset, error,
+                         NULL, NULL);
+    if (!m)
+        w->trailer.sequence = sequence;
+    return m;
+}
+
+/* With a page helper, the slot after a fully reserved one is claimed as
+ * soon as that one is begun and populated off this thread, so that the
+ * switch to it faults nothing here.  One slot ahead keeps the compressor's
+ * rule (a slot is sealed once its writer claimed two after it): the one
+ * claimed ahead is claimed after the writer left the slot before.  Best
+ * effort: when it fails, the switch claims as without a helper. */
+static void prepare_next(struct asys_segment_writer *w)
+{
+    if (!w->arena || !w->arena->helper || w->next_map || w->reserved < w->chunk_size ||
+        w->chunk_offset + 3 * w->payload_size > w->max_size)
+        return;
+    int error;
+    uint64_t file_offset;
+    uint8_t *m = claim_next_slot(w, &file_offset, &error);
+    if (!m)
+        return;
+    w->next_map = m;
+    w->next_file_offset = file_offset;
+    populate_chunk(w, m, w->chunk_size);
+}
+
+/* The prepared slot of a closing writer: its header stays (the slot is
+ * claimed, an empty one of the segment), its blocks go back. */
+static void release_next(struct asys_segment_writer *w)
+{
+    uint64_t page = page_size();
+    int owned;
+    int fd = arena_fd(w->arena, &owned);
+    if (fd >= 0) {
+        fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                  (off_t)(w->next_file_offset + page), (off_t)(w->chunk_size - page));
+        if (owned)
+            close(fd);
+    }
+}
+
+/* `may_hand`: the page helper may unmap the slots later (a closing writer
+ * of a running process; never a fork's child, whose helper is gone). */
+static void unmap_all(struct asys_segment_writer *w, int may_hand)
 {
     if (w->map)
-        munmap(w->map, w->chunk_size);
+        unmap_chunk(w, w->map, w->chunk_size, may_hand);
+    if (w->next_map)
+        unmap_chunk(w, w->next_map, w->chunk_size, may_hand);
+    w->next_map = NULL;
     if (w->header_map)
         munmap(w->header_map, page_size());
     w->map = w->chunk = NULL;
@@ -377,7 +478,7 @@ static void unmap_all(struct asys_segment_writer *w)
 void asys_segment_abandon(struct asys_segment_writer *w)
 {
     int saved_errno = errno;
-    unmap_all(w);
+    unmap_all(w, 0);
     w->full = 1;
     errno = saved_errno;
 }
@@ -417,7 +518,9 @@ void asys_segment_close(struct asys_segment_writer *w)
         __atomic_store_n(&w->header->data_end, used, __ATOMIC_RELEASE);
     if (w->arena && w->chunk)
         release_slot_tail(w, 0);
-    unmap_all(w);
+    if (w->arena && w->next_map)
+        release_next(w);
+    unmap_all(w, 1);
     if (!w->arena && used && truncate(w->path, (off_t)used) != 0) {
         /* the reader scans to the first zero word; a longer file is harmless */
     }
@@ -442,25 +545,12 @@ static void pad_chunk_tail(struct asys_segment_writer *w)
     w->cur = w->chunk + w->payload_size;
 }
 
-/* Faults a fresh chunk in with one call instead of one fault per page on
- * the hot path (a write fault on a file page costs a microsecond or more). */
-static void prefault(void *chunk, uint64_t size)
-{
-#ifdef MADV_POPULATE_WRITE
-    madvise(chunk, size, MADV_POPULATE_WRITE); /* best effort: older kernels fault lazily */
-#else
-    (void)chunk;
-    (void)size;
-#endif
-}
-
 /* The next chunk: the file's next chunk_size bytes, or a new arena slot. */
 static void *next_chunk(struct asys_segment_writer *w, uint64_t *file_offset)
 {
     if (w->arena) {
         int error;
-        void *m = claim_slot(w->arena, &w->trailer, w->trailer.sequence + 1, w->chunk_size,
-                             file_offset, &error, NULL, NULL);
+        void *m = claim_next_slot(w, file_offset, &error);
         errno = error;
         return m ? m : MAP_FAILED;
     }
@@ -494,6 +584,7 @@ static int reserve_more(struct asys_segment_writer *w, uint64_t need)
     int fd = w->arena ? arena_fd(w->arena, &owned) : open(w->path, O_RDWR | O_CLOEXEC);
     if (fd < 0)
         w->grow_errno = errno;
+    uint64_t was = w->reserved;
     while (fd >= 0 && w->reserved < w->chunk_size &&
            (uint64_t)(w->map + w->reserved - w->cur) < need) {
         uint64_t more =
@@ -507,6 +598,9 @@ static int reserve_more(struct asys_segment_writer *w, uint64_t need)
     }
     if (fd >= 0 && owned)
         close(fd);
+    if (w->reserved - was >= HAND_POPULATE_MIN)
+        hand_pages(w, ASYS_PAGE_POPULATE, w->map + was, w->reserved - was);
+    prepare_next(w);
     errno = saved_errno;
     w->end = w->map + w->reserved;
     return (uint64_t)(w->end - w->cur) >= need;
@@ -535,21 +629,25 @@ static int grow(struct asys_segment_writer *w, uint64_t need)
         return 0;
     }
     int saved_errno = errno;
-    uint64_t file_offset = 0;
-    void *m = next_chunk(w, &file_offset);
-    int why = errno;
-    errno = saved_errno;
-    if (m == MAP_FAILED) {
-        w->grow_failures++;
-        w->grow_errno = why ? why : EIO;
-        return 0;
+    uint64_t file_offset = w->next_file_offset;
+    void *m = w->next_map;
+    w->next_map = NULL;
+    if (!m) {
+        m = next_chunk(w, &file_offset);
+        int why = errno;
+        errno = saved_errno;
+        if (m == MAP_FAILED) {
+            w->grow_failures++;
+            w->grow_errno = why ? why : EIO;
+            return 0;
+        }
+        populate_chunk(w, m, w->chunk_size);
     }
     w->grow_failures = 0;
     w->grow_errno = 0;
     w->reserved = w->chunk_size;
-    prefault(m, w->chunk_size);
     pad_chunk_tail(w);
-    munmap(w->map, w->chunk_size);
+    unmap_chunk(w, w->map, w->chunk_size, 1);
     errno = saved_errno;
     w->map = m;
     w->chunk = (uint8_t *)m + (w->arena ? ASYS_SLOT_HEADER_SIZE : 0);
@@ -557,6 +655,8 @@ static int grow(struct asys_segment_writer *w, uint64_t need)
     w->file_offset = file_offset;
     w->cur = w->chunk;
     w->end = w->chunk + w->payload_size;
+    prepare_next(w);
+    errno = saved_errno;
     return 1;
 }
 

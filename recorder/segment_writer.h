@@ -29,10 +29,25 @@
 #define ASYS_RUNTIME_API __attribute__((visibility("default")))
 #endif
 
+/* Page work a writer may hand to another thread of its process, so that
+ * the recording thread neither faults a fresh slot's pages in (one fault
+ * per 4 KiB of a file mapping) nor unmaps a full slot (issue 30.1).  `take`
+ * returns 1 when the job was taken (jobs run in the order taken), 0 when
+ * the caller must do it itself; `drain` returns once every job taken so
+ * far is done (after it, an inline munmap cannot race a populate). */
+enum asys_page_job { ASYS_PAGE_POPULATE, ASYS_PAGE_UNMAP };
+struct asys_page_helper {
+    int (*take)(enum asys_page_job job, void *addr, uint64_t len);
+    void (*drain)(void);
+};
+
 /* A session's arena (asys_format.h): where its file is, and its control
  * block, mapped shared for the life of the process (the program may close
  * any descriptor, so none is kept: each claim opens the file by path). */
 struct asys_arena {
+    /* the process's page helper (the injected library's), or NULL: the
+     * writers fault and unmap their slots themselves */
+    const struct asys_page_helper *helper;
     char path[1152];
     struct asys_arena_control *control;
     uint64_t slot_size;
@@ -73,6 +88,9 @@ struct asys_segment_writer {
     const struct asys_arena *arena;
     uint64_t file_offset; /* where the current chunk's mapping starts in the file */
     uint64_t reserved; /* bytes of the current slot whose blocks are reserved */
+    uint8_t *next_map; /* the next slot, claimed when this one was begun (or NULL) */
+    uint64_t next_file_offset; /* where it lies in the file */
+    int handed_pages; /* a job of this writer went to the arena's page helper */
     uint64_t header_file_offset; /* where the segment header lies in the file */
     struct asys_slot_header trailer;
     int full; /* max_size reached: every further record is a drop */

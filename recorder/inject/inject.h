@@ -171,6 +171,11 @@ extern ASYS_RUNTIME_API __thread int asys_tls_busy ASYS_TLS;
 /* Events since this thread failed to get a segment (0: it did not fail). */
 extern ASYS_RUNTIME_API __thread uint32_t asys_tls_no_segment ASYS_TLS;
 
+/* The thread that faults the writers' next slots in and unmaps their full
+ * ones (page_helper.c); a fork's child forgets its parent's. */
+extern const struct asys_page_helper asys_page_helper;
+void asys_page_helper_after_fork(void);
+
 /* Idempotent: reads the session from the environment on first use. */
 void asys_inject_init(void);
 

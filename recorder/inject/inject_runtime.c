@@ -200,6 +200,10 @@ static void attach_arena(void)
     int rc = asys_arena_attach(&asys_proc.arena, path);
     if (rc && rc != -ENOENT)
         asys_debug("cannot use the arena '%s': %s; a file per segment", path, strerror(-rc));
+    /* ASYS_NO_PAGE_HELPER: the writers fault their slots in themselves (a
+     * benchmark's comparison) */
+    if (!rc && !asys_env_u64("ASYS_NO_PAGE_HELPER", 0))
+        asys_proc.arena.helper = &asys_page_helper;
 }
 
 /* The heap collector's per-thread sums, when its library is loaded. */
@@ -663,6 +667,7 @@ static void after_fork_child(void)
      * not record into the writers being dropped */
     int was_busy = asys_tls_busy;
     asys_tls_busy = 1;
+    asys_page_helper_after_fork(); /* before any writer is dropped: it drains */
     pthread_mutex_init(&asys_proc.registry_lock, NULL);
     struct asys_thread *t = asys_proc.threads;
     while (t) {
