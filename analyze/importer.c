@@ -34,40 +34,12 @@ struct dispatch {
     int family; /* index in families[], -1: no family takes the type */
 };
 
-/* The records of a moment's event, stamped when it happened: the ones a
- * report of one recording window (asys start .. asys stop: the manifest's
- * recording_window) keeps only inside the window.  A session's arena holds
- * every window recorded so far; definitions (strings, processes, threads,
- * domains, devices) are timeless and always kept. */
-static const uint8_t window_events[] = {
-    ASYS_REC_HGTX_PUSH,        ASYS_REC_HGTX_PUSH_EX,      ASYS_REC_HGTX_POP,
-    ASYS_REC_HGTX_MARK,        ASYS_REC_HGTX_MARK_EX,      ASYS_REC_HGTX_START,
-    ASYS_REC_HGTX_START_EX,    ASYS_REC_HGTX_END,          ASYS_REC_HGTX_SAMPLE,
-    ASYS_REC_OSRT_CALL,        ASYS_REC_HGGC_API,          ASYS_REC_HGGC_SYNC,
-    ASYS_REC_HGGC_MEMORY,      ASYS_REC_HGGC_GRAPH_LAUNCH, ASYS_REC_CPU_SAMPLE,
-    ASYS_REC_SCHED_SWITCH,     ASYS_REC_HEAP_ALLOC,        ASYS_REC_HEAP_FREE,
-    ASYS_REC_HOST_MEMORY,      ASYS_REC_EVENT_COUNT,       ASYS_REC_PPU_METRIC_SAMPLE,
-    ASYS_REC_NIC_SAMPLE,       ASYS_REC_PYTHON_SAMPLE,     ASYS_REC_PYTHON_STACK,
-    ASYS_REC_ACDNN_CALL,       ASYS_REC_ACBLAS_CALL,       ASYS_REC_ACDNN_CALL_SAME,
-    ASYS_REC_ACBLAS_CALL_SAME, ASYS_REC_PCCL_CALL,
-};
-/* Device work, delivered by CUPTI after the fact: kept by the time it
- * started on the device, its first field (start_ns, right after the
- * header, in the three records). */
-static const uint8_t window_device_work[] = {ASYS_REC_HGGC_KERNEL, ASYS_REC_HGGC_MEMCPY,
-                                             ASYS_REC_HGGC_MEMSET};
-_Static_assert(offsetof(struct asys_rec_hggc_kernel, start_ns) == 8 &&
-                   offsetof(struct asys_rec_hggc_memcpy, start_ns) == 8 &&
-                   offsetof(struct asys_rec_hggc_memset, start_ns) == 8,
-               "device work starts with start_ns");
-enum window_kind { WINDOW_KEEP, WINDOW_EVENT, WINDOW_DEVICE_WORK };
-
 struct driver {
     struct asys_importer imp; /* the shared context */
-    /* the manifest's recording_window: events outside it are left out */
+    /* the manifest's recording_window: events outside it are left out
+     * (finalize left out most already; asys_rec_window_kind says which) */
     int windowed;
     uint64_t window_start_ns, window_end_ns;
-    uint8_t window_event[ASYS_REC_TYPE_COUNT]; /* enum window_kind */
     struct asys_strmap segment_ids; /* a segment's identity -> its position + 1 */
     void *state[FAMILY_COUNT];
     uint64_t records[FAMILY_COUNT];
@@ -125,22 +97,11 @@ static void window_init(struct driver *d, const cJSON *manifest)
     d->windowed = 1;
     d->window_start_ns = start;
     d->window_end_ns = end;
-    for (size_t i = 0; i < sizeof window_events; i++)
-        d->window_event[window_events[i]] = WINDOW_EVENT;
-    for (size_t i = 0; i < sizeof window_device_work; i++)
-        d->window_event[window_device_work[i]] = WINDOW_DEVICE_WORK;
 }
 
 static int outside_window(const struct driver *d, const struct asys_record *rec, uint64_t ns)
 {
-    if (!d->windowed || rec->type >= ASYS_REC_TYPE_COUNT || !d->window_event[rec->type])
-        return 0;
-    if (d->window_event[rec->type] == WINDOW_DEVICE_WORK) {
-        if (rec->size < 16)
-            return 0; /* too short: its family says so */
-        memcpy(&ns, (const char *)rec->data + 8, sizeof ns);
-    }
-    return ns < d->window_start_ns || ns > d->window_end_ns;
+    return d->windowed && asys_rec_outside_window(rec, ns, d->window_start_ns, d->window_end_ns);
 }
 
 static int import_record(struct driver *d, const struct asys_record *rec, uint64_t ns,

@@ -4,6 +4,7 @@
  * from schema/asys_format.h (schema/gen_record_fields.py), so a record is
  * written once; a unit test checks they tie together over the whole struct. */
 #include <stddef.h>
+#include <string.h>
 
 #include "segment_stream.h"
 #include "record_fields.h"
@@ -226,4 +227,70 @@ const struct asys_rec_info *asys_rec_info(unsigned type)
     if (type >= ASYS_REC_TYPE_COUNT || !rec_infos[type].name)
         return NULL;
     return &rec_infos[type];
+}
+
+/* Device work starts with start_ns, right after the header, in the three
+ * records (asys_rec_outside_window reads it there). */
+_Static_assert(offsetof(struct asys_rec_hggc_kernel, start_ns) == 8 &&
+                   offsetof(struct asys_rec_hggc_memcpy, start_ns) == 8 &&
+                   offsetof(struct asys_rec_hggc_memset, start_ns) == 8,
+               "device work starts with start_ns");
+
+enum asys_window_kind asys_rec_window_kind(unsigned type)
+{
+    switch (type) {
+    case ASYS_REC_HGTX_PUSH:
+    case ASYS_REC_HGTX_PUSH_EX:
+    case ASYS_REC_HGTX_POP:
+    case ASYS_REC_HGTX_MARK:
+    case ASYS_REC_HGTX_MARK_EX:
+    case ASYS_REC_HGTX_START:
+    case ASYS_REC_HGTX_START_EX:
+    case ASYS_REC_HGTX_END:
+    case ASYS_REC_HGTX_SAMPLE:
+    case ASYS_REC_OSRT_CALL:
+    case ASYS_REC_HGGC_API:
+    case ASYS_REC_HGGC_SYNC:
+    case ASYS_REC_HGGC_MEMORY:
+    case ASYS_REC_HGGC_GRAPH_LAUNCH:
+    case ASYS_REC_CPU_SAMPLE:
+    case ASYS_REC_SCHED_SWITCH:
+    case ASYS_REC_HEAP_ALLOC:
+    case ASYS_REC_HEAP_FREE:
+    case ASYS_REC_HOST_MEMORY:
+    case ASYS_REC_EVENT_COUNT:
+    case ASYS_REC_PPU_METRIC_SAMPLE:
+    case ASYS_REC_NIC_SAMPLE:
+    case ASYS_REC_PYTHON_SAMPLE:
+    case ASYS_REC_PYTHON_STACK:
+    case ASYS_REC_ACDNN_CALL:
+    case ASYS_REC_ACBLAS_CALL:
+    case ASYS_REC_ACDNN_CALL_SAME:
+    case ASYS_REC_ACBLAS_CALL_SAME:
+    case ASYS_REC_PCCL_CALL:
+        return ASYS_WINDOW_EVENT;
+    case ASYS_REC_HGGC_KERNEL:
+    case ASYS_REC_HGGC_MEMCPY:
+    case ASYS_REC_HGGC_MEMSET:
+        return ASYS_WINDOW_DEVICE_WORK;
+    default:
+        return ASYS_WINDOW_TIMELESS;
+    }
+}
+
+int asys_rec_outside_window(const struct asys_record *rec, uint64_t ns, uint64_t start_ns,
+                            uint64_t end_ns)
+{
+    switch (asys_rec_window_kind(rec->type)) {
+    case ASYS_WINDOW_EVENT:
+        break;
+    case ASYS_WINDOW_DEVICE_WORK:
+        if (rec->size < 16)
+            return 0; /* too short: its reader says so */
+        memcpy(&ns, rec->data + 8, sizeof ns);
+        break;
+    default:
+        return 0;
+    }
+    return ns < start_ns || ns > end_ns;
 }

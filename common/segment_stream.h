@@ -105,4 +105,27 @@ struct asys_rec_info {
 };
 const struct asys_rec_info *asys_rec_info(unsigned type);
 
+/* What a report of one recording window (asys start .. asys stop: the
+ * manifest's recording_window) keeps of a record type.  A session's arena
+ * holds every window recorded so far: finalize leaves the other windows'
+ * events out of the report, and the importer keeps only the window's
+ * (record_types.c holds the one list both use). */
+enum asys_window_kind {
+    /* definitions (strings, processes, threads, domains, devices) and the
+     * stream's own records: no moment's event, kept whatever the window */
+    ASYS_WINDOW_TIMELESS = 0,
+    /* a moment's event, stamped when it happened: kept when its timestamp
+     * lies inside the window */
+    ASYS_WINDOW_EVENT,
+    /* device work, delivered by CUPTI after the fact: kept when it started
+     * on the device inside the window (its start_ns, the u64 after the
+     * header word) */
+    ASYS_WINDOW_DEVICE_WORK,
+};
+enum asys_window_kind asys_rec_window_kind(unsigned type);
+/* Whether a report of the window [start_ns, end_ns] (CLOCK_MONOTONIC)
+ * leaves out `rec`, whose timestamp is `ns`. */
+int asys_rec_outside_window(const struct asys_record *rec, uint64_t ns, uint64_t start_ns,
+                            uint64_t end_ns);
+
 #endif

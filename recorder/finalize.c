@@ -35,6 +35,7 @@
 #include "segment_stream.h"
 #include "symbolize.h"
 #include "notes.h"
+#include "window_filter.h"
 
 struct segment_scan {
     char name[256];
@@ -54,6 +55,10 @@ struct segment_scan {
     uint32_t lost_process_errno, lost_process_pid;
     uint32_t notices; /* enum asys_segment_notice */
     const struct asys_arena_segment *arena; /* NULL: a file of segments/ */
+    /* a recording window's report: the segment without the other windows'
+     * events, `end` bytes at this offset of the window file (window_filter.h) */
+    int windowed;
+    uint64_t window_offset;
     char error[512]; /* the error that made the segment unreadable */
 };
 
@@ -663,6 +668,7 @@ struct archive_sources {
     const struct asys_arena_index *arena;
     int arena_fd;
     struct asys_arena_frames *frames; /* arena slots compressed while recording */
+    int window_fd; /* the segments of one recording window (scan->windowed) */
 };
 
 static int add_segment(struct asys_archive_writer *w, const struct archive_sources *from,
@@ -670,6 +676,11 @@ static int add_segment(struct asys_archive_writer *w, const struct archive_sourc
 {
     char member[300];
     snprintf(member, sizeof member, "%s%s", ASYS_SEGMENT_DIR, scan->name);
+    if (scan->windowed) {
+        struct asys_file_range range = {from->window_fd, scan->window_offset,
+                                        scan->window_offset + scan->end};
+        return asys_archive_add_stream(w, member, scan->end, asys_file_range_read, &range, err);
+    }
     if (scan->arena)
         return asys_arena_frames_add_member(w, from->frames, member, scan->end, scan->arena, err);
     struct segment_source src;
@@ -911,6 +922,64 @@ out:
     return rc;
 }
 
+/* A recording window's report (asys stop): the injected threads' segments
+ * of the arena without the events of the session's other windows
+ * (window_filter.h), into a file of their own in the session directory,
+ * unlinked at once; its descriptor, or -1 when the report is of no window.
+ * Whatever cannot be filtered goes into the report whole, as before: the
+ * importer keeps only the window's events either way. */
+static int window_segments(const char *session_dir, cJSON *root, struct segment_scan *scans,
+                           size_t n, const struct asys_arena_index *arena, int arena_fd)
+{
+    struct asys_window_filter filter;
+    struct asys_err err = {0};
+    int fd = -1;
+    uint64_t at = 0, bytes = 0;
+    if (asys_window_filter_init(&filter, root, &err) != 0 || !filter.active)
+        goto out;
+    fd = open(session_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) { /* a file system without O_TMPFILE */
+        char path[PATH_MAX + 32];
+        snprintf(path, sizeof path, "%s/.window.XXXXXX", session_dir);
+        fd = mkostemp(path, O_CLOEXEC);
+        if (fd >= 0)
+            unlink(path);
+    }
+    if (fd < 0) {
+        asys_fail_errno(&err, errno, "cannot create a file in '%s'", session_dir);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct segment_scan *scan = &scans[i];
+        if (!scan->arena || scan->collector != ASYS_SEGMENT_THREAD || !scan->end)
+            continue;
+        struct asys_arena_cursor cursor = {arena_fd, arena, scan->arena, 0};
+        uint64_t written = 0, kept = 0;
+        if (asys_window_filter_segment(&filter, asys_arena_cursor_read, &cursor, scan->end, fd, at,
+                                       &written, &kept, &err) != 0)
+            goto out; /* this segment and the rest whole */
+        scan->windowed = 1;
+        scan->window_offset = at;
+        at += written;
+        bytes += scan->end > written ? scan->end - written : 0;
+        scan->end = written;
+        scan->records = kept;
+    }
+out:
+    if (err.text[0])
+        asys_note(ASYS_NOTE_WARNING,
+                  "the report holds the session's earlier recordings too (the importer leaves "
+                  "them out): %s",
+                  err.text);
+    if (filter.active) {
+        cJSON *w = cJSON_GetObjectItemCaseSensitive(root, "recording_window");
+        asys_json_add_u64(w, "left_out_records", filter.left_out);
+        asys_json_add_u64(w, "left_out_bytes", bytes);
+    }
+    asys_window_filter_free(&filter);
+    return fd;
+}
+
 int asys_finalize(const char *session_dir, const char *report_path, int force,
                   const struct asys_target *target, struct asys_finalize_aids *aids,
                   struct asys_finalize_result *result, struct asys_err *err)
@@ -926,7 +995,7 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
     struct asys_arena_index arena = {0};
     struct asys_arena_frames frames;
     struct asys_rank_map ranks = {0};
-    int arena_fd = -1;
+    int arena_fd = -1, window_fd = -1;
     tallies_begin(&tallies);
     asys_arena_frames_init(&frames, &arena, -1);
     char segment_dir[PATH_MAX], session_file[PATH_MAX + 32];
@@ -976,6 +1045,7 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
     add_clock(root, &launcher_pairs, &header_pairs);
     add_report_id(root);
     add_target(root, target);
+    window_fd = window_segments(session_dir, root, scans, n, &arena, arena_fd);
     cJSON *all_segments = segments_json(scans, n, result);
     add_damage(root, &arena, arena_path, segment_dir, scans, n, result);
     /* only a multi-node session's name may hold a kept %r (else "%%r" meant one) */
@@ -993,7 +1063,7 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
         cJSON_Delete(all_segments);
         goto out;
     }
-    struct archive_sources from = {segment_dir, &arena, arena_fd, &frames};
+    struct archive_sources from = {segment_dir, &arena, arena_fd, &frames, window_fd};
     struct report_set set = {report_path, force, symbols, &from, scans, n, result};
     if (rank_count(&ranks, scans, n) >= 2) {
         cJSON_Delete(all_segments);
@@ -1034,6 +1104,8 @@ out:
     free(launcher_pairs.kinds);
     if (arena_fd >= 0)
         close(arena_fd);
+    if (window_fd >= 0)
+        close(window_fd);
     asys_arena_frames_close(&frames);
     asys_arena_index_free(&arena);
     return rc;

@@ -50,13 +50,15 @@ class SessionCase(AsysTestCase):
                 ' '.join(args), r.stderr.decode(errors='replace')))
         return r
 
-    def launch(self, name='s', count=0, fork=False, options=()):
+    def launch(self, name='s', count=0, fork=False, options=(), mode=None):
         """Starts `asys launch` of the ticker in the background; returns once
-        the session is listed."""
+        the session is listed.  mode: the ticker's fourth argument."""
         argv = [ASYS, 'launch', '-t', 'hgtx', '-s', 'none', '--session-new', name, *options,
                 TICKER, str(PERIOD_MS), self.stop_file, str(count)]
         if fork:
             argv.append('fork')
+        elif mode:
+            argv.append(mode)
         p = subprocess.Popen(argv, cwd=self.dir, env=self.env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)
         self.launchers.append(p)
@@ -183,6 +185,62 @@ class DeviceWork(SessionCase):
             self.assertTrue(lo - 10**8 <= first and last <= hi + 10**8, (lo, first, last, hi))
             spans.append((first, last))
         self.assertLess(spans[0][1], spans[1][0])
+        self.asys('shutdown')
+        self.assertNoSessionLeft()
+
+
+class ManyRecordings(SessionCase):
+    """Ten recordings of one long-lived program.  The session's arena holds
+    every window recorded so far; each report keeps the definitions of the
+    whole run (here all named before the first recording) and its own
+    window's events only, so the tenth report is no larger than the first
+    (before, it held the nine windows before it too)."""
+
+    WINDOWS = 10
+
+    def test_each_report_holds_only_its_window(self):
+        p = self.launch(mode='named')
+        time.sleep(0.3)
+        for i in range(1, self.WINDOWS + 1):
+            self.asys('start', '-o', self.path('w%d' % i))
+            time.sleep(0.3)
+            self.asys('stop')
+            time.sleep(0.1)
+        self.finish(p)
+        sizes = []
+        last = 0
+        for i in range(1, self.WINDOWS + 1):
+            name = 'w%d' % i
+            sizes.append(os.path.getsize(self.report(name)))
+            con = self.db(name)
+            ticks = [v for (v,) in con.execute(
+                'SELECT payload FROM hgtx_events ORDER BY start_ns')]
+            # (a) its own window's ranges: some 30 ticks in a row, after the
+            # previous window's; hgtx_sum counts those (a range the window
+            # cut open has no end)
+            self.assertBetween(len(ticks), 4, 100, name + ' ticks')
+            self.assertEqual(ticks, list(range(ticks[0], ticks[-1] + 1)), name)
+            self.assertGreater(ticks[0], last, name + ' holds an earlier window')
+            last = ticks[-1]
+            rows = self.stats_rows('hgtx_sum', name)
+            self.assertEqual([r['Range'] for r in rows], ['ticker:tick'], name)
+            self.assertBetween(int(rows[0]['Instances']), len(ticks) - 1, len(ticks), name)
+            # (c) the names given before the first recording still resolve
+            self.assertEqual(con.execute(
+                'SELECT DISTINCT s.value FROM hgtx_events AS e '
+                'JOIN strings AS s ON s.id = e.text_id').fetchall(), [('tick',)], name)
+            self.assertIn(('ticker main',), con.execute(
+                'SELECT s.value FROM threads AS t JOIN strings AS s ON s.id = t.name_id'
+            ).fetchall(), name)
+            self.assertIn(('ticker',), con.execute(
+                'SELECT s.value FROM hgtx_domains AS d JOIN strings AS s ON s.id = d.name_id'
+            ).fetchall(), name)
+            w = self.manifest(name)['recording_window']
+            self.assertEqual(int(w['index']), i)
+            if i > 1:  # the earlier windows' ranges, left out at finalize
+                self.assertGreaterEqual(int(w['left_out_records']), 2 * 4 * (i - 1), name)
+        # (b) no growth with the windows before (it was 2.1x at the tenth)
+        self.assertLess(sizes[-1], 1.5 * sizes[0], sizes)
         self.asys('shutdown')
         self.assertNoSessionLeft()
 

@@ -9,6 +9,8 @@
 #include "segment_stream.h"
 #include "segment_writer.h"
 #include "test_util.h"
+#include "json_util.h"
+#include "window_filter.h"
 
 static char dir[PATH_MAX];
 static char path[PATH_MAX + 32];
@@ -544,6 +546,131 @@ START_TEST(existing_file_is_not_overwritten)
 }
 END_TEST
 
+static int write_kernel(struct asys_segment_writer *w, uint64_t ticks, uint64_t start_ns)
+{
+    uint32_t delta;
+    struct asys_rec_hggc_kernel *r = asys_segment_reserve(w, sizeof *r, ticks, &delta);
+    if (!r)
+        return 0;
+    memset((char *)r + 8, 0, sizeof *r - 8);
+    r->start_ns = start_ns;
+    r->end_ns = start_ns + 10;
+    asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_HGGC_KERNEL, sizeof *r / 8, 0, delta));
+    return 1;
+}
+
+/* A recording window's report: the definitions kept, the events of other
+ * windows left out, every kept record at its own time (new deltas, a
+ * TIME_BASE where a gap does not fit in 32 bits), data_end where it ends. */
+START_TEST(window_filter_keeps_definitions_and_the_window)
+{
+    struct asys_segment_writer w;
+    struct asys_segment_header h = header_template(1000);
+    h.feature_mask |= ASYS_FEATURE_HGGC;
+    ck_assert_int_eq(asys_segment_open(&w, path, &h, ASYS_MIN_CHUNK_SIZE, 1 << 30), 0);
+    const uint64_t lo = 4000, hi = 1ull << 34;
+    ck_assert(write_string(&w, 1, "before", 6)); /* kept, 1000 */
+    ck_assert(write_word(&w, ASYS_REC_HGTX_PUSH, 1, 1010)); /* before: out */
+    ck_assert(write_kernel(&w, 1015, 900)); /* started before: out */
+    ck_assert(write_word(&w, ASYS_REC_HGTX_POP, 0, 1020)); /* before: out */
+    ck_assert(write_string(&w, 2, "between", 7)); /* kept, 1020 */
+    ck_assert(write_word(&w, ASYS_REC_HGTX_PUSH, 2, 5000)); /* in */
+    char big[3000];
+    memset(big, 'y', sizeof big);
+    ck_assert(write_string(&w, 3, big, sizeof big)); /* extended size, 5000 */
+    ck_assert(write_kernel(&w, 6000, 4500)); /* started inside: in */
+    ck_assert(write_word(&w, ASYS_REC_HGTX_POP, 0, 5000 + (1ull << 33))); /* in, far */
+    ck_assert(write_kernel(&w, (1ull << 35) - 1, 4600)); /* stamped after: in */
+    ck_assert(write_word(&w, ASYS_REC_HGTX_PUSH, 4, 1ull << 35)); /* after: out */
+    ck_assert(write_string(&w, 4, "after", 5)); /* kept, 2^35 */
+    asys_segment_close(&w);
+
+    cJSON *manifest = cJSON_CreateObject();
+    cJSON *win = cJSON_AddObjectToObject(manifest, "recording_window");
+    asys_json_add_u64(win, "start_ns", lo);
+    asys_json_add_u64(win, "end_ns", hi);
+    struct asys_window_filter f;
+    struct asys_err err = {0};
+    ck_assert_int_eq(asys_window_filter_init(&f, manifest, &err), 0);
+    ck_assert(f.active);
+    struct reader src;
+    ck_assert_int_eq(open_reader(&src), 0);
+    uint64_t size = src.s.limit;
+    close_reader(&src);
+    char out_path[PATH_MAX + 32];
+    snprintf(out_path, sizeof out_path, "%s/window", dir);
+    int out = open(out_path, O_RDWR | O_CREAT | O_EXCL, 0600);
+    ck_assert_int_ge(out, 0);
+    int in = open(path, O_RDONLY);
+    ck_assert_int_ge(in, 0);
+    uint64_t written = 0, records = 0;
+    ck_assert_int_eq(
+        asys_window_filter_segment(&f, asys_read_fd, &in, size, out, 100, &written, &records, &err),
+        0);
+    close(in);
+    ck_assert_uint_eq(f.left_out, 4);
+    ck_assert_uint_lt(written, size);
+
+    struct asys_file_range range = {out, 100, 100 + written};
+    struct asys_segment_stream s;
+    ck_assert_int_eq(asys_segment_stream_open(&s, asys_file_range_read, &range, written, &err), 0);
+    ck_assert_uint_eq(s.header.data_end, written);
+    ck_assert_uint_eq(s.header.pid, 100);
+    struct {
+        unsigned type;
+        uint64_t ticks;
+        uint64_t id; /* a string's id, a kernel's start */
+    } want[] = {
+        {ASYS_REC_STRING_DEF, 1000, 1},
+        {ASYS_REC_STRING_DEF, 1020, 2},
+        {ASYS_REC_HGTX_PUSH, 5000, 2},
+        {ASYS_REC_STRING_DEF, 5000, 3},
+        {ASYS_REC_HGGC_KERNEL, 6000, 4500},
+        {ASYS_REC_TIME_BASE, 5000 + (1ull << 33), 0},
+        {ASYS_REC_HGTX_POP, 5000 + (1ull << 33), 0},
+        {ASYS_REC_TIME_BASE, (1ull << 35) - 1, 0},
+        {ASYS_REC_HGGC_KERNEL, (1ull << 35) - 1, 4600},
+        {ASYS_REC_STRING_DEF, 1ull << 35, 4},
+    };
+    size_t n = 0;
+    struct asys_record rec;
+    int rc;
+    while ((rc = asys_segment_stream_next(&s, &rec, &err)) > 0) {
+        ck_assert_uint_lt(n, sizeof want / sizeof want[0]);
+        ck_assert_uint_eq(rec.type, want[n].type);
+        ck_assert_uint_eq(rec.ticks, want[n].ticks);
+        if (rec.type == ASYS_REC_STRING_DEF) {
+            const struct asys_rec_string_def *d = (const void *)rec.data;
+            ck_assert_uint_eq(d->string_id, want[n].id);
+            if (d->string_id == 3) {
+                ck_assert_uint_eq(rec.size, d->size_bytes);
+                ck_assert(!memcmp(d + 1, big, sizeof big));
+            }
+        } else if (rec.type == ASYS_REC_HGGC_KERNEL) {
+            const struct asys_rec_hggc_kernel *k = (const void *)rec.data;
+            ck_assert_uint_eq(k->start_ns, want[n].id);
+        } else if (rec.type == ASYS_REC_HGTX_PUSH) {
+            ck_assert_uint_eq(rec.arg, want[n].id);
+        }
+        n++;
+    }
+    ck_assert_int_eq(rc, 0);
+    ck_assert_uint_eq(n, sizeof want / sizeof want[0]);
+    ck_assert_uint_eq(records, n);
+    asys_segment_stream_close(&s);
+    close(out);
+    asys_window_filter_free(&f);
+    cJSON_Delete(manifest);
+
+    /* a report of no window: nothing to filter */
+    manifest = cJSON_CreateObject();
+    ck_assert_int_eq(asys_window_filter_init(&f, manifest, &err), 0);
+    ck_assert(!f.active);
+    asys_window_filter_free(&f);
+    cJSON_Delete(manifest);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("segment");
@@ -562,6 +689,7 @@ int main(void)
     tcase_add_test(tc, arena_slots_prepared_by_a_page_helper);
     tcase_add_test(tc, arena_slot_is_reserved_as_it_fills);
     tcase_add_test(tc, arena_index_refuses_other_files);
+    tcase_add_test(tc, window_filter_keeps_definitions_and_the_window);
     suite_add_tcase(s, tc);
     return test_run(&s, 1);
 }
