@@ -268,6 +268,13 @@ enum asys_window_kind asys_rec_window_kind(unsigned type)
     case ASYS_REC_ACDNN_CALL_SAME:
     case ASYS_REC_ACBLAS_CALL_SAME:
     case ASYS_REC_PCCL_CALL:
+    case ASYS_REC_PCCL_GROUP_API:
+    case ASYS_REC_PCCL_KERNEL_LAUNCH:
+    case ASYS_REC_EVENT_THREAD_COUNT:
+    case ASYS_REC_HGGC_OVERHEAD:
+    case ASYS_REC_VIDEO_API:
+    case ASYS_REC_VIDEO_API_STREAM:
+    case ASYS_REC_VIDEO_ACTIVITY: /* stamped when seen complete */
         return ASYS_WINDOW_EVENT;
     case ASYS_REC_HGGC_KERNEL:
     case ASYS_REC_HGGC_MEMCPY:

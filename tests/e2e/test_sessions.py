@@ -400,6 +400,43 @@ class HostMemorySampler(SessionCase):
         self.asys('shutdown')
 
 
+class EventSampler(SessionCase):
+    """The launcher's OS event sampler runs in each recording: per-CPU and
+    per-thread counts of a report lie inside its window (issue 28.3)."""
+
+    def test_counts_follow_the_window(self):
+        argv = [ASYS, 'launch', '-t', 'hgtx', '-s', 'none', '--event-sample', 'process-tree',
+                '--session-new', 'ev', BURN, 'hot', '20000']
+        p = subprocess.Popen(argv, cwd=self.dir, env=self.env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        self.launchers.append(p)
+        for _ in range(500):
+            if 'ev' in self.sessions():
+                break
+            time.sleep(0.02)
+        time.sleep(0.3)
+        for name in ('one', 'two'):
+            self.asys('start', '-o', self.path(name))
+            time.sleep(0.6)
+            self.asys('stop')
+            time.sleep(0.3)
+        self.asys('shutdown', '--kill', 'sigkill')
+        p.communicate(timeout=60)
+        last = 0
+        for name in ('one', 'two'):
+            w = self.manifest(name)['recording_window']
+            con = self.db(name)
+            for table in ('event_samples', 'event_thread_samples'):
+                count, first, end = con.execute(
+                    'SELECT COUNT(*), MIN(ns), MAX(ns) FROM %s' % table).fetchone()
+                self.assertGreater(count, 1, (name, table))
+                self.assertGreaterEqual(first, int(w['start_ns']), (name, table))
+                self.assertLessEqual(end, int(w['end_ns']), (name, table))
+                self.assertGreater(first, last, (name, table))
+            last = end
+        self.assertNoSessionLeft()
+
+
 class Cancel(SessionCase):
     def test_cancelled_recording_leaves_no_report(self):
         p = self.launch()
