@@ -171,15 +171,33 @@ __attribute__((noinline)) static int sample_slow(size_t size)
     return 1;
 }
 
+/* Where a sampled byte fell (or at interval 1, every allocation): whether
+ * it is recorded.  A point in asys's own allocations or outside the
+ * capture window is passed over, as a Poisson sample that fell where
+ * nothing is recorded (the estimates stay unbiased), and the next drawn. */
+__attribute__((noinline)) static int sample_point(size_t size)
+{
+    if (!__atomic_load_n(&heap_on, __ATOMIC_ACQUIRE))
+        return 0; /* not started: heap_interval is not set yet */
+    int recorded = !asys_tls_busy && asys_capturing();
+    if (heap_interval == 1)
+        return recorded;
+    return sample_slow(size) && recorded;
+}
+
+/* The allocation path's only work when no byte of the block is sampled:
+ * one thread-local count (perf: the checks that came first were half of
+ * heap tracing's cost on small allocations). */
 static inline int heap_sample(size_t size)
 {
-    if (ASYS_LIKELY(!__atomic_load_n(&heap_on, __ATOMIC_RELAXED)) || heap_nesting ||
-        asys_tls_busy || !asys_capturing())
-        return 0;
-    if (heap_interval == 1)
-        return 1;
-    heap_bytes_left -= (int64_t)(size > INT64_MAX / 2 ? INT64_MAX / 2 : size);
-    return ASYS_UNLIKELY(heap_bytes_left <= 0 || !heap_random) ? sample_slow(size) : 0;
+    if (heap_nesting)
+        return 0; /* a C++ operator's own malloc: the operator counts its bytes */
+    if (ASYS_LIKELY(heap_interval > 1)) {
+        heap_bytes_left -= (int64_t)(size > INT64_MAX / 2 ? INT64_MAX / 2 : size);
+        if (ASYS_LIKELY(heap_bytes_left > 0))
+            return 0;
+    }
+    return sample_point(size);
 }
 
 /* ---- the sampled blocks ---------------------------------------------------
@@ -240,6 +258,40 @@ static uint64_t home_of(uint64_t address)
     return ((address >> 4) + (address >> 24) * 0x9e3779b97f4a7c15ull) & heap_mask;
 }
 
+/* When sampling, most frees are of blocks never sampled, and their probe
+ * of the table was a cache miss each (a random line of 1.5 MiB; perf: the
+ * largest cost of heap tracing on small allocations).  A counting filter
+ * of 16 KiB, in cache, answers most of them first: a count per hash of the
+ * address, of the sampled blocks live there (255 sticks: never wrong, only
+ * slower). */
+#define FILTER_BITS 14
+#define FILTER_STUCK 255u
+static uint8_t heap_filter[1u << FILTER_BITS];
+
+static inline uint8_t *filter_count(uint64_t address)
+{
+    return &heap_filter[(address >> 4) * 0x9e3779b97f4a7c15ull >> (64 - FILTER_BITS)];
+}
+
+static void filter_add(uint64_t address)
+{
+    uint8_t *c = filter_count(address);
+    uint8_t seen = __atomic_load_n(c, __ATOMIC_RELAXED);
+    while (seen != FILTER_STUCK && !__atomic_compare_exchange_n(c, &seen, (uint8_t)(seen + 1), 1,
+                                                                __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
+
+static void filter_remove(uint64_t address)
+{
+    uint8_t *c = filter_count(address);
+    uint8_t seen = __atomic_load_n(c, __ATOMIC_RELAXED);
+    while (seen != FILTER_STUCK && seen != 0 &&
+           !__atomic_compare_exchange_n(c, &seen, (uint8_t)(seen - 1), 1, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED))
+        ;
+}
+
 /* The slot's fields are written before the block is handed to the program,
  * so no free of it can read them half-written. */
 static int table_insert(uint64_t address, const struct heap_block *b)
@@ -255,9 +307,10 @@ static int table_insert(uint64_t address, const struct heap_block *b)
             s->interval_id = b->interval_id;
             __atomic_store_n(&s->size_function, b->size | (uint64_t)b->function << SIZE_BITS,
                              __ATOMIC_RELEASE);
-            if (heap_interval != 1)
+            if (heap_interval != 1) {
+                filter_add(address);
                 __atomic_add_fetch(&heap_live, 1, __ATOMIC_RELAXED);
-            else if (ASYS_UNLIKELY(!__atomic_load_n(&heap_used, __ATOMIC_RELAXED)))
+            } else if (ASYS_UNLIKELY(!__atomic_load_n(&heap_used, __ATOMIC_RELAXED)))
                 __atomic_store_n(&heap_used, 1, __ATOMIC_RELAXED);
             return 1;
         }
@@ -265,10 +318,18 @@ static int table_insert(uint64_t address, const struct heap_block *b)
     return 0;
 }
 
+/* Whether `address` may be a live sampled block (0: it certainly is not;
+ * the free path's first question, answered from cache). */
+static inline int maybe_sampled(uint64_t address)
+{
+    return heap_maybe_live() &&
+           (heap_interval == 1 || __atomic_load_n(filter_count(address), __ATOMIC_RELAXED));
+}
+
 /* Removes `address`; 1 (and what was kept of it) when it was a sampled block. */
 static int table_remove(uint64_t address, struct heap_block *b)
 {
-    if (!heap_maybe_live())
+    if (!maybe_sampled(address))
         return 0;
     uint64_t home = home_of(address);
     for (uint64_t i = 0; i < PROBE; i++) {
@@ -285,8 +346,10 @@ static int table_remove(uint64_t address, struct heap_block *b)
             if (!__atomic_compare_exchange_n(&s->address, &seen, TOMBSTONE, 0, __ATOMIC_ACQ_REL,
                                              __ATOMIC_RELAXED))
                 return 0; /* a double free racing with itself: the other one has it */
-            if (heap_interval != 1)
+            if (heap_interval != 1) {
+                filter_remove(address);
                 __atomic_sub_fetch(&heap_live, 1, __ATOMIC_RELAXED);
+            }
             return 1;
         }
     }
@@ -617,7 +680,7 @@ __attribute__((noinline)) static void record_free(unsigned fn, uint64_t address,
 __attribute__((unused)) static inline void forget(unsigned fn, void *block)
 {
     struct heap_block b;
-    if (block && __atomic_load_n(&heap_on, __ATOMIC_RELAXED) && !heap_nesting && !asys_tls_busy &&
+    if (block && !heap_nesting && maybe_sampled((uint64_t)(uintptr_t)block) && !asys_tls_busy &&
         table_remove((uint64_t)(uintptr_t)block, &b)) {
         int saved_errno = errno;
         record_free(fn, (uint64_t)(uintptr_t)block, &b);
