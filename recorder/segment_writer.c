@@ -430,8 +430,9 @@ static void *claim_next_slot(struct asys_segment_writer *w, uint64_t *file_offse
  * effort: when it fails, the switch claims as without a helper. */
 static void prepare_next(struct asys_segment_writer *w)
 {
+    /* the next chunk must fit max_size, as grow checks before switching */
     if (!w->arena || !w->arena->helper || w->next_map || w->reserved < w->chunk_size ||
-        w->chunk_offset + 3 * w->payload_size > w->max_size)
+        w->chunk_offset + 2 * w->payload_size > w->max_size)
         return;
     int error;
     uint64_t file_offset;
