@@ -18,17 +18,8 @@ struct core {
 
 static void load_clock(struct asys_importer *imp, const cJSON *manifest)
 {
-    const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(manifest, "clock"), "pairs");
-    const cJSON *pair;
-    cJSON_ArrayForEach(pair, pairs)
-    {
-        uint64_t ticks, ns;
-        if (asys_json_to_u64(cJSON_GetArrayItem(pair, 0), &ticks) == 0 &&
-            asys_json_to_u64(cJSON_GetArrayItem(pair, 1), &ns) == 0)
-            asys_clock_map_add(&imp->clock, ticks, ns);
-    }
-    imp->has_clock_pairs = asys_clock_map_build(&imp->clock) >= 2;
+    /* memory ran out (-1): taken as no pairs */
+    imp->has_clock_pairs = asys_clock_map_load(&imp->clock, manifest) >= 2;
 }
 
 static int put_info(struct asys_importer *imp, sqlite3_stmt *st, const char *key, const char *text,

@@ -3,6 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cJSON.h"
+#include "json_util.h"
+
 void asys_clock_map_init(struct asys_clock_map *m)
 {
     memset(m, 0, sizeof *m);
@@ -109,4 +112,20 @@ uint64_t asys_clock_map_ns(struct asys_clock_map *m, uint64_t ticks)
     if (!(ns > 0))
         return 0;
     return ns >= (double)ASYS_CLOCK_VALUE_MAX ? ASYS_CLOCK_VALUE_MAX : (uint64_t)ns;
+}
+
+long asys_clock_map_load(struct asys_clock_map *m, const cJSON *manifest)
+{
+    const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(manifest, "clock"), "pairs");
+    const cJSON *pair;
+    cJSON_ArrayForEach(pair, pairs)
+    {
+        uint64_t ticks, ns;
+        if (asys_json_to_u64(cJSON_GetArrayItem(pair, 0), &ticks) == 0 &&
+            asys_json_to_u64(cJSON_GetArrayItem(pair, 1), &ns) == 0 &&
+            asys_clock_map_add(m, ticks, ns) != 0)
+            return -1;
+    }
+    return (long)asys_clock_map_build(m);
 }

@@ -29,4 +29,10 @@ int asys_clock_map_add(struct asys_clock_map *m, uint64_t ticks, uint64_t ns);
 size_t asys_clock_map_build(struct asys_clock_map *m);
 uint64_t asys_clock_map_ns(struct asys_clock_map *m, uint64_t ticks);
 
+struct cJSON;
+/* Adds a manifest's clock.pairs ([ticks, ns] each; malformed ones are left
+ * out) and builds the map: the number of usable pairs, or -1 when memory
+ * ran out. */
+long asys_clock_map_load(struct asys_clock_map *m, const struct cJSON *manifest);
+
 #endif

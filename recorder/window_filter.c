@@ -26,20 +26,10 @@ int asys_window_filter_init(struct asys_window_filter *f, const cJSON *manifest,
     if (!cJSON_IsObject(w) || asys_json_get_u64(w, "start_ns", &start) != 0 ||
         asys_json_get_u64(w, "end_ns", &end) != 0 || end < start)
         return 0;
-    const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(manifest, "clock"), "pairs");
-    const cJSON *pair;
-    cJSON_ArrayForEach(pair, pairs)
-    {
-        uint64_t ticks, ns;
-        if (asys_json_to_u64(cJSON_GetArrayItem(pair, 0), &ticks) == 0 &&
-            asys_json_to_u64(cJSON_GetArrayItem(pair, 1), &ns) == 0 &&
-            asys_clock_map_add(&f->clock, ticks, ns) != 0) {
-            asys_clock_map_free(&f->clock);
-            return asys_fail(err, "out of memory");
-        }
+    if (asys_clock_map_load(&f->clock, manifest) < 0) {
+        asys_clock_map_free(&f->clock);
+        return asys_fail(err, "out of memory");
     }
-    asys_clock_map_build(&f->clock);
     f->active = 1;
     f->start_ns = start;
     f->end_ns = end;

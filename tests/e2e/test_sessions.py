@@ -59,6 +59,11 @@ class SessionCase(AsysTestCase):
             argv.append('fork')
         elif mode:
             argv.append(mode)
+        return self.launch_argv(name, argv)
+
+    def launch_argv(self, name, argv):
+        """Starts `argv` (an asys launch of session NAME) in the background;
+        returns once the session is listed."""
         p = subprocess.Popen(argv, cwd=self.dir, env=self.env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)
         self.launchers.append(p)
@@ -303,14 +308,7 @@ class LauncherSamplers(SessionCase):
         # cpu_burn hot: a "worker" thread and the main thread burn CPU
         argv = [ASYS, 'launch', '-t', 'hgtx', '-s', 'process-tree', '-b', 'fp',
                 '--session-new', name, BURN, 'hot', '20000']
-        p = subprocess.Popen(argv, cwd=self.dir, env=self.env, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE)
-        self.launchers.append(p)
-        for _ in range(500):
-            if name in self.sessions():
-                return p
-            time.sleep(0.02)
-        self.fail('session %s never listed' % name)
+        return self.launch_argv(name, argv)
 
     def samples(self, name):
         """(count, threads, first, last) of report NAME's CPU samples."""
@@ -357,13 +355,7 @@ class LauncherSamplers(SessionCase):
     def test_program_ends_while_recording(self):
         argv = [ASYS, 'launch', '-t', 'hgtx', '-s', 'process-tree', '-b', 'fp',
                 '--session-new', 'e', BURN, 'hot', '1500']
-        p = subprocess.Popen(argv, cwd=self.dir, env=self.env, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE)
-        self.launchers.append(p)
-        for _ in range(500):
-            if 'e' in self.sessions():
-                break
-            time.sleep(0.02)
+        p = self.launch_argv('e', argv)
         self.asys('start', '-o', self.path('end'))
         _, err = p.communicate(timeout=60)
         self.assertEqual(p.returncode, 0, err.decode(errors='replace'))
@@ -407,13 +399,7 @@ class EventSampler(SessionCase):
     def test_counts_follow_the_window(self):
         argv = [ASYS, 'launch', '-t', 'hgtx', '-s', 'none', '--event-sample', 'process-tree',
                 '--session-new', 'ev', BURN, 'hot', '20000']
-        p = subprocess.Popen(argv, cwd=self.dir, env=self.env, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE)
-        self.launchers.append(p)
-        for _ in range(500):
-            if 'ev' in self.sessions():
-                break
-            time.sleep(0.02)
+        p = self.launch_argv('ev', argv)
         time.sleep(0.3)
         for name in ('one', 'two'):
             self.asys('start', '-o', self.path(name))
