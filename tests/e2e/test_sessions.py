@@ -10,6 +10,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -421,6 +422,55 @@ class EventSampler(SessionCase):
                 self.assertGreater(first, last, (name, table))
             last = end
         self.assertNoSessionLeft()
+
+
+class NicSampler(SessionCase):
+    """The launcher's NIC sampler runs in each recording: the loopback
+    interface's metrics of a report (the program keeps sending to itself
+    over it) lie inside its window (issue 28.3)."""
+
+    TRAFFIC = r'''
+import os, socket, sys, threading, time
+srv = socket.socket()
+srv.bind(('127.0.0.1', 0))
+srv.listen(1)
+def drain():
+    c, _ = srv.accept()
+    while c.recv(1 << 20):
+        pass
+threading.Thread(target=drain, daemon=True).start()
+s = socket.create_connection(srv.getsockname())
+while not os.path.exists(sys.argv[1]):
+    s.sendall(b'x' * 65536)
+    time.sleep(0.001)
+'''
+
+    def test_metrics_follow_the_window(self):
+        script = self.path('traffic.py')
+        with open(script, 'w') as f:
+            f.write(self.TRAFFIC)
+        p = self.launch_argv('nic', [ASYS, 'launch', '-t', 'hgtx', '-s', 'none', '--nic-metrics',
+                                     'true', '--nic-device-include', 'lo', '--session-new', 'nic',
+                                     sys.executable, script, self.stop_file])
+        time.sleep(0.3)
+        for name in ('one', 'two'):
+            self.asys('start', '-o', self.path(name))
+            time.sleep(0.5)
+            self.asys('stop')
+            time.sleep(0.3)
+        self.finish(p)
+        last = 0
+        for name in ('one', 'two'):
+            count, first, end = self.db(name).execute(
+                "SELECT COUNT(*), MIN(m.start_ns), MAX(m.end_ns) FROM nic_metrics AS m "
+                "JOIN nic_devices AS d ON d.id = m.device WHERE d.name = 'lo'").fetchone()
+            w = self.manifest(name)['recording_window']
+            self.assertGreater(count, 1, name)
+            self.assertGreaterEqual(first, int(w['start_ns']), name)
+            self.assertLessEqual(end, int(w['end_ns']), name)
+            self.assertGreater(first, last, name)
+            last = end
+        self.asys('shutdown')
 
 
 class Cancel(SessionCase):
