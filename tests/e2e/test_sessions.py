@@ -195,6 +195,43 @@ class DeviceWork(SessionCase):
         self.assertNoSessionLeft()
 
 
+@unittest.skipUnless(os.path.exists(GPU_TICKER),
+                     'SKIPPED: nvcc was not found when building, so session_ticker was not built')
+class PpuMetricsSampler(SessionCase):
+    """On simppu: the launcher's PPU metrics sampler runs in each recording;
+    a report's samples lie inside its window (issue 28.3)."""
+
+    def test_samples_follow_the_window(self):
+        p = subprocess.Popen([SIMPPU_RUN, ASYS, 'launch', '-t', 'hggc', '-s', 'none',
+                              '--ppu-metrics-device', '0', '--session-new', 's', GPU_TICKER,
+                              str(PERIOD_MS), self.stop_file],
+                             cwd=self.dir, env=self.env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        self.launchers.append(p)
+        self.assertEqual(p.stdout.readline(), b'ready\n')
+        for name in ('one', 'two'):
+            time.sleep(0.2)
+            self.asys('start', '-o', self.path(name))
+            time.sleep(0.4)
+            self.asys('stop')
+        self.finish(p)
+        last = 0
+        for name in ('one', 'two'):
+            con = self.db(name)
+            self.assertEqual(con.execute('SELECT status FROM ppu_metric_devices').fetchall(),
+                             [('sampled',)], name)
+            count, first, end = con.execute(
+                'SELECT COUNT(*), MIN(ns), MAX(ns) FROM ppu_metric_samples').fetchone()
+            w = self.manifest(name)['recording_window']
+            self.assertGreater(count, 10, name)
+            self.assertGreaterEqual(first, int(w['start_ns']), name)
+            self.assertLessEqual(end, int(w['end_ns']), name)
+            self.assertGreater(first, last, name)
+            last = end
+        self.asys('shutdown')
+        self.assertNoSessionLeft()
+
+
 class ManyRecordings(SessionCase):
     """Ten recordings of one long-lived program.  The session's arena holds
     every window recorded so far; each report keeps the definitions of the
