@@ -75,6 +75,26 @@ static int hgtx_init(struct asys_importer *imp, void **state, struct asys_err *e
     if (sqlite3_prepare_v3(imp->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &h->insert_hgtx, NULL) !=
         SQLITE_OK)
         return imp_sql_error(imp, err);
+    /* the same statement with HGTX_BATCH_ROWS rows of values */
+    const char *values = strstr(sql, "(?,");
+    size_t head = (size_t)(values - sql), row = strlen(values);
+    char *batch = malloc(head + HGTX_BATCH_ROWS * (row + 1) + 1);
+    if (!batch)
+        return asys_fail(err, "out of memory");
+    memcpy(batch, sql, head);
+    char *w = batch + head;
+    for (size_t i = 0; i < HGTX_BATCH_ROWS; i++) {
+        if (i)
+            *w++ = ',';
+        memcpy(w, values, row);
+        w += row;
+    }
+    *w = '\0';
+    int rc =
+        sqlite3_prepare_v3(imp->db, batch, -1, SQLITE_PREPARE_PERSISTENT, &h->insert_batch, NULL);
+    free(batch);
+    if (rc != SQLITE_OK)
+        return imp_sql_error(imp, err);
     for (const struct hgtx_extension *const *x = extensions; *x; x++)
         if ((*x)->init && (*x)->init(h, err) != 0)
             return -1;
@@ -91,6 +111,8 @@ static void hgtx_free(void *state)
             (*x)->free(h);
     sqlite3_finalize(h->insert_hgtx);
     h->insert_hgtx = NULL;
+    sqlite3_finalize(h->insert_batch);
+    h->insert_batch = NULL;
     free(h->domains);
     free(h->open_pool);
     free(h->end_pool);
@@ -311,29 +333,60 @@ static void bind_payload(sqlite3_stmt *st, int col, uint32_t type, uint64_t bits
     }
 }
 
+/* One row's 15 values from parameter `base` + 1 on. */
+static void bind_event(sqlite3_stmt *st, int base, const struct hgtx_row *r)
+{
+    const struct hgtx_open *o = &r->o;
+    sqlite3_bind_int64(st, base + 1, o->id);
+    sqlite3_bind_int64(st, base + 2, r->kind);
+    sqlite3_bind_int64(st, base + 3, (int64_t)o->start_ns);
+    imp_bind_optional(st, base + 4, r->end_ns, r->end_ns >= 0);
+    sqlite3_bind_int64(st, base + 5, o->pid);
+    sqlite3_bind_int64(st, base + 6, o->tid);
+    imp_bind_optional(st, base + 7, r->end_tid, r->end_tid != 0);
+    sqlite3_bind_int64(st, base + 8, o->domain);
+    imp_bind_optional(st, base + 9, o->text_id, o->text_id != 0);
+    imp_bind_optional(st, base + 10, o->category, o->category >= 0);
+    imp_bind_optional(st, base + 11, o->color, o->color >= 0);
+    imp_bind_optional(st, base + 12, o->payload_type, o->payload_type != 0);
+    bind_payload(st, base + 13, o->payload_type, o->payload);
+    imp_bind_optional(st, base + 14, o->level, o->level >= 0);
+    imp_bind_optional(st, base + 15, o->parent, o->parent >= 0);
+}
+
+static int step_insert(struct hgtx *h, sqlite3_stmt *st, struct asys_err *err)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : imp_sql_error(h->imp, err);
+}
+
+int hgtx_flush_events(struct hgtx *h, struct asys_err *err)
+{
+    size_t n = h->batch_count;
+    h->batch_count = 0;
+    if (n == HGTX_BATCH_ROWS) {
+        for (size_t i = 0; i < n; i++)
+            bind_event(h->insert_batch, (int)(i * 15), &h->batch[i]);
+        return step_insert(h, h->insert_batch, err);
+    }
+    for (size_t i = 0; i < n; i++) {
+        bind_event(h->insert_hgtx, 0, &h->batch[i]);
+        if (step_insert(h, h->insert_hgtx, err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 int hgtx_insert_event(struct hgtx *h, int kind, const struct hgtx_open *o, int64_t end_ns,
                       uint32_t end_tid, struct asys_err *err)
 {
-    struct asys_importer *imp = h->imp;
-    sqlite3_stmt *st = h->insert_hgtx;
-    sqlite3_bind_int64(st, 1, o->id);
-    sqlite3_bind_int64(st, 2, kind);
-    sqlite3_bind_int64(st, 3, (int64_t)o->start_ns);
-    imp_bind_optional(st, 4, end_ns, end_ns >= 0);
-    sqlite3_bind_int64(st, 5, o->pid);
-    sqlite3_bind_int64(st, 6, o->tid);
-    imp_bind_optional(st, 7, end_tid, end_tid != 0);
-    sqlite3_bind_int64(st, 8, o->domain);
-    imp_bind_optional(st, 9, o->text_id, o->text_id != 0);
-    imp_bind_optional(st, 10, o->category, o->category >= 0);
-    imp_bind_optional(st, 11, o->color, o->color >= 0);
-    imp_bind_optional(st, 12, o->payload_type, o->payload_type != 0);
-    bind_payload(st, 13, o->payload_type, o->payload);
-    imp_bind_optional(st, 14, o->level, o->level >= 0);
-    imp_bind_optional(st, 15, o->parent, o->parent >= 0);
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    return rc == SQLITE_DONE ? 0 : imp_sql_error(imp, err);
+    struct hgtx_row *r = &h->batch[h->batch_count++];
+    r->o = *o;
+    r->kind = kind;
+    r->end_ns = end_ns;
+    r->end_tid = end_tid;
+    return h->unbatched || h->batch_count == HGTX_BATCH_ROWS ? hgtx_flush_events(h, err) : 0;
 }
 
 /* ---- push / pop ---------------------------------------------------------------- */
@@ -583,8 +636,9 @@ static int hgtx_finish(void *state, struct asys_err *err)
     struct hgtx *h = state;
     struct asys_importer *imp = h->imp;
     h->finish_err = err;
-    if (imp_each_image(imp, finish_open_ranges, h) != 0)
+    if (imp_each_image(imp, finish_open_ranges, h) != 0 || hgtx_flush_events(h, err) != 0)
         return -1;
+    h->unbatched = 1; /* the extensions' finish and derive read and update rows */
     if (h->unmatched_pops)
         imp_warn(imp, "%" PRIu64 " HGTX pops had no matching push (ignored)", h->unmatched_pops);
     if (h->unmatched_ends)

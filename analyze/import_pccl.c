@@ -763,21 +763,27 @@ static int pccl_analyze(void *state, struct asys_err *err)
     if (skip(p, "pccl_skipped_orphan_steps", "proxy steps without their proxy op",
              "DELETE FROM pccl_proxy_steps WHERE op_id IS NULL", &skipped, err) != 0)
         return -1;
-    if (imp_exec(imp,
-                 "CREATE INDEX IF NOT EXISTS pccl_hgtx_events_by_thread "
-                 "ON hgtx_events (pid, tid, start_ns)",
-                 err) != 0)
-        return -1;
     for (size_t i = 0; i < sizeof join_sql / sizeof join_sql[0]; i++)
         if (imp_exec(imp, join_sql[i], err) != 0)
             return -1;
-    /* the HGTX range each task was issued in: the innermost open on its thread */
-    if (imp_exec(imp,
+    /* the HGTX range each task was issued in: the innermost open on its
+     * thread, looked up by an index of the ranges by thread made only for
+     * this and dropped after it (kept, it cost 5-7 s of every import of
+     * 10 M ranges, PCCL or not: bench/RESULTS.md, 2026-12-04 later) */
+    sqlite3_stmt *any = NULL;
+    if (imp_prepare(imp, "SELECT EXISTS (SELECT 1 FROM pccl_tasks)", &any, err) != 0)
+        return -1;
+    int tasks = sqlite3_step(any) == SQLITE_ROW && sqlite3_column_int(any, 0);
+    sqlite3_finalize(any);
+    if (tasks &&
+        imp_exec(imp,
+                 "CREATE INDEX pccl_hgtx_events_by_thread ON hgtx_events (pid, tid, start_ns);"
                  "UPDATE pccl_tasks SET hgtx_range_id = (SELECT e.id FROM hgtx_events AS e "
                  "WHERE e.pid = pccl_tasks.pid AND e.tid = pccl_tasks.issue_tid "
                  "AND e.kind IN (1, 2) AND e.start_ns <= pccl_tasks.issue_ns "
                  "AND COALESCE(e.end_ns, 9223372036854775807) >= pccl_tasks.issue_ns "
-                 "ORDER BY e.start_ns DESC, e.id DESC LIMIT 1)",
+                 "ORDER BY e.start_ns DESC, e.id DESC LIMIT 1);"
+                 "DROP INDEX pccl_hgtx_events_by_thread;",
                  err) != 0)
         return -1;
     if (write_buckets(p, err) != 0)

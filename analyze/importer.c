@@ -44,7 +44,50 @@ struct driver {
     void *state[FAMILY_COUNT];
     uint64_t records[FAMILY_COUNT];
     struct dispatch ops[ASYS_REC_TYPE_COUNT];
+    /* the caller's progress callback, and what it is told */
+    asys_import_progress_fn progress;
+    void *progress_ctx;
+    struct asys_import_progress done;
+    /* the reader's own progress callback (the caller's limits), chained */
+    void (*read_progress)(void *ctx, uint64_t done, uint64_t total);
+    void *read_progress_ctx;
 };
+
+/* The reader's callback: the bytes read so far. */
+static void on_read(void *ctx, uint64_t done, uint64_t total)
+{
+    struct driver *d = ctx;
+    d->done.bytes_done = done;
+    d->done.bytes_total = total;
+    if (d->read_progress)
+        d->read_progress(d->read_progress_ctx, done, total);
+}
+
+/* SQLite's progress handler while the tables are finished: the caller's
+ * line keeps its clock going through statements of seconds. */
+static int on_sql_progress(void *ctx)
+{
+    struct driver *d = ctx;
+    d->progress(d->progress_ctx, &d->done);
+    return 0;
+}
+
+/* Every record read is handed here: the callback every 64 Ki. */
+static inline void count_record(struct driver *d)
+{
+    if (d->progress && !(++d->done.records & 0xffff))
+        d->progress(d->progress_ctx, &d->done);
+}
+
+/* Everything is read: what follows is SQL (indexes, derived tables). */
+static void reading_done(struct driver *d)
+{
+    if (!d->progress)
+        return;
+    d->done.building = 1;
+    d->progress(d->progress_ctx, &d->done);
+    sqlite3_progress_handler(d->imp.db, 1 << 20, on_sql_progress, d);
+}
 
 static int run_segment_end(struct driver *d, struct asys_err *err)
 {
@@ -237,6 +280,7 @@ static int import_segment(struct driver *d, struct asys_report_reader *reader,
     struct asys_err seg_err = {0};
     int rc;
     while ((rc = asys_segment_stream_next(s, &rec, &seg_err)) > 0) {
+        count_record(d);
         /* the launcher's segments: clock pairs (read at finalize) and the
          * samplers' records, which name their process themselves */
         const struct asys_rec_info *info = imp->seg.image ? NULL : asys_rec_info(rec.type);
@@ -441,10 +485,12 @@ static int import_all_segments(struct driver *d, struct asys_report_reader *read
 
 int asys_import_report(const char *report_path, sqlite3 *db,
                        const struct asys_report_limits *limits, asys_warn_fn warn, void *warn_ctx,
+                       asys_import_progress_fn progress, void *progress_ctx,
                        struct asys_import_stats *stats, struct asys_err *err)
 {
     struct driver *d = calloc(1, sizeof *d);
     struct asys_report_reader *reader = NULL;
+    struct asys_report_limits read_limits;
     int rc = -1;
     memset(stats, 0, sizeof *stats);
     if (!d) {
@@ -455,18 +501,34 @@ int asys_import_report(const char *report_path, sqlite3 *db,
     asys_strmap_init(&d->segment_ids);
     d->imp.warn = warn;
     d->imp.warn_ctx = warn_ctx;
+    if (limits)
+        read_limits = *limits;
+    else
+        asys_report_limits_default(&read_limits);
+    if (progress) {
+        d->progress = progress;
+        d->progress_ctx = progress_ctx;
+        d->read_progress = read_limits.progress;
+        d->read_progress_ctx = read_limits.progress_ctx;
+        read_limits.progress = on_read;
+        read_limits.progress_ctx = d;
+    }
     /* report_path NULL: an empty database (the schema every import makes) */
-    if ((report_path && asys_report_reader_open(&reader, report_path, limits, err) != 0) ||
+    if ((report_path && asys_report_reader_open(&reader, report_path, &read_limits, err) != 0) ||
         driver_init(d, db, reader ? asys_report_manifest(reader) : NULL,
                     reader ? asys_report_symbols(reader) : NULL, err) != 0 ||
-        (reader && import_all_segments(d, reader, err) != 0) ||
-        run_phase(d, PHASE_FINISH, err) != 0 || imp_context_write_tables(&d->imp, err) != 0 ||
+        (reader && import_all_segments(d, reader, err) != 0))
+        goto out;
+    reading_done(d);
+    if (run_phase(d, PHASE_FINISH, err) != 0 || imp_context_write_tables(&d->imp, err) != 0 ||
         run_phase(d, PHASE_DERIVE, err) != 0 || write_record_counts(d, err) != 0 ||
         create_schema(d, 1, err) != 0 || run_phase(d, PHASE_ANALYZE, err) != 0 ||
         write_report_stats(d, err) != 0 || imp_exec(&d->imp, "COMMIT", err) != 0)
         goto out;
     rc = 0;
 out:
+    if (d && d->progress && d->imp.db)
+        sqlite3_progress_handler(d->imp.db, 0, NULL, NULL);
     if (d)
         driver_free(d);
     free(d);

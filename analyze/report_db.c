@@ -155,7 +155,7 @@ static const char *expected_schema(void)
     struct asys_import_stats stats;
     struct asys_err err = {0};
     if (sqlite3_open(":memory:", &db) == SQLITE_OK && asys_sql_register_functions(db) == 0 &&
-        asys_import_report(NULL, db, NULL, NULL, NULL, &stats, &err) == 0)
+        asys_import_report(NULL, db, NULL, NULL, NULL, NULL, NULL, &stats, &err) == 0)
         expected = schema_text(db);
     sqlite3_close(db);
     return expected;
@@ -319,8 +319,6 @@ static void build_limits(const struct asys_db_options *o, const char *tmp,
         *l = *o->limits;
     else
         asys_report_limits_default(l);
-    l->progress = o->on_progress;
-    l->progress_ctx = o->progress_ctx;
     char dir[PATH_MAX + 32];
     snprintf(dir, sizeof dir, "%s", tmp);
     char *slash = strrchr(dir, '/');
@@ -353,7 +351,8 @@ static int build(const char *report_path, const char *tmp, const struct report_i
         asys_fail(err, "cannot create '%s': %s", tmp, db ? sqlite3_errmsg(db) : "out of memory");
         goto out;
     }
-    if (asys_import_report(report_path, db, &limits, hold_warning, &held, stats, err) != 0)
+    if (asys_import_report(report_path, db, &limits, hold_warning, &held, o->on_progress,
+                           o->progress_ctx, stats, err) != 0)
         goto out;
     rc = write_cache_row(db, id, err);
 out:

@@ -12,7 +12,7 @@
 #include "importer.h"
 #include "report_reader.h"
 
-#define ASYS_SCHEMA_VERSION 30
+#define ASYS_SCHEMA_VERSION 31
 
 struct asys_db_options {
     const char *sqlite_path; /* NULL: NAME.sqlite beside the report */
@@ -23,8 +23,8 @@ struct asys_db_options {
     void (*on_build)(void *ctx, const char *report, const char *db_path);
     const struct asys_report_limits *limits; /* NULL: the defaults */
     int force_overwrite; /* --sqlite PATH may replace a file that is not an analysis database */
-    /* called while a (re)build reads the report: its bytes read of its size */
-    void (*on_progress)(void *ctx, uint64_t done, uint64_t total);
+    /* called while a (re)build runs: how far it has come (importer.h) */
+    asys_import_progress_fn on_progress;
     void *progress_ctx;
 };
 

@@ -109,7 +109,7 @@ int main(int argc, char **argv)
     } else {
         struct asys_import_stats stats;
         struct asys_err err = {0};
-        rc = asys_import_report(argv[2], db, NULL, NULL, NULL, &stats, &err);
+        rc = asys_import_report(argv[2], db, NULL, NULL, NULL, NULL, NULL, &stats, &err);
         if (rc)
             fprintf(stderr, "import_bench: %s\n", err.text);
         rows = (long)stats.hgtx_events;

@@ -2,12 +2,15 @@
 -- them).  Joins that must scan by range are written range-first (CROSS JOIN
 -- keeps SQLite's planner from turning them around).
 
--- API calls inside HGTX ranges on the range's thread.
+-- API calls inside HGTX ranges on the range's thread.  The bound on e.id,
+-- evaluated once, is 0 when there are no calls: the ranges are not scanned
+-- then (1 s of 10 M ranges; an EXISTS term alone is tested on every row).
 INSERT INTO hggc_api_ranges (api_id, range_id, kind, level)
 SELECT a.id, e.id, e.kind, e.nesting_level
 FROM hgtx_events AS e CROSS JOIN hggc_api_calls AS a
   ON a.pid = e.pid AND a.tid = e.tid AND a.start_ns >= e.start_ns AND a.start_ns <= e.end_ns
-WHERE e.kind IN (1, 2) AND e.end_ns IS NOT NULL;
+WHERE e.kind IN (1, 2) AND e.end_ns IS NOT NULL
+  AND e.id <= (SELECT IIF(EXISTS (SELECT 1 FROM hggc_api_calls), 9223372036854775807, 0));
 CREATE INDEX hggc_api_ranges_by_api ON hggc_api_ranges (api_id, kind, level);
 
 -- Each kernel's launch number among its kernel's launches in its process.

@@ -65,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (sqlite3_open(":memory:", &db) == SQLITE_OK && asys_sql_register_functions(db) == 0) {
         struct asys_import_stats stats;
         struct asys_err err = {0};
-        asys_import_report(path, db, &limits, NULL, NULL, &stats, &err);
+        asys_import_report(path, db, &limits, NULL, NULL, NULL, NULL, &stats, &err);
     }
     sqlite3_close(db);
     FILE *sink = fopen("/dev/null", "w");

@@ -203,8 +203,8 @@ static sqlite3 *empty_database(void)
     memset(&stats, 0, sizeof stats);
     ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
     ck_assert_int_eq(asys_sql_register_functions(db), 0);
-    ck_assert_msg(asys_import_report(NULL, db, NULL, NULL, NULL, &stats, &err) == 0, "%s",
-                  err.text);
+    ck_assert_msg(asys_import_report(NULL, db, NULL, NULL, NULL, NULL, NULL, &stats, &err) == 0,
+                  "%s", err.text);
     return db;
 }
 

@@ -214,8 +214,9 @@ static sqlite3 *import_report(void)
     ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
     struct asys_import_stats stats;
     warnings = 0;
-    ck_assert_msg(asys_import_report(report, db, NULL, count_warning, NULL, &stats, &err) == 0,
-                  "%s", err.text);
+    ck_assert_msg(
+        asys_import_report(report, db, NULL, count_warning, NULL, NULL, NULL, &stats, &err) == 0,
+        "%s", err.text);
     ck_assert_uint_eq(stats.segments, 3);
     ck_assert_uint_eq(stats.bad_segments, 0);
     return db;
@@ -351,7 +352,7 @@ static void expect_refused(const char *path, const char *reason)
     ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
     struct asys_import_stats stats;
     struct asys_err err = {0};
-    ck_assert_int_eq(asys_import_report(path, db, NULL, NULL, NULL, &stats, &err), -1);
+    ck_assert_int_eq(asys_import_report(path, db, NULL, NULL, NULL, NULL, NULL, &stats, &err), -1);
     ck_assert_msg(strstr(err.text, reason) != NULL, "expected '%s' in '%s'", reason, err.text);
     sqlite3_close(db);
 }
@@ -430,8 +431,9 @@ START_TEST(hostile_manifest_numbers)
     struct asys_import_stats stats;
     struct asys_err err = {0};
     warnings = 0;
-    ck_assert_msg(asys_import_report(path, db, NULL, count_warning, NULL, &stats, &err) == 0, "%s",
-                  err.text);
+    ck_assert_msg(
+        asys_import_report(path, db, NULL, count_warning, NULL, NULL, NULL, &stats, &err) == 0,
+        "%s", err.text);
     ck_assert_int_eq(query_int(db, "SELECT value FROM session_info WHERE key = 'start_ns'"), 5);
     ck_assert_int_eq(query_int(db, "SELECT COUNT(*) FROM session_info WHERE key IN "
                                    "('end_ns', 'duration_ns', 'start_realtime_ns', "
@@ -445,7 +447,8 @@ START_TEST(hostile_manifest_numbers)
     write_archive(path, backwards, 1);
     ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
     warnings = 0;
-    ck_assert_int_eq(asys_import_report(path, db, NULL, count_warning, NULL, &stats, &err), 0);
+    ck_assert_int_eq(
+        asys_import_report(path, db, NULL, count_warning, NULL, NULL, NULL, &stats, &err), 0);
     ck_assert_int_eq(warnings, 1);
     ck_assert_int_eq(query_int(db, "SELECT COUNT(*) FROM session_info WHERE key IN "
                                    "('end_ns', 'duration_ns')"),
@@ -503,8 +506,8 @@ START_TEST(reads_format_1_segments)
     sqlite3 *db = NULL;
     ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
     struct asys_import_stats stats;
-    ck_assert_msg(asys_import_report(report, db, NULL, NULL, NULL, &stats, &err) == 0, "%s",
-                  err.text);
+    ck_assert_msg(asys_import_report(report, db, NULL, NULL, NULL, NULL, NULL, &stats, &err) == 0,
+                  "%s", err.text);
     ck_assert_uint_eq(stats.bad_segments, 0);
     ck_assert_int_eq(query_int(db, "SELECT format_version FROM segments WHERE pid = 30"), 1);
     ck_assert_int_eq(query_int(db, "SELECT dropped_records FROM segments WHERE pid = 30"), 5);
@@ -540,8 +543,8 @@ START_TEST(hostile_string_ids_are_bounded)
     sqlite3 *db = NULL;
     ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
     struct asys_import_stats stats;
-    ck_assert_msg(asys_import_report(report, db, NULL, NULL, NULL, &stats, &err) == 0, "%s",
-                  err.text);
+    ck_assert_msg(asys_import_report(report, db, NULL, NULL, NULL, NULL, NULL, &stats, &err) == 0,
+                  "%s", err.text);
     ck_assert_int_eq(query_int(db, "SELECT COUNT(*) FROM threads"), 2);
     char text[256];
     query_text(db,
