@@ -74,6 +74,44 @@ class SessionCase(AsysTestCase):
             time.sleep(0.02)
         self.fail('session %s never listed' % name)
 
+    def record_gpu_ticker(self, *options):
+        """On simppu: `asys launch OPTIONS` of the GPU ticker, then two
+        recordings of 0.4 s, 'one' and 'two'; returns the launcher."""
+        p = subprocess.Popen([SIMPPU_RUN, ASYS, 'launch', '-s', 'none', *options, '--session-new',
+                              's', GPU_TICKER, str(PERIOD_MS), self.stop_file],
+                             cwd=self.dir, env=self.env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        self.launchers.append(p)
+        self.assertEqual(p.stdout.readline(), b'ready\n')
+        for name in ('one', 'two'):
+            time.sleep(0.2)
+            self.asys('start', '-o', self.path(name))
+            time.sleep(0.4)
+            self.asys('stop')
+        return p
+
+    def record_windows(self, seconds):
+        """Two recordings of SECONDS each, 'one' and 'two', 0.3 s apart."""
+        for name in ('one', 'two'):
+            self.asys('start', '-o', self.path(name))
+            time.sleep(seconds)
+            self.asys('stop')
+            time.sleep(0.3)
+
+    def assert_inside_windows(self, query, more_than=1):
+        """QUERY's (count, first ns, last ns) in reports 'one' and 'two': more
+        than MORE_THAN rows, each report's inside its window, the second's
+        after the first's."""
+        last = 0
+        for name in ('one', 'two'):
+            count, first, end = self.db(name).execute(query).fetchone()
+            w = self.manifest(name)['recording_window']
+            self.assertGreater(count, more_than, (name, query))
+            self.assertGreaterEqual(first, int(w['start_ns']), (name, query))
+            self.assertLessEqual(end, int(w['end_ns']), (name, query))
+            self.assertGreater(first, last, (name, query))
+            last = end
+
     def sessions(self, env=None):
         """{name: (pid, state, rest)} from asys sessions list."""
         out = self.asys('sessions', 'list', env=env).stdout.decode()
@@ -165,18 +203,7 @@ class DeviceWork(SessionCase):
     (device work is kept by the time it ran, once CUPTI delivered it)."""
 
     def test_kernels_follow_their_window(self):
-        p = subprocess.Popen([SIMPPU_RUN, ASYS, 'launch', '-t', 'hggc,hgtx', '-s', 'none',
-                              '--session-new', 's', GPU_TICKER, str(PERIOD_MS), self.stop_file],
-                             cwd=self.dir, env=self.env, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE)
-        self.launchers.append(p)
-        self.assertEqual(p.stdout.readline(), b'ready\n')
-        for name in ('one', 'two'):
-            time.sleep(0.2)
-            self.asys('start', '-o', self.path(name))
-            time.sleep(0.4)
-            self.asys('stop')
-        self.finish(p)
+        self.finish(self.record_gpu_ticker('-t', 'hggc,hgtx'))
         spans = []
         for name in ('one', 'two'):
             con = self.db(name)
@@ -202,32 +229,12 @@ class PpuMetricsSampler(SessionCase):
     a report's samples lie inside its window (issue 28.3)."""
 
     def test_samples_follow_the_window(self):
-        p = subprocess.Popen([SIMPPU_RUN, ASYS, 'launch', '-t', 'hggc', '-s', 'none',
-                              '--ppu-metrics-device', '0', '--session-new', 's', GPU_TICKER,
-                              str(PERIOD_MS), self.stop_file],
-                             cwd=self.dir, env=self.env, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE)
-        self.launchers.append(p)
-        self.assertEqual(p.stdout.readline(), b'ready\n')
+        self.finish(self.record_gpu_ticker('-t', 'hggc', '--ppu-metrics-device', '0'))
         for name in ('one', 'two'):
-            time.sleep(0.2)
-            self.asys('start', '-o', self.path(name))
-            time.sleep(0.4)
-            self.asys('stop')
-        self.finish(p)
-        last = 0
-        for name in ('one', 'two'):
-            con = self.db(name)
-            self.assertEqual(con.execute('SELECT status FROM ppu_metric_devices').fetchall(),
-                             [('sampled',)], name)
-            count, first, end = con.execute(
-                'SELECT COUNT(*), MIN(ns), MAX(ns) FROM ppu_metric_samples').fetchone()
-            w = self.manifest(name)['recording_window']
-            self.assertGreater(count, 10, name)
-            self.assertGreaterEqual(first, int(w['start_ns']), name)
-            self.assertLessEqual(end, int(w['end_ns']), name)
-            self.assertGreater(first, last, name)
-            last = end
+            self.assertEqual(self.db(name).execute('SELECT status FROM ppu_metric_devices')
+                             .fetchall(), [('sampled',)], name)
+        self.assert_inside_windows('SELECT COUNT(*), MIN(ns), MAX(ns) FROM ppu_metric_samples',
+                                   more_than=10)
         self.asys('shutdown')
         self.assertNoSessionLeft()
 
@@ -411,22 +418,9 @@ class HostMemorySampler(SessionCase):
     def test_rss_follows_the_window(self):
         p = self.launch(options=('--host-memory-sampling', 'true'))
         time.sleep(0.3)
-        for name in ('one', 'two'):
-            self.asys('start', '-o', self.path(name))
-            time.sleep(0.5)
-            self.asys('stop')
-            time.sleep(0.3)
+        self.record_windows(0.5)
         self.finish(p)
-        last = 0
-        for name in ('one', 'two'):
-            count, first, end = self.db(name).execute(
-                'SELECT COUNT(*), MIN(ns), MAX(ns) FROM host_memory').fetchone()
-            w = self.manifest(name)['recording_window']
-            self.assertGreater(count, 1, name)
-            self.assertGreaterEqual(first, int(w['start_ns']), name)
-            self.assertLessEqual(end, int(w['end_ns']), name)
-            self.assertGreater(first, last, name)
-            last = end
+        self.assert_inside_windows('SELECT COUNT(*), MIN(ns), MAX(ns) FROM host_memory')
         self.asys('shutdown')
 
 
@@ -439,25 +433,11 @@ class EventSampler(SessionCase):
                 '--session-new', 'ev', BURN, 'hot', '20000']
         p = self.launch_argv('ev', argv)
         time.sleep(0.3)
-        for name in ('one', 'two'):
-            self.asys('start', '-o', self.path(name))
-            time.sleep(0.6)
-            self.asys('stop')
-            time.sleep(0.3)
+        self.record_windows(0.6)
         self.asys('shutdown', '--kill', 'sigkill')
         p.communicate(timeout=60)
-        last = 0
-        for name in ('one', 'two'):
-            w = self.manifest(name)['recording_window']
-            con = self.db(name)
-            for table in ('event_samples', 'event_thread_samples'):
-                count, first, end = con.execute(
-                    'SELECT COUNT(*), MIN(ns), MAX(ns) FROM %s' % table).fetchone()
-                self.assertGreater(count, 1, (name, table))
-                self.assertGreaterEqual(first, int(w['start_ns']), (name, table))
-                self.assertLessEqual(end, int(w['end_ns']), (name, table))
-                self.assertGreater(first, last, (name, table))
-            last = end
+        for table in ('event_samples', 'event_thread_samples'):
+            self.assert_inside_windows('SELECT COUNT(*), MIN(ns), MAX(ns) FROM %s' % table)
         self.assertNoSessionLeft()
 
 
@@ -490,23 +470,11 @@ while not os.path.exists(sys.argv[1]):
                                      'true', '--nic-device-include', 'lo', '--session-new', 'nic',
                                      sys.executable, script, self.stop_file])
         time.sleep(0.3)
-        for name in ('one', 'two'):
-            self.asys('start', '-o', self.path(name))
-            time.sleep(0.5)
-            self.asys('stop')
-            time.sleep(0.3)
+        self.record_windows(0.5)
         self.finish(p)
-        last = 0
-        for name in ('one', 'two'):
-            count, first, end = self.db(name).execute(
-                "SELECT COUNT(*), MIN(m.start_ns), MAX(m.end_ns) FROM nic_metrics AS m "
-                "JOIN nic_devices AS d ON d.id = m.device WHERE d.name = 'lo'").fetchone()
-            w = self.manifest(name)['recording_window']
-            self.assertGreater(count, 1, name)
-            self.assertGreaterEqual(first, int(w['start_ns']), name)
-            self.assertLessEqual(end, int(w['end_ns']), name)
-            self.assertGreater(first, last, name)
-            last = end
+        self.assert_inside_windows(
+            "SELECT COUNT(*), MIN(m.start_ns), MAX(m.end_ns) FROM nic_metrics AS m "
+            "JOIN nic_devices AS d ON d.id = m.device WHERE d.name = 'lo'")
         self.asys('shutdown')
 
 
