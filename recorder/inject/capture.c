@@ -55,9 +55,11 @@ static struct {
     /* windows so far; the last one is open while asys_capture_on */
     struct capture_window windows[MAX_WINDOWS];
     uint32_t window_count; /* atomic: readers on CUPTI's thread */
-    /* ASYS_CAPTURE_SESSION: the session's window number, in the arena */
-    const uint32_t *session_window;
 } capture = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+enum asys_capture_mode asys_capture_current_mode = ASYS_CAPTURE_ALWAYS;
+/* ASYS_CAPTURE_SESSION: the session's window number, in the arena */
+const uint32_t *asys_capture_window_word = &capture.window_count;
 
 /* "stop", "none", "repeat" or "repeat:N". */
 static int parse_end(const char *text)
@@ -111,20 +113,20 @@ static int parse_hgtx_range(const char *text)
 static void init_session(void)
 {
     struct asys_arena_control *c = asys_proc.arena.control;
-    capture.mode = ASYS_CAPTURE_SESSION;
+    asys_capture_current_mode = ASYS_CAPTURE_SESSION;
     if (!c) {
         asys_debug("capture: a session without an arena; recording nothing");
         asys_capture_on = 0;
         return;
     }
     asys_capture_flag = (int *)&c->session_recording;
-    capture.session_window = &c->session_window;
+    asys_capture_window_word = &c->session_window;
 }
 
 void asys_capture_init(void)
 {
     const char *mode = getenv("ASYS_CAPTURE_RANGE");
-    capture.mode = ASYS_CAPTURE_ALWAYS;
+    asys_capture_current_mode = ASYS_CAPTURE_ALWAYS;
     asys_capture_on = 1;
     if (!mode || !*mode || !strcmp(mode, "none"))
         return;
@@ -137,9 +139,9 @@ void asys_capture_init(void)
         return;
     }
     if (!strcmp(mode, "hggc-profiler-api")) {
-        capture.mode = ASYS_CAPTURE_PROFILER_CALLS;
+        asys_capture_current_mode = ASYS_CAPTURE_PROFILER_CALLS;
     } else if (!strcmp(mode, "hgtx") && parse_hgtx_range(getenv("ASYS_HGTX_CAPTURE")) == 0) {
-        capture.mode = ASYS_CAPTURE_HGTX_RANGE;
+        asys_capture_current_mode = ASYS_CAPTURE_HGTX_RANGE;
     } else {
         asys_debug("capture: bad ASYS_CAPTURE_RANGE '%s'; recording everything", mode);
         return;
@@ -147,16 +149,11 @@ void asys_capture_init(void)
     asys_capture_on = 0;
 }
 
-enum asys_capture_mode asys_capture_mode(void)
-{
-    return capture.mode;
-}
-
 static void write_edge(struct asys_thread *t, unsigned edge, uint32_t window, uint32_t name_id,
                        uint64_t ticks)
 {
     uint32_t trigger =
-        capture.mode == ASYS_CAPTURE_PROFILER_CALLS ? ASYS_CAPTURE_PROFILER_API : ASYS_CAPTURE_HGTX;
+        asys_capture_current_mode == ASYS_CAPTURE_PROFILER_CALLS ? ASYS_CAPTURE_PROFILER_API : ASYS_CAPTURE_HGTX;
     uint32_t delta;
     struct asys_rec_capture *r = asys_segment_reserve(&t->seg, sizeof *r, ticks, &delta);
     if (!r)
@@ -203,17 +200,10 @@ void asys_capture_end(struct asys_thread *t, uint64_t ticks)
     pthread_mutex_unlock(&capture.lock);
 }
 
-uint32_t asys_capture_window_number(void)
-{
-    if (capture.session_window)
-        return __atomic_load_n(capture.session_window, __ATOMIC_ACQUIRE);
-    return __atomic_load_n(&capture.window_count, __ATOMIC_ACQUIRE);
-}
-
 /* An API call recorded inside the open window: the window's id range grows. */
 void asys_capture_note_correlation(uint32_t correlation)
 {
-    if (capture.mode == ASYS_CAPTURE_ALWAYS || capture.mode == ASYS_CAPTURE_SESSION || !correlation)
+    if (asys_capture_current_mode == ASYS_CAPTURE_ALWAYS || asys_capture_current_mode == ASYS_CAPTURE_SESSION || !correlation)
         return;
     uint32_t n = __atomic_load_n(&capture.window_count, __ATOMIC_ACQUIRE);
     if (!n)
@@ -232,7 +222,7 @@ void asys_capture_note_correlation(uint32_t correlation)
 
 int asys_capture_keeps(uint32_t correlation)
 {
-    if (capture.mode == ASYS_CAPTURE_ALWAYS || capture.mode == ASYS_CAPTURE_SESSION)
+    if (asys_capture_current_mode == ASYS_CAPTURE_ALWAYS || asys_capture_current_mode == ASYS_CAPTURE_SESSION)
         return 1;
     if (!correlation)
         return 0;
@@ -255,7 +245,7 @@ const struct asys_capture_holder *asys_capture_holder(void)
 
 int asys_capture_waits_for_hgtx(void)
 {
-    return capture.mode == ASYS_CAPTURE_HGTX_RANGE &&
+    return asys_capture_current_mode == ASYS_CAPTURE_HGTX_RANGE &&
            !__atomic_load_n(&asys_capture_on, __ATOMIC_ACQUIRE) &&
            __atomic_load_n(&capture.window_count, __ATOMIC_RELAXED) < capture.windows_allowed;
 }
@@ -294,7 +284,7 @@ int asys_capture_hgtx_registered(uint32_t string_id)
 
 void asys_capture_hgtx_domain_created(uint16_t domain, const char *name)
 {
-    if (capture.mode != ASYS_CAPTURE_HGTX_RANGE || !capture.domain[0] || capture.any_domain ||
+    if (asys_capture_current_mode != ASYS_CAPTURE_HGTX_RANGE || !capture.domain[0] || capture.any_domain ||
         !name || strcmp(name, capture.domain) != 0)
         return;
     pthread_mutex_lock(&capture.lock);
@@ -307,7 +297,7 @@ void asys_capture_hgtx_domain_created(uint16_t domain, const char *name)
 
 void asys_capture_hgtx_string_registered(uint32_t string_id, const char *text)
 {
-    if (capture.mode != ASYS_CAPTURE_HGTX_RANGE || !asys_capture_hgtx_text(text))
+    if (asys_capture_current_mode != ASYS_CAPTURE_HGTX_RANGE || !asys_capture_hgtx_text(text))
         return;
     pthread_mutex_lock(&capture.lock);
     if (capture.string_count < MAX_MATCHED_IDS &&

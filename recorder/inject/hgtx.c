@@ -197,7 +197,7 @@ static int is_plain(const struct asys_hgtx_attributes *attr)
 /* ---- record writers ---------------------------------------------------- */
 
 /* One-word record: PUSH/MARK with a small string id, or POP. */
-static void write_word(struct asys_thread *t, unsigned type, unsigned arg, uint64_t ticks)
+static inline void write_word(struct asys_thread *t, unsigned type, unsigned arg, uint64_t ticks)
 {
     uint32_t delta;
     asys_rec_word *r = asys_segment_reserve(&t->seg, sizeof *r, ticks, &delta);
@@ -373,8 +373,33 @@ static int pop(uint16_t domain)
     return level;
 }
 
+/* The thread's recorder for the common push and pop (default domain,
+ * recording, in the window its levels were last counted in), else NULL:
+ * push() and pop() handle the rest. */
+static struct asys_thread *fast_path_thread(void)
+{
+    struct asys_thread *t = asys_tls_thread;
+    if (ASYS_UNLIKELY(!t || asys_tls_busy || !asys_capturing()))
+        return NULL;
+    unsigned slot = ASYS_HGTX_DEFAULT_DOMAIN;
+    return t->capture_window[slot] == asys_capture_window_number() ? t : NULL;
+}
+
+/* nvtxRangePushA with a literal the thread has seen: one word, no call but
+ * the clock's (issue 30.1: the hooks are most of a pair's cost beside the
+ * two clock reads).  The same record push() writes. */
 static int NVTX_API hook_push_a(const char *message)
 {
+    struct asys_thread *t = fast_path_thread();
+    uint32_t id = t && message ? asys_intern_cached(t, message) : 0;
+    if (ASYS_LIKELY(id && id <= ASYS_ARG_MAX_STRING_ID)) {
+        asys_tls_busy = 1;
+        uint64_t ticks = asys_now();
+        int level = t->depth[ASYS_HGTX_DEFAULT_DOMAIN]++;
+        write_word(t, ASYS_REC_HGTX_PUSH, id, ticks);
+        asys_thread_leave();
+        return level;
+    }
     return push(ASYS_HGTX_DEFAULT_DOMAIN, message ? message : "", NULL, NULL);
 }
 
@@ -388,8 +413,21 @@ static int NVTX_API hook_push_ex(const nvtxEventAttributes_t *a)
     return push(ASYS_HGTX_DEFAULT_DOMAIN, NULL, NULL, a);
 }
 
+/* nvtxRangePop of a range pushed inside the window, when no HGTX range
+ * closes windows: the same record pop() writes. */
 static int NVTX_API hook_pop(void)
 {
+    struct asys_thread *t = fast_path_thread();
+    unsigned slot = ASYS_HGTX_DEFAULT_DOMAIN;
+    if (ASYS_LIKELY(t && asys_capture_mode() != ASYS_CAPTURE_HGTX_RANGE &&
+                    t->depth[slot] > t->capture_base[slot])) {
+        asys_tls_busy = 1;
+        uint64_t ticks = asys_now();
+        int level = --t->depth[slot];
+        write_word(t, ASYS_REC_HGTX_POP, ASYS_HGTX_DEFAULT_DOMAIN, ticks);
+        asys_thread_leave();
+        return level;
+    }
     return pop(ASYS_HGTX_DEFAULT_DOMAIN);
 }
 

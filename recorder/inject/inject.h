@@ -240,6 +240,25 @@ static inline uint64_t asys_now(void)
 /* String interning (string_intern.c).  Returns the id of `text` in this
  * process image, writing its STRING_DEF on first sight in this thread. */
 ASYS_RUNTIME_API uint32_t asys_intern(struct asys_thread *t, const char *text);
+
+/* The slot of `text` in a thread's literal cache. */
+static inline struct asys_literal_cache_entry *asys_literal_slot(struct asys_thread *t,
+                                                                  const char *text)
+{
+    _Static_assert(ASYS_LITERAL_CACHE_SIZE == 1 << 8, "the slot takes 8 bits of the hash");
+    return &t->literals[((uintptr_t)text * 0x9e3779b97f4a7c15ull) >> (64 - 8)];
+}
+
+/* The id of the literal `text` when this thread has interned it before,
+ * else 0 (then asys_intern): what a hot hook asks without a call. */
+static inline uint32_t asys_intern_cached(struct asys_thread *t, const char *text)
+{
+    const struct asys_literal_cache_entry *lit = asys_literal_slot(t, text);
+    if (lit->text == text &&
+        lit->generation == __atomic_load_n(&asys_proc.code_generation, __ATOMIC_RELAXED))
+        return lit->string_id;
+    return 0;
+}
 uint32_t asys_intern_len(struct asys_thread *t, const char *text, size_t length);
 /* wchar_t text, converted to UTF-8. */
 uint32_t asys_intern_wide(struct asys_thread *t, const wchar_t *text);
@@ -283,7 +302,14 @@ struct asys_capture_holder {
     uint64_t range_id; /* start/end */
 };
 void asys_capture_init(void);
-enum asys_capture_mode asys_capture_mode(void);
+/* The mode and the window count are read by every HGTX push and pop: the
+ * variables behind them are exported so those read them without a call. */
+extern ASYS_RUNTIME_API enum asys_capture_mode asys_capture_current_mode;
+extern ASYS_RUNTIME_API const uint32_t *asys_capture_window_word;
+static inline enum asys_capture_mode asys_capture_mode(void)
+{
+    return asys_capture_current_mode;
+}
 /* Opens a window (writes its BEGIN record into t's segment at `ticks`);
  * 1 when it did, 0 when one is open or no more are allowed. */
 int asys_capture_begin(struct asys_thread *t, uint64_t ticks, uint32_t name_id,
@@ -294,8 +320,12 @@ const struct asys_capture_holder *asys_capture_holder(void);
 /* HGGC: an API call recorded inside the window; device activity is kept
  * when its correlation id is one of a window's. */
 void asys_capture_note_correlation(uint32_t correlation);
-/* The number of windows opened so far (0 without a capture range). */
-uint32_t asys_capture_window_number(void);
+/* The number of windows opened so far (0 without a capture range): this
+ * process's, or in a session the arena's. */
+static inline uint32_t asys_capture_window_number(void)
+{
+    return __atomic_load_n(asys_capture_window_word, __ATOMIC_ACQUIRE);
+}
 int asys_capture_keeps(uint32_t correlation);
 /* HGTX: whether a matching range would open a window now, and the matching. */
 int asys_capture_waits_for_hgtx(void);

@@ -131,9 +131,7 @@ uint32_t asys_intern(struct asys_thread *t, const char *text)
 {
     if (!text)
         text = "";
-    uint64_t slot = ((uintptr_t)text * 0x9e3779b97f4a7c15ull) >> (64 - 8);
-    _Static_assert(ASYS_LITERAL_CACHE_SIZE == 1 << 8, "slot uses 8 bits");
-    struct asys_literal_cache_entry *lit = &t->literals[slot];
+    struct asys_literal_cache_entry *lit = asys_literal_slot(t, text);
     uint32_t generation = __atomic_load_n(&asys_proc.code_generation, __ATOMIC_RELAXED);
     int known_mutable = 0;
     if (ASYS_LIKELY(lit->text == text && lit->generation == generation)) {
