@@ -376,7 +376,7 @@ static int pop(uint16_t domain)
 /* The thread's recorder for the common push and pop (default domain,
  * recording, in the window its levels were last counted in), else NULL:
  * push() and pop() handle the rest. */
-static struct asys_thread *fast_path_thread(void)
+static inline __attribute__((always_inline)) struct asys_thread *fast_path_thread(void)
 {
     struct asys_thread *t = asys_tls_thread;
     if (ASYS_UNLIKELY(!t || asys_tls_busy || !asys_capturing()))
