@@ -248,8 +248,9 @@ def bench_hggc(args, work):
         return float(out.split(key)[1].split()[0])
 
     def call_ns(argv, run_env):
-        return launch_ns(subprocess.run(argv, capture_output=True, check=True,
-                                        env=run_env).stdout.decode(), 'call_ns')
+        """(wall, calling thread's CPU) ns per call."""
+        out = subprocess.run(argv, capture_output=True, check=True, env=run_env).stdout.decode()
+        return launch_ns(out, 'call_ns'), launch_ns(out, 'call_cpu_ns')
 
     def traced(trace_set):
         report = os.path.join(work, 'hggc.asys-rep')
@@ -305,16 +306,24 @@ def bench_hggc(args, work):
                                             NULL_TOOL_CALLBACKS_ONLY='1')))
         timings['asys'].append(call_ns([simppu, asys, 'profile', '-t', 'hggc', '-o', report,
                                         '--force-overwrite=true', workload, 'calls', calls], env))
-    plain_call, null_call, asys_call = (median(timings[k]) for k in ('plain', 'null', 'asys'))
     print('\n## One HGGC API call without device work (cudaGetDevice), %s calls, median of %d runs'
           % (calls, args.runs))
-    print('| | ns per call | added over no tool | added over a do-nothing CUPTI tool |')
+    print('| | ns per call: wall / calling thread CPU | added over no tool | added over a '
+          'do-nothing CUPTI tool |')
     print('|---|---:|---:|---:|')
-    print('| no tool | %.1f | | |' % plain_call)
-    print('| do-nothing CUPTI tool (enter/exit callbacks) | %.1f | %.1f | |'
-          % (null_call, null_call - plain_call))
-    print('| asys -t hggc (API record) | %.1f | %.1f | %.1f |'
-          % (asys_call, asys_call - plain_call, asys_call - null_call))
+    plain_call, null_call = (tuple(median(t[i] for t in timings[k]) for i in (0, 1))
+                             for k in ('plain', 'null'))
+    for label, key in (('no tool', 'plain'),
+                       ('do-nothing CUPTI tool (enter/exit callbacks)', 'null'),
+                       ('asys -t hggc (API record)', 'asys')):
+        wall, cpu = (median(t[i] for t in timings[key]) for i in (0, 1))
+        added = '%.1f / %.1f' % (wall - plain_call[0], cpu - plain_call[1])
+        over_null = '%.1f / %.1f' % (wall - null_call[0], cpu - null_call[1])
+        print('| %s | %.1f / %.1f | %s | %s |' % (label, wall, cpu, '' if key == 'plain' else added,
+                                                  over_null if key == 'asys' else ''))
+    spread = sorted(a[1] - n[1] for a, n in zip(timings['asys'], timings['null']))
+    print('asys over the do-nothing tool, CPU ns per call, run by run: %s'
+          % ', '.join('%.1f' % x for x in spread))
 
     drain = [r[4] / (r[1]['cupti_overhead_ns'] / 1e9) for r in full if r[1]['cupti_overhead_ns']]
     dropped = max(r[1]['cupti_dropped_records'] for r in full)
