@@ -222,6 +222,39 @@ START_TEST(levels_and_records)
 }
 END_TEST
 
+/* A literal's second push takes the hooks' fast path (its id cached):
+ * the same record and levels as the first, which went the general way. */
+START_TEST(fast_path_writes_what_the_general_path_writes)
+{
+    struct module *m = &modules[0];
+    ck_assert_int_eq(attach(m), 1);
+    struct seen before;
+    read_segment(my_tid(), &before);
+    for (int round = 0; round < 2; round++) {
+        ck_assert_int_eq(PUSH_A(m)("fast-outer"), 0);
+        ck_assert_int_eq(PUSH_A(m)("fast-inner"), 1);
+        ck_assert_int_eq(POP(m)(), 1);
+        ck_assert_int_eq(POP(m)(), 0);
+    }
+    ck_assert_int_eq(POP(m)(), -1); /* nothing open: the general path answers */
+    struct seen after;
+    read_segment(my_tid(), &after);
+    ck_assert_int_eq(after.count - before.count, 8);
+    ck_assert_int_eq(after.strings - before.strings, 2);
+    unsigned pushes[4], n = 0, pops = 0;
+    for (int i = before.count; i < after.count; i++) {
+        if (after.types[i] == ASYS_REC_HGTX_PUSH && n < 4)
+            pushes[n++] = after.args[i];
+        pops += after.types[i] == ASYS_REC_HGTX_POP;
+    }
+    ck_assert_uint_eq(n, 4);
+    ck_assert_uint_eq(pops, 4);
+    ck_assert_uint_ne(pushes[0], pushes[1]);
+    ck_assert_uint_eq(pushes[0], pushes[2]);
+    ck_assert_uint_eq(pushes[1], pushes[3]);
+}
+END_TEST
+
 START_TEST(strings_are_interned_by_content)
 {
     struct module *m = &modules[0];
@@ -412,6 +445,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, injection_fills_every_module);
     tcase_add_test(tc, levels_and_records);
     tcase_add_test(tc, strings_are_interned_by_content);
+    tcase_add_test(tc, fast_path_writes_what_the_general_path_writes);
     tcase_add_test(tc, reentry_keeps_levels_and_counts_the_loss);
     tcase_add_test(tc, threads_get_their_own_segments);
     tcase_add_test(tc, fork_child_writes_its_own_segment);
