@@ -4,7 +4,8 @@ unwinder and symbolizer at finalize) (bench/run_benchmarks.py --only
 processes): a shell script of 500
 fork/execs, `make -j2` of a generated 200-file C project, and git on a local
 repository; `strace -f -c` on the same programs as the raw cost of
-watching process creation.  Prints the ratios, the time each process adds at
+watching process creation, and `perf record -F 1000 --call-graph dwarf` as
+the peer of process-tree sampling.  Prints the ratios, the time each process adds at
 start (in the program's run) and at finalize (after it), and the first
 import of the report."""
 import json
@@ -93,6 +94,19 @@ def profile_once(asys, stats, argv, cwd, env, work, sampling):
             'segments': sum(1 for s in m['segments'] if s['collector'] == 'thread')}
 
 
+def perf_record_argv(work):
+    """The peer of `-s process-tree`: perf sampling the same process tree at
+    asys's default rate (about 1 kHz) with DWARF stacks, as asys's default
+    -b dwarf does; None when perf is missing or may not sample here."""
+    perf = shutil.which('perf')
+    if not perf:
+        return None
+    argv = [perf, 'record', '-q', '--no-buildid-cache', '-F', '1000', '--call-graph', 'dwarf',
+            '-o', os.path.join(work, 'perf.data')]
+    ok = subprocess.run(argv + ['true'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return argv if ok.returncode == 0 else None
+
+
 def bench_processes(args, work):
     asys = os.path.join(args.build, 'bin', 'asys')
     stats = os.path.join(args.build, 'bin', 'asys-stats')
@@ -110,9 +124,10 @@ def bench_processes(args, work):
     if shutil.which('git'):
         workloads.append(('git init/add/commit/log/gc/fsck', ['sh', os.path.join(work, 'git.sh')],
                           work, None))
+    perf = perf_record_argv(work)
     rows = []
     for name, argv, cwd, reset in workloads:
-        plain, straced = [], []
+        plain, straced, peer = [], [], []
         traced = {mode: [] for mode in SAMPLING}
         for _ in range(args.runs):  # interleaved: a loaded machine slows them alike
             if reset:
@@ -122,12 +137,17 @@ def bench_processes(args, work):
                 if reset:
                     timed(reset, cwd)
                 straced.append(timed(['strace', '-f', '-c', '-o', os.devnull, *argv], cwd))
+            if perf:
+                if reset:
+                    timed(reset, cwd)
+                peer.append(timed(perf + argv, cwd))
             for mode in SAMPLING:
                 if reset:
                     timed(reset, cwd)
                 traced[mode].append(profile_once(asys, stats, argv, cwd, env, work, mode))
         row = {'name': name, 'plain': statistics.median(plain),
-               'strace': statistics.median(straced) if straced else None}
+               'strace': statistics.median(straced) if straced else None,
+               'perf': statistics.median(peer) if peer else None}
         for mode in SAMPLING:
             runs = traced[mode]
             row[mode] = {key: statistics.median(r[key] for r in runs)
@@ -135,18 +155,19 @@ def bench_processes(args, work):
             row[mode].update({key: runs[-1][key] for key in ('processes', 'segments', 'bytes')})
         rows.append(row)
     print('\n## Many processes: `asys profile -t osrt,hgtx`, median of %d runs' % args.runs)
-    print('| program | processes | without | strace -f -c | -s none | ratio | -s process-tree '
-          '| ratio | start ms/process | finalize ms/process (none, process-tree) | report '
-          '(none, process-tree) | first import |')
-    print('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+    print('| program | processes | without | strace -f -c | perf record, dwarf stacks (ratio) '
+          '| -s none | ratio | -s process-tree | ratio | start ms/process | finalize ms/process '
+          '(none, process-tree) | report (none, process-tree) | first import |')
+    print('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
     for r in rows:
         off, on = r['none'], r['process-tree']
         n = max(off['processes'], 1)
-        print('| %s | %d | %.2f s | %s | %.2f s | %.2f× | %.2f s | %.2f× | %.2f | %.2f, %.2f '
+        print('| %s | %d | %.2f s | %s | %s | %.2f s | %.2f× | %.2f s | %.2f× | %.2f | %.2f, %.2f '
               '| %.0f, %.0f KiB | %.2f s |' % (
                   r['name'], off['processes'], r['plain'],
-                  '%.2f s' % r['strace'] if r['strace'] else 'n/a', off['total'],
-                  off['total'] / r['plain'], on['total'], on['total'] / r['plain'],
+                  '%.2f s' % r['strace'] if r['strace'] else 'n/a',
+                  '%.2f s (%.2f×)' % (r['perf'], r['perf'] / r['plain']) if r['perf'] else 'n/a',
+                  off['total'], off['total'] / r['plain'], on['total'], on['total'] / r['plain'],
                   1000 * (off['run'] - r['plain']) / n, 1000 * off['finalize'] / n,
                   1000 * on['finalize'] / n, off['bytes'] / 1024, on['bytes'] / 1024,
                   off['import']))
