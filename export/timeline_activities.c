@@ -7,6 +7,7 @@
  * scan per table and merged in C.  SQLite sorting a million wide joined
  * rows by start, with a B-tree search per activity and joined table, was
  * most of a GPU export's time. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -319,6 +320,7 @@ struct activity_list {
      * number, a launching call's times */
     struct key_list kernel_keys, call_keys;
     int calls_drawn;
+    int whole_window; /* no --filter-time: every call is drawn */
     /* effective dependencies: the activity's own (when the depended-on work
      * started), and those on it (the waiters' times) */
     struct ref_table its_own, on_it;
@@ -479,8 +481,9 @@ static int kernel_ncu_command(struct walk *w, const struct activity *a, char *ou
     "          JOIN video_api_calls AS vc ON vc.id = va.api_id\n" \
     "          WHERE va.id = p.source_id AND :video AND " IN_WINDOW("vc") ") END,\n" \
     /* 17: the kernel (its mangled name and launch number: join_kernels); \
-     * 18: unused; 19: a video activity's kind */ \
-    "       p.source_id, NULL, CASE WHEN p.kind = 5 THEN\n" \
+     * 18: when the launching call began (derived.sql copies it); 19: a \
+     * video activity's kind */ \
+    "       p.source_id, p.api_start_ns, CASE WHEN p.kind = 5 THEN\n" \
     "         (SELECT va.kind FROM video_activities AS va WHERE va.id = p.source_id) END\n" \
     "FROM ppu_activities AS p\n" \
     hgtx_join \
@@ -524,6 +527,12 @@ static void activity_read(struct walk *w, sqlite3_stmt *st, struct activity_list
     uint32_t index = (uint32_t)list->count;
     if (sqlite3_column_type(st, 15) != SQLITE_NULL)
         keys_push(w, &list->call_keys, a->api_id, index);
+    /* without a window every call is drawn: its start is on the row already */
+    if (list->calls_drawn && list->whole_window && sqlite3_column_type(st, 15) != SQLITE_NULL &&
+        sqlite3_column_type(st, 18) != SQLITE_NULL) {
+        a->api_start = sqlite3_column_int64(st, 18);
+        a->flags |= ACT_API_DRAWN;
+    }
     if (kind == 1)
         keys_push(w, &list->kernel_keys, sqlite3_column_int64(st, 17), index);
     a->video_decode = sqlite3_column_int(st, 19) == 1;
@@ -551,7 +560,7 @@ static int join_calls(struct walk *w, struct activity_list *list)
     struct id_scan calls;
     if (keys_sort(w, &list->call_keys) != 0 || count_shared_launches(w, list) != 0)
         return -1;
-    if (!list->call_keys.count || !list->calls_drawn)
+    if (!list->call_keys.count || !list->calls_drawn || list->whole_window)
         return 0;
     if (id_scan_open(w, &calls, "id, start_ns, end_ns", "hggc_api_calls") != 0)
         return -1;
@@ -757,6 +766,7 @@ static int activities_load(struct walk *w, struct activity_list *list)
     asys_u64map_init(&list->copy_names);
     asys_u64map_init(&list->several);
     list->calls_drawn = tw_table_wanted(w, "hggc_api_calls");
+    list->whole_window = w->o->filter_start == LLONG_MIN && w->o->filter_end == LLONG_MAX;
     sqlite3_stmt *st = activity_query(w);
     int rc = st ? 0 : -1, step = SQLITE_DONE;
     while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
