@@ -176,24 +176,112 @@ static int walk_thread_cores(struct walk *w)
     return w->failed ? -1 : 0;
 }
 
+/* A thread's state over an interval; `state` indexes the walk's texts. */
+struct thread_state {
+    int64_t pid, tid, start, rowid, end;
+    uint32_t state;
+};
+
+/* ORDER BY pid, tid, start_ns (the index's order: rowid last) */
+static int thread_state_cmp(const void *pa, const void *pb)
+{
+    const struct thread_state *a = pa, *b = pb;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    if (a->tid != b->tid)
+        return a->tid < b->tid ? -1 : 1;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    return a->rowid < b->rowid ? -1 : a->rowid > b->rowid;
+}
+
+/* The distinct state texts (a handful: "Running", "Waiting"...). */
+struct state_texts {
+    char **items;
+    size_t count, cap;
+    uint32_t last;
+};
+
+/* The index of `text`, added when new; UINT32_MAX when memory runs out. */
+static uint32_t state_text_index(struct state_texts *t, const char *text)
+{
+    if (t->count && !strcmp(t->items[t->last], text))
+        return t->last;
+    for (size_t i = 0; i < t->count; i++)
+        if (!strcmp(t->items[i], text))
+            return t->last = (uint32_t)i;
+    char *copy = strdup(text);
+    if (!copy || t->count >= UINT32_MAX ||
+        asys_grow(&t->items, &t->cap, t->count, sizeof *t->items, 8) != 0) {
+        free(copy);
+        return UINT32_MAX;
+    }
+    t->items[t->count] = copy;
+    return t->last = (uint32_t)t->count++;
+}
+
+static void state_texts_free(struct state_texts *t)
+{
+    for (size_t i = 0; i < t->count; i++)
+        free(t->items[i]);
+    free(t->items);
+}
+
+/* The states in the window by thread and time: read in rowid order and
+ * sorted here, instead of through the (pid, tid, start_ns) index, a B-tree
+ * search into the table per row. */
+static int thread_states_load(struct walk *w, struct state_texts *texts, struct thread_state **out,
+                              size_t *count)
+{
+    struct thread_state *items = NULL;
+    size_t n = 0, cap = 0;
+    int step = SQLITE_DONE;
+    sqlite3_stmt *st = tw_prepare(
+        w, "SELECT s.pid, s.tid, s.start_ns, s.rowid, s.end_ns, s.state FROM thread_states AS s\n"
+           "WHERE " IN_WINDOW("s") " ORDER BY s.rowid");
+    if (!st)
+        goto out;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *text = (const char *)sqlite3_column_text(st, 5);
+        uint32_t state = state_text_index(texts, text ? text : "");
+        if (state == UINT32_MAX || asys_grow(&items, &cap, n, sizeof *items, 4096) != 0) {
+            tw_fail(w, "out of memory");
+            goto out;
+        }
+        int64_t v[5];
+        for (int i = 0; i < 5; i++)
+            v[i] = sqlite3_column_int64(st, i);
+        items[n++] = (struct thread_state){v[0], v[1], v[2], v[3], v[4], state};
+    }
+    if (step != SQLITE_DONE)
+        tw_fail(w, sqlite3_errmsg(w->db));
+    else
+        qsort(items, n, sizeof *items, thread_state_cmp);
+out:
+    sqlite3_finalize(st);
+    *out = items;
+    *count = n;
+    return w->failed ? -1 : 0;
+}
+
 /* The states the scheduler saw, or where it was not asked (-s none) OSRT's
  * estimates, "Possibly Running" and "Possibly Waiting" (manual 5.2). */
 static int walk_states(struct walk *w)
 {
-    sqlite3_stmt *st =
-        tw_prepare(w, "SELECT s.pid, s.tid, s.state, s.start_ns, s.end_ns FROM thread_states AS s\n"
-                      "WHERE " IN_WINDOW("s") " ORDER BY s.pid, s.tid, s.start_ns");
-    if (!st)
-        return -1;
-    while (!w->failed && sqlite3_step(st) == SQLITE_ROW) {
-        uint32_t row = tw_thread_child_row(w, (uint32_t)sqlite3_column_int64(st, 0),
-                                           (uint32_t)sqlite3_column_int64(st, 1), &state_row, 0);
-        if (!row || tw_emit_slice(w, row, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
-                                  tw_synthetic_name(w, (const char *)sqlite3_column_text(st, 2)),
+    struct state_texts texts = {NULL, 0, 0, 0};
+    struct thread_state *states;
+    size_t count;
+    int rc = thread_states_load(w, &texts, &states, &count);
+    for (size_t i = 0; rc == 0 && i < count && !w->failed; i++) {
+        const struct thread_state *s = &states[i];
+        uint32_t row = tw_thread_child_row(w, (uint32_t)s->pid, (uint32_t)s->tid, &state_row, 0);
+        if (!row || tw_emit_slice(w, row, s->start, s->end,
+                                  tw_synthetic_name(w, texts.items[s->state]),
                                   tw_category(w, "cpu"), NULL, NULL) != 0)
             break;
     }
-    sqlite3_finalize(st);
+    free(states);
+    state_texts_free(&texts);
     return w->failed ? -1 : 0;
 }
 
