@@ -576,31 +576,26 @@ static int join_calls(struct walk *w, struct activity_list *list)
     return 0;
 }
 
-/* The kernels' mangled names and launch numbers (their ncu commands). */
+/* The kernels' mangled names and launch numbers (their ncu commands), both
+ * in ppu_kernel_instances: one narrow table scanned, not the wide ppu_kernels. */
 static int join_kernels(struct walk *w, struct activity_list *list)
 {
-    struct id_scan kernels, instances;
+    struct id_scan instances;
     if (!list->kernel_keys.count)
         return 0;
-    if (keys_sort(w, &list->kernel_keys) != 0)
+    if (keys_sort(w, &list->kernel_keys) != 0 ||
+        id_scan_open(w, &instances, "kernel_id, mangled_name_id, instance",
+                     "ppu_kernel_instances") != 0)
         return -1;
-    int rc = id_scan_open(w, &kernels, "id, mangled_name_id, 0", "ppu_kernels");
-    if (rc == 0)
-        rc = id_scan_open(w, &instances, "kernel_id, instance, 0", "ppu_kernel_instances");
-    if (rc != 0) {
-        id_scan_close(&kernels);
-        return -1;
-    }
     for (size_t i = 0; i < list->kernel_keys.count; i++) {
         const struct key_index *k = &list->kernel_keys.items[i];
-        int64_t mangled[2], instance[2];
-        if (id_scan_find(&kernels, k->key, mangled) && id_scan_find(&instances, k->key, instance)) {
-            list->items[k->index].mangled_id = mangled[0];
-            list->items[k->index].instance = instance[0];
+        int64_t kernel[2];
+        if (id_scan_find(&instances, k->key, kernel)) {
+            list->items[k->index].mangled_id = kernel[0];
+            list->items[k->index].instance = kernel[1];
             list->items[k->index].flags |= ACT_NCU;
         }
     }
-    id_scan_close(&kernels);
     id_scan_close(&instances);
     return 0;
 }
