@@ -56,47 +56,220 @@ static uint32_t core_group_row(struct walk *w, int64_t cpu)
                       (uint32_t)(cpu + 1), 0);
 }
 
+/* The distinct state texts (a handful: "Running", "Waiting"...). */
+struct state_texts {
+    char **items;
+    size_t count, cap;
+    uint32_t last;
+};
+
+/* The index of `text`, added when new; UINT32_MAX when memory runs out. */
+static uint32_t state_text_index(struct state_texts *t, const char *text)
+{
+    if (t->count && !strcmp(t->items[t->last], text))
+        return t->last;
+    for (size_t i = 0; i < t->count; i++)
+        if (!strcmp(t->items[i], text))
+            return t->last = (uint32_t)i;
+    char *copy = strdup(text);
+    if (!copy || t->count >= UINT32_MAX ||
+        asys_grow(&t->items, &t->cap, t->count, sizeof *t->items, 8) != 0) {
+        free(copy);
+        return UINT32_MAX;
+    }
+    t->items[t->count] = copy;
+    return t->last = (uint32_t)t->count++;
+}
+
+static void state_texts_free(struct state_texts *t)
+{
+    for (size_t i = 0; i < t->count; i++)
+        free(t->items[i]);
+    free(t->items);
+}
+
+/* Who ran in a core's slice: a traced thread, or another (memset to zero:
+ * hashed as bytes). */
+struct core_thread_key {
+    int64_t pid, tid;
+    int32_t pid_null, in_tree;
+};
+
+/* Its slices' name, made once; interned when first drawn, so that names get
+ * their ids in drawing order as before. */
+struct core_thread {
+    struct core_thread_key key;
+    char name[300];
+    struct tl_name interned;
+    int drawn;
+};
+
+struct core_threads {
+    struct asys_strmap by_key; /* key -> index + 1 */
+    struct core_thread *items;
+    size_t count, cap;
+    sqlite3_stmt *process_name, *thread_name;
+};
+
+/* A core slice, as drawn in (cpu, start, id) order. */
+struct core_slice {
+    int64_t cpu, start, id, end;
+    uint32_t thread, then; /* in core_threads, in the state texts */
+};
+
+static int core_slice_cmp(const void *pa, const void *pb)
+{
+    const struct core_slice *a = pa, *b = pb;
+    if (a->cpu != b->cpu)
+        return a->cpu < b->cpu ? -1 : 1;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* The text of a name lookup's first row, NULL when there is none. */
+static const char *lookup_text(sqlite3_stmt *st, int64_t a, int64_t b)
+{
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, a);
+    sqlite3_bind_int64(st, 2, b);
+    return sqlite3_step(st) == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+}
+
+/* The slice name of a thread: "proc (pid) / thread (tid)", or "other (tid)". */
+static void core_thread_name(struct core_threads *t, const struct core_thread_key *k, char *out,
+                             size_t size)
+{
+    if (!k->in_tree) {
+        snprintf(out, size, "other (%lld)", (long long)k->tid);
+        return;
+    }
+    /* two statements: the process's text stays valid while the thread's is read */
+    const char *process = k->pid_null ? NULL : lookup_text(t->process_name, k->pid, 0);
+    const char *thread = k->pid_null ? NULL : lookup_text(t->thread_name, k->pid, k->tid);
+    /* a thread that was never named has its process's name (Linux's comm) */
+    snprintf(out, size, "%s (%lld) / %s (%lld)", process ? process : "process", (long long)k->pid,
+             thread    ? thread
+             : process ? process
+                       : "thread",
+             (long long)k->tid);
+}
+
+/* The index of the current row's thread in t (added when new), UINT32_MAX
+ * when memory runs out. */
+static uint32_t core_thread_index(struct core_threads *t, sqlite3_stmt *st)
+{
+    struct core_thread_key k;
+    memset(&k, 0, sizeof k);
+    k.pid_null = sqlite3_column_type(st, 4) == SQLITE_NULL;
+    k.pid = sqlite3_column_int64(st, 4);
+    k.tid = sqlite3_column_int64(st, 5);
+    k.in_tree = sqlite3_column_int(st, 6) != 0;
+    uint32_t index = asys_strmap_get(&t->by_key, (const char *)&k, sizeof k);
+    if (index)
+        return index - 1;
+    if (t->count >= UINT32_MAX - 1 ||
+        asys_grow(&t->items, &t->cap, t->count, sizeof *t->items, 16) != 0 ||
+        asys_strmap_put(&t->by_key, (const char *)&k, sizeof k, (uint32_t)t->count + 1) != 0)
+        return UINT32_MAX;
+    struct core_thread *c = &t->items[t->count];
+    memset(c, 0, sizeof *c);
+    c->key = k;
+    core_thread_name(t, &k, c->name, sizeof c->name);
+    return (uint32_t)t->count++;
+}
+
+/* The slices in the window in (cpu, start, id) order, read in rowid order
+ * and sorted here; each thread's name is made once.  SQLite's way (the cpu
+ * index, a table search and four joined lookups a row) was most of the walk. */
+static int core_slices_load(struct walk *w, struct core_threads *threads, struct state_texts *texts,
+                            struct core_slice **out, size_t *count)
+{
+    struct core_slice *items = NULL;
+    size_t n = 0, cap = 0;
+    int step = SQLITE_DONE;
+    sqlite3_stmt *st = tw_prepare(w, "SELECT s.cpu, s.start_ns, s.id, s.end_ns, s.pid, s.tid,\n"
+                                     "       s.in_tree, s.state_after\n"
+                                     "FROM sched_slices AS s\n"
+                                     "WHERE " IN_WINDOW("s") " ORDER BY s.id");
+    if (!st)
+        goto out;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *then = (const char *)sqlite3_column_text(st, 7);
+        uint32_t state = state_text_index(texts, then ? then : "");
+        uint32_t thread = core_thread_index(threads, st);
+        if (state == UINT32_MAX || thread == UINT32_MAX ||
+            asys_grow(&items, &cap, n, sizeof *items, 4096) != 0) {
+            tw_fail(w, "out of memory");
+            goto out;
+        }
+        items[n++] = (struct core_slice){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                                         sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
+                                         thread, state};
+    }
+    if (step != SQLITE_DONE)
+        tw_fail(w, sqlite3_errmsg(w->db));
+    else
+        qsort(items, n, sizeof *items, core_slice_cmp);
+out:
+    sqlite3_finalize(st);
+    *out = items;
+    *count = n;
+    return w->failed ? -1 : 0;
+}
+
+/* One core slice on its core's row, with its thread's ids as arguments. */
+static int draw_core_slice(struct walk *w, const struct core_slice *s, struct core_thread *t,
+                           const struct state_texts *texts)
+{
+    uint32_t row = core_group_row(w, s->cpu);
+    if (!row)
+        return -1;
+    if (!t->drawn) {
+        t->interned = tw_synthetic_name(w, t->name);
+        t->drawn = 1;
+    }
+    struct tl_args args;
+    args.count = 0;
+    if (!t->key.pid_null)
+        tw_arg_int(&args, "pid", t->key.pid);
+    tw_arg_int(&args, "tid", t->key.tid);
+    tw_arg_string(&args, "then", texts->items[s->then]);
+    return tw_emit_slice(w, row, s->start, s->end, t->interned,
+                         tw_category(w, t->key.in_tree ? "cpu" : "cpu-other"), NULL, &args);
+}
+
+static void core_threads_free(struct core_threads *t)
+{
+    sqlite3_finalize(t->process_name);
+    sqlite3_finalize(t->thread_name);
+    asys_strmap_free(&t->by_key);
+    free(t->items);
+}
+
 static int walk_cores(struct walk *w)
 {
-    sqlite3_stmt *st = tw_prepare(
-        w, "SELECT s.cpu, s.start_ns, s.end_ns, s.pid, s.tid, s.in_tree, s.state_after,\n"
-           "       ps.value, ts.value\n"
-           "FROM sched_slices AS s\n"
-           "LEFT JOIN processes AS p ON p.pid = s.pid\n"
-           "LEFT JOIN strings AS ps ON ps.id = p.name_id\n"
-           "LEFT JOIN threads AS t ON t.pid = s.pid AND t.tid = s.tid\n"
-           "LEFT JOIN strings AS ts ON ts.id = t.name_id\n"
-           "WHERE " IN_WINDOW("s") " ORDER BY s.cpu, s.start_ns, s.id");
-    if (!st)
-        return -1;
-    struct tl_args args;
-    while (!w->failed && sqlite3_step(st) == SQLITE_ROW) {
-        uint32_t row = core_group_row(w, sqlite3_column_int64(st, 0));
-        char name[300];
-        const char *process = (const char *)sqlite3_column_text(st, 7);
-        const char *thread = (const char *)sqlite3_column_text(st, 8);
-        if (sqlite3_column_int(st, 5))
-            /* a thread that was never named has its process's name (Linux's comm) */
-            snprintf(name, sizeof name, "%s (%lld) / %s (%lld)", process ? process : "process",
-                     (long long)sqlite3_column_int64(st, 3),
-                     thread    ? thread
-                     : process ? process
-                               : "thread",
-                     (long long)sqlite3_column_int64(st, 4));
-        else
-            snprintf(name, sizeof name, "other (%lld)", (long long)sqlite3_column_int64(st, 4));
-        args.count = 0;
-        if (sqlite3_column_type(st, 3) != SQLITE_NULL)
-            tw_arg_int(&args, "pid", sqlite3_column_int64(st, 3));
-        tw_arg_int(&args, "tid", sqlite3_column_int64(st, 4));
-        tw_arg_string(&args, "then", (const char *)sqlite3_column_text(st, 6));
-        if (!row || tw_emit_slice(w, row, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-                                  tw_synthetic_name(w, name),
-                                  tw_category(w, sqlite3_column_int(st, 5) ? "cpu" : "cpu-other"),
-                                  NULL, &args) != 0)
-            break;
-    }
-    sqlite3_finalize(st);
+    struct core_threads threads = {.items = NULL};
+    struct state_texts texts = {NULL, 0, 0, 0};
+    struct core_slice *slices = NULL;
+    size_t count = 0;
+    asys_strmap_init(&threads.by_key);
+    /* ?2 unused: lookup_text binds two */
+    threads.process_name = tw_prepare(w, "SELECT s.value FROM processes AS p\n"
+                                         "JOIN strings AS s ON s.id = p.name_id\n"
+                                         "WHERE p.pid = ?1 AND ?2 IS NOT NULL");
+    threads.thread_name = threads.process_name
+                              ? tw_prepare(w, "SELECT s.value FROM threads AS t\n"
+                                              "JOIN strings AS s ON s.id = t.name_id\n"
+                                              "WHERE t.pid = ?1 AND t.tid = ?2")
+                              : NULL;
+    if (threads.thread_name && core_slices_load(w, &threads, &texts, &slices, &count) == 0)
+        for (size_t i = 0; i < count && !w->failed; i++)
+            if (draw_core_slice(w, &slices[i], &threads.items[slices[i].thread], &texts) != 0)
+                break;
+    free(slices);
+    core_threads_free(&threads);
+    state_texts_free(&texts);
     return w->failed ? -1 : 0;
 }
 
@@ -193,38 +366,6 @@ static int thread_state_cmp(const void *pa, const void *pb)
     if (a->start != b->start)
         return a->start < b->start ? -1 : 1;
     return a->rowid < b->rowid ? -1 : a->rowid > b->rowid;
-}
-
-/* The distinct state texts (a handful: "Running", "Waiting"...). */
-struct state_texts {
-    char **items;
-    size_t count, cap;
-    uint32_t last;
-};
-
-/* The index of `text`, added when new; UINT32_MAX when memory runs out. */
-static uint32_t state_text_index(struct state_texts *t, const char *text)
-{
-    if (t->count && !strcmp(t->items[t->last], text))
-        return t->last;
-    for (size_t i = 0; i < t->count; i++)
-        if (!strcmp(t->items[i], text))
-            return t->last = (uint32_t)i;
-    char *copy = strdup(text);
-    if (!copy || t->count >= UINT32_MAX ||
-        asys_grow(&t->items, &t->cap, t->count, sizeof *t->items, 8) != 0) {
-        free(copy);
-        return UINT32_MAX;
-    }
-    t->items[t->count] = copy;
-    return t->last = (uint32_t)t->count++;
-}
-
-static void state_texts_free(struct state_texts *t)
-{
-    for (size_t i = 0; i < t->count; i++)
-        free(t->items[i]);
-    free(t->items);
 }
 
 /* The states in the window by thread and time: read in rowid order and
