@@ -449,21 +449,52 @@ static struct tl_flows activity_flows(struct walk *w, const struct activity_list
     return tw_flows_of(w, one_to_one);
 }
 
+/* v's decimal digits into out (room for 21), unterminated; returns how many. */
+static size_t format_i64(char *out, int64_t v)
+{
+    char digits[24];
+    uint64_t magnitude = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    size_t n = sizeof digits;
+    do {
+        digits[--n] = (char)('0' + magnitude % 10);
+        magnitude /= 10;
+    } while (magnitude);
+    if (v < 0)
+        digits[--n] = '-';
+    memcpy(out, digits + n, sizeof digits - n);
+    return sizeof digits - n;
+}
+
 /* A kernel's Nsight Compute command (without the program's, the same for
  * all: kernel_profile_cmd prints it whole): 0 when the row is no kernel. */
 static int kernel_ncu_command(struct walk *w, const struct activity *a, char *out, size_t size)
 {
     if (a->kind != 1 || !(a->flags & ACT_NCU))
         return 0;
+    static const char head[] = "ncu --kernel-name-base mangled --kernel-name regex:^";
+    static const char skip[] = "$ --launch-skip ", tail[] = " --launch-count 1";
+    /* built by hand, cut where snprintf cut it: two snprintf a kernel were a
+     * tenth of drawing it */
     const char *mangled = tw_string_name(w, a->mangled_id).text;
-    int n = snprintf(out, size, "ncu --kernel-name-base mangled --kernel-name regex:^");
-    for (const char *c = mangled; *c && n + 8 < (int)size; c++) {
+    size_t n = sizeof head - 1;
+    if (size < n + 16)
+        return 0;
+    memcpy(out, head, n);
+    for (const char *c = mangled; *c && n + 8 < size; c++) {
         if (*c == '.') /* clones: foo.isra.0 */
             out[n++] = '\\';
         out[n++] = *c;
     }
-    snprintf(out + n, size - (size_t)n, "$ --launch-skip %lld --launch-count 1",
-             (long long)a->instance);
+    char rest[sizeof skip + sizeof tail + 24];
+    size_t len = sizeof skip - 1;
+    memcpy(rest, skip, len);
+    len += format_i64(rest + len, a->instance);
+    memcpy(rest + len, tail, sizeof tail - 1);
+    len += sizeof tail - 1;
+    if (len > size - n - 1)
+        len = size - n - 1;
+    memcpy(out + n, rest, len);
+    out[n + len] = '\0';
     return 1;
 }
 
