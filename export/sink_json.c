@@ -102,18 +102,29 @@ static void put_str(struct asys_json_sink *s, const char *text)
     put_bytes(s, text, strlen(text));
 }
 
+/* "00" .. "99": two digits a division (a timestamp has 10-16) */
+static const char digit_pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233"
+                                  "34353637383940414243444546474849505152535455565758596061626364656667"
+                                  "6869707172737475767778798081828384858687888990919293949596979899";
+
 static void put_u64(struct asys_json_sink *s, uint64_t v)
 {
     char digits[24];
-    int n = 0;
-    do {
-        digits[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    char *p = room(s, (size_t)n);
-    for (int i = 0; i < n; i++)
-        p[i] = digits[n - 1 - i];
-    s->len += (size_t)n;
+    char *p = digits + sizeof digits;
+    while (v >= 100) {
+        p -= 2;
+        memcpy(p, digit_pairs + v % 100 * 2, 2);
+        v /= 100;
+    }
+    if (v >= 10) {
+        p -= 2;
+        memcpy(p, digit_pairs + v * 2, 2);
+    } else {
+        *--p = (char)('0' + v);
+    }
+    size_t n = (size_t)(digits + sizeof digits - p);
+    memcpy(room(s, n), p, n);
+    s->len += n;
 }
 
 /* ns -> microseconds with three decimals, "-1.234" for negative values. */
