@@ -326,26 +326,54 @@ out:
     return w->failed ? -1 : 0;
 }
 
-/* A traced thread's cores and its utilization. */
+/* The names "CPU 0".."CPU 255", made and interned on first use (a
+ * snprintf and a hash a slice otherwise). */
+#define CORE_NAMES 256
+struct core_names {
+    char text[CORE_NAMES][16];
+    struct tl_name name[CORE_NAMES];
+    uint8_t made[CORE_NAMES];
+    char other[32]; /* a core beyond them */
+};
+
+static struct tl_name core_name_of(struct walk *w, struct core_names *n, int64_t cpu)
+{
+    if (cpu < 0 || cpu >= CORE_NAMES) {
+        snprintf(n->other, sizeof n->other, "CPU %lld", (long long)cpu);
+        return tw_synthetic_name(w, n->other);
+    }
+    if (!n->made[cpu]) {
+        snprintf(n->text[cpu], sizeof n->text[cpu], "CPU %d", (int)cpu);
+        n->name[cpu] = tw_synthetic_name(w, n->text[cpu]);
+        n->made[cpu] = 1;
+    }
+    return n->name[cpu];
+}
+
+/* A traced thread's cores and its utilization; its two rows are found once
+ * per thread (the slices come by thread). */
 static int walk_thread_cores(struct walk *w)
 {
-    struct thread_slice *slices;
-    size_t count;
-    int rc = thread_slices_load(w, &slices, &count);
+    struct thread_slice *slices = NULL;
+    size_t count = 0;
+    struct core_names *names = calloc(1, sizeof *names);
+    int rc = names ? thread_slices_load(w, &slices, &count) : tw_fail(w, "out of memory");
+    uint32_t core = 0, busy = 0;
     for (size_t i = 0; rc == 0 && i < count && !w->failed; i++) {
         const struct thread_slice *s = &slices[i];
-        uint32_t pid = (uint32_t)s->pid, tid = (uint32_t)s->tid;
-        char name[32];
-        snprintf(name, sizeof name, "CPU %lld", (long long)s->cpu);
-        uint32_t core = tw_thread_child_row(w, pid, tid, &core_row, 0);
-        uint32_t busy = tw_thread_child_row(w, pid, tid, &utilization_row, 0);
+        if (i == 0 || s->pid != slices[i - 1].pid || s->tid != slices[i - 1].tid) {
+            uint32_t pid = (uint32_t)s->pid, tid = (uint32_t)s->tid;
+            core = tw_thread_child_row(w, pid, tid, &core_row, 0);
+            busy = tw_thread_child_row(w, pid, tid, &utilization_row, 0);
+        }
         if (!core || !busy ||
-            tw_emit_slice(w, core, s->start, s->end, tw_synthetic_name(w, name),
+            tw_emit_slice(w, core, s->start, s->end, core_name_of(w, names, s->cpu),
                           tw_category(w, "cpu"), NULL, NULL) != 0 ||
             tw_emit_counter(w, busy, s->start, 100) != 0 || tw_emit_counter(w, busy, s->end, 0) != 0)
             break;
     }
     free(slices);
+    free(names);
     return w->failed ? -1 : 0;
 }
 
