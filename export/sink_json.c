@@ -159,15 +159,14 @@ static void put_hex(struct asys_json_sink *s, uint64_t v)
 /* A JSON string: most names need no escaping and are copied as they are. */
 static void put_json_string(struct asys_json_sink *s, const char *text)
 {
-    size_t len = strlen(text);
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)text[i];
+    /* one pass finds the end and whether anything needs escaping */
+    size_t len = 0;
+    for (unsigned char c; (c = (unsigned char)text[len]) != 0; len++)
         if (c < 0x20 || c == '"' || c == '\\' || c >= 0x7f) {
             flush(s); /* the escaping writer goes to the stream */
-            asys_json_write_string(s->out, text, len);
+            asys_json_write_string(s->out, text, strlen(text));
             return;
         }
-    }
     put_bytes(s, "\"", 1);
     put_bytes(s, text, len);
     put_bytes(s, "\"", 1);
