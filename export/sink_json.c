@@ -149,11 +149,20 @@ static void put_i64(struct asys_json_sink *s, int64_t v)
     put_u64(s, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
 }
 
+/* "0x1f" as "\"0x%llx\"" prints it, without snprintf (two a flow). */
 static void put_hex(struct asys_json_sink *s, uint64_t v)
 {
     char text[24];
-    int n = snprintf(text, sizeof text, "\"0x%llx\"", (unsigned long long)v);
-    put_bytes(s, text, (size_t)n);
+    char *p = text + sizeof text;
+    *--p = '"';
+    do {
+        *--p = "0123456789abcdef"[v & 0xf];
+        v >>= 4;
+    } while (v);
+    *--p = 'x';
+    *--p = '0';
+    *--p = '"';
+    put_bytes(s, p, (size_t)(text + sizeof text - p));
 }
 
 /* A JSON string: most names need no escaping and are copied as they are. */
