@@ -128,10 +128,11 @@ int asys_format_real(char *buf, size_t size, double v, int min_decimals)
         return snprintf(buf, size, "%s", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
     if (min_decimals < 0)
         min_decimals = 0;
+    /* below 2^53: exact; -0.0 is left to snprintf ("-0") */
+    if (fabs(v) < 9007199254740992.0 && v == (double)(int64_t)v && !(v == 0 && signbit(v)))
+        return format_integral(buf, size, (int64_t)v, min_decimals);
     if (v == 0)
         return snprintf(buf, size, "%.*f", min_decimals, v);
-    if (fabs(v) < 9007199254740992.0 && v == (double)(int64_t)v) /* below 2^53: exact */
-        return format_integral(buf, size, (int64_t)v, min_decimals);
     /* the fewest significant digits that read back exactly (17 always do) */
     char e[40];
     int lo = 1, hi = 17;

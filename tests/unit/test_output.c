@@ -174,7 +174,7 @@ START_TEST(format_real_is_shortest_round_trip)
     asys_format_real(buf, sizeof buf, 1.0 / 0.0, 1);
     ck_assert_str_eq(buf, "inf");
     /* integers (the fast path) as "%.*f" prints them */
-    const double integral[] = {1, -1, 100, -4096, 1e15, 9007199254740991.0, -9007199254740991.0,
+    const double integral[] = {0, 1, -1, 100, -4096, 1e15, 9007199254740991.0, -9007199254740991.0,
                                9007199254740992.0, 1e16};
     for (size_t i = 0; i < sizeof integral / sizeof integral[0]; i++)
         for (int decimals = 0; decimals < 3; decimals++) {
