@@ -23,6 +23,7 @@
 
 #include "grow.h"
 #include "hashmap.h"
+#include "out_file.h"
 #include "output_format.h"
 
 #define GROUP_PID_BASE 0x10000000u /* above every Linux pid (at most 2^22) */
@@ -72,7 +73,7 @@ struct asys_json_sink {
 
 static void flush(struct asys_json_sink *s)
 {
-    if (s->len && !s->failed && fwrite(s->buf, 1, s->len, s->out) != s->len)
+    if (s->len && !s->failed && asys_out_write(s->out, s->buf, s->len) != 0)
         s->failed = 1;
     s->len = 0;
 }
@@ -89,7 +90,7 @@ static void put_bytes(struct asys_json_sink *s, const char *p, size_t n)
 {
     if (n > BUFFER_SIZE / 2) { /* a huge name: straight through */
         flush(s);
-        if (!s->failed && fwrite(p, 1, n, s->out) != n)
+        if (!s->failed && asys_out_write(s->out, p, n) != 0)
             s->failed = 1;
         return;
     }

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "hashmap.h"
+#include "out_file.h"
 #include "output_format.h"
 #include "protobuf.h"
 
@@ -223,7 +224,7 @@ static int write_out(struct asys_pftrace_sink *s, int all)
     if (b->oom)
         s->failed = 1;
     if (!s->failed && (all || b->len >= FLUSH_AT) && b->len &&
-        fwrite(b->data, 1, b->len, s->out) != b->len)
+        asys_out_write(s->out, b->data, b->len) != 0)
         s->failed = 1;
     if (all || b->len >= FLUSH_AT)
         pb_reset(b);
