@@ -97,12 +97,40 @@ static int decimals_for(long long divisor)
     return d;
 }
 
+/* An integral value as "%.*f" prints it, without the binary search below (a
+ * counter's values are mostly integers: the search was a twentieth of a
+ * JSON export). */
+static int format_integral(char *buf, size_t size, int64_t v, int decimals)
+{
+    char text[48];
+    uint64_t magnitude = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    int n = sizeof text;
+    do {
+        text[--n] = (char)('0' + magnitude % 10);
+        magnitude /= 10;
+    } while (magnitude);
+    if (v < 0)
+        text[--n] = '-';
+    int len = (int)sizeof text - n;
+    if (decimals > 0)
+        return snprintf(buf, size, "%.*s.%0*d", len, text + n, decimals, 0);
+    if (size > 0) {
+        size_t copied = (size_t)len < size ? (size_t)len : size - 1;
+        memcpy(buf, text + n, copied);
+        buf[copied] = '\0';
+    }
+    return len;
+}
+
 int asys_format_real(char *buf, size_t size, double v, int min_decimals)
 {
     if (!isfinite(v))
         return snprintf(buf, size, "%s", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
     if (min_decimals < 0)
         min_decimals = 0;
+    /* below 2^53: exact; -0.0 is left to snprintf ("-0") */
+    if (fabs(v) < 9007199254740992.0 && v == (double)(int64_t)v && !(v == 0 && signbit(v)))
+        return format_integral(buf, size, (int64_t)v, min_decimals);
     if (v == 0)
         return snprintf(buf, size, "%.*f", min_decimals, v);
     /* the fewest significant digits that read back exactly (17 always do) */

@@ -113,6 +113,28 @@ const char *asys_out_file_temp_path(const struct asys_out_file *f)
     return f->tmp;
 }
 
+int asys_out_write(FILE *stream, const void *data, size_t size)
+{
+    int fd = fileno(stream);
+    if (fd < 0) /* a gzip cookie stream */
+        return fwrite(data, 1, size, stream) == size ? 0 : -1;
+    if (fflush(stream) != 0)
+        return -1;
+    const char *p = data;
+    while (size) {
+        ssize_t n = write(fd, p, size);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            errno = n < 0 ? errno : EIO;
+            return -1;
+        }
+        p += n;
+        size -= (size_t)n;
+    }
+    return 0;
+}
+
 /* Closes what is open; returns 0, or -1 with err (when `report`). */
 static int close_parts(struct asys_out_file *f, int report, struct asys_err *err)
 {

@@ -32,4 +32,10 @@ void asys_out_file_discard(struct asys_out_file *f);
 /* finish + commit when ok, discard otherwise. */
 int asys_out_file_close(struct asys_out_file *f, int ok, struct asys_err *err);
 
+/* Writes a large block after what `stream` holds: straight to its file
+ * descriptor once the stream is flushed (fwrite copies every byte into the
+ * stream's buffer first: a gigabyte more for a JSON timeline), or through
+ * the stream when it has none (gzip).  Returns 0, or -1 with errno set. */
+int asys_out_write(FILE *stream, const void *data, size_t size);
+
 #endif

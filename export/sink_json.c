@@ -23,6 +23,7 @@
 
 #include "grow.h"
 #include "hashmap.h"
+#include "out_file.h"
 #include "output_format.h"
 
 #define GROUP_PID_BASE 0x10000000u /* above every Linux pid (at most 2^22) */
@@ -72,7 +73,7 @@ struct asys_json_sink {
 
 static void flush(struct asys_json_sink *s)
 {
-    if (s->len && !s->failed && fwrite(s->buf, 1, s->len, s->out) != s->len)
+    if (s->len && !s->failed && asys_out_write(s->out, s->buf, s->len) != 0)
         s->failed = 1;
     s->len = 0;
 }
@@ -89,7 +90,7 @@ static void put_bytes(struct asys_json_sink *s, const char *p, size_t n)
 {
     if (n > BUFFER_SIZE / 2) { /* a huge name: straight through */
         flush(s);
-        if (!s->failed && fwrite(p, 1, n, s->out) != n)
+        if (!s->failed && asys_out_write(s->out, p, n) != 0)
             s->failed = 1;
         return;
     }
@@ -102,18 +103,29 @@ static void put_str(struct asys_json_sink *s, const char *text)
     put_bytes(s, text, strlen(text));
 }
 
+/* "00" .. "99": two digits a division (a timestamp has 10-16) */
+static const char digit_pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233"
+                                  "34353637383940414243444546474849505152535455565758596061626364656667"
+                                  "6869707172737475767778798081828384858687888990919293949596979899";
+
 static void put_u64(struct asys_json_sink *s, uint64_t v)
 {
     char digits[24];
-    int n = 0;
-    do {
-        digits[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    char *p = room(s, (size_t)n);
-    for (int i = 0; i < n; i++)
-        p[i] = digits[n - 1 - i];
-    s->len += (size_t)n;
+    char *p = digits + sizeof digits;
+    while (v >= 100) {
+        p -= 2;
+        memcpy(p, digit_pairs + v % 100 * 2, 2);
+        v /= 100;
+    }
+    if (v >= 10) {
+        p -= 2;
+        memcpy(p, digit_pairs + v * 2, 2);
+    } else {
+        *--p = (char)('0' + v);
+    }
+    size_t n = (size_t)(digits + sizeof digits - p);
+    memcpy(room(s, n), p, n);
+    s->len += n;
 }
 
 /* ns -> microseconds with three decimals, "-1.234" for negative values. */
@@ -138,25 +150,33 @@ static void put_i64(struct asys_json_sink *s, int64_t v)
     put_u64(s, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
 }
 
+/* "0x1f" as "\"0x%llx\"" prints it, without snprintf (two a flow). */
 static void put_hex(struct asys_json_sink *s, uint64_t v)
 {
     char text[24];
-    int n = snprintf(text, sizeof text, "\"0x%llx\"", (unsigned long long)v);
-    put_bytes(s, text, (size_t)n);
+    char *p = text + sizeof text;
+    *--p = '"';
+    do {
+        *--p = "0123456789abcdef"[v & 0xf];
+        v >>= 4;
+    } while (v);
+    *--p = 'x';
+    *--p = '0';
+    *--p = '"';
+    put_bytes(s, p, (size_t)(text + sizeof text - p));
 }
 
 /* A JSON string: most names need no escaping and are copied as they are. */
 static void put_json_string(struct asys_json_sink *s, const char *text)
 {
-    size_t len = strlen(text);
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)text[i];
+    /* one pass finds the end and whether anything needs escaping */
+    size_t len = 0;
+    for (unsigned char c; (c = (unsigned char)text[len]) != 0; len++)
         if (c < 0x20 || c == '"' || c == '\\' || c >= 0x7f) {
             flush(s); /* the escaping writer goes to the stream */
-            asys_json_write_string(s->out, text, len);
+            asys_json_write_string(s->out, text, strlen(text));
             return;
         }
-    }
     put_bytes(s, "\"", 1);
     put_bytes(s, text, len);
     put_bytes(s, "\"", 1);

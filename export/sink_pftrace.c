@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "hashmap.h"
+#include "out_file.h"
 #include "output_format.h"
 #include "protobuf.h"
 
@@ -134,6 +135,7 @@ struct sequence {
 };
 
 #define FLUSH_AT (1u << 20)
+#define ARG_NAME_CACHE 31 /* slots: a prime, text addresses are aligned */
 
 struct asys_pftrace_sink {
     FILE *out;
@@ -149,6 +151,12 @@ struct asys_pftrace_sink {
     struct asys_u64map threads; /* uuid of a thread track -> 1 (its rows go under its nest) */
     struct asys_strmap arg_names; /* argument name -> iid */
     uint32_t arg_name_count;
+    /* argument names met, by where their text is (arg_name_iid) */
+    struct {
+        const char *at;
+        char text[24];
+        uint32_t iid;
+    } recent_args[ARG_NAME_CACHE];
     int clock_written;
     int failed;
 };
@@ -223,7 +231,7 @@ static int write_out(struct asys_pftrace_sink *s, int all)
     if (b->oom)
         s->failed = 1;
     if (!s->failed && (all || b->len >= FLUSH_AT) && b->len &&
-        fwrite(b->data, 1, b->len, s->out) != b->len)
+        asys_out_write(s->out, b->data, b->len) != 0)
         s->failed = 1;
     if (all || b->len >= FLUSH_AT)
         pb_reset(b);
@@ -463,15 +471,25 @@ static int packet_close(struct asys_pftrace_sink *s, size_t packet)
     return write_out(s, 0);
 }
 
-/* The iid of an argument name (1, 2, ...), given on first use. */
+/* The iid of an argument name (1, 2, ...), given on first use.  Names are
+ * mostly the same few literals: a slot per text address, checked with
+ * strcmp (the text at an address may change), spares hashing each. */
 static uint32_t arg_name_iid(struct asys_pftrace_sink *s, const char *name)
 {
+    size_t slot = (uintptr_t)name % ARG_NAME_CACHE;
+    if (s->recent_args[slot].at == name && !strcmp(s->recent_args[slot].text, name))
+        return s->recent_args[slot].iid;
     size_t len = strlen(name);
     uint32_t iid = asys_strmap_get(&s->arg_names, name, len);
     if (!iid) {
         iid = ++s->arg_name_count;
         if (asys_strmap_put(&s->arg_names, name, len, iid) != 0)
             s->failed = 1;
+    }
+    if (len < sizeof s->recent_args[slot].text) {
+        s->recent_args[slot].at = name;
+        memcpy(s->recent_args[slot].text, name, len + 1);
+        s->recent_args[slot].iid = iid;
     }
     return iid;
 }

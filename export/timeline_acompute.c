@@ -37,7 +37,7 @@ static int walk_acompute(struct walk *w)
         "FROM acompute_calls AS c\n"
         "WHERE " IN_WINDOW("c") " ORDER BY c.start_ns, c.id");
     /* clang-format on */
-    struct ref_cursor work = {NULL, 0, 0};
+    struct ref_cursor work = {NULL, 0, 0, {0}};
     int rc = st ? 0 : -1;
     /* clang-format off */
     if (rc == 0 && tw_table_wanted(w, "ppu_activities"))

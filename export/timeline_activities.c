@@ -7,6 +7,7 @@
  * scan per table and merged in C.  SQLite sorting a million wide joined
  * rows by start, with a B-tree search per activity and joined table, was
  * most of a GPU export's time. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -319,6 +320,7 @@ struct activity_list {
      * number, a launching call's times */
     struct key_list kernel_keys, call_keys;
     int calls_drawn;
+    int whole_window; /* no --filter-time: every call is drawn */
     /* effective dependencies: the activity's own (when the depended-on work
      * started), and those on it (the waiters' times) */
     struct ref_table its_own, on_it;
@@ -447,21 +449,52 @@ static struct tl_flows activity_flows(struct walk *w, const struct activity_list
     return tw_flows_of(w, one_to_one);
 }
 
+/* v's decimal digits into out (room for 21), unterminated; returns how many. */
+static size_t format_i64(char *out, int64_t v)
+{
+    char digits[24];
+    uint64_t magnitude = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    size_t n = sizeof digits;
+    do {
+        digits[--n] = (char)('0' + magnitude % 10);
+        magnitude /= 10;
+    } while (magnitude);
+    if (v < 0)
+        digits[--n] = '-';
+    memcpy(out, digits + n, sizeof digits - n);
+    return sizeof digits - n;
+}
+
 /* A kernel's Nsight Compute command (without the program's, the same for
  * all: kernel_profile_cmd prints it whole): 0 when the row is no kernel. */
 static int kernel_ncu_command(struct walk *w, const struct activity *a, char *out, size_t size)
 {
     if (a->kind != 1 || !(a->flags & ACT_NCU))
         return 0;
+    static const char head[] = "ncu --kernel-name-base mangled --kernel-name regex:^";
+    static const char skip[] = "$ --launch-skip ", tail[] = " --launch-count 1";
+    /* built by hand, cut where snprintf cut it: two snprintf a kernel were a
+     * tenth of drawing it */
     const char *mangled = tw_string_name(w, a->mangled_id).text;
-    int n = snprintf(out, size, "ncu --kernel-name-base mangled --kernel-name regex:^");
-    for (const char *c = mangled; *c && n + 8 < (int)size; c++) {
+    size_t n = sizeof head - 1;
+    if (size < n + 16)
+        return 0;
+    memcpy(out, head, n);
+    for (const char *c = mangled; *c && n + 8 < size; c++) {
         if (*c == '.') /* clones: foo.isra.0 */
             out[n++] = '\\';
         out[n++] = *c;
     }
-    snprintf(out + n, size - (size_t)n, "$ --launch-skip %lld --launch-count 1",
-             (long long)a->instance);
+    char rest[sizeof skip + sizeof tail + 24];
+    size_t len = sizeof skip - 1;
+    memcpy(rest, skip, len);
+    len += format_i64(rest + len, a->instance);
+    memcpy(rest + len, tail, sizeof tail - 1);
+    len += sizeof tail - 1;
+    if (len > size - n - 1)
+        len = size - n - 1;
+    memcpy(out + n, rest, len);
+    out[n + len] = '\0';
     return 1;
 }
 
@@ -479,8 +512,9 @@ static int kernel_ncu_command(struct walk *w, const struct activity *a, char *ou
     "          JOIN video_api_calls AS vc ON vc.id = va.api_id\n" \
     "          WHERE va.id = p.source_id AND :video AND " IN_WINDOW("vc") ") END,\n" \
     /* 17: the kernel (its mangled name and launch number: join_kernels); \
-     * 18: unused; 19: a video activity's kind */ \
-    "       p.source_id, NULL, CASE WHEN p.kind = 5 THEN\n" \
+     * 18: when the launching call began (derived.sql copies it); 19: a \
+     * video activity's kind */ \
+    "       p.source_id, p.api_start_ns, CASE WHEN p.kind = 5 THEN\n" \
     "         (SELECT va.kind FROM video_activities AS va WHERE va.id = p.source_id) END\n" \
     "FROM ppu_activities AS p\n" \
     hgtx_join \
@@ -524,6 +558,12 @@ static void activity_read(struct walk *w, sqlite3_stmt *st, struct activity_list
     uint32_t index = (uint32_t)list->count;
     if (sqlite3_column_type(st, 15) != SQLITE_NULL)
         keys_push(w, &list->call_keys, a->api_id, index);
+    /* without a window every call is drawn: its start is on the row already */
+    if (list->calls_drawn && list->whole_window && sqlite3_column_type(st, 15) != SQLITE_NULL &&
+        sqlite3_column_type(st, 18) != SQLITE_NULL) {
+        a->api_start = sqlite3_column_int64(st, 18);
+        a->flags |= ACT_API_DRAWN;
+    }
     if (kind == 1)
         keys_push(w, &list->kernel_keys, sqlite3_column_int64(st, 17), index);
     a->video_decode = sqlite3_column_int(st, 19) == 1;
@@ -551,7 +591,7 @@ static int join_calls(struct walk *w, struct activity_list *list)
     struct id_scan calls;
     if (keys_sort(w, &list->call_keys) != 0 || count_shared_launches(w, list) != 0)
         return -1;
-    if (!list->call_keys.count || !list->calls_drawn)
+    if (!list->call_keys.count || !list->calls_drawn || list->whole_window)
         return 0;
     if (id_scan_open(w, &calls, "id, start_ns, end_ns", "hggc_api_calls") != 0)
         return -1;
@@ -567,31 +607,26 @@ static int join_calls(struct walk *w, struct activity_list *list)
     return 0;
 }
 
-/* The kernels' mangled names and launch numbers (their ncu commands). */
+/* The kernels' mangled names and launch numbers (their ncu commands), both
+ * in ppu_kernel_instances: one narrow table scanned, not the wide ppu_kernels. */
 static int join_kernels(struct walk *w, struct activity_list *list)
 {
-    struct id_scan kernels, instances;
+    struct id_scan instances;
     if (!list->kernel_keys.count)
         return 0;
-    if (keys_sort(w, &list->kernel_keys) != 0)
+    if (keys_sort(w, &list->kernel_keys) != 0 ||
+        id_scan_open(w, &instances, "kernel_id, mangled_name_id, instance",
+                     "ppu_kernel_instances") != 0)
         return -1;
-    int rc = id_scan_open(w, &kernels, "id, mangled_name_id, 0", "ppu_kernels");
-    if (rc == 0)
-        rc = id_scan_open(w, &instances, "kernel_id, instance, 0", "ppu_kernel_instances");
-    if (rc != 0) {
-        id_scan_close(&kernels);
-        return -1;
-    }
     for (size_t i = 0; i < list->kernel_keys.count; i++) {
         const struct key_index *k = &list->kernel_keys.items[i];
-        int64_t mangled[2], instance[2];
-        if (id_scan_find(&kernels, k->key, mangled) && id_scan_find(&instances, k->key, instance)) {
-            list->items[k->index].mangled_id = mangled[0];
-            list->items[k->index].instance = instance[0];
+        int64_t kernel[2];
+        if (id_scan_find(&instances, k->key, kernel)) {
+            list->items[k->index].mangled_id = kernel[0];
+            list->items[k->index].instance = kernel[1];
             list->items[k->index].flags |= ACT_NCU;
         }
     }
-    id_scan_close(&kernels);
     id_scan_close(&instances);
     return 0;
 }
@@ -757,6 +792,7 @@ static int activities_load(struct walk *w, struct activity_list *list)
     asys_u64map_init(&list->copy_names);
     asys_u64map_init(&list->several);
     list->calls_drawn = tw_table_wanted(w, "hggc_api_calls");
+    list->whole_window = w->o->filter_start == LLONG_MIN && w->o->filter_end == LLONG_MAX;
     sqlite3_stmt *st = activity_query(w);
     int rc = st ? 0 : -1, step = SQLITE_DONE;
     while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {

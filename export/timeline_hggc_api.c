@@ -37,7 +37,7 @@ static int walk_api(struct walk *w)
     /* clang-format on */
     /* read alongside the calls, in their id order: the work each call launched,
      * and the work each synchronizing call waited for */
-    struct ref_cursor launched = {NULL, 0, 0}, waited = {NULL, 0, 0};
+    struct ref_cursor launched = {NULL, 0, 0, {0}}, waited = {NULL, 0, 0, {0}};
     int rc = st ? 0 : -1;
     /* clang-format off */
     if (rc == 0 && flows)

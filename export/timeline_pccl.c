@@ -179,7 +179,7 @@ static int walk_tasks(struct walk *w, sqlite3_stmt *comms)
         "WHERE " IN_WINDOW("t") "\n"
         "ORDER BY t.start_ns, t.id");
     /* clang-format on */
-    struct ref_cursor kernels = {NULL, 0, 0};
+    struct ref_cursor kernels = {NULL, 0, 0, {0}};
     int rc = st ? 0 : -1;
     /* clang-format off */
     if (rc == 0 && tw_table_wanted(w, "ppu_activities"))

@@ -49,7 +49,7 @@ static int walk_calls(struct walk *w)
     /* clang-format on */
     /* read alongside the calls, in their id order: the work each submitted (a
      * decode or encode where the device tree has its stream; nvJPEG's work) */
-    struct ref_cursor work = {NULL, 0, 0};
+    struct ref_cursor work = {NULL, 0, 0, {0}};
     int rc = st ? 0 : -1;
     /* clang-format off */
     if (rc == 0 && flows)

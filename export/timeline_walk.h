@@ -157,6 +157,7 @@ sqlite3_stmt *tw_prepare(struct walk *w, const char *sql);
 struct ref_cursor {
     sqlite3_stmt *st; /* NULL: nothing wanted */
     int started, has_row;
+    int64_t row[5]; /* the current row's columns, read once a step */
 };
 int tw_cursor_open(struct walk *w, struct ref_cursor *c, const char *sql);
 size_t tw_cursor_refs(struct walk *w, struct ref_cursor *c, int64_t key_a, int64_t key_b);

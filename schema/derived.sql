@@ -13,10 +13,13 @@ WHERE e.kind IN (1, 2) AND e.end_ns IS NOT NULL
   AND e.id <= (SELECT IIF(EXISTS (SELECT 1 FROM hggc_api_calls), 9223372036854775807, 0));
 CREATE INDEX hggc_api_ranges_by_api ON hggc_api_ranges (api_id, kind, level);
 
--- Each kernel's launch number among its kernel's launches in its process.
-INSERT INTO ppu_kernel_instances (kernel_id, instance)
+-- Each kernel's launch number among its kernel's launches in its process
+-- (and its mangled name, which the export would otherwise decode out of the
+-- wide ppu_kernels rows).
+INSERT INTO ppu_kernel_instances (kernel_id, instance, mangled_name_id)
 SELECT id, ROW_NUMBER() OVER (PARTITION BY pid, mangled_name_id
-                              ORDER BY correlation_id, start_ns, id) - 1
+                              ORDER BY correlation_id, start_ns, id) - 1,
+       mangled_name_id
 FROM ppu_kernels;
 
 -- Every device activity, joined to its API call, graph exec and innermost range.

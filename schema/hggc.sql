@@ -278,8 +278,10 @@ INSERT INTO hggc_sync_types VALUES (0, 'Unknown'), (1, 'Event synchronize'),
 -- mangled name) in its process, from 0 in launch order (correlation id, then
 -- start): what Nsight Compute's --launch-skip counts (kernel_profile_cmd).
 CREATE TABLE ppu_kernel_instances (
-    kernel_id INTEGER PRIMARY KEY, -- ppu_kernels.id
-    instance  INTEGER NOT NULL     -- launches of that kernel in its process before it
+    kernel_id       INTEGER PRIMARY KEY, -- ppu_kernels.id
+    instance        INTEGER NOT NULL,    -- launches of that kernel in its process before it
+    mangled_name_id INTEGER NOT NULL     -- its ppu_kernels.mangled_name_id, copied: the timeline
+                                         -- export reads both from this narrow table
 );
 
 CREATE TABLE ppu_activities (

@@ -173,6 +173,18 @@ START_TEST(format_real_is_shortest_round_trip)
     ck_assert_str_eq(buf, "-0.0");
     asys_format_real(buf, sizeof buf, 1.0 / 0.0, 1);
     ck_assert_str_eq(buf, "inf");
+    /* integers (the fast path) as "%.*f" prints them */
+    const double integral[] = {0, 1, -1, 100, -4096, 1e15, 9007199254740991.0, -9007199254740991.0,
+                               9007199254740992.0, 1e16};
+    for (size_t i = 0; i < sizeof integral / sizeof integral[0]; i++)
+        for (int decimals = 0; decimals < 3; decimals++) {
+            char expected[64];
+            int n = snprintf(expected, sizeof expected, "%.*f", decimals, integral[i]);
+            ck_assert_int_eq(asys_format_real(buf, sizeof buf, integral[i], decimals), n);
+            ck_assert_str_eq(buf, expected);
+        }
+    ck_assert_int_eq(asys_format_real(buf, 3, 12345.0, 0), 5); /* cut, as snprintf cuts */
+    ck_assert_str_eq(buf, "12");
     /* every double reads back, whatever its magnitude */
     uint64_t x = 88172645463325252ull;
     for (int i = 0; i < 200000; i++) {
