@@ -152,8 +152,9 @@ void asys_capture_init(void)
 static void write_edge(struct asys_thread *t, unsigned edge, uint32_t window, uint32_t name_id,
                        uint64_t ticks)
 {
-    uint32_t trigger =
-        asys_capture_current_mode == ASYS_CAPTURE_PROFILER_CALLS ? ASYS_CAPTURE_PROFILER_API : ASYS_CAPTURE_HGTX;
+    uint32_t trigger = asys_capture_current_mode == ASYS_CAPTURE_PROFILER_CALLS
+                           ? ASYS_CAPTURE_PROFILER_API
+                           : ASYS_CAPTURE_HGTX;
     uint32_t delta;
     struct asys_rec_capture *r = asys_segment_reserve(&t->seg, sizeof *r, ticks, &delta);
     if (!r)
@@ -203,7 +204,8 @@ void asys_capture_end(struct asys_thread *t, uint64_t ticks)
 /* An API call recorded inside the open window: the window's id range grows. */
 void asys_capture_note_correlation(uint32_t correlation)
 {
-    if (asys_capture_current_mode == ASYS_CAPTURE_ALWAYS || asys_capture_current_mode == ASYS_CAPTURE_SESSION || !correlation)
+    if (asys_capture_current_mode == ASYS_CAPTURE_ALWAYS ||
+        asys_capture_current_mode == ASYS_CAPTURE_SESSION || !correlation)
         return;
     uint32_t n = __atomic_load_n(&capture.window_count, __ATOMIC_ACQUIRE);
     if (!n)
@@ -222,7 +224,8 @@ void asys_capture_note_correlation(uint32_t correlation)
 
 int asys_capture_keeps(uint32_t correlation)
 {
-    if (asys_capture_current_mode == ASYS_CAPTURE_ALWAYS || asys_capture_current_mode == ASYS_CAPTURE_SESSION)
+    if (asys_capture_current_mode == ASYS_CAPTURE_ALWAYS ||
+        asys_capture_current_mode == ASYS_CAPTURE_SESSION)
         return 1;
     if (!correlation)
         return 0;
@@ -284,8 +287,8 @@ int asys_capture_hgtx_registered(uint32_t string_id)
 
 void asys_capture_hgtx_domain_created(uint16_t domain, const char *name)
 {
-    if (asys_capture_current_mode != ASYS_CAPTURE_HGTX_RANGE || !capture.domain[0] || capture.any_domain ||
-        !name || strcmp(name, capture.domain) != 0)
+    if (asys_capture_current_mode != ASYS_CAPTURE_HGTX_RANGE || !capture.domain[0] ||
+        capture.any_domain || !name || strcmp(name, capture.domain) != 0)
         return;
     pthread_mutex_lock(&capture.lock);
     if (capture.domain_count < MAX_MATCHED_IDS) {

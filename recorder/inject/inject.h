@@ -243,7 +243,7 @@ ASYS_RUNTIME_API uint32_t asys_intern(struct asys_thread *t, const char *text);
 
 /* The slot of `text` in a thread's literal cache. */
 static inline struct asys_literal_cache_entry *asys_literal_slot(struct asys_thread *t,
-                                                                  const char *text)
+                                                                 const char *text)
 {
     _Static_assert(ASYS_LITERAL_CACHE_SIZE == 1 << 8, "the slot takes 8 bits of the hash");
     return &t->literals[((uintptr_t)text * 0x9e3779b97f4a7c15ull) >> (64 - 8)];
