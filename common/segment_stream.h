@@ -92,24 +92,11 @@ enum asys_rec_tail {
     ASYS_TAIL_REALS, /* doubles whose count is the u32 at tail_offset */
 };
 
-struct asys_rec_info {
-    const char *name; /* "HGTX_PUSH" */
-    uint32_t min_size;
-    uint32_t feature; /* enum asys_feature */
-    const struct asys_rec_field *fields;
-    uint16_t field_count;
-    const char *arg_name; /* what the header's arg holds; NULL: nothing */
-    uint8_t arg_kind; /* enum asys_field_kind */
-    uint8_t tail; /* enum asys_rec_tail */
-    uint16_t tail_offset;
-};
-const struct asys_rec_info *asys_rec_info(unsigned type);
-
 /* What a report of one recording window (asys start .. asys stop: the
  * manifest's recording_window) keeps of a record type.  A session's arena
  * holds every window recorded so far: finalize leaves the other windows'
  * events out of the report, and the importer keeps only the window's
- * (record_types.c holds the one list both use). */
+ * (each record type's line in record_types.c says which). */
 enum asys_window_kind {
     /* definitions (strings, processes, threads, domains, devices) and the
      * stream's own records: no moment's event, kept whatever the window */
@@ -122,6 +109,21 @@ enum asys_window_kind {
      * header word) */
     ASYS_WINDOW_DEVICE_WORK,
 };
+
+struct asys_rec_info {
+    const char *name; /* "HGTX_PUSH" */
+    uint32_t min_size;
+    uint32_t feature; /* enum asys_feature */
+    const struct asys_rec_field *fields;
+    uint16_t field_count;
+    const char *arg_name; /* what the header's arg holds; NULL: nothing */
+    uint8_t arg_kind; /* enum asys_field_kind */
+    uint8_t tail; /* enum asys_rec_tail */
+    uint16_t tail_offset;
+    uint8_t window; /* enum asys_window_kind */
+};
+const struct asys_rec_info *asys_rec_info(unsigned type);
+
 enum asys_window_kind asys_rec_window_kind(unsigned type);
 /* Whether a report of the window [start_ns, end_ns] (CLOCK_MONOTONIC)
  * leaves out `rec`, whose timestamp is `ns`. */
