@@ -607,29 +607,55 @@ static void close_rings(struct asys_cpu_sampler *s)
 }
 
 /* Closing an inherited perf event waits for the kernel (tens of ms on a VM,
- * per event): the events are closed by threads of their own, together and
- * while the stacks are unwound. */
+ * per event): the events are closed by detached threads of their own,
+ * together and while finalize goes on (unwinding, symbols, the report); the
+ * process's exit waits for what is left. */
 #define MAX_CLOSERS 16
 
 struct closer {
-    pthread_t thread;
-    const int *fds;
-    int count, stride, started;
+    int count;
+    int fds[]; /* the thread's own copy: it frees the closer */
 };
 
 static void *close_events(void *arg)
 {
     struct closer *c = arg;
-    for (int i = 0; i < c->count; i += c->stride)
+    for (int i = 0; i < c->count; i++)
         close(c->fds[i]);
+    free(c);
     return NULL;
 }
 
-/* Unmaps the rings and closes their files; the events' descriptors go to
- * `closers` (closed there; the caller joins them), or are closed here when
- * no thread can be started. */
-static void release_rings(struct asys_cpu_sampler *s, int *fds, struct closer *closers)
+/* Closes fds[i], fds[i + stride], ... on a detached thread, or here. */
+static void close_detached(const int *fds, int n, int first, int stride)
 {
+    int count = (n - first + stride - 1) / stride;
+    struct closer *c = malloc(sizeof *c + (size_t)count * sizeof c->fds[0]);
+    if (!c) {
+        for (int i = first; i < n; i += stride)
+            close(fds[i]);
+        return;
+    }
+    c->count = 0;
+    for (int i = first; i < n; i += stride)
+        c->fds[c->count++] = fds[i];
+    pthread_attr_t attr;
+    pthread_t thread;
+    int started = pthread_attr_init(&attr) == 0;
+    if (started) {
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        started = pthread_create(&thread, &attr, close_events, c) == 0;
+        pthread_attr_destroy(&attr);
+    }
+    if (!started)
+        close_events(c);
+}
+
+/* Unmaps the rings and closes their files; the events' descriptors are
+ * closed by detached threads (close_detached). */
+static void release_rings(struct asys_cpu_sampler *s)
+{
+    int fds[2 * ASYS_CPU_MAX_CPUS];
     int n = 0;
     for (int i = 0; i < s->ring_count; i++) {
         struct ring *r = &s->rings[i];
@@ -637,25 +663,15 @@ static void release_rings(struct asys_cpu_sampler *s, int *fds, struct closer *c
             munmap(r->map, r->map_size);
         if (r->out)
             fclose(r->out);
-        if (r->fd >= 0)
+        if (r->fd >= 0 && n < (int)(sizeof fds / sizeof fds[0]))
             fds[n++] = r->fd;
+        else if (r->fd >= 0)
+            close(r->fd);
     }
     s->ring_count = 0;
     int threads = n < MAX_CLOSERS ? n : MAX_CLOSERS;
-    for (int t = 0; t < threads; t++) {
-        closers[t] = (struct closer){.fds = fds + t, .count = n - t, .stride = threads};
-        closers[t].started =
-            pthread_create(&closers[t].thread, NULL, close_events, &closers[t]) == 0;
-        if (!closers[t].started)
-            close_events(&closers[t]);
-    }
-}
-
-static void join_closers(struct closer *closers)
-{
-    for (int t = 0; t < MAX_CLOSERS; t++)
-        if (closers[t].started)
-            pthread_join(closers[t].thread, NULL);
+    for (int t = 0; t < threads; t++)
+        close_detached(fds, n, t, threads);
 }
 
 int asys_cpu_sampler_start(const struct asys_cpu_sampler_config *cfg, pid_t target,
@@ -783,16 +799,8 @@ int asys_cpu_sampler_finish(struct asys_cpu_sampler *s, struct asys_err *err)
         }
     }
     close_thread_events(s);
-    int *fds = calloc(2 * ASYS_CPU_MAX_CPUS, sizeof *fds);
-    struct closer closers[MAX_CLOSERS];
-    memset(closers, 0, sizeof closers);
-    if (fds)
-        release_rings(s, fds, closers);
-    else
-        close_rings(s);
+    release_rings(s);
     int rc = asys_cpu_samples_write(&s->run, err);
-    join_closers(closers);
-    free(fds);
     free(s->rings);
     free(s);
     return rc;
