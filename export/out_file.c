@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "cleanup.h"
+#include "write_all.h"
 
 struct asys_out_file {
     char path[PATH_MAX];
@@ -120,19 +121,7 @@ int asys_out_write(FILE *stream, const void *data, size_t size)
         return fwrite(data, 1, size, stream) == size ? 0 : -1;
     if (fflush(stream) != 0)
         return -1;
-    const char *p = data;
-    while (size) {
-        ssize_t n = write(fd, p, size);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            errno = n < 0 ? errno : EIO;
-            return -1;
-        }
-        p += n;
-        size -= (size_t)n;
-    }
-    return 0;
+    return asys_write_all(fd, data, size);
 }
 
 /* Closes what is open; returns 0, or -1 with err (when `report`). */
