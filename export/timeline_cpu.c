@@ -209,7 +209,7 @@ static int core_slices_load(struct walk *w, struct core_threads *threads, struct
     }
     if (step != SQLITE_DONE)
         tw_fail(w, sqlite3_errmsg(w->db));
-    else
+    else if (n) /* qsort wants an array, even of nothing */
         qsort(items, n, sizeof *items, core_slice_cmp);
 out:
     sqlite3_finalize(st);
@@ -317,7 +317,7 @@ static int thread_slices_load(struct walk *w, struct thread_slice **out, size_t 
     }
     if (step != SQLITE_DONE)
         tw_fail(w, sqlite3_errmsg(w->db));
-    else
+    else if (n) /* qsort wants an array, even of nothing */
         qsort(items, n, sizeof *items, thread_slice_cmp);
 out:
     sqlite3_finalize(st);
@@ -424,7 +424,7 @@ static int thread_states_load(struct walk *w, struct state_texts *texts, struct 
     }
     if (step != SQLITE_DONE)
         tw_fail(w, sqlite3_errmsg(w->db));
-    else
+    else if (n) /* qsort wants an array, even of nothing */
         qsort(items, n, sizeof *items, thread_state_cmp);
 out:
     sqlite3_finalize(st);

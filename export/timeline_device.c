@@ -176,7 +176,7 @@ static int projection_load(struct walk *w, struct projected **out, size_t *count
     }
     if (step != SQLITE_DONE)
         tw_fail(w, sqlite3_errmsg(w->db));
-    else
+    else if (n) /* qsort wants an array, even of nothing */
         qsort(items, n, sizeof *items, projected_cmp);
 out:
     sqlite3_finalize(st);
