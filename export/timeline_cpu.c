@@ -203,9 +203,12 @@ static int core_slices_load(struct walk *w, struct core_threads *threads, struct
             tw_fail(w, "out of memory");
             goto out;
         }
-        items[n++] = (struct core_slice){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-                                         sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
-                                         thread, state};
+        items[n++] = (struct core_slice){sqlite3_column_int64(st, 0),
+                                         sqlite3_column_int64(st, 1),
+                                         sqlite3_column_int64(st, 2),
+                                         sqlite3_column_int64(st, 3),
+                                         thread,
+                                         state};
     }
     if (step != SQLITE_DONE)
         tw_fail(w, sqlite3_errmsg(w->db));
@@ -273,15 +276,14 @@ static int walk_cores(struct walk *w)
     return w->failed ? -1 : 0;
 }
 
-/* A slice of a traced thread on a core. */
-struct thread_slice {
-    int64_t pid, tid, start, id, end, cpu;
+/* Where a thread's row comes in the walks: by thread, then time, then id
+ * (the rowid SQLite's order ended with). */
+struct thread_time {
+    int64_t pid, tid, start, id;
 };
 
-/* ORDER BY pid, tid, start_ns, id */
-static int thread_slice_cmp(const void *pa, const void *pb)
+static int thread_time_cmp(const struct thread_time *a, const struct thread_time *b)
 {
-    const struct thread_slice *a = pa, *b = pb;
     if (a->pid != b->pid)
         return a->pid < b->pid ? -1 : 1;
     if (a->tid != b->tid)
@@ -289,6 +291,19 @@ static int thread_slice_cmp(const void *pa, const void *pb)
     if (a->start != b->start)
         return a->start < b->start ? -1 : 1;
     return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* A slice of a traced thread on a core. */
+struct thread_slice {
+    struct thread_time at;
+    int64_t end, cpu;
+};
+
+/* ORDER BY pid, tid, start_ns, id */
+static int thread_slice_cmp(const void *pa, const void *pb)
+{
+    return thread_time_cmp(&((const struct thread_slice *)pa)->at,
+                           &((const struct thread_slice *)pb)->at);
 }
 
 /* The traced threads' slices in the window, by thread and time: read in
@@ -299,10 +314,10 @@ static int thread_slices_load(struct walk *w, struct thread_slice **out, size_t 
     struct thread_slice *items = NULL;
     size_t n = 0, cap = 0;
     int step = SQLITE_DONE;
-    sqlite3_stmt *st = tw_prepare(w, "SELECT s.pid, s.tid, s.start_ns, s.id, s.end_ns, s.cpu\n"
-                                     "FROM sched_slices AS s\n"
-                                     "WHERE s.in_tree AND s.pid IS NOT NULL AND " IN_WINDOW(
-                                         "s") " ORDER BY s.id");
+    sqlite3_stmt *st =
+        tw_prepare(w, "SELECT s.pid, s.tid, s.start_ns, s.id, s.end_ns, s.cpu\n"
+                      "FROM sched_slices AS s\n"
+                      "WHERE s.in_tree AND s.pid IS NOT NULL AND " IN_WINDOW("s") " ORDER BY s.id");
     if (!st)
         goto out;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
@@ -313,7 +328,7 @@ static int thread_slices_load(struct walk *w, struct thread_slice **out, size_t 
         int64_t v[6];
         for (int i = 0; i < 6; i++)
             v[i] = sqlite3_column_int64(st, i);
-        items[n++] = (struct thread_slice){v[0], v[1], v[2], v[3], v[4], v[5]};
+        items[n++] = (struct thread_slice){{v[0], v[1], v[2], v[3]}, v[4], v[5]};
     }
     if (step != SQLITE_DONE)
         tw_fail(w, sqlite3_errmsg(w->db));
@@ -361,15 +376,16 @@ static int walk_thread_cores(struct walk *w)
     uint32_t core = 0, busy = 0;
     for (size_t i = 0; rc == 0 && i < count && !w->failed; i++) {
         const struct thread_slice *s = &slices[i];
-        if (i == 0 || s->pid != slices[i - 1].pid || s->tid != slices[i - 1].tid) {
-            uint32_t pid = (uint32_t)s->pid, tid = (uint32_t)s->tid;
+        if (i == 0 || s->at.pid != slices[i - 1].at.pid || s->at.tid != slices[i - 1].at.tid) {
+            uint32_t pid = (uint32_t)s->at.pid, tid = (uint32_t)s->at.tid;
             core = tw_thread_child_row(w, pid, tid, &core_row, 0);
             busy = tw_thread_child_row(w, pid, tid, &utilization_row, 0);
         }
         if (!core || !busy ||
-            tw_emit_slice(w, core, s->start, s->end, core_name_of(w, names, s->cpu),
+            tw_emit_slice(w, core, s->at.start, s->end, core_name_of(w, names, s->cpu),
                           tw_category(w, "cpu"), NULL, NULL) != 0 ||
-            tw_emit_counter(w, busy, s->start, 100) != 0 || tw_emit_counter(w, busy, s->end, 0) != 0)
+            tw_emit_counter(w, busy, s->at.start, 100) != 0 ||
+            tw_emit_counter(w, busy, s->end, 0) != 0)
             break;
     }
     free(slices);
@@ -379,21 +395,16 @@ static int walk_thread_cores(struct walk *w)
 
 /* A thread's state over an interval; `state` indexes the walk's texts. */
 struct thread_state {
-    int64_t pid, tid, start, rowid, end;
+    struct thread_time at; /* id: the row's rowid */
+    int64_t end;
     uint32_t state;
 };
 
 /* ORDER BY pid, tid, start_ns (the index's order: rowid last) */
 static int thread_state_cmp(const void *pa, const void *pb)
 {
-    const struct thread_state *a = pa, *b = pb;
-    if (a->pid != b->pid)
-        return a->pid < b->pid ? -1 : 1;
-    if (a->tid != b->tid)
-        return a->tid < b->tid ? -1 : 1;
-    if (a->start != b->start)
-        return a->start < b->start ? -1 : 1;
-    return a->rowid < b->rowid ? -1 : a->rowid > b->rowid;
+    return thread_time_cmp(&((const struct thread_state *)pa)->at,
+                           &((const struct thread_state *)pb)->at);
 }
 
 /* The states in the window by thread and time: read in rowid order and
@@ -420,7 +431,7 @@ static int thread_states_load(struct walk *w, struct state_texts *texts, struct 
         int64_t v[5];
         for (int i = 0; i < 5; i++)
             v[i] = sqlite3_column_int64(st, i);
-        items[n++] = (struct thread_state){v[0], v[1], v[2], v[3], v[4], state};
+        items[n++] = (struct thread_state){{v[0], v[1], v[2], v[3]}, v[4], state};
     }
     if (step != SQLITE_DONE)
         tw_fail(w, sqlite3_errmsg(w->db));
@@ -443,10 +454,11 @@ static int walk_states(struct walk *w)
     int rc = thread_states_load(w, &texts, &states, &count);
     for (size_t i = 0; rc == 0 && i < count && !w->failed; i++) {
         const struct thread_state *s = &states[i];
-        uint32_t row = tw_thread_child_row(w, (uint32_t)s->pid, (uint32_t)s->tid, &state_row, 0);
-        if (!row || tw_emit_slice(w, row, s->start, s->end,
-                                  tw_synthetic_name(w, texts.items[s->state]),
-                                  tw_category(w, "cpu"), NULL, NULL) != 0)
+        uint32_t row =
+            tw_thread_child_row(w, (uint32_t)s->at.pid, (uint32_t)s->at.tid, &state_row, 0);
+        if (!row ||
+            tw_emit_slice(w, row, s->at.start, s->end, tw_synthetic_name(w, texts.items[s->state]),
+                          tw_category(w, "cpu"), NULL, NULL) != 0)
             break;
     }
     free(states);
