@@ -385,21 +385,41 @@ static inline __attribute__((always_inline)) struct asys_thread *fast_path_threa
     return t->capture_window[slot] == asys_capture_window_number() ? t : NULL;
 }
 
-/* nvtxRangePushA with a literal the thread has seen: one word, no call but
- * the clock's (issue 30.1: the hooks are most of a pair's cost beside the
- * two clock reads).  The same record push() writes. */
-static int NVTX_API hook_push_a(const char *message)
+/* A push of a literal the thread has seen: one word, no call but the
+ * clock's (issue 30.1: the hooks were most of a pair's cost beside the two
+ * clock reads).  The same record push() writes; 0 when not taken. */
+static inline __attribute__((always_inline)) int fast_push(const char *message, int *level)
 {
     struct asys_thread *t = fast_path_thread();
     uint32_t id = t && message ? asys_intern_cached(t, message) : 0;
-    if (ASYS_LIKELY(id && id <= ASYS_ARG_MAX_STRING_ID)) {
-        asys_tls_busy = 1;
-        uint64_t ticks = asys_now();
-        int level = t->depth[ASYS_HGTX_DEFAULT_DOMAIN]++;
-        write_word(t, ASYS_REC_HGTX_PUSH, id, ticks);
-        asys_thread_leave();
+    if (ASYS_UNLIKELY(!id || id > ASYS_ARG_MAX_STRING_ID))
+        return 0;
+    asys_tls_busy = 1;
+    uint64_t ticks = asys_now();
+    *level = t->depth[ASYS_HGTX_DEFAULT_DOMAIN]++;
+    write_word(t, ASYS_REC_HGTX_PUSH, id, ticks);
+    asys_thread_leave();
+    return 1;
+}
+
+/* The ASCII message of attributes that carry nothing else (no colour,
+ * category or payload: the one-word record holds them whole), else NULL.
+ * NVTX3's C++ ranges push such attributes. */
+static const char *plain_ascii_message(const nvtxEventAttributes_t *a)
+{
+    if (!attr_has(a, ATTR_END(message)) || a->messageType != NVTX_MESSAGE_TYPE_ASCII ||
+        (attr_has(a, ATTR_END(category)) && a->category) ||
+        (attr_has(a, ATTR_END(color)) && a->colorType == NVTX_COLOR_ARGB) ||
+        (attr_has(a, ATTR_END(payload)) && a->payloadType != NVTX_PAYLOAD_UNKNOWN))
+        return NULL;
+    return a->message.ascii;
+}
+
+static int NVTX_API hook_push_a(const char *message)
+{
+    int level;
+    if (ASYS_LIKELY(fast_push(message, &level)))
         return level;
-    }
     return push(ASYS_HGTX_DEFAULT_DOMAIN, message ? message : "", NULL, NULL);
 }
 
@@ -410,34 +430,52 @@ static int NVTX_API hook_push_w(const wchar_t *message)
 
 static int NVTX_API hook_push_ex(const nvtxEventAttributes_t *a)
 {
+    int level;
+    if (fast_push(plain_ascii_message(a), &level))
+        return level;
     return push(ASYS_HGTX_DEFAULT_DOMAIN, NULL, NULL, a);
 }
 
-/* nvtxRangePop of a range pushed inside the window, when no HGTX range
- * closes windows: the same record pop() writes. */
-static int NVTX_API hook_pop(void)
+/* A pop of a range pushed inside the window, when no HGTX range closes
+ * windows: the same record pop() writes; 0 when not taken. */
+static inline __attribute__((always_inline)) int fast_pop(int *level)
 {
     struct asys_thread *t = fast_path_thread();
     unsigned slot = ASYS_HGTX_DEFAULT_DOMAIN;
-    if (ASYS_LIKELY(t && asys_capture_mode() != ASYS_CAPTURE_HGTX_RANGE &&
-                    t->depth[slot] > t->capture_base[slot])) {
-        asys_tls_busy = 1;
-        uint64_t ticks = asys_now();
-        int level = --t->depth[slot];
-        write_word(t, ASYS_REC_HGTX_POP, ASYS_HGTX_DEFAULT_DOMAIN, ticks);
-        asys_thread_leave();
+    if (ASYS_UNLIKELY(!t || asys_capture_mode() == ASYS_CAPTURE_HGTX_RANGE ||
+                      t->depth[slot] <= t->capture_base[slot]))
+        return 0;
+    asys_tls_busy = 1;
+    uint64_t ticks = asys_now();
+    *level = --t->depth[slot];
+    write_word(t, ASYS_REC_HGTX_POP, ASYS_HGTX_DEFAULT_DOMAIN, ticks);
+    asys_thread_leave();
+    return 1;
+}
+
+static int NVTX_API hook_pop(void)
+{
+    int level;
+    if (ASYS_LIKELY(fast_pop(&level)))
         return level;
-    }
     return pop(ASYS_HGTX_DEFAULT_DOMAIN);
 }
 
+/* The default domain's (a NULL handle: NVTX3's global domain) take the
+ * fast paths too. */
 static int NVTX_API hook_domain_push_ex(nvtxDomainHandle_t domain, const nvtxEventAttributes_t *a)
 {
+    int level;
+    if (domain_id(domain) == ASYS_HGTX_DEFAULT_DOMAIN && fast_push(plain_ascii_message(a), &level))
+        return level;
     return push(domain_id(domain), NULL, NULL, a);
 }
 
 static int NVTX_API hook_domain_pop(nvtxDomainHandle_t domain)
 {
+    int level;
+    if (domain_id(domain) == ASYS_HGTX_DEFAULT_DOMAIN && fast_pop(&level))
+        return level;
     return pop(domain_id(domain));
 }
 

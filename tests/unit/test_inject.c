@@ -223,7 +223,8 @@ START_TEST(levels_and_records)
 END_TEST
 
 /* A literal's second push takes the hooks' fast path (its id cached):
- * the same record and levels as the first, which went the general way. */
+ * the same record and levels as the first, which went the general way;
+ * so do pushes whose attributes hold only that message. */
 START_TEST(fast_path_writes_what_the_general_path_writes)
 {
     struct module *m = &modules[0];
@@ -237,20 +238,35 @@ START_TEST(fast_path_writes_what_the_general_path_writes)
         ck_assert_int_eq(POP(m)(), 0);
     }
     ck_assert_int_eq(POP(m)(), -1); /* nothing open: the general path answers */
+    /* attributes holding only an ASCII message, in the default domain (a
+     * NULL handle: NVTX3's C++ ranges): the same one-word record */
+    nvtxEventAttributes_t plain = {0};
+    plain.version = NVTX_VERSION;
+    plain.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    plain.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    plain.message.ascii = "fast-outer";
+    ck_assert_int_eq(CORE(m, RangePushEx, nvtxRangePushEx_impl_fntype)(&plain), 0);
+    ck_assert_int_eq(CORE2(m, DomainRangePushEx, nvtxDomainRangePushEx_impl_fntype)(NULL, &plain),
+                     1);
+    ck_assert_int_eq(CORE2(m, DomainRangePop, nvtxDomainRangePop_impl_fntype)(NULL), 1);
+    ck_assert_int_eq(POP(m)(), 0);
     struct seen after;
     read_segment(my_tid(), &after);
     ck_assert_int_eq(after.strings - before.strings, 2);
-    unsigned pushes[4], n = 0, pops = 0;
+    unsigned pushes[6], n = 0, pops = 0;
     for (int i = before.count; i < after.count; i++) {
-        if (after.types[i] == ASYS_REC_HGTX_PUSH && n < 4)
+        ck_assert_uint_ne(after.types[i], ASYS_REC_HGTX_PUSH_EX);
+        if (after.types[i] == ASYS_REC_HGTX_PUSH && n < 6)
             pushes[n++] = after.args[i];
         pops += after.types[i] == ASYS_REC_HGTX_POP;
     }
-    ck_assert_uint_eq(n, 4);
-    ck_assert_uint_eq(pops, 4);
+    ck_assert_uint_eq(n, 6);
+    ck_assert_uint_eq(pops, 6);
     ck_assert_uint_ne(pushes[0], pushes[1]);
     ck_assert_uint_eq(pushes[0], pushes[2]);
     ck_assert_uint_eq(pushes[1], pushes[3]);
+    ck_assert_uint_eq(pushes[0], pushes[4]);
+    ck_assert_uint_eq(pushes[0], pushes[5]);
 }
 END_TEST
 
