@@ -210,7 +210,7 @@ static int core_slices_load(struct walk *w, struct core_threads *threads, struct
     if (step != SQLITE_DONE)
         tw_fail(w, sqlite3_errmsg(w->db));
     else
-        qsort(items, n, sizeof *items, core_slice_cmp);
+        items = tw_sort_grouped(w, items, n, sizeof *items, sizeof items->cpu, core_slice_cmp);
 out:
     sqlite3_finalize(st);
     *out = items;
@@ -318,7 +318,7 @@ static int thread_slices_load(struct walk *w, struct thread_slice **out, size_t 
     if (step != SQLITE_DONE)
         tw_fail(w, sqlite3_errmsg(w->db));
     else
-        qsort(items, n, sizeof *items, thread_slice_cmp);
+        items = tw_sort_grouped(w, items, n, sizeof *items, 2 * sizeof(int64_t), thread_slice_cmp);
 out:
     sqlite3_finalize(st);
     *out = items;
@@ -425,7 +425,7 @@ static int thread_states_load(struct walk *w, struct state_texts *texts, struct 
     if (step != SQLITE_DONE)
         tw_fail(w, sqlite3_errmsg(w->db));
     else
-        qsort(items, n, sizeof *items, thread_state_cmp);
+        items = tw_sort_grouped(w, items, n, sizeof *items, 2 * sizeof(int64_t), thread_state_cmp);
 out:
     sqlite3_finalize(st);
     *out = items;

@@ -177,7 +177,7 @@ static int projection_load(struct walk *w, struct projected **out, size_t *count
     if (step != SQLITE_DONE)
         tw_fail(w, sqlite3_errmsg(w->db));
     else
-        qsort(items, n, sizeof *items, projected_cmp);
+        items = tw_sort_grouped(w, items, n, sizeof *items, sizeof items->stream, projected_cmp);
 out:
     sqlite3_finalize(st);
     *out = items;
