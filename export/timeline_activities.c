@@ -551,22 +551,23 @@ static void activity_read(struct walk *w, sqlite3_stmt *st, struct activity_list
     a->name = sqlite3_column_int64(st, kind == 1 ? 8 : kind == 2 ? 9 : 13);
     a->api_id = sqlite3_column_int64(st, 15);
     /* a video activity's video call; its HGGC call, when drawn, comes first (join_calls) */
-    if (sqlite3_column_type(st, 16) != SQLITE_NULL) {
+    if (kind == 5 && sqlite3_column_type(st, 16) != SQLITE_NULL) {
         a->api_start = sqlite3_column_int64(st, 16);
         a->flags |= ACT_API_DRAWN;
     }
     uint32_t index = (uint32_t)list->count;
-    if (sqlite3_column_type(st, 15) != SQLITE_NULL)
+    int has_call = sqlite3_column_type(st, 15) != SQLITE_NULL;
+    if (has_call)
         keys_push(w, &list->call_keys, a->api_id, index);
     /* without a window every call is drawn: its start is on the row already */
-    if (list->calls_drawn && list->whole_window && sqlite3_column_type(st, 15) != SQLITE_NULL &&
+    if (has_call && list->calls_drawn && list->whole_window &&
         sqlite3_column_type(st, 18) != SQLITE_NULL) {
         a->api_start = sqlite3_column_int64(st, 18);
         a->flags |= ACT_API_DRAWN;
     }
     if (kind == 1)
         keys_push(w, &list->kernel_keys, sqlite3_column_int64(st, 17), index);
-    a->video_decode = sqlite3_column_int(st, 19) == 1;
+    a->video_decode = kind == 5 && sqlite3_column_int(st, 19) == 1;
     a->place = place_of(w, st, &list->places);
 }
 
