@@ -579,6 +579,20 @@ struct sort_groups {
     size_t count;
 };
 
+/* The first groups met are found by comparison, cheaper than a hash for
+ * the few cores, threads or streams a report mostly has. */
+#define SORT_FIRST_GROUPS 8
+
+/* The group of `key` (index + 1) when it is among the first groups, else 0. */
+static uint32_t sort_group_among_first(const struct sort_groups *g, const char *items, size_t size,
+                                       const char *key, size_t key_bytes)
+{
+    for (size_t i = 0; i < g->count && i < SORT_FIRST_GROUPS; i++)
+        if (!memcmp(key, items + g->first[i] * size, key_bytes))
+            return (uint32_t)i + 1;
+    return 0;
+}
+
 /* Numbers each item's group (its first key_bytes bytes); 1 when there are
  * more than SORT_MAX_GROUPS, -1 when out of memory. */
 static int sort_groups_find(struct sort_groups *g, const char *items, size_t n, size_t size,
@@ -600,7 +614,9 @@ static int sort_groups_find(struct sort_groups *g, const char *items, size_t n, 
             g->of_item[i] = g->of_item[i - 1];
             continue;
         }
-        uint32_t found = asys_strmap_get(&by_key, key, key_bytes);
+        uint32_t found = sort_group_among_first(g, items, size, key, key_bytes);
+        if (!found && g->count > SORT_FIRST_GROUPS)
+            found = asys_strmap_get(&by_key, key, key_bytes);
         if (!found) {
             if (g->count == SORT_MAX_GROUPS) {
                 rc = 1;
