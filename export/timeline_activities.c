@@ -115,13 +115,13 @@ struct place_cache {
     int has_last;
 };
 
-/* The place index of the current row of the activity query; UINT32_MAX
- * when out of memory. */
-static uint32_t place_of(struct walk *w, sqlite3_stmt *st, struct place_cache *cache)
+/* The place index of the current row of the activity query, whose kind
+ * column (read already) is `kind`; UINT32_MAX when out of memory. */
+static uint32_t place_of(struct walk *w, sqlite3_stmt *st, int kind, struct place_cache *cache)
 {
     struct place_key k;
     memset(&k, 0, sizeof k);
-    k.kind = sqlite3_column_int(st, 1);
+    k.kind = kind;
     k.physical = sqlite3_column_int64(st, 2);
     k.pid = sqlite3_column_int64(st, 3);
     k.context = sqlite3_column_int64(st, 4);
@@ -568,7 +568,7 @@ static void activity_read(struct walk *w, sqlite3_stmt *st, struct activity_list
     if (kind == 1)
         keys_push(w, &list->kernel_keys, sqlite3_column_int64(st, 17), index);
     a->video_decode = kind == 5 && sqlite3_column_int(st, 19) == 1;
-    a->place = place_of(w, st, &list->places);
+    a->place = place_of(w, st, kind, &list->places);
 }
 
 /* The calls that launched several of the activities (graph launches), with
