@@ -113,6 +113,7 @@ struct place_cache {
     struct place_key last; /* runs of one place are common: the last answer */
     uint32_t last_index;
     int has_last;
+    int kernels_by_hgtx; /* --group-by hgtx, asked once rather than per kernel */
 };
 
 /* The place index of the current row of the activity query, whose kind
@@ -128,7 +129,7 @@ static uint32_t place_of(struct walk *w, sqlite3_stmt *st, int kind, struct plac
     k.stream = sqlite3_column_int64(st, 5);
     k.graph_id = column_or_none(st, 13);
     k.exec_id = column_or_none(st, 14);
-    if (k.kind == 1 && strcmp(w->o->group_kernels, "hgtx") != 0) {
+    if (k.kind == 1 && !cache->kernels_by_hgtx) {
         k.group_a = sqlite3_column_int64(st, 10);
         k.by_base = 1;
     } else if (k.kind == 1) {
@@ -790,6 +791,7 @@ static int activities_load(struct walk *w, struct activity_list *list)
 {
     memset(list, 0, sizeof *list);
     asys_strmap_init(&list->places.by_key);
+    list->places.kernels_by_hgtx = !strcmp(w->o->group_kernels, "hgtx");
     asys_u64map_init(&list->copy_names);
     asys_u64map_init(&list->several);
     list->calls_drawn = tw_table_wanted(w, "hggc_api_calls");

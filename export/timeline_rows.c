@@ -379,8 +379,13 @@ struct tl_name tw_synthetic_name(struct walk *w, const char *text)
 
 struct tl_category tw_category(struct walk *w, const char *name)
 {
+    /* the callers' literals: the same pointer each time, mostly; the texts
+     * are unique, so the first of either match is the same */
     for (uint32_t i = 0; i < w->category_count; i++)
-        if (w->categories[i] == name || !strcmp(w->categories[i], name))
+        if (w->categories[i] == name)
+            return (struct tl_category){i, name};
+    for (uint32_t i = 0; i < w->category_count; i++)
+        if (!strcmp(w->categories[i], name))
             return (struct tl_category){i, w->categories[i]};
     if (w->category_count == TL_MAX_CATEGORIES) /* more collectors than a sink can tell apart */
         return (struct tl_category){TL_MAX_CATEGORIES - 1, w->categories[TL_MAX_CATEGORIES - 1]};
