@@ -113,22 +113,23 @@ struct place_cache {
     struct place_key last; /* runs of one place are common: the last answer */
     uint32_t last_index;
     int has_last;
+    int kernels_by_hgtx; /* --group-by hgtx, asked once rather than per kernel */
 };
 
-/* The place index of the current row of the activity query; UINT32_MAX
- * when out of memory. */
-static uint32_t place_of(struct walk *w, sqlite3_stmt *st, struct place_cache *cache)
+/* The place index of the current row of the activity query, whose kind
+ * column (read already) is `kind`; UINT32_MAX when out of memory. */
+static uint32_t place_of(struct walk *w, sqlite3_stmt *st, int kind, struct place_cache *cache)
 {
     struct place_key k;
     memset(&k, 0, sizeof k);
-    k.kind = sqlite3_column_int(st, 1);
+    k.kind = kind;
     k.physical = sqlite3_column_int64(st, 2);
     k.pid = sqlite3_column_int64(st, 3);
     k.context = sqlite3_column_int64(st, 4);
     k.stream = sqlite3_column_int64(st, 5);
     k.graph_id = column_or_none(st, 13);
     k.exec_id = column_or_none(st, 14);
-    if (k.kind == 1 && strcmp(w->o->group_kernels, "hgtx") != 0) {
+    if (k.kind == 1 && !cache->kernels_by_hgtx) {
         k.group_a = sqlite3_column_int64(st, 10);
         k.by_base = 1;
     } else if (k.kind == 1) {
@@ -551,23 +552,24 @@ static void activity_read(struct walk *w, sqlite3_stmt *st, struct activity_list
     a->name = sqlite3_column_int64(st, kind == 1 ? 8 : kind == 2 ? 9 : 13);
     a->api_id = sqlite3_column_int64(st, 15);
     /* a video activity's video call; its HGGC call, when drawn, comes first (join_calls) */
-    if (sqlite3_column_type(st, 16) != SQLITE_NULL) {
+    if (kind == 5 && sqlite3_column_type(st, 16) != SQLITE_NULL) {
         a->api_start = sqlite3_column_int64(st, 16);
         a->flags |= ACT_API_DRAWN;
     }
     uint32_t index = (uint32_t)list->count;
-    if (sqlite3_column_type(st, 15) != SQLITE_NULL)
+    int has_call = sqlite3_column_type(st, 15) != SQLITE_NULL;
+    if (has_call)
         keys_push(w, &list->call_keys, a->api_id, index);
     /* without a window every call is drawn: its start is on the row already */
-    if (list->calls_drawn && list->whole_window && sqlite3_column_type(st, 15) != SQLITE_NULL &&
+    if (has_call && list->calls_drawn && list->whole_window &&
         sqlite3_column_type(st, 18) != SQLITE_NULL) {
         a->api_start = sqlite3_column_int64(st, 18);
         a->flags |= ACT_API_DRAWN;
     }
     if (kind == 1)
         keys_push(w, &list->kernel_keys, sqlite3_column_int64(st, 17), index);
-    a->video_decode = sqlite3_column_int(st, 19) == 1;
-    a->place = place_of(w, st, &list->places);
+    a->video_decode = kind == 5 && sqlite3_column_int(st, 19) == 1;
+    a->place = place_of(w, st, kind, &list->places);
 }
 
 /* The calls that launched several of the activities (graph launches), with
@@ -789,6 +791,7 @@ static int activities_load(struct walk *w, struct activity_list *list)
 {
     memset(list, 0, sizeof *list);
     asys_strmap_init(&list->places.by_key);
+    list->places.kernels_by_hgtx = !strcmp(w->o->group_kernels, "hgtx");
     asys_u64map_init(&list->copy_names);
     asys_u64map_init(&list->several);
     list->calls_drawn = tw_table_wanted(w, "hggc_api_calls");

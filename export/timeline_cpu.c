@@ -212,8 +212,8 @@ static int core_slices_load(struct walk *w, struct core_threads *threads, struct
     }
     if (step != SQLITE_DONE)
         tw_fail(w, sqlite3_errmsg(w->db));
-    else if (n) /* qsort wants an array, even of nothing */
-        qsort(items, n, sizeof *items, core_slice_cmp);
+    else
+        items = tw_sort_grouped(w, items, n, sizeof *items, sizeof items->cpu, core_slice_cmp);
 out:
     sqlite3_finalize(st);
     *out = items;
@@ -222,12 +222,9 @@ out:
 }
 
 /* One core slice on its core's row, with its thread's ids as arguments. */
-static int draw_core_slice(struct walk *w, const struct core_slice *s, struct core_thread *t,
-                           const struct state_texts *texts)
+static int draw_core_slice(struct walk *w, uint32_t row, const struct core_slice *s,
+                           struct core_thread *t, const struct state_texts *texts)
 {
-    uint32_t row = core_group_row(w, s->cpu);
-    if (!row)
-        return -1;
     if (!t->drawn) {
         t->interned = tw_synthetic_name(w, t->name);
         t->drawn = 1;
@@ -266,10 +263,16 @@ static int walk_cores(struct walk *w)
                                               "JOIN strings AS s ON s.id = t.name_id\n"
                                               "WHERE t.pid = ?1 AND t.tid = ?2")
                               : NULL;
+    uint32_t row = 0;
     if (threads.thread_name && core_slices_load(w, &threads, &texts, &slices, &count) == 0)
-        for (size_t i = 0; i < count && !w->failed; i++)
-            if (draw_core_slice(w, &slices[i], &threads.items[slices[i].thread], &texts) != 0)
+        for (size_t i = 0; i < count && !w->failed; i++) {
+            /* the slices come by core: its row is found once per core */
+            if (i == 0 || slices[i].cpu != slices[i - 1].cpu)
+                row = core_group_row(w, slices[i].cpu);
+            if (!row ||
+                draw_core_slice(w, row, &slices[i], &threads.items[slices[i].thread], &texts) != 0)
                 break;
+        }
     free(slices);
     core_threads_free(&threads);
     state_texts_free(&texts);
@@ -332,8 +335,9 @@ static int thread_slices_load(struct walk *w, struct thread_slice **out, size_t 
     }
     if (step != SQLITE_DONE)
         tw_fail(w, sqlite3_errmsg(w->db));
-    else if (n) /* qsort wants an array, even of nothing */
-        qsort(items, n, sizeof *items, thread_slice_cmp);
+    else
+        items = tw_sort_grouped(w, items, n, sizeof *items,
+                                sizeof items->at.pid + sizeof items->at.tid, thread_slice_cmp);
 out:
     sqlite3_finalize(st);
     *out = items;
@@ -435,13 +439,24 @@ static int thread_states_load(struct walk *w, struct state_texts *texts, struct 
     }
     if (step != SQLITE_DONE)
         tw_fail(w, sqlite3_errmsg(w->db));
-    else if (n) /* qsort wants an array, even of nothing */
-        qsort(items, n, sizeof *items, thread_state_cmp);
+    else
+        items = tw_sort_grouped(w, items, n, sizeof *items,
+                                sizeof items->at.pid + sizeof items->at.tid, thread_state_cmp);
 out:
     sqlite3_finalize(st);
     *out = items;
     *count = n;
     return w->failed ? -1 : 0;
+}
+
+/* The interned name of state text `index`, made on its first use (a hash
+ * of the text per state otherwise). */
+static struct tl_name interned_state(struct walk *w, const struct state_texts *texts,
+                                     struct tl_name *names, uint32_t index)
+{
+    if (!names[index].text)
+        names[index] = tw_synthetic_name(w, texts->items[index]);
+    return names[index];
 }
 
 /* The states the scheduler saw, or where it was not asked (-s none) OSRT's
@@ -452,15 +467,19 @@ static int walk_states(struct walk *w)
     struct thread_state *states;
     size_t count;
     int rc = thread_states_load(w, &texts, &states, &count);
+    struct tl_name *names = rc == 0 ? calloc(texts.count + 1, sizeof *names) : NULL;
+    if (rc == 0 && !names)
+        rc = tw_fail(w, "out of memory");
     for (size_t i = 0; rc == 0 && i < count && !w->failed; i++) {
         const struct thread_state *s = &states[i];
         uint32_t row =
             tw_thread_child_row(w, (uint32_t)s->at.pid, (uint32_t)s->at.tid, &state_row, 0);
         if (!row ||
-            tw_emit_slice(w, row, s->at.start, s->end, tw_synthetic_name(w, texts.items[s->state]),
+            tw_emit_slice(w, row, s->at.start, s->end, interned_state(w, &texts, names, s->state),
                           tw_category(w, "cpu"), NULL, NULL) != 0)
             break;
     }
+    free(names);
     free(states);
     state_texts_free(&texts);
     return w->failed ? -1 : 0;

@@ -158,7 +158,7 @@ static int projection_load(struct walk *w, struct projected **out, size_t *count
            "FROM hgtx_gpu_projection AS g\n"
            "JOIN hgtx_events AS e ON e.id = g.range_id\n"
            "WHERE " IN_WINDOW("g") "\n"
-           "ORDER BY g.range_id, g.pid, g.context, g.stream");
+                                   "ORDER BY g.range_id, g.pid, g.context, g.stream");
     if (!st)
         goto out;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
@@ -176,8 +176,8 @@ static int projection_load(struct walk *w, struct projected **out, size_t *count
     }
     if (step != SQLITE_DONE)
         tw_fail(w, sqlite3_errmsg(w->db));
-    else if (n) /* qsort wants an array, even of nothing */
-        qsort(items, n, sizeof *items, projected_cmp);
+    else
+        items = tw_sort_grouped(w, items, n, sizeof *items, sizeof items->stream, projected_cmp);
 out:
     sqlite3_finalize(st);
     *out = items;

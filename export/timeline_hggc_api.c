@@ -16,25 +16,32 @@ static void api_row_name(struct walk *w, int64_t sub, char *out, size_t size)
 
 static const struct tl_thread_row api_row = {TL_RANK_HGGC_API, api_row_name, 0, NULL};
 
+/* The calls in the window, in id order, with `name` as their name id. */
+/* clang-format off */
+#define API_QUERY(name) \
+    "SELECT a.pid, a.tid, a.start_ns, a.end_ns, " name ",\n" \
+    "       a.id, a.result, a.correlation_id\n" \
+    "FROM hggc_api_calls AS a\n" \
+    "WHERE " IN_WINDOW("a") "\n" \
+    "ORDER BY a.id"
+/* --api-name-mode kernel: a call that launched one kernel, outside a graph,
+ * is named by it */
+#define KERNEL_NAME_OR(call_name) \
+    "COALESCE((SELECT CASE WHEN COUNT(*) = 1 AND MAX(p.graph_id) IS NULL\n" \
+    "                      THEN MAX(p.name_id) END\n" \
+    "          FROM ppu_activities AS p\n" \
+    "          WHERE p.api_id = a.id AND p.kind = 1), " call_name ")"
+/* clang-format on */
+
 static int walk_api(struct walk *w)
 {
     /* flows to the call's work, and from the work a synchronizing call waited for */
     int flows = tw_table_wanted(w, "ppu_activities");
     int deps = flows && tw_table_wanted(w, "ppu_deps");
-    /* clang-format off */
-    sqlite3_stmt *st = tw_prepare(w,
-        "SELECT a.pid, a.tid, a.start_ns, a.end_ns,\n"
-        "       CASE WHEN :mode = 'kernel'\n"
-        "            THEN COALESCE((SELECT CASE WHEN COUNT(*) = 1 AND MAX(p.graph_id) IS NULL\n"
-        "                                       THEN MAX(p.name_id) END\n"
-        "                           FROM ppu_activities AS p\n"
-        "                           WHERE p.api_id = a.id AND p.kind = 1), a.name_id)\n"
-        "            ELSE a.name_id END,\n"
-        "       a.id, a.result, a.correlation_id\n"
-        "FROM hggc_api_calls AS a\n"
-        "WHERE " IN_WINDOW("a") "\n"
-        "ORDER BY a.id");
-    /* clang-format on */
+    /* the kernel's name only when asked: a subquery a call otherwise */
+    int by_kernel = w->o->api_name_mode && !strcmp(w->o->api_name_mode, "kernel");
+    sqlite3_stmt *st = tw_prepare(w, by_kernel ? API_QUERY(KERNEL_NAME_OR("a.name_id"))
+                                               : API_QUERY("a.name_id"));
     /* read alongside the calls, in their id order: the work each call launched,
      * and the work each synchronizing call waited for */
     struct ref_cursor launched = {NULL, 0, 0, {0}}, waited = {NULL, 0, 0, {0}};
@@ -59,8 +66,6 @@ static int walk_api(struct walk *w)
         sqlite3_finalize(st);
         return -1;
     }
-    sqlite3_bind_text(st, sqlite3_bind_parameter_index(st, ":mode"), w->o->api_name_mode, -1,
-                      SQLITE_STATIC);
     while (!w->failed && sqlite3_step(st) == SQLITE_ROW) {
         uint32_t row = tw_thread_child_row(w, (uint32_t)sqlite3_column_int64(st, 0),
                                            (uint32_t)sqlite3_column_int64(st, 1), &api_row, 0);

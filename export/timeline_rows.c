@@ -379,8 +379,13 @@ struct tl_name tw_synthetic_name(struct walk *w, const char *text)
 
 struct tl_category tw_category(struct walk *w, const char *name)
 {
+    /* the callers' literals: the same pointer each time, mostly; the texts
+     * are unique, so the first of either match is the same */
     for (uint32_t i = 0; i < w->category_count; i++)
-        if (w->categories[i] == name || !strcmp(w->categories[i], name))
+        if (w->categories[i] == name)
+            return (struct tl_category){i, name};
+    for (uint32_t i = 0; i < w->category_count; i++)
+        if (!strcmp(w->categories[i], name))
             return (struct tl_category){i, w->categories[i]};
     if (w->category_count == TL_MAX_CATEGORIES) /* more collectors than a sink can tell apart */
         return (struct tl_category){TL_MAX_CATEGORIES - 1, w->categories[TL_MAX_CATEGORIES - 1]};
@@ -565,4 +570,141 @@ struct tl_flows tw_flows_of(struct walk *w, int one_to_one)
     struct tl_flows f = {w->flows_out.ids,  w->flows_out.count,  w->flows_in.ids, w->flows_in.count,
                          w->flows_late.ids, w->flows_late.count, one_to_one};
     return f;
+}
+
+/* Grouped sorting (tw_sort_grouped).  Groups beyond this are sorted by
+ * qsort alone: their order is found by insertion, fine for a few hundred. */
+#define SORT_MAX_GROUPS 512
+
+/* The groups of a tw_sort_grouped array: each item's group, in the order
+ * first met, and the first item of each. */
+struct sort_groups {
+    uint32_t *of_item;
+    size_t first[SORT_MAX_GROUPS];
+    size_t count;
+};
+
+/* The first groups met are found by comparison, cheaper than a hash for
+ * the few cores, threads or streams a report mostly has. */
+#define SORT_FIRST_GROUPS 8
+
+/* The group of `key` (index + 1) when it is among the first groups, else 0. */
+static uint32_t sort_group_among_first(const struct sort_groups *g, const char *items, size_t size,
+                                       const char *key, size_t key_bytes)
+{
+    for (size_t i = 0; i < g->count && i < SORT_FIRST_GROUPS; i++)
+        if (!memcmp(key, items + g->first[i] * size, key_bytes))
+            return (uint32_t)i + 1;
+    return 0;
+}
+
+/* Numbers each item's group (its first key_bytes bytes); 1 when there are
+ * more than SORT_MAX_GROUPS, -1 when out of memory. */
+static int sort_groups_find(struct sort_groups *g, const char *items, size_t n, size_t size,
+                            size_t key_bytes)
+{
+    struct asys_strmap by_key;
+    int rc = 0;
+    asys_strmap_init(&by_key);
+    g->count = 0;
+    g->of_item = malloc(n * sizeof *g->of_item);
+    if (!g->of_item) {
+        rc = -1;
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *key = items + i * size;
+        /* runs of one group are common: the previous item's answer */
+        if (i && !memcmp(key, key - size, key_bytes)) {
+            g->of_item[i] = g->of_item[i - 1];
+            continue;
+        }
+        uint32_t found = sort_group_among_first(g, items, size, key, key_bytes);
+        if (!found && g->count > SORT_FIRST_GROUPS)
+            found = asys_strmap_get(&by_key, key, key_bytes);
+        if (!found) {
+            if (g->count == SORT_MAX_GROUPS) {
+                rc = 1;
+                goto out;
+            }
+            g->first[g->count] = i;
+            found = (uint32_t)++g->count;
+            if (asys_strmap_put(&by_key, key, key_bytes, found) != 0) {
+                rc = -1;
+                goto out;
+            }
+        }
+        g->of_item[i] = found - 1;
+    }
+out:
+    asys_strmap_free(&by_key);
+    return rc;
+}
+
+/* The groups' ranks in sorted order: the groups' keys lead cmp's, so any
+ * two of their items compare as the groups do. */
+static void sort_groups_rank(const struct sort_groups *g, const char *items, size_t size,
+                             int (*cmp)(const void *, const void *), uint32_t *rank)
+{
+    uint32_t order[SORT_MAX_GROUPS];
+    for (size_t i = 0; i < g->count; i++) {
+        size_t j = i;
+        for (; j > 0 && cmp(items + g->first[order[j - 1]] * size, items + g->first[i] * size) > 0;
+             j--)
+            order[j] = order[j - 1];
+        order[j] = (uint32_t)i;
+    }
+    for (size_t i = 0; i < g->count; i++)
+        rank[order[i]] = (uint32_t)i;
+}
+
+/* Sorts one group's items unless they came in order already. */
+static void sort_group_items(char *items, size_t n, size_t size,
+                             int (*cmp)(const void *, const void *))
+{
+    for (size_t i = 1; i < n; i++)
+        if (cmp(items + (i - 1) * size, items + i * size) > 0) {
+            qsort(items, n, size, cmp);
+            return;
+        }
+}
+
+void *tw_sort_grouped(struct walk *w, void *items_in, size_t n, size_t size, size_t key_bytes,
+                      int (*cmp)(const void *, const void *))
+{
+    struct sort_groups g;
+    char *items = items_in, *sorted = NULL;
+    size_t start[SORT_MAX_GROUPS + 1] = {0};
+    uint32_t rank[SORT_MAX_GROUPS];
+    if (n < 2)
+        return items;
+    int rc = sort_groups_find(&g, items, n, size, key_bytes);
+    if (rc > 0)
+        qsort(items, n, size, cmp);
+    if (rc != 0)
+        goto out;
+    sort_groups_rank(&g, items, size, cmp, rank);
+    sorted = malloc(n * size);
+    if (!sorted) {
+        rc = -1;
+        goto out;
+    }
+    /* a stable counting sort by group rank, then each group by cmp */
+    for (size_t i = 0; i < n; i++)
+        start[rank[g.of_item[i]] + 1]++;
+    for (size_t r = 0; r < g.count; r++)
+        start[r + 1] += start[r];
+    size_t next[SORT_MAX_GROUPS];
+    memcpy(next, start, sizeof next);
+    for (size_t i = 0; i < n; i++)
+        memcpy(sorted + next[rank[g.of_item[i]]]++ * size, items + i * size, size);
+    for (size_t r = 0; r < g.count; r++)
+        sort_group_items(sorted + start[r] * size, start[r + 1] - start[r], size, cmp);
+    free(items);
+    items = sorted;
+out:
+    free(g.of_item);
+    if (rc < 0)
+        tw_fail(w, "out of memory while sorting");
+    return items;
 }

@@ -147,6 +147,15 @@ struct tl_category tw_category(struct walk *w, const char *name);
 struct tl_name tw_synthetic_name(struct walk *w, const char *text);
 void tw_names_free(struct walk *w);
 
+/* Sorts n items of `size` bytes by cmp, a total order whose leading keys
+ * are the items' first key_bytes bytes (their group: a core, a thread, a
+ * stream): counted into their groups, then each group sorted unless it
+ * came in order, as rows read in rowid order mostly do.  Returns the
+ * sorted items: `items`, or a copy with `items` freed; when out of memory
+ * `items` unsorted, and the walk failed. */
+void *tw_sort_grouped(struct walk *w, void *items, size_t n, size_t size, size_t key_bytes,
+                      int (*cmp)(const void *, const void *));
+
 /* queries */
 int tw_table_wanted(struct walk *w, const char *table);
 sqlite3_stmt *tw_prepare(struct walk *w, const char *sql);
