@@ -53,14 +53,20 @@ class SessionCase(AsysTestCase):
 
     def launch(self, name='s', count=0, fork=False, options=(), mode=None):
         """Starts `asys launch` of the ticker in the background; returns once
-        the session is listed.  mode: the ticker's fourth argument."""
+        the session is listed and the ticker runs.  mode: the ticker's fourth
+        argument."""
         argv = [ASYS, 'launch', '-t', 'hgtx', '-s', 'none', '--session-new', name, *options,
                 TICKER, str(PERIOD_MS), self.stop_file, str(count)]
         if fork:
             argv.append('fork')
         elif mode:
             argv.append(mode)
-        return self.launch_argv(name, argv)
+        p = self.launch_argv(name, argv)
+        # the ticker ticks once it says so: a window opened before that (its
+        # start late on a loaded machine) would miss the ticks the test counts
+        line = p.stdout.readline()
+        self.assertTrue(line.startswith(b'ready'), line)
+        return p
 
     def launch_argv(self, name, argv):
         """Starts `argv` (an asys launch of session NAME) in the background;
