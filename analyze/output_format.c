@@ -97,26 +97,33 @@ static int decimals_for(long long divisor)
     return d;
 }
 
+size_t asys_format_i64(char *out, int64_t v)
+{
+    char digits[24];
+    uint64_t magnitude = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    size_t n = sizeof digits;
+    do {
+        digits[--n] = (char)('0' + magnitude % 10);
+        magnitude /= 10;
+    } while (magnitude);
+    if (v < 0)
+        digits[--n] = '-';
+    memcpy(out, digits + n, sizeof digits - n);
+    return sizeof digits - n;
+}
+
 /* An integral value as "%.*f" prints it, without the binary search below (a
  * counter's values are mostly integers: the search was a twentieth of a
  * JSON export). */
 static int format_integral(char *buf, size_t size, int64_t v, int decimals)
 {
-    char text[48];
-    uint64_t magnitude = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    int n = sizeof text;
-    do {
-        text[--n] = (char)('0' + magnitude % 10);
-        magnitude /= 10;
-    } while (magnitude);
-    if (v < 0)
-        text[--n] = '-';
-    int len = (int)sizeof text - n;
+    char text[ASYS_I64_DIGITS_MAX];
+    int len = (int)asys_format_i64(text, v);
     if (decimals > 0)
-        return snprintf(buf, size, "%.*s.%0*d", len, text + n, decimals, 0);
+        return snprintf(buf, size, "%.*s.%0*d", len, text, decimals, 0);
     if (size > 0) {
         size_t copied = (size_t)len < size ? (size_t)len : size - 1;
-        memcpy(buf, text + n, copied);
+        memcpy(buf, text, copied);
         buf[copied] = '\0';
     }
     return len;

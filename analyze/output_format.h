@@ -66,6 +66,10 @@ long long asys_write_rows(FILE *out, sqlite3_stmt *st, const struct asys_output_
  * 33.333333333333336; very large or small magnitudes in exponent form
  * (1e+20).  "nan", "inf", "-inf" for the others.  Returns the length. */
 int asys_format_real(char *buf, size_t size, double v, int min_decimals);
+/* v's decimal digits into out (ASYS_I64_DIGITS_MAX bytes of room), not
+ * terminated; returns how many. */
+#define ASYS_I64_DIGITS_MAX 21
+size_t asys_format_i64(char *out, int64_t v);
 
 /* Whether `s` is a JSON integer literal of at most 20 digits (as
  * ASYS_DECLTYPE_NUMBER columns hold them). */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "output_format.h"
 #include "timeline_walk.h"
 
 /* Where an activity is drawn: its leaf (kernel group, memory operation,
@@ -450,22 +451,6 @@ static struct tl_flows activity_flows(struct walk *w, const struct activity_list
     return tw_flows_of(w, one_to_one);
 }
 
-/* v's decimal digits into out (room for 21), unterminated; returns how many. */
-static size_t format_i64(char *out, int64_t v)
-{
-    char digits[24];
-    uint64_t magnitude = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    size_t n = sizeof digits;
-    do {
-        digits[--n] = (char)('0' + magnitude % 10);
-        magnitude /= 10;
-    } while (magnitude);
-    if (v < 0)
-        digits[--n] = '-';
-    memcpy(out, digits + n, sizeof digits - n);
-    return sizeof digits - n;
-}
-
 /* A kernel's Nsight Compute command (without the program's, the same for
  * all: kernel_profile_cmd prints it whole): 0 when the row is no kernel. */
 static int kernel_ncu_command(struct walk *w, const struct activity *a, char *out, size_t size)
@@ -489,7 +474,7 @@ static int kernel_ncu_command(struct walk *w, const struct activity *a, char *ou
     char rest[sizeof skip + sizeof tail + 24];
     size_t len = sizeof skip - 1;
     memcpy(rest, skip, len);
-    len += format_i64(rest + len, a->instance);
+    len += asys_format_i64(rest + len, a->instance);
     memcpy(rest + len, tail, sizeof tail - 1);
     len += sizeof tail - 1;
     if (len > size - n - 1)
