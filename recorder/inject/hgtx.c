@@ -385,6 +385,20 @@ static inline __attribute__((always_inline)) struct asys_thread *fast_path_threa
     return t->capture_window[slot] == asys_capture_window_number() ? t : NULL;
 }
 
+/* The fast paths' record: the thread held, stamped, its default-domain
+ * level moved (a push returns the level before, a pop the one after). */
+static inline __attribute__((always_inline)) int fast_word(struct asys_thread *t, unsigned type,
+                                                           unsigned arg, int push)
+{
+    asys_tls_busy = 1;
+    uint64_t ticks = asys_now();
+    int32_t *depth = &t->depth[ASYS_HGTX_DEFAULT_DOMAIN];
+    int level = push ? (*depth)++ : --*depth;
+    write_word(t, type, arg, ticks);
+    asys_thread_leave();
+    return level;
+}
+
 /* A push of a literal the thread has seen: one word, no call but the
  * clock's (issue 30.1: the hooks were most of a pair's cost beside the two
  * clock reads).  The same record push() writes; 0 when not taken. */
@@ -394,11 +408,7 @@ static inline __attribute__((always_inline)) int fast_push(const char *message, 
     uint32_t id = t && message ? asys_intern_cached(t, message) : 0;
     if (ASYS_UNLIKELY(!id || id > ASYS_ARG_MAX_STRING_ID))
         return 0;
-    asys_tls_busy = 1;
-    uint64_t ticks = asys_now();
-    *level = t->depth[ASYS_HGTX_DEFAULT_DOMAIN]++;
-    write_word(t, ASYS_REC_HGTX_PUSH, id, ticks);
-    asys_thread_leave();
+    *level = fast_word(t, ASYS_REC_HGTX_PUSH, id, 1);
     return 1;
 }
 
@@ -445,11 +455,7 @@ static inline __attribute__((always_inline)) int fast_pop(int *level)
     if (ASYS_UNLIKELY(!t || asys_capture_mode() == ASYS_CAPTURE_HGTX_RANGE ||
                       t->depth[slot] <= t->capture_base[slot]))
         return 0;
-    asys_tls_busy = 1;
-    uint64_t ticks = asys_now();
-    *level = --t->depth[slot];
-    write_word(t, ASYS_REC_HGTX_POP, ASYS_HGTX_DEFAULT_DOMAIN, ticks);
-    asys_thread_leave();
+    *level = fast_word(t, ASYS_REC_HGTX_POP, ASYS_HGTX_DEFAULT_DOMAIN, 0);
     return 1;
 }
 
