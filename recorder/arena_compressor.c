@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -89,8 +90,10 @@ struct asys_arena_compressor {
     pthread_cond_t wake;
     int stop; /* atomic: stop now */
     int exited; /* atomic: the program has exited, compress what is sealed */
-    int finish_all; /* stopping waits until every sealed slot is compressed */
+    unsigned flags; /* enum asys_arena_compress_flags */
+    int cannot_release; /* the file system cannot punch holes, or the slots have one page */
     int failed; /* memory or disk ran out: nothing more is compressed */
+    uint64_t page_size; /* a released slot keeps its first page: its header */
     int arena_fd, frames_fd, index_fd;
     uint64_t slot_size, payload_size;
     uint64_t next_slot; /* the first slot never looked at */
@@ -229,6 +232,25 @@ static int room_on_disk(const struct asys_arena_compressor *c)
     return (uint64_t)v.f_bavail * v.f_frsize > keep;
 }
 
+/* The pages of the slot at `offset` after its first, back to the file
+ * system, unless the program has exited since (finalize may be reading the
+ * arena: asys_arena_compressor_finish waits for a release under way).  A
+ * file system that cannot punch holes keeps the slot: its frame's entry
+ * says released, and the frame holds the same bytes. */
+static void release_slot(struct asys_arena_compressor *c, uint64_t offset)
+{
+    uint32_t flags = ASYS_SLOT_RELEASED;
+    pthread_mutex_lock(&c->lock);
+    if (!told(&c->exited) &&
+        pwrite(c->arena_fd, &flags, sizeof flags,
+               (off_t)(offset + offsetof(struct asys_slot_header, flags))) == sizeof flags &&
+        fallocate(c->arena_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                  (off_t)(offset + c->page_size), (off_t)(c->slot_size - c->page_size)) != 0 &&
+        errno == EOPNOTSUPP)
+        c->cannot_release = 1;
+    pthread_mutex_unlock(&c->lock);
+}
+
 /* One sealed slot into a frame and its index entry; -1 when the disk
  * refuses (nothing more is compressed then). */
 static int compress_slot(struct asys_arena_compressor *c, const struct candidate *s)
@@ -247,11 +269,17 @@ static int compress_slot(struct asys_arena_compressor *c, const struct candidate
     size_t size = ZSTD_compress2(c->zstd, c->out, c->out_size, c->in, c->payload_size);
     if (ZSTD_isError(size) || size >= c->payload_size)
         return 0; /* nothing gained: finalize stores it as it is anyway */
-    struct asys_arena_frame entry = {s->offset, c->frames_size, size, s->sequence, 0};
+    int release = (c->flags & ASYS_COMPRESS_RELEASE) && !c->cannot_release && !told(&c->exited);
+    struct asys_arena_frame entry = {s->offset, c->frames_size, size, s->sequence,
+                                     release ? ASYS_ARENA_FRAME_RELEASED : 0};
     if (asys_write_all(c->frames_fd, c->out, size) != 0)
         return -1;
     c->frames_size += size;
-    return asys_write_all(c->index_fd, &entry, sizeof entry);
+    if (asys_write_all(c->index_fd, &entry, sizeof entry) != 0)
+        return -1;
+    if (release)
+        release_slot(c, s->offset);
+    return 0;
 }
 
 /* Compresses sealed slots until `deadline_ns` (CLOCK_MONOTONIC; 0: all of
@@ -386,7 +414,8 @@ static void *compressor(void *arg)
             break;
         c->failed = look_for_slots(c) != 0;
         /* the CPU is measured only when there is work: most runs have none */
-        if (!c->failed && any_sealed(c) && spare_cpu(&c->meter))
+        if (!c->failed && any_sealed(c) &&
+            ((c->flags & ASYS_COMPRESS_EAGER) || spare_cpu(&c->meter)))
             c->failed = compress_sealed(c, asys_monotonic_ns() + POLL_NS) != 0;
     }
     /* the program has exited: what is sealed, at once, while finalize reads */
@@ -431,12 +460,17 @@ static int compressor_setup(struct asys_arena_compressor *c, const char *session
                             const char *arena_path, struct asys_err *err)
 {
     struct asys_arena_control control;
-    c->arena_fd = open(arena_path, O_RDONLY | O_CLOEXEC);
+    c->arena_fd =
+        open(arena_path, ((c->flags & ASYS_COMPRESS_RELEASE) ? O_RDWR : O_RDONLY) | O_CLOEXEC);
     if (c->arena_fd < 0 ||
         pread(c->arena_fd, &control, sizeof control, 0) != (ssize_t)sizeof control ||
         memcmp(control.magic, ASYS_ARENA_MAGIC, sizeof control.magic) != 0 ||
         control.slot_size <= ASYS_SLOT_HEADER_SIZE || control.slot_size > (1ull << 30))
         return asys_fail(err, "'%s' is not an asys arena", arena_path);
+    long page = sysconf(_SC_PAGESIZE);
+    c->page_size = page > 0 ? (uint64_t)page : 4096;
+    if (control.slot_size % c->page_size || control.slot_size < 2 * c->page_size)
+        c->cannot_release = 1; /* no page of it could be given back */
     c->slot_size = control.slot_size;
     c->payload_size = control.slot_size - ASYS_SLOT_HEADER_SIZE;
     c->out_size = ZSTD_compressBound(c->payload_size);
@@ -457,7 +491,7 @@ static int compressor_setup(struct asys_arena_compressor *c, const char *session
     return 0;
 }
 
-int asys_arena_compressor_start(const char *session_dir, int finish_all,
+int asys_arena_compressor_start(const char *session_dir, unsigned flags,
                                 struct asys_arena_compressor **out, struct asys_err *err)
 {
     char arena_path[PATH_MAX];
@@ -470,7 +504,7 @@ int asys_arena_compressor_start(const char *session_dir, int finish_all,
     if (!c)
         return asys_fail(err, "out of memory");
     c->arena_fd = c->frames_fd = c->index_fd = c->meter.stat_fd = c->meter.sched_fd = -1;
-    c->finish_all = finish_all;
+    c->flags = flags;
     c->next_slot = 1;
     pthread_mutex_init(&c->lock, NULL);
     asys_session_cond_init(&c->wake);
@@ -505,7 +539,7 @@ void asys_arena_compressor_stop(struct asys_arena_compressor *c)
     if (!c)
         return;
     /* with finish_all, stopping waits for what is sealed */
-    tell(c, c->finish_all ? &c->exited : &c->stop);
+    tell(c, (c->flags & ASYS_COMPRESS_FINISH_ALL) ? &c->exited : &c->stop);
     pthread_join(c->thread, NULL);
     compressor_free(c);
 }

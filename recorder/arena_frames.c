@@ -102,6 +102,8 @@ void asys_arena_frames_init(struct asys_arena_frames *f, const struct asys_arena
     f->arena_fd = arena_fd;
     f->fd = -1;
     asys_u64map_init(&f->by_slot);
+    asys_u64map_init(&f->lost);
+    asys_u64map_init(&f->released_slots);
 }
 
 /* The index's entries (at most one per slot that may have a frame), the
@@ -128,6 +130,40 @@ static size_t open_files(struct asys_arena_frames *f, const char *session_dir,
     return count < k->slots.count ? count : k->slots.count; /* the rest is not ours */
 }
 
+/* Whether the pages of the slot at `slot` after its first are a hole. */
+static int pages_gone(const struct asys_arena_frames *f, uint64_t slot)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    uint64_t from = slot + (page > 0 ? (uint64_t)page : 4096);
+    off_t data = lseek(f->arena_fd, (off_t)from, SEEK_DATA);
+    return data < 0 ? errno == ENXIO : (uint64_t)data >= slot + f->arena->slot_size;
+}
+
+/* Which slots are read from their frames: those released (their entry or
+ * their header says so) that have a usable frame.  A slot whose header
+ * says released without one is lost when its pages are a hole; when they
+ * are still there (the launcher stopped before it punched), it is read
+ * from the arena. */
+static int sort_released(struct asys_arena_frames *f)
+{
+    for (size_t i = 0; i < f->count; i++)
+        if ((f->at[i].flags & ASYS_ARENA_FRAME_RELEASED) &&
+            asys_u64map_put(&f->released_slots, f->at[i].slot_offset, 1) != 0)
+            return -1;
+    for (size_t i = 0; i < f->arena->released_count; i++) {
+        uint64_t slot = f->arena->released[i];
+        if (asys_u64map_get(&f->by_slot, slot)) {
+            if (asys_u64map_put(&f->released_slots, slot, 1) != 0)
+                return -1;
+        } else if (pages_gone(f, slot) && !asys_u64map_get(&f->lost, slot)) {
+            if (asys_u64map_put(&f->lost, slot, 1) != 0)
+                return -1;
+            f->released_lost++;
+        }
+    }
+    return 0;
+}
+
 int asys_arena_frames_open(struct asys_arena_frames *f, const char *session_dir,
                            struct asys_err *err)
 {
@@ -137,6 +173,8 @@ int asys_arena_frames_open(struct asys_arena_frames *f, const char *session_dir,
     size_t count = open_files(f, session_dir, &k, &index_fd, &rc, err);
     if (rc == 0 && count)
         rc = keep_usable(f, index_fd, count, &k, err);
+    if (rc == 0 && f->arena_fd >= 0 && sort_released(f) != 0)
+        rc = asys_fail(err, "out of memory");
     if (index_fd >= 0)
         close(index_fd);
     asys_u64map_free(&k.slots);
@@ -151,26 +189,77 @@ void asys_arena_frames_close(struct asys_arena_frames *f)
         close(f->fd);
     free(f->at);
     free(f->buffer);
+    ZSTD_freeDCtx(f->dctx);
+    free(f->released_frame);
+    free(f->payload);
     asys_u64map_free(&f->by_slot);
+    asys_u64map_free(&f->lost);
+    asys_u64map_free(&f->released_slots);
     asys_arena_frames_init(f, f->arena, f->arena_fd);
 }
 
+/* Frame `e` read whole into `into` (its size), or 0: one that does not
+ * read back as one whole frame (the disk lost it since). */
+static size_t read_whole_frame(const struct asys_arena_frames *f, const struct asys_arena_frame *e,
+                               uint8_t *into)
+{
+    ssize_t n = pread(f->fd, into, (size_t)e->frame_size, (off_t)e->frame_offset);
+    return n == (ssize_t)e->frame_size &&
+                   ZSTD_findFrameCompressedSize(into, (size_t)n) == (size_t)e->frame_size
+               ? (size_t)n
+               : 0;
+}
+
 /* The frame of the slot at position `k` of `segment` read whole into the
- * buffer (its size), or 0: none, or one that does not read back as one
- * whole frame (the disk lost it since). */
+ * buffer (its size), or 0: none, or one that does not read back. */
 static size_t read_frame(struct asys_arena_frames *f, const struct asys_arena_segment *segment,
                          size_t k)
 {
     const uint64_t *at =
         k < segment->count ? asys_u64map_get(&f->by_slot, segment->slots[k]) : NULL;
-    if (!at)
+    return at ? read_whole_frame(f, &f->at[*at], f->buffer) : 0;
+}
+
+/* The payload of released slot `e`, decoded into f->payload: 0, or -1
+ * when its frame no longer reads back whole. */
+static int decode_released(struct asys_arena_frames *f, const struct asys_arena_frame *e)
+{
+    size_t payload = (size_t)f->arena->payload_size;
+    if (f->payload_slot == e->slot_offset)
         return 0;
-    const struct asys_arena_frame *e = &f->at[*at];
-    ssize_t n = pread(f->fd, f->buffer, (size_t)e->frame_size, (off_t)e->frame_offset);
-    return n == (ssize_t)e->frame_size &&
-                   ZSTD_findFrameCompressedSize(f->buffer, (size_t)n) == (size_t)e->frame_size
-               ? (size_t)n
-               : 0;
+    f->payload_slot = 0;
+    if (!f->dctx && !(f->dctx = ZSTD_createDCtx()))
+        return -1;
+    if ((!f->released_frame && !(f->released_frame = malloc(f->buffer_size))) ||
+        (!f->payload && !(f->payload = malloc(payload))))
+        return -1;
+    size_t n = read_whole_frame(f, e, f->released_frame);
+    if (!n || ZSTD_decompressDCtx(f->dctx, f->payload, payload, f->released_frame, n) != payload)
+        return -1;
+    f->payload_slot = e->slot_offset;
+    return 0;
+}
+
+/* asys_arena_cursor's `released` (arena_read.h). */
+static long read_released(void *ctx, uint64_t slot_offset, uint64_t in_slot, void *buffer,
+                          size_t size)
+{
+    struct asys_arena_frames *f = ctx;
+    const uint64_t *at = asys_u64map_get(&f->by_slot, slot_offset);
+    if (!at || !asys_u64map_get(&f->released_slots, slot_offset))
+        return asys_u64map_get(&f->lost, slot_offset) ? -1 : 0; /* a hole is no data */
+    if (in_slot >= f->arena->payload_size || decode_released(f, &f->at[*at]) != 0)
+        return -1;
+    uint64_t left = f->arena->payload_size - in_slot;
+    size_t n = size < left ? size : (size_t)left;
+    memcpy(buffer, f->payload + in_slot, n);
+    return (long)n;
+}
+
+void asys_arena_frames_attach(struct asys_arena_frames *f, struct asys_arena_cursor *cursor)
+{
+    cursor->released = f->released_slots.count || f->lost.count ? read_released : NULL;
+    cursor->released_ctx = f;
 }
 
 /* `want` bytes of the segment from `cursor` (zeros in place of what cannot
@@ -191,8 +280,9 @@ int asys_arena_frames_add_member(struct asys_archive_writer *w, struct asys_aren
                                  const char *name, uint64_t size,
                                  const struct asys_arena_segment *segment, struct asys_err *err)
 {
-    struct asys_arena_cursor cursor = {f->arena_fd, f->arena, segment, 0};
+    struct asys_arena_cursor cursor = {f->arena_fd, f->arena, segment, 0, NULL, NULL};
     uint64_t payload = f->arena->payload_size;
+    asys_arena_frames_attach(f, &cursor);
     if (!f->count || segment->count < 3) /* no frame can be its (most segments) */
         return asys_archive_add_stream(w, name, size, asys_arena_cursor_read, &cursor, err);
     int rc = asys_archive_begin_member(w, name, size, err);

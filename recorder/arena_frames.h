@@ -6,6 +6,7 @@
 #define ASYS_ARENA_FRAMES_H
 
 #include <stdint.h>
+#include <zstd.h>
 
 #include "archive.h"
 #include "arena_read.h"
@@ -22,6 +23,13 @@ struct asys_arena_frames {
     struct asys_u64map by_slot; /* slot offset -> index into `at` */
     uint8_t *buffer; /* a frame or a slot's payload on its way */
     size_t buffer_size;
+    struct asys_u64map released_slots; /* offsets of released slots read from their frames */
+    uint64_t released_lost; /* released slots without a usable frame: their payload is gone */
+    struct asys_u64map lost; /* their offsets: a read of one fails */
+    ZSTD_DCtx *dctx; /* decoding released slots: */
+    uint8_t *released_frame; /* buffer_size bytes */
+    uint8_t *payload; /* the payload of the slot at payload_slot, decoded */
+    uint64_t payload_slot; /* 0: none (slot 0 is the control block) */
 };
 
 /* None yet, for segments of `arena` read through `arena_fd` (both borrowed
@@ -31,10 +39,16 @@ void asys_arena_frames_init(struct asys_arena_frames *f, const struct asys_arena
 /* The frames of `session_dir` that can stand for slots of the arena: each
  * one within the file, in the order they were written, for a slot the
  * index knows at that sequence (not a segment's first), whose header
- * announces the slot's payload size.  No frames at all is not an error. */
+ * announces the slot's payload size.  No frames at all is not an error.
+ * Released slots without such a frame whose pages are gone are counted
+ * as lost. */
 int asys_arena_frames_open(struct asys_arena_frames *f, const char *session_dir,
                            struct asys_err *err);
 void asys_arena_frames_close(struct asys_arena_frames *f);
+
+/* Makes `cursor` read the slots released from the arena (FORMAT.md section
+ * 2) from their frames in `f` (borrowed while the cursor is used). */
+void asys_arena_frames_attach(struct asys_arena_frames *f, struct asys_arena_cursor *cursor);
 
 /* Adds the first `size` bytes of arena segment `segment` as member `name`:
  * slots with a frame that reads whole are copied, the others compressed

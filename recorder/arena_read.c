@@ -146,6 +146,7 @@ int asys_arena_index_read(const char *path, struct asys_arena_index *index, stru
 {
     memset(index, 0, sizeof *index);
     struct grouping g;
+    size_t released_cap = 0;
     memset(&g, 0, sizeof g);
     asys_strmap_init(&g.writers);
     int rc = -1;
@@ -188,10 +189,15 @@ int asys_arena_index_read(const char *path, struct asys_arena_index *index, stru
             index->skipped_slots++;
             continue;
         }
-        if (add_slot(index, &g, &t, offset) != 0) {
+        if (add_slot(index, &g, &t, offset) != 0 ||
+            ((t.flags & ASYS_SLOT_RELEASED) &&
+             asys_grow(&index->released, &released_cap, index->released_count,
+                       sizeof *index->released, 16))) {
             asys_fail(err, "out of memory");
             goto out;
         }
+        if (t.flags & ASYS_SLOT_RELEASED)
+            index->released[index->released_count++] = offset;
     }
     if (order_slots(index, &g) != 0) {
         asys_fail(err, "out of memory");
@@ -217,6 +223,7 @@ void asys_arena_index_free(struct asys_arena_index *index)
     for (size_t i = 0; i < index->count; i++)
         free(index->segments[i].slots);
     free(index->segments);
+    free(index->released);
     memset(index, 0, sizeof *index);
 }
 
@@ -230,6 +237,13 @@ long asys_arena_cursor_read(void *cursor, void *buffer, size_t size)
     uint64_t in_slot = c->position % x->payload_size;
     uint64_t left = x->payload_size - in_slot; /* a read stops at a payload's end */
     size_t want = size < left ? size : (size_t)left;
+    if (c->released) {
+        long n = c->released(c->released_ctx, c->segment->slots[slot], in_slot, buffer, want);
+        if (n > 0)
+            c->position += (uint64_t)n;
+        if (n != 0)
+            return n;
+    }
     for (;;) {
         ssize_t n = pread(c->fd, buffer, want,
                           (off_t)(c->segment->slots[slot] + ASYS_SLOT_HEADER_SIZE + in_slot));

@@ -26,6 +26,8 @@ struct asys_arena_index {
     uint64_t missing_slots; /* claimed (the control block says so) but past the file's end */
     uint64_t sequence_gaps; /* slots missing inside a segment's sequence */
     uint64_t slots_after_gap; /* readable, but after a missing one: left out */
+    uint64_t *released; /* offsets of the slots whose header says ASYS_SLOT_RELEASED */
+    size_t released_count;
     int control_damaged; /* the control block was unreadable: the slot size was found
                             from the slots, the count of claimed slots is unknown */
 };
@@ -51,6 +53,13 @@ struct asys_arena_cursor {
     const struct asys_arena_index *index;
     const struct asys_arena_segment *segment;
     uint64_t position; /* in the segment */
+    /* Slots released after compression (ASYS_ARENA_FRAME_RELEASED) are read
+     * through this: up to `size` bytes of the payload of the slot at
+     * `slot_offset` from `in_slot` on, or 0 when that slot was not released
+     * (read from the arena), -1 on failure.  NULL: read every slot from the
+     * arena. */
+    long (*released)(void *ctx, uint64_t slot_offset, uint64_t in_slot, void *buffer, size_t size);
+    void *released_ctx;
 };
 long asys_arena_cursor_read(void *cursor, void *buffer, size_t size);
 

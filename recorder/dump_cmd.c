@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -11,6 +12,7 @@
 
 #include "asys_commands.h"
 #include "asys_error.h"
+#include "arena_frames.h"
 #include "arena_read.h"
 #include "record_dump.h"
 #include "report_reader.h"
@@ -99,19 +101,43 @@ out:
     return rc;
 }
 
+/* The session directory of arena `path` (SESSION/segments/arena), where
+ * the frames of its released slots are. */
+static void arena_session_dir(const char *path, char *out, size_t size)
+{
+    snprintf(out, size, "%s", path);
+    for (int up = 0; up < 2; up++) {
+        char *slash = strrchr(out, '/');
+        if (!slash) {
+            snprintf(out, size, "%s", up ? "." : "..");
+            return;
+        }
+        *slash = '\0';
+    }
+    if (!out[0])
+        snprintf(out, size, "/");
+}
+
 /* A session's arena: every segment in it, as finalize would cut them. */
 static int dump_arena(const char *path, struct asys_err *err)
 {
     struct asys_arena_index index;
+    struct asys_arena_frames frames;
+    char session_dir[PATH_MAX];
     if (asys_arena_index_read(path, &index, err) != 0)
         return -1;
     int rc = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         rc = asys_fail_errno(err, errno, "%s", "");
+    asys_arena_frames_init(&frames, &index, fd);
+    arena_session_dir(path, session_dir, sizeof session_dir);
+    if (rc == 0)
+        rc = asys_arena_frames_open(&frames, session_dir, err);
     for (size_t i = 0; rc == 0 && i < index.count; i++) {
         const struct asys_arena_segment *seg = &index.segments[i];
-        struct asys_arena_cursor cursor = {fd, &index, seg, 0};
+        struct asys_arena_cursor cursor = {fd, &index, seg, 0, NULL, NULL};
+        asys_arena_frames_attach(&frames, &cursor);
         char name[128];
         snprintf(name, sizeof name, "%s: pid %u tid %u, %zu slots", path, seg->key.pid,
                  seg->key.tid, seg->count);
@@ -124,6 +150,7 @@ static int dump_arena(const char *path, struct asys_err *err)
         rc = dump_stream(&s, name, err);
         asys_segment_stream_close(&s);
     }
+    asys_arena_frames_close(&frames);
     if (fd >= 0)
         close(fd);
     asys_arena_index_free(&index);

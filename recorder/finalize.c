@@ -153,12 +153,13 @@ struct segment_source {
 
 static int source_open(struct segment_source *src, const char *segment_dir,
                        const struct segment_scan *scan, const struct asys_arena_index *arena,
-                       int arena_fd)
+                       int arena_fd, struct asys_arena_frames *frames)
 {
     memset(src, 0, sizeof *src);
     src->fd = -1;
     if (scan->arena) {
-        src->cursor = (struct asys_arena_cursor){arena_fd, arena, scan->arena, 0};
+        src->cursor = (struct asys_arena_cursor){arena_fd, arena, scan->arena, 0, NULL, NULL};
+        asys_arena_frames_attach(frames, &src->cursor);
         src->read = asys_arena_cursor_read;
         src->ctx = &src->cursor;
         src->size = asys_arena_segment_size(arena, scan->arena);
@@ -596,10 +597,12 @@ static cJSON *segments_json(const struct segment_scan *scans, size_t n,
  * when all was read): slots the control block says were claimed but the
  * file cut off, slots whose header is unreadable, slots missing inside a
  * segment's sequence and the readable ones after them (left out: their
- * time deltas and string ids build on what was lost), segments that ended on an error, an arena
- * gone while the launcher's segment is there. */
-static void add_damage(cJSON *root, const struct asys_arena_index *arena, const char *arena_path,
-                       const char *segment_dir, const struct segment_scan *scans, size_t n,
+ * time deltas and string ids build on what was lost), slots released from
+ * the arena whose frame is unusable, segments that ended on an error, an
+ * arena gone while the launcher's segment is there. */
+static void add_damage(cJSON *root, const struct asys_arena_index *arena, uint64_t released_lost,
+                       const char *arena_path, const char *segment_dir,
+                       const struct segment_scan *scans, size_t n,
                        struct asys_finalize_result *result)
 {
     char launcher[PATH_MAX + 64];
@@ -609,7 +612,7 @@ static void add_damage(cJSON *root, const struct asys_arena_index *arena, const 
      * sequence: the larger of the two counts it once */
     uint64_t inside =
         arena->skipped_slots > arena->sequence_gaps ? arena->skipped_slots : arena->sequence_gaps;
-    result->damaged_slots = arena->missing_slots + inside + arena->slots_after_gap;
+    result->damaged_slots = arena->missing_slots + inside + arena->slots_after_gap + released_lost;
     result->damaged_bytes = result->damaged_slots * arena->slot_size;
     result->damaged_segments = 0;
     for (size_t i = 0; i < n; i++)
@@ -624,6 +627,7 @@ static void add_damage(cJSON *root, const struct asys_arena_index *arena, const 
     cJSON_AddNumberToObject(d, "slots_unreadable", (double)arena->skipped_slots);
     cJSON_AddNumberToObject(d, "slots_out_of_sequence", (double)arena->sequence_gaps);
     cJSON_AddNumberToObject(d, "slots_after_a_gap", (double)arena->slots_after_gap);
+    cJSON_AddNumberToObject(d, "slots_released_unreadable", (double)released_lost);
     cJSON_AddNumberToObject(d, "bytes", (double)result->damaged_bytes);
     cJSON_AddNumberToObject(d, "segments_ended_early", (double)result->damaged_segments);
     cJSON_AddBoolToObject(d, "arena_missing", result->arena_missing);
@@ -684,7 +688,7 @@ static int add_segment(struct asys_archive_writer *w, const struct archive_sourc
     if (scan->arena)
         return asys_arena_frames_add_member(w, from->frames, member, scan->end, scan->arena, err);
     struct segment_source src;
-    if (source_open(&src, from->segment_dir, scan, from->arena, from->arena_fd) != 0)
+    if (source_open(&src, from->segment_dir, scan, from->arena, from->arena_fd, from->frames) != 0)
         return asys_fail_errno(err, errno, "cannot open segment '%s'", scan->name);
     int added = asys_archive_add_stream(w, member, scan->end, src.read, src.ctx, err);
     source_close(&src);
@@ -929,7 +933,8 @@ out:
  * Whatever cannot be filtered goes into the report whole, as before: the
  * importer keeps only the window's events either way. */
 static int window_segments(const char *session_dir, cJSON *root, struct segment_scan *scans,
-                           size_t n, const struct asys_arena_index *arena, int arena_fd)
+                           size_t n, const struct asys_arena_index *arena, int arena_fd,
+                           struct asys_arena_frames *frames)
 {
     struct asys_window_filter filter;
     struct asys_err err = {0};
@@ -953,7 +958,8 @@ static int window_segments(const char *session_dir, cJSON *root, struct segment_
         struct segment_scan *scan = &scans[i];
         if (!scan->arena || scan->collector != ASYS_SEGMENT_THREAD || !scan->end)
             continue;
-        struct asys_arena_cursor cursor = {arena_fd, arena, scan->arena, 0};
+        struct asys_arena_cursor cursor = {arena_fd, arena, scan->arena, 0, NULL, NULL};
+        asys_arena_frames_attach(frames, &cursor);
         uint64_t written = 0, kept = 0;
         if (asys_window_filter_segment(&filter, asys_arena_cursor_read, &cursor, scan->end, fd, at,
                                        &written, &kept, &err) != 0)
@@ -1030,9 +1036,14 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
         asys_err_wrap(err, "cannot open '%s'", arena_path);
         goto out;
     }
+    /* the slots released while the program ran are read from their frames;
+     * those the compressor writes from now on are only copied (below) */
+    asys_arena_frames_init(&frames, &arena, arena_fd);
+    if (asys_arena_frames_open(&frames, session_dir, err) != 0)
+        goto out;
     for (size_t i = 0; i < n; i++) {
         struct segment_source src;
-        if (source_open(&src, segment_dir, &scans[i], &arena, arena_fd) != 0) {
+        if (source_open(&src, segment_dir, &scans[i], &arena, arena_fd, &frames) != 0) {
             snprintf(scans[i].error, sizeof scans[i].error, "%s", strerror(errno));
             continue;
         }
@@ -1045,9 +1056,9 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
     add_clock(root, &launcher_pairs, &header_pairs);
     add_report_id(root);
     add_target(root, target);
-    window_fd = window_segments(session_dir, root, scans, n, &arena, arena_fd);
+    window_fd = window_segments(session_dir, root, scans, n, &arena, arena_fd, &frames);
     cJSON *all_segments = segments_json(scans, n, result);
-    add_damage(root, &arena, arena_path, segment_dir, scans, n, result);
+    add_damage(root, &arena, frames.released_lost, arena_path, segment_dir, scans, n, result);
     /* only a multi-node session's name may hold a kept %r (else "%%r" meant one) */
     const cJSON *options = cJSON_GetObjectItemCaseSensitive(root, "options");
     int multi_node = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(options, "multi-node-mode"));
@@ -1058,7 +1069,7 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
     }
     asys_arena_compressor_stop(compressor); /* it compressed while the segments were read */
     compressor = NULL;
-    asys_arena_frames_init(&frames, &arena, arena_fd);
+    asys_arena_frames_close(&frames);
     if (asys_arena_frames_open(&frames, session_dir, err) != 0) {
         cJSON_Delete(all_segments);
         goto out;

@@ -350,6 +350,19 @@ static int expand_output(const struct asys_profile_options *o, long pid, char *o
 /* -o with %p: the name now that the program's pid is known, checked at once
  * (a name taken is said now, not after the run) and kept in session.json
  * for asys finalize. */
+/* ASYS_ARENA_COMPRESS (unset: the default; "0", off, is handled before):
+ * "all" makes finalize wait for every sealed slot, "eager" compresses
+ * whether a CPU is idle or not (tests), "keep" keeps compressed slots in
+ * the arena (comparisons). */
+static unsigned compress_flags(const char *early)
+{
+    if (early && !strcmp(early, "all"))
+        return ASYS_COMPRESS_FINISH_ALL | ASYS_COMPRESS_RELEASE;
+    if (early && !strcmp(early, "eager"))
+        return ASYS_COMPRESS_EAGER | ASYS_COMPRESS_RELEASE;
+    return early && !strcmp(early, "keep") ? 0 : ASYS_COMPRESS_RELEASE;
+}
+
 static void name_with_pid(const struct asys_profile_options *o, const struct asys_session *session,
                           pid_t pid, char *report_path, size_t size)
 {
@@ -439,8 +452,7 @@ static int record(const struct asys_profile_options *o, char *report_path, size_
     /* after the fork: best effort, without it finalize compresses every slot */
     const char *early = getenv("ASYS_ARENA_COMPRESS");
     if ((!early || strcmp(early, "0")) &&
-        asys_arena_compressor_start(session.dir, early && !strcmp(early, "all"), &compressor,
-                                    &err) != 0)
+        asys_arena_compressor_start(session.dir, compress_flags(early), &compressor, &err) != 0)
         fprintf(stderr, "%s: notice: %s\n", PROG, err.text);
     warmer = asys_symbols_warmer_start(); /* best effort too */
     asys_target_wait(&target, o->wait, tick, &session, CLOCK_PAIR_INTERVAL_MS);

@@ -204,9 +204,12 @@ struct asys_slot_header { /* the first bytes of each claimed slot */
     uint32_t thread_index;
     uint32_t sequence; /* 0 for the slot that starts with the segment header, then 1, 2... */
     uint32_t collector; /* enum asys_collector_kind */
-    uint32_t reserved; /* zero */
+    uint32_t flags; /* ASYS_SLOT_RELEASED; other bits zero */
     uint8_t reserved2[24]; /* zero */
 };
+/* Set by the launcher just before it gives the slot's pages after its
+ * first back (ASYS_ARENA_FRAME_RELEASED): its payload is its frame's. */
+#define ASYS_SLOT_RELEASED 1u
 
 /* ---- slots compressed while recording ------------------------------------
  *
@@ -220,7 +223,12 @@ struct asys_slot_header { /* the first bytes of each claimed slot */
  * a writer pads and unmaps a slot just after claiming the next one, so by
  * the claim after that nothing writes into it any more.  A segment's first
  * slot (sequence 0) holds the segment header, updated until the segment
- * closes: never compressed early. */
+ * closes: never compressed early.  In `asys profile`, once a slot's frame
+ * and index entry are written while the program runs, the launcher gives
+ * the slot's pages after its first back to the file system (a hole), so
+ * that the arena's memory and disk are reused by the slots claimed next;
+ * its entry says so (ASYS_ARENA_FRAME_RELEASED) and readers take the slot's
+ * payload from the frame. */
 #define ASYS_ARENA_FRAMES_NAME "arena-frames.zst"
 #define ASYS_ARENA_FRAME_INDEX_NAME "arena-frames.idx"
 
@@ -229,8 +237,12 @@ struct asys_arena_frame {
     uint64_t frame_offset; /* the frame's offset in ASYS_ARENA_FRAMES_NAME */
     uint64_t frame_size; /* its bytes */
     uint32_t sequence; /* the slot's sequence, >= 1 */
-    uint32_t reserved; /* zero */
+    uint32_t flags; /* ASYS_ARENA_FRAME_*; other bits zero */
 };
+/* The slot's payload after its first page may be gone from the arena (a
+ * hole reads as zeros): read it from the frame.  Its first page (the slot
+ * header) stays. */
+#define ASYS_ARENA_FRAME_RELEASED 1u
 
 /* What the first segment of a process image tells finalize (updated in place). */
 enum asys_segment_notice {

@@ -1,7 +1,11 @@
 /* Arena slots compressed while recording (recorder/arena_frames.c): the
  * report finalize writes with the frames holds the same members, byte for
- * byte, as without them; damaged index entries are not used. */
+ * byte, as without them; damaged index entries are not used; slots
+ * released from the arena are read from their frames, and counted as
+ * damage when their frames are gone. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <zstd.h>
@@ -20,15 +24,21 @@
 static char dir[PATH_MAX];
 static char arena_path[PATH_MAX + 32], index_path[PATH_MAX + 32];
 
-static void setup(void)
+/* A session directory with an empty arena in `d`. */
+static void make_session(char *d, size_t size, char *arena, size_t arena_size)
 {
     char segments[PATH_MAX + 16];
-    test_mkdtemp(dir, sizeof dir);
-    snprintf(segments, sizeof segments, "%s/segments", dir);
+    test_mkdtemp(d, size);
+    snprintf(segments, sizeof segments, "%s/segments", d);
     ck_assert_int_eq(mkdir(segments, 0700), 0);
-    snprintf(arena_path, sizeof arena_path, "%s/" ASYS_ARENA_NAME, segments);
+    snprintf(arena, arena_size, "%s/" ASYS_ARENA_NAME, segments);
+    ck_assert_int_eq(asys_arena_create(arena, SLOT), 0);
+}
+
+static void setup(void)
+{
+    make_session(dir, sizeof dir, arena_path, sizeof arena_path);
     snprintf(index_path, sizeof index_path, "%s/" ASYS_ARENA_FRAME_INDEX_NAME, dir);
-    ck_assert_int_eq(asys_arena_create(arena_path, SLOT), 0);
 }
 
 static void teardown(void)
@@ -36,16 +46,34 @@ static void teardown(void)
     test_rmdir(dir);
 }
 
-/* Two writers whose slots interleave, records of varied words, with the
- * compressor running (and finishing everything sealed). */
-static void record(int finish_all)
+/* Index entries in `d`, waiting up to 60 s for `want` of them. */
+static size_t wait_for_frames(const char *d, size_t want)
+{
+    char path[PATH_MAX + 32];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/" ASYS_ARENA_FRAME_INDEX_NAME, d);
+    for (int i = 0; i < 3000; i++) {
+        if (stat(path, &st) == 0 && (size_t)st.st_size / sizeof(struct asys_arena_frame) >= want)
+            break;
+        usleep(20000);
+    }
+    return stat(path, &st) == 0 ? (size_t)st.st_size / sizeof(struct asys_arena_frame) : 0;
+}
+
+/* Two writers whose slots interleave, records of varied words, into the
+ * arena of session `d`; with the compressor (`flags`) unless `flags` is
+ * ~0u, which waits for `frames` index entries before the writers close;
+ * finalized into d/early.asys-rep. */
+static void record_in(const char *d, const char *arena_file, unsigned flags, size_t frames)
 {
     struct asys_err err = {0};
     struct asys_arena_compressor *c = NULL;
-    ck_assert_msg(asys_arena_compressor_start(dir, finish_all, &c, &err) == 0, "%s", err.text);
-    ck_assert_ptr_nonnull(c);
+    if (flags != ~0u) {
+        ck_assert_msg(asys_arena_compressor_start(d, flags, &c, &err) == 0, "%s", err.text);
+        ck_assert_ptr_nonnull(c);
+    }
     struct asys_arena arena;
-    ck_assert_int_eq(asys_arena_attach(&arena, arena_path), 0);
+    ck_assert_int_eq(asys_arena_attach(&arena, arena_file), 0);
     struct asys_segment_writer w[2];
     for (int k = 0; k < 2; k++) {
         struct asys_segment_header h;
@@ -69,15 +97,23 @@ static void record(int finish_all)
             ck_assert_ptr_nonnull(r);
             asys_segment_commit(r, ASYS_REC_WORD(ASYS_REC_HGTX_PUSH, 1, x >> 48, delta));
         }
+    if (frames)
+        ck_assert_uint_ge(wait_for_frames(d, frames), frames);
     asys_segment_close(&w[0]);
     asys_segment_close(&w[1]);
     asys_arena_detach(&arena);
     asys_arena_compressor_finish(c);
     char report[PATH_MAX + 32];
-    snprintf(report, sizeof report, "%s/early.asys-rep", dir);
+    snprintf(report, sizeof report, "%s/early.asys-rep", d);
     struct asys_finalize_result res;
     struct asys_finalize_aids aids = {c, NULL};
-    ck_assert_msg(asys_finalize(dir, report, 0, NULL, &aids, &res, &err) == 0, "%s", err.text);
+    ck_assert_msg(asys_finalize(d, report, 0, NULL, &aids, &res, &err) == 0, "%s", err.text);
+    ck_assert_uint_eq(res.damaged_slots, 0);
+}
+
+static void record(int finish_all)
+{
+    record_in(dir, arena_path, finish_all ? ASYS_COMPRESS_FINISH_ALL : 0, 0);
 }
 
 static void finalize_as(const char *name, char *report, size_t size)
@@ -239,6 +275,64 @@ START_TEST(frames_as_they_come_change_nothing)
 }
 END_TEST
 
+/* Whether the slot at `offset`'s pages after its first are a hole. */
+static int released_pages(uint64_t offset)
+{
+    int fd = open(arena_path, O_RDONLY);
+    ck_assert_int_ge(fd, 0);
+    off_t data = lseek(fd, (off_t)(offset + (uint64_t)sysconf(_SC_PAGESIZE)), SEEK_DATA);
+    close(fd);
+    return data < 0 || (uint64_t)data >= offset + SLOT;
+}
+
+/* Slots released while the writers still write (what `asys profile`
+ * does): their pages are given back, and the report is the one the same
+ * records make without any compression. */
+START_TEST(released_slots_read_from_their_frames)
+{
+    record_in(dir, arena_path,
+              ASYS_COMPRESS_RELEASE | ASYS_COMPRESS_EAGER | ASYS_COMPRESS_FINISH_ALL, 4);
+    struct asys_arena_frame entries[64];
+    size_t count = read_index(entries, 64), released = 0;
+    for (size_t i = 0; i < count; i++)
+        if (entries[i].flags & ASYS_ARENA_FRAME_RELEASED) {
+            released++;
+            ck_assert_msg(released_pages(entries[i].slot_offset), "slot %" PRIu64 " still there",
+                          entries[i].slot_offset);
+        }
+    ck_assert_uint_ge(released, 4);
+    ck_assert_uint_eq(count, sealed_slots()); /* the rest once the program had exited */
+    char other[PATH_MAX], other_arena[PATH_MAX + 32], early[PATH_MAX + 32], plain[PATH_MAX + 32];
+    make_session(other, sizeof other, other_arena, sizeof other_arena);
+    record_in(other, other_arena, ~0u, 0);
+    snprintf(early, sizeof early, "%s/early.asys-rep", dir);
+    snprintf(plain, sizeof plain, "%s/early.asys-rep", other);
+    assert_same_members(early, plain);
+    test_rmdir(other);
+}
+END_TEST
+
+/* Without the frames of the released slots, their records are lost:
+ * counted as damage, their segments ending there. */
+START_TEST(released_slots_without_frames_are_damage)
+{
+    record_in(dir, arena_path, ASYS_COMPRESS_RELEASE | ASYS_COMPRESS_EAGER, 2);
+    struct asys_arena_frame entries[64];
+    size_t count = read_index(entries, 64), released = 0;
+    for (size_t i = 0; i < count; i++)
+        released += (entries[i].flags & ASYS_ARENA_FRAME_RELEASED) != 0;
+    ck_assert_uint_ge(released, 2);
+    ck_assert_int_eq(unlink(index_path), 0);
+    struct asys_finalize_result res;
+    struct asys_err err = {0};
+    char report[PATH_MAX + 32];
+    snprintf(report, sizeof report, "%s/lost.asys-rep", dir);
+    ck_assert_msg(asys_finalize(dir, report, 0, NULL, NULL, &res, &err) == 0, "%s", err.text);
+    ck_assert_uint_eq(res.damaged_slots, released);
+    ck_assert_uint_ge(res.damaged_segments, 1);
+}
+END_TEST
+
 /* A session without an arena has no compressor; stopping NULL is fine. */
 START_TEST(no_arena_no_compressor)
 {
@@ -262,6 +356,8 @@ int main(void)
     tcase_add_test(tc, damaged_entries_are_not_used);
     tcase_add_test(tc, frames_as_they_come_change_nothing);
     tcase_add_test(tc, no_arena_no_compressor);
+    tcase_add_test(tc, released_slots_read_from_their_frames);
+    tcase_add_test(tc, released_slots_without_frames_are_damage);
     suite_add_tcase(s, tc);
     return test_run(&s, 1);
 }

@@ -430,7 +430,7 @@ static void interleave_and_read_back(const struct asys_page_helper *helper)
     for (size_t s = 0; s < index.count; s++) {
         const struct asys_arena_segment *seg = &index.segments[s];
         ck_assert_uint_ge(seg->count, 4);
-        struct asys_arena_cursor cursor = {fd, &index, seg, 0};
+        struct asys_arena_cursor cursor = {fd, &index, seg, 0, NULL, NULL};
         struct asys_segment_stream st;
         ck_assert_int_eq(asys_segment_stream_open(&st, asys_arena_cursor_read, &cursor,
                                                   asys_arena_segment_size(&index, seg), &err),
@@ -500,7 +500,7 @@ START_TEST(arena_slot_is_reserved_as_it_fills)
     ck_assert_uint_eq(index.count, 1);
     int fd = open(arena_path, O_RDONLY);
     ck_assert_int_ge(fd, 0);
-    struct asys_arena_cursor cursor = {fd, &index, &index.segments[0], 0};
+    struct asys_arena_cursor cursor = {fd, &index, &index.segments[0], 0, NULL, NULL};
     struct asys_segment_stream stream;
     ck_assert_int_eq(asys_segment_stream_open(&stream, asys_arena_cursor_read, &cursor,
                                               asys_arena_segment_size(&index, &index.segments[0]),
