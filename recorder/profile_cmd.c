@@ -351,13 +351,14 @@ static int expand_output(const struct asys_profile_options *o, long pid, char *o
  * (a name taken is said now, not after the run) and kept in session.json
  * for asys finalize. */
 /* ASYS_ARENA_COMPRESS (unset: the default; "0", off, is handled before):
- * "all" makes finalize wait for every sealed slot, "eager" compresses
- * whether a CPU is idle or not (tests), "keep" keeps compressed slots in
- * the arena (comparisons). */
+ * "all" makes finalize wait for every sealed slot and keeps them in the
+ * arena (tests compare with a finalize without the frames), "eager"
+ * compresses whether a CPU is idle or not (tests), "keep" keeps compressed
+ * slots in the arena (comparisons). */
 static unsigned compress_flags(const char *early)
 {
     if (early && !strcmp(early, "all"))
-        return ASYS_COMPRESS_FINISH_ALL | ASYS_COMPRESS_RELEASE;
+        return ASYS_COMPRESS_FINISH_ALL;
     if (early && !strcmp(early, "eager"))
         return ASYS_COMPRESS_EAGER | ASYS_COMPRESS_RELEASE;
     return early && !strcmp(early, "keep") ? 0 : ASYS_COMPRESS_RELEASE;
