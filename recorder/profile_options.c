@@ -217,7 +217,7 @@ static const struct asys_option launcher_options[] = {
     {.name = "max-segment-size", .type = ASYS_OPT_SIZE, .metavar = "SIZE", .default_value = "2G",
      .help = "per-thread buffer limit; records beyond it are dropped and counted",
      .env = "ASYS_MAX_SEGMENT_SIZE", .min = ASYS_MIN_CHUNK_SIZE},
-    {.name = "chunk-size", .type = ASYS_OPT_SIZE, .metavar = "SIZE", .default_value = "1M",
+    {.name = "chunk-size", .type = ASYS_OPT_SIZE, .metavar = "SIZE", .default_value = "4M",
      .help = "growth step of a per-thread buffer", .env = "ASYS_CHUNK_SIZE",
      .min = ASYS_MIN_CHUNK_SIZE, .max = 1ull << 30},
     {.name = "capture-range", .short_name = 'c', .type = ASYS_OPT_CHOICE,

@@ -203,8 +203,8 @@ class SessionDamage(AsysTestCase):
     def setUp(self):
         super().setUp()
         env = dict(self.env, ASYS_KEEP_SESSION='1')
-        r = self.run_cmd([ASYS, 'profile', '-t', 'nvtx', '-s', 'none', '-o', self.path('whole'),
-                          prog('hgtx_loop'), '300000'], env=env)
+        r = self.run_cmd([ASYS, 'profile', '-t', 'nvtx', '-s', 'none', '--chunk-size', '1M',
+                          '-o', self.path('whole'), prog('hgtx_loop'), '300000'], env=env)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertNotIn(b'damaged', r.stderr)
         self.assertNotIn('damage', self.manifest('whole'))

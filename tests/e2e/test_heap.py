@@ -325,7 +325,7 @@ class EarlyCompression(HeapCase):
 
     def test_report_as_without_frames(self):
         argv = [ASYS, 'profile', '-o', self.path('rep'), *EVERY, '-s', 'none',
-                prog('heap_workload'), 'estimate']
+                '--chunk-size', '1M', prog('heap_workload'), 'estimate']
         r = self.run_cmd(argv, env=dict(self.env, ASYS_ARENA_COMPRESS='all',
                                         ASYS_KEEP_SESSION='1'))
         self.assertEqual(r.returncode, 0, r.stderr.decode())
