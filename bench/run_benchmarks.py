@@ -82,21 +82,26 @@ def hgtx_costs(out):
 
 
 def bench_hgtx(args, work):
-    """HGTX push+pop pairs with no tool, under asys, and under asys with its
+    """HGTX push+pop pairs with no tool, under asys, under asys with its
     page helper off (ASYS_NO_PAGE_HELPER: the recording threads fault their
-    slots in themselves, as before issue 30.1), interleaved."""
+    slots in themselves, as before issue 30.1) and with 1 MiB slots (the
+    --chunk-size default before 2026-12-05), interleaved."""
     asys = os.path.join(args.build, 'bin', 'asys')
     prog = os.path.join(args.build, 'bench', 'hgtx_overhead')
     rows = []
     for threads in (1, 2):
-        plain, traced, unhelped, bytes_per_range, dropped, report_bytes = [], [], [], [], [], []
+        plain, traced, unhelped, small_slots = [], [], [], []
+        bytes_per_range, dropped, report_bytes = [], [], []
         for _ in range(args.runs):
             out = run_child([prog, str(threads), str(args.pairs)])
             plain.append(hgtx_costs(out))
             report = os.path.join(work, 'hgtx.asys-rep')
-            for costs, extra in ((unhelped, {'ASYS_NO_PAGE_HELPER': '1'}), (traced, {})):
+            for costs, extra, options in ((unhelped, {'ASYS_NO_PAGE_HELPER': '1'}, []),
+                                          (small_slots, {}, ['--chunk-size', '1M']),
+                                          (traced, {}, [])):
                 r = subprocess.run([asys, 'profile', '-t', 'nvtx', '-s', 'none', '-o', report,
-                                    '--force-overwrite=true', prog, str(threads), str(args.pairs)],
+                                    '--force-overwrite=true', *options, prog, str(threads),
+                                    str(args.pairs)],
                                    capture_output=True, check=True,
                                    env=dict(os.environ, TMPDIR=work, **extra))
                 costs.append(hgtx_costs(r.stdout))
@@ -107,7 +112,8 @@ def bench_hgtx(args, work):
             dropped.append(m['totals']['dropped_records'])
             report_bytes.append(os.path.getsize(report) / ranges)
         plain_ns = median(p[0] for p in plain)
-        for label, costs in (('asys', traced), ('asys, page helper off', unhelped)):
+        for label, costs in (('asys', traced), ('asys, page helper off', unhelped),
+                             ('asys, 1 MiB slots', small_slots)):
             wall = median(t[0] for t in costs)
             rows.append({'threads': threads, 'what': label, 'plain_ns': plain_ns, 'asys_ns': wall,
                          'added_ns': wall - plain_ns,
