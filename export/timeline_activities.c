@@ -321,6 +321,7 @@ struct activity_list {
     /* read after them, in id order: a kernel's mangled name and launch
      * number, a launching call's times */
     struct key_list kernel_keys, call_keys;
+    size_t launch_at; /* tw_activities_launched's place in call_keys */
     int calls_drawn;
     int whole_window; /* no --filter-time: every call is drawn */
     /* effective dependencies: the activity's own (when the depended-on work
@@ -771,7 +772,7 @@ static int activities_sort(struct walk *w, struct activity_list *list)
 }
 
 /* Reads the activities in the window (in rowid order: id order, no sort in
- * SQLite), then puts them in time order. */
+ * SQLite); their launching calls' ids stay sorted for tw_activities_launched. */
 static int activities_load(struct walk *w, struct activity_list *list)
 {
     memset(list, 0, sizeof *list);
@@ -801,11 +802,9 @@ static int activities_load(struct walk *w, struct activity_list *list)
         rc = deps_load(w, list);
     else
         rc = -1;
-    /* the ids looked up are done with: their room goes to the time order */
     free(list->kernel_keys.items);
-    free(list->call_keys.items);
-    list->kernel_keys = list->call_keys = (struct key_list){NULL, 0, 0};
-    return rc == 0 ? activities_sort(w, list) : -1;
+    list->kernel_keys = (struct key_list){NULL, 0, 0};
+    return rc;
 }
 
 static void activities_free(struct activity_list *list)
@@ -853,14 +852,73 @@ static void draw_activity(struct walk *w, uint32_t index, struct activity_list *
             tw_emit_slice(w, also[i], start, end, name, tw_category(w, "hggc"), NULL, NULL);
 }
 
+int tw_activities_load(struct walk *w)
+{
+    if (w->activities)
+        return 0;
+    w->activities = malloc(sizeof *w->activities);
+    if (!w->activities)
+        return tw_fail(w, "out of memory");
+    return activities_load(w, w->activities);
+}
+
+/* Puts w->refs (pushed in id order) in (start, end, id) order, as the
+ * activities' index by call orders them: insertion, runs are short (a graph
+ * launch's work). */
+static void refs_by_time(struct walk *w)
+{
+    for (size_t i = 1; i < w->ref_count; i++) {
+        struct flow_ref r = w->refs[i];
+        size_t j = i;
+        for (; j > 0 && (w->refs[j - 1].start > r.start ||
+                         (w->refs[j - 1].start == r.start && w->refs[j - 1].end > r.end));
+             j--)
+            w->refs[j] = w->refs[j - 1];
+        w->refs[j] = r;
+    }
+}
+
+size_t tw_activities_launched(struct walk *w, int64_t api_id)
+{
+    w->ref_count = 0;
+    if (!w->activities)
+        return 0;
+    const struct key_list *l = &w->activities->call_keys;
+    size_t at = w->activities->launch_at;
+    while (at < l->count && l->items[at].key < api_id)
+        at++;
+    w->activities->launch_at = at;
+    for (; at < l->count && l->items[at].key == api_id; at++) {
+        const struct activity *a = &w->activities->items[l->items[at].index];
+        tw_refs_push(w, (uint64_t)a->id, a->start, a->end);
+    }
+    refs_by_time(w);
+    return w->ref_count;
+}
+
+void tw_activities_free(struct walk *w)
+{
+    if (!w->activities)
+        return;
+    activities_free(w->activities);
+    free(w->activities);
+    w->activities = NULL;
+}
+
 /* Every activity in time order, on each row that shows it. */
 int tw_walk_activities(struct walk *w)
 {
-    struct activity_list list;
+    struct activity_list *list = NULL;
     struct activity_links links;
     int links_opened = 0;
     sqlite3_stmt *directions = NULL;
-    if (activities_load(w, &list) != 0)
+    if (tw_activities_load(w) != 0)
+        goto out;
+    list = w->activities;
+    /* the calls' ids are done with: their room goes to the time order */
+    free(list->call_keys.items);
+    list->call_keys = (struct key_list){NULL, 0, 0};
+    if (activities_sort(w, list) != 0)
         goto out;
     directions = tw_prepare(w, "SELECT direction FROM hggc_copy_kinds WHERE id = ?");
     if (!directions)
@@ -868,12 +926,12 @@ int tw_walk_activities(struct walk *w)
     links_opened = 1; /* closable even when opening fails half way */
     if (links_open(w, &links) != 0)
         goto out;
-    for (size_t i = 0; i < list.count && !w->failed; i++)
-        draw_activity(w, list.by_time[i].index, &list, &links, directions);
+    for (size_t i = 0; i < list->count && !w->failed; i++)
+        draw_activity(w, list->by_time[i].index, list, &links, directions);
 out:
     if (links_opened)
         links_close(&links);
     sqlite3_finalize(directions);
-    activities_free(&list);
+    tw_activities_free(w);
     return w->failed ? -1 : 0;
 }

@@ -42,17 +42,14 @@ static int walk_api(struct walk *w)
     int by_kernel = w->o->api_name_mode && !strcmp(w->o->api_name_mode, "kernel");
     sqlite3_stmt *st = tw_prepare(w, by_kernel ? API_QUERY(KERNEL_NAME_OR("a.name_id"))
                                                : API_QUERY("a.name_id"));
-    /* read alongside the calls, in their id order: the work each call launched,
-     * and the work each synchronizing call waited for */
-    struct ref_cursor launched = {NULL, 0, 0, {0}}, waited = {NULL, 0, 0, {0}};
+    /* the work each call launched: the activities, read now in their id order
+     * (tw_activities_launched); and read alongside the calls, in their id
+     * order, the work each synchronizing call waited for */
+    struct ref_cursor waited = {NULL, 0, 0, {0}};
     int rc = st ? 0 : -1;
-    /* clang-format off */
     if (rc == 0 && flows)
-        rc = tw_cursor_open(w, &launched,
-            "SELECT p.api_id, 0, p.id, p.start_ns, p.end_ns\n"
-            "FROM ppu_activities AS p\n"
-            "WHERE p.api_id IS NOT NULL AND " IN_WINDOW("p") "\n"
-            "ORDER BY p.api_id, p.start_ns");
+        rc = tw_activities_load(w);
+    /* clang-format off */
     if (rc == 0 && deps)
         rc = tw_cursor_open(w, &waited,
             "SELECT d.wait_api_id, 0, d.id, p.start_ns, p.start_ns\n"
@@ -61,7 +58,6 @@ static int walk_api(struct walk *w)
             "ORDER BY d.wait_api_id, d.id");
     /* clang-format on */
     if (rc != 0) {
-        tw_cursor_close(&launched);
         tw_cursor_close(&waited);
         sqlite3_finalize(st);
         return -1;
@@ -74,7 +70,7 @@ static int walk_api(struct walk *w)
         tw_flows_clear(w);
         /* to the work launched; a call that launched one thing points at it alone */
         int one_to_one = 0;
-        if (tw_cursor_refs(w, &launched, sqlite3_column_int64(st, 5), 0) == 1) {
+        if (tw_activities_launched(w, sqlite3_column_int64(st, 5)) == 1) {
             int64_t dest_start = tw_clip_start(w, w->refs[0].start);
             one_to_one = tw_flow_place(start, dest_start,
                                        tw_clip_end(w, w->refs[0].end, dest_start)) == FLOW_AT_BEGIN;
@@ -92,7 +88,6 @@ static int walk_api(struct walk *w)
         tw_emit_slice(w, row, start, end, tw_string_name(w, sqlite3_column_int64(st, 4)),
                       tw_category(w, "hggc"), &f, &args);
     }
-    tw_cursor_close(&launched);
     tw_cursor_close(&waited);
     sqlite3_finalize(st);
     return w->failed ? -1 : 0;

@@ -56,6 +56,7 @@ struct id_list {
 };
 
 struct walk;
+struct activity_list;
 
 /* A timeline family: draws the rows of one source table. */
 struct tl_family {
@@ -93,6 +94,9 @@ struct walk {
     uint32_t last_row;
     const char *categories[TL_MAX_CATEGORIES]; /* tw_category's names, by id */
     uint32_t category_count;
+    /* the device activities in the window, read once for the families that
+     * need them (timeline_activities.c) */
+    struct activity_list *activities;
     int failed;
 };
 
@@ -194,6 +198,15 @@ uint32_t tw_child_row(struct walk *w, uint32_t parent, const char *suffix, const
                       uint32_t order);
 /* The activities on that tree, in time order (timeline_activities.c). */
 int tw_walk_activities(struct walk *w);
+/* Reads the activities in the window into w->activities, once (the HGGC
+ * API walk's flows need them before they are drawn); freed once drawn, or
+ * by tw_activities_free. */
+int tw_activities_load(struct walk *w);
+/* Fills w->refs with those call `api_id` launched, in time order (calls
+ * asked in rising id order; none when they are not loaded) and returns how
+ * many: a merge over their calls' ids, not a second scan in SQLite. */
+size_t tw_activities_launched(struct walk *w, int64_t api_id);
+void tw_activities_free(struct walk *w);
 
 /* The "CPU Group" row (timeline_cpu.c), created on first use. */
 uint32_t tw_cpu_group(struct walk *w);
