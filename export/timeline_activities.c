@@ -194,6 +194,7 @@ struct id_scan {
     sqlite3_stmt *scan; /* SELECT id, a, b FROM t ORDER BY id */
     sqlite3_stmt *point; /* SELECT id, a, b FROM t WHERE id = ? */
     int started, has_row;
+    int64_t id; /* the scan's row's, read once a step */
 };
 
 static int id_scan_open(struct walk *w, struct id_scan *s, const char *columns, const char *table)
@@ -214,24 +215,31 @@ static void id_scan_close(struct id_scan *s)
     memset(s, 0, sizeof *s);
 }
 
+static void id_scan_step(struct id_scan *s)
+{
+    s->has_row = sqlite3_step(s->scan) == SQLITE_ROW;
+    if (s->has_row)
+        s->id = sqlite3_column_int64(s->scan, 0);
+}
+
 /* The row of `id` (columns 1 and 2 into out), 0 when there is none. */
 static int id_scan_find(struct id_scan *s, int64_t id, int64_t out[2])
 {
     if (!s->started) {
         s->started = 1;
-        s->has_row = sqlite3_step(s->scan) == SQLITE_ROW;
+        id_scan_step(s);
     }
     sqlite3_stmt *st = s->scan;
-    if (s->has_row && sqlite3_column_int64(st, 0) > id) { /* behind the scan */
+    if (s->has_row && s->id > id) { /* behind the scan */
         st = s->point;
         sqlite3_reset(st);
         sqlite3_bind_int64(st, 1, id);
         if (sqlite3_step(st) != SQLITE_ROW)
             return 0;
     }
-    while (st == s->scan && s->has_row && sqlite3_column_int64(st, 0) < id)
-        s->has_row = sqlite3_step(st) == SQLITE_ROW;
-    if (st == s->scan && (!s->has_row || sqlite3_column_int64(st, 0) != id))
+    while (st == s->scan && s->has_row && s->id < id)
+        id_scan_step(s);
+    if (st == s->scan && (!s->has_row || s->id != id))
         return 0;
     out[0] = sqlite3_column_int64(st, 1);
     out[1] = sqlite3_column_int64(st, 2);
@@ -623,6 +631,12 @@ static int join_kernels(struct walk *w, struct activity_list *list)
  * is not drawn. */
 static uint32_t activity_index(const struct activity_list *list, int64_t id)
 {
+    /* ids are mostly dense from the first: try id's place so, then search */
+    if (list->count && id >= list->items[0].id) {
+        uint64_t guess = (uint64_t)id - (uint64_t)list->items[0].id;
+        if (guess < list->count && list->items[guess].id == id)
+            return (uint32_t)guess;
+    }
     size_t lo = 0, hi = list->count;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
