@@ -295,6 +295,8 @@ class Timeline(ExportCase):
             'WHERE p.kind = 1 AND p.graph_id IS NULL ORDER BY p.id LIMIT 1').fetchone()
         con.execute('UPDATE ppu_activities SET start_ns = ? WHERE id = ?',
                     (call_start - 500, kernel))
+        # the import's packed copy for the export would still draw the kernel where it was
+        con.execute('DELETE FROM ppu_activity_pages')
         con.commit()
         con.close()
         trace = self.pftrace()
@@ -381,6 +383,48 @@ class Timeline(ExportCase):
             'SELECT COUNT(*) FROM ppu_activities WHERE kind = 1 AND end_ns >= %d '
             'AND start_ns <= %d' % (lo, hi)))
         self.chrome_json('--filter-time', window)
+
+    def test_activity_pages_draw_what_the_activities_do(self):
+        # issue 30.5: the import packs the activities for the export (ppu_activity_pages);
+        # without them (an older or edited database) it reads ppu_activities: the same bytes
+        con = sqlite3.connect(self.path('rep.sqlite'))
+        start = int(con.execute("SELECT value FROM session_info WHERE key = 'start_ns'")
+                    .fetchone()[0])
+        lo, hi = con.execute('SELECT MIN(start_ns), MAX(end_ns) FROM ppu_activities').fetchone()
+        con.close()
+        window = '%dns/%dns' % (lo + (hi - lo) // 4 - start, lo + (hi - lo) // 2 - start)
+        variants = [('-t', 'pftrace'), ('-t', 'json', '--api-name-mode', 'kernel'),
+                    ('-t', 'pftrace', '--group-by', 'hgtx'),
+                    ('-t', 'json', '--filter-time', window, '--group-by', 'hgtx')]
+
+        def outputs():
+            drawn = []
+            for i, variant in enumerate(variants):
+                out = self.path('pages%d.out' % i)
+                self.export(*variant, '-o', out, '--force-overwrite')
+                with open(out, 'rb') as f:
+                    drawn.append(f.read())
+            return drawn
+        self.assertGreater(self.count('SELECT COUNT(*) FROM ppu_activities WHERE graph_id > 0'), 0)
+        self.assertEqual(self.count('SELECT TOTAL(rows) FROM ppu_activity_pages'),
+                         self.count('SELECT COUNT(*) FROM ppu_activities'))
+        packed = outputs()
+        con = sqlite3.connect(self.path('rep.sqlite'))
+        pages = con.execute('SELECT first_id, rows, data FROM ppu_activity_pages').fetchall()
+        con.execute('DELETE FROM ppu_activity_pages')
+        con.commit()
+        self.assertEqual(outputs(), packed)
+        # a page is read as untrusted: one cut short is an error, not a crash or a guess
+        first_id, rows, data = pages[0]
+        con.execute('INSERT INTO ppu_activity_pages VALUES (?, ?, ?)',
+                    (first_id, rows, data[:len(data) // 2]))
+        con.executemany('INSERT INTO ppu_activity_pages VALUES (?, ?, ?)', pages[1:])
+        con.commit()
+        con.close()
+        r = self.export('-t', 'json', '-o', self.path('cut.json'), '--force-overwrite',
+                        expect_rc=None)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn(b'ppu_activity_pages: corrupt page', r.stderr)
 
     def test_tables(self):
         trace = self.pftrace('--tables', '^hggc_api_calls$')
