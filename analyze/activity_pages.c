@@ -1,7 +1,8 @@
-/* ppu_activity_pages: the activities packed for the timeline export
+/* ppu_activity_pages, hggc_api_pages: rows packed for the timeline export
  * (activity_pages.h has the format). */
 #include "activity_pages.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,13 +11,16 @@
 
 /* ---- writing ---------------------------------------------------------------------- */
 
-int asys_page_writer_open(struct asys_page_writer *pw, sqlite3 *db, struct asys_err *err)
+int asys_page_writer_open(struct asys_page_writer *pw, sqlite3 *db, const char *table, int fields,
+                          struct asys_err *err)
 {
+    char sql[128];
     memset(pw, 0, sizeof *pw);
-    if (sqlite3_prepare_v2(db,
-                           "INSERT INTO ppu_activity_pages (first_id, rows, data) VALUES (?,?,?)",
-                           -1, &pw->insert, NULL) != SQLITE_OK)
-        return asys_fail(err, "ppu_activity_pages: %s", sqlite3_errmsg(db));
+    pw->table = table;
+    pw->fields = fields < 0 ? 0 : fields > AP_FIELDS ? AP_FIELDS : fields;
+    snprintf(sql, sizeof sql, "INSERT INTO %s (first_id, rows, data) VALUES (?,?,?)", table);
+    if (sqlite3_prepare_v2(db, sql, -1, &pw->insert, NULL) != SQLITE_OK)
+        return asys_fail(err, "%s: %s", table, sqlite3_errmsg(db));
     return 0;
 }
 
@@ -40,8 +44,7 @@ static int page_flush(struct asys_page_writer *pw, struct asys_err *err)
     sqlite3_bind_int64(pw->insert, 2, pw->rows);
     sqlite3_bind_blob(pw->insert, 3, pw->data, (int)pw->len, SQLITE_STATIC);
     if (sqlite3_step(pw->insert) != SQLITE_DONE)
-        rc =
-            asys_fail(err, "ppu_activity_pages: %s", sqlite3_errmsg(sqlite3_db_handle(pw->insert)));
+        rc = asys_fail(err, "%s: %s", pw->table, sqlite3_errmsg(sqlite3_db_handle(pw->insert)));
     sqlite3_reset(pw->insert);
     pw->rows = 0;
     pw->len = 0;
@@ -53,8 +56,8 @@ int asys_page_writer_add(struct asys_page_writer *pw, const struct asys_page_row
                          struct asys_err *err)
 {
     if (pw->rows && row->v[AP_ID] <= pw->last_id)
-        return asys_fail(err, "ppu_activity_pages: activity %lld after %lld",
-                         (long long)row->v[AP_ID], (long long)pw->last_id);
+        return asys_fail(err, "%s: id %lld after %lld", pw->table, (long long)row->v[AP_ID],
+                         (long long)pw->last_id);
     if (pw->cap - pw->len < ROW_MAX) {
         size_t cap = pw->cap ? pw->cap * 2 : (size_t)ROW_MAX * 1024;
         uint8_t *bigger = realloc(pw->data, cap);
@@ -66,7 +69,7 @@ int asys_page_writer_add(struct asys_page_writer *pw, const struct asys_page_row
     if (!pw->rows)
         pw->first_id = row->v[AP_ID];
     uint8_t *p = put_varint(pw->data + pw->len, row->nulls);
-    for (int f = 0; f < AP_FIELDS; f++) {
+    for (int f = 0; f < pw->fields; f++) {
         if (row->nulls & (1u << f))
             continue;
         uint64_t d = (uint64_t)row->v[f] - (uint64_t)pw->prev[f];
@@ -96,9 +99,13 @@ void asys_page_writer_free(struct asys_page_writer *pw)
 
 /* ---- reading ---------------------------------------------------------------------- */
 
-int asys_page_begin(struct asys_page_reader *r, const void *data, size_t len, int64_t rows)
+int asys_page_begin(struct asys_page_reader *r, const void *data, size_t len, int64_t rows,
+                    int fields)
 {
     memset(r, 0, sizeof *r);
+    if (fields < 1 || fields > AP_FIELDS)
+        return -1;
+    r->fields = fields;
     /* an activity takes a byte at least */
     if (rows < 0 || (uint64_t)rows > len || rows > ASYS_PAGE_ROWS || (len && !data))
         return -1;
@@ -128,10 +135,10 @@ int asys_page_next(struct asys_page_reader *r, struct asys_page_row *row)
     if (!r->left)
         return r->at == r->end ? 0 : -1;
     uint64_t nulls;
-    if (get_varint(r, &nulls) != 0 || nulls >> AP_FIELDS)
+    if (get_varint(r, &nulls) != 0 || nulls >> r->fields)
         return -1;
     row->nulls = (uint32_t)nulls;
-    for (int f = 0; f < AP_FIELDS; f++) {
+    for (int f = 0; f < r->fields; f++) {
         uint64_t z;
         if (nulls & (1u << f)) {
             row->v[f] = 0;

@@ -1,7 +1,8 @@
-/* ppu_activity_pages: the columns of ppu_activities the timeline export
- * reads, packed in id order at import (a page of up to ASYS_PAGE_ROWS
- * activities a row), so that the export decodes them without a SQLite step
- * and a dozen column reads per activity (half a GPU export's reading).
+/* ppu_activity_pages and hggc_api_pages: the columns of ppu_activities and
+ * hggc_api_calls the timeline export reads, packed in id order at import (a
+ * page of up to ASYS_PAGE_ROWS rows a row), so that the export decodes them
+ * without a SQLite step and a column read per field (half a GPU export's
+ * reading).
  *
  * A page's data, per activity: a varint whose bit i says field i is NULL,
  * then each other field as the zigzag varint of its difference from the
@@ -39,10 +40,23 @@ enum asys_page_field {
     AP_FIELDS
 };
 
+/* hggc_api_pages' fields, in the order the importer writes them */
+enum asys_call_field {
+    CP_ID,
+    CP_PID,
+    CP_TID,
+    CP_START,
+    CP_END,
+    CP_NAME, /* name_id */
+    CP_RESULT,
+    CP_CORRELATION, /* correlation_id */
+    CP_FIELDS
+};
+
 #define ASYS_PAGE_ROWS 4096
 
-/* One activity: a NULL field is 0 (as sqlite3_column_int64 reads it) with
- * its bit in nulls. */
+/* One row (an activity, a call: its first `fields` values); a NULL field
+ * is 0 (as sqlite3_column_int64 reads it) with its bit in nulls. */
 struct asys_page_row {
     int64_t v[AP_FIELDS];
     uint32_t nulls;
@@ -50,7 +64,9 @@ struct asys_page_row {
 
 /* ---- writing (the importer) ---- */
 struct asys_page_writer {
-    sqlite3_stmt *insert; /* INSERT INTO ppu_activity_pages */
+    sqlite3_stmt *insert; /* INSERT INTO the table */
+    const char *table; /* its name (a literal) */
+    int fields;
     uint8_t *data;
     size_t len, cap;
     uint32_t rows;
@@ -58,8 +74,11 @@ struct asys_page_writer {
     int64_t prev[AP_FIELDS];
 };
 
-int asys_page_writer_open(struct asys_page_writer *pw, sqlite3 *db, struct asys_err *err);
-/* Adds an activity (ids rising); writes the page once full. */
+/* Pages of rows of `fields` fields into `table` (first_id, rows, data; a
+ * literal: kept for messages). */
+int asys_page_writer_open(struct asys_page_writer *pw, sqlite3 *db, const char *table, int fields,
+                          struct asys_err *err);
+/* Adds a row (ids, field 0, rising); writes the page once full. */
 int asys_page_writer_add(struct asys_page_writer *pw, const struct asys_page_row *row,
                          struct asys_err *err);
 /* Writes the last page, and frees. */
@@ -70,15 +89,17 @@ void asys_page_writer_free(struct asys_page_writer *pw);
 /* ---- reading (the export) ---- */
 struct asys_page_reader {
     const uint8_t *at, *end;
+    int fields;
     uint32_t left; /* rows still to read */
     int64_t prev[AP_FIELDS];
 };
 
-/* Starts on a page of `rows` activities in `data` (-1: more rows than its
- * bytes could hold). */
-int asys_page_begin(struct asys_page_reader *r, const void *data, size_t len, int64_t rows);
-/* The next activity: 1, 0 at the page's end (all its bytes read), -1 when
- * the page is corrupt. */
+/* Starts on a page of `rows` rows of `fields` fields in `data` (-1: more
+ * rows than its bytes could hold). */
+int asys_page_begin(struct asys_page_reader *r, const void *data, size_t len, int64_t rows,
+                    int fields);
+/* The next row: 1, 0 at the page's end (all its bytes read), -1 when the
+ * page is corrupt. */
 int asys_page_next(struct asys_page_reader *r, struct asys_page_row *row);
 
 #endif

@@ -79,6 +79,7 @@ struct imp_hggc {
     struct asys_importer *imp;
     sqlite3_stmt *st[ST_COUNT];
     struct asys_u64map kernel_names; /* global string id of every mangled kernel name */
+    struct asys_page_writer calls; /* hggc_api_pages, written as the calls are */
 };
 
 static int import_status(struct asys_importer *imp, struct asys_err *err);
@@ -94,6 +95,8 @@ static int hggc_init(struct asys_importer *imp, void **state, struct asys_err *e
     for (int i = 0; i < ST_COUNT; i++)
         if (imp_prepare(imp, statement_sql[i], &h->st[i], err) != 0)
             return -1;
+    if (asys_page_writer_open(&h->calls, imp->db, "hggc_api_pages", CP_FIELDS, err) != 0)
+        return -1;
     return import_status(imp, err);
 }
 
@@ -104,6 +107,7 @@ static void hggc_free(void *state)
         return;
     for (int i = 0; i < ST_COUNT; i++)
         sqlite3_finalize(h->st[i]);
+    asys_page_writer_free(&h->calls);
     asys_u64map_free(&h->kernel_names);
     free(h);
 }
@@ -155,18 +159,30 @@ static int import_api(void *state, const struct asys_record *rec, uint64_t end_n
     struct asys_importer *imp = h->imp;
     const struct asys_rec_hggc_api *r = (const void *)rec->data;
     int64_t chain = imp_callchain(imp, r->callchain_id);
+    struct asys_page_row row = {.nulls = 0};
+    row.v[CP_START] = (int64_t)imp_ns(imp, r->start_ticks);
+    row.v[CP_END] = (int64_t)end_ns;
+    row.v[CP_PID] = imp->seg.pid;
+    row.v[CP_TID] = imp->seg.tid;
+    row.v[CP_NAME] = imp_string(imp, imp->seg.image, r->name_string_id);
+    row.v[CP_CORRELATION] = r->correlation_id;
+    row.v[CP_RESULT] = r->result;
     struct binder b = bind(h, ST_API);
-    put(&b, (int64_t)imp_ns(imp, r->start_ticks));
-    put(&b, (int64_t)end_ns);
-    put(&b, imp->seg.pid);
-    put(&b, imp->seg.tid);
+    put(&b, row.v[CP_START]);
+    put(&b, row.v[CP_END]);
+    put(&b, row.v[CP_PID]);
+    put(&b, row.v[CP_TID]);
     put(&b, rec->arg);
-    put(&b, imp_string(imp, imp->seg.image, r->name_string_id));
+    put(&b, row.v[CP_NAME]);
     put(&b, r->cbid);
-    put(&b, r->correlation_id);
-    put(&b, r->result);
+    put(&b, row.v[CP_CORRELATION]);
+    put(&b, row.v[CP_RESULT]);
     put_opt(&b, chain, chain != 0);
-    return imp_step(imp, b.st, err);
+    if (imp_step(imp, b.st, err) != 0)
+        return -1;
+    /* the export's copy (hggc_api_pages), with the id the call was given */
+    row.v[CP_ID] = sqlite3_last_insert_rowid(imp->db);
+    return asys_page_writer_add(&h->calls, &row, err);
 }
 
 static int import_kernel(void *state, const struct asys_record *rec, uint64_t ns,
@@ -483,7 +499,7 @@ static int finish_kernel_names(struct imp_hggc *h, struct asys_err *err)
 static int hggc_finish(void *state, struct asys_err *err)
 {
     struct imp_hggc *h = state;
-    if (finish_kernel_names(h, err) != 0)
+    if (finish_kernel_names(h, err) != 0 || asys_page_writer_close(&h->calls, err) != 0)
         return -1;
     /* each context's default stream is a stream too */
     return imp_exec(h->imp,
@@ -633,7 +649,7 @@ static int activity_groups(struct asys_importer *imp, struct asys_err *err)
     struct asys_page_row row;
     int rc = -1, step = SQLITE_DONE;
     asys_strmap_init(&g.index);
-    if (asys_page_writer_open(&pages, imp->db, err) != 0)
+    if (asys_page_writer_open(&pages, imp->db, "ppu_activity_pages", AP_FIELDS, err) != 0)
         goto out;
     if (imp_prepare(
             imp,

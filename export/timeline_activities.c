@@ -39,7 +39,7 @@ struct place_key {
  * ppu_activity_pages: the pages' fields, and (the query only: a report
  * with video work is read so) a video activity's video call and kind. */
 struct activity_in {
-    struct asys_page_row r;
+    const struct asys_page_row *r;
     int64_t video_start; /* when its video call began, when that is drawn */
     int has_video_start;
     int video_kind;
@@ -47,7 +47,7 @@ struct activity_in {
 
 static int64_t field_or_none(const struct activity_in *in, int f)
 {
-    return in->r.nulls & (1u << f) ? NONE : in->r.v[f];
+    return in->r->nulls & (1u << f) ? NONE : in->r->v[f];
 }
 
 /* The stream_pct key of the activity's leaf ("D0/C12.1/S7/RKernels/Gb42"). */
@@ -136,20 +136,20 @@ static uint32_t place_of(struct walk *w, const struct activity_in *in, int kind,
     struct place_key k;
     memset(&k, 0, sizeof k);
     k.kind = kind;
-    k.physical = in->r.v[AP_PHYSICAL];
-    k.pid = in->r.v[AP_PID];
-    k.context = in->r.v[AP_CONTEXT];
-    k.stream = in->r.v[AP_STREAM];
+    k.physical = in->r->v[AP_PHYSICAL];
+    k.pid = in->r->v[AP_PID];
+    k.context = in->r->v[AP_CONTEXT];
+    k.stream = in->r->v[AP_STREAM];
     k.graph_id = field_or_none(in, AP_GRAPH);
     k.exec_id = field_or_none(in, AP_EXEC);
     if (k.kind == 1 && !cache->kernels_by_hgtx) {
-        k.group_a = in->r.v[AP_BASE_NAME];
+        k.group_a = in->r->v[AP_BASE_NAME];
         k.by_base = 1;
     } else if (k.kind == 1) {
         k.group_a = field_or_none(in, AP_DOMAIN);
         k.group_b = field_or_none(in, AP_TEXT);
     } else if (k.kind == 2) {
-        k.group_a = in->r.v[AP_COPY_KIND];
+        k.group_a = in->r->v[AP_COPY_KIND];
     }
     if (cache->has_last && !memcmp(&k, &cache->last, sizeof k))
         return cache->last_index;
@@ -546,7 +546,7 @@ static sqlite3_stmt *activity_query(struct walk *w)
 }
 
 /* The current row of the activity query as read (its columns by field). */
-static void query_row(sqlite3_stmt *st, struct activity_in *in)
+static void query_row(sqlite3_stmt *st, struct asys_page_row *r, struct activity_in *in)
 {
     static const int column[AP_FIELDS] = {
         [AP_ID] = 0,      [AP_KIND] = 1,      [AP_PHYSICAL] = 2,   [AP_PID] = 3,
@@ -554,12 +554,13 @@ static void query_row(sqlite3_stmt *st, struct activity_in *in)
         [AP_NAME] = 8,    [AP_COPY_KIND] = 9, [AP_BASE_NAME] = 10, [AP_DOMAIN] = 11,
         [AP_TEXT] = 12,   [AP_GRAPH] = 13,    [AP_EXEC] = 14,      [AP_API] = 15,
         [AP_SOURCE] = 17, [AP_API_START] = 18};
-    in->r.nulls = 0;
+    r->nulls = 0;
     for (int f = 0; f < AP_FIELDS; f++) {
-        in->r.v[f] = sqlite3_column_int64(st, column[f]);
-        if (!in->r.v[f] && sqlite3_column_type(st, column[f]) == SQLITE_NULL)
-            in->r.nulls |= 1u << f;
+        r->v[f] = sqlite3_column_int64(st, column[f]);
+        if (!r->v[f] && sqlite3_column_type(st, column[f]) == SQLITE_NULL)
+            r->nulls |= 1u << f;
     }
+    in->r = r;
     int kind = sqlite3_column_int(st, 1);
     in->has_video_start = kind == 5 && sqlite3_column_type(st, 16) != SQLITE_NULL;
     in->video_start = in->has_video_start ? sqlite3_column_int64(st, 16) : 0;
@@ -571,30 +572,30 @@ static void activity_read(struct walk *w, const struct activity_in *in, struct a
                           struct activity *a)
 {
     memset(a, 0, sizeof *a);
-    int kind = (int)in->r.v[AP_KIND];
+    int kind = (int)in->r->v[AP_KIND];
     a->kind = kind >= 1 && kind <= 5 ? (uint8_t)kind : 0;
-    a->id = in->r.v[AP_ID];
-    a->start = in->r.v[AP_START];
-    a->end = in->r.v[AP_END];
-    a->name = in->r.v[kind == 1 ? AP_NAME : kind == 2 ? AP_COPY_KIND : AP_GRAPH];
-    a->api_id = in->r.v[AP_API];
+    a->id = in->r->v[AP_ID];
+    a->start = in->r->v[AP_START];
+    a->end = in->r->v[AP_END];
+    a->name = in->r->v[kind == 1 ? AP_NAME : kind == 2 ? AP_COPY_KIND : AP_GRAPH];
+    a->api_id = in->r->v[AP_API];
     /* a video activity's video call; its HGGC call, when drawn, comes first (join_calls) */
     if (kind == 5 && in->has_video_start) {
         a->api_start = in->video_start;
         a->flags |= ACT_API_DRAWN;
     }
     uint32_t index = (uint32_t)list->count;
-    int has_call = !(in->r.nulls & (1u << AP_API));
+    int has_call = !(in->r->nulls & (1u << AP_API));
     if (has_call)
         keys_push(w, &list->call_keys, a->api_id, index);
     /* without a window every call is drawn: its start is on the row already */
     if (has_call && list->calls_drawn && list->whole_window &&
-        !(in->r.nulls & (1u << AP_API_START))) {
-        a->api_start = in->r.v[AP_API_START];
+        !(in->r->nulls & (1u << AP_API_START))) {
+        a->api_start = in->r->v[AP_API_START];
         a->flags |= ACT_API_DRAWN;
     }
     if (kind == 1)
-        keys_push(w, &list->kernel_keys, in->r.v[AP_SOURCE], index);
+        keys_push(w, &list->kernel_keys, in->r->v[AP_SOURCE], index);
     a->video_decode = kind == 5 && in->video_kind == 1;
     a->place = place_of(w, in, kind, &list->places);
 }
@@ -832,11 +833,12 @@ static int activity_add(struct walk *w, struct activity_list *list, const struct
 /* The activities in the window from the activity query. */
 static int activities_query(struct walk *w, struct activity_list *list)
 {
+    struct asys_page_row row;
     struct activity_in in;
     sqlite3_stmt *st = activity_query(w);
     int rc = st ? 0 : -1, step = SQLITE_DONE;
     while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        query_row(st, &in);
+        query_row(st, &row, &in);
         rc = activity_add(w, list, &in);
     }
     if (rc == 0 && step != SQLITE_DONE)
@@ -845,60 +847,11 @@ static int activities_query(struct walk *w, struct activity_list *list)
     return rc;
 }
 
-/* Whether ppu_activity_pages holds every activity (an older or edited
- * database may not), and none needs the query's video columns. */
-static int pages_usable(struct walk *w)
+/* An activity of ppu_activity_pages (in the window) into the list. */
+static int page_activity(struct walk *w, const struct asys_page_row *row, void *list)
 {
-    sqlite3_stmt *st = NULL;
-    int usable = sqlite3_prepare_v2(w->db,
-                                    "SELECT (SELECT COUNT(*) FROM ppu_activities) =\n"
-                                    "       (SELECT TOTAL(rows) FROM ppu_activity_pages)\n"
-                                    "   AND NOT EXISTS (SELECT 1 FROM video_activities)",
-                                    -1, &st, NULL) == SQLITE_OK &&
-                 sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-    return usable;
-}
-
-/* The activities in the window of the current page (ids rising from
- * *last_id on): 0, or -1 when the page is corrupt or the walk failed. */
-static int page_read(struct walk *w, sqlite3_stmt *st, struct activity_list *list, int64_t *last_id)
-{
-    struct asys_page_reader rd;
-    struct activity_in in;
-    memset(&in, 0, sizeof in);
-    int n = asys_page_begin(&rd, sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
-                            sqlite3_column_int64(st, 0));
-    while (n == 0 && (n = asys_page_next(&rd, &in.r)) == 1) {
-        if (in.r.v[AP_ID] <= *last_id)
-            return -1;
-        *last_id = in.r.v[AP_ID];
-        n = list->whole_window || tw_in_window(w, in.r.v[AP_START], in.r.v[AP_END])
-                ? activity_add(w, list, &in)
-                : 0;
-    }
-    return n;
-}
-
-/* The activities in the window from ppu_activity_pages: no SQLite step and
- * column reads per activity. */
-static int activities_pages(struct walk *w, struct activity_list *list)
-{
-    int64_t last_id = INT64_MIN;
-    sqlite3_stmt *st = tw_prepare(w, "SELECT rows, data FROM ppu_activity_pages ORDER BY first_id");
-    int rc = st ? 0 : -1, step = SQLITE_DONE;
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW)
-        rc = page_read(w, st, list, &last_id);
-    if (rc != 0 && !w->failed) {
-        char what[96];
-        snprintf(what, sizeof what, "ppu_activity_pages: corrupt page after activity %lld",
-                 (long long)last_id);
-        rc = tw_fail(w, what);
-    }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = tw_fail(w, sqlite3_errmsg(w->db));
-    sqlite3_finalize(st);
-    return rc;
+    struct activity_in in = {row, 0, 0, 0};
+    return activity_add(w, list, &in);
 }
 
 /* Reads the activities in the window (in id order: no sort in SQLite);
@@ -912,7 +865,11 @@ static int activities_load(struct walk *w, struct activity_list *list)
     asys_u64map_init(&list->several);
     list->calls_drawn = tw_table_wanted(w, "hggc_api_calls");
     list->whole_window = w->o->filter_start == LLONG_MIN && w->o->filter_end == LLONG_MAX;
-    int rc = pages_usable(w) ? activities_pages(w, list) : activities_query(w, list);
+    /* the pages, unless video work needs the query's video columns */
+    int rc = tw_pages_usable(w, "ppu_activities", "ppu_activity_pages",
+                             "NOT EXISTS (SELECT 1 FROM video_activities)")
+                 ? tw_pages_walk(w, "ppu_activity_pages", AP_FIELDS, page_activity, list)
+                 : activities_query(w, list);
     if (rc == 0 && join_calls(w, list) == 0 && join_kernels(w, list) == 0)
         rc = deps_load(w, list);
     else

@@ -176,6 +176,17 @@ int tw_cursor_open(struct walk *w, struct ref_cursor *c, const char *sql);
 size_t tw_cursor_refs(struct walk *w, struct ref_cursor *c, int64_t key_a, int64_t key_b);
 void tw_cursor_close(struct ref_cursor *c);
 
+/* Rows packed at import (ppu_activity_pages, hggc_api_pages: see
+ * analyze/activity_pages.h), decoded instead of stepping through their
+ * table.  Usable when they hold every row of `table` and `also` (an SQL
+ * condition, NULL: none) holds. */
+struct asys_page_row;
+int tw_pages_usable(struct walk *w, const char *table, const char *pages, const char *also);
+/* Each row in the window, in id order (field 0), to fn; a corrupt page
+ * fails the walk.  fn returns 0, or -1 when the walk failed. */
+typedef int tw_page_row_fn(struct walk *w, const struct asys_page_row *row, void *ctx);
+int tw_pages_walk(struct walk *w, const char *pages, int fields, tw_page_row_fn *fn, void *ctx);
+
 /* flows */
 int tw_ids_push(struct walk *w, struct id_list *l, uint64_t id);
 void tw_refs_push(struct walk *w, uint64_t id, int64_t start, int64_t end);

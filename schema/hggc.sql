@@ -352,6 +352,18 @@ CREATE TABLE ppu_activity_pages (
     data     BLOB NOT NULL        -- the activities, packed
 );
 
+-- The calls as the timeline export reads them, written at import as the
+-- calls are: id, pid, tid, start_ns, end_ns, name_id, result, correlation_id
+-- of up to 4096 calls a row, in id order, packed as ppu_activity_pages.  The
+-- export decodes them unless it names launches by their kernel
+-- (--api-name-mode kernel) or they do not hold every call; whoever edits
+-- hggc_api_calls' columns above deletes them.
+CREATE TABLE hggc_api_pages (
+    first_id INTEGER PRIMARY KEY, -- hggc_api_calls.id of the page's first call
+    rows     INTEGER NOT NULL,    -- calls in the page
+    data     BLOB NOT NULL        -- the calls, packed
+);
+
 -- Which HGTX ranges enclose which HGGC API calls: the call started inside the
 -- range on the range's (starting) thread.  A call belongs to every enclosing range.
 CREATE TABLE hggc_api_ranges (

@@ -384,14 +384,14 @@ class Timeline(ExportCase):
             'AND start_ns <= %d' % (lo, hi)))
         self.chrome_json('--filter-time', window)
 
-    def test_activity_pages_draw_what_the_activities_do(self):
-        # issue 30.5: the import packs the activities for the export (ppu_activity_pages);
-        # without them (an older or edited database) it reads ppu_activities: the same bytes
+    def test_pages_draw_what_the_tables_do(self):
+        # issue 30.5: the import packs the activities and the calls for the export
+        # (ppu_activity_pages, hggc_api_pages); without them (an older or edited database)
+        # it reads ppu_activities and hggc_api_calls: the same bytes either way
         con = sqlite3.connect(self.path('rep.sqlite'))
         start = int(con.execute("SELECT value FROM session_info WHERE key = 'start_ns'")
                     .fetchone()[0])
         lo, hi = con.execute('SELECT MIN(start_ns), MAX(end_ns) FROM ppu_activities').fetchone()
-        con.close()
         window = '%dns/%dns' % (lo + (hi - lo) // 4 - start, lo + (hi - lo) // 2 - start)
         variants = [('-t', 'pftrace'), ('-t', 'json', '--api-name-mode', 'kernel'),
                     ('-t', 'pftrace', '--group-by', 'hgtx'),
@@ -406,25 +406,31 @@ class Timeline(ExportCase):
                     drawn.append(f.read())
             return drawn
         self.assertGreater(self.count('SELECT COUNT(*) FROM ppu_activities WHERE graph_id > 0'), 0)
-        self.assertEqual(self.count('SELECT TOTAL(rows) FROM ppu_activity_pages'),
-                         self.count('SELECT COUNT(*) FROM ppu_activities'))
-        packed = outputs()
-        con = sqlite3.connect(self.path('rep.sqlite'))
-        pages = con.execute('SELECT first_id, rows, data FROM ppu_activity_pages').fetchall()
-        con.execute('DELETE FROM ppu_activity_pages')
-        con.commit()
-        self.assertEqual(outputs(), packed)
+        pages = {}
+        for table, packed in (('ppu_activities', 'ppu_activity_pages'),
+                              ('hggc_api_calls', 'hggc_api_pages')):
+            self.assertEqual(self.count('SELECT TOTAL(rows) FROM ' + packed),
+                             self.count('SELECT COUNT(*) FROM ' + table))
+            pages[packed] = con.execute('SELECT first_id, rows, data FROM ' + packed).fetchall()
+        drawn = outputs()
+        for packed in pages:
+            con.execute('DELETE FROM ' + packed)
+            con.commit()
+            self.assertEqual(outputs(), drawn, 'without ' + packed)
         # a page is read as untrusted: one cut short is an error, not a crash or a guess
-        first_id, rows, data = pages[0]
-        con.execute('INSERT INTO ppu_activity_pages VALUES (?, ?, ?)',
-                    (first_id, rows, data[:len(data) // 2]))
-        con.executemany('INSERT INTO ppu_activity_pages VALUES (?, ?, ?)', pages[1:])
-        con.commit()
+        for packed, rows in pages.items():
+            first_id, count, data = rows[0]
+            con.execute('INSERT INTO %s VALUES (?, ?, ?)' % packed,
+                        (first_id, count, data[:len(data) // 2]))
+            con.executemany('INSERT INTO %s VALUES (?, ?, ?)' % packed, rows[1:])
+            con.commit()
+            r = self.export('-t', 'json', '-o', self.path('cut.json'), '--force-overwrite',
+                            expect_rc=None)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn(packed.encode() + b': corrupt page', r.stderr)
+            con.execute('DELETE FROM ' + packed)
+            con.commit()
         con.close()
-        r = self.export('-t', 'json', '-o', self.path('cut.json'), '--force-overwrite',
-                        expect_rc=None)
-        self.assertNotEqual(r.returncode, 0)
-        self.assertIn(b'ppu_activity_pages: corrupt page', r.stderr)
 
     def test_tables(self):
         trace = self.pftrace('--tables', '^hggc_api_calls$')
