@@ -866,9 +866,10 @@ static int activities_load(struct walk *w, struct activity_list *list)
     list->calls_drawn = tw_table_wanted(w, "hggc_api_calls");
     list->whole_window = w->o->filter_start == LLONG_MIN && w->o->filter_end == LLONG_MAX;
     /* the pages, unless video work needs the query's video columns */
-    int rc = tw_pages_usable(w, "ppu_activities", "ppu_activity_pages",
-                             "NOT EXISTS (SELECT 1 FROM video_activities)")
-                 ? tw_pages_walk(w, "ppu_activity_pages", AP_FIELDS, page_activity, list)
+    static const struct tw_pages pages = {"ppu_activities", "ppu_activity_pages", AP_FIELDS,
+                                          AP_START, AP_END};
+    int rc = tw_pages_usable(w, &pages, "NOT EXISTS (SELECT 1 FROM video_activities)")
+                 ? tw_pages_walk(w, &pages, page_activity, list)
                  : activities_query(w, list);
     if (rc == 0 && join_calls(w, list) == 0 && join_kernels(w, list) == 0)
         rc = deps_load(w, list);

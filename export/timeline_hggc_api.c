@@ -108,9 +108,11 @@ static int walk_api(struct walk *w)
             "WHERE d.kind = 5 AND d.effective AND " IN_WINDOW("p") "\n"
             "ORDER BY d.wait_api_id, d.id");
     /* clang-format on */
+    static const struct tw_pages pages = {"hggc_api_calls", "hggc_api_pages", CP_FIELDS, CP_START,
+                                          CP_END};
     if (rc == 0)
-        rc = !by_kernel && tw_pages_usable(w, "hggc_api_calls", "hggc_api_pages", NULL)
-                 ? tw_pages_walk(w, "hggc_api_pages", CP_FIELDS, page_call, &waited)
+        rc = !by_kernel && tw_pages_usable(w, &pages, NULL)
+                 ? tw_pages_walk(w, &pages, page_call, &waited)
                  : calls_query(w, by_kernel, &waited);
     tw_cursor_close(&waited);
     return rc == 0 && !w->failed ? 0 : -1;

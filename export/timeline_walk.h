@@ -178,14 +178,20 @@ void tw_cursor_close(struct ref_cursor *c);
 
 /* Rows packed at import (ppu_activity_pages, hggc_api_pages: see
  * analyze/activity_pages.h), decoded instead of stepping through their
- * table.  Usable when they hold every row of `table` and `also` (an SQL
- * condition, NULL: none) holds. */
+ * table. */
 struct asys_page_row;
-int tw_pages_usable(struct walk *w, const char *table, const char *pages, const char *also);
-/* Each row in the window, in id order (field 0), to fn; a corrupt page
- * fails the walk.  fn returns 0, or -1 when the walk failed. */
+struct tw_pages {
+    const char *table, *pages; /* the table, and its pages */
+    int fields; /* a row's; the id first */
+    int start, end; /* the fields of a row's times (the window) */
+};
+/* Usable when they hold every row of the table and `also` (an SQL
+ * condition, NULL: none) holds. */
+int tw_pages_usable(struct walk *w, const struct tw_pages *p, const char *also);
+/* Each row in the window, in id order, to fn; a corrupt page fails the
+ * walk.  fn returns 0, or -1 when the walk failed. */
 typedef int tw_page_row_fn(struct walk *w, const struct asys_page_row *row, void *ctx);
-int tw_pages_walk(struct walk *w, const char *pages, int fields, tw_page_row_fn *fn, void *ctx);
+int tw_pages_walk(struct walk *w, const struct tw_pages *p, tw_page_row_fn *fn, void *ctx);
 
 /* flows */
 int tw_ids_push(struct walk *w, struct id_list *l, uint64_t id);
