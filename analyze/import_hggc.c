@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "activity_pages.h"
 #include "demangle.h"
 #include "grow.h"
 #include "embedded_files.h"
@@ -78,6 +79,7 @@ struct imp_hggc {
     struct asys_importer *imp;
     sqlite3_stmt *st[ST_COUNT];
     struct asys_u64map kernel_names; /* global string id of every mangled kernel name */
+    struct asys_page_writer calls; /* hggc_api_pages, written as the calls are */
 };
 
 static int import_status(struct asys_importer *imp, struct asys_err *err);
@@ -93,6 +95,8 @@ static int hggc_init(struct asys_importer *imp, void **state, struct asys_err *e
     for (int i = 0; i < ST_COUNT; i++)
         if (imp_prepare(imp, statement_sql[i], &h->st[i], err) != 0)
             return -1;
+    if (asys_page_writer_open(&h->calls, imp->db, "hggc_api_pages", CP_FIELDS, err) != 0)
+        return -1;
     return import_status(imp, err);
 }
 
@@ -103,6 +107,7 @@ static void hggc_free(void *state)
         return;
     for (int i = 0; i < ST_COUNT; i++)
         sqlite3_finalize(h->st[i]);
+    asys_page_writer_free(&h->calls);
     asys_u64map_free(&h->kernel_names);
     free(h);
 }
@@ -154,18 +159,30 @@ static int import_api(void *state, const struct asys_record *rec, uint64_t end_n
     struct asys_importer *imp = h->imp;
     const struct asys_rec_hggc_api *r = (const void *)rec->data;
     int64_t chain = imp_callchain(imp, r->callchain_id);
+    struct asys_page_row row = {.nulls = 0};
+    row.v[CP_START] = (int64_t)imp_ns(imp, r->start_ticks);
+    row.v[CP_END] = (int64_t)end_ns;
+    row.v[CP_PID] = imp->seg.pid;
+    row.v[CP_TID] = imp->seg.tid;
+    row.v[CP_NAME] = imp_string(imp, imp->seg.image, r->name_string_id);
+    row.v[CP_CORRELATION] = r->correlation_id;
+    row.v[CP_RESULT] = r->result;
     struct binder b = bind(h, ST_API);
-    put(&b, (int64_t)imp_ns(imp, r->start_ticks));
-    put(&b, (int64_t)end_ns);
-    put(&b, imp->seg.pid);
-    put(&b, imp->seg.tid);
+    put(&b, row.v[CP_START]);
+    put(&b, row.v[CP_END]);
+    put(&b, row.v[CP_PID]);
+    put(&b, row.v[CP_TID]);
     put(&b, rec->arg);
-    put(&b, imp_string(imp, imp->seg.image, r->name_string_id));
+    put(&b, row.v[CP_NAME]);
     put(&b, r->cbid);
-    put(&b, r->correlation_id);
-    put(&b, r->result);
+    put(&b, row.v[CP_CORRELATION]);
+    put(&b, row.v[CP_RESULT]);
     put_opt(&b, chain, chain != 0);
-    return imp_step(imp, b.st, err);
+    if (imp_step(imp, b.st, err) != 0)
+        return -1;
+    /* the export's copy (hggc_api_pages), with the id the call was given */
+    row.v[CP_ID] = sqlite3_last_insert_rowid(imp->db);
+    return asys_page_writer_add(&h->calls, &row, err);
 }
 
 static int import_kernel(void *state, const struct asys_record *rec, uint64_t ns,
@@ -482,7 +499,7 @@ static int finish_kernel_names(struct imp_hggc *h, struct asys_err *err)
 static int hggc_finish(void *state, struct asys_err *err)
 {
     struct imp_hggc *h = state;
-    if (finish_kernel_names(h, err) != 0)
+    if (finish_kernel_names(h, err) != 0 || asys_page_writer_close(&h->calls, err) != 0)
         return -1;
     /* each context's default stream is a stream too */
     return imp_exec(h->imp,
@@ -518,15 +535,40 @@ struct group_table {
     size_t count, cap;
 };
 
-static int group_add(struct group_table *g, sqlite3_stmt *st)
+/* The activity query's columns (activity_groups) as ppu_activity_pages'
+ * fields: the group keys first (kind .. text), then the range, the times
+ * and what only the pages keep. */
+static const int page_column[AP_FIELDS] = {
+    [AP_KIND] = 0,  [AP_PID] = 1,     [AP_PHYSICAL] = 2,  [AP_CONTEXT] = 3,   [AP_STREAM] = 4,
+    [AP_GRAPH] = 5, [AP_EXEC] = 6,    [AP_COPY_KIND] = 7, [AP_BASE_NAME] = 8, [AP_DOMAIN] = 9,
+    [AP_TEXT] = 10, [AP_START] = 12,  [AP_END] = 13,      [AP_ID] = 14,       [AP_NAME] = 15,
+    [AP_API] = 16,  [AP_SOURCE] = 17, [AP_API_START] = 18};
+
+/* NULL reads as 0: the type asked of a 0 only */
+static void page_row_read(sqlite3_stmt *st, struct asys_page_row *r)
+{
+    r->nulls = 0;
+    for (int f = 0; f < AP_FIELDS; f++) {
+        r->v[f] = sqlite3_column_int64(st, page_column[f]);
+        if (!r->v[f] && sqlite3_column_type(st, page_column[f]) == SQLITE_NULL)
+            r->nulls |= 1u << f;
+    }
+}
+
+/* the group keys' fields, by key column */
+static const int group_field[GROUP_KEYS] = {AP_KIND,      AP_PID,    AP_PHYSICAL, AP_CONTEXT,
+                                            AP_STREAM,    AP_GRAPH,  AP_EXEC,     AP_COPY_KIND,
+                                            AP_BASE_NAME, AP_DOMAIN, AP_TEXT};
+
+static int group_add(struct group_table *g, sqlite3_stmt *st, const struct asys_page_row *r)
 {
     struct group_key k;
     memset(&k, 0, sizeof k);
     for (int i = 0; i < GROUP_KEYS; i++) {
-        if (sqlite3_column_type(st, i) == SQLITE_NULL)
+        if (r->nulls & (1u << group_field[i]))
             k.nulls |= 1u << i;
         else
-            k.value[i] = sqlite3_column_int64(st, i);
+            k.value[i] = r->v[group_field[i]];
     }
     /* the HGTX group splits kernels only, and a range without a domain is no group */
     if (k.value[GROUP_KIND] != 1 || (k.nulls & (1u << GROUP_DOMAIN))) {
@@ -542,8 +584,7 @@ static int group_add(struct group_table *g, sqlite3_stmt *st)
         at = (uint32_t)++g->count;
     }
     struct group_sums *s = &g->items[at - 1];
-    int64_t start = sqlite3_column_int64(st, GROUP_KEYS + 1),
-            end = sqlite3_column_int64(st, GROUP_KEYS + 2);
+    int64_t start = r->v[AP_START], end = r->v[AP_END];
     if (sqlite3_column_type(st, GROUP_KEYS) != SQLITE_NULL &&
         sqlite3_column_int64(st, GROUP_KEYS) < s->least_range)
         s->least_range = sqlite3_column_int64(st, GROUP_KEYS);
@@ -598,27 +639,45 @@ static int groups_write(struct asys_importer *imp, const struct group_table *g,
     return rc;
 }
 
+/* One scan of the activities (in id order) for their groups' sums and the
+ * export's pages (ppu_activity_pages). */
 static int activity_groups(struct asys_importer *imp, struct asys_err *err)
 {
-    sqlite3_stmt *st;
-    if (imp_prepare(imp,
-                    "SELECT p.kind, p.pid, p.physical, p.context, p.stream, p.graph_id,\n"
-                    "       p.graph_exec_id, p.copy_kind, p.base_name_id, e.domain_id, e.text_id,\n"
-                    "       p.hgtx_range_id, p.start_ns, p.end_ns\n"
-                    "FROM ppu_activities AS p LEFT JOIN hgtx_events AS e ON e.id = p.hgtx_range_id",
-                    &st, err) != 0)
-        return -1;
+    sqlite3_stmt *st = NULL;
     struct group_table g = {0};
+    struct asys_page_writer pages;
+    struct asys_page_row row;
+    int rc = -1, step = SQLITE_DONE;
     asys_strmap_init(&g.index);
-    int rc = 0, step;
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW)
-        if (group_add(&g, st) != 0)
+    if (asys_page_writer_open(&pages, imp->db, "ppu_activity_pages", AP_FIELDS, err) != 0)
+        goto out;
+    if (imp_prepare(
+            imp,
+            "SELECT p.kind, p.pid, p.physical, p.context, p.stream, p.graph_id,\n"
+            "       p.graph_exec_id, p.copy_kind, p.base_name_id, e.domain_id, e.text_id,\n"
+            "       p.hgtx_range_id, p.start_ns, p.end_ns,\n"
+            "       p.id, p.name_id, p.api_id, p.source_id, p.api_start_ns\n"
+            "FROM ppu_activities AS p LEFT JOIN hgtx_events AS e ON e.id = p.hgtx_range_id\n"
+            "ORDER BY p.id",
+            &st, err) != 0)
+        goto out;
+    rc = 0;
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        page_row_read(st, &row);
+        if (group_add(&g, st, &row) != 0)
             rc = asys_fail(err, "out of memory");
+        else
+            rc = asys_page_writer_add(&pages, &row, err);
+    }
     if (rc == 0 && step != SQLITE_DONE)
         rc = imp_sql_error(imp, err);
-    sqlite3_finalize(st);
     if (rc == 0)
         rc = groups_write(imp, &g, err);
+    if (rc == 0)
+        rc = asys_page_writer_close(&pages, err);
+out:
+    sqlite3_finalize(st);
+    asys_page_writer_free(&pages);
     asys_strmap_free(&g.index);
     free(g.items);
     return rc;

@@ -89,6 +89,7 @@ int asys_timeline_walk(sqlite3 *db, const struct tl_options *opts, const struct 
     if (!w.failed)
         tw_rows_finish(&w);
     sqlite3_finalize(w.string_text);
+    tw_activities_free(&w);
     tw_rows_free(&w);
     tw_names_free(&w);
     free(w.flows_out.ids);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "activity_pages.h"
 #include "grow.h"
 #include "output_format.h"
 #include "timeline_walk.h"
@@ -34,9 +35,19 @@ struct place_key {
 
 #define NONE INT64_MIN /* a NULL column in a place key */
 
-static int64_t column_or_none(sqlite3_stmt *st, int col)
+/* An activity as read, from the activity query or a page of
+ * ppu_activity_pages: the pages' fields, and (the query only: a report
+ * with video work is read so) a video activity's video call and kind. */
+struct activity_in {
+    const struct asys_page_row *r;
+    int64_t video_start; /* when its video call began, when that is drawn */
+    int has_video_start;
+    int video_kind;
+};
+
+static int64_t field_or_none(const struct activity_in *in, int f)
 {
-    return sqlite3_column_type(st, col) == SQLITE_NULL ? NONE : sqlite3_column_int64(st, col);
+    return in->r->nulls & (1u << f) ? NONE : in->r->v[f];
 }
 
 /* The stream_pct key of the activity's leaf ("D0/C12.1/S7/RKernels/Gb42"). */
@@ -117,27 +128,28 @@ struct place_cache {
     int kernels_by_hgtx; /* --group-by hgtx, asked once rather than per kernel */
 };
 
-/* The place index of the current row of the activity query, whose kind
- * column (read already) is `kind`; UINT32_MAX when out of memory. */
-static uint32_t place_of(struct walk *w, sqlite3_stmt *st, int kind, struct place_cache *cache)
+/* The place index of an activity read, of kind `kind` (as read: an int);
+ * UINT32_MAX when out of memory. */
+static uint32_t place_of(struct walk *w, const struct activity_in *in, int kind,
+                         struct place_cache *cache)
 {
     struct place_key k;
     memset(&k, 0, sizeof k);
     k.kind = kind;
-    k.physical = sqlite3_column_int64(st, 2);
-    k.pid = sqlite3_column_int64(st, 3);
-    k.context = sqlite3_column_int64(st, 4);
-    k.stream = sqlite3_column_int64(st, 5);
-    k.graph_id = column_or_none(st, 13);
-    k.exec_id = column_or_none(st, 14);
+    k.physical = in->r->v[AP_PHYSICAL];
+    k.pid = in->r->v[AP_PID];
+    k.context = in->r->v[AP_CONTEXT];
+    k.stream = in->r->v[AP_STREAM];
+    k.graph_id = field_or_none(in, AP_GRAPH);
+    k.exec_id = field_or_none(in, AP_EXEC);
     if (k.kind == 1 && !cache->kernels_by_hgtx) {
-        k.group_a = sqlite3_column_int64(st, 10);
+        k.group_a = in->r->v[AP_BASE_NAME];
         k.by_base = 1;
     } else if (k.kind == 1) {
-        k.group_a = column_or_none(st, 11);
-        k.group_b = column_or_none(st, 12);
+        k.group_a = field_or_none(in, AP_DOMAIN);
+        k.group_b = field_or_none(in, AP_TEXT);
     } else if (k.kind == 2) {
-        k.group_a = sqlite3_column_int64(st, 9);
+        k.group_a = in->r->v[AP_COPY_KIND];
     }
     if (cache->has_last && !memcmp(&k, &cache->last, sizeof k))
         return cache->last_index;
@@ -194,6 +206,7 @@ struct id_scan {
     sqlite3_stmt *scan; /* SELECT id, a, b FROM t ORDER BY id */
     sqlite3_stmt *point; /* SELECT id, a, b FROM t WHERE id = ? */
     int started, has_row;
+    int64_t id; /* the scan's row's, read once a step */
 };
 
 static int id_scan_open(struct walk *w, struct id_scan *s, const char *columns, const char *table)
@@ -214,24 +227,31 @@ static void id_scan_close(struct id_scan *s)
     memset(s, 0, sizeof *s);
 }
 
+static void id_scan_step(struct id_scan *s)
+{
+    s->has_row = sqlite3_step(s->scan) == SQLITE_ROW;
+    if (s->has_row)
+        s->id = sqlite3_column_int64(s->scan, 0);
+}
+
 /* The row of `id` (columns 1 and 2 into out), 0 when there is none. */
 static int id_scan_find(struct id_scan *s, int64_t id, int64_t out[2])
 {
     if (!s->started) {
         s->started = 1;
-        s->has_row = sqlite3_step(s->scan) == SQLITE_ROW;
+        id_scan_step(s);
     }
     sqlite3_stmt *st = s->scan;
-    if (s->has_row && sqlite3_column_int64(st, 0) > id) { /* behind the scan */
+    if (s->has_row && s->id > id) { /* behind the scan */
         st = s->point;
         sqlite3_reset(st);
         sqlite3_bind_int64(st, 1, id);
         if (sqlite3_step(st) != SQLITE_ROW)
             return 0;
     }
-    while (st == s->scan && s->has_row && sqlite3_column_int64(st, 0) < id)
-        s->has_row = sqlite3_step(st) == SQLITE_ROW;
-    if (st == s->scan && (!s->has_row || sqlite3_column_int64(st, 0) != id))
+    while (st == s->scan && s->has_row && s->id < id)
+        id_scan_step(s);
+    if (st == s->scan && (!s->has_row || s->id != id))
         return 0;
     out[0] = sqlite3_column_int64(st, 1);
     out[1] = sqlite3_column_int64(st, 2);
@@ -321,6 +341,7 @@ struct activity_list {
     /* read after them, in id order: a kernel's mangled name and launch
      * number, a launching call's times */
     struct key_list kernel_keys, call_keys;
+    size_t launch_at; /* tw_activities_launched's place in call_keys */
     int calls_drawn;
     int whole_window; /* no --filter-time: every call is drawn */
     /* effective dependencies: the activity's own (when the depended-on work
@@ -524,37 +545,59 @@ static sqlite3_stmt *activity_query(struct walk *w)
     return st;
 }
 
-/* The current row of the activity query as an activity. */
-static void activity_read(struct walk *w, sqlite3_stmt *st, struct activity_list *list,
+/* The current row of the activity query as read (its columns by field). */
+static void query_row(sqlite3_stmt *st, struct asys_page_row *r, struct activity_in *in)
+{
+    static const int column[AP_FIELDS] = {
+        [AP_ID] = 0,      [AP_KIND] = 1,      [AP_PHYSICAL] = 2,   [AP_PID] = 3,
+        [AP_CONTEXT] = 4, [AP_STREAM] = 5,    [AP_START] = 6,      [AP_END] = 7,
+        [AP_NAME] = 8,    [AP_COPY_KIND] = 9, [AP_BASE_NAME] = 10, [AP_DOMAIN] = 11,
+        [AP_TEXT] = 12,   [AP_GRAPH] = 13,    [AP_EXEC] = 14,      [AP_API] = 15,
+        [AP_SOURCE] = 17, [AP_API_START] = 18};
+    r->nulls = 0;
+    for (int f = 0; f < AP_FIELDS; f++) {
+        r->v[f] = sqlite3_column_int64(st, column[f]);
+        if (!r->v[f] && sqlite3_column_type(st, column[f]) == SQLITE_NULL)
+            r->nulls |= 1u << f;
+    }
+    in->r = r;
+    int kind = sqlite3_column_int(st, 1);
+    in->has_video_start = kind == 5 && sqlite3_column_type(st, 16) != SQLITE_NULL;
+    in->video_start = in->has_video_start ? sqlite3_column_int64(st, 16) : 0;
+    in->video_kind = kind == 5 ? sqlite3_column_int(st, 19) : 0;
+}
+
+/* An activity read as drawn. */
+static void activity_read(struct walk *w, const struct activity_in *in, struct activity_list *list,
                           struct activity *a)
 {
     memset(a, 0, sizeof *a);
-    int kind = sqlite3_column_int(st, 1);
+    int kind = (int)in->r->v[AP_KIND];
     a->kind = kind >= 1 && kind <= 5 ? (uint8_t)kind : 0;
-    a->id = sqlite3_column_int64(st, 0);
-    a->start = sqlite3_column_int64(st, 6);
-    a->end = sqlite3_column_int64(st, 7);
-    a->name = sqlite3_column_int64(st, kind == 1 ? 8 : kind == 2 ? 9 : 13);
-    a->api_id = sqlite3_column_int64(st, 15);
+    a->id = in->r->v[AP_ID];
+    a->start = in->r->v[AP_START];
+    a->end = in->r->v[AP_END];
+    a->name = in->r->v[kind == 1 ? AP_NAME : kind == 2 ? AP_COPY_KIND : AP_GRAPH];
+    a->api_id = in->r->v[AP_API];
     /* a video activity's video call; its HGGC call, when drawn, comes first (join_calls) */
-    if (kind == 5 && sqlite3_column_type(st, 16) != SQLITE_NULL) {
-        a->api_start = sqlite3_column_int64(st, 16);
+    if (kind == 5 && in->has_video_start) {
+        a->api_start = in->video_start;
         a->flags |= ACT_API_DRAWN;
     }
     uint32_t index = (uint32_t)list->count;
-    int has_call = sqlite3_column_type(st, 15) != SQLITE_NULL;
+    int has_call = !(in->r->nulls & (1u << AP_API));
     if (has_call)
         keys_push(w, &list->call_keys, a->api_id, index);
     /* without a window every call is drawn: its start is on the row already */
     if (has_call && list->calls_drawn && list->whole_window &&
-        sqlite3_column_type(st, 18) != SQLITE_NULL) {
-        a->api_start = sqlite3_column_int64(st, 18);
+        !(in->r->nulls & (1u << AP_API_START))) {
+        a->api_start = in->r->v[AP_API_START];
         a->flags |= ACT_API_DRAWN;
     }
     if (kind == 1)
-        keys_push(w, &list->kernel_keys, sqlite3_column_int64(st, 17), index);
-    a->video_decode = kind == 5 && sqlite3_column_int(st, 19) == 1;
-    a->place = place_of(w, st, kind, &list->places);
+        keys_push(w, &list->kernel_keys, in->r->v[AP_SOURCE], index);
+    a->video_decode = kind == 5 && in->video_kind == 1;
+    a->place = place_of(w, in, kind, &list->places);
 }
 
 /* The calls that launched several of the activities (graph launches), with
@@ -622,6 +665,12 @@ static int join_kernels(struct walk *w, struct activity_list *list)
  * is not drawn. */
 static uint32_t activity_index(const struct activity_list *list, int64_t id)
 {
+    /* ids are mostly dense from the first: try id's place so, then search */
+    if (list->count && id >= list->items[0].id) {
+        uint64_t guess = (uint64_t)id - (uint64_t)list->items[0].id;
+        if (guess < list->count && list->items[guess].id == id)
+            return (uint32_t)guess;
+    }
     size_t lo = 0, hi = list->count;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -770,8 +819,43 @@ static int activities_sort(struct walk *w, struct activity_list *list)
     return keys_radix_sort(w, list->by_time, list->count);
 }
 
-/* Reads the activities in the window (in rowid order: id order, no sort in
- * SQLite), then puts them in time order. */
+/* An activity read into the list. */
+static int activity_add(struct walk *w, struct activity_list *list, const struct activity_in *in)
+{
+    if (list->count >= UINT32_MAX ||
+        asys_grow(&list->items, &list->cap, list->count, sizeof *list->items, 4096) != 0)
+        return tw_fail(w, "out of memory");
+    activity_read(w, in, list, &list->items[list->count]);
+    list->count++;
+    return w->failed ? -1 : 0;
+}
+
+/* The activities in the window from the activity query. */
+static int activities_query(struct walk *w, struct activity_list *list)
+{
+    struct asys_page_row row;
+    struct activity_in in;
+    sqlite3_stmt *st = activity_query(w);
+    int rc = st ? 0 : -1, step = SQLITE_DONE;
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        query_row(st, &row, &in);
+        rc = activity_add(w, list, &in);
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = tw_fail(w, sqlite3_errmsg(w->db));
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* An activity of ppu_activity_pages (in the window) into the list. */
+static int page_activity(struct walk *w, const struct asys_page_row *row, void *list)
+{
+    struct activity_in in = {row, 0, 0, 0};
+    return activity_add(w, list, &in);
+}
+
+/* Reads the activities in the window (in id order: no sort in SQLite);
+ * their launching calls' ids stay sorted for tw_activities_launched. */
 static int activities_load(struct walk *w, struct activity_list *list)
 {
     memset(list, 0, sizeof *list);
@@ -781,31 +865,19 @@ static int activities_load(struct walk *w, struct activity_list *list)
     asys_u64map_init(&list->several);
     list->calls_drawn = tw_table_wanted(w, "hggc_api_calls");
     list->whole_window = w->o->filter_start == LLONG_MIN && w->o->filter_end == LLONG_MAX;
-    sqlite3_stmt *st = activity_query(w);
-    int rc = st ? 0 : -1, step = SQLITE_DONE;
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        if (list->count >= UINT32_MAX ||
-            asys_grow(&list->items, &list->cap, list->count, sizeof *list->items, 4096) != 0) {
-            rc = tw_fail(w, "out of memory");
-            break;
-        }
-        activity_read(w, st, list, &list->items[list->count]);
-        list->count++;
-        if (w->failed)
-            rc = -1;
-    }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = tw_fail(w, sqlite3_errmsg(w->db));
-    sqlite3_finalize(st);
+    /* the pages, unless video work needs the query's video columns */
+    static const struct tw_pages pages = {"ppu_activities", "ppu_activity_pages", AP_FIELDS,
+                                          AP_START, AP_END};
+    int rc = tw_pages_usable(w, &pages, "NOT EXISTS (SELECT 1 FROM video_activities)")
+                 ? tw_pages_walk(w, &pages, page_activity, list)
+                 : activities_query(w, list);
     if (rc == 0 && join_calls(w, list) == 0 && join_kernels(w, list) == 0)
         rc = deps_load(w, list);
     else
         rc = -1;
-    /* the ids looked up are done with: their room goes to the time order */
     free(list->kernel_keys.items);
-    free(list->call_keys.items);
-    list->kernel_keys = list->call_keys = (struct key_list){NULL, 0, 0};
-    return rc == 0 ? activities_sort(w, list) : -1;
+    list->kernel_keys = (struct key_list){NULL, 0, 0};
+    return rc;
 }
 
 static void activities_free(struct activity_list *list)
@@ -853,14 +925,73 @@ static void draw_activity(struct walk *w, uint32_t index, struct activity_list *
             tw_emit_slice(w, also[i], start, end, name, tw_category(w, "hggc"), NULL, NULL);
 }
 
+int tw_activities_load(struct walk *w)
+{
+    if (w->activities)
+        return 0;
+    w->activities = malloc(sizeof *w->activities);
+    if (!w->activities)
+        return tw_fail(w, "out of memory");
+    return activities_load(w, w->activities);
+}
+
+/* Puts w->refs (pushed in id order) in (start, end, id) order, as the
+ * activities' index by call orders them: insertion, runs are short (a graph
+ * launch's work). */
+static void refs_by_time(struct walk *w)
+{
+    for (size_t i = 1; i < w->ref_count; i++) {
+        struct flow_ref r = w->refs[i];
+        size_t j = i;
+        for (; j > 0 && (w->refs[j - 1].start > r.start ||
+                         (w->refs[j - 1].start == r.start && w->refs[j - 1].end > r.end));
+             j--)
+            w->refs[j] = w->refs[j - 1];
+        w->refs[j] = r;
+    }
+}
+
+size_t tw_activities_launched(struct walk *w, int64_t api_id)
+{
+    w->ref_count = 0;
+    if (!w->activities)
+        return 0;
+    const struct key_list *l = &w->activities->call_keys;
+    size_t at = w->activities->launch_at;
+    while (at < l->count && l->items[at].key < api_id)
+        at++;
+    w->activities->launch_at = at;
+    for (; at < l->count && l->items[at].key == api_id; at++) {
+        const struct activity *a = &w->activities->items[l->items[at].index];
+        tw_refs_push(w, (uint64_t)a->id, a->start, a->end);
+    }
+    refs_by_time(w);
+    return w->ref_count;
+}
+
+void tw_activities_free(struct walk *w)
+{
+    if (!w->activities)
+        return;
+    activities_free(w->activities);
+    free(w->activities);
+    w->activities = NULL;
+}
+
 /* Every activity in time order, on each row that shows it. */
 int tw_walk_activities(struct walk *w)
 {
-    struct activity_list list;
+    struct activity_list *list = NULL;
     struct activity_links links;
     int links_opened = 0;
     sqlite3_stmt *directions = NULL;
-    if (activities_load(w, &list) != 0)
+    if (tw_activities_load(w) != 0)
+        goto out;
+    list = w->activities;
+    /* the calls' ids are done with: their room goes to the time order */
+    free(list->call_keys.items);
+    list->call_keys = (struct key_list){NULL, 0, 0};
+    if (activities_sort(w, list) != 0)
         goto out;
     directions = tw_prepare(w, "SELECT direction FROM hggc_copy_kinds WHERE id = ?");
     if (!directions)
@@ -868,12 +999,12 @@ int tw_walk_activities(struct walk *w)
     links_opened = 1; /* closable even when opening fails half way */
     if (links_open(w, &links) != 0)
         goto out;
-    for (size_t i = 0; i < list.count && !w->failed; i++)
-        draw_activity(w, list.by_time[i].index, &list, &links, directions);
+    for (size_t i = 0; i < list->count && !w->failed; i++)
+        draw_activity(w, list->by_time[i].index, list, &links, directions);
 out:
     if (links_opened)
         links_close(&links);
     sqlite3_finalize(directions);
-    activities_free(&list);
+    tw_activities_free(w);
     return w->failed ? -1 : 0;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "timeline_walk.h"
+#include "activity_pages.h"
 #include "grow.h"
 
 /* Names that are not strings of the database get ids above theirs. */
@@ -707,4 +708,60 @@ out:
     if (rc < 0)
         tw_fail(w, "out of memory while sorting");
     return items;
+}
+
+/* ---- pages: rows packed at import (analyze/activity_pages.h) ---------------------- */
+
+int tw_pages_usable(struct walk *w, const struct tw_pages *p, const char *also)
+{
+    char sql[320];
+    sqlite3_stmt *st = NULL;
+    snprintf(sql, sizeof sql,
+             "SELECT (SELECT COUNT(*) FROM %s) = (SELECT TOTAL(rows) FROM %s) AND (%s)", p->table,
+             p->pages, also ? also : "1");
+    int usable = sqlite3_prepare_v2(w->db, sql, -1, &st, NULL) == SQLITE_OK &&
+                 sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return usable;
+}
+
+/* The rows of the current page (ids rising from *last_id on) in the
+ * window: 0, or -1 when the page is corrupt or the walk failed. */
+static int page_rows(struct walk *w, sqlite3_stmt *st, const struct tw_pages *p, tw_page_row_fn *fn,
+                     void *ctx, int64_t *last_id)
+{
+    struct asys_page_reader rd;
+    struct asys_page_row row;
+    int whole = w->o->filter_start == LLONG_MIN && w->o->filter_end == LLONG_MAX;
+    memset(&row, 0, sizeof row);
+    int n = asys_page_begin(&rd, sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
+                            sqlite3_column_int64(st, 0), p->fields);
+    while (n == 0 && (n = asys_page_next(&rd, &row)) == 1) {
+        if (row.v[0] <= *last_id)
+            return -1;
+        *last_id = row.v[0];
+        /* the window as IN_WINDOW draws it */
+        n = whole || tw_in_window(w, row.v[p->start], row.v[p->end]) ? fn(w, &row, ctx) : 0;
+    }
+    return n;
+}
+
+int tw_pages_walk(struct walk *w, const struct tw_pages *p, tw_page_row_fn *fn, void *ctx)
+{
+    char sql[128];
+    int64_t last_id = INT64_MIN;
+    snprintf(sql, sizeof sql, "SELECT rows, data FROM %s ORDER BY first_id", p->pages);
+    sqlite3_stmt *st = tw_prepare(w, sql);
+    int rc = st ? 0 : -1, step = SQLITE_DONE;
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW)
+        rc = page_rows(w, st, p, fn, ctx, &last_id);
+    if (rc != 0 && !w->failed) {
+        char what[128];
+        snprintf(what, sizeof what, "%s: corrupt page after id %lld", p->pages, (long long)last_id);
+        rc = tw_fail(w, what);
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = tw_fail(w, sqlite3_errmsg(w->db));
+    sqlite3_finalize(st);
+    return rc;
 }

@@ -56,6 +56,7 @@ struct id_list {
 };
 
 struct walk;
+struct activity_list;
 
 /* A timeline family: draws the rows of one source table. */
 struct tl_family {
@@ -93,6 +94,9 @@ struct walk {
     uint32_t last_row;
     const char *categories[TL_MAX_CATEGORIES]; /* tw_category's names, by id */
     uint32_t category_count;
+    /* the device activities in the window, read once for the families that
+     * need them (timeline_activities.c) */
+    struct activity_list *activities;
     int failed;
 };
 
@@ -172,6 +176,23 @@ int tw_cursor_open(struct walk *w, struct ref_cursor *c, const char *sql);
 size_t tw_cursor_refs(struct walk *w, struct ref_cursor *c, int64_t key_a, int64_t key_b);
 void tw_cursor_close(struct ref_cursor *c);
 
+/* Rows packed at import (ppu_activity_pages, hggc_api_pages: see
+ * analyze/activity_pages.h), decoded instead of stepping through their
+ * table. */
+struct asys_page_row;
+struct tw_pages {
+    const char *table, *pages; /* the table, and its pages */
+    int fields; /* a row's; the id first */
+    int start, end; /* the fields of a row's times (the window) */
+};
+/* Usable when they hold every row of the table and `also` (an SQL
+ * condition, NULL: none) holds. */
+int tw_pages_usable(struct walk *w, const struct tw_pages *p, const char *also);
+/* Each row in the window, in id order, to fn; a corrupt page fails the
+ * walk.  fn returns 0, or -1 when the walk failed. */
+typedef int tw_page_row_fn(struct walk *w, const struct asys_page_row *row, void *ctx);
+int tw_pages_walk(struct walk *w, const struct tw_pages *p, tw_page_row_fn *fn, void *ctx);
+
 /* flows */
 int tw_ids_push(struct walk *w, struct id_list *l, uint64_t id);
 void tw_refs_push(struct walk *w, uint64_t id, int64_t start, int64_t end);
@@ -194,6 +215,15 @@ uint32_t tw_child_row(struct walk *w, uint32_t parent, const char *suffix, const
                       uint32_t order);
 /* The activities on that tree, in time order (timeline_activities.c). */
 int tw_walk_activities(struct walk *w);
+/* Reads the activities in the window into w->activities, once (the HGGC
+ * API walk's flows need them before they are drawn); freed once drawn, or
+ * by tw_activities_free. */
+int tw_activities_load(struct walk *w);
+/* Fills w->refs with those call `api_id` launched, in time order (calls
+ * asked in rising id order; none when they are not loaded) and returns how
+ * many: a merge over their calls' ids, not a second scan in SQLite. */
+size_t tw_activities_launched(struct walk *w, int64_t api_id);
+void tw_activities_free(struct walk *w);
 
 /* The "CPU Group" row (timeline_cpu.c), created on first use. */
 uint32_t tw_cpu_group(struct walk *w);

@@ -335,6 +335,35 @@ CREATE TABLE ppu_activity_groups (
     count         INTEGER NOT NULL  -- activities
 );
 
+-- The activities as the timeline export reads them, written at import in the
+-- scan that sums ppu_activity_groups: the columns it needs (id, kind, physical,
+-- pid, context, stream, start_ns, end_ns, name_id, copy_kind, base_name_id, the
+-- range's hgtx_events.domain_id and text_id, graph_id, graph_exec_id, api_id,
+-- source_id, api_start_ns) of up to 4096 activities a row, in id order.  Per
+-- activity: a varint whose bit i says field i is NULL, then each other field
+-- as the zigzag varint of its difference from that field's last value in the
+-- page (analyze/activity_pages.h).  The export decodes them instead of
+-- stepping through ppu_activities; without them (rows not summing to
+-- ppu_activities' count) it reads ppu_activities.  Derived like
+-- ppu_activity_groups: whoever edits ppu_activities deletes them.
+CREATE TABLE ppu_activity_pages (
+    first_id INTEGER PRIMARY KEY, -- ppu_activities.id of the page's first activity
+    rows     INTEGER NOT NULL,    -- activities in the page
+    data     BLOB NOT NULL        -- the activities, packed
+);
+
+-- The calls as the timeline export reads them, written at import as the
+-- calls are: id, pid, tid, start_ns, end_ns, name_id, result, correlation_id
+-- of up to 4096 calls a row, in id order, packed as ppu_activity_pages.  The
+-- export decodes them unless it names launches by their kernel
+-- (--api-name-mode kernel) or they do not hold every call; whoever edits
+-- hggc_api_calls' columns above deletes them.
+CREATE TABLE hggc_api_pages (
+    first_id INTEGER PRIMARY KEY, -- hggc_api_calls.id of the page's first call
+    rows     INTEGER NOT NULL,    -- calls in the page
+    data     BLOB NOT NULL        -- the calls, packed
+);
+
 -- Which HGTX ranges enclose which HGGC API calls: the call started inside the
 -- range on the range's (starting) thread.  A call belongs to every enclosing range.
 CREATE TABLE hggc_api_ranges (

@@ -295,6 +295,8 @@ class Timeline(ExportCase):
             'WHERE p.kind = 1 AND p.graph_id IS NULL ORDER BY p.id LIMIT 1').fetchone()
         con.execute('UPDATE ppu_activities SET start_ns = ? WHERE id = ?',
                     (call_start - 500, kernel))
+        # the import's packed copy for the export would still draw the kernel where it was
+        con.execute('DELETE FROM ppu_activity_pages')
         con.commit()
         con.close()
         trace = self.pftrace()
@@ -381,6 +383,54 @@ class Timeline(ExportCase):
             'SELECT COUNT(*) FROM ppu_activities WHERE kind = 1 AND end_ns >= %d '
             'AND start_ns <= %d' % (lo, hi)))
         self.chrome_json('--filter-time', window)
+
+    def test_pages_draw_what_the_tables_do(self):
+        # issue 30.5: the import packs the activities and the calls for the export
+        # (ppu_activity_pages, hggc_api_pages); without them (an older or edited database)
+        # it reads ppu_activities and hggc_api_calls: the same bytes either way
+        con = sqlite3.connect(self.path('rep.sqlite'))
+        start = int(con.execute("SELECT value FROM session_info WHERE key = 'start_ns'")
+                    .fetchone()[0])
+        lo, hi = con.execute('SELECT MIN(start_ns), MAX(end_ns) FROM ppu_activities').fetchone()
+        window = '%dns/%dns' % (lo + (hi - lo) // 4 - start, lo + (hi - lo) // 2 - start)
+        variants = [('-t', 'pftrace'), ('-t', 'json', '--api-name-mode', 'kernel'),
+                    ('-t', 'pftrace', '--group-by', 'hgtx'),
+                    ('-t', 'json', '--filter-time', window, '--group-by', 'hgtx')]
+
+        def outputs():
+            drawn = []
+            for i, variant in enumerate(variants):
+                out = self.path('pages%d.out' % i)
+                self.export(*variant, '-o', out, '--force-overwrite')
+                with open(out, 'rb') as f:
+                    drawn.append(f.read())
+            return drawn
+        self.assertGreater(self.count('SELECT COUNT(*) FROM ppu_activities WHERE graph_id > 0'), 0)
+        pages = {}
+        for table, packed in (('ppu_activities', 'ppu_activity_pages'),
+                              ('hggc_api_calls', 'hggc_api_pages')):
+            self.assertEqual(self.count('SELECT TOTAL(rows) FROM ' + packed),
+                             self.count('SELECT COUNT(*) FROM ' + table))
+            pages[packed] = con.execute('SELECT first_id, rows, data FROM ' + packed).fetchall()
+        drawn = outputs()
+        for packed in pages:
+            con.execute('DELETE FROM ' + packed)
+            con.commit()
+            self.assertEqual(outputs(), drawn, 'without ' + packed)
+        # a page is read as untrusted: one cut short is an error, not a crash or a guess
+        for packed, rows in pages.items():
+            first_id, count, data = rows[0]
+            con.execute('INSERT INTO %s VALUES (?, ?, ?)' % packed,
+                        (first_id, count, data[:len(data) // 2]))
+            con.executemany('INSERT INTO %s VALUES (?, ?, ?)' % packed, rows[1:])
+            con.commit()
+            r = self.export('-t', 'json', '-o', self.path('cut.json'), '--force-overwrite',
+                            expect_rc=None)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn(packed.encode() + b': corrupt page', r.stderr)
+            con.execute('DELETE FROM ' + packed)
+            con.commit()
+        con.close()
 
     def test_tables(self):
         trace = self.pftrace('--tables', '^hggc_api_calls$')
