@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "debug_cache.h"
 #include "grow.h"
 #include "hashmap.h"
 #include "session.h"
@@ -207,7 +208,7 @@ void asys_symbolizer_end_segment(struct asys_symbolizer *s)
 
 static const Dwfl_Callbacks offline_callbacks = {
     .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = asys_debug_cache_find, /* libc6-dbg's compressed DWARF, decompressed once */
     .section_address = dwfl_offline_section_address,
 };
 
