@@ -140,24 +140,66 @@ static int child_holding(Dwarf_Die *die, Dwarf_Addr pc, Dwarf_Die *child)
     return rc < 0 ? -1 : 0;
 }
 
-/* 0 when only the function and blocks in it hold pc (no inlined instance);
- * 1 when dwarf_getscopes must decide (an inlined instance holds pc, or a
- * DIE of another tag, or something did not read). */
-static int needs_getscopes(Dwarf_Die *function, Dwarf_Addr pc)
+/* The walk down the function for pc, as dwarf_getscopes' first pass goes:
+ * 0 with *inlined set to the innermost inlined instance holding pc, or
+ * cleared when none does; -1 when dwarf_getscopes must decide (a DIE of
+ * another tag holds pc, or something did not read). */
+static int walk_down(Dwarf_Die *function, Dwarf_Addr pc, Dwarf_Die *inlined, int *have)
 {
     Dwarf_Die die = *function, child;
+    *have = 0;
     for (int depth = 0; depth < 256; depth++) {
         int children = dwarf_haschildren(&die);
         if (children <= 0)
-            return children < 0;
+            return children < 0 ? -1 : 0;
         int found = child_holding(&die, pc, &child);
         if (found <= 0)
-            return found < 0;
-        if (!is_block(dwarf_tag(&child)))
-            return 1;
+            return found < 0 ? -1 : 0;
+        int tag = dwarf_tag(&child);
+        if (tag == DW_TAG_inlined_subroutine) {
+            *inlined = child;
+            *have = 1;
+        } else if (!is_block(tag)) {
+            return -1;
+        }
         die = child;
     }
-    return 1;
+    return -1;
+}
+
+/* Whether the DIE is one of its unit's top-level DIEs (its unit in *unit). */
+static int top_level(struct asys_cu_scopes *c, Dwarf_Die *die, Dwarf_Die *unit)
+{
+    if (!dwarf_diecu(die, unit, NULL, NULL))
+        return 0;
+    struct cu_list *l = list_of(c, unit);
+    if (!l || l->broken)
+        return 0;
+    Dwarf_Off offset = dwarf_dieoffset(die);
+    for (size_t i = 0; i < l->die_count; i++)
+        if (dwarf_dieoffset(&l->dies[i].die) == offset)
+            return 1;
+    return 0;
+}
+
+/* The scopes dwarf_getscopes gives for an inlined instance, as the inline
+ * chain reads them: the instance (the blocks inside it hold no frame), then
+ * its abstract origin's scopes, which for a top-level origin is its unit
+ * alone.  0 when the origin is elsewhere: dwarf_getscopes decides. */
+static int inlined_scopes(struct asys_cu_scopes *c, Dwarf_Die *inlined, Dwarf_Die **scopes)
+{
+    Dwarf_Attribute attr;
+    Dwarf_Die origin, unit;
+    if (!dwarf_formref_die(dwarf_attr(inlined, DW_AT_abstract_origin, &attr), &origin) ||
+        !top_level(c, &origin, &unit))
+        return 0;
+    Dwarf_Die *list = malloc(2 * sizeof *list);
+    if (!list)
+        return 0;
+    list[0] = *inlined;
+    list[1] = unit;
+    *scopes = list;
+    return 2;
 }
 
 int asys_cu_getscopes(struct asys_cu_scopes *c, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopes)
@@ -172,8 +214,13 @@ int asys_cu_getscopes(struct asys_cu_scopes *c, Dwarf_Die *cu, Dwarf_Addr pc, Dw
             return dwarf_getscopes(cu, pc, scopes); /* what it makes of those: its own */
         if (!in)
             continue;
-        Dwarf_Die function = t->die;
-        return needs_getscopes(&function, pc) ? dwarf_getscopes(cu, pc, scopes) : 0;
+        Dwarf_Die function = t->die, inlined;
+        int have = 0, n = walk_down(&function, pc, &inlined, &have);
+        if (n == 0 && have)
+            n = inlined_scopes(c, &inlined, scopes);
+        else if (n == 0)
+            return 0;
+        return n > 0 ? n : dwarf_getscopes(cu, pc, scopes);
     }
     return 0; /* no top-level DIE holds pc: dwarf_getscopes finds nothing either */
 }
