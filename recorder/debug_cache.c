@@ -130,27 +130,35 @@ static int build_id_hex(Elf *elf, char out[2 * BUILD_ID_MAX + 1])
     return 1;
 }
 
-/* The cache directory's name; 0 when there is none. */
-static int cache_dir(char *out, size_t size)
+/* The cache directory's name, and in *base the length of what must exist
+ * already (the user's cache or home directory, the named one's parent);
+ * 0 when there is none. */
+static int cache_dir(char *out, size_t size, size_t *base)
 {
     const char *dir = getenv("ASYS_DEBUG_CACHE_DIR");
     const char *xdg = getenv("XDG_CACHE_HOME");
     const char *home = getenv("HOME");
     int n = -1;
-    if (dir)
+    if (dir) {
         n = snprintf(out, size, "%s", dir);
-    else if (xdg && xdg[0] == '/')
+        const char *slash = strrchr(dir, '/');
+        *base = slash ? (size_t)(slash - dir) : 0;
+    } else if (xdg && xdg[0] == '/') {
         n = snprintf(out, size, "%s/asys/debug", xdg);
-    else if (home && home[0] == '/')
+        *base = strlen(xdg);
+    } else if (home && home[0] == '/') {
         n = snprintf(out, size, "%s/.cache/asys/debug", home);
+        *base = strlen(home);
+    }
     return n > 0 && (size_t)n < size && out[0] == '/';
 }
 
-/* Makes the directory and the missing ones above it (0700); 0 when it is
- * the user's own and no one else may write there. */
-static int private_dir(char *dir)
+/* Makes the directories below the first `base` characters (which must name
+ * one already: a missing home is not made), 0700; 0 when the last is the
+ * user's own and no one else may write there. */
+static int private_dir(char *dir, size_t base)
 {
-    for (char *p = strchr(dir + 1, '/');; p = strchr(p + 1, '/')) {
+    for (char *p = strchr(dir + base + 1, '/');; p = strchr(p + 1, '/')) {
         if (p)
             *p = '\0';
         int made = mkdir(dir, 0700) == 0 || errno == EEXIST;
@@ -223,25 +231,31 @@ static int module_build_id_hex(Dwfl_Module *mod, char out[2 * BUILD_ID_MAX + 1])
     return 1;
 }
 
-/* The copy's name for the build id in `path`, its directory in `dir`; 0 when
- * there is no cache. */
-static int copy_path(const char *id, char *dir, size_t dir_size, char *path, size_t size)
+/* Where the copy of one build id goes. */
+struct cache_place {
+    char dir[PATH_MAX];
+    char path[PATH_MAX];
+    size_t base; /* the part of dir that must exist already */
+};
+
+/* The copy's place for the build id; 0 when there is no cache. */
+static int copy_place(const char *id, struct cache_place *at)
 {
-    if (!cache_dir(dir, dir_size))
+    if (!cache_dir(at->dir, sizeof at->dir, &at->base))
         return 0;
-    int n = snprintf(path, size, "%s/%s.debug", dir, id);
-    return n > 0 && (size_t)n < size;
+    int n = snprintf(at->path, sizeof at->path, "%s/%s.debug", at->dir, id);
+    return n > 0 && (size_t)n < sizeof at->path;
 }
 
 /* Writes the copy of the debug file open on `fd` when it has zlib-compressed
  * sections and the build id `id` (what the next recording opens). */
-static void keep_copy(int fd, const char *id, char *dir, const char *path)
+static void keep_copy(int fd, const char *id, struct cache_place *at)
 {
     char file_id[2 * BUILD_ID_MAX + 1];
     Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
     if (elf && zlib_compressed(elf) && build_id_hex(elf, file_id) && !strcmp(file_id, id) &&
-        private_dir(dir) == 0)
-        make_copy(fd, dir, id, path);
+        private_dir(at->dir, at->base) == 0)
+        make_copy(fd, at->dir, id, at->path);
     elf_end(elf);
 }
 
@@ -249,12 +263,13 @@ int asys_debug_cache_find(Dwfl_Module *mod, void **userdata, const char *modname
                           const char *file_name, const char *debuglink_file,
                           GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-    char id[2 * BUILD_ID_MAX + 1], dir[PATH_MAX], path[PATH_MAX];
-    int cached = module_build_id_hex(mod, id) && copy_path(id, dir, sizeof dir, path, sizeof path);
+    char id[2 * BUILD_ID_MAX + 1];
+    struct cache_place at;
+    int cached = module_build_id_hex(mod, id) && copy_place(id, &at);
     /* before the standard search: it hands libdwfl the file it opens
      * (checking its build id), which would then be used whatever we return */
-    int copy = cached ? open_copy(path, id) : -1;
-    char *name = copy >= 0 ? strdup(path) : NULL;
+    int copy = cached ? open_copy(at.path, id) : -1;
+    char *name = copy >= 0 ? strdup(at.path) : NULL;
     if (name) {
         *debuginfo_file_name = name;
         return copy;
@@ -264,7 +279,7 @@ int asys_debug_cache_find(Dwfl_Module *mod, void **userdata, const char *modname
     int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
                                           debuglink_crc, debuginfo_file_name);
     if (fd >= 0 && cached) {
-        keep_copy(fd, id, dir, path);
+        keep_copy(fd, id, &at);
         lseek(fd, 0, SEEK_SET);
     }
     return fd;
