@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cu_scopes.h"
+#include "debug_cache.h"
 #include "grow.h"
 #include "hashmap.h"
 #include "session.h"
@@ -207,7 +209,7 @@ void asys_symbolizer_end_segment(struct asys_symbolizer *s)
 
 static const Dwfl_Callbacks offline_callbacks = {
     .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = asys_debug_cache_find, /* libc6-dbg's compressed DWARF, decompressed once */
     .section_address = dwfl_offline_section_address,
 };
 
@@ -264,6 +266,7 @@ struct file_symbols {
     Dwfl_Module *module;
     struct asys_symbol_table *table;
     struct asys_perf_map *jit;
+    struct asys_cu_scopes *scopes; /* the units' top-level DIEs, for inline chains */
     const char *pseudo_name; /* "[kernel]": CPU samples' kernel frames, one per stack */
 };
 
@@ -285,12 +288,14 @@ static void file_symbols_open(const struct sym_file *f, struct file_symbols *fs)
             asys_note(ASYS_NOTE_DEBUG, "symbols: %s", err.text);
     } else if ((fs->dwfl = open_file(f, &fs->module)) != NULL) {
         fs->table = asys_symbol_table_read(fs->module);
+        fs->scopes = asys_cu_scopes_new(); /* NULL: dwarf_getscopes alone */
     }
 }
 
 static void file_symbols_close(struct file_symbols *fs)
 {
     asys_symbol_table_free(fs->table);
+    asys_cu_scopes_free(fs->scopes);
     asys_perf_map_free(fs->jit);
     if (fs->dwfl)
         dwfl_end(fs->dwfl);
@@ -335,7 +340,7 @@ static cJSON *inline_chain(const struct file_symbols *fs, Dwarf_Addr pc, const c
     Dwarf_Addr bias = 0;
     Dwarf_Die *cu = fs->module ? dwfl_module_addrdie(fs->module, pc, &bias) : NULL;
     Dwarf_Die *scopes = NULL;
-    int n = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+    int n = cu ? asys_cu_getscopes(fs->scopes, cu, pc - bias, &scopes) : 0;
     Dwarf_Files *files = NULL;
     if (n > 0)
         dwarf_getsrcfiles(cu, &files, NULL);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "grow.h"
 #include "hashmap.h"
@@ -186,15 +187,70 @@ static int frame_from(Dwarf_CFI *cfi, Dwarf_Addr cfi_bias, uint64_t address, Dwa
     return cfi && dwarf_cfi_addrframe(cfi, address - cfi_bias, frame) == 0 ? 0 : -1;
 }
 
+/* Whether the ELF file has a .debug_frame section (or the old .zdebug_frame). */
+static int has_debug_frame(Elf *elf)
+{
+    size_t names;
+    if (!elf || elf_getshdrstrndx(elf, &names) != 0)
+        return 0;
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr shdr;
+        const char *name = gelf_getshdr(scn, &shdr) ? elf_strptr(elf, names, shdr.sh_name) : NULL;
+        if (name && (!strcmp(name, ".debug_frame") || !strcmp(name, ".zdebug_frame")))
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether the separate debug file libdwfl would find for the module (the
+ * same callback, the same arguments) has a .debug_frame: its section
+ * headers only, without the DWARF that libdwfl decompresses on opening. */
+static int debug_file_has_debug_frame(Dwfl_Module *module, Elf *main_elf)
+{
+    void **userdata = NULL;
+    Dwarf_Addr low = 0;
+    const char *main_file = NULL;
+    const char *name =
+        dwfl_module_info(module, &userdata, &low, NULL, NULL, NULL, &main_file, NULL);
+    GElf_Word crc = 0;
+    const char *link = dwelf_elf_gnu_debuglink(main_elf, &crc);
+    char *debug_name = NULL;
+    int fd = dwfl_standard_find_debuginfo(module, userdata, name, low, main_file ? main_file : "",
+                                          link, crc, &debug_name);
+    free(debug_name);
+    if (fd < 0)
+        return 0;
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    int has = has_debug_frame(elf);
+    elf_end(elf);
+    close(fd);
+    return has;
+}
+
+/* .debug_frame of the module, when the file or its debug file has one.
+ * libdwfl's dwfl_module_dwarf_cfi opens the module's DWARF for it, which
+ * decompresses every debug section of the debug file (libc6-dbg's libc and
+ * ld.so: 5-45 ms each), and those hold none: looked for first. */
+static Dwarf_CFI *debug_cfi_of(Dwfl_Module *module, Dwarf_Addr *bias)
+{
+    Dwarf_Addr main_bias = 0;
+    Elf *main_elf = dwfl_module_getelf(module, &main_bias);
+    if (!main_elf)
+        return NULL;
+    if (!has_debug_frame(main_elf) && !debug_file_has_debug_frame(module, main_elf))
+        return NULL;
+    return dwfl_module_dwarf_cfi(module, bias);
+}
+
 int asys_elf_file_frame(struct asys_elf_file *f, uint64_t address, Dwarf_Frame **frame)
 {
     Dwarf_Addr bias = 0;
     Dwarf_CFI *eh = dwfl_module_eh_cfi(f->module, &bias);
     if (frame_from(eh, bias, address, frame) == 0)
         return 0;
-    if (!f->debug_cfi_tried) { /* finds, opens and decompresses the debug file: once */
+    if (!f->debug_cfi_tried) { /* finds and opens the debug file: once */
         f->debug_cfi_tried = 1;
-        f->debug_cfi = dwfl_module_dwarf_cfi(f->module, &f->debug_bias);
+        f->debug_cfi = debug_cfi_of(f->module, &f->debug_bias);
     }
     return frame_from(f->debug_cfi, f->debug_bias, address, frame);
 }
