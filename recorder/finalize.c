@@ -6,6 +6,7 @@
  * and renamed into place, so no half-written report is ever left behind. */
 #define _GNU_SOURCE
 #include "finalize.h"
+#include "hex.h"
 
 #include "cleanup.h"
 #include "read_file.h"
@@ -353,8 +354,7 @@ static void add_report_id(cJSON *root)
         memcpy(bytes + 8, &t, 8);
     }
     char hex[33];
-    for (int i = 0; i < 16; i++)
-        snprintf(hex + 2 * i, 3, "%02x", bytes[i]);
+    asys_hex_encode(bytes, sizeof bytes, hex);
     cJSON_DeleteItemFromObjectCaseSensitive(root, "report_id");
     cJSON_AddStringToObject(root, "report_id", hex);
 }

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "symbolize.h"
+#include "hex.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -136,9 +137,7 @@ static int64_t file_of(struct asys_symbolizer *s, const struct asys_rec_module *
     memcpy(key, path, n + 1);
     char *id = key + n + 1;
     uint32_t len = r->build_id_length < ASYS_BUILD_ID_MAX ? r->build_id_length : ASYS_BUILD_ID_MAX;
-    for (uint32_t i = 0; i < len; i++)
-        snprintf(id + 2 * i, 3, "%02x", r->build_id[i]);
-    id[2 * len] = '\0';
+    asys_hex_encode(r->build_id, len, id);
     size_t key_len = n + 1 + 2 * len;
     uint32_t at = asys_strmap_get(&s->file_index, key, key_len);
     if (at)
@@ -445,8 +444,7 @@ static void note_build_id(const struct dl_phdr_info *info, const ElfW(Phdr) * ph
             return;
         if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(p + 12, "GNU", 4) &&
             descsz <= ASYS_BUILD_ID_MAX) {
-            for (uint32_t i = 0; i < descsz; i++)
-                snprintf(out + 2 * i, 3, "%02x", desc[i]);
+            asys_hex_encode(desc, descsz, out);
             return;
         }
         p = desc + ((descsz + 3) & ~3u);
