@@ -1,5 +1,5 @@
-/* Writing a whole buffer to a descriptor, going on after short writes and
- * EINTR. */
+/* Writing a whole buffer to a descriptor (or at an offset of it), going on
+ * after short writes and EINTR. */
 #ifndef ASYS_WRITE_ALL_H
 #define ASYS_WRITE_ALL_H
 
@@ -23,6 +23,26 @@ static inline int asys_write_all(int fd, const void *data, size_t size)
         }
         p += n;
         size -= (size_t)n;
+    }
+    return 0;
+}
+
+/* The same at `offset` (pwrite: the descriptor's position stays). */
+static inline int asys_pwrite_all(int fd, const void *data, size_t size, uint64_t offset)
+{
+    const uint8_t *p = data;
+    while (size) {
+        ssize_t n = pwrite(fd, p, size, (off_t)offset);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += n;
+        size -= (size_t)n;
+        offset += (uint64_t)n;
     }
     return 0;
 }

@@ -1,6 +1,8 @@
 /* Separate debug files whose DWARF is compressed, kept decompressed (debug_cache.h). */
 #define _GNU_SOURCE
 #include "debug_cache.h"
+#include "hex.h"
+#include "write_all.h"
 
 #include <elfutils/libdwelf.h>
 #include <endian.h>
@@ -24,22 +26,6 @@
 
 /* ---- writing the decompressed copy ----------------------------------------- */
 
-static int write_all(int fd, const void *buf, size_t size, uint64_t offset)
-{
-    const char *p = buf;
-    while (size) {
-        ssize_t n = pwrite(fd, p, size, (off_t)offset);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        size -= (size_t)n;
-        offset += (uint64_t)n;
-    }
-    return 0;
-}
-
 /* Section i's header as the copy has it: a zlib-compressed section's data
  * decompressed and written at *end (then past it), the others unchanged. */
 static int section_out(Elf *elf, size_t i, GElf_Shdr *shdr, int out, uint64_t *end)
@@ -58,7 +44,7 @@ static int section_out(Elf *elf, size_t i, GElf_Shdr *shdr, int out, uint64_t *e
         return -1;
     uint64_t align = chdr.ch_addralign > 1 ? chdr.ch_addralign : 1;
     uint64_t at = (*end + align - 1) / align * align;
-    if (data->d_size && write_all(out, data->d_buf, data->d_size, at) != 0)
+    if (data->d_size && asys_pwrite_all(out, data->d_buf, data->d_size, at) != 0)
         return -1;
     shdr->sh_offset = at;
     shdr->sh_size = data->d_size;
@@ -85,15 +71,16 @@ int asys_debug_cache_write(int in, int out)
     memcpy(&ehdr, image, sizeof ehdr);
     shdrs = calloc(count, sizeof *shdrs);
     /* the original's bytes first, before libelf touches its headers */
-    if (!shdrs || ehdr.e_shentsize != sizeof(Elf64_Shdr) || write_all(out, image, size, 0) != 0)
+    if (!shdrs || ehdr.e_shentsize != sizeof(Elf64_Shdr) ||
+        asys_pwrite_all(out, image, size, 0) != 0)
         goto out;
     uint64_t end = size;
     for (size_t i = 0; i < count; i++)
         if (section_out(elf, i, &shdrs[i], out, &end) != 0)
             goto out;
     ehdr.e_shoff = (end + 7) & ~7ull;
-    if (write_all(out, shdrs, count * sizeof *shdrs, ehdr.e_shoff) != 0 ||
-        write_all(out, &ehdr, sizeof ehdr, 0) != 0)
+    if (asys_pwrite_all(out, shdrs, count * sizeof *shdrs, ehdr.e_shoff) != 0 ||
+        asys_pwrite_all(out, &ehdr, sizeof ehdr, 0) != 0)
         goto out;
     rc = 0;
 out:
@@ -125,8 +112,7 @@ static int build_id_hex(Elf *elf, char out[2 * BUILD_ID_MAX + 1])
     ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
     if (n <= 0 || n > BUILD_ID_MAX)
         return 0;
-    for (ssize_t i = 0; i < n; i++)
-        snprintf(out + 2 * i, 3, "%02x", ((const unsigned char *)id)[i]);
+    asys_hex_encode(id, (size_t)n, out);
     return 1;
 }
 
@@ -226,8 +212,7 @@ static int module_build_id_hex(Dwfl_Module *mod, char out[2 * BUILD_ID_MAX + 1])
     int n = dwfl_module_build_id(mod, &bits, &vaddr);
     if (n <= 0 || n > BUILD_ID_MAX)
         return 0;
-    for (int i = 0; i < n; i++)
-        snprintf(out + 2 * i, 3, "%02x", bits[i]);
+    asys_hex_encode(bits, (size_t)n, out);
     return 1;
 }
 

@@ -2,6 +2,7 @@
  * the other windows' events (window_filter.h). */
 #define _GNU_SOURCE
 #include "window_filter.h"
+#include "write_all.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -45,17 +46,9 @@ void asys_window_filter_free(struct asys_window_filter *f)
 
 static int write_at(int fd, const uint8_t *data, size_t size, uint64_t at, struct asys_err *err)
 {
-    while (size) {
-        ssize_t n = pwrite(fd, data, size, (off_t)at);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return asys_fail_errno(err, n < 0 ? errno : EIO, "cannot write a segment's records");
-        data += n;
-        size -= (size_t)n;
-        at += (uint64_t)n;
-    }
-    return 0;
+    return asys_pwrite_all(fd, data, size, at) == 0
+               ? 0
+               : asys_fail_errno(err, errno, "cannot write a segment's records");
 }
 
 /* The output so far: f->used bytes of the buffer after *at. */
