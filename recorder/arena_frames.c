@@ -103,7 +103,6 @@ void asys_arena_frames_init(struct asys_arena_frames *f, const struct asys_arena
     f->fd = -1;
     asys_u64map_init(&f->by_slot);
     asys_u64map_init(&f->lost);
-    asys_u64map_init(&f->released_slots);
 }
 
 /* The index's entries (at most one per slot that may have a frame), the
@@ -140,27 +139,25 @@ static int pages_gone(const struct asys_arena_frames *f, uint64_t slot)
 }
 
 /* Which slots are read from their frames: those released (their entry or
- * their header says so) that have a usable frame.  A slot whose header
- * says released without one is lost when its pages are a hole; when they
- * are still there (the launcher stopped before it punched), it is read
- * from the arena. */
+ * their header says so: the usable entry is marked) that have a usable
+ * frame.  A slot whose header says released without one is lost when its
+ * pages are a hole; when they are still there (the launcher stopped
+ * before it punched), it is read from the arena. */
 static int sort_released(struct asys_arena_frames *f)
 {
-    for (size_t i = 0; i < f->count; i++)
-        if ((f->at[i].flags & ASYS_ARENA_FRAME_RELEASED) &&
-            asys_u64map_put(&f->released_slots, f->at[i].slot_offset, 1) != 0)
-            return -1;
     for (size_t i = 0; i < f->arena->released_count; i++) {
         uint64_t slot = f->arena->released[i];
-        if (asys_u64map_get(&f->by_slot, slot)) {
-            if (asys_u64map_put(&f->released_slots, slot, 1) != 0)
-                return -1;
+        const uint64_t *at = asys_u64map_get(&f->by_slot, slot);
+        if (at) {
+            f->at[*at].flags |= ASYS_ARENA_FRAME_RELEASED;
         } else if (pages_gone(f, slot) && !asys_u64map_get(&f->lost, slot)) {
             if (asys_u64map_put(&f->lost, slot, 1) != 0)
                 return -1;
             f->released_lost++;
         }
     }
+    for (size_t i = 0; i < f->count; i++)
+        f->released += (f->at[i].flags & ASYS_ARENA_FRAME_RELEASED) != 0;
     return 0;
 }
 
@@ -194,7 +191,6 @@ void asys_arena_frames_close(struct asys_arena_frames *f)
     free(f->payload);
     asys_u64map_free(&f->by_slot);
     asys_u64map_free(&f->lost);
-    asys_u64map_free(&f->released_slots);
     asys_arena_frames_init(f, f->arena, f->arena_fd);
 }
 
@@ -246,7 +242,7 @@ static long read_released(void *ctx, uint64_t slot_offset, uint64_t in_slot, voi
 {
     struct asys_arena_frames *f = ctx;
     const uint64_t *at = asys_u64map_get(&f->by_slot, slot_offset);
-    if (!at || !asys_u64map_get(&f->released_slots, slot_offset))
+    if (!at || !(f->at[*at].flags & ASYS_ARENA_FRAME_RELEASED))
         return asys_u64map_get(&f->lost, slot_offset) ? -1 : 0; /* a hole is no data */
     if (in_slot >= f->arena->payload_size || decode_released(f, &f->at[*at]) != 0)
         return -1;
@@ -258,7 +254,7 @@ static long read_released(void *ctx, uint64_t slot_offset, uint64_t in_slot, voi
 
 void asys_arena_frames_attach(struct asys_arena_frames *f, struct asys_arena_cursor *cursor)
 {
-    cursor->released = f->released_slots.count || f->lost.count ? read_released : NULL;
+    cursor->released = f->released || f->released_lost ? read_released : NULL;
     cursor->released_ctx = f;
 }
 

@@ -18,12 +18,13 @@ struct asys_arena_frames {
     const struct asys_arena_index *arena; /* borrowed */
     int arena_fd; /* borrowed */
     int fd; /* ASYS_ARENA_FRAMES_NAME, -1 when there are none */
-    struct asys_arena_frame *at; /* the usable ones */
+    struct asys_arena_frame *at; /* the usable ones; ASYS_ARENA_FRAME_RELEASED where the
+                                    entry or the slot header says so: read from the frame */
     size_t count;
     struct asys_u64map by_slot; /* slot offset -> index into `at` */
     uint8_t *buffer; /* a frame or a slot's payload on its way */
     size_t buffer_size;
-    struct asys_u64map released_slots; /* offsets of released slots read from their frames */
+    size_t released; /* entries of released slots (flag set also from the slot header) */
     uint64_t released_lost; /* released slots without a usable frame: their payload is gone */
     struct asys_u64map lost; /* their offsets: a read of one fails */
     ZSTD_DCtx *dctx; /* decoding released slots: */
