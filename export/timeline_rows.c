@@ -757,7 +757,11 @@ int tw_pages_walk(struct walk *w, const struct tw_pages *p, tw_page_row_fn *fn, 
         rc = page_rows(w, st, p, fn, ctx, &last_id);
     if (rc != 0 && !w->failed) {
         char what[128];
-        snprintf(what, sizeof what, "%s: corrupt page after id %lld", p->pages, (long long)last_id);
+        if (last_id == INT64_MIN) /* before its first row */
+            snprintf(what, sizeof what, "%s: corrupt page at the start", p->pages);
+        else
+            snprintf(what, sizeof what, "%s: corrupt page after id %lld", p->pages,
+                     (long long)last_id);
         rc = tw_fail(w, what);
     }
     if (rc == 0 && step != SQLITE_DONE)
