@@ -142,56 +142,136 @@ static const char *state_after(uint32_t prev_state)
     return "Waiting"; /* S, I (idle), and the stopped states */
 }
 
+/* A thread's time on one core, bounded by two of the core's switches. */
+struct slice {
+    uint64_t start, end;
+    uint32_t cpu, pid, tid;
+    uint8_t repaired; /* its switch in was missing: the start is an upper bound's guess */
+    uint8_t dropped;
+    const char *state_after;
+};
+
 /* Each core's consecutive switches bound the slice of the thread switched
  * in by the first (the idle task's are left out). */
+static size_t slices_from_switches(const struct sched_switch *sw, size_t count,
+                                   struct slice *slices, uint64_t *repaired)
+{
+    size_t n = 0;
+    for (size_t i = 0; i + 1 < count; i++) {
+        const struct sched_switch *in = &sw[i], *out = &sw[i + 1];
+        if (in->cpu != out->cpu)
+            continue;
+        uint32_t tid = in->next_tid;
+        int guessed = 0;
+        if (out->prev_tid != in->next_tid) {
+            (*repaired)++;
+            /* A switch between them is missing (the kernel drops a tracepoint
+             * event that fires inside another software event, without a LOST
+             * record).  When the core had gone idle, the thread switched out
+             * next is the one the lost switch brought in: it ran at most from
+             * the idle start (clipped below to its last slice elsewhere).
+             * Otherwise who ran is not known. */
+            if (in->next_tid || !out->prev_tid)
+                continue;
+            tid = out->prev_tid;
+            guessed = 1;
+        }
+        if (!tid)
+            continue;
+        uint32_t pid = tid == in->next_tid && in->next_pid ? in->next_pid : out->prev_pid;
+        slices[n++] = (struct slice){
+            in->ns, out->ns, in->cpu, pid, tid, (uint8_t)guessed, 0, state_after(out->prev_state)};
+    }
+    return n;
+}
+
+static int by_thread_then_end(const void *a, const void *b)
+{
+    const struct slice *x = *(const struct slice *const *)a, *y = *(const struct slice *const *)b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    if (x->end != y->end)
+        return x->end < y->end ? -1 : 1;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* A slice whose switch in was lost cannot have begun before the thread's
+ * previous slice on any core ended: a thread that migrated from a busy core
+ * to an idle one would otherwise run on both at once, which draws as
+ * overlapping states.  Slices emptied by that, or overlapping a known one,
+ * are dropped. */
+static int clip_guessed_slices(struct slice *slices, size_t n)
+{
+    struct slice **order = malloc((n ? n : 1) * sizeof *order);
+    if (!order)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        order[i] = &slices[i];
+    qsort(order, n, sizeof *order, by_thread_then_end);
+    uint64_t ran_until = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct slice *s = order[i];
+        if (i == 0 || order[i - 1]->tid != s->tid)
+            ran_until = 0;
+        if (s->repaired && s->start < ran_until) {
+            s->start = ran_until;
+            s->dropped = s->start >= s->end;
+        }
+        /* nor while a slice the switches bound ran on: the guess is wrong */
+        const struct slice *next = i + 1 < n ? order[i + 1] : NULL;
+        if (s->repaired && next && next->tid == s->tid && !next->repaired && next->start < s->end)
+            s->dropped = 1;
+        if (!s->dropped && s->end > ran_until)
+            ran_until = s->end;
+    }
+    free(order);
+    return 0;
+}
+
 static int write_slices(struct cpu_sampling *c, struct asys_err *err)
 {
     struct asys_importer *imp = c->imp;
     sqlite3_stmt *st = NULL;
+    struct slice *slices = NULL;
     int rc = -1;
     if (c->switch_count)
         qsort(c->switches, c->switch_count, sizeof *c->switches, by_cpu_then_time);
+    slices = malloc((c->switch_count ? c->switch_count : 1) * sizeof *slices);
+    if (!slices) {
+        asys_fail(err, "out of memory");
+        goto out;
+    }
+    uint64_t repaired = 0; /* switches found missing */
+    size_t n = slices_from_switches(c->switches, c->switch_count, slices, &repaired);
+    if (repaired && clip_guessed_slices(slices, n) != 0) {
+        asys_fail(err, "out of memory");
+        goto out;
+    }
     if (imp_prepare(imp,
                     "INSERT INTO sched_slices (cpu, pid, tid, in_tree, start_ns, end_ns, "
                     "state_after) VALUES (?,?,?,?,?,?,?)",
                     &st, err) != 0)
         goto out;
-    uint64_t repaired = 0; /* switches found missing */
-    for (size_t i = 0; i + 1 < c->switch_count; i++) {
-        const struct sched_switch *in = &c->switches[i], *out = &c->switches[i + 1];
-        if (in->cpu != out->cpu)
+    for (size_t i = 0; i < n; i++) {
+        const struct slice *s = &slices[i];
+        if (s->dropped)
             continue;
-        uint32_t tid = in->next_tid;
-        if (out->prev_tid != in->next_tid) {
-            repaired++;
-            /* A switch between them is missing (the kernel drops a tracepoint
-             * event that fires inside another software event, without a LOST
-             * record).  When the core had gone idle, the thread switched out
-             * next is the one the lost switch brought in: it ran at most from
-             * the idle start, the error being that idle time.  Otherwise who
-             * ran is not known. */
-            if (in->next_tid || !out->prev_tid)
-                continue;
-            tid = out->prev_tid;
-        }
-        if (!tid)
-            continue;
-        uint32_t pid = tid == in->next_tid && in->next_pid ? in->next_pid : out->prev_pid;
-        sqlite3_bind_int64(st, 1, in->cpu);
-        imp_bind_optional(st, 2, pid, pid != 0);
-        sqlite3_bind_int64(st, 3, tid);
-        sqlite3_bind_int64(st, 4, pid != 0);
-        sqlite3_bind_int64(st, 5, (int64_t)in->ns);
-        sqlite3_bind_int64(st, 6, (int64_t)out->ns);
-        sqlite3_bind_text(st, 7, state_after(out->prev_state), -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 1, s->cpu);
+        imp_bind_optional(st, 2, s->pid, s->pid != 0);
+        sqlite3_bind_int64(st, 3, s->tid);
+        sqlite3_bind_int64(st, 4, s->pid != 0);
+        sqlite3_bind_int64(st, 5, (int64_t)s->start);
+        sqlite3_bind_int64(st, 6, (int64_t)s->end);
+        sqlite3_bind_text(st, 7, s->state_after, -1, SQLITE_STATIC);
         if (imp_step(imp, st, err) != 0 ||
-            (pid && saw_thread(imp, pid, tid, in->ns, out->ns, err) != 0))
+            (s->pid && saw_thread(imp, s->pid, s->tid, s->start, s->end, err) != 0))
             goto out;
     }
     if (repaired && imp_session_info(imp, "sched_switches_missing", NULL, (int64_t)repaired, err))
         goto out;
     rc = 0;
 out:
+    free(slices);
     sqlite3_finalize(st);
     return rc;
 }

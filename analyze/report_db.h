@@ -12,7 +12,7 @@
 #include "importer.h"
 #include "report_reader.h"
 
-#define ASYS_SCHEMA_VERSION 34
+#define ASYS_SCHEMA_VERSION 35
 
 struct asys_db_options {
     const char *sqlite_path; /* NULL: NAME.sqlite beside the report */

@@ -97,12 +97,13 @@ static uint32_t thread_row(struct walk *w, uint32_t pid, uint32_t tid)
 uint32_t tw_thread_child_row(struct walk *w, uint32_t pid, uint32_t tid,
                              const struct tl_thread_row *kind, int64_t sub)
 {
-    uint8_t key[24] = {'r'};
-    uintptr_t kind_key = (uintptr_t)kind;
+    uint8_t key[1 + 4 + 4 + 8 + 8] = {'r'};
+    uint64_t kind_key = (uintptr_t)kind;
+    _Static_assert(sizeof key == sizeof w->last_row_key, "the last key kept is a whole key");
     memcpy(key + 1, &pid, 4);
     memcpy(key + 5, &tid, 4);
-    memcpy(key + 9, &kind_key, sizeof kind_key);
-    memcpy(key + 16, &sub, 8);
+    memcpy(key + 9, &kind_key, 8);
+    memcpy(key + 17, &sub, 8);
     if (w->last_row && !memcmp(key, w->last_row_key, sizeof key))
         return w->last_row;
     uint32_t id = tw_row_find(w, key, sizeof key);

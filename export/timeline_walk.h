@@ -86,7 +86,7 @@ struct walk {
     int64_t last_name_id; /* tw_string_name's last answer */
     const char *last_name_text;
     uint64_t done, total; /* events, for progress */
-    uint8_t last_row_key[24]; /* tw_thread_child_row's last answer */
+    uint8_t last_row_key[25]; /* tw_thread_child_row's last answer */
     const char *counter_axis; /* the axis group of the counter row being declared */
     const char *counter_unit; /* and its unit */
     uint32_t process_ppid; /* the process row being declared: its parent, its command */

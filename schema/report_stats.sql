@@ -142,7 +142,8 @@ INSERT INTO report_stats (name, severity, property, value)
 INSERT INTO report_stats (name, severity, property, value)
     SELECT 'context_switches_missing', 'data_loss', 'Context switches missing',
         value || ' (where the core had gone idle, the next thread is counted as running from '
-        || 'the idle start)' FROM session_info WHERE key = 'sched_switches_missing';
+        || 'the idle start or its last slice elsewhere)'
+        FROM session_info WHERE key = 'sched_switches_missing';
 INSERT INTO report_stats (name, severity, property, value)
     SELECT 'event_threads', 'info', 'Event sampling per thread', (SELECT COUNT(DISTINCT tid)
         FROM event_thread_samples) || ' threads counted, ' || COALESCE(n.value, 0) ||

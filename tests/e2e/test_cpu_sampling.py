@@ -587,6 +587,10 @@ class Outputs(SamplingCase):
                    if e.type == pftrace.INSTANT]
         db = self.db()
         self.assertEqual(len(samples), db.execute('SELECT COUNT(*) FROM cpu_samples').fetchone()[0])
+        # a thread is in one state at a time, also where a switch was lost
+        self.assertEqual(db.execute('SELECT COUNT(*) FROM (SELECT start_ns, LAG(end_ns) OVER '
+                                    '(PARTITION BY pid, tid ORDER BY start_ns) AS before '
+                                    'FROM thread_states) WHERE before > start_ns').fetchone()[0], 0)
         cores = [e for e in trace.events_on(lambda t: t.name.startswith('CPU ') and
                                             t.name[4:].isdigit()) if e.type == pftrace.BEGIN]
         self.assertTrue(any('cpu_burn_nofp' in e.name for e in cores))

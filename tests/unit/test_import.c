@@ -28,15 +28,16 @@ static void teardown(void)
 
 /* ---- writing records by hand ------------------------------------------------ */
 
-static void seg_open(struct asys_segment_writer *w, const char *name, uint32_t pid, uint32_t tid,
-                     uint64_t uid, uint64_t parent_uid, uint32_t inherited_limit)
+static void seg_open_features(struct asys_segment_writer *w, const char *name, uint32_t pid,
+                              uint32_t tid, uint64_t uid, uint64_t parent_uid,
+                              uint32_t inherited_limit, uint64_t features)
 {
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/segments/%s", dir, name);
     struct asys_segment_header h;
     memset(&h, 0, sizeof h);
     h.collector = ASYS_SEGMENT_THREAD;
-    h.feature_mask = ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX;
+    h.feature_mask = features;
     h.pid = pid;
     h.tid = tid;
     h.process_uid = uid;
@@ -45,6 +46,13 @@ static void seg_open(struct asys_segment_writer *w, const char *name, uint32_t p
     h.clock_kind = ASYS_CLOCK_MONOTONIC;
     h.base_ticks = 0;
     ck_assert_int_eq(asys_segment_open(w, path, &h, ASYS_MIN_CHUNK_SIZE, 1 << 30), 0);
+}
+
+static void seg_open(struct asys_segment_writer *w, const char *name, uint32_t pid, uint32_t tid,
+                     uint64_t uid, uint64_t parent_uid, uint32_t inherited_limit)
+{
+    seg_open_features(w, name, pid, tid, uid, parent_uid, inherited_limit,
+                      ASYS_FEATURE_CORE | ASYS_FEATURE_HGTX);
 }
 
 static void *rec(struct asys_segment_writer *w, size_t size, uint64_t ticks, uint32_t *delta)
@@ -205,7 +213,7 @@ static void count_warning(void *ctx, const char *text)
     warnings++;
 }
 
-static sqlite3 *import_report(void)
+static sqlite3 *import_report(uint64_t segments)
 {
     struct asys_finalize_result res;
     struct asys_err err = {0};
@@ -217,7 +225,7 @@ static sqlite3 *import_report(void)
     ck_assert_msg(
         asys_import_report(report, db, NULL, count_warning, NULL, NULL, NULL, &stats, &err) == 0,
         "%s", err.text);
-    ck_assert_uint_eq(stats.segments, 3);
+    ck_assert_uint_eq(stats.segments, segments);
     ck_assert_uint_eq(stats.bad_segments, 0);
     return db;
 }
@@ -250,7 +258,7 @@ static void query_text(sqlite3 *db, const char *sql, char *out, size_t size)
 START_TEST(imports_ranges_threads_processes)
 {
     write_session();
-    sqlite3 *db = import_report();
+    sqlite3 *db = import_report(3);
     char text[256];
     ck_assert_int_eq(query_int(db, "SELECT COUNT(*) FROM hgtx_events"), 10);
     /* nesting */
@@ -561,6 +569,58 @@ START_TEST(hostile_string_ids_are_bounded)
 }
 END_TEST
 
+static void put_switch(struct asys_segment_writer *w, uint32_t cpu, uint32_t prev, uint32_t next,
+                       uint32_t prev_state, uint64_t t)
+{
+    uint32_t delta;
+    struct asys_rec_sched_switch *r = rec(w, sizeof *r, t, &delta);
+    r->cpu = cpu;
+    r->prev_tid = prev;
+    r->next_tid = next;
+    r->prev_pid = prev == 11 || prev == 10 ? 10 : 0; /* 10 and 11 are the tree's */
+    r->next_pid = next == 11 || next == 10 ? 10 : 0;
+    r->prev_state = prev_state;
+    asys_segment_commit(&r->header, ASYS_REC_WORD(ASYS_REC_SCHED_SWITCH, sizeof *r / 8, 0, delta));
+}
+
+/* Thread 11 runs on core 0, is preempted and moves to core 1, which had
+ * gone idle, but the switch that brought it in there was lost: it cannot
+ * have run on core 1 before it left core 0, nor while core 0's switches say
+ * it ran there. */
+START_TEST(missing_switches_never_run_a_thread_twice)
+{
+    write_session();
+    struct asys_segment_writer w;
+    seg_open_features(&w, "d-cpu-sched.seg", 10, 12, 0xA, 0, 0,
+                      ASYS_FEATURE_CORE | ASYS_FEATURE_CPU_SAMPLING);
+    put_switch(&w, 0, 0, 11, 0, 2000);
+    put_switch(&w, 1, 10, 0, ASYS_TASK_INTERRUPTIBLE, 2100); /* core 1 idle */
+    put_switch(&w, 0, 11, 99, 0, 2500); /* preempted */
+    put_switch(&w, 1, 11, 0, ASYS_TASK_INTERRUPTIBLE, 3000); /* in at 2500-3000: lost */
+    put_switch(&w, 0, 99, 11, 0, 3100);
+    put_switch(&w, 1, 0, 10, 0, 3200);
+    put_switch(&w, 1, 10, 0, ASYS_TASK_INTERRUPTIBLE, 3300); /* core 1 idle */
+    put_switch(&w, 1, 11, 0, ASYS_TASK_INTERRUPTIBLE, 3500); /* contradicts core 0 */
+    put_switch(&w, 0, 11, 0, ASYS_TASK_INTERRUPTIBLE, 3600);
+    asys_segment_close(&w);
+    sqlite3 *db = import_report(4);
+    char text[128];
+    query_text(db,
+               "SELECT group_concat(start_ns || '-' || end_ns) FROM (SELECT * FROM sched_slices "
+               "WHERE tid = 11 ORDER BY start_ns)",
+               text, sizeof text);
+    ck_assert_str_eq(text, "2000-2500,2500-3000,3100-3600");
+    ck_assert_int_eq(query_int(db, "SELECT COUNT(*) FROM (SELECT start_ns, LAG(end_ns) OVER "
+                                   "(PARTITION BY tid ORDER BY start_ns) AS before FROM "
+                                   "thread_states) WHERE before > start_ns"),
+                     0);
+    ck_assert_int_eq(query_int(db, "SELECT value FROM session_info WHERE key = "
+                                   "'sched_switches_missing'"),
+                     2);
+    sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(finalize_refuses_to_overwrite)
 {
     write_session();
@@ -587,6 +647,7 @@ int main(void)
     tcase_add_test(tc, reads_format_1_segments);
     tcase_add_test(tc, hostile_string_ids_are_bounded);
     tcase_add_test(tc, finalize_refuses_to_overwrite);
+    tcase_add_test(tc, missing_switches_never_run_a_thread_twice);
     suite_add_tcase(s, tc);
     return test_run(&s, 1);
 }
