@@ -34,6 +34,16 @@ static uint64_t round_up(uint64_t v, uint64_t to)
     return (v + to - 1) / to * to;
 }
 
+/* Where records may end in a slot reserved in part: a zero word is left
+ * before the end of the reservation, so that a reader scanning to the first
+ * zero word never goes on past it into what the program may have appended
+ * there (extend_file); a slot reserved whole ends at its own end. */
+#define END_WORD 8u
+static uint8_t *reserved_end(const struct asys_segment_writer *w)
+{
+    return w->map + w->reserved - (w->reserved < w->chunk_size ? END_WORD : 0);
+}
+
 /* A fault on a page of a segment's mapping that is not in the page cache
  * (reserved, never written) would read ahead around it, as for any file
  * mapping: with this VM's read_ahead_kb of 8 MiB that zero-filled hundreds
@@ -46,9 +56,18 @@ static void no_read_ahead(void *map, uint64_t size)
 
 /* Reserves disk blocks for [offset, offset+len) so that touching the mapping
  * later cannot SIGBUS on a full disk; falls back to a sparse extension where
- * the file system has no fallocate. */
+ * the file system has no fallocate.  The range reads as zeros afterwards:
+ * nothing of ours is there yet, but a stray write of the program to the
+ * inherited (append-only) descriptor lands at the end of the file, which
+ * may be inside a slot reserved in part, and would read as records after
+ * the last one (tmpfs has no ZERO_RANGE: a hole punched first does it). */
 static int extend_file(int fd, uint64_t offset, uint64_t len)
 {
+    if (fallocate(fd, FALLOC_FL_ZERO_RANGE, (off_t)offset, (off_t)len) == 0)
+        return 0;
+    if (errno != EOPNOTSUPP && errno != ENOSYS)
+        return -errno;
+    fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)offset, (off_t)len);
     if (fallocate(fd, 0, (off_t)offset, (off_t)len) == 0)
         return 0;
     if (errno != EOPNOTSUPP && errno != ENOSYS)
@@ -302,7 +321,7 @@ int asys_segment_open_arena(struct asys_segment_writer *w, const struct asys_are
     w->max_size = max_size < w->payload_size ? w->payload_size : max_size;
     start_writing(w, header);
     w->reserved = reserve;
-    w->end = w->map + reserve;
+    w->end = reserved_end(w);
     errno = saved_errno;
     return 0;
 }
@@ -587,7 +606,7 @@ static int reserve_more(struct asys_segment_writer *w, uint64_t need)
         w->grow_errno = errno;
     uint64_t was = w->reserved;
     while (fd >= 0 && w->reserved < w->chunk_size &&
-           (uint64_t)(w->map + w->reserved - w->cur) < need) {
+           (uint64_t)(w->map + w->reserved - w->cur) < need + END_WORD) {
         uint64_t more =
             w->reserved < w->chunk_size - w->reserved ? w->reserved : w->chunk_size - w->reserved;
         int rc = extend_file(fd, w->file_offset + w->reserved, more);
@@ -603,7 +622,7 @@ static int reserve_more(struct asys_segment_writer *w, uint64_t need)
         hand_pages(w, ASYS_PAGE_POPULATE, w->map + was, w->reserved - was);
     prepare_next(w);
     errno = saved_errno;
-    w->end = w->map + w->reserved;
+    w->end = reserved_end(w);
     return (uint64_t)(w->end - w->cur) >= need;
 }
 

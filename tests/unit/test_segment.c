@@ -465,6 +465,32 @@ START_TEST(arena_slots_prepared_by_a_page_helper)
 }
 END_TEST
 
+/* The HGTX pushes of an arena's only segment, read to its end without error. */
+static int arena_pushes(const char *arena_path)
+{
+    struct asys_arena_index index;
+    struct asys_err err = {0};
+    ck_assert_int_eq(asys_arena_index_read(arena_path, &index, &err), 0);
+    ck_assert_uint_eq(index.count, 1);
+    int fd = open(arena_path, O_RDONLY);
+    ck_assert_int_ge(fd, 0);
+    struct asys_arena_cursor cursor = {fd, &index, &index.segments[0], 0, NULL, NULL};
+    struct asys_segment_stream stream;
+    ck_assert_int_eq(asys_segment_stream_open(&stream, asys_arena_cursor_read, &cursor,
+                                              asys_arena_segment_size(&index, &index.segments[0]),
+                                              &err),
+                     0);
+    struct asys_record rec;
+    int words = 0, rc;
+    while ((rc = asys_segment_stream_next(&stream, &rec, &err)) > 0)
+        words += rec.type == ASYS_REC_HGTX_PUSH;
+    ck_assert_msg(rc == 0, "%s", err.text);
+    asys_segment_stream_close(&stream);
+    close(fd);
+    asys_arena_index_free(&index);
+    return words;
+}
+
 /* A segment's first slot reserves its blocks as it fills: a short writer
  * holds 64 KiB of disk, not a slot; a longer one reserves more, and an arena
  * that ends inside a slot reserved in part reads back whole. */
@@ -493,28 +519,40 @@ START_TEST(arena_slot_is_reserved_as_it_fills)
     ck_assert_uint_lt((uint64_t)st.st_size, 2 * slot);
     asys_segment_close(&w);
     asys_arena_detach(&arena);
+    ck_assert_int_eq(arena_pushes(arena_path), 100 + more);
+}
+END_TEST
 
-    struct asys_arena_index index;
-    struct asys_err err = {0};
-    ck_assert_int_eq(asys_arena_index_read(arena_path, &index, &err), 0);
-    ck_assert_uint_eq(index.count, 1);
-    int fd = open(arena_path, O_RDONLY);
-    ck_assert_int_ge(fd, 0);
-    struct asys_arena_cursor cursor = {fd, &index, &index.segments[0], 0, NULL, NULL};
-    struct asys_segment_stream stream;
-    ck_assert_int_eq(asys_segment_stream_open(&stream, asys_arena_cursor_read, &cursor,
-                                              asys_arena_segment_size(&index, &index.segments[0]),
-                                              &err),
-                     0);
-    struct asys_record rec;
-    int words = 0, rc;
-    while ((rc = asys_segment_stream_next(&stream, &rec, &err)) > 0)
-        words += rec.type == ASYS_REC_HGTX_PUSH;
-    ck_assert_msg(rc == 0, "%s", err.text);
-    ck_assert_int_eq(words, 100 + more);
-    asys_segment_stream_close(&stream);
-    close(fd);
-    asys_arena_index_free(&index);
+/* A program that writes to the number of its inherited arena descriptor
+ * (append-only) appends at the file's end, inside the slot reserved in part
+ * when that slot is the last: the slot's later reservations clear it, and a
+ * segment its writer never closed (no data_end) still reads to its last
+ * record and no further. */
+START_TEST(a_stray_append_inside_a_slot_is_not_read_as_records)
+{
+    char arena_path[PATH_MAX + 32];
+    snprintf(arena_path, sizeof arena_path, "%s/arena", dir);
+    ck_assert_int_eq(asys_arena_create(arena_path, 1u << 20), 0);
+    struct asys_arena arena;
+    ck_assert_int_eq(asys_arena_attach(&arena, arena_path), 0);
+    struct asys_segment_writer w;
+    struct asys_segment_header h = header_template(1000);
+    ck_assert_int_eq(asys_segment_open_arena(&w, &arena, &h, 1 << 30), 0);
+    for (int i = 0; i < 100; i++)
+        ck_assert(write_word(&w, ASYS_REC_HGTX_PUSH, 1, 2000 + (uint64_t)i));
+    int stray = open(arena_path, O_WRONLY | O_APPEND);
+    ck_assert_int_ge(stray, 0);
+    char garbage[7000];
+    memset(garbage, 'g', sizeof garbage);
+    ck_assert_int_eq(write(stray, garbage, sizeof garbage), (ssize_t)sizeof garbage);
+    const int more = 1000; /* past the garbage's start, not its end */
+    for (int i = 0; i < more; i++)
+        ck_assert(write_word(&w, ASYS_REC_HGTX_PUSH, 1, 3000 + (uint64_t)i));
+    ck_assert_int_eq(write(stray, garbage, sizeof garbage), (ssize_t)sizeof garbage);
+    close(stray);
+    asys_segment_abandon(&w); /* as a process killed: no data_end */
+    asys_arena_detach(&arena);
+    ck_assert_int_eq(arena_pushes(arena_path), 100 + more);
 }
 END_TEST
 
@@ -688,6 +726,7 @@ int main(void)
     tcase_add_test(tc, arena_segments_interleave_and_read_back);
     tcase_add_test(tc, arena_slots_prepared_by_a_page_helper);
     tcase_add_test(tc, arena_slot_is_reserved_as_it_fills);
+    tcase_add_test(tc, a_stray_append_inside_a_slot_is_not_read_as_records);
     tcase_add_test(tc, arena_index_refuses_other_files);
     tcase_add_test(tc, window_filter_keeps_definitions_and_the_window);
     suite_add_tcase(s, tc);
