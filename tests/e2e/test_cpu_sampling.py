@@ -49,9 +49,11 @@ class SamplingCase(AsysTestCase):
         flat = self.flat(name)
         self.assertIn('burn_a', flat, flat)
         self.assertIn('burn_b', flat, flat)
-        # work is 80/20 by loop count; the shares are of every sample taken
-        self.assertBetween(float(flat['burn_a']['Self (%)']), 70, 90, 'burn_a self %')
-        self.assertBetween(float(flat['burn_b']['Self (%)']), 10, 30, 'burn_b self %')
+        # work is 80/20 by loop count: the shares of the user-space samples
+        # (a loaded machine adds kernel ones: interrupts, switches)
+        user = sum(int(r['Self']) for name, r in flat.items() if name != '[kernel]')
+        self.assertBetween(100 * int(flat['burn_a']['Self']) / user, 70, 90, 'burn_a self %')
+        self.assertBetween(100 * int(flat['burn_b']['Self']) / user, 10, 30, 'burn_b self %')
         ranked = sorted(flat.values(), key=lambda r: -float(r['Self']))
         self.assertEqual(ranked[0]['Function'], 'burn_a')
         self.assertEqual(ranked[1]['Function'], 'burn_b')
@@ -100,7 +102,10 @@ class HotFunctionsDwarf(SamplingCase):
         tid = self.db().execute('SELECT t.tid FROM threads AS t JOIN strings AS s '
                                 'ON s.id = t.name_id WHERE s.value = ?', ('burner_a',)).fetchone()[0]
         flat = {r['Function']: r for r in self.stats_rows('cpu_flat', 'rep', '--tid', str(tid))}
-        self.assertGreaterEqual(float(flat['burn_a']['Self (%)']), 95, flat)
+        # of its samples in user space: a loaded machine adds kernel ones
+        # (interrupts, switches), 9 % of them in one CI run
+        user = sum(int(r['Self']) for name, r in flat.items() if name != '[kernel]')
+        self.assertGreaterEqual(int(flat['burn_a']['Self']), 0.95 * user, flat)
         self.assertNotIn('burn_b', flat)
 
     def test_with_frame_pointers(self):
@@ -169,9 +174,14 @@ class InlinedFrames(SamplingCase):
         ours = float(inner['Self (%)']), float(outer['Self (%)'])
         self.assertGreater(ours[0], 30, ours)
         perf = self.perf_shares()
-        if perf and 'inner_hot (inlined)' in perf:
-            # within a few points of perf, each sampling its own run
-            self.assertLess(abs(ours[0] - perf['inner_hot (inlined)']), 8, (ours, perf))
+        if perf and 'inner_hot (inlined)' in perf and 'outer_work' in perf:
+            # the inlined function's share of the two, within a few points of
+            # perf's, each sampling its own run (the kernel's share of all
+            # samples, which load changes, left out on both sides)
+            mine = 100 * ours[0] / (ours[0] + ours[1])
+            theirs = 100 * perf['inner_hot (inlined)'] / (perf['inner_hot (inlined)'] +
+                                                          perf['outer_work'])
+            self.assertLess(abs(mine - theirs), 8, (ours, perf))
 
 
 class EventAndPeriod(SamplingCase):
@@ -326,7 +336,9 @@ class Scope(SamplingCase):
         child = int(r.stdout.decode().split()[1])
         con = self.db()
         per_pid = dict(con.execute('SELECT pid, COUNT(*) FROM cpu_samples GROUP BY pid'))
-        self.assertGreater(per_pid.get(child, 0), 300, per_pid)
+        # the parent only waits: the child's samples are most of them
+        self.assertGreater(per_pid.get(child, 0), 100, per_pid)
+        self.assertGreater(per_pid.get(child, 0), 0.9 * sum(per_pid.values()), per_pid)
         leaf = con.execute(
             'SELECT s.value, COUNT(*) AS n FROM cpu_samples AS c '
             'JOIN callchain_frames AS f ON f.callchain_id = c.callchain_id AND f.level = 0 '
