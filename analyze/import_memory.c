@@ -1,12 +1,10 @@
-/* HOST_MEMORY records -> host_memory; HEAP_ALLOC and HEAP_FREE records ->
- * heap_allocations, and so do the aggregates (HEAP_ALLOC_SUM, HEAP_FREE_SUM;
- * see sums_derive).  A free is matched to the open allocation of its block
- * (process image, address) as the records stream in: a row is written once,
- * when its block is freed or its allocation superseded, never updated.  The
- * records of one block may come from different threads' segments in either
- * order, so a free that finds no open allocation earlier than itself waits
- * in a temporary table; at derive each such free closes the latest
- * allocation of its block before it that is still open. */
+/* HOST_MEMORY records -> host_memory; HEAP_ALLOC and HEAP_FREE records (and their interval-1 forms)
+ * -> heap_allocations, and so do the aggregates (HEAP_ALLOC_SUM, HEAP_FREE_SUM; see sums_derive).
+ * A free is matched to the open allocation of its block (process image, address) as the records
+ * stream in: a row is written once, when its block is freed or its allocation superseded, never
+ * updated.  The records of one block may come from different threads' segments in either order, so
+ * a free that finds no open allocation earlier than itself waits in a temporary table; at derive
+ * each such free closes the latest allocation of its block before it that is still open. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,39 +193,41 @@ static uint64_t segment_image(const struct heap *h)
     return h->imp->seg.image ? h->imp->seg.image->uid : 0;
 }
 
-static int import_alloc(void *state, const struct asys_record *rec, uint64_t ns,
-                        struct asys_err *err)
+/* A recorded allocation (HEAP_ALLOC or its interval-1 form). */
+struct heap_event {
+    uint64_t address, size, interval;
+    uint32_t callchain_id;
+};
+
+static int add_allocation(struct heap *h, unsigned arg, const struct heap_event *e, uint64_t ns,
+                          struct asys_err *err)
 {
-    struct heap *h = state;
-    const struct asys_rec_heap_alloc *r = (const void *)rec->data;
     uint32_t fn;
-    if (function_id(h, rec->arg, &fn, err) != 0)
+    if (function_id(h, arg, &fn, err) != 0)
         return -1;
     if (!fn)
         return 0;
-    if (r->sampling_interval == 0 || r->address > INT64_MAX || r->size > INT64_MAX ||
-        ns > INT64_MAX) {
+    if (e->interval == 0 || e->address > INT64_MAX || e->size > INT64_MAX || ns > INT64_MAX) {
         imp_warn(h->imp, "%s: heap allocation with interval 0 or a size past 2^63; ignored",
                  h->imp->seg.member);
         return 0;
     }
-    if (r->sampling_interval > h->interval)
-        h->interval = r->sampling_interval;
+    if (e->interval > h->interval)
+        h->interval = e->interval;
     /* the chance this block was sampled: each byte with probability 1/N */
-    double p =
-        r->sampling_interval == 1 ? 1.0 : -expm1(-(double)r->size / (double)r->sampling_interval);
+    double p = e->interval == 1 ? 1.0 : -expm1(-(double)e->size / (double)e->interval);
     if (!(p > 0))
-        p = 1.0 / (double)r->sampling_interval; /* a 0-byte block: as one byte */
+        p = 1.0 / (double)e->interval; /* a 0-byte block: as one byte */
     struct open_block b = {
         .image = segment_image(h),
-        .address = r->address,
+        .address = e->address,
         .pid = h->imp->seg.pid,
         .tid = h->imp->seg.tid,
         .function_id = fn,
         .start_ns = (int64_t)ns,
-        .chain = imp_callchain(h->imp, r->callchain_id),
-        .size = r->size,
-        .weight_bytes = (double)r->size / p,
+        .chain = imp_callchain(h->imp, e->callchain_id),
+        .size = e->size,
+        .weight_bytes = (double)e->size / p,
         .weight_count = 1.0 / p,
     };
     uint32_t *link;
@@ -240,19 +240,35 @@ static int import_alloc(void *state, const struct asys_record *rec, uint64_t ns,
     return open_block_add(h, &b, err);
 }
 
-static int import_free(void *state, const struct asys_record *rec, uint64_t ns,
-                       struct asys_err *err)
+static int import_alloc(void *state, const struct asys_record *rec, uint64_t ns,
+                        struct asys_err *err)
 {
-    struct heap *h = state;
-    const struct asys_rec_heap_free *r = (const void *)rec->data;
+    const struct asys_rec_heap_alloc *r = (const void *)rec->data;
+    struct heap_event e = {r->address, r->size, r->sampling_interval, r->callchain_id};
+    return add_allocation(state, rec->arg, &e, ns, err);
+}
+
+static int import_alloc_every(void *state, const struct asys_record *rec, uint64_t ns,
+                              struct asys_err *err)
+{
+    const struct asys_rec_heap_alloc_every *r = (const void *)rec->data;
+    struct heap_event e = {r->address, r->size, 1, r->callchain_id};
+    return add_allocation(state, rec->arg, &e, ns, err);
+}
+
+/* A free, matched to its allocation by address (the recorded size is not
+ * needed: the allocation has it). */
+static int free_block(struct heap *h, unsigned arg, uint64_t address, uint64_t ns,
+                      struct asys_err *err)
+{
     uint32_t fn;
-    if (function_id(h, rec->arg, &fn, err) != 0)
+    if (function_id(h, arg, &fn, err) != 0)
         return -1;
-    if (!fn || r->address > INT64_MAX || ns > INT64_MAX)
+    if (!fn || address > INT64_MAX || ns > INT64_MAX)
         return 0;
     uint64_t image = segment_image(h);
     uint32_t *link;
-    int64_t i = find_block(h, image, r->address, &link);
+    int64_t i = find_block(h, image, address, &link);
     if (i >= 0 && h->blocks[i].start_ns <= (int64_t)ns) {
         if (write_allocation(h, &h->blocks[i], (int64_t)ns, h->imp->seg.tid, fn, err) != 0)
             return -1;
@@ -264,10 +280,24 @@ static int import_free(void *state, const struct asys_record *rec, uint64_t ns,
     sqlite3_bind_int64(st, 2, h->imp->seg.pid);
     sqlite3_bind_int64(st, 3, h->imp->seg.tid);
     sqlite3_bind_int64(st, 4, (int64_t)image);
-    sqlite3_bind_int64(st, 5, (int64_t)r->address);
+    sqlite3_bind_int64(st, 5, (int64_t)address);
     sqlite3_bind_int64(st, 6, fn);
     h->pending_frees++;
     return imp_step(h->imp, st, err);
+}
+
+static int import_free(void *state, const struct asys_record *rec, uint64_t ns,
+                       struct asys_err *err)
+{
+    const struct asys_rec_heap_free *r = (const void *)rec->data;
+    return free_block(state, rec->arg, r->address, ns, err);
+}
+
+static int import_free_every(void *state, const struct asys_record *rec, uint64_t ns,
+                             struct asys_err *err)
+{
+    const struct asys_rec_heap_free_every *r = (const void *)rec->data;
+    return free_block(state, rec->arg, r->address, ns, err);
 }
 
 /* ---- aggregates ---------------------------------------------------------------
@@ -520,8 +550,12 @@ static int heap_derive(void *state, struct asys_err *err)
 }
 
 static const struct imp_record_op heap_ops[] = {
-    {ASYS_REC_HEAP_ALLOC, import_alloc},         {ASYS_REC_HEAP_FREE, import_free},
-    {ASYS_REC_HEAP_ALLOC_SUM, import_alloc_sum}, {ASYS_REC_HEAP_FREE_SUM, import_free_sum},
+    {ASYS_REC_HEAP_ALLOC, import_alloc},
+    {ASYS_REC_HEAP_FREE, import_free},
+    {ASYS_REC_HEAP_ALLOC_EVERY, import_alloc_every},
+    {ASYS_REC_HEAP_FREE_EVERY, import_free_every},
+    {ASYS_REC_HEAP_ALLOC_SUM, import_alloc_sum},
+    {ASYS_REC_HEAP_FREE_SUM, import_free_sum},
     {ASYS_REC_HOST_MEMORY, import_host_memory},
 };
 

@@ -353,6 +353,9 @@ enum asys_record_type {
     /* event sampling: the launcher's readings of the counters */
     ASYS_REC_EVENT_COUNT = 67, /* struct asys_rec_event_count: arg = event id */
     ASYS_REC_EVENT_STATUS = 68, /* struct asys_rec_event_status: arg = event id */
+    /* heap at interval 1 (every allocation): the same events, shorter */
+    ASYS_REC_HEAP_ALLOC_EVERY = 69, /* struct asys_rec_heap_alloc_every: arg = heap function id */
+    ASYS_REC_HEAP_FREE_EVERY = 70, /* struct asys_rec_heap_free_every: arg = heap function id */
     /* PPU metrics: the launcher's sampling of each device's counters */
     ASYS_REC_PPU_METRICS_DEVICE = 72, /* struct asys_rec_ppu_metrics_device + text: arg = device */
     ASYS_REC_PPU_METRIC_DEF = 73, /* struct asys_rec_ppu_metric_def + text: arg = slot */
@@ -905,6 +908,21 @@ struct asys_rec_heap_free {
     asys_rec_word header; /* arg = heap function id */
     uint64_t address;
     uint64_t size; /* as recorded at its allocation */
+};
+
+/* With interval 1 every allocation is recorded: its interval goes without
+ * saying, a block under 4 GiB has its size in 32 bits (a bigger one is a
+ * HEAP_ALLOC), and a free is matched to its allocation by the address. */
+struct asys_rec_heap_alloc_every {
+    asys_rec_word header; /* arg = heap function id */
+    uint64_t address; /* the block returned */
+    uint32_t size; /* bytes asked for */
+    uint32_t callchain_id; /* 0: no stack captured */
+};
+
+struct asys_rec_heap_free_every {
+    asys_rec_word header; /* arg = heap function id */
+    uint64_t address;
 };
 
 /* Aggregates (--heap-report-interval MS > 0): instead of one record per
@@ -2009,6 +2027,9 @@ ASYS_CHECK_OFFSET(struct asys_rec_acompute_call, stream, 40);
 ASYS_CHECK_SIZE(struct asys_rec_heap_alloc, 40);
 ASYS_CHECK_OFFSET(struct asys_rec_heap_alloc, callchain_id, 32);
 ASYS_CHECK_SIZE(struct asys_rec_heap_free, 24);
+ASYS_CHECK_SIZE(struct asys_rec_heap_alloc_every, 24);
+ASYS_CHECK_OFFSET(struct asys_rec_heap_alloc_every, callchain_id, 20);
+ASYS_CHECK_SIZE(struct asys_rec_heap_free_every, 16);
 ASYS_CHECK_SIZE(struct asys_rec_heap_alloc_sum, 80);
 ASYS_CHECK_OFFSET(struct asys_rec_heap_alloc_sum, report_interval_ms, 32);
 ASYS_CHECK_OFFSET(struct asys_rec_heap_alloc_sum, estimated_count_q16, 72);

@@ -604,10 +604,41 @@ void asys_heap_thread_forget(struct asys_thread *t)
 
 /* ---- records ---------------------------------------------------------------- */
 
+/* At interval 1 the short forms (FORMAT.md): a third less to write,
+ * compress and read back for the same events. */
+static int every_alloc(const struct heap_block *b)
+{
+    return heap_interval == 1 && b->size <= UINT32_MAX;
+}
+
+static uint32_t alloc_record_size(const struct heap_block *b)
+{
+    return every_alloc(b) ? sizeof(struct asys_rec_heap_alloc_every)
+                          : sizeof(struct asys_rec_heap_alloc);
+}
+
+static uint32_t free_record_size(void)
+{
+    return heap_interval == 1 ? sizeof(struct asys_rec_heap_free_every)
+                              : sizeof(struct asys_rec_heap_free);
+}
+
 static void write_alloc(struct asys_thread *t, void *block, const struct heap_block *b,
                         uint64_t ticks)
 {
     uint32_t delta;
+    if (every_alloc(b)) {
+        struct asys_rec_heap_alloc_every *e =
+            asys_segment_reserve(&t->seg, sizeof *e, ticks, &delta);
+        if (!e)
+            return;
+        e->address = (uint64_t)(uintptr_t)block;
+        e->size = (uint32_t)b->size;
+        e->callchain_id = b->callchain_id;
+        asys_segment_commit(&e->header, ASYS_REC_WORD(ASYS_REC_HEAP_ALLOC_EVERY, sizeof *e / 8,
+                                                      b->function, delta));
+        return;
+    }
     struct asys_rec_heap_alloc *r = asys_segment_reserve(&t->seg, sizeof *r, ticks, &delta);
     if (!r)
         return;
@@ -636,7 +667,7 @@ __attribute__((noinline)) static void record_alloc(unsigned fn, void *block, siz
     };
     if ((heap_report_ticks && !sums) || !table_insert((uint64_t)(uintptr_t)block, &b)) {
         /* no room to remember it (or to sum it): its free could not be matched */
-        asys_segment_count_lost(t->seg.header, sizeof(struct asys_rec_heap_alloc), ASYS_DROP_FULL);
+        asys_segment_count_lost(t->seg.header, alloc_record_size(&b), ASYS_DROP_FULL);
         asys_thread_leave();
         goto out;
     }
@@ -656,18 +687,24 @@ __attribute__((noinline)) static void record_free(unsigned fn, uint64_t address,
     uint64_t ticks = asys_now();
     struct asys_thread *t = asys_thread_enter_at(ticks);
     if (!t) {
-        asys_thread_count_lost(sizeof(struct asys_rec_heap_free));
+        asys_thread_count_lost(free_record_size());
         return;
     }
     struct asys_heap_sums *sums = b->interval_id ? sums_at(t, ticks) : NULL;
     uint32_t delta;
     struct asys_rec_heap_free *r;
+    struct asys_rec_heap_free_every *e;
     if (sums)
         sum_add(t, sums, SUM_FREE, b, ticks);
     else if (b->interval_id)
         asys_segment_count_lost(t->seg.header, sizeof(struct asys_rec_heap_free_sum),
                                 ASYS_DROP_FULL);
-    else if ((r = asys_segment_reserve(&t->seg, sizeof *r, ticks, &delta)) != NULL) {
+    else if (heap_interval == 1 && (e = asys_segment_reserve(&t->seg, sizeof *e, ticks, &delta))) {
+        e->address = address;
+        asys_segment_commit(&e->header,
+                            ASYS_REC_WORD(ASYS_REC_HEAP_FREE_EVERY, sizeof *e / 8, fn, delta));
+    } else if (heap_interval != 1 &&
+               (r = asys_segment_reserve(&t->seg, sizeof *r, ticks, &delta))) {
         r->address = address;
         r->size = b->size;
         asys_segment_commit(&r->header,
