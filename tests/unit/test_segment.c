@@ -465,6 +465,20 @@ START_TEST(arena_slots_prepared_by_a_page_helper)
 }
 END_TEST
 
+/* A new arena of `slot`-byte slots in the test directory, attached, with one
+ * segment open that holds 100 HGTX pushes. */
+static void arena_with_100_pushes(char *path, size_t size, uint64_t slot, struct asys_arena *arena,
+                                  struct asys_segment_writer *w)
+{
+    snprintf(path, size, "%s/arena", dir);
+    ck_assert_int_eq(asys_arena_create(path, slot), 0);
+    ck_assert_int_eq(asys_arena_attach(arena, path), 0);
+    struct asys_segment_header h = header_template(1000);
+    ck_assert_int_eq(asys_segment_open_arena(w, arena, &h, 1 << 30), 0);
+    for (int i = 0; i < 100; i++)
+        ck_assert(write_word(w, ASYS_REC_HGTX_PUSH, 1, 2000 + (uint64_t)i));
+}
+
 /* The HGTX pushes of an arena's only segment, read to its end without error. */
 static int arena_pushes(const char *arena_path)
 {
@@ -497,16 +511,10 @@ static int arena_pushes(const char *arena_path)
 START_TEST(arena_slot_is_reserved_as_it_fills)
 {
     char arena_path[PATH_MAX + 32];
-    snprintf(arena_path, sizeof arena_path, "%s/arena", dir);
     const uint64_t slot = 1u << 20;
-    ck_assert_int_eq(asys_arena_create(arena_path, slot), 0);
     struct asys_arena arena;
-    ck_assert_int_eq(asys_arena_attach(&arena, arena_path), 0);
     struct asys_segment_writer w;
-    struct asys_segment_header h = header_template(1000);
-    ck_assert_int_eq(asys_segment_open_arena(&w, &arena, &h, 1 << 30), 0);
-    for (int i = 0; i < 100; i++)
-        ck_assert(write_word(&w, ASYS_REC_HGTX_PUSH, 1, 2000 + (uint64_t)i));
+    arena_with_100_pushes(arena_path, sizeof arena_path, slot, &arena, &w);
     struct stat st;
     ck_assert_int_eq(stat(arena_path, &st), 0);
     ck_assert_uint_lt((uint64_t)st.st_size, 2 * slot); /* the slot is not reserved whole */
@@ -531,15 +539,9 @@ END_TEST
 START_TEST(a_stray_append_inside_a_slot_is_not_read_as_records)
 {
     char arena_path[PATH_MAX + 32];
-    snprintf(arena_path, sizeof arena_path, "%s/arena", dir);
-    ck_assert_int_eq(asys_arena_create(arena_path, 1u << 20), 0);
     struct asys_arena arena;
-    ck_assert_int_eq(asys_arena_attach(&arena, arena_path), 0);
     struct asys_segment_writer w;
-    struct asys_segment_header h = header_template(1000);
-    ck_assert_int_eq(asys_segment_open_arena(&w, &arena, &h, 1 << 30), 0);
-    for (int i = 0; i < 100; i++)
-        ck_assert(write_word(&w, ASYS_REC_HGTX_PUSH, 1, 2000 + (uint64_t)i));
+    arena_with_100_pushes(arena_path, sizeof arena_path, 1u << 20, &arena, &w);
     int stray = open(arena_path, O_WRONLY | O_APPEND);
     ck_assert_int_ge(stray, 0);
     char garbage[7000];
