@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -606,10 +607,10 @@ static void close_rings(struct asys_cpu_sampler *s)
     s->ring_count = 0;
 }
 
-/* Closing an inherited perf event waits for the kernel (tens of ms on a VM,
- * per event): the events are closed by detached threads of their own,
- * together and while finalize goes on (unwinding, symbols, the report); the
- * process's exit waits for what is left. */
+/* Where no process can be started for it (close_in_a_process), the events
+ * are closed by detached threads of their own, together and while finalize
+ * goes on (unwinding, symbols, the report); the process's exit waits for
+ * what is left. */
 #define MAX_CLOSERS 16
 
 struct closer {
@@ -651,8 +652,64 @@ static void close_detached(const int *fds, int n, int first, int stride)
         close_events(c);
 }
 
+/* In a forked child: every descriptor but the `n` sorted ones in `keep`. */
+static void close_all_but(const int *keep, int n)
+{
+    unsigned from = 0;
+    for (int i = 0; i <= n; i++) {
+        unsigned to = i < n ? (unsigned)keep[i] : ~0u;
+        if (to > from && syscall(SYS_close_range, from, to - 1, 0) != 0)
+            for (unsigned fd = from; fd < to && fd < 65536; fd++)
+                close((int)fd);
+        from = to + 1;
+    }
+}
+
+/* The last close of the events waits for the kernel: the sched_switch
+ * tracepoint's probe is unregistered (30-40 ms on a VM), an inherited event
+ * frees its children.  A process of its own, holding nothing else open,
+ * makes those last closes (the launcher's grandchild, adopted by it as a
+ * subreaper, by init once it exits) once the launcher's closes are done
+ * (`gate` is at its end then): neither finalize nor the launcher's exit
+ * waits for them.  0, or -1 when no process could be started. */
+static int close_in_a_process(const int *fds, int n)
+{
+    int gate[2], keep[2 * ASYS_CPU_MAX_CPUS + 1];
+    if (n > 2 * ASYS_CPU_MAX_CPUS || pipe2(gate, O_CLOEXEC) != 0)
+        return -1;
+    memcpy(keep, fds, (size_t)n * sizeof *keep);
+    keep[n] = gate[0];
+    for (int i = 1; i <= n; i++) /* sorted for close_all_but, before the fork */
+        for (int k = i; k > 0 && keep[k - 1] > keep[k]; k--) {
+            int t = keep[k];
+            keep[k] = keep[k - 1];
+            keep[k - 1] = t;
+        }
+    pid_t child = fork();
+    if (child == 0) { /* only async-signal-safe calls from here: the launcher has threads */
+        if (fork() == 0) {
+            close_all_but(keep, n + 1);
+            char c;
+            while (read(gate[0], &c, 1) < 0 && errno == EINTR)
+                ;
+            for (int i = 0; i < n; i++)
+                close(fds[i]);
+        }
+        _exit(0);
+    }
+    while (child > 0 && waitpid(child, NULL, 0) < 0 && errno == EINTR)
+        ;
+    if (child > 0)
+        for (int i = 0; i < n; i++)
+            close(fds[i]);
+    close(gate[1]);
+    close(gate[0]);
+    return child > 0 ? 0 : -1;
+}
+
 /* Unmaps the rings and closes their files; the events' descriptors are
- * closed by detached threads (close_detached). */
+ * closed by a process of their own (close_in_a_process), else by detached
+ * threads (close_detached). */
 static void release_rings(struct asys_cpu_sampler *s)
 {
     int fds[2 * ASYS_CPU_MAX_CPUS];
@@ -669,6 +726,8 @@ static void release_rings(struct asys_cpu_sampler *s)
             close(r->fd);
     }
     s->ring_count = 0;
+    if (n && close_in_a_process(fds, n) == 0)
+        return;
     int threads = n < MAX_CLOSERS ? n : MAX_CLOSERS;
     for (int t = 0; t < threads; t++)
         close_detached(fds, n, t, threads);
