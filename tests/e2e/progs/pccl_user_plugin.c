@@ -39,17 +39,22 @@ static void *start(struct ctx *c, uint64_t type, void *parent)
         /* NCCL starts groups and API events for any of these bits; the
          * others only when asked for */
         if (type & (PCCL_EV_PROXY_CTRL | PCCL_EV_KERNEL_CH | PCCL_EV_NET))
-            c->unexpected++;
+            __atomic_fetch_add(&c->unexpected, 1, __ATOMIC_RELAXED);
         return NULL;
     }
-    if (type == PCCL_EV_PROXY_OP && !parent_is(parent, PCCL_EV_COLL | PCCL_EV_P2P))
-        c->bad_parents++;
-    if (type == PCCL_EV_PROXY_STEP && !parent_is(parent, PCCL_EV_PROXY_OP))
-        c->bad_parents++;
-    c->colls += type == PCCL_EV_COLL;
-    c->p2ps += type == PCCL_EV_P2P;
-    c->ops += type == PCCL_EV_PROXY_OP;
-    c->steps += type == PCCL_EV_PROXY_STEP;
+    if ((type == PCCL_EV_PROXY_OP && !parent_is(parent, PCCL_EV_COLL | PCCL_EV_P2P)) ||
+        (type == PCCL_EV_PROXY_STEP && !parent_is(parent, PCCL_EV_PROXY_OP)))
+        __atomic_fetch_add(&c->bad_parents, 1, __ATOMIC_RELAXED);
+    /* NCCL's proxy thread starts ProxyOps and ProxySteps while the user's
+     * thread starts Colls and P2ps: each count is the thread's own, and
+     * atomic (a `+= 0` of the other thread's count lost its increments) */
+    long *count = type == PCCL_EV_COLL         ? &c->colls
+                  : type == PCCL_EV_P2P        ? &c->p2ps
+                  : type == PCCL_EV_PROXY_OP   ? &c->ops
+                  : type == PCCL_EV_PROXY_STEP ? &c->steps
+                                               : NULL;
+    if (count)
+        __atomic_fetch_add(count, 1, __ATOMIC_RELAXED);
     struct event *e = malloc(sizeof *e);
     if (e) {
         e->magic = MAGIC;
