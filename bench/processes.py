@@ -172,3 +172,60 @@ def bench_processes(args, work):
                   1000 * on['finalize'] / n, off['bytes'] / 1024, on['bytes'] / 1024,
                   off['import']))
     return rows
+
+
+# What one process's start costs it under each part of a recording, cheapest
+# first: each row adds one thing to the row above it (the sampling period of
+# "events, no samples" is so long that a short process is never sampled).
+PROCESS_COST_ROWS = (
+    ('no tool', None, None),
+    ('an empty library preloaded', 'empty', None),
+    ('libasys-inject.so preloaded, no session', 'inject', None),
+    ('asys profile -t none -s none', None, ['-t', 'none', '-s', 'none']),
+    ('asys profile -t osrt -s none', None, ['-t', 'osrt', '-s', 'none']),
+    ('asys profile -t none, process-tree events, no samples', None,
+     ['-t', 'none', '-s', 'process-tree', '--sample-period', '1000000000000']),
+    ('asys profile -t none -s process-tree -b none', None,
+     ['-t', 'none', '-s', 'process-tree', '-b', 'none']),
+    ('asys profile -t none -s process-tree (default -b dwarf)', None,
+     ['-t', 'none', '-s', 'process-tree']),
+    ('asys profile -t osrt,hgtx -s process-tree (the many-process bench)', None,
+     ['-t', 'osrt,hgtx', '-s', 'process-tree']),
+)
+
+
+def bench_process_cost(args, work, count=500):
+    """Starts /bin/true COUNT times in a row (bench/spawn_cost) under each row
+    of PROCESS_COST_ROWS, rows interleaved, and prints what one start costs
+    the process itself (its CPU time and page faults, from RUSAGE_CHILDREN)
+    and the wall time per start (which also holds the launcher's work)."""
+    asys = os.path.join(args.build, 'bin', 'asys')
+    spawn = os.path.join(args.build, 'bench', 'spawn_cost')
+    preload = {'empty': os.path.join(args.build, 'bench', 'libempty_preload.so'),
+               'inject': os.path.join(args.build, 'lib', 'libasys-inject.so')}
+    report = os.path.join(work, 'spawn.asys-rep')
+    measured = {label: [] for label, _, _ in PROCESS_COST_ROWS}
+    for _ in range(args.runs):
+        for label, library, options in PROCESS_COST_ROWS:
+            env = dict(os.environ, TMPDIR=work)
+            argv = [spawn, str(count)]
+            if library:
+                env['LD_PRELOAD'] = preload[library]
+            if options is not None:
+                argv = [asys, 'profile', '-o', report, '--force-overwrite=true', *options, *argv]
+            out = subprocess.run(argv, env=env, check=True, capture_output=True, text=True).stdout
+            measured[label].append([float(v) for v in out.split()[-3:]])
+    print('\n## What starting a process costs it: %d starts of /bin/true in a row '
+          '(bench/spawn_cost), median of %d runs' % (count, args.runs))
+    print('| configuration | CPU µs/process (spread) | added CPU µs | page faults/process '
+          '| wall µs/process |')
+    print('|---|---:|---:|---:|---:|')
+    base = None
+    for label, _, _ in PROCESS_COST_ROWS:
+        runs = measured[label]
+        cpu = statistics.median(r[0] for r in runs)
+        base = cpu if base is None else base
+        print('| %s | %.0f (%.0f-%.0f) | %+.0f | %.1f | %.0f |' % (
+            label, cpu, min(r[0] for r in runs), max(r[0] for r in runs), cpu - base,
+            statistics.median(r[1] for r in runs), statistics.median(r[2] for r in runs)))
+    return measured

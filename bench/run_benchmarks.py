@@ -12,7 +12,7 @@ usage: bench/run_benchmarks.py [--build DIR] [--pairs N] [--runs K]
                                [--only hgtx|uftrace|osrt|import|hggc|timeline|deps|export|processes|
                                        flame|heap|cpu_sampling|ppu_metrics|
                                        nic|python_sampling|python_trace|event_threads|
-                                       libc_preload|pccl|acompute|video|ranks]
+                                       libc_preload|pccl|acompute|video|ranks|process_cost]
 """
 import argparse
 import json
@@ -35,7 +35,7 @@ from nic import bench_nic
 from pccl import bench_pccl
 from ppu_metrics import bench_ppu_metrics
 from python_sampling import bench_python_sampling
-from processes import bench_processes
+from processes import bench_process_cost, bench_processes
 from python_trace import bench_python_trace
 from video import bench_video
 from rank_reports import bench_ranks
@@ -565,7 +565,7 @@ def main():
                              'export', 'processes', 'flame', 'heap', 'cpu_sampling',
                              'ppu_metrics', 'nic', 'python_sampling', 'python_trace',
                              'event_threads', 'libc_preload', 'pccl', 'acompute', 'video',
-                             'ranks'])
+                             'ranks', 'process_cost'])
     ap.add_argument('--acompute-calls', type=int, default=200000,
                     help='wrapped calls per run of the ACDNN/ACBLAS benchmark')
     ap.add_argument('--acompute-loop', type=int, default=5000000,
@@ -609,6 +609,8 @@ def main():
             bench_export(args, work)
         if args.only in (None, 'processes'):
             bench_processes(args, work)
+        if args.only in (None, 'process_cost'):
+            bench_process_cost(args, work)
         if args.only in (None, 'flame'):
             bench_flame(args, work)
         if args.only in (None, 'heap'):

@@ -34,7 +34,7 @@ class PythonTestCase(AsysTestCase):
 class HotFunctions(PythonTestCase):
     def setUp(self):
         super().setUp()
-        r = self.profile([PYTHON, os.path.join(PROGS, 'hot_threads.py'), '1.0'],
+        r = self.profile([PYTHON, os.path.join(PROGS, 'hot_threads.py'), '2.0'],
                          options=['-t', 'none'])
         self.late_tid = int(r.stdout.decode().split()[-1])
 
