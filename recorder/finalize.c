@@ -1036,6 +1036,11 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
         asys_err_wrap(err, "cannot open '%s'", arena_path);
         goto out;
     }
+    /* segments are read from where their records start, a few kB each for
+     * short processes: read-ahead would fill large folios past their ends,
+     * most of them holes (released slot tails), with zeros */
+    if (arena_fd >= 0)
+        posix_fadvise(arena_fd, 0, 0, POSIX_FADV_RANDOM);
     /* the slots released while the program ran are read from their frames;
      * those the compressor writes from now on are only copied (below) */
     asys_arena_frames_init(&frames, &arena, arena_fd);
