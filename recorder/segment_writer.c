@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "segment_writer.h"
+#include "write_all.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -276,10 +277,10 @@ static void start_writing(struct asys_segment_writer *w, const struct asys_segme
     w->last_ticks = header->base_ticks;
 }
 
-int asys_segment_open_arena(struct asys_segment_writer *w, const struct asys_arena *arena,
-                            const struct asys_segment_header *header, uint64_t max_size)
+/* A writer in `arena`: its path and its slots' header (sequence 0). */
+static void start_in_arena(struct asys_segment_writer *w, const struct asys_arena *arena,
+                           const struct asys_segment_header *header)
 {
-    int saved_errno = errno;
     memset(w, 0, sizeof *w);
     snprintf(w->path, sizeof w->path, "%s", arena->path);
     w->arena = arena;
@@ -289,6 +290,13 @@ int asys_segment_open_arena(struct asys_segment_writer *w, const struct asys_are
     w->trailer.tid = header->tid;
     w->trailer.thread_index = header->thread_index;
     w->trailer.collector = header->collector;
+}
+
+int asys_segment_open_arena(struct asys_segment_writer *w, const struct asys_arena *arena,
+                            const struct asys_segment_header *header, uint64_t max_size)
+{
+    int saved_errno = errno;
+    start_in_arena(w, arena, header);
     int error = 0;
     int fd = -1, owned = 0;
     uint64_t reserve = arena->slot_size < FIRST_RESERVATION ? arena->slot_size : FIRST_RESERVATION;
@@ -324,6 +332,82 @@ int asys_segment_open_arena(struct asys_segment_writer *w, const struct asys_are
     w->end = reserved_end(w);
     errno = saved_errno;
     return 0;
+}
+
+int asys_segment_open_staged(struct asys_segment_writer *w, const struct asys_arena *arena,
+                             const struct asys_segment_header *header, uint64_t max_size,
+                             uint8_t *buffer)
+{
+    start_in_arena(w, arena, header);
+    w->staged = buffer;
+    w->map = buffer;
+    w->chunk = buffer + ASYS_SLOT_HEADER_SIZE;
+    w->chunk_size = arena->slot_size;
+    w->payload_size = arena->slot_size - ASYS_SLOT_HEADER_SIZE;
+    w->max_size = max_size < w->payload_size ? w->payload_size : max_size;
+    /* its own copy: the buffer takes the next slot's records once the first is written */
+    w->header = &w->staged_header;
+    start_writing(w, header);
+    w->reserved = w->chunk_size;
+    w->end = reserved_end(w);
+    return 0;
+}
+
+/* A staged writer's current slot, claimed now and written with one call
+ * (`used` bytes of records after the slot's header); the segment header goes
+ * with the first.  0 or -errno. */
+static int write_staged_slot(struct asys_segment_writer *w, uint64_t used)
+{
+    int owned;
+    int fd = arena_fd(w->arena, &owned);
+    if (fd < 0)
+        return -errno;
+    int rc = 0;
+    uint64_t slot = __atomic_fetch_add(&w->arena->control->next_slot, 1, __ATOMIC_RELAXED);
+    if (slot > (UINT64_MAX - w->arena->slot_size) / w->arena->slot_size) {
+        rc = -EFBIG;
+        goto out;
+    }
+    w->file_offset = slot * w->arena->slot_size;
+    if (w->trailer.sequence == 0) {
+        w->header_file_offset = w->file_offset + ASYS_SLOT_HEADER_SIZE;
+        memcpy(w->chunk, w->header, sizeof *w->header);
+    }
+    memcpy(w->staged, &w->trailer, sizeof w->trailer);
+    if (asys_pwrite_all(fd, w->staged, (size_t)(ASYS_SLOT_HEADER_SIZE + used), w->file_offset) != 0)
+        rc = -errno;
+    else /* zero again, as a fresh slot (a failed write is tried again as it is) */
+        memset(w->staged, 0, (size_t)(ASYS_SLOT_HEADER_SIZE + used));
+out:
+    if (owned)
+        close(fd);
+    return rc;
+}
+
+/* The staged writer's next slot: the full one written, the buffer reused. */
+static int next_staged_slot(struct asys_segment_writer *w)
+{
+    int rc = write_staged_slot(w, w->payload_size);
+    if (rc != 0)
+        return rc;
+    w->trailer.sequence++;
+    return 0;
+}
+
+/* The last slot and, when it was not the first, the header (data_end and the
+ * drop counts came after the first slot was written). */
+static int finish_staged(struct asys_segment_writer *w)
+{
+    int rc = write_staged_slot(w, (uint64_t)(w->cur - w->chunk));
+    if (rc == 0 && w->trailer.sequence != 0) {
+        int owned;
+        int fd = arena_fd(w->arena, &owned);
+        if (fd < 0 || asys_pwrite_all(fd, w->header, sizeof *w->header, w->header_file_offset) != 0)
+            rc = -errno;
+        if (fd >= 0 && owned)
+            close(fd);
+    }
+    return rc;
 }
 
 int asys_segment_open(struct asys_segment_writer *w, const char *path,
@@ -482,7 +566,7 @@ static void release_next(struct asys_segment_writer *w)
  * of a running process; never a fork's child, whose helper is gone). */
 static void unmap_all(struct asys_segment_writer *w, int may_hand)
 {
-    if (w->map)
+    if (w->map && !w->staged)
         unmap_chunk(w, w->map, w->chunk_size, may_hand);
     if (w->next_map)
         unmap_chunk(w, w->next_map, w->chunk_size, may_hand);
@@ -525,18 +609,21 @@ static void release_slot_tail(const struct asys_segment_writer *w, uint64_t marg
 void asys_segment_release_unused(struct asys_segment_writer *w, uint64_t margin)
 {
     int saved_errno = errno;
-    if (w->arena && w->chunk)
+    if (w->arena && w->chunk && !w->staged)
         release_slot_tail(w, margin);
     errno = saved_errno;
 }
 
-void asys_segment_close(struct asys_segment_writer *w)
+int asys_segment_close(struct asys_segment_writer *w)
 {
     int saved_errno = errno;
+    int rc = 0;
     uint64_t used = asys_segment_used(w);
     if (w->header && used)
         __atomic_store_n(&w->header->data_end, used, __ATOMIC_RELEASE);
-    if (w->arena && w->chunk)
+    if (w->staged && w->chunk)
+        rc = finish_staged(w);
+    else if (w->arena && w->chunk)
         release_slot_tail(w, 0);
     if (w->arena && w->next_map)
         release_next(w);
@@ -546,6 +633,7 @@ void asys_segment_close(struct asys_segment_writer *w)
     }
     asys_segment_abandon(w);
     errno = saved_errno;
+    return rc;
 }
 
 /* Fills the rest of the chunk with one PAD record so readers skip to the next
@@ -649,6 +737,22 @@ static int grow(struct asys_segment_writer *w, uint64_t need)
         return 0;
     }
     int saved_errno = errno;
+    if (w->staged) {
+        pad_chunk_tail(w);
+        int rc = next_staged_slot(w);
+        errno = saved_errno;
+        if (rc != 0) {
+            w->grow_failures++;
+            w->grow_errno = -rc;
+            return 0;
+        }
+        w->grow_failures = 0;
+        w->grow_errno = 0;
+        w->chunk_offset = next;
+        w->cur = w->chunk;
+        w->end = w->chunk + w->payload_size;
+        return 1;
+    }
     uint64_t file_offset = w->next_file_offset;
     void *m = w->next_map;
     w->next_map = NULL;

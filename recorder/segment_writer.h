@@ -100,6 +100,10 @@ struct asys_segment_writer {
     uint64_t pending_drop_bytes;
     uint64_t first_drop_ticks;
     char path[1152]; /* reopened for each chunk; no descriptor is kept */
+    /* staged (asys_segment_open_staged): the caller's buffer of one slot that
+     * takes the records instead of a mapping, and the segment header */
+    uint8_t *staged;
+    struct asys_segment_header staged_header;
 };
 
 /* Creates `path` (must not exist) and maps its first chunk.  `header` supplies
@@ -111,8 +115,19 @@ int asys_segment_open(struct asys_segment_writer *w, const char *path,
 int asys_segment_open_arena(struct asys_segment_writer *w, const struct asys_arena *arena,
                             const struct asys_segment_header *header, uint64_t max_size);
 
-/* Writes data_end, unmaps and closes.  A file of its own is cut to its used size. */
-void asys_segment_close(struct asys_segment_writer *w);
+/* The same staged in `buffer` (the arena's slot_size bytes, the caller's
+ * until close): for a writer that makes its segment at once, as the
+ * launcher does at finalize.  A slot is claimed and written with one call
+ * when the buffer is full and at close: no mapping to make, fault in and
+ * tear down per segment.  Until close nothing of it is in the arena. */
+int asys_segment_open_staged(struct asys_segment_writer *w, const struct asys_arena *arena,
+                             const struct asys_segment_header *header, uint64_t max_size,
+                             uint8_t *buffer);
+
+/* Writes data_end, unmaps and closes.  A file of its own is cut to its used
+ * size.  0, or -errno when a staged writer's last slot could not be written
+ * (its records are lost; those of a mapped writer are already in the file). */
+int asys_segment_close(struct asys_segment_writer *w);
 
 /* In an arena: gives the disk blocks of the current slot back beyond
  * `margin` bytes after the last record (the writer stays open: what it

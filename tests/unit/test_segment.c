@@ -379,6 +379,20 @@ static void test_drain(void)
 
 static const struct asys_page_helper test_helper = {test_take, test_drain};
 
+/* The index of an arena that holds `segments` segments, every slot claimed
+ * written and in sequence; a descriptor to read them. */
+static int open_whole_arena(const char *arena_path, struct asys_arena_index *index, size_t segments)
+{
+    struct asys_err err = {0};
+    ck_assert_int_eq(asys_arena_index_read(arena_path, index, &err), 0);
+    ck_assert_uint_eq(index->count, segments);
+    ck_assert_uint_eq(index->sequence_gaps, 0);
+    ck_assert_uint_eq(index->unwritten_slots, 0);
+    int fd = open(arena_path, O_RDONLY);
+    ck_assert_int_ge(fd, 0);
+    return fd;
+}
+
 /* Two writers share an arena, their slots interleaved; each reads back as
  * one segment, its records in order across its slots.  With a page helper,
  * each writer claims its next slot ahead and hands the populating and
@@ -421,12 +435,7 @@ static void interleave_and_read_back(const struct asys_page_helper *helper)
 
     struct asys_arena_index index;
     struct asys_err err = {0};
-    ck_assert_int_eq(asys_arena_index_read(arena_path, &index, &err), 0);
-    ck_assert_uint_eq(index.count, 2);
-    ck_assert_uint_eq(index.sequence_gaps, 0);
-    ck_assert_uint_eq(index.unwritten_slots, 0);
-    int fd = open(arena_path, O_RDONLY);
-    ck_assert_int_ge(fd, 0);
+    int fd = open_whole_arena(arena_path, &index, 2);
     for (size_t s = 0; s < index.count; s++) {
         const struct asys_arena_segment *seg = &index.segments[s];
         ck_assert_uint_ge(seg->count, 4);
@@ -462,6 +471,80 @@ END_TEST
 START_TEST(arena_slots_prepared_by_a_page_helper)
 {
     interleave_and_read_back(&test_helper);
+}
+END_TEST
+
+/* Staged writers (the launcher's at finalize): records in a buffer, written
+ * a slot at a time.  Two segments of several slots through one buffer read
+ * back whole and apart, beside a mapped writer's slots taken in between;
+ * the second reaches its maximum, and its drops are in the header written
+ * at close; the buffer is all zeros after each. */
+START_TEST(staged_segments_read_back_like_mapped_ones)
+{
+    char arena_path[PATH_MAX + 32];
+    snprintf(arena_path, sizeof arena_path, "%s/arena", dir);
+    ck_assert_int_eq(asys_arena_create(arena_path, ASYS_MIN_CHUNK_SIZE), 0);
+    struct asys_arena arena;
+    ck_assert_int_eq(asys_arena_attach(&arena, arena_path), 0);
+    uint8_t *buffer = calloc(1, arena.slot_size);
+    ck_assert_ptr_nonnull(buffer);
+    struct asys_segment_header h = header_template(1000);
+    h.tid = 200;
+    struct asys_segment_writer mapped, staged;
+    ck_assert_int_eq(asys_segment_open_arena(&mapped, &arena, &h, 1 << 30), 0);
+    const int count = 200000; /* 1.6 MB: four slots */
+    int written[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        h.tid = 201 + (uint32_t)k;
+        h.thread_index = 1 + (uint32_t)k;
+        uint64_t max = k ? 2 * arena.slot_size : 1 << 30;
+        ck_assert_int_eq(asys_segment_open_staged(&staged, &arena, &h, max, buffer), 0);
+        for (int i = 0; i < count; i++) {
+            written[k] +=
+                write_word(&staged, ASYS_REC_HGTX_PUSH, 2 + (unsigned)k, 2000 + (uint64_t)i);
+            ck_assert(write_word(&mapped, ASYS_REC_HGTX_PUSH, 1, 2000 + (uint64_t)(k * count + i)));
+        }
+        ck_assert_int_eq(asys_segment_close(&staged), 0);
+        for (uint64_t b = 0; b < arena.slot_size; b++)
+            ck_assert_uint_eq(buffer[b], 0);
+    }
+    ck_assert_int_eq(written[0], count);
+    ck_assert_int_lt(written[1], count);
+    asys_segment_close(&mapped);
+    asys_arena_detach(&arena);
+    free(buffer);
+
+    struct asys_arena_index index;
+    struct asys_err err = {0};
+    int fd = open_whole_arena(arena_path, &index, 3);
+    for (size_t s = 0; s < index.count; s++) {
+        const struct asys_arena_segment *seg = &index.segments[s];
+        struct asys_arena_cursor cursor = {fd, &index, seg, 0, NULL, NULL};
+        struct asys_segment_stream st;
+        ck_assert_int_eq(asys_segment_stream_open(&st, asys_arena_cursor_read, &cursor,
+                                                  asys_arena_segment_size(&index, seg), &err),
+                         0);
+        int words = 0, rc;
+        struct asys_record rec;
+        while ((rc = asys_segment_stream_next(&st, &rec, &err)) > 0)
+            if (rec.type == ASYS_REC_HGTX_PUSH) {
+                ck_assert_uint_eq(rec.arg, st.header.tid - 199);
+                words++;
+            }
+        ck_assert_msg(rc == 0, "%s", err.text);
+        if (st.header.tid == 200) {
+            ck_assert_int_eq(words, 2 * count);
+        } else {
+            int k = (int)st.header.tid - 201;
+            ck_assert_int_eq(words, written[k]);
+            ck_assert_uint_eq(st.header.dropped_records, (uint64_t)(count - written[k]));
+            ck_assert_uint_eq(seg->count, k ? 2 : 4);
+            ck_assert_uint_gt(st.header.data_end, 0);
+        }
+        asys_segment_stream_close(&st);
+    }
+    close(fd);
+    asys_arena_index_free(&index);
 }
 END_TEST
 
@@ -727,6 +810,7 @@ int main(void)
     tcase_add_test(tc, existing_file_is_not_overwritten);
     tcase_add_test(tc, arena_segments_interleave_and_read_back);
     tcase_add_test(tc, arena_slots_prepared_by_a_page_helper);
+    tcase_add_test(tc, staged_segments_read_back_like_mapped_ones);
     tcase_add_test(tc, arena_slot_is_reserved_as_it_fills);
     tcase_add_test(tc, a_stray_append_inside_a_slot_is_not_read_as_records);
     tcase_add_test(tc, arena_index_refuses_other_files);

@@ -127,6 +127,7 @@ struct writer_state {
     struct asys_elf_cache *elf; /* every binary of every process, opened once */
     int kernel_symbols; /* kernel callchains kept, to be named from kallsyms */
     struct asys_arena arena; /* the session's (control NULL: a file per segment) */
+    uint8_t *slot_buffer; /* a slot's bytes: the images' segments are staged there */
 };
 
 /* The unwinder's view of the sample being unwound: its process's modules

@@ -37,13 +37,27 @@ static int segment_open(struct out_segment *o, const struct writer_state *w, con
     h.clock_kind = ASYS_CLOCK_MONOTONIC;
     h.base_ticks = base;
     in_arena = in_arena && w->arena.control;
-    int rc = in_arena ? asys_segment_open_arena(&o->w, &w->arena, &h, SEGMENT_MAX)
+    int rc = in_arena ? asys_segment_open_staged(&o->w, &w->arena, &h, SEGMENT_MAX, w->slot_buffer)
                       : asys_segment_open(&o->w, path, &h, SEGMENT_CHUNK, SEGMENT_MAX);
     if (rc != 0)
         return asys_fail_errno(err, -rc, "cannot create '%s'", in_arena ? w->arena.path : path);
     o->open = 1;
     o->next_string = 1;
     return 0;
+}
+
+/* Closes `o`: a staged segment's records reach the arena only now.  `rc`,
+ * or -1 when they could not be written. */
+static int segment_close(struct out_segment *o, const struct writer_state *w, int rc,
+                         struct asys_err *err)
+{
+    if (!o->open)
+        return rc;
+    o->open = 0;
+    int closed = asys_segment_close(&o->w);
+    if (closed != 0 && rc == 0)
+        return asys_fail_errno(err, -closed, "cannot write '%s'", w->arena.path);
+    return rc;
 }
 
 static void *reserve(struct out_segment *o, uint32_t size, uint64_t time, uint32_t *delta)
@@ -212,8 +226,7 @@ int cpu_write_image(struct writer_state *w, struct image *img, size_t index, str
     }
     rc = 0;
 out:
-    if (o.open)
-        asys_segment_close(&o.w);
+    rc = segment_close(&o, w, rc, err);
     free(chains.frames);
     free(chains.slots);
     return rc;
@@ -392,9 +405,7 @@ int cpu_write_sched(struct writer_state *w, struct asys_err *err)
     }
     rc = 0;
 out:
-    if (o.open)
-        asys_segment_close(&o.w);
-    return rc;
+    return segment_close(&o, w, rc, err);
 }
 
 /* Removes the raw files: they are never part of the report. */
