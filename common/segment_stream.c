@@ -83,8 +83,9 @@ int asys_segment_stream_open_in(struct asys_segment_stream *s, asys_read_fn read
     s->limit = limit;
     s->cap = ASYS_STREAM_BUFFER_SIZE;
     /* small first: most segments of a many-process run hold a few kB, and
-     * reading past them into reserved blocks costs a zero-filled page each */
-    s->read_size = 8u << 10;
+     * reading past them into reserved blocks or holes costs a zero-filled
+     * page each; in an arena slot, the first read ends with its first page */
+    s->read_size = 4096u - ASYS_SLOT_HEADER_SIZE;
     s->borrowed = buffer != NULL;
     s->buf = buffer ? buffer : malloc(s->cap);
     if (!s->buf)
