@@ -198,7 +198,8 @@ static int simple_op(const struct expr_context *c, const Dwarf_Op *op, struct ex
  * it computed a location. */
 static int eval(const struct expr_context *c, const Dwarf_Op *ops, size_t nops, uint64_t *result)
 {
-    struct expr_stack s = {.n = 0};
+    struct expr_stack s; /* not zeroed: 512 bytes per register rule, and only v[0..n) is read */
+    s.n = 0;
     int is_location = 0;
     unsigned steps = 0;
     for (const Dwarf_Op *op = ops; op < ops + nops; op++) {
