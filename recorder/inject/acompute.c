@@ -147,7 +147,7 @@ void *acompute_resolve(uint32_t id)
         return NULL;
     int saved_errno = errno;
     fill_wrappers();
-    const char *name = acompute_api_names[id];
+    const char *name = acompute_api_name(id);
     void *p = real_dlsym()(RTLD_NEXT, name);
     if (!p || p == wrappers[id])
         p = find_loaded(name);
@@ -167,14 +167,14 @@ void *acompute_resolve(uint32_t id)
 
 static int compare_name(const void *key, const void *entry)
 {
-    return strcmp(key, *(const char *const *)entry);
+    return strcmp(key, acompute_api_text + *(const uint32_t *)entry);
 }
 
 static uint32_t api_id(const char *name)
 {
-    const char *const *e = bsearch(name, acompute_api_names + 1, ACOMPUTE_API_COUNT,
-                                   sizeof acompute_api_names[0], compare_name);
-    return e ? (uint32_t)(e - acompute_api_names) : 0;
+    const uint32_t *e = bsearch(name, acompute_api_name_at + 1, ACOMPUTE_API_COUNT,
+                                sizeof acompute_api_name_at[0], compare_name);
+    return e ? (uint32_t)(e - acompute_api_name_at) : 0;
 }
 
 /* ---- dlsym ------------------------------------------------------------------ */
@@ -311,7 +311,7 @@ static int handle_stream(uint64_t handle, uint64_t *stream)
 
 static int write_api(struct asys_thread *t, uint32_t id, uint64_t ticks, unsigned lib)
 {
-    uint32_t name_id = asys_intern(t, acompute_api_names[id]);
+    uint32_t name_id = asys_intern(t, acompute_api_name(id));
     uint32_t delta;
     struct asys_rec_acompute_api *r = asys_segment_reserve(&t->seg, sizeof *r, ticks, &delta);
     if (!r)
@@ -436,7 +436,6 @@ static int read_options(void)
         return -1;
     if (!real_dlsym())
         asys_debug("acompute: the real dlsym was not found; dlsym'd functions are not traced");
-    fill_wrappers();
     asys_callstack_own_object((const void *)(uintptr_t)asys_acdnn_init);
     backtrace_ticks = (uint64_t)((double)ns * asys_proc.ticks_per_ns);
     backtrace_depth =

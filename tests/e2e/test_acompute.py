@@ -405,8 +405,8 @@ class Generator(unittest.TestCase):
     def test_every_declared_function(self):
         with open(os.path.join(GENERATED, 'acompute_table.c')) as f:
             table = f.read()
-        names = table[table.index('acompute_api_names'):table.index('acompute_api_library')]
-        wrapped = set(re.findall(r'"((?:cudnn|cublas)\w*)"', names))
+        names = table[table.index('acompute_api_text'):table.index('acompute_api_name_at')]
+        wrapped = set(re.findall(r'"\\0((?:cudnn|cublas)\w*)"', names))
         unwrappable = set(re.findall(r'\{"(\w+)", "', table))
         declared = set()
         for header in ('cudnn.h', 'cublas.h', 'cublasLt.h', 'cublasXt.h'):
