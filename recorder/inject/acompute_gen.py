@@ -372,7 +372,7 @@ def main():
         c.write("const char acompute_api_text[] =\n    \"\"\n")
         at, offsets = 1, [0]
         for n in names:
-            c.write('    "\\0%s"\n' % n)
+            c.write('    "\\0" "%s"\n' % n)  # apart: a name's digits are no octal escape's
             offsets.append(at)
             at += len(n) + 1
         c.write("    ;\n\nconst uint32_t acompute_api_name_at[ACOMPUTE_API_COUNT + 1] = {\n")

@@ -406,7 +406,7 @@ class Generator(unittest.TestCase):
         with open(os.path.join(GENERATED, 'acompute_table.c')) as f:
             table = f.read()
         names = table[table.index('acompute_api_text'):table.index('acompute_api_name_at')]
-        wrapped = set(re.findall(r'"\\0((?:cudnn|cublas)\w*)"', names))
+        wrapped = set(re.findall(r'"\\0" "((?:cudnn|cublas)\w*)"', names))
         unwrappable = set(re.findall(r'\{"(\w+)", "', table))
         declared = set()
         for header in ('cudnn.h', 'cublas.h', 'cublasLt.h', 'cublasXt.h'):
