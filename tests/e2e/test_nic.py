@@ -424,22 +424,34 @@ time.sleep(0.2)
 '''
 
 
+def lo_bytes():
+    stats = '/sys/class/net/lo/statistics/'
+    return {key: int(open(stats + key).read()) for key in ('rx_bytes', 'tx_bytes')}
+
+
 class Loopback(AsysTestCase):
     def test_lo_counts_a_known_transfer(self):
         if not os.path.exists('/sys/class/net/lo/statistics/rx_bytes'):
             self.skipTest('no /sys/class/net/lo')
         size = 20 * 1024 * 1024
+        before = lo_bytes()
         self.profile([sys.executable, '-c', LOOPBACK, str(size)],
                      NIC + ['--nic-device-include', '^lo$'])
+        after = lo_bytes()
         rows = self.stats_rows('nic_sum')
         self.assertEqual([r['Device'] for r in rows], ['lo'])
         lo = rows[0]
         self.assertEqual(lo['Kind'], 'ethernet')
-        # on lo every byte sent is also received; headers and other traffic add a little
-        for column in ('Rx Bytes', 'Tx Bytes'):
-            self.assertBetween(int(lo[column]) / size, 1.0, 1.1, column + ' / bytes sent')
+        # on lo every byte sent is also received, and headers add a little; other
+        # traffic on lo meanwhile (a test beside this one talking to localhost)
+        # adds more: at most what the kernel counted over the whole recording
+        for column, key in (('Rx Bytes', 'rx_bytes'), ('Tx Bytes', 'tx_bytes')):
+            counted = int(lo[column])
+            self.assertGreaterEqual(counted, size, column)
+            self.assertLessEqual(counted, after[key] - before[key], column)
         seconds = int(lo['Window (ns)']) / 1e9
-        self.assertBetween(float(lo['Rx Speed (B/s)']) * seconds / size, 1.0, 1.1, 'speed x time')
+        self.assertBetween(float(lo['Rx Speed (B/s)']) * seconds / int(lo['Rx Bytes']), 0.99,
+                           1.01, 'speed x time / bytes')
 
 
 class BadOptions(AsysTestCase):
