@@ -193,6 +193,16 @@ void asys_arena_detach(struct asys_arena *a)
     a->control = NULL;
 }
 
+/* Takes the arena's next slot: its file offset, or -1 past the largest. */
+static int next_slot_offset(const struct asys_arena *a, uint64_t *offset)
+{
+    uint64_t slot = __atomic_fetch_add(&a->control->next_slot, 1, __ATOMIC_RELAXED);
+    if (slot > (UINT64_MAX - a->slot_size) / a->slot_size)
+        return -1;
+    *offset = slot * a->slot_size;
+    return 0;
+}
+
 /* Claims the next slot of the arena, reserves the blocks of its first
  * `reserve` bytes and maps it whole, with its slot header written (sequence
  * `sequence`).  The slot's first page is
@@ -210,14 +220,14 @@ static void *claim_slot(const struct asys_arena *a, struct asys_slot_header *slo
     /* the descriptor first: a slot is claimed only when it can be written */
     int owned;
     int fd = arena_fd(a, &owned);
-    uint64_t slot = fd >= 0 ? __atomic_fetch_add(&a->control->next_slot, 1, __ATOMIC_RELAXED) : 0;
-    if (slot > (UINT64_MAX - a->slot_size) / a->slot_size) {
+    if (fd >= 0 && next_slot_offset(a, offset) != 0) {
         if (owned)
             close(fd);
         *error = EFBIG;
         return NULL;
     }
-    *offset = slot * a->slot_size;
+    if (fd < 0)
+        *offset = 0;
     slot_header->sequence = sequence;
     if (fd >= 0) {
         struct iovec first_page[2] = {{slot_header, sizeof *slot_header},
@@ -363,12 +373,10 @@ static int write_staged_slot(struct asys_segment_writer *w, uint64_t used)
     if (fd < 0)
         return -errno;
     int rc = 0;
-    uint64_t slot = __atomic_fetch_add(&w->arena->control->next_slot, 1, __ATOMIC_RELAXED);
-    if (slot > (UINT64_MAX - w->arena->slot_size) / w->arena->slot_size) {
+    if (next_slot_offset(w->arena, &w->file_offset) != 0) {
         rc = -EFBIG;
         goto out;
     }
-    w->file_offset = slot * w->arena->slot_size;
     if (w->trailer.sequence == 0) {
         w->header_file_offset = w->file_offset + ASYS_SLOT_HEADER_SIZE;
         memcpy(w->chunk, w->header, sizeof *w->header);

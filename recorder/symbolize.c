@@ -366,24 +366,6 @@ static cJSON *inline_chain(const struct file_symbols *fs, Dwarf_Addr pc, const c
     return chain;
 }
 
-/* "0x" and the offset in lower-case hex (what "0x%" PRIx64 prints), without
- * printf: one per sampled address of a report. */
-static void offset_text(uint64_t offset, char out[24])
-{
-    static const char digits[] = "0123456789abcdef";
-    char reversed[16];
-    int n = 0;
-    do {
-        reversed[n++] = digits[offset & 15];
-        offset >>= 4;
-    } while (offset);
-    out[0] = '0';
-    out[1] = 'x';
-    for (int i = 0; i < n; i++)
-        out[2 + i] = reversed[n - 1 - i];
-    out[2 + n] = '\0';
-}
-
 static cJSON *resolve_offset(const struct file_symbols *fs, uint64_t offset)
 {
     /* a return address: the call that made the frame is just before it */
@@ -398,8 +380,8 @@ static cJSON *resolve_offset(const struct file_symbols *fs, uint64_t offset)
     const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
     /* the functions inlined there, as frames of their own (perf --inline) */
     cJSON *inlined = inline_chain(fs, pc, file, lineno, &file, &lineno);
-    char hex[24];
-    offset_text(offset, hex);
+    char hex[24] = "0x"; /* what "0x%" PRIx64 prints, without printf: one per sampled address */
+    asys_hex_u64(offset, hex + 2);
     cJSON *frame = cJSON_CreateArray();
     cJSON_AddItemToArray(frame, cJSON_CreateString(hex));
     char name[512] = "";
