@@ -132,7 +132,12 @@ static int inherited_still_arena(const struct asys_arena *a)
  * whether the caller closes it.  -1 with errno of the open. */
 static int arena_fd(const struct asys_arena *a, int *owned)
 {
-    int fd = open(a->path, O_RDWR | O_CLOEXEC);
+    /* the one field a claim changes: the arena is shared read-only else */
+    int fd = __atomic_exchange_n((int *)&a->spare_fd, -1, __ATOMIC_ACQ_REL);
+    *owned = fd >= 0;
+    if (fd >= 0)
+        return fd;
+    fd = open(a->path, O_RDWR | O_CLOEXEC);
     *owned = fd >= 0;
     if (fd >= 0)
         return fd;
@@ -148,6 +153,7 @@ int asys_arena_attach(struct asys_arena *a, const char *path)
     int saved_errno = errno;
     memset(a, 0, sizeof *a);
     a->inherited_fd = -1;
+    a->spare_fd = -1;
     if (strlen(path) >= sizeof a->path)
         return -ENAMETOOLONG;
     int rc = 0;
@@ -179,6 +185,8 @@ int asys_arena_attach(struct asys_arena *a, const char *path)
     a->inherited_fd = inherited;
     a->inherited_dev = dev;
     a->inherited_ino = ino;
+    a->spare_fd = fd;
+    fd = -1;
 out:
     if (fd >= 0)
         close(fd);
@@ -186,8 +194,18 @@ out:
     return rc;
 }
 
+void asys_arena_drop_spare(struct asys_arena *a)
+{
+    if (!a->control) /* never attached: a zeroed arena's 0 is no descriptor of ours */
+        return;
+    int fd = __atomic_exchange_n(&a->spare_fd, -1, __ATOMIC_ACQ_REL);
+    if (fd >= 0)
+        close(fd);
+}
+
 void asys_arena_detach(struct asys_arena *a)
 {
+    asys_arena_drop_spare(a);
     if (a->control)
         munmap(a->control, page_size());
     a->control = NULL;
@@ -579,7 +597,7 @@ static void unmap_all(struct asys_segment_writer *w, int may_hand)
     if (w->next_map)
         unmap_chunk(w, w->next_map, w->chunk_size, may_hand);
     w->next_map = NULL;
-    if (w->header_map)
+    if (w->header_map && !w->keep_header_map)
         munmap(w->header_map, page_size());
     w->map = w->chunk = NULL;
     w->header_map = NULL;

@@ -56,6 +56,10 @@ struct asys_arena {
      * (no descriptor left, privileges dropped); -1 when there is none */
     int inherited_fd;
     uint64_t inherited_dev, inherited_ino;
+    /* the descriptor attach opened, kept for the first claim, which takes it
+     * (a process's first slot then costs no second open); -1 once taken or
+     * dropped (asys_arena_drop_spare, asys_arena_detach) */
+    int spare_fd;
 };
 
 /* The environment variable that names the inherited descriptor, as
@@ -68,6 +72,8 @@ int asys_arena_create(const char *path, uint64_t slot_size);
  * descriptor of ASYS_ARENA_FD when the path cannot be opened).  Returns 0
  * or -errno. */
 int asys_arena_attach(struct asys_arena *a, const char *path);
+/* Closes the descriptor attach kept, when no claim took it. */
+void asys_arena_drop_spare(struct asys_arena *a);
 void asys_arena_detach(struct asys_arena *a);
 
 struct asys_segment_writer {
@@ -78,6 +84,7 @@ struct asys_segment_writer {
     /* slow path */
     struct asys_segment_header *header; /* in its own mapping, for the writer's lifetime */
     void *header_map; /* that mapping (a page) */
+    int keep_header_map; /* the process's anchor: closing the writer leaves it mapped */
     uint8_t *map; /* mapping of the current chunk (chunk_size bytes) */
     uint8_t *chunk; /* where its records go: after an arena slot's header */
     uint64_t chunk_offset; /* logical offset of the chunk in the segment */

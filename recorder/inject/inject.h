@@ -163,6 +163,7 @@ struct asys_process {
     struct asys_arena arena; /* the session's segment arena (control == NULL: files) */
     pthread_key_t thread_key;
     char segment_dir[1024];
+    char exe_path[1024]; /* the image's executable, once read (executable_path) */
 };
 
 extern ASYS_RUNTIME_API struct asys_process asys_proc;
@@ -260,6 +261,10 @@ static inline uint32_t asys_intern_cached(struct asys_thread *t, const char *tex
     return 0;
 }
 uint32_t asys_intern_len(struct asys_thread *t, const char *text, size_t length);
+/* A text written once (a process's executable and command line, a thread's
+ * name): a new id, defined without the caches, whose pages a short process
+ * would otherwise fault in for one lookup. */
+uint32_t asys_intern_once(struct asys_thread *t, const char *text, size_t length);
 /* wchar_t text, converted to UTF-8. */
 uint32_t asys_intern_wide(struct asys_thread *t, const wchar_t *text);
 /* Converts NUL-terminated wide text to NUL-terminated UTF-8 (cut to fit). */

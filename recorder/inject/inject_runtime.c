@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/prctl.h>
+#include <sys/auxv.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -322,12 +323,63 @@ static size_t read_cmdline(char *buf, size_t size)
     return len;
 }
 
+/* Whether `path` is among the first arguments: the kernel runs a script's
+ * interpreter with the script's path there, and AT_EXECFN names the script. */
+static int named_in_arguments(const char *path)
+{
+    for (int i = 1; i <= 4 && start_argv[i - 1] && start_argv[i]; i++)
+        if (!strcmp(start_argv[i], path))
+            return 1;
+    return 0;
+}
+
+/* The file at `path` (absolute), its symbolic links followed by hand; 0, or
+ * -1 where that is not a regular file within a few links. */
+static int follow_links(char *path, size_t size)
+{
+    for (int hops = 0; hops < 8; hops++) {
+        struct stat st;
+        if (lstat(path, &st) != 0)
+            return -1;
+        if (S_ISREG(st.st_mode))
+            return 0;
+        char target[PATH_MAX];
+        ssize_t n = S_ISLNK(st.st_mode) ? readlink(path, target, sizeof target - 1) : -1;
+        if (n <= 0)
+            return -1;
+        target[n] = '\0';
+        char *dir_end = target[0] == '/' ? path : strrchr(path, '/') + 1;
+        if ((size_t)(dir_end - path) + (size_t)n >= size)
+            return -1;
+        memcpy(dir_end, target, (size_t)n + 1);
+    }
+    return -1;
+}
+
+/* The executable's path, once per image (a fork child keeps its parent's).
+ * Reading /proc/self/exe costs a new process 13-30 us on a VM, procfs making
+ * the pid's directory for its first lookup; the path that exec was given
+ * (AT_EXECFN) names the same file when it is absolute and not a script run
+ * by its interpreter, and following its links costs a few lstat calls. */
+static const char *executable_path(void)
+{
+    char *exe = asys_proc.exe_path;
+    if (exe[0])
+        return exe;
+    const char *given = (const char *)getauxval(AT_EXECFN);
+    if (!start_argv || !given || given[0] != '/' || strlen(given) >= sizeof asys_proc.exe_path ||
+        named_in_arguments(given) ||
+        (strcpy(exe, given), follow_links(exe, sizeof asys_proc.exe_path) != 0)) {
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof asys_proc.exe_path - 1);
+        exe[n > 0 ? n : 0] = '\0';
+    }
+    return exe;
+}
+
 static void write_process_info(struct asys_thread *t, uint64_t stamp)
 {
-    char exe[1024];
+    const char *exe = executable_path();
     char cmdline[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[n > 0 ? n : 0] = '\0';
     size_t len = read_cmdline(cmdline, sizeof cmdline);
     while (len && cmdline[len - 1] == '\0')
         len--;
@@ -336,8 +388,8 @@ static void write_process_info(struct asys_thread *t, uint64_t stamp)
             cmdline[i] = ' ';
     cmdline[len] = '\0';
 
-    uint32_t exe_id = asys_intern(t, exe);
-    uint32_t cmd_id = asys_intern_len(t, cmdline, len);
+    uint32_t exe_id = asys_intern_once(t, exe, strlen(exe));
+    uint32_t cmd_id = asys_intern_once(t, cmdline, len);
     uint32_t delta;
     struct asys_rec_process_info *r = asys_segment_reserve(&t->seg, sizeof *r, stamp, &delta);
     if (!r)
@@ -355,7 +407,7 @@ static void write_thread_record(struct asys_thread *t, unsigned type, uint64_t s
 {
     char name[17] = {0};
     prctl(PR_GET_NAME, name, 0, 0, 0);
-    uint32_t name_id = asys_intern(t, name);
+    uint32_t name_id = asys_intern_once(t, name, strlen(name));
     uint32_t delta;
     struct asys_rec_thread *r = asys_segment_reserve(&t->seg, sizeof *r, stamp, &delta);
     if (!r)
@@ -407,31 +459,14 @@ static int open_thread_segment(struct asys_thread *t, uint64_t not_after, char *
     return rc;
 }
 
-/* The first segment of the image: its header is mapped a second time, to
- * stay when the thread that wrote it exits. */
-static void set_anchor(const struct asys_segment_writer *w)
+/* The first segment of the image: its header's mapping stays when the
+ * thread that wrote it exits (the writer leaves it mapped). */
+static void set_anchor(struct asys_segment_writer *w)
 {
-    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-    uint64_t base = w->header_file_offset / page * page;
-    /* a second mapping of the header's page without opening the file again
-     * (mremap of a shared mapping with old size 0), else by path */
-    void *m = w->header_map ? mremap(w->header_map, 0, page, MREMAP_MAYMOVE) : MAP_FAILED;
-    if (m != MAP_FAILED) {
-        base = w->header_file_offset - (uint64_t)((uint8_t *)w->header - (uint8_t *)w->header_map);
-    } else {
-        int fd = open(w->path, O_RDWR | O_CLOEXEC);
-        if (fd < 0)
-            return;
-        m = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)base);
-        close(fd);
-        if (m == MAP_FAILED)
-            return;
-    }
-    void *h = (uint8_t *)m + (w->header_file_offset - base);
     struct asys_segment_header *expected = NULL;
-    if (!__atomic_compare_exchange_n(&asys_proc.anchor, &expected, h, 0, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_ACQUIRE))
-        munmap(m, page); /* another thread was first */
+    if (w->header_map && __atomic_compare_exchange_n(&asys_proc.anchor, &expected, w->header, 0,
+                                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        w->keep_header_map = 1;
 }
 
 /* A fork child with no segment of its own at all: its events count in its
@@ -719,4 +754,6 @@ __attribute__((constructor)) static void asys_process_start(int argc, char **arg
     if (t)
         asys_thread_leave();
     start_argv = NULL;
+    /* the program may close or reuse any descriptor from now on */
+    asys_arena_drop_spare(&asys_proc.arena);
 }

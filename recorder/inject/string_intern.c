@@ -60,31 +60,46 @@ static int write_string_def(struct asys_thread *t, uint32_t id, const char *text
     return 1;
 }
 
-/* Interns by content; *cached is set when the text's definition is in the
- * segment (not dropped), i.e. when the id may be remembered. */
-static uint32_t intern_content(struct asys_thread *t, const char *text, size_t length, int *cached)
+/* A new id for the text, defined in the segment; *written is 0 when the
+ * definition was dropped. */
+static uint32_t define_string(struct asys_thread *t, const char *text, size_t length, int *written)
 {
-    *cached = 1;
     uint32_t flags = 0;
     if (length > MAX_STRING_BYTES) {
         length = MAX_STRING_BYTES;
         flags = ASYS_STRING_TRUNCATED;
     }
-    uint64_t hash = hash_bytes(text, length);
+    uint32_t id = __atomic_add_fetch(&asys_proc.next_string_id, 1, __ATOMIC_RELAXED);
+    *written = write_string_def(t, id, text, (uint32_t)length, flags);
+    return id;
+}
+
+uint32_t asys_intern_once(struct asys_thread *t, const char *text, size_t length)
+{
+    int written;
+    return define_string(t, text, length, &written);
+}
+
+/* Interns by content; *cached is set when the text's definition is in the
+ * segment (not dropped), i.e. when the id may be remembered. */
+static uint32_t intern_content(struct asys_thread *t, const char *text, size_t length, int *cached)
+{
+    *cached = 1;
+    size_t kept = length > MAX_STRING_BYTES ? MAX_STRING_BYTES : length;
+    uint64_t hash = hash_bytes(text, kept);
     unsigned slot = (unsigned)hash & (ASYS_STRING_CACHE_SIZE - 1);
     struct asys_string_cache_entry *a = &t->strings[slot];
     struct asys_string_cache_entry *b = &t->strings[slot ^ 1];
-    if (ASYS_LIKELY(a->hash == hash && a->length == length))
+    if (ASYS_LIKELY(a->hash == hash && a->length == kept))
         return a->string_id;
-    if (b->hash == hash && b->length == length)
+    if (b->hash == hash && b->length == kept)
         return b->string_id;
 
-    uint32_t id = __atomic_add_fetch(&asys_proc.next_string_id, 1, __ATOMIC_RELAXED);
-    *cached = write_string_def(t, id, text, (uint32_t)length, flags);
+    uint32_t id = define_string(t, text, length, cached);
     if (*cached) {
         *b = *a; /* the older entry moves to the second way */
         a->hash = hash;
-        a->length = (uint32_t)length;
+        a->length = (uint32_t)kept;
         a->string_id = id;
     }
     return id;

@@ -50,6 +50,27 @@ class ForkAndExec(AsysTestCase):
         self.assertEqual(rows[':outer'], 6)
 
 
+    def test_processes_are_named_after_the_file_that_runs(self):
+        # the injected library reads the path exec was given (AT_EXECFN) and
+        # follows its links itself; a script is named after its interpreter
+        target = prog('hgtx_threads')
+        os.symlink(target, self.path('link2'))
+        os.symlink('link2', self.path('link1'))  # relative: beside the link
+        script = self.path('script.sh')
+        with open(script, 'w') as f:
+            f.write('#!/bin/sh\n%s 1 1 1\n' % self.path('link1'))
+        os.chmod(script, 0o755)
+        self.profile([script], options=['-t', 'nvtx', '-s', 'none'])
+        procs = self.db().execute("SELECT s.value, e.value FROM processes p "
+                                  "JOIN strings s ON s.id = p.name_id "
+                                  "JOIN strings e ON e.id = p.exe_id ORDER BY s.value").fetchall()
+        shell = os.path.basename(os.path.realpath('/bin/sh'))
+        self.assertEqual(sorted(name for name, _ in procs), sorted(['hgtx_threads', shell]))
+        for name, exe in procs:  # the same file as the kernel's /proc/PID/exe
+            self.assertTrue(os.path.samefile(exe, target if name == 'hgtx_threads' else '/bin/sh'),
+                            (name, exe))
+
+
 class CrashAndKill(AsysTestCase):
     def test_segfault_keeps_completed_ranges(self):
         r = self.profile([prog('hgtx_crash'), '250'], options=['-t', 'nvtx'], expect_rc=128 + 11)

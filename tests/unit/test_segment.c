@@ -614,6 +614,52 @@ START_TEST(arena_slot_is_reserved_as_it_fills)
 }
 END_TEST
 
+/* The descriptor attach opened serves the first claim and is closed with
+ * it: a process's first slot costs no second open, and no descriptor of the
+ * arena is left to the program.  A writer whose header mapping is kept (the
+ * process's anchor) leaves it mapped when it closes. */
+START_TEST(attach_descriptor_serves_the_first_claim_only)
+{
+    char arena_path[PATH_MAX + 32];
+    snprintf(arena_path, sizeof arena_path, "%s/arena", dir);
+    ck_assert_int_eq(asys_arena_create(arena_path, 1u << 20), 0);
+    struct asys_arena arena;
+    ck_assert_int_eq(asys_arena_attach(&arena, arena_path), 0);
+    int spare = arena.spare_fd;
+    ck_assert_int_ge(spare, 0);
+    ck_assert_int_ne(fcntl(spare, F_GETFD) & FD_CLOEXEC, 0);
+    struct asys_segment_header h = header_template(1000);
+    struct asys_segment_writer first, second;
+    ck_assert_int_eq(asys_segment_open_arena(&first, &arena, &h, 1 << 30), 0);
+    ck_assert_int_eq(arena.spare_fd, -1);
+    errno = 0;
+    ck_assert_int_eq(fcntl(spare, F_GETFD), -1); /* closed with the claim */
+    ck_assert_int_eq(errno, EBADF);
+    ck_assert_int_eq(asys_segment_open_arena(&second, &arena, &h, 1 << 30), 0); /* by path */
+    first.keep_header_map = 1;
+    struct asys_segment_header *anchor = first.header;
+    asys_segment_close(&first);
+    __atomic_fetch_add(&anchor->lost_threads, 1, __ATOMIC_RELAXED); /* still mapped */
+    asys_segment_close(&second);
+    asys_arena_detach(&arena);
+
+    /* a spare no claim took is closed by drop_spare, once; an arena never
+     * attached (zeroed: its spare reads as 0) closes nothing */
+    ck_assert_int_eq(asys_arena_attach(&arena, arena_path), 0);
+    spare = arena.spare_fd;
+    asys_arena_drop_spare(&arena);
+    ck_assert_int_eq(fcntl(spare, F_GETFD), -1);
+    asys_arena_drop_spare(&arena);
+    asys_arena_detach(&arena);
+    if (fcntl(0, F_GETFD) < 0) /* descriptor 0 open, to see it stay so */
+        ck_assert_int_eq(open("/dev/null", O_RDONLY), 0);
+    struct asys_arena zeroed;
+    memset(&zeroed, 0, sizeof zeroed);
+    asys_arena_drop_spare(&zeroed);
+    ck_assert_int_ge(fcntl(0, F_GETFD), 0);
+}
+END_TEST
+
 /* A program that writes to the number of its inherited arena descriptor
  * (append-only) appends at the file's end, inside the slot reserved in part
  * when that slot is the last: the slot's later reservations clear it, and a
@@ -812,6 +858,7 @@ int main(void)
     tcase_add_test(tc, arena_slots_prepared_by_a_page_helper);
     tcase_add_test(tc, staged_segments_read_back_like_mapped_ones);
     tcase_add_test(tc, arena_slot_is_reserved_as_it_fills);
+    tcase_add_test(tc, attach_descriptor_serves_the_first_claim_only);
     tcase_add_test(tc, a_stray_append_inside_a_slot_is_not_read_as_records);
     tcase_add_test(tc, arena_index_refuses_other_files);
     tcase_add_test(tc, window_filter_keeps_definitions_and_the_window);
