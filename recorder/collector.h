@@ -32,6 +32,10 @@ struct asys_collector_setup {
      * (asys start) starts the samplers, start_before_exec ones too */
     int target_running;
     uint32_t recording; /* that recording's number (1, 2, ...); 0 in asys profile */
+    /* the collectors compiled into the build of libasys-inject.so that
+     * inject_library names (asys_profile_merge_inject): their prepare hooks
+     * preload no library of their own */
+    uint64_t merged_features;
 };
 
 struct asys_collector {
@@ -43,6 +47,9 @@ struct asys_collector {
     /* why a collector of this version is not built (NULL: planned, not built yet) */
     const char *unbuilt_reason;
     const char *summary; /* one line for --help */
+    /* its library's name in the builds of libasys-inject.so that hold it
+     * ("osrt": libasys-inject+osrt.so); NULL: it has none */
+    const char *merged_library;
     const struct asys_option *options;
     size_t option_count;
 

@@ -22,6 +22,8 @@ static const struct asys_option osrt_options[] = {
 static int osrt_prepare(const struct asys_collector_setup *s, struct asys_env *env,
                         struct asys_err *err)
 {
+    if (s->merged_features & ASYS_FEATURE_OSRT)
+        return 0; /* in the injected library's build */
     return asys_collector_preload(s, ASYS_OSRT_LIBRARY_NAME, env, err);
 }
 
@@ -31,6 +33,7 @@ const struct asys_collector asys_collector_osrt = {
     .built = 1,
     .traced = 1,
     .summary = "libc and pthread calls that make a thread wait",
+    .merged_library = "osrt",
     .options = osrt_options,
     .option_count = sizeof osrt_options / sizeof osrt_options[0],
     .prepare = osrt_prepare,

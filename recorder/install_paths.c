@@ -48,6 +48,11 @@ int asys_inject_sibling_path(const char *inject_library, const char *name, char 
 
 int asys_is_injected_library(const char *base)
 {
+    /* the builds that hold some collectors too: libasys-inject+osrt.so */
+    static const char merged[] = "libasys-inject+";
+    size_t len = strlen(base);
+    if (!strncmp(base, merged, sizeof merged - 1) && len > 3 && !strcmp(base + len - 3, ".so"))
+        return 1;
     return !strcmp(base, ASYS_INJECT_LIBRARY_NAME) || !strcmp(base, ASYS_OSRT_LIBRARY_NAME) ||
            !strcmp(base, ASYS_HEAP_LIBRARY_NAME) || !strcmp(base, ASYS_ACOMPUTE_LIBRARY_NAME) ||
            !strcmp(base, ASYS_VIDEO_LIBRARY_NAME);

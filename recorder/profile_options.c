@@ -2,11 +2,14 @@
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "install_paths.h"
 #include "segment_writer.h"
 
 /* ---- -t/--trace ---------------------------------------------------------------- */
@@ -557,6 +560,30 @@ static int parse(int argc, char **argv, int need_program, struct asys_profile_op
         if ((*c)->check && asys_profile_collects(o, *c) && (*c)->check(o, err) != 0)
             return -1;
     return 0;
+}
+
+uint64_t asys_profile_merge_inject(const struct asys_profile_options *o, char *inject, size_t size)
+{
+    char name[256] = "libasys-inject", path[PATH_MAX];
+    size_t used = strlen(name);
+    uint64_t features = 0;
+    for (const struct asys_collector *const *c = asys_collectors; *c; c++) {
+        if (!(*c)->merged_library || !asys_profile_collects(o, *c))
+            continue;
+        int n = snprintf(name + used, sizeof name - used, "+%s", (*c)->merged_library);
+        if (n < 0 || (size_t)n >= sizeof name - used)
+            return 0;
+        used += (size_t)n;
+        features |= (*c)->feature;
+    }
+    if (!features || used + 3 >= sizeof name)
+        return 0;
+    strcpy(name + used, ".so");
+    if (asys_inject_sibling_path(inject, name, path, sizeof path) != 0 || strlen(path) >= size ||
+        access(path, R_OK) != 0)
+        return 0;
+    strcpy(inject, path);
+    return features;
 }
 
 int asys_profile_environment(const struct asys_profile_options *o,

@@ -505,7 +505,8 @@ static int launch_spawn(struct launch *l, struct asys_target *target, struct asy
     if (asys_profile_start_session(l->o, "", &l->session, err) != 0)
         return -1;
     l->have_session = 1;
-    struct asys_collector_setup setup = {l->o, l->inject, l->session.dir, 0, 0};
+    struct asys_collector_setup setup = {l->o, l->inject, l->session.dir, 0, 0, 0};
+    setup.merged_features = asys_profile_merge_inject(l->o, l->inject, sizeof l->inject);
     if (asys_profile_target_environment(&setup, &l->session, &env, err) != 0 ||
         asys_env_set(&env, "ASYS_CAPTURE_RANGE", "session", err) != 0 ||
         asys_profile_add_env_vars(l->o, &env, err) != 0)

@@ -81,7 +81,7 @@ class SamplingCase(AsysTestCase):
             "SELECT COUNT(*) FROM cpu_samples AS s "
             "JOIN callchain_frames AS cf ON cf.callchain_id = s.callchain_id AND cf.level > 0 "
             "JOIN frames AS f ON f.id = cf.frame_id JOIN modules AS m ON m.id = f.module_id "
-            "JOIN strings AS p ON p.id = m.path_id WHERE p.value LIKE '%/libasys-inject.so'"
+            "JOIN strings AS p ON p.id = m.path_id WHERE p.value LIKE '%/libasys-inject%.so'"
         ).fetchone()[0]
         self.assertEqual(own, 0)
         self.assertNotIn('asys_main', seen['burn_b'])

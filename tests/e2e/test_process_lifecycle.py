@@ -200,7 +200,7 @@ class Environment(AsysTestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         preload, injection = r.stdout.decode().strip().split('|')
         first, rest = preload.split(':', 1)
-        self.assertTrue(first.endswith('/libasys-inject.so'), preload)
+        self.assertTrue(re.search(r'/libasys-inject(\+[a-z]+)*\.so$', first), preload)
         self.assertEqual(rest, 'libm.so.6')
         self.assertEqual(injection, first)
 
@@ -237,9 +237,10 @@ class Environment(AsysTestCase):
         prefix = self.path('prefix')
         r = self.run_cmd(['cmake', '--install', BUILD, '--prefix', prefix])
         self.assertEqual(r.returncode, 0, r.stderr)
-        for f in ['bin/asys', 'bin/asys-stats', 'lib/libasys-inject.so']:
+        for f in ['bin/asys', 'bin/asys-stats', 'lib/libasys-inject.so',
+                  'lib/libasys-inject+osrt.so']:
             self.assertTrue(os.path.exists(os.path.join(prefix, f)), f)
-        r = self.run_cmd([os.path.join(prefix, 'bin', 'asys'), 'profile', '-t', 'nvtx', '-o',
+        r = self.run_cmd([os.path.join(prefix, 'bin', 'asys'), 'profile', '-t', 'nvtx,osrt', '-o',
                           self.path('inst'), prog('hgtx_loop'), '10'])
         self.assertEqual(r.returncode, 0, r.stderr)
         r = self.run_cmd([os.path.join(prefix, 'bin', 'asys-stats'), '-f', 'csv', self.report('inst')])

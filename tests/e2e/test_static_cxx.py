@@ -4,6 +4,7 @@ replaced only when heap tracing is on (libasys-heap.so), and then operator
 new/delete forward to the library's own runtime; libc is interposed only by
 the collectors chosen (libasys-osrt.so with -t osrt)."""
 import os
+import shutil
 import subprocess
 import sys
 import unittest
@@ -71,16 +72,34 @@ class Preload(AsysTestCase):
     def test_libraries_per_collector(self):
         # the default -t has acdnn,acblas: their wrappers (cuDNN/cuBLAS names and
         # dlsym only, nothing of libc's the program calls) in a library of their own,
-        # built when the toolkit's headers were there
+        # built when the toolkit's headers were there; OS runtime's come in the
+        # build of libasys-inject.so that holds them
         acompute = os.path.exists(os.path.join(BUILD, 'lib', 'libasys-acompute.so'))
         self.assertEqual(self.preloaded([]),
                          ['libasys-inject.so'] + (['libasys-acompute.so'] if acompute else []))
         self.assertEqual(self.preloaded(['-t', 'hggc,hgtx']), ['libasys-inject.so'])
-        self.assertEqual(self.preloaded(['-t', 'osrt']), ['libasys-inject.so', 'libasys-osrt.so'])
+        self.assertEqual(self.preloaded(['-t', 'osrt']), ['libasys-inject+osrt.so'])
+        self.assertEqual(self.preloaded(['-t', 'osrt,cublas']),
+                         ['libasys-inject+osrt.so'] + (['libasys-acompute.so'] if acompute else []))
         self.assertEqual(self.preloaded(['-t', 'none', '--host-memory-sampling', 'true']),
                          ['libasys-inject.so'])
         self.assertEqual(self.preloaded(['-t', 'osrt,hgtx', '--heap-memory-usage', 'true']),
-                         ['libasys-inject.so', 'libasys-osrt.so', 'libasys-heap.so'])
+                         ['libasys-inject+osrt.so', 'libasys-heap.so'])
+
+    def test_separate_libraries_where_no_merged_build_is_beside(self):
+        # ASYS_INJECT_LIB naming a directory that has only the separate
+        # libraries (an older install): they are preloaded as before
+        lib = self.path('lib')
+        os.mkdir(lib)
+        for name in os.listdir(os.path.join(BUILD, 'lib')):
+            if name.startswith('libasys-') and '+' not in name:
+                shutil.copy(os.path.join(BUILD, 'lib', name), lib)
+        env = dict(self.env, ASYS_INJECT_LIB=os.path.join(lib, 'libasys-inject.so'))
+        r = self.run_cmd([ASYS, 'profile', '-t', 'osrt,hgtx', '-o', self.path('p'), 'sh', '-c',
+                          'echo "$LD_PRELOAD"'], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual([os.path.basename(p) for p in r.stdout.decode().strip().split(':')],
+                         ['libasys-inject.so', 'libasys-osrt.so'])
 
 
 if __name__ == '__main__':
