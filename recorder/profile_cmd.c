@@ -418,8 +418,8 @@ static int record(const struct asys_profile_options *o, char *report_path, size_
         goto out;
     }
     have_session = 1;
-    struct asys_collector_setup setup = {o, inject, session.dir, 0, 0, 0};
-    setup.merged_features = asys_profile_merge_inject(o, inject, sizeof inject);
+    uint64_t merged = asys_profile_merge_inject(o, inject, sizeof inject);
+    struct asys_collector_setup setup = {o, inject, session.dir, 0, 0, merged};
     if (asys_profile_target_environment(&setup, &session, &env, &err) != 0) {
         fprintf(stderr, "%s: cannot start a session: %s\n", PROG, err.text);
         goto out;

@@ -127,17 +127,16 @@ static int inherited_still_arena(const struct asys_arena *a)
            (uint64_t)st.st_dev == a->inherited_dev && (uint64_t)st.st_ino == a->inherited_ino;
 }
 
-/* A descriptor of the arena for one operation: opened by path (the program
- * may close or reuse any descriptor), else the inherited one; *owned says
- * whether the caller closes it.  -1 with errno of the open. */
+/* A descriptor of the arena for one operation: the one attach kept (the
+ * first time), else opened by path (the program may close or reuse any
+ * descriptor), else the inherited one; *owned says whether the caller
+ * closes it.  -1 with errno of the open. */
 static int arena_fd(const struct asys_arena *a, int *owned)
 {
     /* the one field a claim changes: the arena is shared read-only else */
     int fd = __atomic_exchange_n((int *)&a->spare_fd, -1, __ATOMIC_ACQ_REL);
-    *owned = fd >= 0;
-    if (fd >= 0)
-        return fd;
-    fd = open(a->path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        fd = open(a->path, O_RDWR | O_CLOEXEC);
     *owned = fd >= 0;
     if (fd >= 0)
         return fd;
