@@ -2,7 +2,8 @@
 dlopen by a C program: asys must never kill it (issue 31.1).  The allocator is
 replaced only when heap tracing is on (libasys-heap.so), and then operator
 new/delete forward to the library's own runtime; libc is interposed only by
-the collectors chosen (libasys-osrt.so with -t osrt)."""
+the collectors chosen (with -t osrt: libasys-inject+osrt.so, or
+libasys-osrt.so beside libasys-inject.so where that build is missing)."""
 import os
 import shutil
 import subprocess
