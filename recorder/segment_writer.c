@@ -381,57 +381,53 @@ int asys_segment_open_staged(struct asys_segment_writer *w, const struct asys_ar
 }
 
 /* A staged writer's current slot, claimed now and written with one call
- * (`used` bytes of records after the slot's header); the segment header goes
- * with the first.  0 or -errno. */
-static int write_staged_slot(struct asys_segment_writer *w, uint64_t used)
+ * through `fd` (`used` bytes of records after the slot's header); the
+ * segment header goes with the first.  0 or -errno. */
+static int write_staged_slot(struct asys_segment_writer *w, int fd, uint64_t used)
 {
-    int owned;
-    int fd = arena_fd(w->arena, &owned);
-    if (fd < 0)
-        return -errno;
-    int rc = 0;
-    if (next_slot_offset(w->arena, &w->file_offset) != 0) {
-        rc = -EFBIG;
-        goto out;
-    }
+    if (next_slot_offset(w->arena, &w->file_offset) != 0)
+        return -EFBIG;
     if (w->trailer.sequence == 0) {
         w->header_file_offset = w->file_offset + ASYS_SLOT_HEADER_SIZE;
         memcpy(w->chunk, w->header, sizeof *w->header);
     }
     memcpy(w->staged, &w->trailer, sizeof w->trailer);
     if (asys_pwrite_all(fd, w->staged, (size_t)(ASYS_SLOT_HEADER_SIZE + used), w->file_offset) != 0)
-        rc = -errno;
-    else /* zero again, as a fresh slot (a failed write is tried again as it is) */
-        memset(w->staged, 0, (size_t)(ASYS_SLOT_HEADER_SIZE + used));
-out:
-    if (owned)
-        close(fd);
-    return rc;
+        return -errno;
+    /* zero again, as a fresh slot (a failed write is tried again as it is) */
+    memset(w->staged, 0, (size_t)(ASYS_SLOT_HEADER_SIZE + used));
+    return 0;
 }
 
 /* The staged writer's next slot: the full one written, the buffer reused. */
 static int next_staged_slot(struct asys_segment_writer *w)
 {
-    int rc = write_staged_slot(w, w->payload_size);
-    if (rc != 0)
-        return rc;
-    w->trailer.sequence++;
-    return 0;
+    int owned;
+    int fd = arena_fd(w->arena, &owned);
+    if (fd < 0)
+        return -errno;
+    int rc = write_staged_slot(w, fd, w->payload_size);
+    if (rc == 0)
+        w->trailer.sequence++;
+    if (owned)
+        close(fd);
+    return rc;
 }
 
 /* The last slot and, when it was not the first, the header (data_end and the
- * drop counts came after the first slot was written). */
+ * drop counts came after the first slot was written), through one descriptor. */
 static int finish_staged(struct asys_segment_writer *w)
 {
-    int rc = write_staged_slot(w, (uint64_t)(w->cur - w->chunk));
-    if (rc == 0 && w->trailer.sequence != 0) {
-        int owned;
-        int fd = arena_fd(w->arena, &owned);
-        if (fd < 0 || asys_pwrite_all(fd, w->header, sizeof *w->header, w->header_file_offset) != 0)
-            rc = -errno;
-        if (fd >= 0 && owned)
-            close(fd);
-    }
+    int owned;
+    int fd = arena_fd(w->arena, &owned);
+    if (fd < 0)
+        return -errno;
+    int rc = write_staged_slot(w, fd, (uint64_t)(w->cur - w->chunk));
+    if (rc == 0 && w->trailer.sequence != 0 &&
+        asys_pwrite_all(fd, w->header, sizeof *w->header, w->header_file_offset) != 0)
+        rc = -errno;
+    if (owned)
+        close(fd);
     return rc;
 }
 
@@ -739,6 +735,24 @@ static int reserve_more(struct asys_segment_writer *w, uint64_t need)
     return (uint64_t)(w->end - w->cur) >= need;
 }
 
+/* A growth that failed with `why` (0: unknown): drops until one succeeds. */
+static int grow_failed(struct asys_segment_writer *w, int why)
+{
+    w->grow_failures++;
+    w->grow_errno = why ? why : EIO;
+    return 0;
+}
+
+/* The writer continues in its new chunk (w->chunk), at segment offset `offset`. */
+static void enter_chunk(struct asys_segment_writer *w, uint64_t offset)
+{
+    w->grow_failures = 0;
+    w->grow_errno = 0;
+    w->chunk_offset = offset;
+    w->cur = w->chunk;
+    w->end = w->chunk + w->payload_size;
+}
+
 static int grow(struct asys_segment_writer *w, uint64_t need)
 {
     if (w->grow_failures && w->pending_drop_records % GROW_RETRY_INTERVAL != 0)
@@ -766,16 +780,9 @@ static int grow(struct asys_segment_writer *w, uint64_t need)
         pad_chunk_tail(w);
         int rc = next_staged_slot(w);
         errno = saved_errno;
-        if (rc != 0) {
-            w->grow_failures++;
-            w->grow_errno = -rc;
-            return 0;
-        }
-        w->grow_failures = 0;
-        w->grow_errno = 0;
-        w->chunk_offset = next;
-        w->cur = w->chunk;
-        w->end = w->chunk + w->payload_size;
+        if (rc != 0)
+            return grow_failed(w, -rc);
+        enter_chunk(w, next);
         return 1;
     }
     uint64_t file_offset = w->next_file_offset;
@@ -785,25 +792,17 @@ static int grow(struct asys_segment_writer *w, uint64_t need)
         m = next_chunk(w, &file_offset);
         int why = errno;
         errno = saved_errno;
-        if (m == MAP_FAILED) {
-            w->grow_failures++;
-            w->grow_errno = why ? why : EIO;
-            return 0;
-        }
+        if (m == MAP_FAILED)
+            return grow_failed(w, why);
         populate_chunk(w, m, w->chunk_size);
     }
-    w->grow_failures = 0;
-    w->grow_errno = 0;
     w->reserved = w->chunk_size;
     pad_chunk_tail(w);
     unmap_chunk(w, w->map, w->chunk_size, 1);
-    errno = saved_errno;
     w->map = m;
     w->chunk = (uint8_t *)m + (w->arena ? ASYS_SLOT_HEADER_SIZE : 0);
-    w->chunk_offset = next;
     w->file_offset = file_offset;
-    w->cur = w->chunk;
-    w->end = w->chunk + w->payload_size;
+    enter_chunk(w, next);
     prepare_next(w);
     errno = saved_errno;
     return 1;

@@ -333,43 +333,22 @@ static int named_in_arguments(const char *path)
     return 0;
 }
 
-/* The file at `path` (absolute), its symbolic links followed by hand; 0, or
- * -1 where that is not a regular file within a few links. */
-static int follow_links(char *path, size_t size)
-{
-    for (int hops = 0; hops < 8; hops++) {
-        struct stat st;
-        if (lstat(path, &st) != 0)
-            return -1;
-        if (S_ISREG(st.st_mode))
-            return 0;
-        char target[PATH_MAX];
-        ssize_t n = S_ISLNK(st.st_mode) ? readlink(path, target, sizeof target - 1) : -1;
-        if (n <= 0)
-            return -1;
-        target[n] = '\0';
-        char *dir_end = target[0] == '/' ? path : strrchr(path, '/') + 1;
-        if ((size_t)(dir_end - path) + (size_t)n >= size)
-            return -1;
-        memcpy(dir_end, target, (size_t)n + 1);
-    }
-    return -1;
-}
-
 /* The executable's path, once per image (a fork child keeps its parent's).
  * Reading /proc/self/exe costs a new process 13-30 us on a VM, procfs making
  * the pid's directory for its first lookup; the path that exec was given
- * (AT_EXECFN) names the same file when it is absolute and not a script run
- * by its interpreter, and following its links costs a few lstat calls. */
+ * (AT_EXECFN) names the same file when it is not a script run by its
+ * interpreter, and resolving it costs a few lstat calls. */
 static const char *executable_path(void)
 {
     char *exe = asys_proc.exe_path;
     if (exe[0])
         return exe;
     const char *given = (const char *)getauxval(AT_EXECFN);
-    if (!start_argv || !given || given[0] != '/' || strlen(given) >= sizeof asys_proc.exe_path ||
-        named_in_arguments(given) ||
-        (strcpy(exe, given), follow_links(exe, sizeof asys_proc.exe_path) != 0)) {
+    char resolved[PATH_MAX];
+    if (start_argv && given && !named_in_arguments(given) && realpath(given, resolved) &&
+        strlen(resolved) < sizeof asys_proc.exe_path) {
+        strcpy(exe, resolved);
+    } else {
         ssize_t n = readlink("/proc/self/exe", exe, sizeof asys_proc.exe_path - 1);
         exe[n > 0 ? n : 0] = '\0';
     }
