@@ -244,6 +244,75 @@ static void keep_copy(int fd, const char *id, struct cache_place *at)
     elf_end(elf);
 }
 
+/* ---- the standard search, without a server that cannot answer ---------- */
+
+/* Whether dir + sub + "/" + name names a file. */
+static int file_exists(const char *dir, const char *sub, const char *name)
+{
+    char path[PATH_MAX];
+    int n = name[0] == '/' ? snprintf(path, sizeof path, "%s", name)
+                           : snprintf(path, sizeof path, "%s%s/%s", dir, sub, name);
+    return n > 0 && (size_t)n < sizeof path && access(path, F_OK) == 0;
+}
+
+/* Whether `name` lies where libdwfl's default debuginfo_path
+ * (":.debug:/usr/lib/debug") looks beside the module's file: the file's
+ * directory, its .debug, and that directory under /usr/lib/debug. */
+static int in_debug_path(const char *file, const char *name)
+{
+    char dir[PATH_MAX], under[PATH_MAX + 16];
+    snprintf(dir, sizeof dir, "%s", file);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    snprintf(under, sizeof under, "/usr/lib/debug%s%s", dir[0] == '/' ? "" : "/", dir);
+    return file_exists(dir, "", name) || file_exists(dir, "/.debug", name) ||
+           file_exists(under, "", name);
+}
+
+/* Whether a separate debug file of the module may be on this machine: by
+ * its build id, else by its debug link (or FILE.debug), beside the file as
+ * named and as resolved.  A yes that is wrong costs only the standard
+ * search; a no must be right, so every place that search reads is here. */
+static int local_debug_file_possible(Dwfl_Module *mod, const char *file_name,
+                                     const char *debuglink_file)
+{
+    char id[2 * BUILD_ID_MAX + 1];
+    char path[PATH_MAX];
+    if (module_build_id_hex(mod, id) && strlen(id) > 2) {
+        snprintf(path, sizeof path, "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+        if (access(path, F_OK) == 0)
+            return 1;
+    }
+    if (!file_name || !*file_name)
+        return debuglink_file && debuglink_file[0] == '/' && access(debuglink_file, F_OK) == 0;
+    const char *base = strrchr(file_name, '/');
+    base = base ? base + 1 : file_name;
+    char own[PATH_MAX];
+    const char *name = debuglink_file;
+    if (!name || !*name) {
+        snprintf(own, sizeof own, "%s.debug", base);
+        name = own;
+    }
+    if (in_debug_path(file_name, name))
+        return 1;
+    return realpath(file_name, path) && strcmp(path, file_name) && in_debug_path(path, name);
+}
+
+int asys_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                        const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                        char **debuginfo_file_name)
+{
+    const char *servers = getenv("DEBUGINFOD_URLS");
+    if ((servers && *servers) || local_debug_file_possible(mod, file_name, debuglink_file))
+        return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+                                            debuglink_crc, debuginfo_file_name);
+    errno = ENOENT; /* what the standard search says of a file it did not find */
+    return -1;
+}
+
 int asys_debug_cache_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
                           const char *file_name, const char *debuglink_file,
                           GElf_Word debuglink_crc, char **debuginfo_file_name)
@@ -261,8 +330,8 @@ int asys_debug_cache_find(Dwfl_Module *mod, void **userdata, const char *modname
     }
     if (copy >= 0)
         close(copy);
-    int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
-                                          debuglink_crc, debuginfo_file_name);
+    int fd = asys_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+                                 debuglink_crc, debuginfo_file_name);
     if (fd >= 0 && cached) {
         keep_copy(fd, id, &at);
         lseek(fd, 0, SEEK_SET);

@@ -12,7 +12,16 @@
 
 #include <elfutils/libdwfl.h>
 
-/* A libdwfl find_debuginfo callback: dwfl_standard_find_debuginfo's file,
+/* A libdwfl find_debuginfo callback: dwfl_standard_find_debuginfo, unless
+ * no server is named (DEBUGINFOD_URLS) and no file it would look for on this
+ * machine exists.  Then -1 (errno ENOENT) at once: elfutils 0.188 loads
+ * libdebuginfod, and curl, GnuTLS, Kerberos and LDAP with it (3 ms), the
+ * first time its local search finds nothing, even with no server to ask. */
+int asys_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                        const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                        char **debuginfo_file_name);
+
+/* A libdwfl find_debuginfo callback: asys_find_debuginfo's file,
  * or its decompressed copy in the cache (made on first use).  Any failure of
  * the cache gives the standard file. */
 int asys_debug_cache_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,

@@ -1,9 +1,15 @@
 /* The decompressed copies of debug files (recorder/debug_cache.c): a copy
  * holds every section of the original, the zlib-compressed ones with the
- * data libelf decompresses them to, and no compressed section is left. */
+ * data libelf decompresses them to, and no compressed section is left.
+ * The search for a separate debug file: the standard one where a file could
+ * be found, none (and no libdebuginfod loaded) where none could. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdlib.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -71,11 +77,86 @@ START_TEST(a_copy_has_the_sections_decompressed)
 }
 END_TEST
 
+/* `src` copied to `dst`. */
+static void copy_file(const char *src, const char *dst)
+{
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    ck_assert_int_ge(in, 0);
+    ck_assert_int_ge(out, 0);
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(in, buf, sizeof buf)) > 0)
+        ck_assert_int_eq(write(out, buf, (size_t)n), n);
+    close(in);
+    close(out);
+}
+
+static const Dwfl_Callbacks local_only = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = asys_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+};
+
+/* asys_find_debuginfo for the module of the file at `path`: its descriptor
+ * (closed here), or -1 with errno. */
+static int find_for(const char *path, char **found)
+{
+    Dwfl *dwfl = dwfl_begin(&local_only);
+    ck_assert_ptr_nonnull(dwfl);
+    Dwfl_Module *mod = dwfl_report_offline(dwfl, "lib", path, -1);
+    ck_assert_ptr_nonnull(mod);
+    dwfl_report_end(dwfl, NULL, NULL);
+    void **userdata = NULL;
+    Dwarf_Addr low = 0;
+    dwfl_module_info(mod, &userdata, &low, NULL, NULL, NULL, NULL, NULL);
+    *found = NULL;
+    errno = 0;
+    int fd = asys_find_debuginfo(mod, userdata, "lib", low, path, NULL, 0, found);
+    int e = errno;
+    if (fd >= 0)
+        close(fd);
+    dwfl_end(dwfl);
+    errno = e;
+    return fd;
+}
+
+START_TEST(no_local_debug_file_asks_no_server)
+{
+    char dir[PATH_MAX], lib[PATH_MAX + 16], debug[PATH_MAX + 32];
+    test_mkdtemp(dir, sizeof dir);
+    snprintf(lib, sizeof lib, "%s/lib.so", dir);
+    snprintf(debug, sizeof debug, "%s/lib.so.debug", dir);
+    copy_file(COMPRESSED_DEBUG_LIBRARY, lib);
+    unsetenv("DEBUGINFOD_URLS");
+    char *found = NULL;
+    /* nothing beside it, nothing under /usr/lib/debug: not found, at once */
+    ck_assert_int_eq(find_for(lib, &found), -1);
+    ck_assert_int_eq(errno, ENOENT);
+    ck_assert_ptr_null(found);
+    setenv("DEBUGINFOD_URLS", "", 1); /* empty names no server either */
+    ck_assert_int_eq(find_for(lib, &found), -1);
+    ck_assert_msg(!dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_NOLOAD),
+                  "libdebuginfod was loaded");
+    /* FILE.debug beside it (the same build id): the standard search finds it */
+    copy_file(COMPRESSED_DEBUG_LIBRARY, debug);
+    ck_assert_int_ge(find_for(lib, &found), 0);
+    ck_assert_ptr_nonnull(found);
+    ck_assert_str_eq(found, debug);
+    free(found);
+    unsetenv("DEBUGINFOD_URLS");
+    unlink(debug);
+    unlink(lib);
+    test_rmdir(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("debug_cache");
     TCase *tc = tcase_create("copy");
     tcase_add_test(tc, a_copy_has_the_sections_decompressed);
+    tcase_add_test(tc, no_local_debug_file_asks_no_server);
     suite_add_tcase(s, tc);
     return test_run(&s, 1);
 }

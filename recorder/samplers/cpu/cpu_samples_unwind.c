@@ -228,7 +228,9 @@ uint32_t cpu_chain_id(struct chain_table *t, const uint64_t *f, uint32_t n, int 
 {
     *is_new = 0;
     if (t->count * 2 >= t->slot_cap) {
-        size_t cap = t->slot_cap ? t->slot_cap * 2 : 1024;
+        /* small at first: most of a many-process run's images hold a sample
+         * or two, and a larger table cost each its allocation's faults */
+        size_t cap = t->slot_cap ? t->slot_cap * 2 : 16;
         struct chain_slot *slots = calloc(cap, sizeof *slots);
         if (!slots)
             return 0;
@@ -251,7 +253,9 @@ uint32_t cpu_chain_id(struct chain_table *t, const uint64_t *f, uint32_t n, int 
         if (s->hash == h && s->depth == n && !memcmp(t->frames + s->offset, f, n * sizeof *f))
             return s->id;
     }
-    if (asys_grow(&t->frames, &t->frame_cap, t->frame_count + n, sizeof *t->frames, 4096))
+    /* the first capacity holds the deepest chain, so one doubling suffices */
+    if (asys_grow(&t->frames, &t->frame_cap, t->frame_count + n, sizeof *t->frames,
+                  ASYS_CALLCHAIN_MAX_DEPTH * 2))
         return 0;
     memcpy(t->frames + t->frame_count, f, n * sizeof *f);
     t->slots[j] = (struct chain_slot){h, (uint32_t)t->frame_count, n, (uint32_t)t->count + 1};

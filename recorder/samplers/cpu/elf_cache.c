@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "debug_cache.h"
 #include "grow.h"
 #include "hashmap.h"
 #include "notes.h"
@@ -43,7 +44,7 @@ struct asys_elf_cache {
 
 static const Dwfl_Callbacks offline_callbacks = {
     .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = asys_find_debuginfo, /* no libdebuginfod without a server */
     .section_address = dwfl_offline_section_address,
 };
 
@@ -215,8 +216,8 @@ static int debug_file_has_debug_frame(Dwfl_Module *module, Elf *main_elf)
     GElf_Word crc = 0;
     const char *link = dwelf_elf_gnu_debuglink(main_elf, &crc);
     char *debug_name = NULL;
-    int fd = dwfl_standard_find_debuginfo(module, userdata, name, low, main_file ? main_file : "",
-                                          link, crc, &debug_name);
+    int fd = asys_find_debuginfo(module, userdata, name, low, main_file ? main_file : "", link, crc,
+                                 &debug_name);
     free(debug_name);
     if (fd < 0)
         return 0;
