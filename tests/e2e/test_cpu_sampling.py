@@ -212,6 +212,37 @@ class EventAndPeriod(SamplingCase):
         self.assertIn('--sample-period', lines[0])
 
 
+class Draining(SamplingCase):
+    """The process tree's sample rings are drained every 20 ms, not polled
+    (the kernel wakes their pollers at every exit of a process of the tree),
+    where the sampling rate cannot fill them between two drains."""
+
+    def drain_lines(self, options):
+        r = self.record([prog('cpu_burn_nofp'), 'loop', '100'], ['-s', 'process-tree', *options],
+                        env={'ASYS_DEBUG': '1'})
+        return [l for l in r.stderr.decode().splitlines() if ' ring of CPU ' in l]
+
+    def test_default_rate_waits_for_the_interval_and_loses_nothing(self):
+        lines = self.drain_lines([])
+        self.assertIn('asys profile: debug: cpu sampling: samples ring of CPU 0: drained every '
+                      '20 ms', lines)
+        # (a ring found half full at a drain, this thread kept from its CPU on
+        # a loaded machine, is polled from then on: that may be said too)
+        self.assertFalse([l for l in lines if 'samples ring' in l and l.endswith(': polled')],
+                         lines)
+        info = self.manifest()['cpu-sampling']
+        if info['scheduling'] == 'sched_switch':  # its ring has no such bound: polled
+            self.assertIn('asys profile: debug: cpu sampling: sched ring of CPU 0: polled', lines)
+        self.assertGreater(int(info['samples']), 50)
+        self.assertEqual(int(info['lost_samples']), 0)
+
+    def test_a_rate_the_ring_cannot_hold_between_drains_is_polled(self):
+        # 20,000 cycles: tens of thousands of 8 KiB stacks a second
+        lines = self.drain_lines(['--sample-period', '20000'])
+        self.assertIn('asys profile: debug: cpu sampling: samples ring of CPU 0: polled', lines)
+        self.assertFalse([l for l in lines if 'drained every' in l], lines)
+
+
 class ThreadStates(SamplingCase):
     extra_env = None
 

@@ -2,6 +2,7 @@
  * (cpu_sampler.h). */
 #define _GNU_SOURCE
 #include "cpu_sampler.h"
+#include "notes.h"
 #include "perf_map.h"
 
 #include <dirent.h>
@@ -556,8 +557,8 @@ static void snapshot_processes(struct asys_cpu_sampler *s)
 /* ---- draining ------------------------------------------------------------------ */
 
 /* Copies what the kernel wrote since the last call; the ring's bytes are
- * perf records back to back, so the file is too. */
-static void drain(struct ring *r)
+ * perf records back to back, so the file is too.  The bytes the ring held. */
+static uint64_t drain(struct ring *r)
 {
     struct perf_event_mmap_page *meta = r->map;
     uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
@@ -568,6 +569,7 @@ static void drain(struct ring *r)
     uint64_t avail = head - tail;
     if (avail > r->data_size)
         avail = r->data_size; /* cannot happen: the kernel never overwrites unread data */
+    uint64_t held = avail;
     while (avail) {
         uint64_t at = tail % r->data_size;
         uint64_t n = r->data_size - at < avail ? r->data_size - at : avail;
@@ -577,18 +579,88 @@ static void drain(struct ring *r)
         avail -= n;
     }
     __atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
+    return held;
+}
+
+/* The most bytes one sample record can take (perf_event_open(2)'s layout
+ * of what sample_type asks for). */
+static uint64_t largest_sample(const struct asys_cpu_sampler *s)
+{
+    uint64_t t = s->run.sample_type, size = 8 + 5 * 8; /* header, IP TID TIME CPU PERIOD */
+    if (t & PERF_SAMPLE_CALLCHAIN)
+        size += 8 + 8 * ((uint64_t)s->config.depth + 8); /* the context markers too */
+    if (t & PERF_SAMPLE_REGS_USER)
+        size += 8 + 8 * (uint64_t)__builtin_popcountll(s->run.regs_mask);
+    if (t & PERF_SAMPLE_STACK_USER)
+        size += 8 + s->config.stack_bytes + 8;
+    return size;
+}
+
+/* Whether a ring may wait for the drain interval instead of being polled.
+ * The kernel wakes the pollers of an inherited event at each exit of a
+ * process of the tree (to tell a hang-up), which cost every short process
+ * a wake-up of this thread.  A sample ring of the process tree fills only
+ * at the sampling rate (cycles: at twice the nominal frequency, for boost),
+ * so one that holds four intervals of the largest samples cannot fill
+ * between two drains.  The program's context switches, where they come
+ * into these rings, have no such bound. */
+static int drained_on_time(const struct asys_cpu_sampler *s, const struct ring *r)
+{
+    if (r->kind != RING_SAMPLES || s->config.scope != ASYS_SAMPLE_PROCESS_TREE ||
+        s->result.sched_source == ASYS_SCHED_CONTEXT_SWITCH ||
+        s->result.sched_source == ASYS_SCHED_CPU_SWITCH || !s->result.period)
+        return 0;
+    double per_second = s->result.event == ASYS_CPU_EVENT_CPU_CLOCK
+                            ? 1e9 / (double)s->result.period
+                            : 2e6 * (double)s->result.nominal_mhz / (double)s->result.period;
+    double interval_bytes = per_second * (double)largest_sample(s) * DRAIN_INTERVAL_MS / 1000.0;
+    return (double)r->data_size >= 4 * interval_bytes;
+}
+
+/* The rings to poll: all but those drained on time; a ring drained on time
+ * that was half full at a drain (a burst of mmaps, forks and execs, or this
+ * thread kept from its CPU) is polled from then on. */
+static nfds_t polled_rings(const struct asys_cpu_sampler *s, const int *on_time, struct pollfd *fds)
+{
+    nfds_t n = 0;
+    for (int i = 0; i < s->ring_count; i++)
+        if (!on_time[i])
+            fds[n++] = (struct pollfd){.fd = s->rings[i].fd, .events = POLLIN};
+    return n;
 }
 
 static void *drain_thread(void *arg)
 {
     struct asys_cpu_sampler *s = arg;
     struct pollfd fds[2 * ASYS_CPU_MAX_CPUS];
-    for (int i = 0; i < s->ring_count; i++)
-        fds[i] = (struct pollfd){.fd = s->rings[i].fd, .events = POLLIN};
+    int on_time[2 * ASYS_CPU_MAX_CPUS];
+    for (int i = 0; i < s->ring_count; i++) {
+        const struct ring *r = &s->rings[i];
+        on_time[i] = drained_on_time(s, r);
+        if (on_time[i])
+            asys_note(ASYS_NOTE_DEBUG, "cpu sampling: samples ring of CPU %d: drained every %d ms",
+                      r->cpu, DRAIN_INTERVAL_MS);
+        else
+            asys_note(ASYS_NOTE_DEBUG, "cpu sampling: %s ring of CPU %d: polled",
+                      r->kind == RING_SCHED ? "sched" : "samples", r->cpu);
+    }
+    nfds_t polled = polled_rings(s, on_time, fds);
     while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
-        poll(fds, (nfds_t)s->ring_count, DRAIN_INTERVAL_MS);
-        for (int i = 0; i < s->ring_count; i++)
-            drain(&s->rings[i]);
+        poll(fds, polled, DRAIN_INTERVAL_MS);
+        int changed = 0;
+        for (int i = 0; i < s->ring_count; i++) {
+            uint64_t held = drain(&s->rings[i]);
+            if (held > s->rings[i].data_size / 2 && on_time[i]) {
+                asys_note(ASYS_NOTE_DEBUG,
+                          "cpu sampling: samples ring of CPU %d held %" PRIu64
+                          " bytes at a drain: polled from now on",
+                          s->rings[i].cpu, held);
+                on_time[i] = 0;
+                changed = 1;
+            }
+        }
+        if (changed)
+            polled = polled_rings(s, on_time, fds);
     }
     return NULL;
 }
