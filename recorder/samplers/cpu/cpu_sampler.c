@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -61,6 +62,7 @@ struct asys_cpu_sampler {
     pthread_t thread;
     int thread_running;
     int stop; /* atomic */
+    int wake_fd; /* an eventfd that ends the drain thread's wait at stop; -1: none */
     pid_t target;
     int user_only; /* kernel samples refused (perf_event_paranoid 2): user space only */
     int kernel_stacks; /* -s system-wide with readable kallsyms: the kernel's callchains too */
@@ -619,20 +621,22 @@ static int drained_on_time(const struct asys_cpu_sampler *s, const struct ring *
 
 /* The rings to poll: all but those drained on time; a ring drained on time
  * that was half full at a drain (a burst of mmaps, forks and execs, or this
- * thread kept from its CPU) is polled from then on. */
+ * thread kept from its CPU) is polled from then on.  The stop's eventfd
+ * too, so that the last drain waits for no interval. */
 static nfds_t polled_rings(const struct asys_cpu_sampler *s, const int *on_time, struct pollfd *fds)
 {
     nfds_t n = 0;
     for (int i = 0; i < s->ring_count; i++)
         if (!on_time[i])
             fds[n++] = (struct pollfd){.fd = s->rings[i].fd, .events = POLLIN};
+    fds[n++] = (struct pollfd){.fd = s->wake_fd, .events = POLLIN}; /* -1: skipped */
     return n;
 }
 
 static void *drain_thread(void *arg)
 {
     struct asys_cpu_sampler *s = arg;
-    struct pollfd fds[2 * ASYS_CPU_MAX_CPUS];
+    struct pollfd fds[2 * ASYS_CPU_MAX_CPUS + 1];
     int on_time[2 * ASYS_CPU_MAX_CPUS];
     for (int i = 0; i < s->ring_count; i++) {
         const struct ring *r = &s->rings[i];
@@ -816,6 +820,7 @@ int asys_cpu_sampler_start(const struct asys_cpu_sampler_config *cfg, pid_t targ
         goto out;
     }
     s->config = *cfg;
+    s->wake_fd = -1;
     snprintf(s->session_dir, sizeof s->session_dir, "%s", cfg->session_dir);
     s->config.session_dir = s->session_dir;
     s->target = target;
@@ -897,6 +902,7 @@ int asys_cpu_sampler_start(const struct asys_cpu_sampler_config *cfg, pid_t targ
                 ioctl(s->rings[i].fd, PERF_EVENT_IOC_ENABLE, 0);
         if (asys_cpu_run_save(&s->run, err) != 0) /* for `asys finalize` if we die */
             goto out;
+        s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); /* else the interval ends it */
         if (pthread_create(&s->thread, NULL, drain_thread, s) != 0) {
             asys_fail(err, "cannot start the sampling thread");
             goto out;
@@ -910,6 +916,8 @@ out:
     if (s) {
         close_thread_events(s);
         close_rings(s);
+        if (s->wake_fd >= 0)
+            close(s->wake_fd);
         free(s->rings);
         free(s);
     }
@@ -922,6 +930,9 @@ int asys_cpu_sampler_finish(struct asys_cpu_sampler *s, struct asys_err *err)
         return 0;
     if (s->thread_running) {
         __atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
+        uint64_t one = 1;
+        if (s->wake_fd >= 0 && write(s->wake_fd, &one, sizeof one) != sizeof one)
+            asys_note(ASYS_NOTE_DEBUG, "cpu sampling: the drain thread ends at its interval");
         pthread_join(s->thread, NULL);
         close_thread_events(s); /* the rings hold their last samples */
         for (int i = 0; i < s->ring_count; i++) {
@@ -932,6 +943,8 @@ int asys_cpu_sampler_finish(struct asys_cpu_sampler *s, struct asys_err *err)
     close_thread_events(s);
     release_rings(s);
     int rc = asys_cpu_samples_write(&s->run, err);
+    if (s->wake_fd >= 0)
+        close(s->wake_fd);
     free(s->rings);
     free(s);
     return rc;
