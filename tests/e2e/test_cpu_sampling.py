@@ -217,13 +217,12 @@ class Draining(SamplingCase):
     (the kernel wakes their pollers at every exit of a process of the tree),
     where the sampling rate cannot fill them between two drains."""
 
-    def drain_lines(self, options):
-        r = self.record([prog('cpu_burn_nofp'), 'loop', '100'], ['-s', 'process-tree', *options],
-                        env={'ASYS_DEBUG': '1'})
+    def drain_lines(self, options, argv):
+        r = self.record(argv, ['-s', 'process-tree', *options], env={'ASYS_DEBUG': '1'})
         return [l for l in r.stderr.decode().splitlines() if ' ring of CPU ' in l]
 
     def test_default_rate_waits_for_the_interval_and_loses_nothing(self):
-        lines = self.drain_lines([])
+        lines = self.drain_lines([], [prog('cpu_burn_nofp'), 'loop', '100'])
         self.assertIn('asys profile: debug: cpu sampling: samples ring of CPU 0: drained every '
                       '20 ms', lines)
         # (a ring found half full at a drain, this thread kept from its CPU on
@@ -237,8 +236,9 @@ class Draining(SamplingCase):
         self.assertEqual(int(info['lost_samples']), 0)
 
     def test_a_rate_the_ring_cannot_hold_between_drains_is_polled(self):
-        # 20,000 cycles: tens of thousands of 8 KiB stacks a second
-        lines = self.drain_lines(['--sample-period', '20000'])
+        # 20,000 cycles: tens of thousands of 8 KiB stacks a second (the mode
+        # is chosen before the program runs: a short one does)
+        lines = self.drain_lines(['--sample-period', '20000'], ['true'])
         self.assertIn('asys profile: debug: cpu sampling: samples ring of CPU 0: polled', lines)
         self.assertFalse([l for l in lines if 'drained every' in l], lines)
 
@@ -437,6 +437,46 @@ class Recovery(SamplingCase):
         self.assertIn('burn_a', flat, (samples, flat))
         self.assertEqual(con.execute('SELECT status FROM cpu_sampling_info').fetchone()[0],
                          'recorded')
+
+
+class TwoUnwindThreads(SamplingCase):
+    def samples(self, name):
+        con = self.db(name)
+        rows = con.execute('SELECT timestamp_ns, tid, callchain_id FROM cpu_samples').fetchall()
+        return sorted((start, tid, tuple(chain_names(con, chain)) if chain else ())
+                      for start, tid, chain in rows)
+
+    def test_two_threads_write_what_one_writes(self):
+        """The rings of a killed launcher, finalized twice: the images unwound
+        on two threads hold the samples and call chains one thread gives."""
+        script = 'for i in $(seq 200); do /bin/true; done; exec %s hot 30000' % prog(
+            'cpu_burn_nofp')
+        launcher = subprocess.Popen([ASYS, 'profile', '-t', 'none', '-s', 'process-tree', '-o',
+                                     self.path('lost'), 'sh', '-c', script],
+                                    cwd=self.dir, env=self.env, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)
+        time.sleep(2.0)
+        launcher.kill()
+        launcher.wait()
+        time.sleep(0.3)
+        sessions = [n for n in os.listdir(self.dir) if n.startswith('asys-')]
+        self.assertEqual(len(sessions), 1, os.listdir(self.dir))
+        copy = os.path.join(self.dir, 'copy-' + sessions[0])
+        shutil.copytree(os.path.join(self.dir, sessions[0]), copy)
+        for session, name, env in ((sessions[0], 'two', {}),
+                                   ('copy-' + sessions[0], 'one',
+                                    {'ASYS_TEST_ONE_IMAGE_THREAD': '1'})):
+            r = subprocess.run([ASYS, 'finalize', os.path.join(self.dir, session), '-o',
+                                self.path(name)], cwd=self.dir, env=dict(self.env, ASYS_DEBUG='1',
+                                                                         **env),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            threads = '1 thread,' if name == 'one' else '2 threads,'
+            self.assertIn(threads, r.stderr.decode(), name)
+        two, one = self.samples('two'), self.samples('one')
+        self.assertGreater(len(one), 256)  # enough for a second thread
+        self.assertGreater(len({s[2] for s in one if s[2]}), 5)
+        self.assertEqual(two, one)
 
 
 class Privileges(SamplingCase):

@@ -27,6 +27,9 @@
 #define ASYS_TEST_PERF_ERRNO_ENV "ASYS_TEST_PERF_EVENT_ERRNO"
 /* Test only: sched:sched_switch is taken as unavailable (no tracefs). */
 #define ASYS_TEST_NO_TRACEPOINT_ENV "ASYS_TEST_NO_SCHED_TRACEPOINT"
+/* Set (tests): the images are unwound and written on one thread, whatever
+ * their number (the same report as two threads write). */
+#define ASYS_TEST_ONE_IMAGE_THREAD_ENV "ASYS_TEST_ONE_IMAGE_THREAD"
 
 struct asys_cpu_sampler_config {
     enum asys_cpu_sampling_scope scope;

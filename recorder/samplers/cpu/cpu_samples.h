@@ -124,10 +124,16 @@ struct writer_state {
     struct asys_u64map tree; /* pids of the traced tree: the program and what it forked */
     uint64_t lost_samples, lost_switches, throttled, unwind_failed, samples, switches;
     uint64_t first_time;
-    struct asys_elf_cache *elf; /* every binary of every process, opened once */
     int kernel_symbols; /* kernel callchains kept, to be named from kallsyms */
     struct asys_arena arena; /* the session's (control NULL: a file per segment) */
-    uint8_t *slot_buffer; /* a slot's bytes: the images' segments are staged there */
+};
+
+/* What a thread writing images owns: libdw's objects are not shared between
+ * threads, so each has the binaries open for itself. */
+struct image_output {
+    struct asys_elf_cache *elf; /* every binary its images map, opened once */
+    uint8_t *slot_buffer; /* a slot's bytes: an image's segment is staged there */
+    uint64_t samples, unwind_failed;
 };
 
 /* The unwinder's view of the sample being unwound: its process's modules
@@ -176,14 +182,15 @@ int cpu_build_images(struct writer_state *w, struct asys_err *err);
 void cpu_image_free(struct image *img);
 
 /* cpu_samples_unwind.c: a sample's frames, without asys's own, each chain once */
-uint32_t cpu_sample_frames(struct writer_state *w, const struct image *img, struct sample *s,
+uint32_t cpu_sample_frames(const struct writer_state *w, const struct image *img, struct sample *s,
                            uint64_t *frames, uint32_t max_depth);
 void cpu_find_asys_library(const struct image *img, struct library_ranges *r);
 uint32_t cpu_without_asys_frames(const struct library_ranges *r, uint64_t *frames, uint32_t n);
 uint32_t cpu_chain_id(struct chain_table *t, const uint64_t *f, uint32_t n, int *is_new);
 
 /* cpu_samples_segments.c: the images' segments and the scheduling segment */
-int cpu_write_image(struct writer_state *w, struct image *img, size_t index, struct asys_err *err);
+int cpu_write_image(const struct writer_state *w, struct image_output *out, struct image *img,
+                    size_t index, struct asys_err *err);
 int cpu_write_sched(struct writer_state *w, struct asys_err *err);
 
 #endif

@@ -19,8 +19,8 @@ struct out_segment {
  * written last, stays a file: it says the rings were unwound (recovery).
  * Files where there is no arena (sessions of older launchers). */
 static int segment_open(struct out_segment *o, const struct writer_state *w, const char *name,
-                        uint32_t pid, uint32_t ppid, uint64_t uid, int in_arena, uint64_t base,
-                        struct asys_err *err)
+                        uint32_t pid, uint32_t ppid, uint64_t uid, uint8_t *slot_buffer,
+                        uint64_t base, struct asys_err *err)
 {
     const struct asys_cpu_raw_run *run = w->run;
     char path[4300];
@@ -36,8 +36,8 @@ static int segment_open(struct out_segment *o, const struct writer_state *w, con
     h.process_uid = uid;
     h.clock_kind = ASYS_CLOCK_MONOTONIC;
     h.base_ticks = base;
-    in_arena = in_arena && w->arena.control;
-    int rc = in_arena ? asys_segment_open_staged(&o->w, &w->arena, &h, SEGMENT_MAX, w->slot_buffer)
+    int in_arena = slot_buffer && w->arena.control;
+    int rc = in_arena ? asys_segment_open_staged(&o->w, &w->arena, &h, SEGMENT_MAX, slot_buffer)
                       : asys_segment_open(&o->w, path, &h, SEGMENT_CHUNK, SEGMENT_MAX);
     if (rc != 0)
         return asys_fail_errno(err, -rc, "cannot create '%s'", in_arena ? w->arena.path : path);
@@ -138,7 +138,8 @@ static void put_jit_module(struct out_segment *o, const struct image *img, uint6
     asys_perf_map_free(map);
 }
 
-int cpu_write_image(struct writer_state *w, struct image *img, size_t index, struct asys_err *err)
+int cpu_write_image(const struct writer_state *w, struct image_output *out, struct image *img,
+                    size_t index, struct asys_err *err)
 {
     struct out_segment o = {0};
     struct chain_table chains = {0};
@@ -156,7 +157,7 @@ int cpu_write_image(struct writer_state *w, struct image *img, size_t index, str
     /* a uid no injected process uses: the high byte tags the sampler's images */
     uint64_t uid = SAMPLER_UID_TAG << 56 | (uint64_t)index << 32 | img->pid;
     uint64_t t0 = img->first_time;
-    if (segment_open(&o, w, name, img->pid, img->ppid, uid, 1, t0, err) != 0)
+    if (segment_open(&o, w, name, img->pid, img->ppid, uid, out->slot_buffer, t0, err) != 0)
         goto out;
     uint32_t exe = put_string(&o, img->exe ? img->exe : "", t0);
     uint32_t comm = 0;
@@ -183,7 +184,7 @@ int cpu_write_image(struct writer_state *w, struct image *img, size_t index, str
     }
     for (size_t i = 0; i < img->module_count; i++) {
         struct module *m = &img->modules[i];
-        m->file = asys_elf_cache_get(w->elf, m->path, m->build_id, m->build_id_length);
+        m->file = asys_elf_cache_get(out->elf, m->path, m->build_id, m->build_id_length);
         m->bias_known = m->file && asys_elf_file_bias(m->file, m->start, m->pgoff, &m->bias) == 0;
         asys_note(ASYS_NOTE_DEBUG, "cpu sampling: pid %u: %s at %" PRIx64 " pgoff %" PRIx64 ": %s",
                   img->pid, m->path, m->start, m->pgoff, m->bias_known ? "ok" : "no bias");
@@ -212,7 +213,7 @@ int cpu_write_image(struct writer_state *w, struct image *img, size_t index, str
         uint32_t id = n ? cpu_chain_id(&chains, frames, n, &is_new) : 0;
         if (is_new)
             put_chain(&o, id, frames, n, s->time);
-        w->unwind_failed += (s->flags & ASYS_CPU_SAMPLE_UNWIND_FAILED) != 0;
+        out->unwind_failed += (s->flags & ASYS_CPU_SAMPLE_UNWIND_FAILED) != 0;
         struct asys_rec_cpu_sample *r = reserve(&o, sizeof *r, s->time, &delta);
         if (!r)
             continue;
@@ -222,7 +223,7 @@ int cpu_write_image(struct writer_state *w, struct image *img, size_t index, str
         r->flags = s->flags;
         asys_segment_commit(&r->header,
                             ASYS_REC_WORD(ASYS_REC_CPU_SAMPLE, sizeof *r / 8, 0, delta));
-        w->samples++;
+        out->samples++;
     }
     rc = 0;
 out:
@@ -367,7 +368,7 @@ int cpu_write_sched(struct writer_state *w, struct asys_err *err)
         t0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
     }
     if (segment_open(&o, w, "cpu-sched", (uint32_t)run->target, 0,
-                     SAMPLER_UID_TAG << 56 | 0xffffffull << 32 | (uint32_t)run->target, 0, t0,
+                     SAMPLER_UID_TAG << 56 | 0xffffffull << 32 | (uint32_t)run->target, NULL, t0,
                      err) != 0)
         goto out;
     uint64_t t_last = t0;

@@ -134,7 +134,7 @@ static uint32_t kernel_frames(const struct writer_state *w, const struct sample_
 
 /* The sample's frames: the kernel's when it was in the kernel, then the
  * user stack (the sampled instruction first). */
-uint32_t cpu_sample_frames(struct writer_state *w, const struct image *img, struct sample *s,
+uint32_t cpu_sample_frames(const struct writer_state *w, const struct image *img, struct sample *s,
                            uint64_t *frames, uint32_t max_depth)
 {
     const struct asys_cpu_raw_run *run = w->run;

@@ -13,6 +13,8 @@
 #include "cpu_samples.h"
 #include "notes.h"
 
+#include <pthread.h>
+
 /* ---- reading the raw files ----------------------------------------------------- */
 
 int cpu_load_raw_files(struct writer_state *w, struct asys_err *err)
@@ -188,6 +190,100 @@ static int recorded_this_boot(const char *session_dir)
     return same;
 }
 
+/* ---- the images, on two threads ------------------------------------------------- */
+
+/* Fewer samples than this: one thread (a second opens the binaries again). */
+#define SAMPLES_FOR_A_HELPER 256
+
+struct image_writer {
+    const struct writer_state *w;
+    struct image_output out;
+    size_t *next; /* the next image to write, shared by the threads */
+    int rc;
+    struct asys_err err;
+};
+
+static int image_writer_init(struct image_writer *iw, const struct writer_state *w, size_t *next)
+{
+    iw->w = w;
+    iw->next = next;
+    iw->out.elf = asys_elf_cache_new();
+    /* a few kB per image: one write each rather than a slot mapped, faulted
+     * in and unmapped (a third of a 500-process finalize); zeroed, as a
+     * fresh slot reads */
+    if (!iw->out.elf ||
+        (w->arena.control && !(iw->out.slot_buffer = calloc(1, w->arena.slot_size))))
+        return asys_fail(&iw->err, "out of memory");
+    return 0;
+}
+
+static void image_writer_free(struct image_writer *iw)
+{
+    asys_elf_cache_free(iw->out.elf);
+    free(iw->out.slot_buffer);
+}
+
+/* Writes images, each taken from the shared counter, until none is left or
+ * one fails (then the others stop at their next). */
+static void *write_images(void *arg)
+{
+    struct image_writer *iw = arg;
+    const struct writer_state *w = iw->w;
+    for (;;) {
+        size_t i = __atomic_fetch_add(iw->next, 1, __ATOMIC_RELAXED);
+        if (i >= w->image_count)
+            break;
+        if (cpu_write_image(w, &iw->out, w->images[i], i, &iw->err) != 0) {
+            iw->rc = -1;
+            __atomic_store_n(iw->next, w->image_count, __ATOMIC_RELAXED);
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* Every image's segment: unwinding is most of a recording's finalize, on a
+ * second CPU as well where there is one and enough samples. */
+static int write_all_images(struct writer_state *w, struct asys_err *err)
+{
+    size_t next = 0, samples = 0;
+    for (size_t i = 0; i < w->image_count; i++)
+        samples += w->images[i]->sample_count;
+    struct image_writer parts[2];
+    memset(parts, 0, sizeof parts);
+    int threads = 1, rc = -1;
+    pthread_t helper;
+    if (image_writer_init(&parts[0], w, &next) != 0) {
+        *err = parts[0].err;
+        goto out;
+    }
+    const char *one = getenv(ASYS_TEST_ONE_IMAGE_THREAD_ENV);
+    if (!(one && *one) && samples >= SAMPLES_FOR_A_HELPER && sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
+        image_writer_init(&parts[1], w, &next) == 0 &&
+        pthread_create(&helper, NULL, write_images, &parts[1]) == 0)
+        threads = 2;
+    write_images(&parts[0]);
+    if (threads == 2)
+        pthread_join(helper, NULL);
+    rc = 0;
+    unsigned files = 0;
+    for (int t = 0; t < threads; t++) {
+        w->samples += parts[t].out.samples;
+        w->unwind_failed += parts[t].out.unwind_failed;
+        files += asys_elf_cache_files(parts[t].out.elf);
+        if (parts[t].rc && !rc) {
+            rc = -1;
+            *err = parts[t].err;
+        }
+    }
+    asys_note(ASYS_NOTE_DEBUG, "cpu sampling: %zu images on %d thread%s, %u files opened",
+              w->image_count, threads, threads > 1 ? "s" : "", files);
+out:
+    image_writer_free(&parts[0]);
+    image_writer_free(&parts[1]);
+    return rc;
+}
+
 int asys_cpu_samples_write(const struct asys_cpu_raw_run *run, struct asys_err *err)
 {
     struct writer_state *w = calloc(1, sizeof *w);
@@ -200,8 +296,7 @@ int asys_cpu_samples_write(const struct asys_cpu_raw_run *run, struct asys_err *
     asys_u64map_init(&w->current);
     asys_u64map_init(&w->tid_pid);
     asys_u64map_init(&w->tree);
-    w->elf = asys_elf_cache_new();
-    if (!w->elf || asys_u64map_put(&w->tree, (uint64_t)run->target, 1) != 0) {
+    if (asys_u64map_put(&w->tree, (uint64_t)run->target, 1) != 0) {
         asys_fail(err, "out of memory");
         goto out;
     }
@@ -214,28 +309,13 @@ int asys_cpu_samples_write(const struct asys_cpu_raw_run *run, struct asys_err *
     if (asys_arena_path(run->session_dir, arena, sizeof arena) != 0 ||
         asys_arena_attach(&w->arena, arena) != 0)
         memset(&w->arena, 0, sizeof w->arena);
-    /* a few kB per image: one write each rather than a slot mapped, faulted
-     * in and unmapped (a third of a 500-process finalize); zeroed, as a
-     * fresh slot reads */
-    if (w->arena.control && !(w->slot_buffer = calloc(1, w->arena.slot_size))) {
-        asys_fail(err, "out of memory");
+    if (cpu_load_raw_files(w, err) != 0 || cpu_build_images(w, err) != 0 ||
+        write_all_images(w, err) != 0 || cpu_write_sched(w, err) != 0)
         goto out;
-    }
-    if (cpu_load_raw_files(w, err) != 0 || cpu_build_images(w, err) != 0)
-        goto out;
-    for (size_t i = 0; i < w->image_count; i++)
-        if (cpu_write_image(w, w->images[i], i, err) != 0)
-            goto out;
-    if (cpu_write_sched(w, err) != 0)
-        goto out;
-    asys_note(ASYS_NOTE_DEBUG, "cpu sampling: %zu images, %u files opened for the unwinder",
-              w->image_count, asys_elf_cache_files(w->elf));
     rc = 0;
 out:
     if (w) {
         asys_arena_detach(&w->arena);
-        free(w->slot_buffer);
-        asys_elf_cache_free(w->elf);
         for (int i = 0; i < w->file_count; i++)
             munmap(w->files[i].data, w->files[i].size);
         for (size_t i = 0; i < w->image_count; i++)
