@@ -276,7 +276,8 @@ static int write_all_images(struct writer_state *w, struct asys_err *err)
             *err = parts[t].err;
         }
     }
-    asys_note(ASYS_NOTE_DEBUG, "cpu sampling: %zu images on %d thread%s, %u files opened",
+    asys_note(ASYS_NOTE_DEBUG,
+              "cpu sampling: %zu images on %d thread%s, %u files opened for the unwinder",
               w->image_count, threads, threads > 1 ? "s" : "", files);
 out:
     image_writer_free(&parts[0]);
