@@ -5,7 +5,9 @@ processes): a shell script of 500
 fork/execs, `make -j2` of a generated 200-file C project, and git on a local
 repository; `strace -f -c` on the same programs as the raw cost of
 watching process creation, and `perf record -F 1000 --call-graph dwarf` as
-the peer of process-tree sampling.  Prints the ratios, the time each process adds at
+the peer of process-tree sampling, and the kernel following the same tree
+with asys's perf events and no sample (bench/process_tree_events.c) as the
+limit of process-tree sampling.  Prints the ratios, the time each process adds at
 start (in the program's run) and at finalize (after it), and the first
 import of the report."""
 import json
@@ -107,6 +109,18 @@ def perf_record_argv(work):
     return argv if ok.returncode == 0 else None
 
 
+def tree_events_argv(args):
+    """The limit of `-s process-tree`: the kernel following the same process
+    tree with asys's perf events (per task, inherited, side-band records) and
+    no sample, no reader (bench/process_tree_events.c); None where it is not
+    built or perf events are refused."""
+    tool = os.path.join(args.build, 'bench', 'process_tree_events')
+    if not os.access(tool, os.X_OK):
+        return None
+    ok = subprocess.run([tool, 'true'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return [tool] if ok.returncode == 0 else None
+
+
 def bench_processes(args, work):
     asys = os.path.join(args.build, 'bin', 'asys')
     stats = os.path.join(args.build, 'bin', 'asys-stats')
@@ -125,9 +139,10 @@ def bench_processes(args, work):
         workloads.append(('git init/add/commit/log/gc/fsck', ['sh', os.path.join(work, 'git.sh')],
                           work, None))
     perf = perf_record_argv(work)
+    limit = tree_events_argv(args)
     rows = []
     for name, argv, cwd, reset in workloads:
-        plain, straced, peer = [], [], []
+        plain, straced, peer, events = [], [], [], []
         traced = {mode: [] for mode in SAMPLING}
         for _ in range(args.runs):  # interleaved: a loaded machine slows them alike
             if reset:
@@ -141,13 +156,18 @@ def bench_processes(args, work):
                 if reset:
                     timed(reset, cwd)
                 peer.append(timed(perf + argv, cwd))
+            if limit:
+                if reset:
+                    timed(reset, cwd)
+                events.append(timed(limit + argv, cwd))
             for mode in SAMPLING:
                 if reset:
                     timed(reset, cwd)
                 traced[mode].append(profile_once(asys, stats, argv, cwd, env, work, mode))
         row = {'name': name, 'plain': statistics.median(plain),
                'strace': statistics.median(straced) if straced else None,
-               'perf': statistics.median(peer) if peer else None}
+               'perf': statistics.median(peer) if peer else None,
+               'events': statistics.median(events) if events else None}
         for mode in SAMPLING:
             runs = traced[mode]
             row[mode] = {key: statistics.median(r[key] for r in runs)
@@ -156,17 +176,20 @@ def bench_processes(args, work):
         rows.append(row)
     print('\n## Many processes: `asys profile -t osrt,hgtx`, median of %d runs' % args.runs)
     print('| program | processes | without | strace -f -c | perf record, dwarf stacks (ratio) '
+          '| the tree\'s perf events alone (ratio) '
           '| -s none | ratio | -s process-tree | ratio | start ms/process | finalize ms/process '
           '(none, process-tree) | report (none, process-tree) | first import |')
-    print('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+    print('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
     for r in rows:
         off, on = r['none'], r['process-tree']
         n = max(off['processes'], 1)
-        print('| %s | %d | %.2f s | %s | %s | %.2f s | %.2f× | %.2f s | %.2f× | %.2f | %.2f, %.2f '
-              '| %.0f, %.0f KiB | %.2f s |' % (
+        print('| %s | %d | %.2f s | %s | %s | %s | %.2f s | %.2f× | %.2f s | %.2f× | %.2f '
+              '| %.2f, %.2f | %.0f, %.0f KiB | %.2f s |' % (
                   r['name'], off['processes'], r['plain'],
                   '%.2f s' % r['strace'] if r['strace'] else 'n/a',
                   '%.2f s (%.2f×)' % (r['perf'], r['perf'] / r['plain']) if r['perf'] else 'n/a',
+                  '%.2f s (%.2f×)' % (r['events'], r['events'] / r['plain'])
+                  if r['events'] else 'n/a',
                   off['total'], off['total'] / r['plain'], on['total'], on['total'] / r['plain'],
                   1000 * (off['run'] - r['plain']) / n, 1000 * off['finalize'] / n,
                   1000 * on['finalize'] / n, off['bytes'] / 1024, on['bytes'] / 1024,
