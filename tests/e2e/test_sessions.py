@@ -184,9 +184,10 @@ class TwoRecordings(SessionCase):
         one, two = self.ticks('one'), self.ticks('two')
         # each window: some 40 ticks of 10 ms, in a row; nothing before,
         # between or after
-        for ticks in (one, two):
-            self.assertBetween(len(ticks), 4, 200, 'ticks')
-            self.assertEqual(ticks, list(range(ticks[0], ticks[-1] + 1)))
+        for name, ticks in (('one', one), ('two', two)):
+            self.assertBetween(len(ticks), 4, 200, 'ticks (%s)' % self.window_facts(name))
+            self.assertEqual(ticks, list(range(ticks[0], ticks[-1] + 1)),
+                             self.window_facts(name))
         self.assertGreater(one[0], 5, 'ticks before the first start were recorded')
         self.assertGreater(two[0], one[-1] + 5, 'ticks between the windows were recorded')
         w = self.manifest('one')['recording_window']
