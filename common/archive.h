@@ -24,6 +24,10 @@ struct asys_archive_writer;
 
 /* Opens an archive on `fd` (not closed by the writer). */
 int asys_archive_writer_open(struct asys_archive_writer **out, int fd, struct asys_err *err);
+/* Before the first member: about `bytes` will come in all.  Below 16 MiB
+ * zstd compresses on the caller's thread, without the workers whose start
+ * and final wait cost a small archive more than they gain. */
+void asys_archive_writer_expect(struct asys_archive_writer *w, uint64_t bytes);
 int asys_archive_add_buffer(struct asys_archive_writer *w, const char *name, const void *data,
                             size_t size, struct asys_err *err);
 /* Adds `size` bytes read through `read_fn` (a short source is padded with zeros). */

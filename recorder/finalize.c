@@ -709,6 +709,10 @@ static int write_archive(int fd, const struct archive_sources *from, const cJSON
     }
     if (asys_archive_writer_open(&w, fd, err) != 0)
         goto out;
+    uint64_t bytes = strlen(text) + (symbol_text ? strlen(symbol_text) : 0);
+    for (size_t i = 0; i < n; i++)
+        bytes += scans[i].end;
+    asys_archive_writer_expect(w, bytes);
     if (asys_archive_add_buffer(w, ASYS_MANIFEST_NAME, text, strlen(text), err) != 0)
         goto out;
     if (symbol_text &&

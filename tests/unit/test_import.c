@@ -1,7 +1,11 @@
 /* Importer: a session written record by record (no process involved), packed
- * by finalize and imported; and reports that must be refused. */
+ * by finalize and imported; reports that must be refused; the archive
+ * writer's threads. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
 
 #include "finalize.h"
 #include "importer.h"
@@ -389,6 +393,72 @@ static void write_archive(const char *path, const char *const *members, int coun
     close(fd);
 }
 
+#define MEMBER_BYTES (2u << 20)
+
+/* This process's threads (its /proc/self/task entries). */
+static int thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    ck_assert_ptr_nonnull(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* The threads while a 2 MiB member is compressed (told `expect` bytes to
+ * come, or nothing when 0); the archive reads back whole either way. */
+static int threads_compressing(uint64_t expect)
+{
+    static char data[MEMBER_BYTES];
+    for (size_t i = 0; i < sizeof data; i++)
+        data[i] = (char)('a' + (i * 2654435761u >> 13) % 26);
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/threads.asys-rep", dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    ck_assert_int_ge(fd, 0);
+    struct asys_archive_writer *w = NULL;
+    struct asys_err err = {0};
+    ck_assert_int_eq(asys_archive_writer_open(&w, fd, &err), 0);
+    if (expect)
+        asys_archive_writer_expect(w, expect);
+    ck_assert_int_eq(asys_archive_add_buffer(w, "manifest.json", data, sizeof data, &err), 0);
+    int threads = thread_count();
+    ck_assert_int_eq(asys_archive_writer_close(w, &err), 0);
+    close(fd);
+    struct asys_archive_reader *r = NULL;
+    ck_assert_int_eq(asys_archive_reader_open(&r, path, NULL, &err), 0);
+    struct asys_archive_member entry;
+    ck_assert_int_eq(asys_archive_next(r, &entry, &err), 1);
+    ck_assert_uint_eq(entry.size, sizeof data);
+    static char back[MEMBER_BYTES];
+    size_t got = 0;
+    long n;
+    while (got < sizeof back && (n = asys_archive_read(r, back + got, sizeof back - got)) > 0)
+        got += (size_t)n;
+    ck_assert_uint_eq(got, sizeof data);
+    ck_assert_int_eq(memcmp(back, data, sizeof data), 0);
+    asys_archive_reader_close(r);
+    unlink(path);
+    return threads;
+}
+
+START_TEST(small_archives_compress_on_the_callers_thread)
+{
+    int alone = thread_count();
+    ck_assert_int_eq(threads_compressing(MEMBER_BYTES + 1024), alone);
+    /* with nothing said (or 16 MiB and more), zstd's workers where it has them */
+    ZSTD_bounds workers = ZSTD_cParam_getBounds(ZSTD_c_nbWorkers);
+    if (sysconf(_SC_NPROCESSORS_ONLN) > 1 && !ZSTD_isError(workers.error) &&
+        workers.upperBound > 0) {
+        ck_assert_int_gt(threads_compressing(0), alone);
+        ck_assert_int_gt(threads_compressing(64ull << 20), alone);
+    }
+}
+END_TEST
+
 START_TEST(refuses_bad_reports)
 {
     char path[PATH_MAX + 32];
@@ -642,6 +712,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, imports_ranges_threads_processes);
     tcase_add_test(tc, refuses_bad_reports);
+    tcase_add_test(tc, small_archives_compress_on_the_callers_thread);
     tcase_add_test(tc, refuses_truncated_report);
     tcase_add_test(tc, hostile_manifest_numbers);
     tcase_add_test(tc, reads_format_1_segments);
