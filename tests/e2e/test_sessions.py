@@ -152,8 +152,10 @@ class SessionCase(AsysTestCase):
         segments = [(s.get('collector'), s.get('pid'), s.get('tid'), s.get('records'),
                      s.get('dropped_records'), s.get('bytes'))
                     for s in m.get('segments', [])]
-        return 'window %r, clock %r, %d ranges from %r to %r, segments %r, totals %r' % (
-            m.get('recording_window'), m.get('clock'), n, lo, hi, segments, m.get('totals'))
+        facts = (m.get('recording_window'), m.get('clock'), n, lo, hi, segments,
+                 m.get('totals'), m.get('damage'))
+        return ('window %r, clock %r, %d ranges from %r to %r, segments %r, totals %r, '
+                'damage %r' % facts)
 
     def finish(self, p, expect_rc=0, stop=True):
         if stop:
@@ -321,15 +323,17 @@ class ManyRecordings(SessionCase):
 
 class ForkingProgram(SessionCase):
     def test_children_follow_the_session(self):
-        p = self.launch(fork=True)
+        p = self.launch(fork=True, debug=True)  # failed rarely: one process's segment absent
         time.sleep(0.2)
         self.asys('start', '-o', self.path('rep'))
         time.sleep(0.4)
         self.asys('stop')
-        self.finish(p)
+        _, err = self.finish(p)
         tick, child = self.ticks('rep'), self.ticks('rep', 'child')
-        self.assertBetween(len(tick), 4, 200, 'parent ticks')
-        self.assertBetween(len(child), 4, 200, 'child ticks')
+        facts = '%s; launcher: %s' % (self.window_facts('rep'),
+                                      err.decode(errors='replace')[-3000:])
+        self.assertBetween(len(tick), 4, 200, 'parent ticks (%s)' % facts)
+        self.assertBetween(len(child), 4, 200, 'child ticks (%s)' % facts)
         self.assertGreater(child[0], 5)
         pids = self.db('rep').execute('SELECT COUNT(DISTINCT pid) FROM hgtx_events').fetchone()[0]
         self.assertEqual(pids, 2)
