@@ -21,28 +21,29 @@
 
 static int open_event(pid_t pid, int cpu)
 {
-    struct perf_event_attr a;
-    memset(&a, 0, sizeof a);
-    a.size = sizeof a;
-    a.type = PERF_TYPE_SOFTWARE;
-    a.config = PERF_COUNT_SW_CPU_CLOCK;
-    a.sample_period = 1000000000000ull; /* 1,000 s of CPU: never */
-    a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
-    a.inherit = 1;
-    a.disabled = 1;
-    a.enable_on_exec = 1;
-    a.exclude_hv = 1;
-    a.mmap = 1;
-    a.mmap2 = 1;
-    a.build_id = 1;
-    a.comm = 1;
-    a.comm_exec = 1;
-    a.task = 1;
-    a.sample_id_all = 1;
-    a.use_clockid = 1;
-    a.clockid = CLOCK_MONOTONIC;
-    a.watermark = 1;
-    a.wakeup_watermark = RING_PAGES * 4096 / 4;
+    struct perf_event_attr a = {
+        .size = sizeof a,
+        .type = PERF_TYPE_SOFTWARE,
+        .config = PERF_COUNT_SW_CPU_CLOCK,
+        .sample_period = 1000000000000ull, /* 1,000 s of CPU: never */
+        .sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME,
+        /* as asys -s process-tree: inherited, enabled at exec, its side-band */
+        .inherit = 1,
+        .disabled = 1,
+        .enable_on_exec = 1,
+        .exclude_hv = 1,
+        .mmap = 1,
+        .mmap2 = 1,
+        .build_id = 1,
+        .comm = 1,
+        .comm_exec = 1,
+        .task = 1,
+        .sample_id_all = 1,
+        .use_clockid = 1,
+        .clockid = CLOCK_MONOTONIC,
+        .watermark = 1,
+        .wakeup_watermark = RING_PAGES * 4096 / 4,
+    };
     int fd = (int)syscall(SYS_perf_event_open, &a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd >= 0 && mmap(NULL, (RING_PAGES + 1) * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) ==
                        MAP_FAILED) {

@@ -192,10 +192,10 @@ class TwoRecordings(SessionCase):
         # each window: some 40 ticks of 10 ms, in a row; nothing before,
         # between or after
         for name, ticks in (('one', one), ('two', two)):
+            facts = self.window_facts(name)
             self.assertBetween(len(ticks), 4, 200, 'ticks (%s; launcher: %s)' % (
-                self.window_facts(name), err.decode(errors='replace')[-3000:]))
-            self.assertEqual(ticks, list(range(ticks[0], ticks[-1] + 1)),
-                             self.window_facts(name))
+                facts, err.decode(errors='replace')[-3000:]))
+            self.assertEqual(ticks, list(range(ticks[0], ticks[-1] + 1)), facts)
         self.assertGreater(one[0], 5, 'ticks before the first start were recorded')
         self.assertGreater(two[0], one[-1] + 5, 'ticks between the windows were recorded')
         w = self.manifest('one')['recording_window']
