@@ -6,6 +6,7 @@
  * kernel drops what does not fit).  The many-process bench's limit: the
  * cost of following a process tree with perf events at all. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <signal.h>
@@ -69,6 +70,7 @@ int main(int argc, char **argv)
         if (read(go[0], &c, 1) < 0)
             _exit(126);
         execvp(argv[1], argv + 1);
+        fprintf(stderr, "process_tree_events: cannot run '%s': %s\n", argv[1], strerror(errno));
         _exit(127);
     }
     if (child < 0)
