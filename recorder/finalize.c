@@ -300,7 +300,7 @@ static int list_segments(const char *dir, struct segment_scan **out, size_t *cou
  * its number), and the report of one needs none of the others'. */
 static int other_recordings_samples(const struct asys_slot_header *k, uint32_t recording)
 {
-    return recording && k->process_uid >> 56 == SAMPLER_UID_TAG && k->thread_index != 1 + recording;
+    return recording && asys_is_sampler_uid(k->process_uid) && k->thread_index != 1 + recording;
 }
 
 /* The recording a session's report is of (asys stop: the manifest's

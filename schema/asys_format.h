@@ -196,6 +196,26 @@ struct asys_arena_control { /* at offset 0 */
 /* window_options: the recording leaves the launcher's samplers off (asys start -s none) */
 #define ASYS_WINDOW_NO_SAMPLERS 1u
 
+/* The high byte of the process_uid of the CPU sampler's segments (one per
+ * sampled process image, written by the launcher), which a session's
+ * reports and the recovery of a killed launcher tell apart by it.  A traced
+ * process image's uid is random, never with this high byte
+ * (asys_image_uid): one in 256 had it, and its segments were taken for
+ * another recording's samples and left out. */
+#define ASYS_SAMPLER_UID_TAG 0xc5u
+static inline int asys_is_sampler_uid(uint64_t process_uid)
+{
+    return process_uid >> 56 == ASYS_SAMPLER_UID_TAG;
+}
+/* A traced process image's uid from 64 random bits: nonzero, never a
+ * sampler's. */
+static inline uint64_t asys_image_uid(uint64_t random)
+{
+    if (asys_is_sampler_uid(random))
+        random ^= UINT64_C(1) << 56;
+    return random ? random : 1;
+}
+
 struct asys_slot_header { /* the first bytes of each claimed slot */
     char magic[8]; /* ASYS_SLOT_MAGIC */
     uint64_t process_uid; /* the segment's: process image */

@@ -76,7 +76,7 @@ static uint64_t new_process_uid(void)
     uint64_t uid = 0;
     if (getrandom(&uid, sizeof uid, GRND_NONBLOCK) != (ssize_t)sizeof uid)
         uid = asys_cpu_counter() ^ ((uint64_t)getpid() << 32) ^ asys_monotonic_ns();
-    return uid ? uid : 1;
+    return asys_image_uid(uid);
 }
 
 uint64_t asys_env_u64(const char *name, uint64_t fallback)

@@ -173,7 +173,10 @@ class SessionCase(AsysTestCase):
 
 class TwoRecordings(SessionCase):
     def test_each_report_holds_its_window(self):
-        p = self.launch(debug=True)  # failed rarely (no segment of the ticker's): what it did
+        # debug: what the ticker's library did, should a report lack its segment
+        # (one in 256 did: its random uid taken for a CPU sampler's; see
+        # test_format's image_uids_are_never_the_samplers)
+        p = self.launch(debug=True)
         self.assertEqual(self.state(), 'launched')
         time.sleep(0.3)
         t0 = time.monotonic()
@@ -323,7 +326,7 @@ class ManyRecordings(SessionCase):
 
 class ForkingProgram(SessionCase):
     def test_children_follow_the_session(self):
-        p = self.launch(fork=True, debug=True)  # failed rarely: one process's segment absent
+        p = self.launch(fork=True, debug=True)  # debug: as in TwoRecordings
         time.sleep(0.2)
         self.asys('start', '-o', self.path('rep'))
         time.sleep(0.4)
@@ -564,7 +567,7 @@ class Interrupted(SessionCase):
         out, err = p.communicate(timeout=30)
         self.assertEqual(p.returncode, 128 + signal.SIGINT, err)
         self.assertIn(b'report written', err)
-        # failed once (0 ticks, ASan beside other tests): then, what the
+        # failed rarely (0 ticks: the uid of TwoRecordings' note): then, what the
         # report says of its window
         self.assertBetween(len(self.ticks('rep')), 4, 200, 'ticks (%s; launcher: %s)' % (
             self.window_facts('rep'), err.decode(errors='replace')[-3000:]))

@@ -145,6 +145,26 @@ START_TEST(record_word_packing)
 }
 END_TEST
 
+/* A traced process's uid is never taken for a CPU sampler's segment (one in
+ * 256 was, and a session's report left that process out). */
+START_TEST(image_uids_are_never_the_samplers)
+{
+    const uint64_t lows[] = {0, 1, UINT64_C(0x00a6fb137c144788), UINT64_C(0x00ffffffffffffff)};
+    for (uint64_t high = 0; high < 256; high++) {
+        for (size_t i = 0; i < sizeof lows / sizeof *lows; i++) {
+            uint64_t random = high << 56 | lows[i];
+            uint64_t uid = asys_image_uid(random);
+            ck_assert_msg(!asys_is_sampler_uid(uid), "0x%016llx gave a sampler's uid",
+                          (unsigned long long)random);
+            ck_assert_uint_ne(uid, 0);
+            if (high != ASYS_SAMPLER_UID_TAG && random)
+                ck_assert_uint_eq(uid, random); /* otherwise as random as it came */
+        }
+    }
+    ck_assert(asys_is_sampler_uid((uint64_t)ASYS_SAMPLER_UID_TAG << 56 | 42));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("format");
@@ -158,6 +178,7 @@ int main(void)
     tcase_add_test(tc, every_record_type_dumps);
     tcase_add_test(tc, osrt_function_ids_match);
     tcase_add_test(tc, record_word_packing);
+    tcase_add_test(tc, image_uids_are_never_the_samplers);
     suite_add_tcase(s, tc);
     return test_run(&s, 1);
 }

@@ -43,9 +43,6 @@
  * named at finalize from kallsyms */
 #define KERNEL_SYMBOLS_MODULE_NAME "[kernel.kallsyms]"
 #define SEGMENT_CHUNK (1u << 20)
-/* the high byte of the process uids of the sampler's segments: no injected
- * process uses it */
-#define SAMPLER_UID_TAG 0xc5ull
 #define SEGMENT_MAX (4ull << 30)
 #define MAX_RAW_FILE (64ull << 30)
 #define MAX_PATH_TEXT 4000

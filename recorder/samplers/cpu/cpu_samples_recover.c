@@ -105,7 +105,7 @@ static void forget_arena_images(const char *session_dir)
     static const char no_magic[sizeof((struct asys_slot_header *)0)->magic];
     for (size_t i = 0; fd >= 0 && i < index.count; i++) {
         const struct asys_arena_segment *seg = &index.segments[i];
-        if (seg->key.process_uid >> 56 != SAMPLER_UID_TAG)
+        if (!asys_is_sampler_uid(seg->key.process_uid))
             continue;
         for (size_t k = 0; k < seg->count; k++)
             if (pwrite(fd, no_magic, sizeof no_magic, (off_t)seg->slots[k]) != sizeof no_magic)

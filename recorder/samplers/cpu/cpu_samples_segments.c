@@ -155,7 +155,7 @@ int cpu_write_image(const struct writer_state *w, struct image_output *out, stru
     char name[64];
     snprintf(name, sizeof name, "cpu-p%u-%zu", img->pid, index);
     /* a uid no injected process uses: the high byte tags the sampler's images */
-    uint64_t uid = SAMPLER_UID_TAG << 56 | (uint64_t)index << 32 | img->pid;
+    uint64_t uid = (uint64_t)ASYS_SAMPLER_UID_TAG << 56 | (uint64_t)index << 32 | img->pid;
     uint64_t t0 = img->first_time;
     if (segment_open(&o, w, name, img->pid, img->ppid, uid, out->slot_buffer, t0, err) != 0)
         goto out;
@@ -368,7 +368,7 @@ int cpu_write_sched(struct writer_state *w, struct asys_err *err)
         t0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
     }
     if (segment_open(&o, w, "cpu-sched", (uint32_t)run->target, 0,
-                     SAMPLER_UID_TAG << 56 | 0xffffffull << 32 | (uint32_t)run->target, NULL, t0,
+                     (uint64_t)ASYS_SAMPLER_UID_TAG << 56 | 0xffffffull << 32 | (uint32_t)run->target, NULL, t0,
                      err) != 0)
         goto out;
     uint64_t t_last = t0;
