@@ -6,8 +6,9 @@ fork/execs, `make -j2` of a generated 200-file C project, and git on a local
 repository; `strace -f -c` on the same programs as the raw cost of
 watching process creation, and `perf record -F 1000 --call-graph dwarf` as
 the peer of process-tree sampling, and the kernel following the same tree
-with asys's perf events and no sample (bench/process_tree_events.c) as the
-limit of process-tree sampling.  Prints the ratios, the time each process adds at
+with asys's perf events (bench/process_tree_events.c), without samples and
+with asys's default samples freed unread, as the limits of process-tree
+sampling.  Prints the ratios, the time each process adds at
 start (in the program's run) and at finalize (after it), and the first
 import of the report."""
 import json
@@ -109,16 +110,44 @@ def perf_record_argv(work):
     return argv if ok.returncode == 0 else None
 
 
-def tree_events_argv(args):
-    """The limit of `-s process-tree`: the kernel following the same process
-    tree with asys's perf events (per task, inherited, side-band records) and
-    no sample, no reader (bench/process_tree_events.c); None where it is not
-    built or perf events are refused."""
+# asys's default --sample-period, in CPU cycles
+DEFAULT_SAMPLE_CYCLES = 2000000
+
+
+def nominal_mhz():
+    """The nominal frequency as asys reads it (cpu_sampler.c): cpufreq's
+    base_frequency, else /proc/cpuinfo's first "cpu MHz", else 2000."""
+    try:
+        with open('/sys/devices/system/cpu/cpu0/cpufreq/base_frequency') as f:
+            return int(f.read()) // 1000
+    except (OSError, ValueError):
+        pass
+    try:
+        with open('/proc/cpuinfo') as f:
+            for line in f:
+                if line.startswith('cpu MHz'):
+                    return round(float(line.split(':')[1]))
+    except (OSError, ValueError, IndexError):
+        pass
+    return 2000
+
+
+def tree_events_argv(args, samples=False):
+    """The limits of `-s process-tree`: the kernel following the same process
+    tree with asys's perf events (per task, inherited, side-band records),
+    with no sample, or with samples at asys's default rate (as cpu-clock ns
+    at the nominal frequency, as asys samples where there is no cycles
+    counter) and asys's -b dwarf contents, freed unread
+    (bench/process_tree_events.c); None where it is not built or perf events
+    are refused."""
     tool = os.path.join(args.build, 'bench', 'process_tree_events')
     if not os.access(tool, os.X_OK):
         return None
-    ok = subprocess.run([tool, 'true'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return [tool] if ok.returncode == 0 else None
+    argv = [tool]
+    if samples:
+        argv += ['--samples', str(DEFAULT_SAMPLE_CYCLES * 1000 // nominal_mhz())]
+    ok = subprocess.run(argv + ['true'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return argv if ok.returncode == 0 else None
 
 
 def bench_processes(args, work):
@@ -140,9 +169,10 @@ def bench_processes(args, work):
                           work, None))
     perf = perf_record_argv(work)
     limit = tree_events_argv(args)
+    sampled_limit = tree_events_argv(args, samples=True)
     rows = []
     for name, argv, cwd, reset in workloads:
-        plain, straced, peer, events = [], [], [], []
+        plain, straced, peer, events, sampled = [], [], [], [], []
         traced = {mode: [] for mode in SAMPLING}
         for _ in range(args.runs):  # interleaved: a loaded machine slows them alike
             if reset:
@@ -160,6 +190,10 @@ def bench_processes(args, work):
                 if reset:
                     timed(reset, cwd)
                 events.append(timed(limit + argv, cwd))
+            if sampled_limit:
+                if reset:
+                    timed(reset, cwd)
+                sampled.append(timed(sampled_limit + argv, cwd))
             for mode in SAMPLING:
                 if reset:
                     timed(reset, cwd)
@@ -167,7 +201,8 @@ def bench_processes(args, work):
         row = {'name': name, 'plain': statistics.median(plain),
                'strace': statistics.median(straced) if straced else None,
                'perf': statistics.median(peer) if peer else None,
-               'events': statistics.median(events) if events else None}
+               'events': statistics.median(events) if events else None,
+               'sampled': statistics.median(sampled) if sampled else None}
         for mode in SAMPLING:
             runs = traced[mode]
             row[mode] = {key: statistics.median(r[key] for r in runs)
@@ -176,20 +211,22 @@ def bench_processes(args, work):
         rows.append(row)
     print('\n## Many processes: `asys profile -t osrt,hgtx`, median of %d runs' % args.runs)
     print('| program | processes | without | strace -f -c | perf record, dwarf stacks (ratio) '
-          '| the tree\'s perf events alone (ratio) '
+          '| the tree\'s perf events alone (ratio) | with asys\'s samples, unread (ratio) '
           '| -s none | ratio | -s process-tree | ratio | start ms/process | finalize ms/process '
           '(none, process-tree) | report (none, process-tree) | first import |')
-    print('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+    print('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
     for r in rows:
         off, on = r['none'], r['process-tree']
         n = max(off['processes'], 1)
-        print('| %s | %d | %.2f s | %s | %s | %s | %.2f s | %.2f× | %.2f s | %.2f× | %.2f '
+        print('| %s | %d | %.2f s | %s | %s | %s | %s | %.2f s | %.2f× | %.2f s | %.2f× | %.2f '
               '| %.2f, %.2f | %.0f, %.0f KiB | %.2f s |' % (
                   r['name'], off['processes'], r['plain'],
                   '%.2f s' % r['strace'] if r['strace'] else 'n/a',
                   '%.2f s (%.2f×)' % (r['perf'], r['perf'] / r['plain']) if r['perf'] else 'n/a',
                   '%.2f s (%.2f×)' % (r['events'], r['events'] / r['plain'])
                   if r['events'] else 'n/a',
+                  '%.2f s (%.2f×)' % (r['sampled'], r['sampled'] / r['plain'])
+                  if r['sampled'] else 'n/a',
                   off['total'], off['total'] / r['plain'], on['total'], on['total'] / r['plain'],
                   1000 * (off['run'] - r['plain']) / n, 1000 * off['finalize'] / n,
                   1000 * on['finalize'] / n, off['bytes'] / 1024, on['bytes'] / 1024,
