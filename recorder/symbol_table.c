@@ -11,6 +11,7 @@
 #include "symbol_table.h"
 
 #include <gelf.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "grow.h"
@@ -59,12 +60,81 @@ static int is_eligible(const char *name, const GElf_Sym *sym, GElf_Word shndx)
            type != STT_TLS;
 }
 
-static int by_start(const void *a, const void *b)
+/* Bits of the start address sorted in one pass. */
+#define RADIX_BITS 11
+
+struct sort_key {
+    uint64_t start; /* above the lowest start */
+    size_t at; /* in the table as read */
+};
+
+/* One stable counting-sort pass of `from` into `to` by the bits at `shift`. */
+static void radix_pass(const struct sort_key *from, struct sort_key *to, size_t n, unsigned shift)
 {
-    const struct symbol *x = a, *y = b;
-    if (x->start != y->start)
-        return x->start < y->start ? -1 : 1;
-    return x->index - y->index;
+    size_t count[(1u << RADIX_BITS) + 1] = {0};
+    uint64_t mask = (1u << RADIX_BITS) - 1;
+    for (size_t i = 0; i < n; i++)
+        count[(from[i].start >> shift & mask) + 1]++;
+    for (size_t b = 1; b <= mask + 1; b++)
+        count[b] += count[b - 1];
+    for (size_t i = 0; i < n; i++)
+        to[count[from[i].start >> shift & mask]++] = from[i];
+}
+
+/* Puts symbol keys[i].at at i, cycle by cycle (a copy of the table would
+ * fault in as many fresh pages again). */
+static int permute(struct symbol *symbols, const struct sort_key *keys, size_t n)
+{
+    uint8_t *done = calloc(n, 1);
+    if (!done)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (done[i])
+            continue;
+        struct symbol first = symbols[i];
+        for (size_t at = i;;) {
+            size_t from = keys[at].at;
+            done[at] = 1;
+            if (from == i) {
+                symbols[at] = first;
+                break;
+            }
+            symbols[at] = symbols[from];
+            at = from;
+        }
+    }
+    free(done);
+    return 0;
+}
+
+/* The symbols by start (a lookup breaks ties by index itself): a radix
+ * sort of the starts, stable.  qsort took 4.5 ms for the 48,000 symbols of
+ * a make -j2 recording's binaries (cc1's 29,000 among them). */
+static int sort_by_start(struct asys_symbol_table *t)
+{
+    size_t n = t->count;
+    struct sort_key *keys = malloc(n * sizeof *keys), *spare = malloc(n * sizeof *spare);
+    int rc = -1;
+    if (!keys || !spare)
+        goto out;
+    uint64_t low = UINT64_MAX, span = 0;
+    for (size_t i = 0; i < n; i++)
+        low = t->symbols[i].start < low ? t->symbols[i].start : low;
+    for (size_t i = 0; i < n; i++) {
+        keys[i] = (struct sort_key){t->symbols[i].start - low, i};
+        span |= keys[i].start;
+    }
+    for (unsigned shift = 0; shift < 64 && span >> shift; shift += RADIX_BITS) {
+        radix_pass(keys, spare, n, shift);
+        struct sort_key *swap = keys;
+        keys = spare;
+        spare = swap;
+    }
+    rc = permute(t->symbols, keys, n);
+out:
+    free(keys);
+    free(spare);
+    return rc;
 }
 
 static int read_symbols(struct asys_symbol_table *t, Dwfl_Module *module, int n)
@@ -94,11 +164,10 @@ struct asys_symbol_table *asys_symbol_table_read(Dwfl_Module *module)
         return NULL;
     t->first_global = dwfl_module_getsymtab_first_global(module);
     if (t->first_global < 0 || read_symbols(t, module, n) != 0 || !t->count ||
-        !(t->max_end = malloc(t->count * sizeof *t->max_end))) {
+        sort_by_start(t) != 0 || !(t->max_end = malloc(t->count * sizeof *t->max_end))) {
         asys_symbol_table_free(t);
         return NULL;
     }
-    qsort(t->symbols, t->count, sizeof *t->symbols, by_start);
     uint64_t end = 0;
     for (size_t i = 0; i < t->count; i++) {
         uint64_t e = t->symbols[i].start + t->symbols[i].size;

@@ -102,6 +102,16 @@ static int in_a_section(Dwfl_Module *m, uint64_t address)
     return 0;
 }
 
+/* Three global names of one function (same address, size and binding):
+ * libdwfl names it after the first in the symbol table, and so must the
+ * table, however it sorted them (libc's aliases check the same). */
+__attribute__((used, noinline)) void unwind_test_aliased(void)
+{
+    __asm__ volatile("");
+}
+extern void unwind_test_alias_one(void) __attribute__((alias("unwind_test_aliased")));
+extern void unwind_test_alias_two(void) __attribute__((alias("unwind_test_aliased")));
+
 /* Every symbol's start and middle and a sweep of the code: the same name
  * as dwfl_module_addrname, NULL where it has none. */
 static void check_names_of(const char *path, uint64_t code_start, uint64_t code_end)
