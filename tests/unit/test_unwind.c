@@ -270,6 +270,13 @@ START_TEST(a_live_stack_unwinds_to_its_callers)
     for (int i = 0; i < 3; i++)
         ck_assert_msg(frames[i + 1] == want_returns[i], "frame %d: 0x%lx, want 0x%lx", i + 1,
                       (unsigned long)frames[i + 1], (unsigned long)want_returns[i]);
+    /* again: the same frames from the rules the files kept, none read again */
+    uint64_t rules = asys_elf_cache_rules(cache);
+    ck_assert_uint_ge(rules, 3);
+    uint64_t again[8];
+    ck_assert_uint_eq(asys_unwind(&src, &captured, again, 8), n);
+    ck_assert_mem_eq(again, frames, n * sizeof *frames);
+    ck_assert_uint_eq(asys_elf_cache_rules(cache), rules);
     /* the stack cut short (the kernel copied less): the frames up to the cut */
     live.high = live.low + 16;
     ck_assert_uint_lt(asys_unwind(&src, &captured, frames, 8), 4);

@@ -7,7 +7,6 @@
 #include "cfi_unwind.h"
 
 #include <dwarf.h>
-#include <stdbool.h>
 #include <stdlib.h>
 
 #define EXPR_STACK 64
@@ -237,42 +236,36 @@ static void set_reg(struct frame_state *f, unsigned regno, uint64_t v)
     f->regs.valid |= 1u << regno;
 }
 
-/* The caller's registers from the frame's CFI rules. */
-static enum step_result apply_cfi(const struct asys_unwind_source *src, Dwarf_Frame *frame,
-                                  const struct frame_state *cur, struct frame_state *next,
-                                  uint64_t bias)
+_Static_assert(ASYS_CFI_REGS == ASYS_UNWIND_REGS, "a rule covers every register");
+
+/* The caller's registers from the CFI rules of the frame's pc. */
+static enum step_result apply_rule(const struct asys_unwind_source *src,
+                                   const struct asys_cfi_rule *rule, const struct frame_state *cur,
+                                   struct frame_state *next, uint64_t bias)
 {
-    Dwarf_Addr start, end;
-    bool signal = false;
-    int ra = dwarf_frame_info(frame, &start, &end, &signal);
-    Dwarf_Op *cfa_ops;
-    size_t cfa_nops;
     uint64_t cfa;
     struct expr_context c = {src, cur, bias, NULL};
-    if (ra < 0 || ra >= ASYS_UNWIND_REGS || dwarf_frame_cfa(frame, &cfa_ops, &cfa_nops) != 0 ||
-        !cfa_nops || eval(&c, cfa_ops, cfa_nops, &cfa) != 0)
+    if (rule->ra < 0 || rule->ra >= ASYS_UNWIND_REGS || !rule->cfa_count ||
+        eval(&c, rule->ops, rule->cfa_count, &cfa) != 0)
         return STEP_FAILED;
     c.cfa = &cfa;
     int ra_undefined = 0;
     for (unsigned regno = 0; regno < ASYS_UNWIND_REGS; regno++) {
-        Dwarf_Op mem[3], *ops;
-        size_t nops;
         uint64_t v;
-        if (dwarf_frame_register(frame, (int)regno, mem, &ops, &nops) != 0)
-            continue;
-        if (nops == 0 && ops == mem) /* undefined: the return address ends the stack */
-            ra_undefined |= (int)regno == ra;
-        else if (nops == 0 && reg_value(cur, regno, &v) == 0) /* same value */
+        if (rule->reg_rule[regno] == ASYS_CFI_UNDEFINED) /* the return address ends the stack */
+            ra_undefined |= (int)regno == rule->ra;
+        else if (rule->reg_rule[regno] == ASYS_CFI_SAME && reg_value(cur, regno, &v) == 0)
             set_reg(next, regno, v);
-        else if (nops && eval(&c, ops, nops, &v) == 0)
+        else if (rule->reg_rule[regno] == ASYS_CFI_EXPRESSION &&
+                 eval(&c, rule->ops + rule->reg_first[regno], rule->reg_count[regno], &v) == 0)
             set_reg(next, regno, v);
     }
     if (ra_undefined)
         return STEP_END;
     if (!(next->regs.valid & (1u << ASYS_UNWIND_SP)))
         set_reg(next, ASYS_UNWIND_SP, cfa); /* x86-64: the caller's stack pointer is the CFA */
-    next->signal = signal;
-    return next->regs.valid & (1u << ra) ? STEP_OK : STEP_FAILED;
+    next->signal = rule->signal;
+    return next->regs.valid & (1u << rule->ra) ? STEP_OK : STEP_FAILED;
 }
 
 /* No CFI for the pc (code generated at run time, a file that is gone): the
@@ -301,12 +294,12 @@ static enum step_result step(const struct asys_unwind_source *src, const struct 
     uint64_t at = cur->initial || cur->signal ? pc : pc - 1;
     uint64_t bias = 0;
     struct asys_elf_file *file = src->file_at(src->arg, at, &bias);
-    Dwarf_Frame *frame = NULL;
-    if (file && asys_elf_file_frame(file, at - bias, &frame) == 0) {
-        enum step_result r = apply_cfi(src, frame, cur, next, bias);
-        free(frame);
-        return r; /* libdw too tries no other way once the CFI had an entry */
-    }
+    const struct asys_cfi_rule *rule = NULL;
+    int found = file ? asys_elf_file_rule(file, at - bias, &rule) : -1;
+    if (found == 0) /* libdw too tries no other way once the CFI had an entry */
+        return apply_rule(src, rule, cur, next, bias);
+    if (found == -2)
+        return STEP_FAILED;
     *next = (struct frame_state){.initial = 0};
     return frame_pointer_step(src, cur, next);
 }

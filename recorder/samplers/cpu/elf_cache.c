@@ -6,6 +6,7 @@
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,14 @@ struct asys_elf_file {
     int debug_cfi_tried;
     Dwarf_CFI *debug_cfi; /* .debug_frame, NULL until needed or when absent */
     Dwarf_Addr debug_bias;
+    /* address -> its struct asys_cfi_rule *, or NO_CFI: bounded by the
+     * distinct return addresses of the samples, which the images hold too */
+    struct asys_u64map rules;
+    uint64_t rules_read; /* from libdw's frames: each address once */
 };
+
+/* A rules value: no CFI covers the address. */
+#define NO_CFI 1
 
 struct asys_elf_cache {
     struct asys_strmap index; /* key -> index + 1 in files */
@@ -60,6 +68,10 @@ static void file_free(struct asys_elf_file *f)
 {
     if (!f)
         return;
+    for (size_t i = 0; i < f->rules.capacity; i++)
+        if (f->rules.used[i] && f->rules.values[i] != NO_CFI)
+            free((void *)(uintptr_t)f->rules.values[i]);
+    asys_u64map_free(&f->rules);
     if (f->dwfl)
         dwfl_end(f->dwfl); /* frees the module's CFI too */
     free(f);
@@ -74,6 +86,14 @@ void asys_elf_cache_free(struct asys_elf_cache *c)
     free(c->files);
     asys_strmap_free(&c->index);
     free(c);
+}
+
+uint64_t asys_elf_cache_rules(const struct asys_elf_cache *c)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < c->count; i++)
+        n += c->files[i] ? c->files[i]->rules_read : 0;
+    return n;
 }
 
 uint32_t asys_elf_cache_files(const struct asys_elf_cache *c)
@@ -254,4 +274,75 @@ int asys_elf_file_frame(struct asys_elf_file *f, uint64_t address, Dwarf_Frame *
         f->debug_cfi = debug_cfi_of(f->module, &f->debug_bias);
     }
     return frame_from(f->debug_cfi, f->debug_bias, address, frame);
+}
+
+/* Appends `n` operations to the rule; 0, or -1 past ASYS_CFI_RULE_OPS. */
+static int add_ops(Dwarf_Op *ops, unsigned *count, const Dwarf_Op *from, size_t n)
+{
+    if (n > ASYS_CFI_RULE_OPS - *count)
+        return -1;
+    memcpy(ops + *count, from, n * sizeof *from);
+    *count += (unsigned)n;
+    return 0;
+}
+
+/* The frame's rules into a rule of their own (malloc'd), or NULL. */
+static struct asys_cfi_rule *rule_of(Dwarf_Frame *frame)
+{
+    Dwarf_Op ops[ASYS_CFI_RULE_OPS];
+    unsigned count = 0;
+    struct asys_cfi_rule head = {0};
+    Dwarf_Addr start, end;
+    bool signal = false;
+    head.ra = dwarf_frame_info(frame, &start, &end, &signal);
+    head.signal = signal;
+    Dwarf_Op *cfa;
+    size_t cfa_count;
+    if (dwarf_frame_cfa(frame, &cfa, &cfa_count) == 0 && add_ops(ops, &count, cfa, cfa_count) != 0)
+        return NULL;
+    head.cfa_count = (uint8_t)count;
+    for (int regno = 0; regno < ASYS_CFI_REGS; regno++) {
+        Dwarf_Op mem[3], *reg_ops;
+        size_t n;
+        if (dwarf_frame_register(frame, regno, mem, &reg_ops, &n) != 0)
+            continue; /* ASYS_CFI_NO_RULE */
+        head.reg_rule[regno] = n == 0 && reg_ops == mem ? ASYS_CFI_UNDEFINED
+                               : n == 0                 ? ASYS_CFI_SAME
+                                                        : ASYS_CFI_EXPRESSION;
+        head.reg_first[regno] = (uint8_t)count;
+        if (add_ops(ops, &count, reg_ops, n) != 0)
+            return NULL;
+        head.reg_count[regno] = (uint8_t)n;
+    }
+    struct asys_cfi_rule *r = malloc(sizeof *r + count * sizeof *ops);
+    if (r) {
+        *r = head;
+        memcpy(r->ops, ops, count * sizeof *ops);
+    }
+    return r;
+}
+
+int asys_elf_file_rule(struct asys_elf_file *f, uint64_t address, const struct asys_cfi_rule **rule)
+{
+    uint64_t *known = asys_u64map_get(&f->rules, address);
+    if (known && *known == NO_CFI)
+        return -1;
+    if (known) {
+        *rule = (const struct asys_cfi_rule *)(uintptr_t)*known;
+        return 0;
+    }
+    Dwarf_Frame *frame = NULL;
+    if (asys_elf_file_frame(f, address, &frame) != 0) {
+        asys_u64map_put(&f->rules, address, NO_CFI); /* not kept: looked for again */
+        return -1;
+    }
+    struct asys_cfi_rule *r = rule_of(frame);
+    free(frame);
+    f->rules_read++;
+    if (!r || asys_u64map_put(&f->rules, address, (uint64_t)(uintptr_t)r) != 0) {
+        free(r);
+        return -2;
+    }
+    *rule = r;
+    return 0;
 }
