@@ -368,8 +368,9 @@ int cpu_write_sched(struct writer_state *w, struct asys_err *err)
         t0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
     }
     if (segment_open(&o, w, "cpu-sched", (uint32_t)run->target, 0,
-                     (uint64_t)ASYS_SAMPLER_UID_TAG << 56 | 0xffffffull << 32 | (uint32_t)run->target, NULL, t0,
-                     err) != 0)
+                     (uint64_t)ASYS_SAMPLER_UID_TAG << 56 | 0xffffffull << 32 |
+                         (uint32_t)run->target,
+                     NULL, t0, err) != 0)
         goto out;
     uint64_t t_last = t0;
     for (size_t i = 0; i < w->event_count; i++) {
