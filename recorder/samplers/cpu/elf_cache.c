@@ -281,7 +281,8 @@ static int add_ops(Dwarf_Op *ops, unsigned *count, const Dwarf_Op *from, size_t 
 {
     if (n > ASYS_CFI_RULE_OPS - *count)
         return -1;
-    memcpy(ops + *count, from, n * sizeof *from);
+    if (n) /* "same value": no operations, and no pointer to them */
+        memcpy(ops + *count, from, n * sizeof *from);
     *count += (unsigned)n;
     return 0;
 }
