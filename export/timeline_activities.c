@@ -14,6 +14,7 @@
 
 #include "activity_pages.h"
 #include "grow.h"
+#include "key_sort.h"
 #include "output_format.h"
 #include "timeline_walk.h"
 
@@ -259,13 +260,8 @@ static int id_scan_find(struct id_scan *s, int64_t id, int64_t out[2])
 }
 
 /* An id to look up for the activity at `index` (rowid order). */
-struct key_index {
-    int64_t key;
-    uint32_t index;
-};
-
 struct key_list {
-    struct key_index *items;
+    struct asys_key_index *items;
     size_t count, cap;
 };
 
@@ -273,51 +269,14 @@ static int keys_push(struct walk *w, struct key_list *l, int64_t key, uint32_t i
 {
     if (asys_grow(&l->items, &l->cap, l->count, sizeof *l->items, 4096) != 0)
         return tw_fail(w, "out of memory");
-    l->items[l->count++] = (struct key_index){key, index};
+    l->items[l->count++] = (struct asys_key_index){key, index};
     return 0;
 }
 
-/* A key's bits in an order unsigned comparison keeps. */
-static uint64_t key_bits(int64_t key)
+/* Sorts by key, keeping the order of equal keys. */
+static int keys_radix_sort(struct walk *w, struct asys_key_index *items, size_t count)
 {
-    return (uint64_t)key ^ (1ull << 63);
-}
-
-/* Sorts by key, keeping the order of equal keys (LSD radix sort, 8 bits a
- * pass over the span of the keys: a few passes for ids and times, where
- * qsort's comparisons cost a tenth of the export). */
-static int keys_radix_sort(struct walk *w, struct key_index *items, size_t count)
-{
-    uint64_t lo = UINT64_MAX, hi = 0;
-    int sorted = 1;
-    for (size_t i = 0; i < count; i++) {
-        uint64_t k = key_bits(items[i].key);
-        lo = k < lo ? k : lo;
-        hi = k > hi ? k : hi;
-        if (i && items[i].key < items[i - 1].key)
-            sorted = 0;
-    }
-    if (sorted)
-        return 0;
-    struct key_index *tmp = malloc(count * sizeof *tmp), *src = items, *dst = tmp;
-    if (!tmp)
-        return tw_fail(w, "out of memory");
-    for (unsigned shift = 0; shift < 64 && ((hi - lo) >> shift) != 0; shift += 8) {
-        size_t at[257] = {0};
-        for (size_t i = 0; i < count; i++)
-            at[((key_bits(src[i].key) - lo) >> shift & 0xff) + 1]++;
-        for (size_t d = 0; d < 256; d++)
-            at[d + 1] += at[d];
-        for (size_t i = 0; i < count; i++)
-            dst[at[(key_bits(src[i].key) - lo) >> shift & 0xff]++] = src[i];
-        struct key_index *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != items)
-        memcpy(items, src, count * sizeof *items);
-    free(tmp);
-    return 0;
+    return asys_key_index_sort(items, count) == 0 ? 0 : tw_fail(w, "out of memory");
 }
 
 static int keys_sort(struct walk *w, struct key_list *l)
@@ -334,7 +293,7 @@ struct ref_table {
 /* The activities in the window (_load, _free). */
 struct activity_list {
     struct activity *items; /* rowid order */
-    struct key_index *by_time; /* time order: by start, then id (rowid order) */
+    struct asys_key_index *by_time; /* time order: by start, then id (rowid order) */
     size_t count, cap;
     struct place_cache places;
     struct asys_u64map copy_names; /* copy kind -> its name's text (owned) */
@@ -626,7 +585,7 @@ static int join_calls(struct walk *w, struct activity_list *list)
     if (id_scan_open(w, &calls, "id, start_ns, end_ns", "hggc_api_calls") != 0)
         return -1;
     for (size_t i = 0; i < list->call_keys.count; i++) {
-        const struct key_index *k = &list->call_keys.items[i];
+        const struct asys_key_index *k = &list->call_keys.items[i];
         int64_t call[2];
         if (id_scan_find(&calls, k->key, call) && tw_in_window(w, call[0], call[1])) {
             list->items[k->index].api_start = call[0];
@@ -649,7 +608,7 @@ static int join_kernels(struct walk *w, struct activity_list *list)
                      "ppu_kernel_instances") != 0)
         return -1;
     for (size_t i = 0; i < list->kernel_keys.count; i++) {
-        const struct key_index *k = &list->kernel_keys.items[i];
+        const struct asys_key_index *k = &list->kernel_keys.items[i];
         int64_t kernel[2];
         if (id_scan_find(&instances, k->key, kernel)) {
             list->items[k->index].mangled_id = kernel[0];
@@ -815,7 +774,7 @@ static int activities_sort(struct walk *w, struct activity_list *list)
     if (!list->by_time)
         return tw_fail(w, "out of memory");
     for (size_t i = 0; i < list->count; i++)
-        list->by_time[i] = (struct key_index){list->items[i].start, (uint32_t)i};
+        list->by_time[i] = (struct asys_key_index){list->items[i].start, (uint32_t)i};
     return keys_radix_sort(w, list->by_time, list->count);
 }
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "grow.h"
+#include "key_sort.h"
 
 /* How far back from the last symbol at or below an address a covering
  * symbol is looked for: functions do not nest, aliases share an address. */
@@ -60,30 +61,9 @@ static int is_eligible(const char *name, const GElf_Sym *sym, GElf_Word shndx)
            type != STT_TLS;
 }
 
-/* Bits of the start address sorted in one pass. */
-#define RADIX_BITS 11
-
-struct sort_key {
-    uint64_t start; /* above the lowest start */
-    size_t at; /* in the table as read */
-};
-
-/* One stable counting-sort pass of `from` into `to` by the bits at `shift`. */
-static void radix_pass(const struct sort_key *from, struct sort_key *to, size_t n, unsigned shift)
-{
-    size_t count[(1u << RADIX_BITS) + 1] = {0};
-    uint64_t mask = (1u << RADIX_BITS) - 1;
-    for (size_t i = 0; i < n; i++)
-        count[(from[i].start >> shift & mask) + 1]++;
-    for (size_t b = 1; b <= mask + 1; b++)
-        count[b] += count[b - 1];
-    for (size_t i = 0; i < n; i++)
-        to[count[from[i].start >> shift & mask]++] = from[i];
-}
-
-/* Puts symbol keys[i].at at i, cycle by cycle (a copy of the table would
+/* Puts symbol keys[i].index at i, cycle by cycle (a copy of the table would
  * fault in as many fresh pages again). */
-static int permute(struct symbol *symbols, const struct sort_key *keys, size_t n)
+static int permute(struct symbol *symbols, const struct asys_key_index *keys, size_t n)
 {
     uint8_t *done = calloc(n, 1);
     if (!done)
@@ -93,7 +73,7 @@ static int permute(struct symbol *symbols, const struct sort_key *keys, size_t n
             continue;
         struct symbol first = symbols[i];
         for (size_t at = i;;) {
-            size_t from = keys[at].at;
+            size_t from = keys[at].index;
             done[at] = 1;
             if (from == i) {
                 symbols[at] = first;
@@ -107,33 +87,23 @@ static int permute(struct symbol *symbols, const struct sort_key *keys, size_t n
     return 0;
 }
 
-/* The symbols by start (a lookup breaks ties by index itself): a radix
- * sort of the starts, stable.  qsort took 4.5 ms for the 48,000 symbols of
- * a make -j2 recording's binaries (cc1's 29,000 among them). */
+/* The symbols by start (a lookup breaks ties by index itself), radix-sorted
+ * (key_sort.h).  qsort took 4.5 ms for the 48,000 symbols of a make -j2
+ * recording's binaries (cc1's 29,000 among them). */
 static int sort_by_start(struct asys_symbol_table *t)
 {
     size_t n = t->count;
-    struct sort_key *keys = malloc(n * sizeof *keys), *spare = malloc(n * sizeof *spare);
+    struct asys_key_index *keys = n <= UINT32_MAX ? malloc(n * sizeof *keys) : NULL;
     int rc = -1;
-    if (!keys || !spare)
+    if (!keys)
         goto out;
-    uint64_t low = UINT64_MAX, span = 0;
-    for (size_t i = 0; i < n; i++)
-        low = t->symbols[i].start < low ? t->symbols[i].start : low;
-    for (size_t i = 0; i < n; i++) {
-        keys[i] = (struct sort_key){t->symbols[i].start - low, i};
-        span |= keys[i].start;
-    }
-    for (unsigned shift = 0; shift < 64 && span >> shift; shift += RADIX_BITS) {
-        radix_pass(keys, spare, n, shift);
-        struct sort_key *swap = keys;
-        keys = spare;
-        spare = swap;
-    }
-    rc = permute(t->symbols, keys, n);
+    for (size_t i = 0; i < n; i++) /* an address's order as a signed key */
+        keys[i] =
+            (struct asys_key_index){(int64_t)(t->symbols[i].start ^ (1ull << 63)), (uint32_t)i};
+    if (asys_key_index_sort(keys, n) == 0)
+        rc = permute(t->symbols, keys, n);
 out:
     free(keys);
-    free(spare);
     return rc;
 }
 

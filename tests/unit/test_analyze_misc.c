@@ -2,6 +2,7 @@
 #include "clock_map.h"
 #include "demangle.h"
 #include "hashmap.h"
+#include "key_sort.h"
 #include "report_catalog.h"
 #include "report_reader.h"
 #include "report_merge.h"
@@ -45,6 +46,35 @@ START_TEST(u64map_against_a_reference)
     }
     ck_assert_uint_eq(m.count, count);
     asys_u64map_free(&m);
+}
+END_TEST
+
+/* Sorted by key over the whole signed range, equal keys in their order, as
+ * a stable comparison sort gives them. */
+START_TEST(key_index_sort_is_stable)
+{
+    enum { N = 5000 };
+    static struct asys_key_index items[N], want[N];
+    uint64_t x = 88172645463325252ull;
+    for (uint32_t i = 0; i < N; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        int64_t keys[] = {INT64_MIN, -1, 0, 7, INT64_MAX, (int64_t)x, (int64_t)(x % 64)};
+        items[i] = (struct asys_key_index){keys[x % 7], i};
+    }
+    memcpy(want, items, sizeof want);
+    for (size_t i = 1; i < N; i++) /* insertion sort: stable */
+        for (size_t k = i; k > 0 && want[k - 1].key > want[k].key; k--) {
+            struct asys_key_index t = want[k];
+            want[k] = want[k - 1];
+            want[k - 1] = t;
+        }
+    ck_assert_int_eq(asys_key_index_sort(items, N), 0);
+    for (size_t i = 0; i < N; i++) {
+        ck_assert_int_eq(items[i].key, want[i].key);
+        ck_assert_uint_eq(items[i].index, want[i].index);
+    }
+    ck_assert_int_eq(asys_key_index_sort(items, N), 0); /* sorted already */
+    ck_assert_int_eq(asys_key_index_sort(items, 0), 0);
 }
 END_TEST
 
@@ -375,6 +405,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, u64map_against_a_reference);
     tcase_add_test(tc, strmap_interns_by_content);
+    tcase_add_test(tc, key_index_sort_is_stable);
     tcase_add_test(tc, clock_map_interpolates);
     tcase_add_test(tc, median_and_stdev);
     tcase_add_test(tc, covered_length_of_intervals);
