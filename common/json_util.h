@@ -23,4 +23,9 @@ const char *asys_json_get_str(const cJSON *obj, const char *key, const char *fal
  * writes by hand (stats reports, Chrome JSON, speedscope): controls escaped,
  * each byte that does not start valid UTF-8 written as U+FFFD. */
 void asys_json_write_string(FILE *out, const char *s, size_t len);
+
+/* cJSON_Print's text (formatted) or cJSON_PrintUnformatted's, faster for
+ * integers (json_print.c); NULL when out of memory or `item` cannot be
+ * printed.  free() it. */
+char *asys_json_print(const cJSON *item, int formatted);
 #endif

@@ -700,8 +700,8 @@ static int write_archive(int fd, const struct archive_sources *from, const cJSON
                          struct asys_err *err)
 {
     struct asys_archive_writer *w = NULL;
-    char *text = cJSON_Print(manifest);
-    char *symbol_text = symbols ? cJSON_PrintUnformatted(symbols) : NULL;
+    char *text = asys_json_print(manifest, 1);
+    char *symbol_text = symbols ? asys_json_print(symbols, 0) : NULL;
     int rc = -1;
     if (!text || (symbols && !symbol_text)) {
         asys_fail(err, "out of memory");
@@ -725,8 +725,8 @@ static int write_archive(int fd, const struct archive_sources *from, const cJSON
 out:
     if (w && asys_archive_writer_close(w, rc == 0 ? err : NULL) != 0)
         rc = -1;
-    cJSON_free(text);
-    cJSON_free(symbol_text);
+    free(text);
+    free(symbol_text);
     return rc;
 }
 

@@ -238,7 +238,7 @@ cJSON *asys_session_json_new(const struct asys_profile_options *o, const struct 
 
 int asys_json_save(const char *path, const cJSON *root, struct asys_err *err)
 {
-    char *text = cJSON_Print(root);
+    char *text = asys_json_print(root, 1);
     if (!text)
         return asys_fail(err, "out of memory");
     int rc = 0;
@@ -247,7 +247,7 @@ int asys_json_save(const char *path, const cJSON *root, struct asys_err *err)
         rc = asys_fail(err, "cannot write '%s': %s", path, strerror(errno));
     if (f && fclose(f) != 0 && rc == 0)
         rc = asys_fail(err, "cannot write '%s': %s", path, strerror(errno));
-    cJSON_free(text);
+    free(text);
     return rc;
 }
 

@@ -10,6 +10,7 @@
 #include "embedded_files.h"
 #include "sql_functions.h"
 #include "importer.h"
+#include "json_util.h"
 #include "test_util.h"
 
 START_TEST(u64map_against_a_reference)
@@ -75,6 +76,94 @@ START_TEST(key_index_sort_is_stable)
     }
     ck_assert_int_eq(asys_key_index_sort(items, N), 0); /* sorted already */
     ck_assert_int_eq(asys_key_index_sort(items, 0), 0);
+}
+END_TEST
+
+/* A random tree of every kind of value: numbers around the integer path's
+ * edges (10^15, -0, 2^53, fractions, NaN), strings with every control byte,
+ * quotes and UTF-8, empty and nested arrays and objects. */
+static cJSON *random_json(uint64_t *x, int depth)
+{
+    *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+    static const double numbers[] = {0,
+                                     -0.0,
+                                     1,
+                                     -1,
+                                     7,
+                                     2147483647,
+                                     2147483648.0,
+                                     -2147483649.0,
+                                     999999999999999,
+                                     1e15,
+                                     -1e15,
+                                     1234567890123456,
+                                     9007199254740993.0,
+                                     0.1,
+                                     -2.5,
+                                     1e-7,
+                                     6.18,
+                                     2599998146.6103354,
+                                     1e300,
+                                     NAN,
+                                     INFINITY,
+                                     4294967296.0};
+    int kind = depth > 3 ? (int)(*x % 5) : (int)(*x % 7);
+    switch (kind) {
+    case 0:
+        return cJSON_CreateNull();
+    case 1:
+        return cJSON_CreateBool(*x & 8);
+    case 2:
+        return cJSON_CreateNumber(*x & 16 ? numbers[(*x >> 8) % (sizeof numbers / sizeof *numbers)]
+                                          : (double)(int64_t)(*x >> 20) / ((*x & 32) ? 1 : 1000));
+    case 3:
+    case 4: {
+        char text[40];
+        size_t n = (*x >> 8) % (sizeof text - 1);
+        for (size_t i = 0; i < n; i++)
+            text[i] = (char)(1 + (*x >> (i % 48)) % 255); /* every byte but NUL */
+        text[n] = '\0';
+        return cJSON_CreateString(text);
+    }
+    default: {
+        cJSON *c = kind == 5 ? cJSON_CreateArray() : cJSON_CreateObject();
+        int n = (int)((*x >> 12) % 5);
+        for (int i = 0; i < n; i++) {
+            cJSON *v = random_json(x, depth + 1);
+            if (kind == 5) {
+                cJSON_AddItemToArray(c, v);
+            } else {
+                char key[16];
+                snprintf(key, sizeof key, i == 1 ? "k\"\t%d" : "key%d", i);
+                cJSON_AddItemToObject(c, key, v);
+            }
+        }
+        return c;
+    }
+    }
+}
+
+/* asys_json_print writes what cJSON's printer writes, formatted or not. */
+START_TEST(json_print_is_cjsons)
+{
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int round = 0; round < 400; round++) {
+        cJSON *root = random_json(&x, 0);
+        for (int formatted = 0; formatted < 2; formatted++) {
+            char *want = formatted ? cJSON_Print(root) : cJSON_PrintUnformatted(root);
+            char *got = asys_json_print(root, formatted);
+            ck_assert_ptr_nonnull(want);
+            ck_assert_ptr_nonnull(got);
+            ck_assert_str_eq(got, want);
+            cJSON_free(want);
+            free(got);
+        }
+        cJSON_Delete(root);
+    }
+    cJSON *raw = cJSON_CreateRaw(NULL); /* cJSON cannot print it either */
+    ck_assert_ptr_null(asys_json_print(raw, 1));
+    cJSON_Delete(raw);
+    ck_assert_ptr_null(asys_json_print(NULL, 0));
 }
 END_TEST
 
@@ -406,6 +495,7 @@ int main(void)
     tcase_add_test(tc, u64map_against_a_reference);
     tcase_add_test(tc, strmap_interns_by_content);
     tcase_add_test(tc, key_index_sort_is_stable);
+    tcase_add_test(tc, json_print_is_cjsons);
     tcase_add_test(tc, clock_map_interpolates);
     tcase_add_test(tc, median_and_stdev);
     tcase_add_test(tc, covered_length_of_intervals);
