@@ -330,8 +330,11 @@ static int allowed_jiffies(struct idle_meter *m, uint64_t *idle, uint64_t *total
 /* This thread's time run and waited on a runqueue, in ns: 1 when read. */
 static int read_schedstat(struct idle_meter *m, unsigned long long *t)
 {
-    return m->sched_fd >= 0 && pread(m->sched_fd, m->text, 64, 0) > 0 &&
-           sscanf(m->text, "%llu %llu", &t[0], &t[1]) == 2;
+    ssize_t n = m->sched_fd < 0 ? -1 : pread(m->sched_fd, m->text, 64, 0);
+    if (n <= 0)
+        return 0;
+    m->text[n] = '\0'; /* sscanf reads to the end of the string */
+    return sscanf(m->text, "%llu %llu", &t[0], &t[1]) == 2;
 }
 
 /* Whether the last period left a CPU to spare (see the top of the file). */
