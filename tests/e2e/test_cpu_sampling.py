@@ -446,12 +446,16 @@ class Recovery(SamplingCase):
                          'recorded')
 
 
+def sample_rows(con):
+    """Every sample as (time, tid, its call chain's names), sorted."""
+    rows = con.execute('SELECT timestamp_ns, tid, callchain_id FROM cpu_samples').fetchall()
+    return sorted((start, tid, tuple(chain_names(con, chain)) if chain else ())
+                  for start, tid, chain in rows)
+
+
 class TwoUnwindThreads(SamplingCase):
     def samples(self, name):
-        con = self.db(name)
-        rows = con.execute('SELECT timestamp_ns, tid, callchain_id FROM cpu_samples').fetchall()
-        return sorted((start, tid, tuple(chain_names(con, chain)) if chain else ())
-                      for start, tid, chain in rows)
+        return sample_rows(self.db(name))
 
     def test_two_threads_write_what_one_writes(self):
         """The rings of a killed launcher, finalized twice: the images unwound
@@ -484,6 +488,47 @@ class TwoUnwindThreads(SamplingCase):
         self.assertGreater(len(one), 256)  # enough for a second thread
         self.assertGreater(len({s[2] for s in one if s[2]}), 5)
         self.assertEqual(two, one)
+
+
+class UnwoundWhileRunning(SamplingCase):
+    """The images of processes that ended are unwound and written while the
+    program runs (the rest at its end): a kept session's rings unwound again
+    by asys finalize, all at the end, give the same samples and call chains."""
+
+    def check_as_unwound_at_the_end(self, env):
+        script = 'for i in $(seq 100); do /bin/true; done; sleep 2; exec %s hot 1000' % prog(
+            'cpu_burn_nofp')
+        r = subprocess.run([ASYS, 'profile', '-t', 'none', '-s', 'process-tree', '-o',
+                            self.path('live'), 'sh', '-c', script], cwd=self.dir,
+                           env=dict(self.env, ASYS_DEBUG='1', ASYS_KEEP_SESSION='1', **env),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        written = re.search(r'(\d+) images written while the program ran', r.stderr.decode())
+        self.assertTrue(written and int(written.group(1)) > 0, r.stderr)
+        sessions = [n for n in os.listdir(self.dir) if n.startswith('asys-')]
+        self.assertEqual(len(sessions), 1, os.listdir(self.dir))
+        session = os.path.join(self.dir, sessions[0])
+        # the rings as a killed launcher leaves them: finalize unwinds them all
+        os.remove(os.path.join(session, 'segments', 'cpu-sched.seg'))
+        r = subprocess.run([ASYS, 'finalize', session, '-o', self.path('end')], cwd=self.dir,
+                           env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        live, end = sample_rows(self.db('live')), sample_rows(self.db('end'))
+        self.assertGreater(len(live), 100)
+        self.assertEqual(len(set(live)), len(live))  # none twice
+        self.assertIn('burn_a', {s[2][0] for s in live if s[2]})
+        self.assertEqual(live, end)
+        # each image written once: the counts are of the samples written
+        for name, rows in (('live', live), ('end', end)):
+            self.assertEqual(int(self.manifest(name)['cpu-sampling']['samples']), len(rows), name)
+
+    def test_as_unwound_at_the_end(self):
+        self.check_as_unwound_at_the_end({})
+
+    def test_passes_read_in_parts(self):
+        """A thread that cannot keep up: each pass reads 20 kB of a file, the
+        others no further in time; the end takes the rest."""
+        self.check_as_unwound_at_the_end({'ASYS_TEST_ONLINE_PASS_BYTES': '20000'})
 
 
 class Privileges(SamplingCase):

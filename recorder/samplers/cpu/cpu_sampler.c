@@ -69,6 +69,7 @@ struct asys_cpu_sampler {
     int no_build_id; /* a kernel before 5.12: MMAP2 records without build ids */
     int *thread_fds; /* a running program's threads' events (into the rings) */
     int thread_fd_count;
+    struct asys_cpu_online *online; /* NULL: the samples are unwound at the end */
 };
 
 const struct asys_cpu_sampler_result *asys_cpu_sampler_result(const struct asys_cpu_sampler *s)
@@ -633,6 +634,25 @@ static nfds_t polled_rings(const struct asys_cpu_sampler *s, const int *on_time,
     return n;
 }
 
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Tells the online unwinder what the sample files hold: every record
+ * before the previous pass began was in its ring by this pass (the kernel
+ * writes a record microseconds after its time), and is in its file now. */
+static void publish_drained(struct asys_cpu_sampler *s, uint64_t previous_pass)
+{
+    for (int i = 0; i < s->ring_count; i++)
+        if (s->rings[i].kind == RING_SAMPLES)
+            fflush(s->rings[i].out);
+    if (previous_pass)
+        asys_cpu_online_publish(s->online, previous_pass);
+}
+
 static void *drain_thread(void *arg)
 {
     struct asys_cpu_sampler *s = arg;
@@ -649,8 +669,10 @@ static void *drain_thread(void *arg)
                       r->kind == RING_SCHED ? "sched" : "samples", r->cpu);
     }
     nfds_t polled = polled_rings(s, on_time, fds);
+    uint64_t previous_pass = 0;
     while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
         poll(fds, polled, DRAIN_INTERVAL_MS);
+        uint64_t pass = monotonic_ns();
         int changed = 0;
         for (int i = 0; i < s->ring_count; i++) {
             uint64_t held = drain(&s->rings[i]);
@@ -665,6 +687,9 @@ static void *drain_thread(void *arg)
         }
         if (changed)
             polled = polled_rings(s, on_time, fds);
+        if (s->online)
+            publish_drained(s, previous_pass);
+        previous_pass = pass;
     }
     return NULL;
 }
@@ -902,6 +927,12 @@ int asys_cpu_sampler_start(const struct asys_cpu_sampler_config *cfg, pid_t targ
                 ioctl(s->rings[i].fd, PERF_EVENT_IOC_ENABLE, 0);
         if (asys_cpu_run_save(&s->run, err) != 0) /* for `asys finalize` if we die */
             goto out;
+        /* a program of its own, from its exec: its processes' threads all
+         * start in the rings, so that the end of each is known */
+        const char *at_end = getenv(ASYS_TEST_UNWIND_AT_END_ENV);
+        if (s->config.scope == ASYS_SAMPLE_PROCESS_TREE && !s->config.target_running &&
+            !(at_end && *at_end))
+            s->online = asys_cpu_online_start(&s->run);
         s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); /* else the interval ends it */
         if (pthread_create(&s->thread, NULL, drain_thread, s) != 0) {
             asys_fail(err, "cannot start the sampling thread");
@@ -914,6 +945,10 @@ int asys_cpu_sampler_start(const struct asys_cpu_sampler_config *cfg, pid_t targ
     rc = 0;
 out:
     if (s) {
+        if (s->online) { /* the drain thread did not start */
+            struct asys_err ignored = {0};
+            asys_cpu_online_finish(s->online, &ignored);
+        }
         close_thread_events(s);
         close_rings(s);
         if (s->wake_fd >= 0)
@@ -942,7 +977,9 @@ int asys_cpu_sampler_finish(struct asys_cpu_sampler *s, struct asys_err *err)
     }
     close_thread_events(s);
     release_rings(s);
-    int rc = asys_cpu_samples_write(&s->run, err);
+    int rc =
+        s->online ? asys_cpu_online_finish(s->online, err) : asys_cpu_samples_write(&s->run, err);
+    s->online = NULL;
     if (s->wake_fd >= 0)
         close(s->wake_fd);
     free(s->rings);

@@ -30,6 +30,12 @@
 /* Set (tests): the images are unwound and written on one thread, whatever
  * their number (the same report as two threads write). */
 #define ASYS_TEST_ONE_IMAGE_THREAD_ENV "ASYS_TEST_ONE_IMAGE_THREAD"
+/* Set (tests): every sample is unwound after the program, none while it
+ * runs (the same report). */
+#define ASYS_TEST_UNWIND_AT_END_ENV "ASYS_TEST_UNWIND_AT_END"
+/* Set (tests): the bytes of a raw file one online pass reads at most (a
+ * thread that cannot keep up, and its passes taken in parts). */
+#define ASYS_TEST_ONLINE_PASS_BYTES_ENV "ASYS_TEST_ONLINE_PASS_BYTES"
 
 struct asys_cpu_sampler_config {
     enum asys_cpu_sampling_scope scope;
@@ -90,6 +96,21 @@ struct asys_cpu_raw_run {
 
 /* Reads SESSION/cpu-sampling, unwinds and writes the segments. */
 int asys_cpu_samples_write(const struct asys_cpu_raw_run *run, struct asys_err *err);
+
+/* ---- cpu_samples_online.c ---- */
+
+/* The samples' images built, unwound and written by a thread of their own
+ * while the program runs, from what the drain thread copied; NULL where it
+ * cannot start (then everything is done at the end, as by
+ * asys_cpu_samples_write). */
+struct asys_cpu_online;
+struct asys_cpu_online *asys_cpu_online_start(const struct asys_cpu_raw_run *run);
+/* The drain thread, its copies flushed: every record before `before`
+ * (CLOCK_MONOTONIC ns) is in the raw files. */
+void asys_cpu_online_publish(struct asys_cpu_online *o, uint64_t before);
+/* After the last drain, the raw files closed: the rest, as
+ * asys_cpu_samples_write does; frees `o`. */
+int asys_cpu_online_finish(struct asys_cpu_online *o, struct asys_err *err);
 
 /* What the rings need to be read later (SESSION/cpu-sampling/run.json),
  * written when sampling starts. */

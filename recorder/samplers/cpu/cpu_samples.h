@@ -68,6 +68,7 @@ struct module {
     uint8_t build_id[ASYS_BUILD_ID_MAX];
     uint32_t build_id_length;
     int bias_known;
+    int resolved; /* file and bias looked up (cpu_resolve_modules) */
 };
 
 struct thread_name {
@@ -79,22 +80,9 @@ struct thread_name {
 struct sample {
     uint64_t time;
     uint32_t tid, cpu, flags;
-    const uint8_t *rec; /* the perf record */
+    const uint8_t *rec; /* the perf record; NULL once unwound (callchain_id) */
     uint32_t size;
-    uint32_t callchain_id;
-};
-
-struct image {
-    uint32_t pid, ppid;
-    int forked; /* a fork child that has not exec'd */
-    char *exe;
-    struct module *modules;
-    size_t module_count, module_cap;
-    struct thread_name *names;
-    size_t name_count, name_cap;
-    struct sample *samples;
-    size_t sample_count, sample_cap;
-    uint64_t first_time;
+    uint32_t callchain_id; /* in the image's chains; 0: none */
 };
 
 /* The call chains of one image, each once. */
@@ -106,6 +94,29 @@ struct chain_table {
         uint32_t offset, depth, id;
     } * slots;
     size_t slot_cap, count;
+};
+
+struct image_output;
+
+struct image {
+    uint32_t pid, ppid;
+    size_t index; /* in writer_state.images: its segment's name and uid */
+    int forked; /* a fork child that has not exec'd */
+    char *exe;
+    struct module *modules;
+    size_t module_count, module_cap;
+    struct thread_name *names;
+    size_t name_count, name_cap;
+    struct sample *samples;
+    size_t sample_count, sample_cap;
+    uint64_t first_time;
+    struct chain_table chains; /* of the samples unwound */
+    const struct image_output *resolved_by; /* whose ELF cache its modules' files are in */
+    /* threads that run it: its first, and those it started (FORK), less
+     * those that ended (EXIT); none left: ended at exit_time */
+    uint32_t live_threads;
+    int ended, written;
+    uint64_t exit_time;
 };
 
 struct writer_state {
@@ -169,6 +180,13 @@ struct library_ranges {
 };
 
 /* cpu_samples_write.c: the raw files, merged in time order */
+struct writer_state *cpu_writer_new(const struct asys_cpu_raw_run *run, struct asys_err *err);
+/* The images not written yet (`out`: the first thread's output, NULL for a
+ * new one) and the scheduling segment; the raw files loaded. */
+int cpu_writer_finish(struct writer_state *w, struct image_output *out, struct asys_err *err);
+void cpu_writer_free(struct writer_state *w);
+/* Removes the raw files, unless the session is kept (ASYS_KEEP_SESSION). */
+void cpu_remove_raw(const struct asys_cpu_raw_run *run);
 int cpu_load_raw_files(struct writer_state *w, struct asys_err *err);
 int cpu_scan_raw_file(struct writer_state *w, const struct raw_file *f, enum scan_pass pass,
                       struct asys_err *err);
@@ -176,6 +194,10 @@ int cpu_events_by_time(const void *a, const void *b);
 
 /* cpu_samples_images.c: each process image's modules, names and samples */
 int cpu_build_images(struct writer_state *w, struct asys_err *err);
+/* The events collected (w->events), sorted by time, into the images; each
+ * sample unwound at once with `unwind_with`'s files where given, else left
+ * for cpu_write_image.  The events are let go. */
+int cpu_take_events(struct writer_state *w, struct image_output *unwind_with, struct asys_err *err);
 void cpu_image_free(struct image *img);
 
 /* cpu_samples_unwind.c: a sample's frames, without asys's own, each chain once */
@@ -184,10 +206,16 @@ uint32_t cpu_sample_frames(const struct writer_state *w, const struct image *img
 void cpu_find_asys_library(const struct image *img, struct library_ranges *r);
 uint32_t cpu_without_asys_frames(const struct library_ranges *r, uint64_t *frames, uint32_t n);
 uint32_t cpu_chain_id(struct chain_table *t, const uint64_t *f, uint32_t n, int *is_new);
+/* The image's modules not yet looked up, in `out`'s ELF cache. */
+void cpu_resolve_modules(struct image_output *out, struct image *img);
+/* Unwinds the sample (its record must still be there) into the image's
+ * chains: its callchain_id set, its record let go. */
+void cpu_unwind_sample(const struct writer_state *w, struct image_output *out, struct image *img,
+                       struct sample *s);
 
 /* cpu_samples_segments.c: the images' segments and the scheduling segment */
 int cpu_write_image(const struct writer_state *w, struct image_output *out, struct image *img,
-                    size_t index, struct asys_err *err);
+                    struct asys_err *err);
 int cpu_write_sched(struct writer_state *w, struct asys_err *err);
 
 #endif

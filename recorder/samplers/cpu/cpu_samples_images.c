@@ -13,6 +13,8 @@ static struct image *image_new(struct writer_state *w, uint32_t pid, const struc
     if (!img)
         return NULL;
     img->pid = pid;
+    img->index = w->image_count;
+    img->live_threads = 1;
     if (parent) {
         img->ppid = parent->pid;
         img->forked = 1;
@@ -33,12 +35,28 @@ static struct image *image_new(struct writer_state *w, uint32_t pid, const struc
     return img;
 }
 
-static struct image *image_of(struct writer_state *w, uint32_t pid)
+/* The pid's image now; NULL when none was seen. */
+static struct image *current_image(struct writer_state *w, uint32_t pid)
 {
     uint64_t *v = asys_u64map_get(&w->current, pid);
-    if (v && *v && *v <= w->image_count)
-        return w->images[*v - 1];
-    return image_new(w, pid, NULL);
+    return v && *v && *v <= w->image_count ? w->images[*v - 1] : NULL;
+}
+
+/* The pid's image, made when none was seen; one written while the program
+ * ran but that goes on (a thread its counts missed) goes on in a new image
+ * with its modules. */
+static struct image *image_of(struct writer_state *w, uint32_t pid)
+{
+    struct image *img = current_image(w, pid);
+    if (img && img->written) {
+        struct image *next = image_new(w, pid, img);
+        if (next) {
+            next->ppid = img->ppid;
+            next->forked = img->forked;
+        }
+        return next;
+    }
+    return img ? img : image_new(w, pid, NULL);
 }
 
 void cpu_image_free(struct image *img)
@@ -48,6 +66,8 @@ void cpu_image_free(struct image *img)
     free(img->modules);
     free(img->names);
     free(img->samples);
+    free(img->chains.frames);
+    free(img->chains.slots);
     free(img->exe);
     free(img);
 }
@@ -98,9 +118,11 @@ static int on_comm(struct writer_state *w, const uint8_t *rec, uint32_t size, ui
     asys_u64map_put(&w->tid_pid, tid, pid);
     struct image *img = image_of(w, pid);
     if (img && (h.misc & PERF_RECORD_MISC_COMM_EXEC) && pid == tid &&
-        (img->module_count || img->sample_count || img->forked))
-        img = image_new(w, pid, NULL); /* exec: a new image, modules from scratch */
-    else if (img && (h.misc & PERF_RECORD_MISC_COMM_EXEC))
+        (img->module_count || img->sample_count || img->forked)) {
+        img->ended = 1; /* exec: its last sample was before */
+        img->exit_time = time;
+        img = image_new(w, pid, NULL); /* a new image, modules from scratch */
+    } else if (img && (h.misc & PERF_RECORD_MISC_COMM_EXEC))
         img->forked = 0;
     if (!img || asys_grow(&img->names, &img->name_cap, img->name_count, sizeof *img->names, 8))
         return -1;
@@ -118,15 +140,35 @@ static int on_fork(struct writer_state *w, const uint8_t *rec)
 {
     uint32_t pid = get_u32(rec + 8), ppid = get_u32(rec + 12), tid = get_u32(rec + 16);
     asys_u64map_put(&w->tid_pid, tid, pid);
-    if (pid == ppid)
-        return 0; /* a thread */
+    if (pid == ppid) { /* a thread */
+        struct image *img = current_image(w, pid);
+        if (img)
+            img->live_threads++;
+        return 0;
+    }
     if (asys_u64map_get(&w->tree, ppid) && asys_u64map_put(&w->tree, pid, 1) != 0)
         return -1;
+    struct image *reused = current_image(w, pid);
+    if (reused && !reused->ended) { /* its pid is another process's now: it ended */
+        reused->ended = 1;
+        reused->exit_time = get_u64(rec + 24);
+    }
     struct image *parent = image_of(w, ppid);
     return parent && image_new(w, pid, parent) ? 0 : -1;
 }
 
-static int on_sample(struct writer_state *w, const uint8_t *rec, uint32_t size, uint64_t time)
+/* A thread's end; the image's, when it was the last. */
+static void on_exit_record(struct writer_state *w, const uint8_t *rec, uint64_t time)
+{
+    struct image *img = current_image(w, get_u32(rec + 8));
+    if (img && img->live_threads && --img->live_threads == 0) {
+        img->ended = 1;
+        img->exit_time = time;
+    }
+}
+
+static int on_sample(struct writer_state *w, const uint8_t *rec, uint32_t size, uint64_t time,
+                     struct image **sampled)
 {
     struct perf_event_header h;
     memcpy(&h, rec, sizeof h);
@@ -148,6 +190,46 @@ static int on_sample(struct writer_state *w, const uint8_t *rec, uint32_t size, 
         s->flags |= ASYS_CPU_SAMPLE_IN_KERNEL;
     if (!img->first_time)
         img->first_time = time;
+    *sampled = img;
+    return 0;
+}
+
+/* One record of the sampling rings, taken in time order (out of memory:
+ * -1); *sampled: the image a sample was added to, else NULL. */
+static int cpu_image_event(struct writer_state *w, const struct event *e, struct image **sampled)
+{
+    struct perf_event_header h;
+    memcpy(&h, e->rec, sizeof h);
+    int rc = 0;
+    *sampled = NULL;
+    if (h.type == PERF_RECORD_MMAP2)
+        rc = on_mmap2(w, e->rec, e->size);
+    else if (h.type == PERF_RECORD_COMM)
+        rc = on_comm(w, e->rec, e->size, e->time);
+    else if (h.type == PERF_RECORD_FORK)
+        rc = on_fork(w, e->rec);
+    else if (h.type == PERF_RECORD_EXIT)
+        on_exit_record(w, e->rec, e->time);
+    else if (h.type == PERF_RECORD_SAMPLE)
+        rc = on_sample(w, e->rec, e->size, e->time, sampled);
+    if (!w->first_time || e->time < w->first_time)
+        w->first_time = e->time;
+    return rc;
+}
+
+int cpu_take_events(struct writer_state *w, struct image_output *unwind_with, struct asys_err *err)
+{
+    if (w->event_count)
+        qsort(w->events, w->event_count, sizeof *w->events, cpu_events_by_time);
+    for (size_t i = 0; i < w->event_count; i++) {
+        struct image *sampled;
+        if (cpu_image_event(w, &w->events[i], &sampled) != 0)
+            return asys_fail(err, "out of memory");
+        if (sampled && unwind_with)
+            cpu_unwind_sample(w, unwind_with, sampled,
+                              &sampled->samples[sampled->sample_count - 1]);
+    }
+    w->event_count = 0;
     return 0;
 }
 
@@ -156,25 +238,5 @@ int cpu_build_images(struct writer_state *w, struct asys_err *err)
     for (int i = 0; i < w->file_count; i++)
         if (!w->files[i].sched && cpu_scan_raw_file(w, &w->files[i], PASS_SAMPLES, err) != 0)
             return -1;
-    if (w->event_count)
-        qsort(w->events, w->event_count, sizeof *w->events, cpu_events_by_time);
-    for (size_t i = 0; i < w->event_count; i++) {
-        const struct event *e = &w->events[i];
-        struct perf_event_header h;
-        memcpy(&h, e->rec, sizeof h);
-        int rc = 0;
-        if (h.type == PERF_RECORD_MMAP2)
-            rc = on_mmap2(w, e->rec, e->size);
-        else if (h.type == PERF_RECORD_COMM)
-            rc = on_comm(w, e->rec, e->size, e->time);
-        else if (h.type == PERF_RECORD_FORK)
-            rc = on_fork(w, e->rec);
-        else if (h.type == PERF_RECORD_SAMPLE)
-            rc = on_sample(w, e->rec, e->size, e->time);
-        if (rc != 0)
-            return asys_fail(err, "out of memory");
-        if (!w->first_time || e->time < w->first_time)
-            w->first_time = e->time;
-    }
-    return 0;
+    return cpu_take_events(w, NULL, err);
 }

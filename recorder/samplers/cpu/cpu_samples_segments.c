@@ -138,24 +138,40 @@ static void put_jit_module(struct out_segment *o, const struct image *img, uint6
     asys_perf_map_free(map);
 }
 
+/* The chains' slots by id (id - 1), for their records; NULL when out of
+ * memory. */
+static const struct chain_slot **chains_by_id(const struct chain_table *t)
+{
+    const struct chain_slot **by_id = calloc(t->count + 1, sizeof *by_id);
+    for (size_t j = 0; by_id && j < t->slot_cap; j++)
+        if (t->slots[j].hash && t->slots[j].id && t->slots[j].id <= t->count)
+            by_id[t->slots[j].id - 1] = &t->slots[j];
+    return by_id;
+}
+
 int cpu_write_image(const struct writer_state *w, struct image_output *out, struct image *img,
-                    size_t index, struct asys_err *err)
+                    struct asys_err *err)
 {
     struct out_segment o = {0};
-    struct chain_table chains = {0};
+    const struct chain_slot **chain_of = NULL; /* by id; set to NULL once written */
     int rc = -1;
-    uint64_t frames[ASYS_CALLCHAIN_MAX_DEPTH + 1];
-    uint32_t max_depth = w->run->config->depth;
-    if (max_depth < 1 || max_depth > ASYS_CALLCHAIN_MAX_DEPTH)
-        max_depth = ASYS_CALLCHAIN_MAX_DEPTH;
     if (!img->sample_count) {
         rc = 0;
         goto out;
     }
+    for (size_t i = 0; i < img->sample_count; i++) /* what was not unwound as it came */
+        if (img->samples[i].rec)
+            cpu_unwind_sample(w, out, img, &img->samples[i]);
+    cpu_resolve_modules(out, img);
+    chain_of = chains_by_id(&img->chains);
+    if (!chain_of) {
+        asys_fail(err, "out of memory");
+        goto out;
+    }
     char name[64];
-    snprintf(name, sizeof name, "cpu-p%u-%zu", img->pid, index);
+    snprintf(name, sizeof name, "cpu-p%u-%zu", img->pid, img->index);
     /* a uid no injected process uses: the high byte tags the sampler's images */
-    uint64_t uid = (uint64_t)ASYS_SAMPLER_UID_TAG << 56 | (uint64_t)index << 32 | img->pid;
+    uint64_t uid = (uint64_t)ASYS_SAMPLER_UID_TAG << 56 | (uint64_t)img->index << 32 | img->pid;
     uint64_t t0 = img->first_time;
     if (segment_open(&o, w, name, img->pid, img->ppid, uid, out->slot_buffer, t0, err) != 0)
         goto out;
@@ -182,44 +198,29 @@ int cpu_write_image(const struct writer_state *w, struct image_output *out, stru
                                 ASYS_REC_WORD(ASYS_REC_THREAD_START, sizeof *t / 8, 0, delta));
         }
     }
-    for (size_t i = 0; i < img->module_count; i++) {
-        struct module *m = &img->modules[i];
-        m->file = asys_elf_cache_get(out->elf, m->path, m->build_id, m->build_id_length);
-        m->bias_known = m->file && asys_elf_file_bias(m->file, m->start, m->pgoff, &m->bias) == 0;
-        asys_note(ASYS_NOTE_DEBUG, "cpu sampling: pid %u: %s at %" PRIx64 " pgoff %" PRIx64 ": %s",
-                  img->pid, m->path, m->start, m->pgoff, m->bias_known ? "ok" : "no bias");
-        if (m->bias_known)
-            put_module(&o, m, put_string(&o, m->path, t0), t0);
-    }
+    for (size_t i = 0; i < img->module_count; i++)
+        if (img->modules[i].bias_known)
+            put_module(&o, &img->modules[i], put_string(&o, img->modules[i].path, t0), t0);
     struct module kernel = {.start = KERNEL_MODULE_START, .end = UINT64_MAX, .bias = 0};
     put_module(
         &o, &kernel,
         put_string(&o, w->kernel_symbols ? KERNEL_SYMBOLS_MODULE_NAME : KERNEL_MODULE_NAME, t0),
         t0);
     put_jit_module(&o, img, t0);
-    struct library_ranges asys_library;
-    cpu_find_asys_library(img, &asys_library);
     for (size_t i = 0; i < img->sample_count; i++) {
-        struct sample *s = &img->samples[i];
-        uint32_t n = cpu_without_asys_frames(&asys_library, frames,
-                                             cpu_sample_frames(w, img, s, frames, max_depth));
-        /* every frame is symbolized at address - 1 (a return address's call):
-         * the sampled instruction itself is stored one past its first byte so
-         * that a sample on a function's first instruction stays in it (in the
-         * kernel, the user frame is already where the thread resumes) */
-        if (n && !(s->flags & ASYS_CPU_SAMPLE_IN_KERNEL))
-            frames[0] += 1;
-        int is_new = 0;
-        uint32_t id = n ? cpu_chain_id(&chains, frames, n, &is_new) : 0;
-        if (is_new)
-            put_chain(&o, id, frames, n, s->time);
+        const struct sample *s = &img->samples[i];
+        const struct chain_slot *c = s->callchain_id ? chain_of[s->callchain_id - 1] : NULL;
+        if (c) { /* each chain's record before the first sample that names it */
+            put_chain(&o, c->id, img->chains.frames + c->offset, c->depth, s->time);
+            chain_of[s->callchain_id - 1] = NULL;
+        }
         out->unwind_failed += (s->flags & ASYS_CPU_SAMPLE_UNWIND_FAILED) != 0;
         struct asys_rec_cpu_sample *r = reserve(&o, sizeof *r, s->time, &delta);
         if (!r)
             continue;
         r->tid = s->tid;
         r->cpu = s->cpu;
-        r->callchain_id = id;
+        r->callchain_id = s->callchain_id;
         r->flags = s->flags;
         asys_segment_commit(&r->header,
                             ASYS_REC_WORD(ASYS_REC_CPU_SAMPLE, sizeof *r / 8, 0, delta));
@@ -228,8 +229,8 @@ int cpu_write_image(const struct writer_state *w, struct image_output *out, stru
     rc = 0;
 out:
     rc = segment_close(&o, w, rc, err);
-    free(chains.frames);
-    free(chains.slots);
+    free(chain_of);
+    img->written = 1;
     return rc;
 }
 

@@ -3,6 +3,7 @@
  * out; each distinct chain once. */
 #define _GNU_SOURCE
 #include "cpu_samples.h"
+#include "notes.h"
 
 /* x86-64 DWARF register numbers of the perf_regs the sampler asks for, in
  * the order of their bits: AX BX CX DX SI DI BP SP IP R8..R15. */
@@ -170,6 +171,47 @@ uint32_t cpu_sample_frames(const struct writer_state *w, const struct image *img
     if (user < 2)
         s->flags |= ASYS_CPU_SAMPLE_UNWIND_FAILED;
     return n + user;
+}
+
+void cpu_resolve_modules(struct image_output *out, struct image *img)
+{
+    if (img->resolved_by != out) /* another thread's files (or a parent's): its own */
+        for (size_t i = 0; i < img->module_count; i++)
+            img->modules[i].resolved = 0;
+    img->resolved_by = out;
+    for (size_t i = 0; i < img->module_count; i++) {
+        struct module *m = &img->modules[i];
+        if (m->resolved)
+            continue;
+        m->resolved = 1;
+        m->file = asys_elf_cache_get(out->elf, m->path, m->build_id, m->build_id_length);
+        m->bias_known = m->file && asys_elf_file_bias(m->file, m->start, m->pgoff, &m->bias) == 0;
+        asys_note(ASYS_NOTE_DEBUG, "cpu sampling: pid %u: %s at %" PRIx64 " pgoff %" PRIx64 ": %s",
+                  img->pid, m->path, m->start, m->pgoff, m->bias_known ? "ok" : "no bias");
+    }
+}
+
+void cpu_unwind_sample(const struct writer_state *w, struct image_output *out, struct image *img,
+                       struct sample *s)
+{
+    uint64_t frames[ASYS_CALLCHAIN_MAX_DEPTH + 1];
+    uint32_t max_depth = w->run->config->depth;
+    if (max_depth < 1 || max_depth > ASYS_CALLCHAIN_MAX_DEPTH)
+        max_depth = ASYS_CALLCHAIN_MAX_DEPTH;
+    cpu_resolve_modules(out, img); /* those mapped since its last sample too */
+    struct library_ranges asys_library;
+    cpu_find_asys_library(img, &asys_library);
+    uint32_t n = cpu_without_asys_frames(&asys_library, frames,
+                                         cpu_sample_frames(w, img, s, frames, max_depth));
+    /* every frame is symbolized at address - 1 (a return address's call):
+     * the sampled instruction itself is stored one past its first byte so
+     * that a sample on a function's first instruction stays in it (in the
+     * kernel, the user frame is already where the thread resumes) */
+    if (n && !(s->flags & ASYS_CPU_SAMPLE_IN_KERNEL))
+        frames[0] += 1;
+    int is_new = 0;
+    s->callchain_id = n ? cpu_chain_id(&img->chains, frames, n, &is_new) : 0;
+    s->rec = NULL; /* its bytes may go */
 }
 
 /* ---- asys's own frames ----------------------------------------------------------------

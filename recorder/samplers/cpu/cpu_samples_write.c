@@ -159,8 +159,10 @@ int cpu_events_by_time(const void *a, const void *b)
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
-static void remove_raw(const struct asys_cpu_raw_run *run)
+void cpu_remove_raw(const struct asys_cpu_raw_run *run)
 {
+    if (getenv("ASYS_KEEP_SESSION"))
+        return;
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/%s", run->session_dir, ASYS_CPU_RAW_DIR);
     DIR *d = opendir(dir);
@@ -192,35 +194,40 @@ static int recorded_this_boot(const char *session_dir)
 
 /* ---- the images, on two threads ------------------------------------------------- */
 
-/* Fewer samples than this: one thread (a second opens the binaries again). */
+/* Fewer samples to unwind than this: one thread (a second opens the
+ * binaries again). */
 #define SAMPLES_FOR_A_HELPER 256
 
 struct image_writer {
     const struct writer_state *w;
-    struct image_output out;
+    struct image_output own, *out; /* out: `own`, or the caller's */
     size_t *next; /* the next image to write, shared by the threads */
     int rc;
     struct asys_err err;
 };
 
-static int image_writer_init(struct image_writer *iw, const struct writer_state *w, size_t *next)
+static int image_writer_init(struct image_writer *iw, const struct writer_state *w, size_t *next,
+                             struct image_output *given)
 {
     iw->w = w;
     iw->next = next;
-    iw->out.elf = asys_elf_cache_new();
+    iw->out = given ? given : &iw->own;
+    if (given)
+        return 0;
+    iw->own.elf = asys_elf_cache_new();
     /* a few kB per image: one write each rather than a slot mapped, faulted
      * in and unmapped (a third of a 500-process finalize); zeroed, as a
      * fresh slot reads */
-    if (!iw->out.elf ||
-        (w->arena.control && !(iw->out.slot_buffer = calloc(1, w->arena.slot_size))))
+    if (!iw->own.elf ||
+        (w->arena.control && !(iw->own.slot_buffer = calloc(1, w->arena.slot_size))))
         return asys_fail(&iw->err, "out of memory");
     return 0;
 }
 
 static void image_writer_free(struct image_writer *iw)
 {
-    asys_elf_cache_free(iw->out.elf);
-    free(iw->out.slot_buffer);
+    asys_elf_cache_free(iw->own.elf);
+    free(iw->own.slot_buffer);
 }
 
 /* Writes images, each taken from the shared counter, until none is left or
@@ -233,7 +240,9 @@ static void *write_images(void *arg)
         size_t i = __atomic_fetch_add(iw->next, 1, __ATOMIC_RELAXED);
         if (i >= w->image_count)
             break;
-        if (cpu_write_image(w, &iw->out, w->images[i], i, &iw->err) != 0) {
+        if (w->images[i]->written)
+            continue; /* while the program ran */
+        if (cpu_write_image(w, iw->out, w->images[i], &iw->err) != 0) {
             iw->rc = -1;
             __atomic_store_n(iw->next, w->image_count, __ATOMIC_RELAXED);
             break;
@@ -242,24 +251,27 @@ static void *write_images(void *arg)
     return NULL;
 }
 
-/* Every image's segment: unwinding is most of a recording's finalize, on a
- * second CPU as well where there is one and enough samples. */
-static int write_all_images(struct writer_state *w, struct asys_err *err)
+/* Every image's segment not written yet: unwinding is most of a
+ * recording's finalize, on a second CPU as well where there is one and
+ * enough samples to unwind. */
+static int write_all_images(struct writer_state *w, struct image_output *given,
+                            struct asys_err *err)
 {
     size_t next = 0, samples = 0;
     for (size_t i = 0; i < w->image_count; i++)
-        samples += w->images[i]->sample_count;
+        for (size_t k = 0; !w->images[i]->written && k < w->images[i]->sample_count; k++)
+            samples += w->images[i]->samples[k].rec != NULL;
     struct image_writer parts[2];
     memset(parts, 0, sizeof parts);
     int threads = 1, rc = -1;
     pthread_t helper;
-    if (image_writer_init(&parts[0], w, &next) != 0) {
+    if (image_writer_init(&parts[0], w, &next, given) != 0) {
         *err = parts[0].err;
         goto out;
     }
     const char *one = getenv(ASYS_TEST_ONE_IMAGE_THREAD_ENV);
     if (!(one && *one) && samples >= SAMPLES_FOR_A_HELPER && sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
-        image_writer_init(&parts[1], w, &next) == 0 &&
+        image_writer_init(&parts[1], w, &next, NULL) == 0 &&
         pthread_create(&helper, NULL, write_images, &parts[1]) == 0)
         threads = 2;
     write_images(&parts[0]);
@@ -268,30 +280,30 @@ static int write_all_images(struct writer_state *w, struct asys_err *err)
     rc = 0;
     unsigned files = 0;
     for (int t = 0; t < threads; t++) {
-        w->samples += parts[t].out.samples;
-        w->unwind_failed += parts[t].out.unwind_failed;
-        files += asys_elf_cache_files(parts[t].out.elf);
+        w->samples += parts[t].out->samples;
+        w->unwind_failed += parts[t].out->unwind_failed;
+        files += asys_elf_cache_files(parts[t].out->elf);
         if (parts[t].rc && !rc) {
             rc = -1;
             *err = parts[t].err;
         }
     }
     asys_note(ASYS_NOTE_DEBUG,
-              "cpu sampling: %zu images on %d thread%s, %u files opened for the unwinder",
-              w->image_count, threads, threads > 1 ? "s" : "", files);
+              "cpu sampling: %zu images on %d thread%s, %u files opened for the unwinder (%zu "
+              "samples unwound at the end)",
+              w->image_count, threads, threads > 1 ? "s" : "", files, samples);
 out:
     image_writer_free(&parts[0]);
     image_writer_free(&parts[1]);
     return rc;
 }
 
-int asys_cpu_samples_write(const struct asys_cpu_raw_run *run, struct asys_err *err)
+struct writer_state *cpu_writer_new(const struct asys_cpu_raw_run *run, struct asys_err *err)
 {
     struct writer_state *w = calloc(1, sizeof *w);
-    int rc = -1;
     if (!w) {
         asys_fail(err, "out of memory");
-        goto out;
+        return NULL;
     }
     w->run = run;
     asys_u64map_init(&w->current);
@@ -299,7 +311,8 @@ int asys_cpu_samples_write(const struct asys_cpu_raw_run *run, struct asys_err *
     asys_u64map_init(&w->tree);
     if (asys_u64map_put(&w->tree, (uint64_t)run->target, 1) != 0) {
         asys_fail(err, "out of memory");
-        goto out;
+        cpu_writer_free(w);
+        return NULL;
     }
     /* the sampler asked for the kernel's callchains (system-wide, kallsyms readable) */
     w->kernel_symbols = run->config->scope == ASYS_SAMPLE_SYSTEM_WIDE &&
@@ -310,25 +323,39 @@ int asys_cpu_samples_write(const struct asys_cpu_raw_run *run, struct asys_err *
     if (asys_arena_path(run->session_dir, arena, sizeof arena) != 0 ||
         asys_arena_attach(&w->arena, arena) != 0)
         memset(&w->arena, 0, sizeof w->arena);
-    if (cpu_load_raw_files(w, err) != 0 || cpu_build_images(w, err) != 0 ||
-        write_all_images(w, err) != 0 || cpu_write_sched(w, err) != 0)
-        goto out;
-    rc = 0;
-out:
-    if (w) {
-        asys_arena_detach(&w->arena);
-        for (int i = 0; i < w->file_count; i++)
-            munmap(w->files[i].data, w->files[i].size);
-        for (size_t i = 0; i < w->image_count; i++)
-            cpu_image_free(w->images[i]);
-        free(w->images);
-        free(w->events);
-        asys_u64map_free(&w->current);
-        asys_u64map_free(&w->tid_pid);
-        asys_u64map_free(&w->tree);
-        free(w);
-    }
-    if (!getenv("ASYS_KEEP_SESSION"))
-        remove_raw(run);
+    return w;
+}
+
+int cpu_writer_finish(struct writer_state *w, struct image_output *out, struct asys_err *err)
+{
+    return write_all_images(w, out, err) != 0 || cpu_write_sched(w, err) != 0 ? -1 : 0;
+}
+
+void cpu_writer_free(struct writer_state *w)
+{
+    if (!w)
+        return;
+    asys_arena_detach(&w->arena);
+    for (int i = 0; i < w->file_count; i++)
+        munmap(w->files[i].data, w->files[i].size);
+    for (size_t i = 0; i < w->image_count; i++)
+        cpu_image_free(w->images[i]);
+    free(w->images);
+    free(w->events);
+    asys_u64map_free(&w->current);
+    asys_u64map_free(&w->tid_pid);
+    asys_u64map_free(&w->tree);
+    free(w);
+}
+
+int asys_cpu_samples_write(const struct asys_cpu_raw_run *run, struct asys_err *err)
+{
+    struct writer_state *w = cpu_writer_new(run, err);
+    int rc = !w || cpu_load_raw_files(w, err) != 0 || cpu_build_images(w, err) != 0 ||
+                     cpu_writer_finish(w, NULL, err) != 0
+                 ? -1
+                 : 0;
+    cpu_writer_free(w);
+    cpu_remove_raw(run);
     return rc;
 }

@@ -1,0 +1,331 @@
+/* The CPU samples' images built, unwound and written while the program
+ * runs (cpu_sampler.h).
+ *
+ * The drain thread copies the rings into the raw files as before (what a
+ * killed launcher leaves for `asys finalize`).  After each drain it flushes
+ * them and publishes a time before which every record is in the files: the
+ * start of its previous drain (a record is in its ring microseconds after
+ * its time).  This thread reads the files from where it stopped, takes their
+ * records up to that time in time order (cpu_image_event, as the images are
+ * built at the end), unwinds each sample at once with the modules its
+ * process had mapped, and writes each process image whose threads have all
+ * ended, or that exec replaced, one drain after its end.  What is left at the
+ * program's end is read from the mapped files as before: the samples
+ * not unwound yet and the images still running, on two threads where there
+ * are enough (cpu_writer_finish). */
+#define _GNU_SOURCE
+#include "cpu_samples.h"
+#include "notes.h"
+
+#include <pthread.h>
+#include <sched.h>
+
+/* The bytes one pass reads at most, of all files (each its share, at least
+ * FILE_PASS_MIN): a program that samples faster than this thread unwinds
+ * leaves the rest to later passes, or to the end. */
+#define PASS_MAX_BYTES (32u << 20)
+#define FILE_PASS_MIN (256u << 10)
+
+struct online_file {
+    int fd;
+    uint64_t offset; /* the records before it are taken */
+    void *map; /* at the end: the file, for what is left */
+    size_t map_size;
+};
+
+struct asys_cpu_online {
+    struct writer_state *w;
+    struct image_output out; /* this thread's ELF cache, then the end's first thread's */
+    struct online_file files[ASYS_CPU_MAX_CPUS];
+    int file_count;
+    uint8_t *buf;
+    size_t buf_cap;
+    size_t first_open; /* images before it are written or never sampled */
+    size_t written; /* images written while the program ran */
+    uint64_t written_before; /* the previous pass's time: images ended before it go */
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    uint64_t published; /* under lock: records before it are in the files */
+    int stop; /* under lock */
+    int failed; /* out of memory in this thread: the end says so */
+    size_t test_pass_max; /* ASYS_TEST_ONLINE_PASS_BYTES: a file's bytes a pass */
+};
+
+/* The time a record sorts by, as cpu_scan_raw_file reads it; 0: none. */
+static uint64_t record_time(const uint8_t *rec, uint32_t size)
+{
+    struct perf_event_header h;
+    memcpy(&h, rec, sizeof h);
+    switch (h.type) {
+    case PERF_RECORD_SAMPLE:
+    case PERF_RECORD_FORK:
+    case PERF_RECORD_EXIT:
+        return size >= 32 ? get_u64(rec + 24) : 0;
+    case PERF_RECORD_MMAP2:
+    case PERF_RECORD_COMM:
+        return size >= 24 + 24 ? get_u64(rec + size - 16) : 0;
+    default:
+        return 0;
+    }
+}
+
+/* The whole records of `data` that are before `until`: their length. */
+static size_t records_before(const uint8_t *data, size_t size, uint64_t until)
+{
+    size_t at = 0;
+    while (at + sizeof(struct perf_event_header) <= size) {
+        struct perf_event_header h;
+        memcpy(&h, data + at, sizeof h);
+        if (h.size < sizeof h || h.size > size - at)
+            break; /* the rest of it is not in the file yet */
+        uint64_t t = record_time(data + at, h.size);
+        if (t && t >= until)
+            break;
+        at += h.size;
+    }
+    return at;
+}
+
+/* The last record time of the whole records of `data`; 0: none. */
+static uint64_t last_time(const uint8_t *data, size_t size)
+{
+    uint64_t last = 0;
+    size_t at = 0;
+    while (at + sizeof(struct perf_event_header) <= size) {
+        struct perf_event_header h;
+        memcpy(&h, data + at, sizeof h);
+        if (h.size < sizeof h || h.size > size - at)
+            break;
+        uint64_t t = record_time(data + at, h.size);
+        last = t ? t : last;
+        at += h.size;
+    }
+    return last;
+}
+
+static int open_files(struct asys_cpu_online *o, const char *session_dir)
+{
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/%s", session_dir, ASYS_CPU_RAW_DIR);
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && o->file_count < ASYS_CPU_MAX_CPUS) {
+        if (strncmp(e->d_name, "samples-", 8))
+            continue;
+        int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0)
+            o->files[o->file_count++] = (struct online_file){.fd = fd};
+    }
+    closedir(d);
+    return 0;
+}
+
+static size_t file_pass_max(const struct asys_cpu_online *o)
+{
+    if (o->test_pass_max)
+        return o->test_pass_max;
+    size_t share = PASS_MAX_BYTES / (size_t)(o->file_count ? o->file_count : 1);
+    return share > FILE_PASS_MIN ? share : FILE_PASS_MIN;
+}
+
+/* Reads each file's new bytes (at most its share of a pass) into o->buf,
+ * one after the other: their lengths in got[].  -1: out of memory. */
+static int read_new(struct asys_cpu_online *o, size_t *got)
+{
+    size_t used = 0, most = file_pass_max(o);
+    for (int i = 0; i < o->file_count; i++) {
+        struct stat st;
+        got[i] = 0;
+        if (fstat(o->files[i].fd, &st) != 0 || (uint64_t)st.st_size <= o->files[i].offset)
+            continue;
+        uint64_t want = (uint64_t)st.st_size - o->files[i].offset;
+        size_t n = want > most ? most : (size_t)want;
+        while (o->buf_cap < used + n) /* asys_grow doubles once a call */
+            if (asys_grow(&o->buf, &o->buf_cap, o->buf_cap, 1, 1 << 20))
+                return -1;
+        ssize_t r = pread(o->files[i].fd, o->buf + used, n, (off_t)o->files[i].offset);
+        got[i] = r > 0 ? (size_t)r : 0;
+        used += got[i];
+    }
+    return 0;
+}
+
+/* Writes the images that ended before the previous pass (one pass of slack:
+ * a record of theirs may sit behind a later one in another file). */
+static int write_ended(struct asys_cpu_online *o, struct asys_err *err)
+{
+    struct writer_state *w = o->w;
+    int all_before = 1;
+    for (size_t i = o->first_open; i < w->image_count; i++) {
+        struct image *img = w->images[i];
+        if (!img->written && img->ended && img->exit_time < o->written_before &&
+            img->sample_count) {
+            if (cpu_write_image(w, &o->out, img, err) != 0)
+                return -1;
+            o->written++;
+            free(img->samples); /* the segment has them */
+            free(img->chains.frames);
+            free(img->chains.slots);
+            img->samples = NULL;
+            img->sample_count = img->sample_cap = 0;
+            memset(&img->chains, 0, sizeof img->chains);
+        }
+        int done = img->written || (img->ended && !img->sample_count);
+        if (all_before && done)
+            o->first_open = i + 1;
+        all_before &= done;
+    }
+    return 0;
+}
+
+/* One pass: the records before `until`, in time order. */
+static int online_pass(struct asys_cpu_online *o, uint64_t until, struct asys_err *err)
+{
+    struct writer_state *w = o->w;
+    size_t got[ASYS_CPU_MAX_CPUS];
+    if (read_new(o, got) != 0)
+        return asys_fail(err, "out of memory");
+    /* a file read in part: the others no further than its last record */
+    size_t at = 0;
+    for (int i = 0; i < o->file_count; at += got[i], i++)
+        if (got[i] == file_pass_max(o)) {
+            uint64_t t = last_time(o->buf + at, got[i]);
+            until = t && t < until ? t : until;
+        }
+    at = 0;
+    w->event_count = 0;
+    for (int i = 0; i < o->file_count; at += got[i], i++) {
+        struct raw_file f = {o->buf + at, records_before(o->buf + at, got[i], until), 0};
+        if (cpu_scan_raw_file(w, &f, PASS_SAMPLES, err) != 0)
+            return -1;
+        o->files[i].offset += f.size;
+    }
+    if (cpu_take_events(w, &o->out, err) != 0 || write_ended(o, err) != 0)
+        return -1;
+    o->written_before = until;
+    return 0;
+}
+
+static void *online_thread(void *arg)
+{
+    struct asys_cpu_online *o = arg;
+    uint64_t done = 0;
+    struct asys_err err = {0};
+    /* on a CPU the program leaves idle only: what is not done by the end is
+     * done then, as without this thread */
+    struct sched_param idle = {0};
+    pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
+    for (;;) {
+        pthread_mutex_lock(&o->lock);
+        while (!o->stop && o->published <= done)
+            pthread_cond_wait(&o->wake, &o->lock);
+        uint64_t until = o->published;
+        int stop = o->stop;
+        pthread_mutex_unlock(&o->lock);
+        if (stop)
+            break;
+        if (online_pass(o, until, &err) != 0) {
+            o->failed = 1;
+            asys_note(ASYS_NOTE_DEBUG, "cpu sampling: %s", err.text);
+            break;
+        }
+        done = until;
+    }
+    return NULL;
+}
+
+static void online_free(struct asys_cpu_online *o)
+{
+    for (int i = 0; i < o->file_count; i++) {
+        close(o->files[i].fd);
+        if (o->files[i].map)
+            munmap(o->files[i].map, o->files[i].map_size);
+    }
+    cpu_writer_free(o->w);
+    asys_elf_cache_free(o->out.elf);
+    free(o->out.slot_buffer);
+    free(o->buf);
+    pthread_mutex_destroy(&o->lock);
+    pthread_cond_destroy(&o->wake);
+    free(o);
+}
+
+struct asys_cpu_online *asys_cpu_online_start(const struct asys_cpu_raw_run *run)
+{
+    struct asys_err err = {0};
+    struct asys_cpu_online *o = calloc(1, sizeof *o);
+    if (!o)
+        return NULL;
+    pthread_mutex_init(&o->lock, NULL);
+    pthread_cond_init(&o->wake, NULL);
+    const char *pass = getenv(ASYS_TEST_ONLINE_PASS_BYTES_ENV);
+    o->test_pass_max = pass ? strtoull(pass, NULL, 10) : 0;
+    o->w = cpu_writer_new(run, &err);
+    o->out.elf = asys_elf_cache_new();
+    if (!o->w || !o->out.elf ||
+        (o->w->arena.control && !(o->out.slot_buffer = calloc(1, o->w->arena.slot_size))) ||
+        open_files(o, run->session_dir) != 0 ||
+        pthread_create(&o->thread, NULL, online_thread, o) != 0) {
+        online_free(o); /* the samples are all unwound at the end */
+        return NULL;
+    }
+    return o;
+}
+
+void asys_cpu_online_publish(struct asys_cpu_online *o, uint64_t before)
+{
+    pthread_mutex_lock(&o->lock);
+    if (before > o->published) {
+        o->published = before;
+        pthread_cond_signal(&o->wake);
+    }
+    pthread_mutex_unlock(&o->lock);
+}
+
+/* The records this thread did not take, from the files mapped, into the
+ * images; their samples stay for the end's unwinding. */
+static int take_the_rest(struct asys_cpu_online *o, struct asys_err *err)
+{
+    struct writer_state *w = o->w;
+    w->event_count = 0;
+    for (int i = 0; i < o->file_count; i++) {
+        struct online_file *f = &o->files[i];
+        struct stat st;
+        if (fstat(f->fd, &st) != 0 || (uint64_t)st.st_size <= f->offset)
+            continue;
+        f->map_size = (size_t)st.st_size;
+        f->map = mmap(NULL, f->map_size, PROT_READ, MAP_PRIVATE, f->fd, 0);
+        if (f->map == MAP_FAILED) {
+            f->map = NULL;
+            return asys_fail_errno(err, errno, "cannot map the CPU samples");
+        }
+        struct raw_file rest = {(uint8_t *)f->map + f->offset, f->map_size - f->offset, 0};
+        if (cpu_scan_raw_file(w, &rest, PASS_SAMPLES, err) != 0)
+            return -1;
+    }
+    return cpu_take_events(w, NULL, err);
+}
+
+int asys_cpu_online_finish(struct asys_cpu_online *o, struct asys_err *err)
+{
+    pthread_mutex_lock(&o->lock);
+    o->stop = 1;
+    pthread_cond_signal(&o->wake);
+    pthread_mutex_unlock(&o->lock);
+    pthread_join(o->thread, NULL);
+    asys_note(ASYS_NOTE_DEBUG, "cpu sampling: %zu images written while the program ran",
+              o->written);
+    const struct asys_cpu_raw_run *run = o->w->run;
+    int rc = -1;
+    if (o->failed)
+        asys_fail(err, "out of memory while unwinding the CPU samples");
+    else if (take_the_rest(o, err) == 0 && cpu_load_raw_files(o->w, err) == 0 &&
+             cpu_writer_finish(o->w, &o->out, err) == 0)
+        rc = 0;
+    online_free(o);
+    cpu_remove_raw(run);
+    return rc;
+}
