@@ -22,6 +22,7 @@
 #include "target_env.h"
 
 struct asys_profile_options;
+struct asys_symbolizer;
 
 /* What a collector's launcher hooks see. */
 struct asys_collector_setup {
@@ -36,6 +37,9 @@ struct asys_collector_setup {
      * inject_library names (asys_profile_merge_inject): their prepare hooks
      * preload no library of their own */
     uint64_t merged_features;
+    /* resolves the CPU samples' frames while the program runs (finalize
+     * takes it over); NULL: at the end only */
+    struct asys_symbolizer *symbolizer;
 };
 
 struct asys_collector {

@@ -102,6 +102,7 @@ static int sampling_start(const struct asys_collector_setup *s, pid_t target, vo
         .session_dir = s->session_dir,
         .target_running = s->target_running,
         .recording = s->recording,
+        .symbolizer = s->symbolizer,
     };
     struct asys_cpu_sampler *sampler = NULL;
     if (asys_cpu_sampler_start(&cfg, target, &sampler, err) != 0)

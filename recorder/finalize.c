@@ -999,7 +999,11 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
     struct segment_scan *scans = NULL;
     size_t n = 0;
     cJSON *symbols = NULL;
-    struct asys_symbolizer *symbolizer = asys_symbolizer_new();
+    /* the one frames were resolved into while the program ran, else a new one */
+    struct asys_symbolizer *symbolizer =
+        aids && aids->symbolizer ? aids->symbolizer : asys_symbolizer_new();
+    if (aids)
+        aids->symbolizer = NULL; /* finalize's now */
     struct collector_tallies tallies;
     struct clock_pairs launcher_pairs = {0}, header_pairs = {0};
     struct asys_arena_index arena = {0};
@@ -1023,7 +1027,8 @@ int asys_finalize(const char *session_dir, const char *report_path, int force,
         asys_fail(err, "out of memory");
         goto out;
     }
-    asys_symbolizer_adopt(symbolizer, aids ? aids->warmer : NULL);
+    if (aids && aids->warmer)
+        asys_symbolizer_adopt(symbolizer, aids->warmer);
     if (list_segments(segment_dir, &scans, &n, err) != 0)
         goto out;
     char arena_path[PATH_MAX + 32];

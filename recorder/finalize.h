@@ -10,6 +10,7 @@
 
 struct asys_arena_compressor;
 struct asys_symbols_warmer;
+struct asys_symbolizer;
 
 struct asys_finalize_result {
     uint64_t report_bytes;
@@ -46,6 +47,9 @@ struct asys_finalize_result {
 struct asys_finalize_aids {
     struct asys_arena_compressor *compressor;
     struct asys_symbols_warmer *warmer;
+    /* what resolved frames while the program ran (the warmer adopted); finalize
+     * frees it */
+    struct asys_symbolizer *symbolizer;
 };
 
 /* `target` may be NULL (recovery: the program's status is unknown), and

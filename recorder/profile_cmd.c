@@ -396,7 +396,7 @@ static int record(const struct asys_profile_options *o, char *report_path, size_
     static struct asys_env env; /* 16 KiB of text: not on the stack */
     char inject[PATH_MAX];
     struct asys_arena_compressor *compressor = NULL;
-    struct asys_symbols_warmer *warmer = NULL;
+    struct asys_symbolizer *symbolizer = NULL;
     int rc = ASYS_EXIT_FAILURE, have_session = 0, keep_session = 0;
     if (asys_inject_library_path(inject, sizeof inject) != 0) {
         const char *forced = getenv("ASYS_INJECT_LIB");
@@ -419,7 +419,12 @@ static int record(const struct asys_profile_options *o, char *report_path, size_
     }
     have_session = 1;
     uint64_t merged = asys_profile_merge_inject(o, inject, sizeof inject);
-    struct asys_collector_setup setup = {o, inject, session.dir, 0, 0, merged};
+    /* frames resolved while the program runs (the CPU sampler's), libc read
+     * by the warmer meanwhile: both best effort, finalize does the rest */
+    symbolizer = asys_symbolizer_new();
+    if (symbolizer)
+        asys_symbolizer_adopt(symbolizer, asys_symbols_warmer_start());
+    struct asys_collector_setup setup = {o, inject, session.dir, 0, 0, merged, symbolizer};
     if (asys_profile_target_environment(&setup, &session, &env, &err) != 0) {
         fprintf(stderr, "%s: cannot start a session: %s\n", PROG, err.text);
         goto out;
@@ -456,7 +461,6 @@ static int record(const struct asys_profile_options *o, char *report_path, size_
     if ((!early || strcmp(early, "0")) &&
         asys_arena_compressor_start(session.dir, compress_flags(early), &compressor, &err) != 0)
         fprintf(stderr, "%s: notice: %s\n", PROG, err.text);
-    warmer = asys_symbols_warmer_start(); /* best effort too */
     asys_target_wait(&target, o->wait, tick, &session, CLOCK_PAIR_INTERVAL_MS);
     asys_target_find_survivors(&target);
     asys_samplers_stop(&samplers);
@@ -466,9 +470,9 @@ static int record(const struct asys_profile_options *o, char *report_path, size_
         fprintf(stderr, "asys: '%s' was terminated by signal %d (%s)\n", o->target_argv[0],
                 WTERMSIG(target.status), strsignal(WTERMSIG(target.status)));
     struct asys_finalize_result res;
-    struct asys_finalize_aids aids = {compressor, warmer};
+    struct asys_finalize_aids aids = {compressor, NULL, symbolizer};
     compressor = NULL; /* finalize stops them */
-    warmer = NULL;
+    symbolizer = NULL;
     if (asys_finalize(session.dir, report_path, o->force_overwrite, &target, &aids, &res, &err) !=
         0) {
         /* the recording is whole in the session directory: keep it */
@@ -502,7 +506,7 @@ static int record(const struct asys_profile_options *o, char *report_path, size_
         rc = ASYS_EXIT_FAILURE;
 out:
     asys_arena_compressor_stop(compressor);
-    asys_symbols_warmer_free(warmer);
+    asys_symbolizer_free(symbolizer);
     if (have_session) {
         asys_session_close_launcher(&session);
         if (getenv("ASYS_KEEP_SESSION") && !keep_session)

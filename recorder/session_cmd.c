@@ -507,7 +507,8 @@ static int launch_spawn(struct launch *l, struct asys_target *target, struct asy
         return -1;
     l->have_session = 1;
     l->merged_features = asys_profile_merge_inject(l->o, l->inject, sizeof l->inject);
-    struct asys_collector_setup setup = {l->o, l->inject, l->session.dir, 0, 0, l->merged_features};
+    struct asys_collector_setup setup = {l->o, l->inject, l->session.dir, 0, 0, l->merged_features,
+                                         NULL};
     if (asys_profile_target_environment(&setup, &l->session, &env, err) != 0 ||
         asys_env_set(&env, "ASYS_CAPTURE_RANGE", "session", err) != 0 ||
         asys_profile_add_env_vars(l->o, &env, err) != 0)
@@ -584,9 +585,10 @@ int asys_cmd_launch(int argc, char **argv)
             "asys: session '%s': '%s' runs as pid %d, not recorded until 'asys start "
             "--session %s'\n",
             l.name, o.target_argv[0], (int)target.pid, l.name);
-    struct launch_samplers ls = {.session = &l.session,
-                                 .setup = {&o, l.inject, l.session.dir, 1, 0, l.merged_features},
-                                 .pid = target.pid};
+    struct launch_samplers ls = {
+        .session = &l.session,
+        .setup = {&o, l.inject, l.session.dir, 1, 0, l.merged_features, NULL},
+        .pid = target.pid};
     if (asys_samplers_any(&o) && !(ls.control = asys_session_control_map(l.session.dir, &err)))
         fprintf(stderr, "asys launch: warning: the samplers cannot run: %s\n", err.text);
     asys_target_wait(&target, o.wait, launch_tick, &ls, LAUNCH_TICK_MS);

@@ -28,12 +28,16 @@
 /* A run shorter than this never reads libc while the program runs. */
 #define WARM_AFTER_NS (150 * 1000 * 1000)
 
+struct file_symbols;
+
 /* A loaded object, once per report: its file (path and build id) and the
  * offsets of every frame that fell into it, in any process. */
 struct sym_file {
     char *path;
     char build_id[2 * ASYS_BUILD_ID_MAX + 1];
     struct asys_u64map offsets; /* address - load bias -> 1 */
+    struct asys_u64map resolved; /* offset -> cJSON * resolved while the program ran */
+    struct file_symbols *kept; /* opened for that, kept until the end; or NULL */
 };
 
 /* Where a process image mapped a file. */
@@ -59,6 +63,8 @@ struct asys_symbolizer {
     size_t file_count, file_cap;
     struct asys_strmap file_index; /* "path\0build id" -> index + 1 */
     struct asys_symbols_warmer *warmer; /* what was read while the program ran, or NULL */
+    size_t prefetched, taken; /* frames resolved while the program ran; of them, in the report */
+    int warm_taken; /* the warmer's read is a kept file now (or there was none) */
 };
 
 struct asys_symbolizer *asys_symbolizer_new(void)
@@ -81,6 +87,8 @@ static void free_strings(struct asys_symbolizer *s)
     asys_u64map_init(&s->strings);
 }
 
+static void kept_close(struct file_symbols *fs);
+
 void asys_symbolizer_free(struct asys_symbolizer *s)
 {
     if (!s)
@@ -95,8 +103,14 @@ void asys_symbolizer_free(struct asys_symbolizer *s)
     }
     asys_u64map_free(&s->images);
     for (size_t i = 0; i < s->file_count; i++) {
-        free(s->files[i].path);
-        asys_u64map_free(&s->files[i].offsets);
+        struct sym_file *f = &s->files[i];
+        free(f->path);
+        asys_u64map_free(&f->offsets);
+        for (size_t k = 0; k < f->resolved.capacity; k++)
+            if (f->resolved.used[k])
+                cJSON_Delete((cJSON *)(uintptr_t)f->resolved.values[k]);
+        asys_u64map_free(&f->resolved);
+        kept_close(f->kept);
     }
     free(s->files);
     asys_strmap_free(&s->file_index);
@@ -105,30 +119,34 @@ void asys_symbolizer_free(struct asys_symbolizer *s)
     free(s);
 }
 
-void asys_symbolizer_begin_segment(struct asys_symbolizer *s, const struct asys_segment_header *h)
+/* The image of a process uid, made on first sight; NULL: out of memory. */
+static struct sym_image *image_for(struct asys_symbolizer *s, uint64_t uid)
 {
-    s->current = NULL;
-    if (h->collector != ASYS_SEGMENT_THREAD || !(h->feature_mask & ASYS_FEATURE_STACKS))
-        return;
-    uint64_t *v = asys_u64map_get(&s->images, h->process_uid);
-    if (v) {
-        s->current = (struct sym_image *)(uintptr_t)*v;
-        return;
-    }
+    uint64_t *v = asys_u64map_get(&s->images, uid);
+    if (v)
+        return (struct sym_image *)(uintptr_t)*v;
     struct sym_image *img = calloc(1, sizeof *img);
     if (!img)
-        return;
-    img->uid = h->process_uid;
+        return NULL;
+    img->uid = uid;
     asys_u64map_init(&img->addresses);
     if (asys_u64map_put(&s->images, img->uid, (uint64_t)(uintptr_t)img) != 0) {
         free(img);
-        return;
+        return NULL;
     }
-    s->current = img;
+    return img;
 }
 
-/* The file of a module record, added on first sight; -1: out of memory. */
-static int64_t file_of(struct asys_symbolizer *s, const struct asys_rec_module *r, const char *path)
+void asys_symbolizer_begin_segment(struct asys_symbolizer *s, const struct asys_segment_header *h)
+{
+    s->current = NULL;
+    if (h->collector == ASYS_SEGMENT_THREAD && (h->feature_mask & ASYS_FEATURE_STACKS))
+        s->current = image_for(s, h->process_uid);
+}
+
+/* The file of a path and build id, added on first sight; -1: out of memory. */
+static int64_t file_of(struct asys_symbolizer *s, const char *path, const uint8_t *build_id,
+                       uint32_t build_id_length)
 {
     char key[4096 + 2 * ASYS_BUILD_ID_MAX + 2];
     size_t n = strlen(path);
@@ -136,8 +154,8 @@ static int64_t file_of(struct asys_symbolizer *s, const struct asys_rec_module *
         return -1;
     memcpy(key, path, n + 1);
     char *id = key + n + 1;
-    uint32_t len = r->build_id_length < ASYS_BUILD_ID_MAX ? r->build_id_length : ASYS_BUILD_ID_MAX;
-    asys_hex_encode(r->build_id, len, id);
+    uint32_t len = build_id_length < ASYS_BUILD_ID_MAX ? build_id_length : ASYS_BUILD_ID_MAX;
+    asys_hex_encode(build_id, len, id);
     size_t key_len = n + 1 + 2 * len;
     uint32_t at = asys_strmap_get(&s->file_index, key, key_len);
     if (at)
@@ -151,6 +169,7 @@ static int64_t file_of(struct asys_symbolizer *s, const struct asys_rec_module *
         return -1;
     memcpy(f->build_id, id, 2 * len + 1);
     asys_u64map_init(&f->offsets);
+    asys_u64map_init(&f->resolved);
     if (asys_strmap_put(&s->file_index, key, key_len, (uint32_t)(s->file_count + 1)) != 0) {
         free(f->path);
         return -1;
@@ -158,17 +177,40 @@ static int64_t file_of(struct asys_symbolizer *s, const struct asys_rec_module *
     return (int64_t)s->file_count++;
 }
 
+static void add_mapping(struct asys_symbolizer *s, struct sym_image *img, const char *path,
+                        const uint8_t *build_id, uint32_t build_id_length, uint64_t start,
+                        uint64_t end, uint64_t bias)
+{
+    for (size_t i = 0; i < img->map_count; i++)
+        if (img->maps[i].start == start) /* every thread writes the list: once is enough */
+            return;
+    int64_t file = file_of(s, path, build_id, build_id_length);
+    if (file < 0 || asys_grow(&img->maps, &img->map_cap, img->map_count, sizeof *img->maps, 32))
+        return;
+    img->maps[img->map_count++] = (struct sym_mapping){bias, start, end, (uint32_t)file};
+}
+
 static void add_module(struct asys_symbolizer *s, struct sym_image *img,
                        const struct asys_rec_module *r, const char *path)
 {
-    for (size_t i = 0; i < img->map_count; i++)
-        if (img->maps[i].start == r->start) /* every thread writes the list: once is enough */
-            return;
-    int64_t file = file_of(s, r, path);
-    if (file < 0 || asys_grow(&img->maps, &img->map_cap, img->map_count, sizeof *img->maps, 32))
-        return;
-    img->maps[img->map_count++] =
-        (struct sym_mapping){r->load_bias, r->start, r->end, (uint32_t)file};
+    add_mapping(s, img, path, r->build_id, r->build_id_length, r->start, r->end, r->load_bias);
+}
+
+void asys_symbolizer_add_mapping(struct asys_symbolizer *s, uint64_t uid, const char *path,
+                                 const uint8_t *build_id, uint32_t build_id_length, uint64_t start,
+                                 uint64_t end, uint64_t bias)
+{
+    struct sym_image *img = image_for(s, uid);
+    if (img)
+        add_mapping(s, img, path, build_id, build_id_length, start, end, bias);
+}
+
+void asys_symbolizer_add_frames(struct asys_symbolizer *s, uint64_t uid, const uint64_t *frames,
+                                uint32_t n)
+{
+    struct sym_image *img = image_for(s, uid);
+    for (uint32_t i = 0; img && i < n; i++)
+        asys_u64map_put(&img->addresses, frames[i], 1);
 }
 
 void asys_symbolizer_add(struct asys_symbolizer *s, const struct asys_record *rec)
@@ -300,6 +342,13 @@ static void file_symbols_close(struct file_symbols *fs)
         dwfl_end(fs->dwfl);
 }
 
+static void kept_close(struct file_symbols *fs)
+{
+    if (fs)
+        file_symbols_close(fs);
+    free(fs);
+}
+
 /* ---- inlined functions ---------------------------------------------------- */
 
 #define INLINE_DEPTH_MAX 16
@@ -400,16 +449,41 @@ static cJSON *resolve_offset(const struct file_symbols *fs, uint64_t offset)
     return frame;
 }
 
-static cJSON *file_json(const struct sym_file *f, const struct file_symbols *fs)
+/* The frame resolved while the program ran, taken from `f`; NULL: none. */
+static cJSON *take_resolved(struct sym_file *f, uint64_t offset)
+{
+    uint64_t *v = asys_u64map_get(&f->resolved, offset);
+    cJSON *frame = v ? (cJSON *)(uintptr_t)*v : NULL;
+    if (v)
+        *v = 0;
+    return frame;
+}
+
+/* The offsets of `f` not resolved while the program ran. */
+static size_t unresolved(const struct sym_file *f)
+{
+    size_t n = 0;
+    for (size_t a = 0; a < f->offsets.capacity; a++) {
+        const uint64_t *v =
+            f->offsets.used[a] ? asys_u64map_get(&f->resolved, f->offsets.keys[a]) : NULL;
+        n += f->offsets.used[a] && !(v && *v);
+    }
+    return n;
+}
+
+static cJSON *file_json(struct sym_file *f, const struct file_symbols *fs)
 {
     cJSON *entry = cJSON_CreateObject();
     cJSON_AddStringToObject(entry, "path", f->path);
     if (f->build_id[0])
         cJSON_AddStringToObject(entry, "build_id", f->build_id);
     cJSON *frames = cJSON_AddArrayToObject(entry, "frames");
-    for (size_t a = 0; a < f->offsets.capacity; a++)
-        if (f->offsets.used[a])
-            cJSON_AddItemToArray(frames, resolve_offset(fs, f->offsets.keys[a]));
+    for (size_t a = 0; a < f->offsets.capacity; a++) {
+        if (!f->offsets.used[a])
+            continue;
+        cJSON *frame = take_resolved(f, f->offsets.keys[a]);
+        cJSON_AddItemToArray(frames, frame ? frame : resolve_offset(fs, f->offsets.keys[a]));
+    }
     return entry;
 }
 
@@ -425,6 +499,7 @@ struct asys_symbols_warmer {
     struct sym_file file; /* path and build id; no offsets */
     struct file_symbols fs;
     int have; /* fs holds what was read */
+    int finished; /* atomic: the thread is done (read, or cancelled) */
 };
 
 /* The libc this launcher runs on, as dl_iterate_phdr sees it. */
@@ -466,6 +541,22 @@ static int find_libc(struct dl_phdr_info *info, size_t size, void *arg)
     return 1;
 }
 
+static void warm_read(struct asys_symbols_warmer *w)
+{
+    file_symbols_open(&w->file, &w->fs);
+    w->have = 1;
+    Dwarf_Addr bias;
+    Dwarf *dw = w->fs.module ? dwfl_module_getdwarf(w->fs.module, &bias) : NULL;
+    Dwarf_Aranges *aranges;
+    size_t count, header;
+    Dwarf_Off next;
+    Dwarf_Die cu;
+    Dwarf_Lines *lines;
+    if (dw && dwarf_getaranges(dw, &aranges, &count) == 0 &&
+        dwarf_nextcu(dw, 0, &next, &header, NULL, NULL, NULL) == 0 && dwarf_offdie(dw, header, &cu))
+        dwarf_getsrclines(&cu, &lines, &count);
+}
+
 /* Waits WARM_AFTER_NS (a run shorter than that never pays for it), then
  * opens the file as finalize would and reads its line tables whole: the
  * compressed DWARF of a separate debug file is inflated on first use. */
@@ -480,20 +571,9 @@ static void *warm(void *arg)
         ;
     w->began = !w->cancel;
     pthread_mutex_unlock(&w->lock);
-    if (!w->began)
-        return NULL;
-    file_symbols_open(&w->file, &w->fs);
-    w->have = 1;
-    Dwarf_Addr bias;
-    Dwarf *dw = w->fs.module ? dwfl_module_getdwarf(w->fs.module, &bias) : NULL;
-    Dwarf_Aranges *aranges;
-    size_t count, header;
-    Dwarf_Off next;
-    Dwarf_Die cu;
-    Dwarf_Lines *lines;
-    if (dw && dwarf_getaranges(dw, &aranges, &count) == 0 &&
-        dwarf_nextcu(dw, 0, &next, &header, NULL, NULL, NULL) == 0 && dwarf_offdie(dw, header, &cu))
-        dwarf_getsrclines(&cu, &lines, &count);
+    if (w->began)
+        warm_read(w);
+    __atomic_store_n(&w->finished, 1, __ATOMIC_RELEASE);
     return NULL;
 }
 
@@ -566,6 +646,80 @@ static int take_warmed(struct asys_symbols_warmer *w, const struct sym_file *f,
     return 1;
 }
 
+/* The file kept open for `f`'s build id (or path) while the program ran;
+ * NULL: none. */
+static struct file_symbols *kept_of(const struct asys_symbolizer *s, const struct sym_file *f)
+{
+    if (f->kept)
+        return f->kept;
+    for (size_t i = 0; f->build_id[0] && i < s->file_count; i++)
+        if (s->files[i].kept && !strcmp(s->files[i].build_id, f->build_id))
+            return s->files[i].kept;
+    return NULL;
+}
+
+/* An image's frames resolved now: those in files of build id `only`, or
+ * (NULL) all but those of `skip` (the warmer's file while it reads). */
+static void prefetch_image(struct asys_symbolizer *s, const struct sym_image *img, const char *only,
+                           const char *skip)
+{
+    for (size_t a = 0; a < img->addresses.capacity; a++) {
+        if (!img->addresses.used[a])
+            continue;
+        const struct sym_mapping *m = mapping_at(img, img->addresses.keys[a]);
+        struct sym_file *f = m ? &s->files[m->file] : NULL;
+        uint64_t offset = img->addresses.keys[a] - (m ? m->bias : 0);
+        if (!f || (only && strcmp(f->build_id, only)) || (skip[0] && !strcmp(f->build_id, skip)) ||
+            asys_u64map_get(&f->resolved, offset))
+            continue;
+        struct file_symbols *fs = kept_of(s, f);
+        if (!fs && (fs = malloc(sizeof *fs)) != NULL) {
+            file_symbols_open(f, fs);
+            f->kept = fs;
+        }
+        cJSON *frame = fs ? resolve_offset(fs, offset) : NULL;
+        if (frame && asys_u64map_put(&f->resolved, offset, (uint64_t)(uintptr_t)frame) != 0)
+            cJSON_Delete(frame);
+        else
+            s->prefetched += frame != NULL;
+    }
+}
+
+/* The warmer's read, once its thread is done, kept for its file (when a
+ * frame fell in it): the frames skipped until then are resolved now. */
+static void take_finished_warmer(struct asys_symbolizer *s)
+{
+    struct asys_symbols_warmer *w = s->warmer;
+    if (!w || s->warm_taken || !__atomic_load_n(&w->finished, __ATOMIC_ACQUIRE))
+        return;
+    struct sym_file *f = NULL;
+    for (size_t i = 0; i < s->file_count && !f; i++)
+        if (!strcmp(s->files[i].build_id, w->file.build_id))
+            f = &s->files[i];
+    if (!f)
+        return; /* no frame in it yet */
+    s->warm_taken = 1;
+    struct file_symbols *fs = malloc(sizeof *fs);
+    if (fs && take_warmed(w, f, fs))
+        f->kept = fs;
+    else
+        free(fs); /* nothing was read: opened as any other file */
+    for (size_t i = 0; i < s->images.capacity; i++)
+        if (s->images.used[i])
+            prefetch_image(s, (const struct sym_image *)(uintptr_t)s->images.values[i],
+                           w->file.build_id, "");
+}
+
+void asys_symbolizer_prefetch(struct asys_symbolizer *s, uint64_t uid)
+{
+    uint64_t *v = asys_u64map_get(&s->images, uid);
+    if (!v)
+        return;
+    take_finished_warmer(s);
+    const char *reading = s->warmer && !s->warm_taken ? s->warmer->file.build_id : "";
+    prefetch_image(s, (const struct sym_image *)(uintptr_t)*v, NULL, reading);
+}
+
 static const struct sym_file *sort_files;
 
 static int by_build_id(const void *a, const void *b)
@@ -592,29 +746,36 @@ static int files_json(struct asys_symbolizer *s, cJSON *out)
         order[i] = i;
     sort_files = s->files;
     qsort(order, n, sizeof *order, by_build_id);
-    struct file_symbols fs;
+    struct file_symbols fs, none;
+    memset(&none, 0, sizeof none);
+    const struct file_symbols *use = NULL; /* what resolves `open`'s build id */
+    int own = 0; /* use is fs, opened here */
     const struct sym_file *open = NULL;
     for (size_t k = 0; k < n; k++) {
-        const struct sym_file *f = &s->files[order[k]];
+        struct sym_file *f = &s->files[order[k]];
         /* the same build id: reused when its first path gave something */
-        int reuse = open && f->build_id[0] && !strcmp(open->build_id, f->build_id) &&
-                    (fs.dwfl || fs.jit || fs.pseudo_name);
-        if (!reuse && f->offsets.count) {
-            if (open)
+        int reuse = use && f->build_id[0] && !strcmp(open->build_id, f->build_id) &&
+                    (use->dwfl || use->jit || use->pseudo_name);
+        size_t unresolved_now = unresolved(f);
+        int need = unresolved_now != 0;
+        if (need && !reuse) {
+            if (own)
                 file_symbols_close(&fs);
-            if (!take_warmed(s->warmer, f, &fs))
-                file_symbols_open(f, &fs);
+            own = 0;
+            use = kept_of(s, f); /* opened while the program ran */
+            if (!use) {
+                if (!take_warmed(s->warmer, f, &fs))
+                    file_symbols_open(f, &fs);
+                use = &fs;
+                own = 1;
+            }
             open = f;
         }
-        if (!f->offsets.count && !reuse) { /* nothing to resolve: nothing opened */
-            struct file_symbols none;
-            memset(&none, 0, sizeof none);
-            entries[order[k]] = file_json(f, &none);
-        } else {
-            entries[order[k]] = file_json(f, &fs);
-        }
+        /* nothing to resolve: nothing opened */
+        s->taken += f->offsets.count - unresolved_now;
+        entries[order[k]] = file_json(f, need || reuse ? use : &none);
     }
-    if (open)
+    if (own)
         file_symbols_close(&fs);
     for (size_t i = 0; i < n; i++) {
         cJSON_AddItemToArray(out, entries[i]);
@@ -665,6 +826,8 @@ cJSON *asys_symbolizer_resolve(struct asys_symbolizer *s)
         cJSON_Delete(root);
         return NULL;
     }
+    asys_note(ASYS_NOTE_DEBUG, "symbols: %zu frames resolved while the program ran, %zu taken",
+              s->prefetched, s->taken);
     cJSON *images = cJSON_AddArrayToObject(root, "images");
     for (size_t i = 0; i < s->images.capacity; i++) {
         if (!s->images.used[i])

@@ -8,6 +8,7 @@
 #define ASYS_SYMBOLIZE_H
 
 #include <cJSON.h>
+#include <stdint.h>
 
 #include "segment_stream.h"
 
@@ -32,6 +33,18 @@ struct asys_symbols_warmer *asys_symbols_warmer_start(void);
 void asys_symbols_warmer_free(struct asys_symbols_warmer *w);
 /* Gives `s` what `w` read, for the file of that build id; `s` frees `w`. */
 void asys_symbolizer_adopt(struct asys_symbolizer *s, struct asys_symbols_warmer *w);
+
+/* While the program runs (the CPU sampler's thread, one thread at a time):
+ * a process image's mapped file and the frames of its call chains, as its
+ * segment holds them, then its frames resolved now (all but the warmer's
+ * file), for asys_symbolizer_resolve to take.  Finalize feeds the same
+ * image again from its segment: nothing is resolved twice. */
+void asys_symbolizer_add_mapping(struct asys_symbolizer *s, uint64_t uid, const char *path,
+                                 const uint8_t *build_id, uint32_t build_id_length, uint64_t start,
+                                 uint64_t end, uint64_t bias);
+void asys_symbolizer_add_frames(struct asys_symbolizer *s, uint64_t uid, const uint64_t *frames,
+                                uint32_t n);
+void asys_symbolizer_prefetch(struct asys_symbolizer *s, uint64_t uid);
 
 /* Resolves every address seen; NULL when there were no call stacks. */
 cJSON *asys_symbolizer_resolve(struct asys_symbolizer *s);

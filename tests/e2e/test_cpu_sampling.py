@@ -458,6 +458,18 @@ def sample_rows(con):
                   for start, tid, chain in rows)
 
 
+def sampled_frames(con):
+    """Every frame of the samples' call chains as symbolized: (module, address,
+    function, file, line), sorted."""
+    return sorted(set(tuple('' if v is None else v for v in row) for row in con.execute(
+        'SELECT mp.value, f.address, fn.value, fl.value, f.line FROM cpu_samples AS s '
+        'JOIN callchain_frames AS cf ON cf.callchain_id = s.callchain_id '
+        'JOIN frames AS f ON f.id = cf.frame_id LEFT JOIN modules AS m ON m.id = f.module_id '
+        'LEFT JOIN strings AS mp ON mp.id = m.path_id '
+        'LEFT JOIN strings AS fn ON fn.id = f.function_id '
+        'LEFT JOIN strings AS fl ON fl.id = f.file_id')))
+
+
 class TwoUnwindThreads(SamplingCase):
     def samples(self, name):
         return sample_rows(self.db(name))
@@ -508,8 +520,9 @@ class UnwoundWhileRunning(SamplingCase):
                            env=dict(self.env, ASYS_DEBUG='1', ASYS_KEEP_SESSION='1', **env),
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self.assertEqual(r.returncode, 0, r.stderr)
-        written = re.search(r'(\d+) images written while the program ran', r.stderr.decode())
-        self.assertTrue(written and int(written.group(1)) > 0, r.stderr)
+        live_err = r.stderr.decode()
+        written = re.search(r'(\d+) images written while the program ran', live_err)
+        self.assertTrue(written and int(written.group(1)) > 0, live_err)
         sessions = [n for n in os.listdir(self.dir) if n.startswith('asys-')]
         self.assertEqual(len(sessions), 1, os.listdir(self.dir))
         session = os.path.join(self.dir, sessions[0])
@@ -523,6 +536,12 @@ class UnwoundWhileRunning(SamplingCase):
         self.assertEqual(len(set(live)), len(live))  # none twice
         self.assertIn('burn_a', {s[2][0] for s in live if s[2]})
         self.assertEqual(live, end)
+        # frames resolved while the program ran are those finalize resolves
+        self.assertEqual(sampled_frames(self.db('live')), sampled_frames(self.db('end')))
+        if 'ASYS_TEST_ONLINE_PASS_BYTES' not in env:
+            resolved = re.search(r'symbols: (\d+) frames resolved while the program ran, (\d+) '
+                                 r'taken', live_err)
+            self.assertTrue(resolved and int(resolved.group(2)) > 0, live_err[-3000:])
         # each image written once: the counts are of the samples written
         for name, rows in (('live', live), ('end', end)):
             self.assertEqual(int(self.manifest(name)['cpu-sampling']['samples']), len(rows), name)

@@ -37,6 +37,8 @@
  * thread that cannot keep up, and its passes taken in parts). */
 #define ASYS_TEST_ONLINE_PASS_BYTES_ENV "ASYS_TEST_ONLINE_PASS_BYTES"
 
+struct asys_symbolizer;
+
 struct asys_cpu_sampler_config {
     enum asys_cpu_sampling_scope scope;
     enum asys_cpu_backtrace backtrace;
@@ -50,6 +52,9 @@ struct asys_cpu_sampler_config {
      * the segments, so that each recording's are told apart in the arena */
     uint32_t recording;
     const char *session_dir;
+    /* the images' frames resolved as they are written while the program
+     * runs (symbolize.h); NULL: at finalize */
+    struct asys_symbolizer *symbolizer;
 };
 
 /* What the sampler used and counted: the CPU_SAMPLING_INFO record. */

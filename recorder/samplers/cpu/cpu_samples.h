@@ -216,6 +216,8 @@ void cpu_unwind_sample(const struct writer_state *w, struct image_output *out, s
 /* cpu_samples_segments.c: the images' segments and the scheduling segment */
 int cpu_write_image(const struct writer_state *w, struct image_output *out, struct image *img,
                     struct asys_err *err);
+/* The process uid of the image's segment. */
+uint64_t cpu_image_uid(const struct image *img);
 int cpu_write_sched(struct writer_state *w, struct asys_err *err);
 
 #endif

@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include "cpu_samples.h"
 #include "notes.h"
+#include "symbolize.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -153,6 +154,26 @@ static int read_new(struct asys_cpu_online *o, size_t *got)
     return 0;
 }
 
+/* The image's frames resolved now, for finalize: its modules and call
+ * chains as its segment holds them. */
+static void resolve_frames(struct asys_symbolizer *s, const struct image *img)
+{
+    if (!s)
+        return;
+    uint64_t uid = cpu_image_uid(img);
+    for (size_t i = 0; i < img->module_count; i++) {
+        const struct module *m = &img->modules[i];
+        if (m->bias_known)
+            asys_symbolizer_add_mapping(s, uid, m->path, m->build_id, m->build_id_length, m->start,
+                                        m->end, m->bias);
+    }
+    const struct chain_table *t = &img->chains;
+    for (size_t j = 0; j < t->slot_cap; j++)
+        if (t->slots[j].hash)
+            asys_symbolizer_add_frames(s, uid, t->frames + t->slots[j].offset, t->slots[j].depth);
+    asys_symbolizer_prefetch(s, uid);
+}
+
 /* Writes the images that ended before the previous pass (one pass of slack:
  * a record of theirs may sit behind a later one in another file). */
 static int write_ended(struct asys_cpu_online *o, struct asys_err *err)
@@ -166,6 +187,7 @@ static int write_ended(struct asys_cpu_online *o, struct asys_err *err)
             if (cpu_write_image(w, &o->out, img, err) != 0)
                 return -1;
             o->written++;
+            resolve_frames(w->run->config->symbolizer, img);
             free(img->samples); /* the segment has them */
             free(img->chains.frames);
             free(img->chains.slots);

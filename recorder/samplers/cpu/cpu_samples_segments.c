@@ -149,6 +149,12 @@ static const struct chain_slot **chains_by_id(const struct chain_table *t)
     return by_id;
 }
 
+uint64_t cpu_image_uid(const struct image *img)
+{
+    /* a uid no injected process uses: the high byte tags the sampler's images */
+    return (uint64_t)ASYS_SAMPLER_UID_TAG << 56 | (uint64_t)img->index << 32 | img->pid;
+}
+
 int cpu_write_image(const struct writer_state *w, struct image_output *out, struct image *img,
                     struct asys_err *err)
 {
@@ -170,10 +176,9 @@ int cpu_write_image(const struct writer_state *w, struct image_output *out, stru
     }
     char name[64];
     snprintf(name, sizeof name, "cpu-p%u-%zu", img->pid, img->index);
-    /* a uid no injected process uses: the high byte tags the sampler's images */
-    uint64_t uid = (uint64_t)ASYS_SAMPLER_UID_TAG << 56 | (uint64_t)img->index << 32 | img->pid;
     uint64_t t0 = img->first_time;
-    if (segment_open(&o, w, name, img->pid, img->ppid, uid, out->slot_buffer, t0, err) != 0)
+    if (segment_open(&o, w, name, img->pid, img->ppid, cpu_image_uid(img), out->slot_buffer, t0,
+                     err) != 0)
         goto out;
     uint32_t exe = put_string(&o, img->exe ? img->exe : "", t0);
     uint32_t comm = 0;
