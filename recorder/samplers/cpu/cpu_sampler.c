@@ -945,10 +945,8 @@ int asys_cpu_sampler_start(const struct asys_cpu_sampler_config *cfg, pid_t targ
     rc = 0;
 out:
     if (s) {
-        if (s->online) { /* the drain thread did not start */
-            struct asys_err ignored = {0};
-            asys_cpu_online_finish(s->online, &ignored);
-        }
+        if (s->online) /* the drain thread did not start */
+            asys_cpu_online_cancel(s->online);
         close_thread_events(s);
         close_rings(s);
         if (s->wake_fd >= 0)

@@ -116,6 +116,8 @@ void asys_cpu_online_publish(struct asys_cpu_online *o, uint64_t before);
 /* After the last drain, the raw files closed: the rest, as
  * asys_cpu_samples_write does; frees `o`. */
 int asys_cpu_online_finish(struct asys_cpu_online *o, struct asys_err *err);
+/* Stops the thread and frees `o`, nothing written (the sampler did not start). */
+void asys_cpu_online_cancel(struct asys_cpu_online *o);
 
 /* What the rings need to be read later (SESSION/cpu-sampling/run.json),
  * written when sampling starts. */

@@ -331,13 +331,24 @@ static int take_the_rest(struct asys_cpu_online *o, struct asys_err *err)
     return cpu_take_events(w, NULL, err);
 }
 
-int asys_cpu_online_finish(struct asys_cpu_online *o, struct asys_err *err)
+static void online_stop(struct asys_cpu_online *o)
 {
     pthread_mutex_lock(&o->lock);
     o->stop = 1;
     pthread_cond_signal(&o->wake);
     pthread_mutex_unlock(&o->lock);
     pthread_join(o->thread, NULL);
+}
+
+void asys_cpu_online_cancel(struct asys_cpu_online *o)
+{
+    online_stop(o);
+    online_free(o);
+}
+
+int asys_cpu_online_finish(struct asys_cpu_online *o, struct asys_err *err)
+{
+    online_stop(o);
     asys_note(ASYS_NOTE_DEBUG, "cpu sampling: %zu images written while the program ran",
               o->written);
     const struct asys_cpu_raw_run *run = o->w->run;
