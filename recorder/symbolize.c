@@ -262,8 +262,19 @@ static const struct sym_mapping *mapping_at(const struct sym_image *img, uint64_
     return NULL;
 }
 
-/* Every image's frames go to the files they fall in, as offsets from the
- * file's load bias (the same for every process that loaded it). */
+/* The file an image's frame address falls in, and its offset from the
+ * file's load bias (the same for every process that loaded it); NULL: none. */
+static struct sym_file *file_at(struct asys_symbolizer *s, const struct sym_image *img,
+                                uint64_t address, uint64_t *offset)
+{
+    const struct sym_mapping *m = mapping_at(img, address);
+    if (!m)
+        return NULL;
+    *offset = address - m->bias;
+    return &s->files[m->file];
+}
+
+/* Every image's frames go to the files they fall in. */
 static void collect_offsets(struct asys_symbolizer *s)
 {
     for (size_t i = 0; i < s->images.capacity; i++) {
@@ -271,11 +282,11 @@ static void collect_offsets(struct asys_symbolizer *s)
             continue;
         const struct sym_image *img = (struct sym_image *)(uintptr_t)s->images.values[i];
         for (size_t a = 0; a < img->addresses.capacity; a++) {
-            if (!img->addresses.used[a])
-                continue;
-            const struct sym_mapping *m = mapping_at(img, img->addresses.keys[a]);
-            if (m)
-                asys_u64map_put(&s->files[m->file].offsets, img->addresses.keys[a] - m->bias, 1);
+            uint64_t offset;
+            struct sym_file *f =
+                img->addresses.used[a] ? file_at(s, img, img->addresses.keys[a], &offset) : NULL;
+            if (f)
+                asys_u64map_put(&f->offsets, offset, 1);
         }
     }
 }
@@ -664,11 +675,9 @@ static void prefetch_image(struct asys_symbolizer *s, const struct sym_image *im
                            const char *skip)
 {
     for (size_t a = 0; a < img->addresses.capacity; a++) {
-        if (!img->addresses.used[a])
-            continue;
-        const struct sym_mapping *m = mapping_at(img, img->addresses.keys[a]);
-        struct sym_file *f = m ? &s->files[m->file] : NULL;
-        uint64_t offset = img->addresses.keys[a] - (m ? m->bias : 0);
+        uint64_t offset;
+        struct sym_file *f =
+            img->addresses.used[a] ? file_at(s, img, img->addresses.keys[a], &offset) : NULL;
         if (!f || (only && strcmp(f->build_id, only)) || (skip[0] && !strcmp(f->build_id, skip)) ||
             asys_u64map_get(&f->resolved, offset))
             continue;

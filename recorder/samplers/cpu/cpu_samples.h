@@ -190,6 +190,10 @@ void cpu_remove_raw(const struct asys_cpu_raw_run *run);
 int cpu_load_raw_files(struct writer_state *w, struct asys_err *err);
 int cpu_scan_raw_file(struct writer_state *w, const struct raw_file *f, enum scan_pass pass,
                       struct asys_err *err);
+/* The time a sampling ring's record sorts by: a SAMPLE's, FORK's or EXIT's
+ * field, a side-band record's sample_id trailer; -1 when it has none (other
+ * types) or is too short for it. */
+int cpu_record_time(const uint8_t *rec, uint32_t size, uint64_t *time);
 int cpu_events_by_time(const void *a, const void *b);
 
 /* cpu_samples_images.c: each process image's modules, names and samples */
@@ -199,6 +203,8 @@ int cpu_build_images(struct writer_state *w, struct asys_err *err);
  * for cpu_write_image.  The events are let go. */
 int cpu_take_events(struct writer_state *w, struct image_output *unwind_with, struct asys_err *err);
 void cpu_image_free(struct image *img);
+/* Frees the image's samples and chains (its segment holds them). */
+void cpu_image_drop_samples(struct image *img);
 
 /* cpu_samples_unwind.c: a sample's frames, without asys's own, each chain once */
 uint32_t cpu_sample_frames(const struct writer_state *w, const struct image *img, struct sample *s,

@@ -59,15 +59,23 @@ static struct image *image_of(struct writer_state *w, uint32_t pid)
     return img ? img : image_new(w, pid, NULL);
 }
 
+void cpu_image_drop_samples(struct image *img)
+{
+    free(img->samples);
+    free(img->chains.frames);
+    free(img->chains.slots);
+    img->samples = NULL;
+    img->sample_count = img->sample_cap = 0;
+    memset(&img->chains, 0, sizeof img->chains);
+}
+
 void cpu_image_free(struct image *img)
 {
     for (size_t i = 0; i < img->module_count; i++)
         free(img->modules[i].path);
     free(img->modules);
     free(img->names);
-    free(img->samples);
-    free(img->chains.frames);
-    free(img->chains.slots);
+    cpu_image_drop_samples(img);
     free(img->exe);
     free(img);
 }

@@ -53,56 +53,26 @@ struct asys_cpu_online {
     size_t test_pass_max; /* ASYS_TEST_ONLINE_PASS_BYTES: a file's bytes a pass */
 };
 
-/* The time a record sorts by, as cpu_scan_raw_file reads it; 0: none. */
-static uint64_t record_time(const uint8_t *rec, uint32_t size)
-{
-    struct perf_event_header h;
-    memcpy(&h, rec, sizeof h);
-    switch (h.type) {
-    case PERF_RECORD_SAMPLE:
-    case PERF_RECORD_FORK:
-    case PERF_RECORD_EXIT:
-        return size >= 32 ? get_u64(rec + 24) : 0;
-    case PERF_RECORD_MMAP2:
-    case PERF_RECORD_COMM:
-        return size >= 24 + 24 ? get_u64(rec + size - 16) : 0;
-    default:
-        return 0;
-    }
-}
-
-/* The whole records of `data` that are before `until`: their length. */
-static size_t records_before(const uint8_t *data, size_t size, uint64_t until)
+/* The whole records at the start of `data` whose time is before `until`
+ * (records without a time go with them): their length; *last, the time of
+ * the last of them that has one (0: none). */
+static size_t records_before(const uint8_t *data, size_t size, uint64_t until, uint64_t *last)
 {
     size_t at = 0;
+    *last = 0;
     while (at + sizeof(struct perf_event_header) <= size) {
         struct perf_event_header h;
         memcpy(&h, data + at, sizeof h);
         if (h.size < sizeof h || h.size > size - at)
             break; /* the rest of it is not in the file yet */
-        uint64_t t = record_time(data + at, h.size);
-        if (t && t >= until)
+        uint64_t t;
+        int timed = cpu_record_time(data + at, h.size, &t) == 0;
+        if (timed && t >= until)
             break;
+        *last = timed ? t : *last;
         at += h.size;
     }
     return at;
-}
-
-/* The last record time of the whole records of `data`; 0: none. */
-static uint64_t last_time(const uint8_t *data, size_t size)
-{
-    uint64_t last = 0;
-    size_t at = 0;
-    while (at + sizeof(struct perf_event_header) <= size) {
-        struct perf_event_header h;
-        memcpy(&h, data + at, sizeof h);
-        if (h.size < sizeof h || h.size > size - at)
-            break;
-        uint64_t t = record_time(data + at, h.size);
-        last = t ? t : last;
-        at += h.size;
-    }
-    return last;
 }
 
 static int open_files(struct asys_cpu_online *o, const char *session_dir)
@@ -179,7 +149,6 @@ static void resolve_frames(struct asys_symbolizer *s, const struct image *img)
 static int write_ended(struct asys_cpu_online *o, struct asys_err *err)
 {
     struct writer_state *w = o->w;
-    int all_before = 1;
     for (size_t i = o->first_open; i < w->image_count; i++) {
         struct image *img = w->images[i];
         if (!img->written && img->ended && img->exit_time < o->written_before &&
@@ -188,17 +157,10 @@ static int write_ended(struct asys_cpu_online *o, struct asys_err *err)
                 return -1;
             o->written++;
             resolve_frames(w->run->config->symbolizer, img);
-            free(img->samples); /* the segment has them */
-            free(img->chains.frames);
-            free(img->chains.slots);
-            img->samples = NULL;
-            img->sample_count = img->sample_cap = 0;
-            memset(&img->chains, 0, sizeof img->chains);
+            cpu_image_drop_samples(img);
         }
-        int done = img->written || (img->ended && !img->sample_count);
-        if (all_before && done)
+        if (o->first_open == i && (img->written || (img->ended && !img->sample_count)))
             o->first_open = i + 1;
-        all_before &= done;
     }
     return 0;
 }
@@ -212,15 +174,15 @@ static int online_pass(struct asys_cpu_online *o, uint64_t until, struct asys_er
         return asys_fail(err, "out of memory");
     /* a file read in part: the others no further than its last record */
     size_t at = 0;
+    uint64_t last;
     for (int i = 0; i < o->file_count; at += got[i], i++)
-        if (got[i] == file_pass_max(o)) {
-            uint64_t t = last_time(o->buf + at, got[i]);
-            until = t && t < until ? t : until;
-        }
+        if (got[i] == file_pass_max(o) && records_before(o->buf + at, got[i], UINT64_MAX, &last) &&
+            last && last < until)
+            until = last;
     at = 0;
     w->event_count = 0;
     for (int i = 0; i < o->file_count; at += got[i], i++) {
-        struct raw_file f = {o->buf + at, records_before(o->buf + at, got[i], until), 0};
+        struct raw_file f = {o->buf + at, records_before(o->buf + at, got[i], until, &last), 0};
         if (cpu_scan_raw_file(w, &f, PASS_SAMPLES, err) != 0)
             return -1;
         o->files[i].offset += f.size;

@@ -67,6 +67,28 @@ static int sample_time(const uint8_t *rec, uint32_t size, uint64_t *time)
     return 0;
 }
 
+int cpu_record_time(const uint8_t *rec, uint32_t size, uint64_t *time)
+{
+    struct perf_event_header h;
+    memcpy(&h, rec, sizeof h);
+    switch (h.type) {
+    case PERF_RECORD_SAMPLE:
+        return sample_time(rec, size, time);
+    case PERF_RECORD_MMAP2:
+        return trailer_time(rec, size, 72, time);
+    case PERF_RECORD_COMM:
+        return trailer_time(rec, size, 16, time);
+    case PERF_RECORD_FORK:
+    case PERF_RECORD_EXIT:
+        if (size < 32)
+            return -1;
+        *time = get_u64(rec + 24);
+        return 0;
+    default:
+        return -1;
+    }
+}
+
 static int add_event(struct writer_state *w, uint64_t time, const uint8_t *rec, uint32_t size)
 {
     if (asys_grow(&w->events, &w->event_cap, w->event_count, sizeof *w->events, 4096))
@@ -118,27 +140,16 @@ int cpu_scan_raw_file(struct writer_state *w, const struct raw_file *f, enum sca
             if (f->sched) { /* TIME first */
                 keep = h.size >= 16;
                 time = keep ? get_u64(rec + 8) : 0;
-            } else {
-                keep = sample_time(rec, h.size, &time) == 0;
+                break;
             }
-            break;
+            /* fall through */
         case PERF_RECORD_MMAP2:
-            keep = trailer_time(rec, h.size, 72, &time) == 0;
-            break;
         case PERF_RECORD_COMM:
-            keep = trailer_time(rec, h.size, 16, &time) == 0;
-            break;
-        case PERF_RECORD_SWITCH:
-        case PERF_RECORD_SWITCH_CPU_WIDE:
-            break; /* read in the scheduling pass */
         case PERF_RECORD_FORK:
         case PERF_RECORD_EXIT:
-            if (h.size >= 32) {
-                time = get_u64(rec + 24);
-                keep = 1;
-            }
+            keep = cpu_record_time(rec, h.size, &time) == 0;
             break;
-        default:
+        default: /* SWITCH records are read in the scheduling pass */
             break;
         }
         if (keep && !f->sched && add_event(w, time, rec, h.size) != 0)
