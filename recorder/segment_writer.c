@@ -1,9 +1,11 @@
 #define _GNU_SOURCE
 #include "segment_writer.h"
+#include "parse_util.h"
 #include "write_all.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,15 +109,16 @@ int asys_arena_create(const char *path, uint64_t slot_size)
 static int inherited_arena(uint64_t *dev, uint64_t *ino)
 {
     const char *v = getenv(ASYS_ARENA_FD_ENV);
-    int fd;
-    unsigned long long d, i;
+    uint64_t fd, d, i;
     struct stat st;
-    if (!v || sscanf(v, "%d:%llu:%llu", &fd, &d, &i) != 3 || fd < 0 || fstat(fd, &st) != 0 ||
-        (uint64_t)st.st_dev != d || (uint64_t)st.st_ino != i)
+    /* "FD:DEV:INO", by hand: sscanf's code would be paged in at each start */
+    if (!v || asys_decimal_u64(&v, ':', &fd) != 0 || fd > INT_MAX ||
+        (v++, asys_decimal_u64(&v, ':', &d) != 0) || (v++, asys_decimal_u64(&v, '\0', &i) != 0) ||
+        fstat((int)fd, &st) != 0 || (uint64_t)st.st_dev != d || (uint64_t)st.st_ino != i)
         return -1;
     *dev = d;
     *ino = i;
-    return fd;
+    return (int)fd;
 }
 
 /* Whether the inherited descriptor still is the arena (the program may have
@@ -304,12 +307,16 @@ static void start_writing(struct asys_segment_writer *w, const struct asys_segme
     w->last_ticks = header->base_ticks;
 }
 
+_Static_assert(sizeof(((struct asys_segment_writer *)0)->path) ==
+                   sizeof(((struct asys_arena *)0)->path),
+               "a writer copies its arena's path whole");
+
 /* A writer in `arena`: its path and its slots' header (sequence 0). */
 static void start_in_arena(struct asys_segment_writer *w, const struct asys_arena *arena,
                            const struct asys_segment_header *header)
 {
     memset(w, 0, sizeof *w);
-    snprintf(w->path, sizeof w->path, "%s", arena->path);
+    memcpy(w->path, arena->path, sizeof w->path); /* no snprintf: one libc page less a start */
     w->arena = arena;
     memcpy(w->trailer.magic, ASYS_SLOT_MAGIC, sizeof w->trailer.magic);
     w->trailer.process_uid = header->process_uid;

@@ -364,8 +364,14 @@ void asys_python_hggc_stack(struct asys_thread *t, uint32_t correlation, uint32_
  * (call it outside asys_thread_enter/leave). */
 uint16_t asys_hgtx_domain_create(const char *name);
 
-/* Debug output, only when ASYS_DEBUG is set. */
-ASYS_RUNTIME_API void asys_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Debug output, only when ASYS_DEBUG is set; the arguments are evaluated
+ * only then (a process's start would page in their code). */
+ASYS_RUNTIME_API void asys_debug_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define asys_debug(...)                                                                            \
+    do {                                                                                           \
+        if (asys_proc.debug)                                                                       \
+            asys_debug_print(__VA_ARGS__);                                                         \
+    } while (0)
 
 /* An unsigned decimal from the environment; `fallback` when unset or not a number
  * (tuning knobs and test hooks, which have no option). */

@@ -3,6 +3,7 @@
  * the host: every failure turns recording off for what it affects. */
 #define _GNU_SOURCE
 #include "inject.h"
+#include "parse_util.h"
 #include "rank_env.h"
 
 #include <errno.h>
@@ -52,10 +53,8 @@ char *asys_append_u64(char *dst, char *end, uint64_t v, int base)
     return dst;
 }
 
-void asys_debug(const char *fmt, ...)
+void asys_debug_print(const char *fmt, ...)
 {
-    if (!asys_proc.debug)
-        return;
     int saved_errno = errno;
     char buf[512];
     int len = snprintf(buf, sizeof buf, "asys-inject[%d]: ", (int)getpid());
@@ -82,24 +81,16 @@ static uint64_t new_process_uid(void)
 uint64_t asys_env_u64(const char *name, uint64_t fallback)
 {
     const char *v = getenv(name);
-    if (!v || !*v)
-        return fallback;
-    char *end;
-    unsigned long long n = strtoull(v, &end, 10);
-    return *end ? fallback : (uint64_t)n;
+    uint64_t n;
+    return v && asys_decimal_u64(&v, '\0', &n) == 0 ? n : fallback;
 }
 
 int asys_option_u64(const char *name, uint64_t *out)
 {
     const char *v = getenv(name);
-    char *end;
-    if (v && *v && *v != '-') {
-        unsigned long long n = strtoull(v, &end, 10);
-        if (!*end) {
-            *out = (uint64_t)n;
-            return 0;
-        }
-    }
+    const char *digits = v;
+    if (digits && asys_decimal_u64(&digits, '\0', out) == 0)
+        return 0;
     asys_debug("option %s is %s; its collector stays off", name, v ? "not a number" : "missing");
     return -1;
 }
@@ -150,14 +141,27 @@ static void keep_rank_environment(const char *session)
     close(fd);
 }
 
-/* ASYS_COLLECTORS ("hgtx,osrt") -> the registry's entries; each starts. */
+/* Whether `name` is the n bytes at p. */
+static int is_name(const char *name, const char *p, size_t n)
+{
+    size_t i = 0;
+    while (i < n && name[i] == p[i])
+        i++;
+    return i == n && name[i] == '\0';
+}
+
+/* ASYS_COLLECTORS ("hgtx,osrt") -> the registry's entries; each starts.
+ * The list is cut by hand: strcspn's code is one more page of libc that
+ * every process would fault in. */
 static void start_collectors(const char *list)
 {
     asys_proc.segment_features = ASYS_FEATURE_CORE;
     for (const char *p = list ? list : ""; *p;) {
-        size_t n = strcspn(p, ",");
+        size_t n = 0;
+        while (p[n] && p[n] != ',')
+            n++;
         for (const struct asys_inject_collector *c = asys_inject_collectors; c->name; c++) {
-            if (strlen(c->name) != n || strncmp(p, c->name, n))
+            if (!is_name(c->name, p, n))
                 continue;
             if (!c->init) { /* in a library of its own that the launcher did not preload */
                 asys_debug("collector %s: its library is not loaded; it stays off", c->name);

@@ -11,7 +11,10 @@
 #include "sql_functions.h"
 #include "importer.h"
 #include "json_util.h"
+#include "parse_util.h"
 #include "test_util.h"
+
+#include <errno.h>
 
 START_TEST(u64map_against_a_reference)
 {
@@ -164,6 +167,51 @@ START_TEST(json_print_is_cjsons)
     ck_assert_ptr_null(asys_json_print(raw, 1));
     cJSON_Delete(raw);
     ck_assert_ptr_null(asys_json_print(NULL, 0));
+}
+END_TEST
+
+static uint64_t next_random(uint64_t *x)
+{
+    *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+    return *x;
+}
+
+/* asys_decimal_u64 accepts what strtoull accepts whole (no sign, space or
+ * overflow), up to the stop character, and gives the same value. */
+START_TEST(decimal_u64_is_strtoulls)
+{
+    uint64_t x = 0x2545f4914f6cdd1dull;
+    static const char alphabet[] = "0123456789012345678901234567890123456789:+- x";
+    for (int round = 0; round < 20000; round++) {
+        char text[32];
+        size_t len = (size_t)(next_random(&x) % 24);
+        for (size_t i = 0; i < len; i++)
+            text[i] = alphabet[next_random(&x) % (sizeof alphabet - 1)];
+        text[len] = '\0';
+        if (round % 4 == 0 && len) /* near 2^64 */
+            snprintf(text, sizeof text, "1844674407370955%d%d", (int)(next_random(&x) % 10),
+                     (int)(next_random(&x) % 100));
+        char *end;
+        errno = 0;
+        unsigned long long want = strtoull(text, &end, 10);
+        int whole = text[0] >= '0' && text[0] <= '9' && errno != ERANGE;
+        const char *cursor = text;
+        uint64_t got = 7;
+        int rc = asys_decimal_u64(&cursor, '\0', &got);
+        if (whole && *end == '\0') {
+            ck_assert_msg(rc == 0 && got == want && cursor == end, "'%s'", text);
+        } else {
+            ck_assert_msg(rc == -1 && got == 7 && cursor == text, "'%s'", text);
+        }
+        /* the same digits before a ':' stop there, the cursor on it */
+        char *colon = strchr(text, ':');
+        if (whole && end == colon) {
+            cursor = text;
+            ck_assert_int_eq(asys_decimal_u64(&cursor, ':', &got), 0);
+            ck_assert_uint_eq(got, want);
+            ck_assert_ptr_eq(cursor, colon);
+        }
+    }
 }
 END_TEST
 
@@ -496,6 +544,7 @@ int main(void)
     tcase_add_test(tc, strmap_interns_by_content);
     tcase_add_test(tc, key_index_sort_is_stable);
     tcase_add_test(tc, json_print_is_cjsons);
+    tcase_add_test(tc, decimal_u64_is_strtoulls);
     tcase_add_test(tc, clock_map_interpolates);
     tcase_add_test(tc, median_and_stdev);
     tcase_add_test(tc, covered_length_of_intervals);
