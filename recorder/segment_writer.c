@@ -174,6 +174,10 @@ int asys_arena_attach(struct asys_arena *a, const char *path)
         goto out;
     }
     struct asys_arena_control *c = m;
+    /* a write first (adding nothing): one fault maps the shared page
+     * writable, where a read would map it read-only and the first claim
+     * fault it again */
+    __atomic_fetch_add(&c->next_slot, 0, __ATOMIC_RELAXED);
     if (memcmp(c->magic, ASYS_ARENA_MAGIC, sizeof c->magic) != 0 ||
         c->version != ASYS_ARENA_VERSION || c->slot_size < ASYS_MIN_CHUNK_SIZE ||
         c->slot_size % page_size() != 0) {

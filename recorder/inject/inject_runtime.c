@@ -308,13 +308,45 @@ static size_t read_proc_file(const char *path, char *buf, size_t size)
 /* The arguments the loader passed to the library's constructor: until the
  * program runs they are what /proc/self/cmdline reads (NULL afterwards). */
 static char **start_argv;
+/* Where the kernel put the argument strings, one after the other: what
+ * /proc/self/cmdline reads later (a program may rewrite them in place, as
+ * setproctitle does); NULL when they were not laid out so. */
+static const char *args_start, *args_end;
+
+static void note_argument_area(int argc, char **argv)
+{
+    const char *end = argc > 0 ? argv[0] : NULL;
+    for (int i = 0; end && i < argc; i++)
+        end = argv[i] == end ? end + strlen(end) + 1 : NULL;
+    args_start = end ? argv[0] : NULL;
+    args_end = end;
+}
+
+/* The argument area's bytes as /proc/self/cmdline gives them, for a fork
+ * child: reading the file there costs 13 us (procfs makes the new pid's
+ * directory).  0 where the kernel would read on past the area (a title
+ * longer than the arguments: its last byte is no longer a NUL). */
+static size_t copy_argument_area(char *buf, size_t size)
+{
+    if (!args_start || args_end[-1] != '\0')
+        return 0;
+    size_t len = (size_t)(args_end - args_start);
+    if (len > size - 1)
+        len = size - 1;
+    memcpy(buf, args_start, len);
+    buf[len] = '\0';
+    return len;
+}
 
 /* The command line as /proc/self/cmdline has it (arguments NUL-terminated,
- * cut to fit): from the constructor's arguments, without opening it. */
+ * cut to fit): from the constructor's arguments or their area, without
+ * opening it where it can. */
 static size_t read_cmdline(char *buf, size_t size)
 {
-    if (!start_argv)
-        return read_proc_file("/proc/self/cmdline", buf, size);
+    if (!start_argv) {
+        size_t len = copy_argument_area(buf, size);
+        return len ? len : read_proc_file("/proc/self/cmdline", buf, size);
+    }
     size_t len = 0;
     for (char **a = start_argv; *a && len < size - 1; a++) {
         size_t n = strlen(*a) + 1;
@@ -733,6 +765,7 @@ __attribute__((constructor)) static void asys_process_start(int argc, char **arg
 {
     (void)envp;
     start_argv = argc > 0 ? argv : NULL;
+    note_argument_area(argc, argv);
     struct asys_thread *t = asys_thread_enter();
     if (t)
         asys_thread_leave();

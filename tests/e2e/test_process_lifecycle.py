@@ -32,6 +32,33 @@ class ForkAndExec(AsysTestCase):
             "SELECT s.value, COUNT(DISTINCT e.pid) FROM hgtx_events e "
             "JOIN strings s ON s.id = e.text_id GROUP BY s.value"))
         self.assertEqual(per_pid['inherited-name'], 1)
+        self.assertEqual(self.fork_child_cmdline(r), self.kernel_cmdline(r))
+
+    def fork_child_cmdline(self, r):
+        rows = self.db().execute("SELECT c.value FROM processes p JOIN strings c "
+                                 "ON c.id = p.cmdline_id WHERE p.forked = 1").fetchall()
+        self.assertEqual(len(rows), 1, rows)
+        return rows[0][0]
+
+    def kernel_cmdline(self, r):
+        """What the fork child read in /proc/self/cmdline, as a process's
+        command line is kept (NULs as spaces, none at the end)."""
+        raw = bytes.fromhex(re.search(rb'cmdline ([0-9a-f]*)', r.stdout).group(1).decode())
+        return raw.rstrip(b'\0').replace(b'\0', b' ').decode(errors='replace')
+
+    def test_fork_child_command_line_after_a_new_title(self):
+        # the fork child's command line is the argument area as /proc reads it
+        # then: rewritten in place; once the area's last NUL is gone the kernel
+        # takes it for one title, cut at its first NUL
+        for title in ('same', 'long'):
+            self.env['HGTX_FORK_TITLE'] = title
+            r = self.profile([prog('hgtx_fork'), prog('hgtx_threads'), '2', '3', '100'],
+                             options=['-t', 'nvtx', '-s', 'none'])
+            cmdline = self.fork_child_cmdline(r)
+            self.assertTrue(cmdline.startswith('TTTT'), cmdline)
+            self.assertEqual(cmdline, self.kernel_cmdline(r), title)
+            if title == 'long':
+                self.assertNotIn('hgtx_threads', cmdline)
 
     def test_fork_children_before_exec_can_be_left_out(self):
         # --trace-fork-before-exec false (nsys's default): the fork child that
