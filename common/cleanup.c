@@ -178,11 +178,32 @@ static int rename_no_replace(const char *tmp, const char *path)
     return 0;
 }
 
+/* rename(2) over an existing file makes ext4 (auto_da_alloc) start writing
+ * the new file's delayed blocks out at once: 1.2-2 ms for 2 MB on this
+ * project's VMs, 0.2-0.6 ms for a 170 KiB report.  The two names exchanged
+ * and the old file removed do not, and the path names a whole file at every
+ * moment, as with rename.  Only over a regular file: an exchange would move
+ * a directory. */
+static int rename_replacing(const char *tmp, const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+        renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_EXCHANGE) != 0)
+        return rename(tmp, path);
+    if (unlink(tmp) != 0 && errno == EISDIR) { /* made a directory meanwhile: put it back */
+        renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_EXCHANGE);
+        errno = EISDIR;
+        return -1;
+    }
+    return 0;
+}
+
 int asys_publish_temp(const char *tmp, const char *path, enum asys_publish_mode mode,
                       struct asys_err *err)
 {
     asys_give_default_mode(tmp);
-    int rc = mode == ASYS_PUBLISH_REPLACE ? rename(tmp, path) : rename_no_replace(tmp, path);
+    int rc = mode == ASYS_PUBLISH_REPLACE ? rename_replacing(tmp, path)
+                                          : rename_no_replace(tmp, path);
     int e = errno;
     if (rc != 0)
         unlink(tmp);

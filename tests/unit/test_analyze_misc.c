@@ -11,6 +11,8 @@
 #include "sql_functions.h"
 #include "importer.h"
 #include "json_util.h"
+#include "cleanup.h"
+#include "asys_error.h"
 #include "parse_util.h"
 #include "test_util.h"
 
@@ -212,6 +214,76 @@ START_TEST(decimal_u64_is_strtoulls)
             ck_assert_ptr_eq(cursor, colon);
         }
     }
+}
+END_TEST
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int has_text(const char *path, const char *text)
+{
+    char buf[64] = "";
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return strcmp(buf, text) == 0;
+}
+
+static int entries(const char *dir)
+{
+    char cmd[PATH_MAX + 32];
+    snprintf(cmd, sizeof cmd, "test $(ls -A '%s' | wc -l) -eq 1", dir);
+    return system(cmd) == 0 ? 1 : 0;
+}
+
+/* What is published replaces a file, a link, nothing; never a directory;
+ * the old file and the temporary are gone, other names of the old file
+ * keep it. */
+START_TEST(publish_replaces_what_the_path_names)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 16], tmp[PATH_MAX + 16], other[PATH_MAX + 16];
+    test_mkdtemp(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/out", dir);
+    snprintf(tmp, sizeof tmp, "%s/.out.tmp", dir);
+    snprintf(other, sizeof other, "%s/../%s-other", dir, strrchr(dir, '/') + 1);
+    struct asys_err err = {0};
+    for (int round = 0; round < 4; round++) {
+        if (round == 2) { /* a second name of the old file */
+            ck_assert_int_eq(link(path, other), 0);
+        } else if (round == 3) { /* a link to that file */
+            ck_assert_int_eq(unlink(path), 0);
+            ck_assert_int_eq(symlink(other, path), 0);
+        }
+        char text[16];
+        snprintf(text, sizeof text, "new %d", round);
+        write_text(tmp, text);
+        ck_assert_int_eq(asys_publish_temp(tmp, path, ASYS_PUBLISH_REPLACE, &err), 0);
+        ck_assert_msg(has_text(path, text), "round %d", round);
+        struct stat st;
+        ck_assert_int_eq(lstat(path, &st), 0);
+        ck_assert(S_ISREG(st.st_mode));
+        ck_assert_msg(entries(dir), "round %d: the old file or the temporary is left", round);
+        if (round >= 2)
+            ck_assert(has_text(other, "new 1"));
+    }
+    unlink(other);
+    ck_assert_int_eq(unlink(path), 0);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    write_text(tmp, "new");
+    ck_assert_int_ne(asys_publish_temp(tmp, path, ASYS_PUBLISH_REPLACE, &err), 0);
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert(S_ISDIR(st.st_mode));
+    ck_assert_msg(entries(dir), "the temporary is left");
+    test_rmdir(dir);
 }
 END_TEST
 
@@ -545,6 +617,7 @@ int main(void)
     tcase_add_test(tc, key_index_sort_is_stable);
     tcase_add_test(tc, json_print_is_cjsons);
     tcase_add_test(tc, decimal_u64_is_strtoulls);
+    tcase_add_test(tc, publish_replaces_what_the_path_names);
     tcase_add_test(tc, clock_map_interpolates);
     tcase_add_test(tc, median_and_stdev);
     tcase_add_test(tc, covered_length_of_intervals);
