@@ -37,4 +37,18 @@ enum asys_publish_mode {
 int asys_publish_temp(const char *tmp, const char *path, enum asys_publish_mode mode,
                       struct asys_err *err);
 
+/* Whether this build takes apart, before it exits, what only its memory and
+ * descriptors hold: sanitizer builds do, so that their leak checks keep
+ * their meaning; others may leave it to the exit (asys_finalize_aids). */
+#if defined(__SANITIZE_ADDRESS__)
+#define ASYS_FREE_BEFORE_EXIT 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ASYS_FREE_BEFORE_EXIT 1
+#endif
+#endif
+#ifndef ASYS_FREE_BEFORE_EXIT
+#define ASYS_FREE_BEFORE_EXIT 0
+#endif
+
 #endif

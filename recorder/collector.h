@@ -40,6 +40,9 @@ struct asys_collector_setup {
     /* resolves the CPU samples' frames while the program runs (finalize
      * takes it over); NULL: at the end only */
     struct asys_symbolizer *symbolizer;
+    /* the launcher exits once the report is written (asys profile): what
+     * only the samplers' memory holds is left to the exit */
+    int exits_after;
 };
 
 struct asys_collector {

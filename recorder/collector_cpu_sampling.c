@@ -103,6 +103,7 @@ static int sampling_start(const struct asys_collector_setup *s, pid_t target, vo
         .target_running = s->target_running,
         .recording = s->recording,
         .symbolizer = s->symbolizer,
+        .exits_after = s->exits_after,
     };
     struct asys_cpu_sampler *sampler = NULL;
     if (asys_cpu_sampler_start(&cfg, target, &sampler, err) != 0)

@@ -1118,9 +1118,11 @@ out:
         asys_symbols_warmer_free(aids->warmer);
     asys_arena_compressor_stop(compressor);
     free(scans);
-    cJSON_Delete(root);
-    cJSON_Delete(symbols);
-    asys_symbolizer_free(symbolizer);
+    if (rc != 0 || !aids || !aids->exiting || ASYS_FREE_BEFORE_EXIT) {
+        cJSON_Delete(root);
+        cJSON_Delete(symbols);
+        asys_symbolizer_free(symbolizer);
+    }
     struct asys_err end_err = {0}; /* after a failure: frees what was left */
     tallies_end(&tallies, NULL, &end_err);
     free(launcher_pairs.items);

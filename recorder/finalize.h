@@ -50,6 +50,11 @@ struct asys_finalize_aids {
     /* what resolved frames while the program ran (the warmer adopted); finalize
      * frees it */
     struct asys_symbolizer *symbolizer;
+    /* the caller exits once the report is written: finalize leaves the
+     * symbolizer and the manifest to the exit, unless ASYS_FREE_BEFORE_EXIT
+     * (libdw's teardown of the files it kept open took 3-4 ms of the
+     * pipelines' end on this project's VMs, the exit a fraction of it) */
+    int exiting;
 };
 
 /* `target` may be NULL (recovery: the program's status is unknown), and

@@ -424,7 +424,7 @@ static int record(const struct asys_profile_options *o, char *report_path, size_
     symbolizer = asys_symbolizer_new();
     if (symbolizer)
         asys_symbolizer_adopt(symbolizer, asys_symbols_warmer_start());
-    struct asys_collector_setup setup = {o, inject, session.dir, 0, 0, merged, symbolizer};
+    struct asys_collector_setup setup = {o, inject, session.dir, 0, 0, merged, symbolizer, 1};
     if (asys_profile_target_environment(&setup, &session, &env, &err) != 0) {
         fprintf(stderr, "%s: cannot start a session: %s\n", PROG, err.text);
         goto out;
@@ -470,7 +470,8 @@ static int record(const struct asys_profile_options *o, char *report_path, size_
         fprintf(stderr, "asys: '%s' was terminated by signal %d (%s)\n", o->target_argv[0],
                 WTERMSIG(target.status), strsignal(WTERMSIG(target.status)));
     struct asys_finalize_result res;
-    struct asys_finalize_aids aids = {compressor, NULL, symbolizer};
+    /* exiting: what finalize's symbolizer holds goes with the process */
+    struct asys_finalize_aids aids = {compressor, NULL, symbolizer, 1};
     compressor = NULL; /* finalize stops them */
     symbolizer = NULL;
     if (asys_finalize(session.dir, report_path, o->force_overwrite, &target, &aids, &res, &err) !=

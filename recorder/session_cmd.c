@@ -508,7 +508,7 @@ static int launch_spawn(struct launch *l, struct asys_target *target, struct asy
     l->have_session = 1;
     l->merged_features = asys_profile_merge_inject(l->o, l->inject, sizeof l->inject);
     struct asys_collector_setup setup = {l->o, l->inject, l->session.dir, 0, 0, l->merged_features,
-                                         NULL};
+                                         NULL, 0};
     if (asys_profile_target_environment(&setup, &l->session, &env, err) != 0 ||
         asys_env_set(&env, "ASYS_CAPTURE_RANGE", "session", err) != 0 ||
         asys_profile_add_env_vars(l->o, &env, err) != 0)
@@ -587,7 +587,7 @@ int asys_cmd_launch(int argc, char **argv)
             l.name, o.target_argv[0], (int)target.pid, l.name);
     struct launch_samplers ls = {
         .session = &l.session,
-        .setup = {&o, l.inject, l.session.dir, 1, 0, l.merged_features, NULL},
+        .setup = {&o, l.inject, l.session.dir, 1, 0, l.merged_features, NULL, 0},
         .pid = target.pid};
     if (asys_samplers_any(&o) && !(ls.control = asys_session_control_map(l.session.dir, &err)))
         fprintf(stderr, "asys launch: warning: the samplers cannot run: %s\n", err.text);

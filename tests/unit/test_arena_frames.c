@@ -106,7 +106,7 @@ static void record_in(const char *d, const char *arena_file, unsigned flags, siz
     char report[PATH_MAX + 32];
     snprintf(report, sizeof report, "%s/early.asys-rep", d);
     struct asys_finalize_result res;
-    struct asys_finalize_aids aids = {c, NULL, NULL};
+    struct asys_finalize_aids aids = {c, NULL, NULL, 0};
     ck_assert_msg(asys_finalize(d, report, 0, NULL, &aids, &res, &err) == 0, "%s", err.text);
     ck_assert_uint_eq(res.damaged_slots, 0);
 }

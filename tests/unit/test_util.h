@@ -38,7 +38,7 @@ static inline int test_collector_environment(const char *collectors)
     struct asys_err err = {0};
     /* the collectors are linked into the test program: what the launcher
      * would preload is found (the libraries are built) but not preloaded */
-    struct asys_collector_setup setup = {&o, ASYS_TEST_INJECT_LIBRARY, "", 0, 0, 0, NULL};
+    struct asys_collector_setup setup = {&o, ASYS_TEST_INJECT_LIBRARY, "", 0, 0, 0, NULL, 0};
     env.count = 0;
     env.used = 0;
     if (asys_profile_parse(4, argv, &o, &err) != 0 ||

@@ -55,6 +55,10 @@ struct asys_cpu_sampler_config {
     /* the images' frames resolved as they are written while the program
      * runs (symbolize.h); NULL: at finalize */
     struct asys_symbolizer *symbolizer;
+    /* the launcher exits after this recording: the images, their unwinder's
+     * ELF files and the mapped raw files are left to the exit (unless
+     * ASYS_FREE_BEFORE_EXIT), 2 ms of the pipelines' end on a VM */
+    int exits_after;
 };
 
 /* What the sampler used and counted: the CPU_SAMPLING_INFO record. */
@@ -114,7 +118,8 @@ struct asys_cpu_online *asys_cpu_online_start(const struct asys_cpu_raw_run *run
  * (CLOCK_MONOTONIC ns) is in the raw files. */
 void asys_cpu_online_publish(struct asys_cpu_online *o, uint64_t before);
 /* After the last drain, the raw files closed: the rest, as
- * asys_cpu_samples_write does; frees `o`. */
+ * asys_cpu_samples_write does; frees `o` (or leaves it to the exit:
+ * config.exits_after). */
 int asys_cpu_online_finish(struct asys_cpu_online *o, struct asys_err *err);
 /* Stops the thread and frees `o`, nothing written (the sampler did not start). */
 void asys_cpu_online_cancel(struct asys_cpu_online *o);

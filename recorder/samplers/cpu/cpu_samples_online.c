@@ -14,6 +14,7 @@
  * not unwound yet and the images still running, on two threads where there
  * are enough (cpu_writer_finish). */
 #define _GNU_SOURCE
+#include "cleanup.h"
 #include "cpu_samples.h"
 #include "notes.h"
 #include "symbolize.h"
@@ -320,7 +321,8 @@ int asys_cpu_online_finish(struct asys_cpu_online *o, struct asys_err *err)
     else if (take_the_rest(o, err) == 0 && cpu_load_raw_files(o->w, err) == 0 &&
              cpu_writer_finish(o->w, &o->out, err) == 0)
         rc = 0;
-    online_free(o);
+    if (!run->config->exits_after || ASYS_FREE_BEFORE_EXIT)
+        online_free(o);
     cpu_remove_raw(run);
     return rc;
 }
