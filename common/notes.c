@@ -48,9 +48,17 @@ static int said_before(const char *text)
 
 static const char *const level_words[ASYS_NOTE_LEVELS] = {"debug", "notice", "warning"};
 
+/* Read once: the unwinder asks for each module of each process it unwinds
+ * (thousands a recording), and getenv walks the whole environment. */
 int asys_note_debug_enabled(void)
 {
-    return getenv("ASYS_DEBUG") != NULL;
+    static int enabled = -1; /* atomic: -1 until read */
+    int e = __atomic_load_n(&enabled, __ATOMIC_RELAXED);
+    if (e < 0) {
+        e = getenv("ASYS_DEBUG") != NULL;
+        __atomic_store_n(&enabled, e, __ATOMIC_RELAXED);
+    }
+    return e;
 }
 
 static void to_stderr(void *ctx, enum asys_note_level level, const char *text)

@@ -1,6 +1,7 @@
 /* The ELF files of a report's sampled processes, each opened once (elf_cache.h). */
 #define _GNU_SOURCE
 #include "elf_cache.h"
+#include "hex.h"
 
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
@@ -106,11 +107,12 @@ uint32_t asys_elf_cache_files(const struct asys_elf_cache *c)
 static size_t file_key(char *key, size_t size, const char *path, const uint8_t *build_id,
                        uint32_t build_id_length)
 {
-    if (build_id_length) {
-        size_t n = (size_t)snprintf(key, size, "b:");
-        for (uint32_t i = 0; i < build_id_length && n + 3 < size; i++)
-            n += (size_t)snprintf(key + n, size - n, "%02x", build_id[i]);
-        return n;
+    if (build_id_length) { /* per module of every image: no snprintf per byte */
+        size_t bytes = build_id_length < (size - 3) / 2 ? build_id_length : (size - 3) / 2;
+        key[0] = 'b';
+        key[1] = ':';
+        asys_hex_encode(build_id, bytes, key + 2);
+        return 2 + 2 * bytes;
     }
     struct stat st;
     if (stat(path, &st) != 0)
