@@ -117,11 +117,29 @@ static void put_chain(struct out_segment *o, uint32_t id, const uint64_t *f, uin
     asys_segment_commit(&c->header, ASYS_REC_WORD(ASYS_REC_CALLCHAIN, size / 8, 0, delta));
 }
 
+/* Whether the image mapped executable code that no file it can be read
+ * from holds: anonymous memory, a memfd, a deleted file (the vdso aside).
+ * Only there can a JIT map name anything, as file-backed modules win an
+ * overlap; the others are not looked for (an access() per image, 1,215
+ * in a make -j2 recording). */
+static int may_hold_jit_code(const struct image *img)
+{
+    for (size_t i = 0; i < img->module_count; i++) {
+        const char *p = img->modules[i].path;
+        if ((p[0] != '/' && strcmp(p, "[vdso]") != 0 && strcmp(p, "[vsyscall]") != 0) ||
+            !strncmp(p, "//anon", 6) || !strncmp(p, "/memfd:", 7) || strstr(p, " (deleted)"))
+            return 1;
+    }
+    return 0;
+}
+
 /* The process's JIT map, when it wrote one, as a module over the code it
  * names: finalize's symbolizer reads the names of the sampled addresses
  * into the report (file-backed modules come first and win an overlap). */
 static void put_jit_module(struct out_segment *o, const struct image *img, uint64_t time)
 {
+    if (!may_hold_jit_code(img))
+        return;
     char path[64];
     asys_perf_map_path(path, sizeof path, img->pid);
     if (access(path, F_OK) != 0)
