@@ -294,6 +294,11 @@ static int run_tool(const char *tool, char *const *args)
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
+        /* the files libdw opened for finalize (without O_CLOEXEC) are left
+         * open to this process's exit: the tool gets none of them */
+        if (close_range(3, ~0u, 0) != 0)
+            for (int fd = 3; fd < 4096; fd++)
+                close(fd);
         execv(path, argv);
         _exit(127);
     }
