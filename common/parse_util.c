@@ -59,12 +59,8 @@ int asys_parse_size(const char *text, uint64_t *out)
 
 int asys_parse_count(const char *text, uint64_t max, uint64_t *out)
 {
-    char *end;
-    if (!text || !*text || *text == '-')
-        return -1;
-    errno = 0;
-    unsigned long long n = strtoull(text, &end, 10);
-    if (*end || errno == ERANGE || n > max)
+    uint64_t n;
+    if (!text || asys_decimal_u64(&text, '\0', &n) != 0 || n > max)
         return -1;
     *out = n;
     return 0;
