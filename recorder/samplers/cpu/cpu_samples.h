@@ -187,7 +187,12 @@ int cpu_writer_finish(struct writer_state *w, struct image_output *out, struct a
 void cpu_writer_free(struct writer_state *w);
 /* Removes the raw files, unless the session is kept (ASYS_KEEP_SESSION). */
 void cpu_remove_raw(const struct asys_cpu_raw_run *run);
-int cpu_load_raw_files(struct writer_state *w, struct asys_err *err);
+/* Maps the raw files into w->files: the scheduling rings' and, with
+ * `samples`, the sampling rings' too (the online thread maps those itself). */
+int cpu_load_raw_files(struct writer_state *w, int samples, struct asys_err *err);
+/* Adds a mapped raw file to w->files (unmapped by cpu_writer_free); -1 when
+ * they are all taken. */
+int cpu_add_raw_file(struct writer_state *w, const struct raw_file *f);
 int cpu_scan_raw_file(struct writer_state *w, const struct raw_file *f, enum scan_pass pass,
                       struct asys_err *err);
 /* The time a sampling ring's record sorts by: a SAMPLE's, FORK's or EXIT's

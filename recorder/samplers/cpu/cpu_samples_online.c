@@ -31,8 +31,6 @@
 struct online_file {
     int fd;
     uint64_t offset; /* the records before it are taken */
-    void *map; /* at the end: the file, for what is left */
-    size_t map_size;
 };
 
 struct asys_cpu_online {
@@ -224,12 +222,9 @@ static void *online_thread(void *arg)
 
 static void online_free(struct asys_cpu_online *o)
 {
-    for (int i = 0; i < o->file_count; i++) {
+    for (int i = 0; i < o->file_count; i++)
         close(o->files[i].fd);
-        if (o->files[i].map)
-            munmap(o->files[i].map, o->files[i].map_size);
-    }
-    cpu_writer_free(o->w);
+    cpu_writer_free(o->w); /* the files mapped at the end too */
     asys_elf_cache_free(o->out.elf);
     free(o->out.slot_buffer);
     free(o->buf);
@@ -271,7 +266,8 @@ void asys_cpu_online_publish(struct asys_cpu_online *o, uint64_t before)
 }
 
 /* The records this thread did not take, from the files mapped, into the
- * images; their samples stay for the end's unwinding. */
+ * images; their samples stay for the end's unwinding.  The mappings go to
+ * the writer's files, for the scheduling segment's context switches. */
 static int take_the_rest(struct asys_cpu_online *o, struct asys_err *err)
 {
     struct writer_state *w = o->w;
@@ -279,16 +275,18 @@ static int take_the_rest(struct asys_cpu_online *o, struct asys_err *err)
     for (int i = 0; i < o->file_count; i++) {
         struct online_file *f = &o->files[i];
         struct stat st;
-        if (fstat(f->fd, &st) != 0 || (uint64_t)st.st_size <= f->offset)
+        if (fstat(f->fd, &st) != 0 || st.st_size <= 0)
             continue;
-        f->map_size = (size_t)st.st_size;
-        f->map = mmap(NULL, f->map_size, PROT_READ, MAP_PRIVATE, f->fd, 0);
-        if (f->map == MAP_FAILED) {
-            f->map = NULL;
+        struct raw_file whole = {mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, f->fd, 0),
+                                 (size_t)st.st_size, 0};
+        if (whole.data == MAP_FAILED)
             return asys_fail_errno(err, errno, "cannot map the CPU samples");
+        if (cpu_add_raw_file(w, &whole) != 0) {
+            munmap(whole.data, whole.size);
+            return asys_fail(err, "too many CPU sample files");
         }
-        struct raw_file rest = {(uint8_t *)f->map + f->offset, f->map_size - f->offset, 0};
-        if (cpu_scan_raw_file(w, &rest, PASS_SAMPLES, err) != 0)
+        struct raw_file rest = {whole.data + f->offset, whole.size - f->offset, 0};
+        if (f->offset < whole.size && cpu_scan_raw_file(w, &rest, PASS_SAMPLES, err) != 0)
             return -1;
     }
     return cpu_take_events(w, NULL, err);
@@ -318,7 +316,7 @@ int asys_cpu_online_finish(struct asys_cpu_online *o, struct asys_err *err)
     int rc = -1;
     if (o->failed)
         asys_fail(err, "out of memory while unwinding the CPU samples");
-    else if (take_the_rest(o, err) == 0 && cpu_load_raw_files(o->w, err) == 0 &&
+    else if (take_the_rest(o, err) == 0 && cpu_load_raw_files(o->w, 0, err) == 0 &&
              cpu_writer_finish(o->w, &o->out, err) == 0)
         rc = 0;
     if (!run->config->exits_after || ASYS_FREE_BEFORE_EXIT)

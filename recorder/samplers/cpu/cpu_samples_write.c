@@ -17,7 +17,15 @@
 
 /* ---- reading the raw files ----------------------------------------------------- */
 
-int cpu_load_raw_files(struct writer_state *w, struct asys_err *err)
+int cpu_add_raw_file(struct writer_state *w, const struct raw_file *f)
+{
+    if (w->file_count >= (int)(sizeof w->files / sizeof w->files[0]))
+        return -1;
+    w->files[w->file_count++] = *f;
+    return 0;
+}
+
+int cpu_load_raw_files(struct writer_state *w, int samples, struct asys_err *err)
 {
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/%s", w->run->session_dir, ASYS_CPU_RAW_DIR);
@@ -28,7 +36,7 @@ int cpu_load_raw_files(struct writer_state *w, struct asys_err *err)
     int rc = 0;
     while ((e = readdir(d)) != NULL && w->file_count < 2 * ASYS_CPU_MAX_CPUS) {
         int sched = !strncmp(e->d_name, "sched-", 6);
-        if (!sched && strncmp(e->d_name, "samples-", 8))
+        if (!sched && (!samples || strncmp(e->d_name, "samples-", 8)))
             continue;
         char path[4500];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
@@ -41,7 +49,7 @@ int cpu_load_raw_files(struct writer_state *w, struct asys_err *err)
         if (st.st_size > 0 && (uint64_t)st.st_size < MAX_RAW_FILE) {
             void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
             if (m != MAP_FAILED)
-                w->files[w->file_count++] = (struct raw_file){m, (size_t)st.st_size, sched};
+                cpu_add_raw_file(w, &(struct raw_file){m, (size_t)st.st_size, sched});
         }
         close(fd);
     }
@@ -362,7 +370,7 @@ void cpu_writer_free(struct writer_state *w)
 int asys_cpu_samples_write(const struct asys_cpu_raw_run *run, struct asys_err *err)
 {
     struct writer_state *w = cpu_writer_new(run, err);
-    int rc = !w || cpu_load_raw_files(w, err) != 0 || cpu_build_images(w, err) != 0 ||
+    int rc = !w || cpu_load_raw_files(w, 1, err) != 0 || cpu_build_images(w, err) != 0 ||
                      cpu_writer_finish(w, NULL, err) != 0
                  ? -1
                  : 0;
