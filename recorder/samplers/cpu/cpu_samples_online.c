@@ -31,6 +31,8 @@
 struct online_file {
     int fd;
     uint64_t offset; /* the records before it are taken */
+    uint8_t *buf; /* the bytes from offset on that a pass read and did not take */
+    size_t len, cap;
 };
 
 struct asys_cpu_online {
@@ -38,8 +40,6 @@ struct asys_cpu_online {
     struct image_output out; /* this thread's ELF cache, then the end's first thread's */
     struct online_file files[ASYS_CPU_MAX_CPUS];
     int file_count;
-    uint8_t *buf;
-    size_t buf_cap;
     size_t first_open; /* images before it are written or never sampled */
     size_t written; /* images written while the program ran */
     uint64_t written_before; /* the previous pass's time: images ended before it go */
@@ -101,24 +101,24 @@ static size_t file_pass_max(const struct asys_cpu_online *o)
     return share > FILE_PASS_MIN ? share : FILE_PASS_MIN;
 }
 
-/* Reads each file's new bytes (at most its share of a pass) into o->buf,
- * one after the other: their lengths in got[].  -1: out of memory. */
-static int read_new(struct asys_cpu_online *o, size_t *got)
+/* Adds to each file's buffer what was written after it (up to its share of
+ * a pass): the records a pass left, past its time, are not read again.
+ * -1: out of memory. */
+static int read_new(struct asys_cpu_online *o)
 {
-    size_t used = 0, most = file_pass_max(o);
+    size_t most = file_pass_max(o);
     for (int i = 0; i < o->file_count; i++) {
+        struct online_file *f = &o->files[i];
         struct stat st;
-        got[i] = 0;
-        if (fstat(o->files[i].fd, &st) != 0 || (uint64_t)st.st_size <= o->files[i].offset)
+        if (fstat(f->fd, &st) != 0 || (uint64_t)st.st_size <= f->offset + f->len || f->len >= most)
             continue;
-        uint64_t want = (uint64_t)st.st_size - o->files[i].offset;
+        uint64_t want = (uint64_t)st.st_size - f->offset;
         size_t n = want > most ? most : (size_t)want;
-        while (o->buf_cap < used + n) /* asys_grow doubles once a call */
-            if (asys_grow(&o->buf, &o->buf_cap, o->buf_cap, 1, 1 << 20))
+        while (f->cap < n) /* asys_grow doubles once a call */
+            if (asys_grow(&f->buf, &f->cap, f->cap, 1, 64 << 10))
                 return -1;
-        ssize_t r = pread(o->files[i].fd, o->buf + used, n, (off_t)o->files[i].offset);
-        got[i] = r > 0 ? (size_t)r : 0;
-        used += got[i];
+        ssize_t r = pread(f->fd, f->buf + f->len, n - f->len, (off_t)(f->offset + f->len));
+        f->len += r > 0 ? (size_t)r : 0;
     }
     return 0;
 }
@@ -168,26 +168,33 @@ static int write_ended(struct asys_cpu_online *o, struct asys_err *err)
 static int online_pass(struct asys_cpu_online *o, uint64_t until, struct asys_err *err)
 {
     struct writer_state *w = o->w;
-    size_t got[ASYS_CPU_MAX_CPUS];
-    if (read_new(o, got) != 0)
+    if (read_new(o) != 0)
         return asys_fail(err, "out of memory");
     /* a file read in part: the others no further than its last record */
-    size_t at = 0;
     uint64_t last;
-    for (int i = 0; i < o->file_count; at += got[i], i++)
-        if (got[i] == file_pass_max(o) && records_before(o->buf + at, got[i], UINT64_MAX, &last) &&
+    for (int i = 0; i < o->file_count; i++) {
+        const struct online_file *f = &o->files[i];
+        if (f->len == file_pass_max(o) && records_before(f->buf, f->len, UINT64_MAX, &last) &&
             last && last < until)
             until = last;
-    at = 0;
+    }
     w->event_count = 0;
-    for (int i = 0; i < o->file_count; at += got[i], i++) {
-        struct raw_file f = {o->buf + at, records_before(o->buf + at, got[i], until, &last), 0};
-        if (cpu_scan_raw_file(w, &f, PASS_SAMPLES, err) != 0)
+    size_t taken[ASYS_CPU_MAX_CPUS];
+    for (int i = 0; i < o->file_count; i++) {
+        struct online_file *f = &o->files[i];
+        struct raw_file rf = {f->buf, records_before(f->buf, f->len, until, &last), 0};
+        if (cpu_scan_raw_file(w, &rf, PASS_SAMPLES, err) != 0)
             return -1;
-        o->files[i].offset += f.size;
+        taken[i] = rf.size;
     }
     if (cpu_take_events(w, &o->out, err) != 0 || write_ended(o, err) != 0)
         return -1;
+    for (int i = 0; i < o->file_count; i++) { /* the events pointed into the buffers */
+        struct online_file *f = &o->files[i];
+        memmove(f->buf, f->buf + taken[i], f->len - taken[i]);
+        f->len -= taken[i];
+        f->offset += taken[i];
+    }
     o->written_before = until;
     return 0;
 }
@@ -222,12 +229,13 @@ static void *online_thread(void *arg)
 
 static void online_free(struct asys_cpu_online *o)
 {
-    for (int i = 0; i < o->file_count; i++)
+    for (int i = 0; i < o->file_count; i++) {
         close(o->files[i].fd);
+        free(o->files[i].buf);
+    }
     cpu_writer_free(o->w); /* the files mapped at the end too */
     asys_elf_cache_free(o->out.elf);
     free(o->out.slot_buffer);
-    free(o->buf);
     pthread_mutex_destroy(&o->lock);
     pthread_cond_destroy(&o->wake);
     free(o);
