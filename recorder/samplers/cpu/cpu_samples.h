@@ -98,6 +98,13 @@ struct chain_table {
 
 struct image_output;
 
+#define ASYS_LIBRARY_RANGES 32 /* every mapping of every injected library (5 each) */
+
+struct library_ranges {
+    uint64_t start[ASYS_LIBRARY_RANGES], end[ASYS_LIBRARY_RANGES];
+    size_t count;
+};
+
 struct image {
     uint32_t pid, ppid;
     size_t index; /* in writer_state.images: its segment's name and uid */
@@ -105,6 +112,7 @@ struct image {
     char *exe;
     struct module *modules;
     size_t module_count, module_cap;
+    struct library_ranges asys_library; /* its modules of asys's injected libraries */
     struct thread_name *names;
     size_t name_count, name_cap;
     struct sample *samples;
@@ -172,13 +180,6 @@ static inline uint32_t get_u32(const uint8_t *p)
  * when the tracepoint was not available). */
 enum scan_pass { PASS_SAMPLES, PASS_SCHED };
 
-#define ASYS_LIBRARY_RANGES 32 /* every mapping of every injected library (5 each) */
-
-struct library_ranges {
-    uint64_t start[ASYS_LIBRARY_RANGES], end[ASYS_LIBRARY_RANGES];
-    size_t count;
-};
-
 /* cpu_samples_write.c: the raw files, merged in time order */
 struct writer_state *cpu_writer_new(const struct asys_cpu_raw_run *run, struct asys_err *err);
 /* The images not written yet (`out`: the first thread's output, NULL for a
@@ -214,7 +215,9 @@ void cpu_image_drop_samples(struct image *img);
 /* cpu_samples_unwind.c: a sample's frames, without asys's own, each chain once */
 uint32_t cpu_sample_frames(const struct writer_state *w, const struct image *img, struct sample *s,
                            uint64_t *frames, uint32_t max_depth);
-void cpu_find_asys_library(const struct image *img, struct library_ranges *r);
+/* Notes `m` in img->asys_library when it is one of asys's injected
+ * libraries (as each module is mapped, not at each sample). */
+void cpu_note_asys_library(struct image *img, const struct module *m);
 uint32_t cpu_without_asys_frames(const struct library_ranges *r, uint64_t *frames, uint32_t n);
 uint32_t cpu_chain_id(struct chain_table *t, const uint64_t *f, uint32_t n, int *is_new);
 /* The image's modules not yet looked up, in `out`'s ELF cache. */

@@ -29,6 +29,7 @@ static struct image *image_new(struct writer_state *w, uint32_t pid, const struc
             img->modules[img->module_count++] = m;
         }
         img->exe = parent->exe ? strdup(parent->exe) : NULL;
+        img->asys_library = parent->asys_library; /* its modules, as copied */
     }
     w->images[w->image_count++] = img;
     asys_u64map_put(&w->current, pid, w->image_count);
@@ -114,6 +115,7 @@ static int on_mmap2(struct writer_state *w, const uint8_t *rec, uint32_t size)
         return -1;
     if (!img->exe && name[0] == '/')
         img->exe = strdup(name); /* the first executable mapping after exec: the program */
+    cpu_note_asys_library(img, m);
     img->module_count++;
     return 0;
 }

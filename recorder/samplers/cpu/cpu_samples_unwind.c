@@ -199,9 +199,7 @@ void cpu_unwind_sample(const struct writer_state *w, struct image_output *out, s
     if (max_depth < 1 || max_depth > ASYS_CALLCHAIN_MAX_DEPTH)
         max_depth = ASYS_CALLCHAIN_MAX_DEPTH;
     cpu_resolve_modules(out, img); /* those mapped since its last sample too */
-    struct library_ranges asys_library;
-    cpu_find_asys_library(img, &asys_library);
-    uint32_t n = cpu_without_asys_frames(&asys_library, frames,
+    uint32_t n = cpu_without_asys_frames(&img->asys_library, frames,
                                          cpu_sample_frames(w, img, s, frames, max_depth));
     /* every frame is symbolized at address - 1 (a return address's call):
      * the sampled instruction itself is stored one past its first byte so
@@ -219,16 +217,13 @@ void cpu_unwind_sample(const struct writer_state *w, struct image_output *out, s
  * asys_main under main) are left out, so stacks read as without asys; a
  * sample taken in the library's own code keeps that leaf. */
 
-void cpu_find_asys_library(const struct image *img, struct library_ranges *r)
+void cpu_note_asys_library(struct image *img, const struct module *m)
 {
-    r->count = 0;
-    for (size_t i = 0; i < img->module_count && r->count < ASYS_LIBRARY_RANGES; i++) {
-        const char *path = img->modules[i].path;
-        const char *base = path ? strrchr(path, '/') : NULL;
-        if (base && asys_is_injected_library(base + 1)) {
-            r->start[r->count] = img->modules[i].start;
-            r->end[r->count++] = img->modules[i].end;
-        }
+    struct library_ranges *r = &img->asys_library;
+    const char *base = m->path ? strrchr(m->path, '/') : NULL;
+    if (base && asys_is_injected_library(base + 1) && r->count < ASYS_LIBRARY_RANGES) {
+        r->start[r->count] = m->start;
+        r->end[r->count++] = m->end;
     }
 }
 
