@@ -191,6 +191,8 @@ static int online_pass(struct asys_cpu_online *o, uint64_t until, struct asys_er
         return -1;
     for (int i = 0; i < o->file_count; i++) { /* the events pointed into the buffers */
         struct online_file *f = &o->files[i];
+        if (!taken[i])
+            continue; /* its buffer may be none yet */
         memmove(f->buf, f->buf + taken[i], f->len - taken[i]);
         f->len -= taken[i];
         f->offset += taken[i];
