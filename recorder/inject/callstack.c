@@ -27,11 +27,11 @@
  * whose frames a stack leaves out; none when the collectors are linked into
  * the program itself (the unit test). */
 #define OWN_OBJECTS 4
-static struct {
+ASYS_START_DATA static struct {
     uintptr_t low, high;
 } own_code[OWN_OBJECTS];
-static int own_count; /* atomic: entries are complete before it counts them */
-static uintptr_t self_high; /* this library's own, 0 in the unit test */
+ASYS_START_DATA static int own_count; /* atomic: entries are complete before it counts them */
+ASYS_START_DATA static uintptr_t self_high; /* this library's own, 0 in the unit test */
 
 struct own_lookup {
     uintptr_t here, low, high;

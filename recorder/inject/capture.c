@@ -57,7 +57,7 @@ static struct {
     uint32_t window_count; /* atomic: readers on CUPTI's thread */
 } capture = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-enum asys_capture_mode asys_capture_current_mode = ASYS_CAPTURE_ALWAYS;
+ASYS_START_DATA enum asys_capture_mode asys_capture_current_mode = ASYS_CAPTURE_ALWAYS;
 /* ASYS_CAPTURE_SESSION: the session's window number, in the arena */
 const uint32_t *asys_capture_window_word = &capture.window_count;
 

@@ -842,7 +842,7 @@ static int install(const NvtxExportTableCallbacks *etbl, NvtxCallbackModule modu
  * first call: a program (NVTX's own tests do) may point it at another tool
  * or remove it.  Checked at exit, reported once per image in a record and
  * in the image's first segment header, for finalize to say. */
-static struct {
+ASYS_START_DATA static struct {
     char own_path[1024];
     int reported;
     uint32_t modules_attached; /* atomic */

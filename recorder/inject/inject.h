@@ -28,6 +28,10 @@
  * those libraries define for libasys-inject.so, which refers to it weakly
  * (NULL when the library is not loaded: its collector is off). */
 #define ASYS_SATELLITE_API __attribute__((weak, visibility("default")))
+/* State that every process's start or exit writes or reads: in .data, on
+ * the pages the loader writes anyway (relocations, the start of .bss), not
+ * on pages of .bss of its own, each a page fault in every process. */
+#define ASYS_START_DATA __attribute__((section(".data.asys_start")))
 #define ASYS_LIKELY(x) __builtin_expect(!!(x), 1)
 #define ASYS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 

@@ -21,7 +21,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-struct asys_process asys_proc = {.registry_lock = PTHREAD_MUTEX_INITIALIZER};
+ASYS_START_DATA struct asys_process asys_proc = {.registry_lock = PTHREAD_MUTEX_INITIALIZER};
 __thread struct asys_thread *asys_tls_thread ASYS_TLS;
 __thread int asys_tls_busy ASYS_TLS;
 __thread uint32_t asys_tls_no_segment ASYS_TLS;

@@ -144,7 +144,7 @@ struct pccl_comm {
     struct pccl_slot slots[];
 };
 
-static struct {
+ASYS_START_DATA static struct {
     int enabled;
     uint32_t slot_count;
     uint32_t next_number; /* atomic */
