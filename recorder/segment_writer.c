@@ -232,12 +232,9 @@ static int next_slot_offset(const struct asys_arena *a, uint64_t *offset)
  * `sequence`).  The slot's first page is
  * written with pwrite, not through the mapping: on ext4 the first write
  * fault into reserved (unwritten) blocks costs a few hundred microseconds,
- * the write and a fault on the page it left in the cache a few.  With
- * `keep_fd`, the descriptor stays open for the caller (who closes it when
- * *keep_owned: the inherited one stays). */
+ * the write and a fault on the page it left in the cache a few. */
 static void *claim_slot(const struct asys_arena *a, struct asys_slot_header *slot_header,
-                        uint32_t sequence, uint64_t reserve, uint64_t *offset, int *error,
-                        int *keep_fd, int *keep_owned)
+                        uint32_t sequence, uint64_t reserve, uint64_t *offset, int *error)
 {
     static const uint8_t zeros[4096 - ASYS_SLOT_HEADER_SIZE];
     void *m = MAP_FAILED;
@@ -283,12 +280,8 @@ static void *claim_slot(const struct asys_arena *a, struct asys_slot_header *slo
             errno = -rc;
     }
     *error = errno;
-    if (keep_fd && m != MAP_FAILED) {
-        *keep_fd = fd; /* the caller closes it when *keep_owned */
-        *keep_owned = owned;
-    } else if (fd >= 0 && owned) {
+    if (fd >= 0 && owned)
         close(fd);
-    }
     return m == MAP_FAILED ? NULL : m;
 }
 
@@ -336,29 +329,20 @@ int asys_segment_open_arena(struct asys_segment_writer *w, const struct asys_are
     int saved_errno = errno;
     start_in_arena(w, arena, header);
     int error = 0;
-    int fd = -1, owned = 0;
     uint64_t reserve = arena->slot_size < FIRST_RESERVATION ? arena->slot_size : FIRST_RESERVATION;
-    uint8_t *map = claim_slot(arena, &w->trailer, 0, reserve, &w->file_offset, &error, &fd, &owned);
-    /* the header's page again, on its own (through the claim's descriptor): it
-     * outlives the first chunk's mapping */
-    void *head = MAP_FAILED;
-    if (map) {
-        head =
-            mmap(NULL, page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)w->file_offset);
-        error = errno;
-        if (owned)
-            close(fd);
-    }
-    if (!map || head == MAP_FAILED) {
-        if (map)
-            munmap(map, arena->slot_size);
+    uint8_t *map = claim_slot(arena, &w->trailer, 0, reserve, &w->file_offset, &error);
+    if (!map) {
         memset(w, 0, sizeof *w);
         w->full = 1;
         errno = saved_errno;
         return -(error ? error : EIO);
     }
-    w->header_map = head;
-    w->header = (struct asys_segment_header *)((uint8_t *)head + ASYS_SLOT_HEADER_SIZE);
+    /* the header is on the first chunk's first page, which stays mapped on
+     * its own when the chunk goes (unmap_chunk): no second mapping of it,
+     * and no second fault on it, in every process */
+    w->header_map = map;
+    w->header_in_map = 1;
+    w->header = (struct asys_segment_header *)(map + ASYS_SLOT_HEADER_SIZE);
     w->header_file_offset = w->file_offset + ASYS_SLOT_HEADER_SIZE;
     w->map = map;
     w->chunk = map + ASYS_SLOT_HEADER_SIZE;
@@ -538,6 +522,11 @@ static void populate_chunk(struct asys_segment_writer *w, void *chunk, uint64_t 
  * touch it. */
 static void unmap_chunk(struct asys_segment_writer *w, void *chunk, uint64_t size, int may_hand)
 {
+    if (w->header_in_map && chunk == w->header_map) { /* the header's page stays */
+        w->header_in_map = 0;
+        chunk = (uint8_t *)chunk + page_size();
+        size -= page_size();
+    }
     if (may_hand && w->handed_pages && hand_pages(w, ASYS_PAGE_UNMAP, chunk, size))
         return;
     if (w->handed_pages && w->arena && w->arena->helper)
@@ -550,8 +539,7 @@ static void unmap_chunk(struct asys_segment_writer *w, void *chunk, uint64_t siz
 static void *claim_next_slot(struct asys_segment_writer *w, uint64_t *file_offset, int *error)
 {
     uint32_t sequence = w->trailer.sequence;
-    void *m = claim_slot(w->arena, &w->trailer, sequence + 1, w->chunk_size, file_offset, error,
-                         NULL, NULL);
+    void *m = claim_slot(w->arena, &w->trailer, sequence + 1, w->chunk_size, file_offset, error);
     if (!m)
         w->trailer.sequence = sequence;
     return m;

@@ -82,8 +82,9 @@ struct asys_segment_writer {
     uint8_t *end; /* end of the current chunk */
     uint64_t last_ticks; /* timestamp of the last committed record */
     /* slow path */
-    struct asys_segment_header *header; /* in its own mapping, for the writer's lifetime */
+    struct asys_segment_header *header; /* mapped for the writer's lifetime */
     void *header_map; /* that mapping (a page) */
+    int header_in_map; /* header_map is the first page of map, until that chunk is unmapped */
     int keep_header_map; /* the process's anchor: closing the writer leaves it mapped */
     uint8_t *map; /* mapping of the current chunk (chunk_size bytes) */
     uint8_t *chunk; /* where its records go: after an arena slot's header */
