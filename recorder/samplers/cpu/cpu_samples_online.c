@@ -31,8 +31,8 @@
 struct online_file {
     int fd;
     uint64_t offset; /* the records before it are taken */
-    uint8_t *buf; /* the bytes from offset on that a pass read and did not take */
-    size_t len, cap;
+    uint8_t *buf; /* buf + start: the bytes from offset on that a pass read and did not take */
+    size_t start, len, cap;
 };
 
 struct asys_cpu_online {
@@ -93,6 +93,12 @@ static int open_files(struct asys_cpu_online *o, const char *session_dir)
     return 0;
 }
 
+/* The bytes a pass read and did not take (none before the first read). */
+static uint8_t *untaken(const struct online_file *f)
+{
+    return f->buf ? f->buf + f->start : NULL;
+}
+
 static size_t file_pass_max(const struct asys_cpu_online *o)
 {
     if (o->test_pass_max)
@@ -103,7 +109,9 @@ static size_t file_pass_max(const struct asys_cpu_online *o)
 
 /* Adds to each file's buffer what was written after it (up to its share of
  * a pass): the records a pass left, past its time, are not read again.
- * -1: out of memory. */
+ * They move to the buffer's front only when its end is reached, and the
+ * buffer keeps room past what a pass needs (up to 1 MiB), so that they are
+ * not moved at every pass.  -1: out of memory. */
 static int read_new(struct asys_cpu_online *o)
 {
     size_t most = file_pass_max(o);
@@ -114,10 +122,16 @@ static int read_new(struct asys_cpu_online *o)
             continue;
         uint64_t want = (uint64_t)st.st_size - f->offset;
         size_t n = want > most ? most : (size_t)want;
-        while (f->cap < n) /* asys_grow doubles once a call */
+        if (f->start + n > f->cap && f->start) {
+            memmove(f->buf, f->buf + f->start, f->len);
+            f->start = 0;
+        }
+        size_t room = n + (n < (1u << 20) ? n : (1u << 20));
+        while (f->cap < room) /* asys_grow doubles once a call */
             if (asys_grow(&f->buf, &f->cap, f->cap, 1, 64 << 10))
                 return -1;
-        ssize_t r = pread(f->fd, f->buf + f->len, n - f->len, (off_t)(f->offset + f->len));
+        uint8_t *end = f->buf + f->start + f->len;
+        ssize_t r = pread(f->fd, end, n - f->len, (off_t)(f->offset + f->len));
         f->len += r > 0 ? (size_t)r : 0;
     }
     return 0;
@@ -174,7 +188,8 @@ static int online_pass(struct asys_cpu_online *o, uint64_t until, struct asys_er
     uint64_t last;
     for (int i = 0; i < o->file_count; i++) {
         const struct online_file *f = &o->files[i];
-        if (f->len == file_pass_max(o) && records_before(f->buf, f->len, UINT64_MAX, &last) &&
+        if (f->len == file_pass_max(o) &&
+            records_before(untaken(f), f->len, UINT64_MAX, &last) &&
             last && last < until)
             until = last;
     }
@@ -182,7 +197,7 @@ static int online_pass(struct asys_cpu_online *o, uint64_t until, struct asys_er
     size_t taken[ASYS_CPU_MAX_CPUS];
     for (int i = 0; i < o->file_count; i++) {
         struct online_file *f = &o->files[i];
-        struct raw_file rf = {f->buf, records_before(f->buf, f->len, until, &last), 0};
+        struct raw_file rf = {untaken(f), records_before(untaken(f), f->len, until, &last), 0};
         if (cpu_scan_raw_file(w, &rf, PASS_SAMPLES, err) != 0)
             return -1;
         taken[i] = rf.size;
@@ -191,9 +206,7 @@ static int online_pass(struct asys_cpu_online *o, uint64_t until, struct asys_er
         return -1;
     for (int i = 0; i < o->file_count; i++) { /* the events pointed into the buffers */
         struct online_file *f = &o->files[i];
-        if (!taken[i])
-            continue; /* its buffer may be none yet */
-        memmove(f->buf, f->buf + taken[i], f->len - taken[i]);
+        f->start = f->len == taken[i] ? 0 : f->start + taken[i];
         f->len -= taken[i];
         f->offset += taken[i];
     }
