@@ -43,22 +43,60 @@ void asys_target_block_signals(void)
     sigaction(SIGCHLD, &sa, NULL);
 }
 
-static void set_env(const struct asys_env_var *v)
+/* The program's environment: this process's, with `env`'s variables set
+ * (LD_PRELOAD put before one already there).  Built before the fork: the
+ * child of a launcher with threads must not allocate (another thread may
+ * have held the allocator's lock at the fork; ASan's does not reset it). */
+struct child_env {
+    char **vars; /* NULL-terminated, for execvpe */
+    char **owned; /* the strings made here */
+    int owned_count;
+};
+
+static void child_env_free(struct child_env *c)
 {
-    if (!strcmp(v->name, "LD_PRELOAD")) {
-        const char *old = getenv("LD_PRELOAD");
-        if (old && *old) {
-            size_t n = strlen(v->value) + strlen(old) + 2;
-            char *joined = malloc(n);
-            if (joined) {
-                snprintf(joined, n, "%s:%s", v->value, old);
-                setenv("LD_PRELOAD", joined, 1);
-                free(joined);
-                return;
-            }
-        }
+    for (int i = 0; i < c->owned_count; i++)
+        free(c->owned[i]);
+    free(c->owned);
+    free(c->vars);
+}
+
+/* The index in c->vars (of `count`) of the variable `name`, or -1. */
+static int env_index(char **vars, int count, const char *name)
+{
+    size_t n = strlen(name);
+    for (int i = 0; i < count; i++)
+        if (!strncmp(vars[i], name, n) && vars[i][n] == '=')
+            return i;
+    return -1;
+}
+
+static int child_env_build(struct child_env *c, const struct asys_env *env)
+{
+    extern char **environ;
+    int count = 0;
+    while (environ[count])
+        count++;
+    memset(c, 0, sizeof *c);
+    c->vars = calloc((size_t)count + (size_t)env->count + 1, sizeof *c->vars);
+    c->owned = calloc((size_t)env->count + 1, sizeof *c->owned);
+    if (!c->vars || !c->owned)
+        return -1;
+    memcpy(c->vars, environ, (size_t)count * sizeof *c->vars);
+    for (int i = 0; i < env->count; i++) {
+        const struct asys_env_var *v = &env->vars[i];
+        int at = env_index(c->vars, count, v->name);
+        const char *old = at >= 0 ? c->vars[at] + strlen(v->name) + 1 : NULL;
+        int join = !strcmp(v->name, "LD_PRELOAD") && old && *old;
+        size_t n = strlen(v->name) + strlen(v->value) + (join ? strlen(old) + 1 : 0) + 2;
+        char *text = malloc(n);
+        if (!text)
+            return -1;
+        snprintf(text, n, "%s=%s%s%s", v->name, v->value, join ? ":" : "", join ? old : "");
+        c->owned[c->owned_count++] = text;
+        c->vars[at >= 0 ? at : count++] = text;
     }
-    setenv(v->name, v->value, 1);
+    return 0;
 }
 
 int asys_target_spawn(struct asys_target *t, char **argv, const struct asys_env *env,
@@ -67,13 +105,21 @@ int asys_target_spawn(struct asys_target *t, char **argv, const struct asys_env 
 {
     pid_t launcher = getpid();
     memset(t, 0, sizeof *t);
+    struct child_env child_env;
+    if (child_env_build(&child_env, env) != 0) {
+        child_env_free(&child_env);
+        return asys_fail(err, "out of memory");
+    }
     int pipefd[2], go[2] = {-1, -1};
-    if (pipe2(pipefd, O_CLOEXEC) != 0)
+    if (pipe2(pipefd, O_CLOEXEC) != 0) {
+        child_env_free(&child_env);
         return asys_fail_errno(err, errno, "pipe");
+    }
     if (before_exec && pipe2(go, O_CLOEXEC) != 0) {
         int e = errno;
         close(pipefd[0]);
         close(pipefd[1]);
+        child_env_free(&child_env);
         return asys_fail_errno(err, e, "pipe");
     }
     /* Orphaned descendants are re-parented to us, so --wait all sees them. */
@@ -87,6 +133,7 @@ int asys_target_spawn(struct asys_target *t, char **argv, const struct asys_env 
             close(go[0]);
             close(go[1]);
         }
+        child_env_free(&child_env);
         return asys_fail_errno(err, e, "fork");
     }
     if (pid == 0) {
@@ -107,8 +154,6 @@ int asys_target_spawn(struct asys_target *t, char **argv, const struct asys_env 
             if (getppid() != launcher) /* asys died before the call: as if after */
                 raise(SIGTERM);
         }
-        for (int i = 0; i < env->count; i++)
-            set_env(&env->vars[i]);
         if (hide_output) { /* -w false */
             int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
             if (null >= 0) {
@@ -117,13 +162,14 @@ int asys_target_spawn(struct asys_target *t, char **argv, const struct asys_env 
                 close(null);
             }
         }
-        execvp(argv[0], argv);
+        execvpe(argv[0], argv, child_env.vars);
         int e = errno;
         ssize_t ignored = write(pipefd[1], &e, sizeof e);
         (void)ignored;
         _exit(127);
     }
     close(pipefd[1]);
+    child_env_free(&child_env);
     if (go[0] >= 0) {
         close(go[0]);
         before_exec(pid, before_exec_arg);
