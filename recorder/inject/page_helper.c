@@ -55,8 +55,9 @@ static void futex_wake(uint32_t *word, int count)
     syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, count, NULL, NULL, 0);
 }
 
-/* Write faults on every page without changing a byte (kernels before 5.14
- * have no MADV_POPULATE_WRITE): the writer may be filling the same pages. */
+/* A write access to every page without changing a byte (the writer may be
+ * filling the same pages): the faults where the kernel has no
+ * MADV_POPULATE_WRITE (before 5.14), the first access everywhere. */
 static void touch_for_write(uint8_t *addr, uint64_t len)
 {
     long page = sysconf(_SC_PAGESIZE);
@@ -71,8 +72,7 @@ static void run_job(const struct page_job_entry *j)
         return;
     }
 #ifdef MADV_POPULATE_WRITE
-    int populated = madvise(j->addr, j->len, MADV_POPULATE_WRITE) == 0;
-    if (!populated && errno != EINVAL)
+    if (madvise(j->addr, j->len, MADV_POPULATE_WRITE) != 0 && errno != EINVAL)
         return;
 #endif
     /* Touched here even when populated: a guest whose hypervisor maps a page
