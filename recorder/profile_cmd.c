@@ -132,7 +132,13 @@ int asys_profile_target_environment(const struct asys_collector_setup *setup,
         (session->arena_fd_env[0] &&
          asys_env_set(env, ASYS_ARENA_FD_ENV, session->arena_fd_env, err) != 0))
         return -1;
-    return asys_profile_environment(setup->options, setup, env, err);
+    if (asys_profile_environment(setup->options, setup, env, err) != 0)
+        return -1;
+    /* the recorder's libraries first, so they see every call the user's see */
+    const char *user_preload = getenv("LD_PRELOAD");
+    return user_preload && *user_preload
+               ? asys_env_append(env, "LD_PRELOAD", user_preload, ':', err)
+               : 0;
 }
 
 void asys_samplers_start(const struct asys_collector_setup *setup, pid_t target,
@@ -253,7 +259,8 @@ static void report_written(const char *report_path, const struct asys_finalize_r
                 res->nvtx_replaced_pid, res->nvtx_replaced > 1 ? " and others" : "");
 }
 
-/* -e NAME=VALUE,...: into the program's environment. */
+/* -e NAME=VALUE,...: into the program's environment (LD_PRELOAD's after
+ * the recorder's libraries, which would not record otherwise). */
 int asys_profile_add_env_vars(const struct asys_profile_options *o, struct asys_env *env,
                               struct asys_err *err)
 {
@@ -265,7 +272,8 @@ int asys_profile_add_env_vars(const struct asys_profile_options *o, struct asys_
             return asys_fail(err, "-e: bad NAME=VALUE");
         snprintf(name, sizeof name, "%.*s", (int)(eq - p), p);
         snprintf(value, sizeof value, "%.*s", (int)(len - (size_t)(eq - p) - 1), eq + 1);
-        if (asys_env_set(env, name, value, err) != 0)
+        if ((strcmp(name, "LD_PRELOAD") ? asys_env_set(env, name, value, err)
+                                        : asys_env_append(env, name, value, ':', err)) != 0)
             return -1;
         p += len + (p[len] == ',');
     }

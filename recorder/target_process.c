@@ -44,9 +44,10 @@ void asys_target_block_signals(void)
 }
 
 /* The program's environment: this process's, with `env`'s variables set
- * (LD_PRELOAD put before one already there).  Built before the fork: the
- * child of a launcher with threads must not allocate (another thread may
- * have held the allocator's lock at the fork; ASan's does not reset it). */
+ * (the launcher's table already holds LD_PRELOAD joined with the user's).
+ * Built before the fork: the child of a launcher with threads must not
+ * allocate (another thread may have held the allocator's lock at the fork;
+ * ASan's does not reset it). */
 struct child_env {
     char **vars; /* NULL-terminated, for execvpe */
     char **owned; /* the strings made here */
@@ -61,7 +62,7 @@ static void child_env_free(struct child_env *c)
     free(c->vars);
 }
 
-/* The index in c->vars (of `count`) of the variable `name`, or -1. */
+/* The index in vars (of `count`) of the variable `name`, or -1. */
 static int env_index(char **vars, int count, const char *name)
 {
     size_t n = strlen(name);
@@ -77,7 +78,6 @@ static int child_env_build(struct child_env *c, const struct asys_env *env)
     int count = 0;
     while (environ[count])
         count++;
-    memset(c, 0, sizeof *c);
     c->vars = calloc((size_t)count + (size_t)env->count + 1, sizeof *c->vars);
     c->owned = calloc((size_t)env->count + 1, sizeof *c->owned);
     if (!c->vars || !c->owned)
@@ -85,18 +85,61 @@ static int child_env_build(struct child_env *c, const struct asys_env *env)
     memcpy(c->vars, environ, (size_t)count * sizeof *c->vars);
     for (int i = 0; i < env->count; i++) {
         const struct asys_env_var *v = &env->vars[i];
-        int at = env_index(c->vars, count, v->name);
-        const char *old = at >= 0 ? c->vars[at] + strlen(v->name) + 1 : NULL;
-        int join = !strcmp(v->name, "LD_PRELOAD") && old && *old;
-        size_t n = strlen(v->name) + strlen(v->value) + (join ? strlen(old) + 1 : 0) + 2;
+        size_t n = strlen(v->name) + strlen(v->value) + 2;
         char *text = malloc(n);
         if (!text)
             return -1;
-        snprintf(text, n, "%s=%s%s%s", v->name, v->value, join ? ":" : "", join ? old : "");
+        snprintf(text, n, "%s=%s", v->name, v->value);
         c->owned[c->owned_count++] = text;
+        int at = env_index(c->vars, count, v->name);
         c->vars[at >= 0 ? at : count++] = text;
     }
     return 0;
+}
+
+/* In the forked child: waits for the launcher's go, then becomes the
+ * program; on failure reports errno through `report_fd`.  Allocates
+ * nothing (see struct child_env). */
+static void __attribute__((noreturn))
+become_program(char **argv, char **vars, int report_fd, int go_fd, pid_t launcher, int die_with_us,
+               int hide_output)
+{
+    if (go_fd >= 0) { /* until the launcher has attached what it attaches */
+        char byte;
+        ssize_t got;
+        do
+            got = read(go_fd, &byte, 1);
+        while (got < 0 && errno == EINTR);
+        close(go_fd);
+    }
+    signal(SIGCHLD, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &original_mask, NULL);
+    if (die_with_us) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != launcher) /* asys died before the call: as if after */
+            raise(SIGTERM);
+    }
+    if (hide_output) { /* -w false */
+        int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        if (null >= 0) {
+            dup2(null, STDOUT_FILENO);
+            dup2(null, STDERR_FILENO);
+            close(null);
+        }
+    }
+    execvpe(argv[0], argv, vars);
+    int e = errno;
+    ssize_t ignored = write(report_fd, &e, sizeof e);
+    (void)ignored;
+    _exit(127);
+}
+
+static void close_pair(int fds[2])
+{
+    for (int i = 0; i < 2; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    fds[0] = fds[1] = -1;
 }
 
 int asys_target_spawn(struct asys_target *t, char **argv, const struct asys_env *env,
@@ -105,91 +148,57 @@ int asys_target_spawn(struct asys_target *t, char **argv, const struct asys_env 
 {
     pid_t launcher = getpid();
     memset(t, 0, sizeof *t);
-    struct child_env child_env;
+    struct child_env child_env = {0};
+    int report[2] = {-1, -1}, go[2] = {-1, -1}, rc = -1;
     if (child_env_build(&child_env, env) != 0) {
-        child_env_free(&child_env);
-        return asys_fail(err, "out of memory");
+        asys_fail(err, "out of memory");
+        goto out;
     }
-    int pipefd[2], go[2] = {-1, -1};
-    if (pipe2(pipefd, O_CLOEXEC) != 0) {
-        child_env_free(&child_env);
-        return asys_fail_errno(err, errno, "pipe");
-    }
-    if (before_exec && pipe2(go, O_CLOEXEC) != 0) {
-        int e = errno;
-        close(pipefd[0]);
-        close(pipefd[1]);
-        child_env_free(&child_env);
-        return asys_fail_errno(err, e, "pipe");
+    if (pipe2(report, O_CLOEXEC) != 0 || (before_exec && pipe2(go, O_CLOEXEC) != 0)) {
+        asys_fail_errno(err, errno, "pipe");
+        goto out;
     }
     /* Orphaned descendants are re-parented to us, so --wait all sees them. */
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     pid_t pid = fork();
     if (pid < 0) {
-        int e = errno;
-        close(pipefd[0]);
-        close(pipefd[1]);
-        if (go[0] >= 0) {
-            close(go[0]);
-            close(go[1]);
-        }
-        child_env_free(&child_env);
-        return asys_fail_errno(err, e, "fork");
+        asys_fail_errno(err, errno, "fork");
+        goto out;
     }
     if (pid == 0) {
-        close(pipefd[0]);
-        if (go[0] >= 0) { /* until the launcher has attached what it attaches */
+        close(report[0]);
+        if (go[1] >= 0)
             close(go[1]);
-            char byte;
-            ssize_t got;
-            do
-                got = read(go[0], &byte, 1);
-            while (got < 0 && errno == EINTR);
-            close(go[0]);
-        }
-        signal(SIGCHLD, SIG_DFL);
-        sigprocmask(SIG_SETMASK, &original_mask, NULL);
-        if (die_with_us) {
-            prctl(PR_SET_PDEATHSIG, SIGTERM);
-            if (getppid() != launcher) /* asys died before the call: as if after */
-                raise(SIGTERM);
-        }
-        if (hide_output) { /* -w false */
-            int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-            if (null >= 0) {
-                dup2(null, STDOUT_FILENO);
-                dup2(null, STDERR_FILENO);
-                close(null);
-            }
-        }
-        execvpe(argv[0], argv, child_env.vars);
-        int e = errno;
-        ssize_t ignored = write(pipefd[1], &e, sizeof e);
-        (void)ignored;
-        _exit(127);
+        become_program(argv, child_env.vars, report[1], go[0], launcher, die_with_us, hide_output);
     }
-    close(pipefd[1]);
-    child_env_free(&child_env);
-    if (go[0] >= 0) {
+    close(report[1]);
+    report[1] = -1;
+    if (before_exec) {
         close(go[0]);
+        go[0] = -1;
         before_exec(pid, before_exec_arg);
         char byte = 1;
         ssize_t ignored = write(go[1], &byte, 1);
         (void)ignored;
-        close(go[1]);
     }
+    close_pair(go);
     int exec_errno = 0;
     ssize_t n;
     do
-        n = read(pipefd[0], &exec_errno, sizeof exec_errno);
+        n = read(report[0], &exec_errno, sizeof exec_errno);
     while (n < 0 && errno == EINTR);
-    close(pipefd[0]);
     if (n == (ssize_t)sizeof exec_errno) {
         waitpid(pid, NULL, 0);
-        return asys_fail_errno(err, exec_errno, "%s", "");
+        asys_fail_errno(err, exec_errno, "%s", "");
+        goto out;
     }
     t->pid = pid;
-    return 0;
+    rc = 0;
+out:
+    close_pair(report);
+    close_pair(go);
+    child_env_free(&child_env);
+    return rc;
 }
 
 static long ms_until(const struct timespec *deadline)

@@ -231,6 +231,17 @@ class Environment(AsysTestCase):
         self.assertEqual(rest, 'libm.so.6')
         self.assertEqual(injection, first)
 
+    def test_ld_preload_given_with_e_comes_after_the_recorder(self):
+        env = dict(self.env, LD_PRELOAD='libm.so.6', ASAN_OPTIONS='verify_asan_link_order=0')
+        r = self.run_cmd([ASYS, 'profile', '-t', 'none', '-o', self.path('rep'),
+                          '-e', 'LD_PRELOAD=libdl.so.2,ASYS_TEST_VAR=1',
+                          'sh', '-c', 'echo "$LD_PRELOAD|$ASYS_TEST_VAR"'], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        preload, var = r.stdout.decode().strip().split('|')
+        self.assertEqual(preload.split(':')[1:], ['libm.so.6', 'libdl.so.2'], preload)
+        self.assertTrue(re.search(r'/libasys-inject(\+[a-z]+)*\.so$', preload.split(':')[0]))
+        self.assertEqual(var, '1')
+
     def test_closing_every_descriptor_does_not_stop_recording(self):
         # 300k pairs need several chunks, grown after the program closed everything
         self.profile([prog('hgtx_loop'), '300000', 'close-fds'], options=['-t', 'nvtx'])
