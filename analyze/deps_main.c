@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "allocator_tuning.h"
 #include "cleanup.h"
 #include "cli_args.h"
 #include "deps_path.h"
@@ -564,6 +565,7 @@ static int deps_of_report(const struct deps_args *a, struct run *r, struct asys_
 
 int main(int argc, char **argv)
 {
+    asys_tune_allocator(argv);
     asys_cleanup_set_program(PROG);
     struct deps_args a;
     struct run r;

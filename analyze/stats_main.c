@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "allocator_tuning.h"
 #include "cleanup.h"
 #include "cli_args.h"
 #include "parse_util.h"
@@ -955,6 +956,7 @@ static int run(struct stats_args *a, const struct asys_report_def **defs, const 
 
 int main(int argc, char **argv)
 {
+    asys_tune_allocator(argv);
     asys_cleanup_set_program(PROG);
     struct stats_args a;
     struct asys_report_catalog cat = {0};

@@ -11,6 +11,7 @@
 
 #include <pcre2.h>
 
+#include "allocator_tuning.h"
 #include "sql_functions.h"
 #include "cleanup.h"
 #include "cli_args.h"
@@ -1077,6 +1078,7 @@ static int export_to(const struct export_args *a, struct asys_report_db *rdb, co
 
 int main(int argc, char **argv)
 {
+    asys_tune_allocator(argv);
     asys_cleanup_set_program(PROG);
     struct export_args a;
     struct asys_report_catalog cat = {0};
