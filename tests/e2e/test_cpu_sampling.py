@@ -397,9 +397,12 @@ class Scope(SamplingCase):
 
 
     def test_system_wide_sees_a_process_outside_the_tree(self):
-        outside = subprocess.Popen([prog('cpu_burn_nofp'), 'loop', '1500'],
+        # burning well past the recording however long asys takes to start
+        # (on a busy guest up to a second), stopped after it
+        outside = subprocess.Popen([prog('cpu_burn_nofp'), 'loop', '6000'],
                                    stdout=subprocess.DEVNULL)
         self.addCleanup(outside.wait)
+        self.addCleanup(outside.kill)
         time.sleep(0.2)  # running (and mapped) before asys starts
         self.record(['sleep', '0.8'], ['-s', 'system-wide'])
         con = self.db()
