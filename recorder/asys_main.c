@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "allocator_tuning.h"
 #include "asys_commands.h"
 #include "install_paths.h"
 #include "notes.h"
@@ -80,6 +81,7 @@ static int cmd_help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    asys_tune_allocator(argv);
     if (argc < 2) {
         cmd_help(argc, argv);
         return 2;

@@ -1,12 +1,12 @@
-"""The analysis tools start again once with glibc's malloc asking for
-transparent huge pages (common/allocator_tuning.c); the programs they start
-see the user's GLIBC_TUNABLES as given."""
+"""asys and the analysis tools start again once with glibc's malloc asking
+for transparent huge pages (common/allocator_tuning.c); the programs they
+start see the user's GLIBC_TUNABLES as given."""
 import os
 import re
 import sys
 import unittest
 
-from asys_e2e import BIN, BUILD, AsysTestCase, prog
+from asys_e2e import ASYS, BIN, BUILD, AsysTestCase, prog
 
 PROBE = prog('allocator_probe')
 
@@ -51,8 +51,20 @@ class AllocatorTuning(AsysTestCase):
         self.assertEqual(self.probe(GLIBC_TUNABLES='glibc.malloc.hugetlb=0'),
                          ('glibc.malloc.hugetlb=0', 'as started'))
 
+    def test_profiled_program_sees_the_users_environment(self):
+        script = 'echo "${GLIBC_TUNABLES-unset}|${ASYS_USER_GLIBC_TUNABLES-unset}"'
+        for given in (None, 'glibc.malloc.check=0'):
+            env = dict(self.env)
+            env.pop('GLIBC_TUNABLES', None)
+            if given:
+                env['GLIBC_TUNABLES'] = given
+            r = self.run_cmd([ASYS, 'profile', '-t', 'none', '-s', 'none', '-o', self.path('rep'),
+                              '--force-overwrite=true', 'sh', '-c', script], env=env)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.decode().strip(), '%s|unset' % (given or 'unset'))
+
     def test_tools_still_run_and_exit_as_before(self):
-        for tool in ('asys-stats', 'asys-export', 'asys-deps'):
+        for tool in ('asys', 'asys-stats', 'asys-export', 'asys-deps'):
             r = self.run_cmd([os.path.join(BIN, tool), '--version'])
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertIn(b'0.', r.stdout)
