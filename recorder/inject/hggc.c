@@ -24,7 +24,6 @@
 
 #define BUFFER_ALIGN 64
 #define DEFAULT_BUFFER_SIZE (4u << 20)
-#define SPARE_BUFFERS 4
 #define DEFAULT_FLUSH_PERIOD_MS 250
 #define MAX_CBID_SCAN 4096 /* callback ids past the compiled-in table, for newer CUPTIs */
 
@@ -104,10 +103,6 @@ static struct {
     size_t buffer_size;
     struct buffer_header *pending; /* completed while their thread could not record */
     int completions_in_flight; /* atomic: buffers being converted right now */
-    /* converted buffers kept for CUPTI's next requests (each slot atomic):
-     * a fresh 4 MiB buffer costs a page fault per 4 KiB CUPTI fills, and
-     * freed it moves the program's heap top */
-    struct buffer_header *spare[SPARE_BUFFERS];
 } hggc;
 
 /* Per thread: calls in progress and whether this thread is flushing. */
@@ -485,36 +480,13 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
         on_resource(cbid, cbdata);
 }
 
-/* A buffer back from CUPTI: kept for its next request where a spare slot
- * is free. */
-static void buffer_release(struct buffer_header *b)
-{
-    for (int i = 0; i < SPARE_BUFFERS; i++) {
-        struct buffer_header *empty = NULL;
-        if (__atomic_compare_exchange_n(&hggc.spare[i], &empty, b, 0, __ATOMIC_RELEASE,
-                                        __ATOMIC_RELAXED))
-            return;
-    }
-    free(b);
-}
-
-static struct buffer_header *buffer_take(void)
-{
-    for (int i = 0; i < SPARE_BUFFERS; i++) {
-        struct buffer_header *b = __atomic_exchange_n(&hggc.spare[i], NULL, __ATOMIC_ACQUIRE);
-        if (b)
-            return b;
-    }
-    return aligned_alloc(BUFFER_ALIGN, sizeof(struct buffer_header) + hggc.buffer_size);
-}
-
 static void convert_buffer(struct asys_thread *t, struct buffer_header *b)
 {
     uint8_t *records = (uint8_t *)(b + 1);
     CUpti_Activity *a = NULL;
     while (hggc.f.activity_get_next_record(records, b->valid, &a) == CUPTI_SUCCESS)
         asys_hggc_convert(t, a);
-    buffer_release(b);
+    free(b);
 }
 
 /* Buffers completed while their thread could not record (any order: records
@@ -531,7 +503,7 @@ static void convert_pending(struct asys_thread *t)
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-    struct buffer_header *b = buffer_take();
+    struct buffer_header *b = aligned_alloc(BUFFER_ALIGN, sizeof *b + hggc.buffer_size);
     *max_records = 0;
     *buffer = b ? (uint8_t *)(b + 1) : NULL;
     *size = b ? hggc.buffer_size : 0;
