@@ -1,10 +1,14 @@
 /* The benchmark's anchor for HGGC: a CUPTI tool that subscribes to the same
- * callbacks and activity kinds as asys and does nothing with them, so that
- * "asys minus this" is asys's own cost, apart from CUPTI's (or simppu's).
+ * callbacks and activity kinds as asys, gives CUPTI the same clock
+ * (CLOCK_MONOTONIC through the timestamp callback: without one CUPTI, and
+ * simppu, convert every time stamp to CLOCK_REALTIME, two clock reads more
+ * a call) and does nothing with them, so that "asys minus this" is asys's
+ * own cost, apart from CUPTI's (or simppu's).
  * Loaded through CUDA_INJECTION64_PATH like asys.  NULL_TOOL_CALLBACKS_ONLY=1:
  * API callbacks only, no activity. */
 #include <cupti.h>
 #include <stdlib.h>
+#include <time.h>
 
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                  const void *data)
@@ -35,6 +39,13 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_
     free(buffer);
 }
 
+static uint64_t CUPTIAPI monotonic_timestamp(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
 static void flush_at_exit(void)
 {
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -45,6 +56,7 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
     CUpti_SubscriberHandle subscriber;
     if (cuptiSubscribe(&subscriber, on_callback, NULL) != CUPTI_SUCCESS)
         return 1;
+    cuptiActivityRegisterTimestampCallback(monotonic_timestamp);
     cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
     cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
     const char *callbacks_only = getenv("NULL_TOOL_CALLBACKS_ONLY");
