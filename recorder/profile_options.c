@@ -263,7 +263,8 @@ static const struct asys_option launcher_options[] = {
      .help = "end the recording when the program ends; false: only when --duration ends "
              "(which it then needs)"},
     {.name = "env-var", .short_name = 'e', .type = ASYS_OPT_TEXT,
-     .metavar = "NAME=VALUE[,NAME=VALUE...]", .help = "set these in the program's environment (LD_PRELOAD: after the recorder's)",
+     .metavar = "NAME=VALUE[,NAME=VALUE...]",
+     .help = "set these in the program's environment (LD_PRELOAD: after the recorder's)",
      .parse = parse_env_var},
     {.name = "show-output", .short_name = 'w', .type = ASYS_OPT_BOOL, .metavar = "[true|false]",
      .default_value = "true",
