@@ -1,7 +1,7 @@
 /* Why: the analysis tools build arrays of hundreds of MiB (an export of a
  * million kernels touches 60 k fresh 4 KiB pages).  Where a page's first
  * touch is dear (a guest without hardware page tables: 8-17 us), that is a
- * third of the run; in 2 MiB pages it is 9 k faults (bench/RESULTS.md). */
+ * quarter of the run; in 2 MiB pages it is 9 k faults (bench/RESULTS.md). */
 #define _GNU_SOURCE
 #include "allocator_tuning.h"
 
@@ -20,6 +20,7 @@
 #define ASYS_OWN_MALLOC 1
 #endif
 
+#if defined(__GLIBC__) && ASYS_OWN_MALLOC
 #define TUNABLE "glibc.malloc.hugetlb=1"
 /* The user's GLIBC_TUNABLES across the second start: "-" (unset) or
  * "+VALUE". */
@@ -47,7 +48,6 @@ static void restore_user_tunables(const char *saved)
 
 void asys_tune_allocator(char **argv)
 {
-#if defined(__GLIBC__) && ASYS_OWN_MALLOC
     const char *saved = getenv(SAVED);
     if (saved) { /* the second start: the tunable is in effect */
         restore_user_tunables(saved);
@@ -69,7 +69,10 @@ void asys_tune_allocator(char **argv)
     }
     execv("/proc/self/exe", argv);
     restore_user_tunables(keep); /* not run again: go on as we are */
-#else
-    (void)argv;
-#endif
 }
+#else
+void asys_tune_allocator(char **argv)
+{
+    (void)argv;
+}
+#endif
