@@ -3,6 +3,7 @@ for transparent huge pages (common/allocator_tuning.c); the programs they
 start see the user's GLIBC_TUNABLES as given."""
 import os
 import re
+import subprocess
 import sys
 import unittest
 
@@ -30,11 +31,13 @@ class AllocatorTuning(AsysTestCase):
         e.pop('GLIBC_TUNABLES', None)
         e.pop('ASYS_NO_HUGE_PAGES', None)
         e.update(env)
-        r = self.run_cmd([PROBE], env=e)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        now, started, saved, pid = r.stdout.decode().splitlines()
+        p = subprocess.Popen([PROBE], cwd=self.dir, env=e, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        out, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 0, err)
+        now, started, saved, pid = out.decode().splitlines()
         self.assertEqual(saved, 'clean')
-        self.assertTrue(int(pid) > 0)
+        self.assertEqual(int(pid), p.pid)  # started again in place (exec), not forked
         return now, started
 
     def expect_tuned(self):
