@@ -50,15 +50,12 @@ void asys_target_block_signals(void)
  * ASan's does not reset it). */
 struct child_env {
     char **vars; /* NULL-terminated, for execvpe */
-    char **owned; /* the strings made here */
-    int owned_count;
+    char *text; /* the NAME=VALUE strings made here, one block */
 };
 
 static void child_env_free(struct child_env *c)
 {
-    for (int i = 0; i < c->owned_count; i++)
-        free(c->owned[i]);
-    free(c->owned);
+    free(c->text);
     free(c->vars);
 }
 
@@ -78,21 +75,20 @@ static int child_env_build(struct child_env *c, const struct asys_env *env)
     int count = 0;
     while (environ[count])
         count++;
+    size_t text_size = 1;
+    for (int i = 0; i < env->count; i++)
+        text_size += strlen(env->vars[i].name) + strlen(env->vars[i].value) + 2;
     c->vars = calloc((size_t)count + (size_t)env->count + 1, sizeof *c->vars);
-    c->owned = calloc((size_t)env->count + 1, sizeof *c->owned);
-    if (!c->vars || !c->owned)
+    c->text = malloc(text_size);
+    if (!c->vars || !c->text)
         return -1;
     memcpy(c->vars, environ, (size_t)count * sizeof *c->vars);
+    char *next = c->text;
     for (int i = 0; i < env->count; i++) {
         const struct asys_env_var *v = &env->vars[i];
-        size_t n = strlen(v->name) + strlen(v->value) + 2;
-        char *text = malloc(n);
-        if (!text)
-            return -1;
-        snprintf(text, n, "%s=%s", v->name, v->value);
-        c->owned[c->owned_count++] = text;
         int at = env_index(c->vars, count, v->name);
-        c->vars[at >= 0 ? at : count++] = text;
+        c->vars[at >= 0 ? at : count++] = next;
+        next += sprintf(next, "%s=%s", v->name, v->value) + 1;
     }
     return 0;
 }
