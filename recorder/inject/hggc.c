@@ -793,7 +793,7 @@ static void attach(struct asys_thread *t)
     enable_activities(t);
     hggc.f.activity_flush_period(
         (uint32_t)asys_env_u64("ASYS_HGGC_FLUSH_PERIOD_MS", DEFAULT_FLUSH_PERIOD_MS));
-    atexit(hggc_at_exit);
+    asys_at_exit(hggc_at_exit);
     uint32_t version = 0;
     hggc.f.get_version(&version);
     write_status(t, ASYS_HGGC_ATTACHED, version, NULL);

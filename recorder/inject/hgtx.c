@@ -848,7 +848,7 @@ ASYS_START_DATA static struct {
     uint32_t modules_attached; /* atomic */
 } injection;
 
-static int is_own_library(const char *path)
+ASYS_START_CODE static int is_own_library(const char *path)
 {
     if (!strcmp(path, injection.own_path))
         return 1;
@@ -857,7 +857,7 @@ static int is_own_library(const char *path)
            a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-static void check_injection(void)
+ASYS_START_CODE static void check_injection(void)
 {
     const char *value = getenv("NVTX_INJECTION64_PATH");
     if (injection.reported || !injection.own_path[0] || (value && is_own_library(value)))
@@ -884,13 +884,13 @@ static void check_injection(void)
 }
 
 /* At process start (the registry calls it). */
-int asys_hgtx_init(void)
+ASYS_START_CODE int asys_hgtx_init(void)
 {
     Dl_info info;
     if (dladdr((void *)asys_hgtx_init, &info) && info.dli_fname &&
         strlen(info.dli_fname) < sizeof injection.own_path)
         strcpy(injection.own_path, info.dli_fname);
-    atexit(check_injection);
+    asys_at_exit(check_injection);
     return 0;
 }
 

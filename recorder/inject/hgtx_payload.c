@@ -659,7 +659,7 @@ static void add_timer(nvtxDomainHandle_t domain, uint64_t time_domain, uint64_t 
         timers.timers[timers.count++] = tm;
     if (!timers.at_exit_registered) {
         timers.at_exit_registered = 1;
-        atexit(asys_hgtx_timers_at_exit);
+        asys_at_exit(asys_hgtx_timers_at_exit);
     }
     pthread_mutex_unlock(&timers.lock);
 }

@@ -32,6 +32,15 @@
  * the pages the loader writes anyway (relocations, the start of .bss), not
  * on pages of .bss of its own, each a page fault in every process. */
 #define ASYS_START_DATA __attribute__((section(".data.asys_start")))
+/* A function that runs once per process (a collector's init, an exit hook)
+ * in a file outside those the build lays out first (recorder/CMakeLists.txt):
+ * the linker puts cold code at the start of the text, beside them, so that
+ * a process's start faults in fewer pages of code; it is compiled for size. */
+#define ASYS_START_CODE __attribute__((cold))
+/* A wrapper of a libc call that the start itself makes (the runtime's calls
+ * bind to the library's own wrappers): kept beside the start code, compiled
+ * as usual. */
+#define ASYS_START_WRAPPER __attribute__((section(".text.startup.asys")))
 #define ASYS_LIKELY(x) __builtin_expect(!!(x), 1)
 #define ASYS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -367,6 +376,10 @@ void asys_python_hggc_stack(struct asys_thread *t, uint32_t correlation, uint32_
  * `name`, its DOMAIN record written by the calling thread when it is new
  * (call it outside asys_thread_enter/leave). */
 uint16_t asys_hgtx_domain_create(const char *name);
+
+/* atexit(fn), without the stub that glibc links into the library (the last
+ * page of its code: a page fault in every process). */
+ASYS_RUNTIME_API int asys_at_exit(void (*fn)(void));
 
 /* Debug output, only when ASYS_DEBUG is set; the arguments are evaluated
  * only then (a process's start would page in their code). */

@@ -229,6 +229,44 @@ static void before_fork(void);
 static void after_fork_parent(void);
 static void after_fork_child(void);
 
+#if defined(__GLIBC__)
+/* What glibc's pthread_atfork and atexit are: stubs linked in from
+ * libc_nonshared.a, which the linker puts at the end of the text, one more
+ * page of code faulted in by every process's start for one call. */
+extern void *__dso_handle;
+extern int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void),
+                             void *dso_handle);
+extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso_handle);
+static void register_fork_handlers(void)
+{
+    __register_atfork(before_fork, after_fork_parent, after_fork_child, __dso_handle);
+}
+
+static void call_exit_function(void *fn)
+{
+    void (*call)(void);
+    *(void **)&call = fn;
+    call();
+}
+
+int asys_at_exit(void (*fn)(void))
+{
+    void *arg;
+    *(void (**)(void))&arg = fn;
+    return __cxa_atexit(call_exit_function, arg, __dso_handle);
+}
+#else
+static void register_fork_handlers(void)
+{
+    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+}
+
+int asys_at_exit(void (*fn)(void))
+{
+    return atexit(fn);
+}
+#endif
+
 static void init_process(void)
 {
     int saved_errno = errno;
@@ -269,7 +307,7 @@ static void init_process(void)
     asys_proc.origin = ASYS_PROCESS_LAUNCHED;
     if (pthread_key_create(&asys_proc.thread_key, thread_key_destructor) != 0)
         goto out;
-    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+    register_fork_handlers();
     asys_callstack_init();
     asys_capture_init();
     asys_proc.enabled = 1;

@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "elf_symbols.h"
 #include "inject.h"
 
 enum osrt_function {
@@ -44,11 +45,11 @@ enum osrt_function {
 #undef OSRT_ID
 };
 
-static int osrt_on; /* the collector is enabled in this session */
+static ASYS_START_DATA int osrt_on; /* the collector is enabled in this session */
 
 static void resolve_all(void);
 
-int asys_osrt_init(void)
+ASYS_START_CODE int asys_osrt_init(void)
 {
     uint64_t threshold_ns, backtrace_ns, depth;
     if (asys_option_u64("ASYS_OSRT_THRESHOLD_NS", &threshold_ns) != 0 ||
@@ -181,56 +182,56 @@ static void *next_symbol(const char *name, const char *version)
 
 /* ---- file and socket I/O ------------------------------------------------------ */
 
-static ssize_t (*real_read)(int, void *, size_t);
+static ASYS_START_DATA ssize_t (*real_read)(int, void *, size_t);
 ASYS_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
     RESOLVE(read, -1);
     TRACE_ERRNO(OSRT_read, ssize_t, real_read(fd, buf, n));
 }
 
-static ssize_t (*real_write)(int, const void *, size_t);
+static ASYS_START_DATA ssize_t (*real_write)(int, const void *, size_t);
 ASYS_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
     RESOLVE(write, -1);
     TRACE_ERRNO(OSRT_write, ssize_t, real_write(fd, buf, n));
 }
 
-static ssize_t (*real_pread)(int, void *, size_t, off_t);
+static ASYS_START_DATA ssize_t (*real_pread)(int, void *, size_t, off_t);
 ASYS_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t offset)
 {
     RESOLVE(pread, -1);
     TRACE_ERRNO(OSRT_pread, ssize_t, real_pread(fd, buf, n, offset));
 }
 
-static ssize_t (*real_pread64)(int, void *, size_t, off64_t);
+static ASYS_START_DATA ssize_t (*real_pread64)(int, void *, size_t, off64_t);
 ASYS_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t offset)
 {
     RESOLVE(pread64, -1);
     TRACE_ERRNO(OSRT_pread, ssize_t, real_pread64(fd, buf, n, offset));
 }
 
-static ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
+static ASYS_START_DATA ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
 ASYS_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t offset)
 {
     RESOLVE(pwrite, -1);
     TRACE_ERRNO(OSRT_pwrite, ssize_t, real_pwrite(fd, buf, n, offset));
 }
 
-static ssize_t (*real_pwrite64)(int, const void *, size_t, off64_t);
+static ASYS_START_DATA ssize_t (*real_pwrite64)(int, const void *, size_t, off64_t);
 ASYS_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t offset)
 {
     RESOLVE(pwrite64, -1);
     TRACE_ERRNO(OSRT_pwrite, ssize_t, real_pwrite64(fd, buf, n, offset));
 }
 
-static ssize_t (*real_readv)(int, const struct iovec *, int);
+static ASYS_START_DATA ssize_t (*real_readv)(int, const struct iovec *, int);
 ASYS_EXPORT ssize_t readv(int fd, const struct iovec *iov, int count)
 {
     RESOLVE(readv, -1);
     TRACE_ERRNO(OSRT_readv, ssize_t, real_readv(fd, iov, count));
 }
 
-static ssize_t (*real_writev)(int, const struct iovec *, int);
+static ASYS_START_DATA ssize_t (*real_writev)(int, const struct iovec *, int);
 ASYS_EXPORT ssize_t writev(int fd, const struct iovec *iov, int count)
 {
     RESOLVE(writev, -1);
@@ -243,8 +244,8 @@ static mode_t open_mode(int flags, va_list ap)
     return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
 }
 
-static int (*real_open)(const char *, int, ...);
-ASYS_EXPORT int open(const char *path, int flags, ...)
+static ASYS_START_DATA int (*real_open)(const char *, int, ...);
+ASYS_START_WRAPPER ASYS_EXPORT int open(const char *path, int flags, ...)
 {
     va_list ap;
     va_start(ap, flags);
@@ -254,7 +255,7 @@ ASYS_EXPORT int open(const char *path, int flags, ...)
     TRACE_ERRNO(OSRT_open, int, real_open(path, flags, mode));
 }
 
-static int (*real_open64)(const char *, int, ...);
+static ASYS_START_DATA int (*real_open64)(const char *, int, ...);
 ASYS_EXPORT int open64(const char *path, int flags, ...)
 {
     va_list ap;
@@ -265,7 +266,7 @@ ASYS_EXPORT int open64(const char *path, int flags, ...)
     TRACE_ERRNO(OSRT_open, int, real_open64(path, flags, mode));
 }
 
-static int (*real_openat)(int, const char *, int, ...);
+static ASYS_START_DATA int (*real_openat)(int, const char *, int, ...);
 ASYS_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 {
     va_list ap;
@@ -276,7 +277,7 @@ ASYS_EXPORT int openat(int dirfd, const char *path, int flags, ...)
     TRACE_ERRNO(OSRT_openat, int, real_openat(dirfd, path, flags, mode));
 }
 
-static int (*real_openat64)(int, const char *, int, ...);
+static ASYS_START_DATA int (*real_openat64)(int, const char *, int, ...);
 ASYS_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 {
     va_list ap;
@@ -287,42 +288,42 @@ ASYS_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
     TRACE_ERRNO(OSRT_openat, int, real_openat64(dirfd, path, flags, mode));
 }
 
-static int (*real_creat)(const char *, mode_t);
+static ASYS_START_DATA int (*real_creat)(const char *, mode_t);
 ASYS_EXPORT int creat(const char *path, mode_t mode)
 {
     RESOLVE(creat, -1);
     TRACE_ERRNO(OSRT_creat, int, real_creat(path, mode));
 }
 
-static int (*real_creat64)(const char *, mode_t);
+static ASYS_START_DATA int (*real_creat64)(const char *, mode_t);
 ASYS_EXPORT int creat64(const char *path, mode_t mode)
 {
     RESOLVE(creat64, -1);
     TRACE_ERRNO(OSRT_creat, int, real_creat64(path, mode));
 }
 
-static int (*real_close)(int);
-ASYS_EXPORT int close(int fd)
+static ASYS_START_DATA int (*real_close)(int);
+ASYS_START_WRAPPER ASYS_EXPORT int close(int fd)
 {
     RESOLVE(close, -1);
     TRACE_ERRNO(OSRT_close, int, real_close(fd));
 }
 
-static int (*real_fsync)(int);
+static ASYS_START_DATA int (*real_fsync)(int);
 ASYS_EXPORT int fsync(int fd)
 {
     RESOLVE(fsync, -1);
     TRACE_ERRNO(OSRT_fsync, int, real_fsync(fd));
 }
 
-static int (*real_fdatasync)(int);
+static ASYS_START_DATA int (*real_fdatasync)(int);
 ASYS_EXPORT int fdatasync(int fd)
 {
     RESOLVE(fdatasync, -1);
     TRACE_ERRNO(OSRT_fdatasync, int, real_fdatasync(fd));
 }
 
-static int (*real_ioctl)(int, unsigned long, ...);
+static ASYS_START_DATA int (*real_ioctl)(int, unsigned long, ...);
 ASYS_EXPORT int ioctl(int fd, unsigned long request, ...)
 {
     va_list ap;
@@ -333,35 +334,36 @@ ASYS_EXPORT int ioctl(int fd, unsigned long request, ...)
     TRACE_ERRNO(OSRT_ioctl, int, real_ioctl(fd, request, arg));
 }
 
-static int (*real_accept)(int, struct sockaddr *, socklen_t *);
+static ASYS_START_DATA int (*real_accept)(int, struct sockaddr *, socklen_t *);
 ASYS_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
 {
     RESOLVE(accept, -1);
     TRACE_ERRNO(OSRT_accept, int, real_accept(fd, addr, len));
 }
 
-static int (*real_accept4)(int, struct sockaddr *, socklen_t *, int);
+static ASYS_START_DATA int (*real_accept4)(int, struct sockaddr *, socklen_t *, int);
 ASYS_EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 {
     RESOLVE(accept4, -1);
     TRACE_ERRNO(OSRT_accept4, int, real_accept4(fd, addr, len, flags));
 }
 
-static int (*real_connect)(int, const struct sockaddr *, socklen_t);
+static ASYS_START_DATA int (*real_connect)(int, const struct sockaddr *, socklen_t);
 ASYS_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
     RESOLVE(connect, -1);
     TRACE_ERRNO(OSRT_connect, int, real_connect(fd, addr, len));
 }
 
-static ssize_t (*real_recv)(int, void *, size_t, int);
+static ASYS_START_DATA ssize_t (*real_recv)(int, void *, size_t, int);
 ASYS_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
     RESOLVE(recv, -1);
     TRACE_ERRNO(OSRT_recv, ssize_t, real_recv(fd, buf, n, flags));
 }
 
-static ssize_t (*real_recvfrom)(int, void *, size_t, int, struct sockaddr *, socklen_t *);
+static ASYS_START_DATA ssize_t (*real_recvfrom)(int, void *, size_t, int, struct sockaddr *,
+                                                socklen_t *);
 ASYS_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *addr,
                              socklen_t *len)
 {
@@ -369,21 +371,22 @@ ASYS_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sock
     TRACE_ERRNO(OSRT_recvfrom, ssize_t, real_recvfrom(fd, buf, n, flags, addr, len));
 }
 
-static ssize_t (*real_recvmsg)(int, struct msghdr *, int);
+static ASYS_START_DATA ssize_t (*real_recvmsg)(int, struct msghdr *, int);
 ASYS_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
     RESOLVE(recvmsg, -1);
     TRACE_ERRNO(OSRT_recvmsg, ssize_t, real_recvmsg(fd, msg, flags));
 }
 
-static ssize_t (*real_send)(int, const void *, size_t, int);
+static ASYS_START_DATA ssize_t (*real_send)(int, const void *, size_t, int);
 ASYS_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
     RESOLVE(send, -1);
     TRACE_ERRNO(OSRT_send, ssize_t, real_send(fd, buf, n, flags));
 }
 
-static ssize_t (*real_sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
+static ASYS_START_DATA ssize_t (*real_sendto)(int, const void *, size_t, int,
+                                              const struct sockaddr *, socklen_t);
 ASYS_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
                            const struct sockaddr *addr, socklen_t len)
 {
@@ -391,7 +394,7 @@ ASYS_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
     TRACE_ERRNO(OSRT_sendto, ssize_t, real_sendto(fd, buf, n, flags, addr, len));
 }
 
-static ssize_t (*real_sendmsg)(int, const struct msghdr *, int);
+static ASYS_START_DATA ssize_t (*real_sendmsg)(int, const struct msghdr *, int);
 ASYS_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
     RESOLVE(sendmsg, -1);
@@ -400,14 +403,15 @@ ASYS_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 
 /* ---- waiting for events --------------------------------------------------------- */
 
-static int (*real_poll)(struct pollfd *, nfds_t, int);
+static ASYS_START_DATA int (*real_poll)(struct pollfd *, nfds_t, int);
 ASYS_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
     RESOLVE(poll, -1);
     TRACE_ERRNO(OSRT_poll, int, real_poll(fds, n, timeout));
 }
 
-static int (*real_ppoll)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
+static ASYS_START_DATA int (*real_ppoll)(struct pollfd *, nfds_t, const struct timespec *,
+                                         const sigset_t *);
 ASYS_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
                       const sigset_t *mask)
 {
@@ -415,15 +419,15 @@ ASYS_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeo
     TRACE_ERRNO(OSRT_ppoll, int, real_ppoll(fds, n, timeout, mask));
 }
 
-static int (*real_select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
+static ASYS_START_DATA int (*real_select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
 ASYS_EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *timeout)
 {
     RESOLVE(select, -1);
     TRACE_ERRNO(OSRT_select, int, real_select(n, r, w, e, timeout));
 }
 
-static int (*real_pselect)(int, fd_set *, fd_set *, fd_set *, const struct timespec *,
-                           const sigset_t *);
+static ASYS_START_DATA int (*real_pselect)(int, fd_set *, fd_set *, fd_set *,
+                                           const struct timespec *, const sigset_t *);
 ASYS_EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *timeout,
                         const sigset_t *mask)
 {
@@ -431,14 +435,15 @@ ASYS_EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct tim
     TRACE_ERRNO(OSRT_pselect, int, real_pselect(n, r, w, e, timeout, mask));
 }
 
-static int (*real_epoll_wait)(int, struct epoll_event *, int, int);
+static ASYS_START_DATA int (*real_epoll_wait)(int, struct epoll_event *, int, int);
 ASYS_EXPORT int epoll_wait(int fd, struct epoll_event *events, int max, int timeout)
 {
     RESOLVE(epoll_wait, -1);
     TRACE_ERRNO(OSRT_epoll_wait, int, real_epoll_wait(fd, events, max, timeout));
 }
 
-static int (*real_epoll_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
+static ASYS_START_DATA int (*real_epoll_pwait)(int, struct epoll_event *, int, int,
+                                               const sigset_t *);
 ASYS_EXPORT int epoll_pwait(int fd, struct epoll_event *events, int max, int timeout,
                             const sigset_t *mask)
 {
@@ -448,14 +453,15 @@ ASYS_EXPORT int epoll_pwait(int fd, struct epoll_event *events, int max, int tim
 
 /* ---- sleeping and waiting for processes and signals -------------------------------- */
 
-static int (*real_nanosleep)(const struct timespec *, struct timespec *);
+static ASYS_START_DATA int (*real_nanosleep)(const struct timespec *, struct timespec *);
 ASYS_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
 {
     RESOLVE(nanosleep, -1);
     TRACE_ERRNO(OSRT_nanosleep, int, real_nanosleep(req, rem));
 }
 
-static int (*real_clock_nanosleep)(clockid_t, int, const struct timespec *, struct timespec *);
+static ASYS_START_DATA int (*real_clock_nanosleep)(clockid_t, int, const struct timespec *,
+                                                   struct timespec *);
 ASYS_EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
                                 struct timespec *rem)
 {
@@ -463,21 +469,21 @@ ASYS_EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timespe
     TRACE_RESULT(OSRT_clock_nanosleep, real_clock_nanosleep(clock, flags, req, rem));
 }
 
-static unsigned (*real_sleep)(unsigned);
+static ASYS_START_DATA unsigned (*real_sleep)(unsigned);
 ASYS_EXPORT unsigned sleep(unsigned seconds)
 {
     RESOLVE(sleep, seconds);
     TRACE(OSRT_sleep, unsigned, real_sleep(seconds), 0);
 }
 
-static int (*real_usleep)(useconds_t);
+static ASYS_START_DATA int (*real_usleep)(useconds_t);
 ASYS_EXPORT int usleep(useconds_t us)
 {
     RESOLVE(usleep, -1);
     TRACE_ERRNO(OSRT_usleep, int, real_usleep(us));
 }
 
-static int (*real_sched_yield)(void);
+static ASYS_START_DATA int (*real_sched_yield)(void);
 ASYS_EXPORT int sched_yield(void)
 {
     /* unresolved only while OSRT is off (its init resolves every function):
@@ -488,49 +494,50 @@ ASYS_EXPORT int sched_yield(void)
     TRACE_ERRNO(OSRT_sched_yield, int, real_sched_yield());
 }
 
-static pid_t (*real_wait)(int *);
+static ASYS_START_DATA pid_t (*real_wait)(int *);
 ASYS_EXPORT pid_t wait(int *status)
 {
     RESOLVE(wait, -1);
     TRACE_ERRNO(OSRT_wait, pid_t, real_wait(status));
 }
 
-static pid_t (*real_waitpid)(pid_t, int *, int);
+static ASYS_START_DATA pid_t (*real_waitpid)(pid_t, int *, int);
 ASYS_EXPORT pid_t waitpid(pid_t pid, int *status, int options)
 {
     RESOLVE(waitpid, -1);
     TRACE_ERRNO(OSRT_waitpid, pid_t, real_waitpid(pid, status, options));
 }
 
-static int (*real_waitid)(idtype_t, id_t, siginfo_t *, int);
+static ASYS_START_DATA int (*real_waitid)(idtype_t, id_t, siginfo_t *, int);
 ASYS_EXPORT int waitid(idtype_t type, id_t id, siginfo_t *info, int options)
 {
     RESOLVE(waitid, -1);
     TRACE_ERRNO(OSRT_waitid, int, real_waitid(type, id, info, options));
 }
 
-static int (*real_sigsuspend)(const sigset_t *);
+static ASYS_START_DATA int (*real_sigsuspend)(const sigset_t *);
 ASYS_EXPORT int sigsuspend(const sigset_t *mask)
 {
     RESOLVE(sigsuspend, -1);
     TRACE_ERRNO(OSRT_sigsuspend, int, real_sigsuspend(mask));
 }
 
-static int (*real_sigtimedwait)(const sigset_t *, siginfo_t *, const struct timespec *);
+static ASYS_START_DATA int (*real_sigtimedwait)(const sigset_t *, siginfo_t *,
+                                                const struct timespec *);
 ASYS_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
 {
     RESOLVE(sigtimedwait, -1);
     TRACE_ERRNO(OSRT_sigtimedwait, int, real_sigtimedwait(set, info, timeout));
 }
 
-static int (*real_sigwaitinfo)(const sigset_t *, siginfo_t *);
+static ASYS_START_DATA int (*real_sigwaitinfo)(const sigset_t *, siginfo_t *);
 ASYS_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
 {
     RESOLVE(sigwaitinfo, -1);
     TRACE_ERRNO(OSRT_sigwaitinfo, int, real_sigwaitinfo(set, info));
 }
 
-static int (*real_sigwait)(const sigset_t *, int *);
+static ASYS_START_DATA int (*real_sigwait)(const sigset_t *, int *);
 ASYS_EXPORT int sigwait(const sigset_t *set, int *sig)
 {
     RESOLVE(sigwait, EINVAL);
@@ -539,14 +546,15 @@ ASYS_EXPORT int sigwait(const sigset_t *set, int *sig)
 
 /* ---- locks and semaphores: timed only when the try failed ---------------------------- */
 
-static int (*real_pthread_mutex_lock)(pthread_mutex_t *);
-static int (*real_pthread_mutex_trylock)(pthread_mutex_t *);
-ASYS_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+static ASYS_START_DATA int (*real_pthread_mutex_lock)(pthread_mutex_t *);
+static ASYS_START_DATA int (*real_pthread_mutex_trylock)(pthread_mutex_t *);
+ASYS_START_WRAPPER ASYS_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 {
     TRACE_CONTENDED(OSRT_pthread_mutex_lock, pthread_mutex_lock, pthread_mutex_trylock, m);
 }
 
-static int (*real_pthread_mutex_timedlock)(pthread_mutex_t *, const struct timespec *);
+static ASYS_START_DATA int (*real_pthread_mutex_timedlock)(pthread_mutex_t *,
+                                                           const struct timespec *);
 ASYS_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *timeout)
 {
     TRACE_CONTENDED(OSRT_pthread_mutex_timedlock, pthread_mutex_timedlock, pthread_mutex_trylock, m,
@@ -555,15 +563,15 @@ ASYS_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespe
 
 /* The default pthread_cond_* in glibc is the GLIBC_2.3.2 version; plain dlsym
  * would return the legacy one. */
-static int (*real_pthread_cond_wait)(pthread_cond_t *, pthread_mutex_t *);
+static ASYS_START_DATA int (*real_pthread_cond_wait)(pthread_cond_t *, pthread_mutex_t *);
 ASYS_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
     RESOLVE_VERSION(pthread_cond_wait, "GLIBC_2.3.2", EINVAL);
     TRACE_RESULT(OSRT_pthread_cond_wait, real_pthread_cond_wait(c, m));
 }
 
-static int (*real_pthread_cond_timedwait)(pthread_cond_t *, pthread_mutex_t *,
-                                          const struct timespec *);
+static ASYS_START_DATA int (*real_pthread_cond_timedwait)(pthread_cond_t *, pthread_mutex_t *,
+                                                          const struct timespec *);
 ASYS_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
                                        const struct timespec *timeout)
 {
@@ -571,28 +579,28 @@ ASYS_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
     TRACE_RESULT(OSRT_pthread_cond_timedwait, real_pthread_cond_timedwait(c, m, timeout));
 }
 
-static int (*real_pthread_rwlock_rdlock)(pthread_rwlock_t *);
-static int (*real_pthread_rwlock_tryrdlock)(pthread_rwlock_t *);
+static ASYS_START_DATA int (*real_pthread_rwlock_rdlock)(pthread_rwlock_t *);
+static ASYS_START_DATA int (*real_pthread_rwlock_tryrdlock)(pthread_rwlock_t *);
 ASYS_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 {
     TRACE_CONTENDED(OSRT_pthread_rwlock_rdlock, pthread_rwlock_rdlock, pthread_rwlock_tryrdlock, l);
 }
 
-static int (*real_pthread_rwlock_wrlock)(pthread_rwlock_t *);
-static int (*real_pthread_rwlock_trywrlock)(pthread_rwlock_t *);
+static ASYS_START_DATA int (*real_pthread_rwlock_wrlock)(pthread_rwlock_t *);
+static ASYS_START_DATA int (*real_pthread_rwlock_trywrlock)(pthread_rwlock_t *);
 ASYS_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 {
     TRACE_CONTENDED(OSRT_pthread_rwlock_wrlock, pthread_rwlock_wrlock, pthread_rwlock_trywrlock, l);
 }
 
-static int (*real_pthread_spin_lock)(pthread_spinlock_t *);
-static int (*real_pthread_spin_trylock)(pthread_spinlock_t *);
+static ASYS_START_DATA int (*real_pthread_spin_lock)(pthread_spinlock_t *);
+static ASYS_START_DATA int (*real_pthread_spin_trylock)(pthread_spinlock_t *);
 ASYS_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 {
     TRACE_CONTENDED(OSRT_pthread_spin_lock, pthread_spin_lock, pthread_spin_trylock, l);
 }
 
-static int (*real_pthread_barrier_wait)(pthread_barrier_t *);
+static ASYS_START_DATA int (*real_pthread_barrier_wait)(pthread_barrier_t *);
 ASYS_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 {
     RESOLVE(pthread_barrier_wait, EINVAL);
@@ -600,21 +608,21 @@ ASYS_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
     TRACE_RESULT(OSRT_pthread_barrier_wait, real_pthread_barrier_wait(b));
 }
 
-static int (*real_pthread_join)(pthread_t, void **);
+static ASYS_START_DATA int (*real_pthread_join)(pthread_t, void **);
 ASYS_EXPORT int pthread_join(pthread_t thread, void **result)
 {
     RESOLVE(pthread_join, EINVAL);
     TRACE_RESULT(OSRT_pthread_join, real_pthread_join(thread, result));
 }
 
-static int (*real_sem_wait)(sem_t *);
-static int (*real_sem_trywait)(sem_t *);
+static ASYS_START_DATA int (*real_sem_wait)(sem_t *);
+static ASYS_START_DATA int (*real_sem_trywait)(sem_t *);
 ASYS_EXPORT int sem_wait(sem_t *s)
 {
     TRACE_CONTENDED_SEM(OSRT_sem_wait, sem_wait, s);
 }
 
-static int (*real_sem_timedwait)(sem_t *, const struct timespec *);
+static ASYS_START_DATA int (*real_sem_timedwait)(sem_t *, const struct timespec *);
 ASYS_EXPORT int sem_timedwait(sem_t *s, const struct timespec *timeout)
 {
     TRACE_CONTENDED_SEM(OSRT_sem_timedwait, sem_timedwait, s, timeout);
@@ -622,28 +630,29 @@ ASYS_EXPORT int sem_timedwait(sem_t *s, const struct timespec *timeout)
 
 /* ---- memory mappings ------------------------------------------------------------------ */
 
-static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
-ASYS_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t offset)
+static ASYS_START_DATA void *(*real_mmap)(void *, size_t, int, int, int, off_t);
+ASYS_START_WRAPPER ASYS_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
+                                          off_t offset)
 {
     RESOLVE(mmap, MAP_FAILED);
     TRACE(OSRT_mmap, void *, real_mmap(addr, len, prot, flags, fd, offset), rc_ == MAP_FAILED);
 }
 
-static void *(*real_mmap64)(void *, size_t, int, int, int, off64_t);
+static ASYS_START_DATA void *(*real_mmap64)(void *, size_t, int, int, int, off64_t);
 ASYS_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t offset)
 {
     RESOLVE(mmap64, MAP_FAILED);
     TRACE(OSRT_mmap, void *, real_mmap64(addr, len, prot, flags, fd, offset), rc_ == MAP_FAILED);
 }
 
-static int (*real_munmap)(void *, size_t);
+static ASYS_START_DATA int (*real_munmap)(void *, size_t);
 ASYS_EXPORT int munmap(void *addr, size_t len)
 {
     RESOLVE(munmap, -1);
     TRACE_ERRNO(OSRT_munmap, int, real_munmap(addr, len));
 }
 
-static int (*real_mprotect)(void *, size_t, int);
+static ASYS_START_DATA int (*real_mprotect)(void *, size_t, int);
 ASYS_EXPORT int mprotect(void *addr, size_t len, int prot)
 {
     RESOLVE(mprotect, -1);
@@ -652,42 +661,42 @@ ASYS_EXPORT int mprotect(void *addr, size_t len, int prot)
 
 /* ---- stdio ------------------------------------------------------------------------------ */
 
-static FILE *(*real_fopen)(const char *, const char *);
+static ASYS_START_DATA FILE *(*real_fopen)(const char *, const char *);
 ASYS_EXPORT FILE *fopen(const char *path, const char *mode)
 {
     RESOLVE(fopen, NULL);
     TRACE(OSRT_fopen, FILE *, real_fopen(path, mode), rc_ == NULL);
 }
 
-static FILE *(*real_fopen64)(const char *, const char *);
+static ASYS_START_DATA FILE *(*real_fopen64)(const char *, const char *);
 ASYS_EXPORT FILE *fopen64(const char *path, const char *mode)
 {
     RESOLVE(fopen64, NULL);
     TRACE(OSRT_fopen, FILE *, real_fopen64(path, mode), rc_ == NULL);
 }
 
-static size_t (*real_fread)(void *, size_t, size_t, FILE *);
+static ASYS_START_DATA size_t (*real_fread)(void *, size_t, size_t, FILE *);
 ASYS_EXPORT size_t fread(void *buf, size_t size, size_t n, FILE *f)
 {
     RESOLVE(fread, 0);
     TRACE(OSRT_fread, size_t, real_fread(buf, size, n, f), rc_ < n && ferror(f));
 }
 
-static size_t (*real_fwrite)(const void *, size_t, size_t, FILE *);
+static ASYS_START_DATA size_t (*real_fwrite)(const void *, size_t, size_t, FILE *);
 ASYS_EXPORT size_t fwrite(const void *buf, size_t size, size_t n, FILE *f)
 {
     RESOLVE(fwrite, 0);
     TRACE(OSRT_fwrite, size_t, real_fwrite(buf, size, n, f), rc_ < n);
 }
 
-static int (*real_fflush)(FILE *);
+static ASYS_START_DATA int (*real_fflush)(FILE *);
 ASYS_EXPORT int fflush(FILE *f)
 {
     RESOLVE(fflush, EOF);
     TRACE(OSRT_fflush, int, real_fflush(f), rc_ == EOF);
 }
 
-static int (*real_fclose)(FILE *);
+static ASYS_START_DATA int (*real_fclose)(FILE *);
 ASYS_EXPORT int fclose(FILE *f)
 {
     RESOLVE(fclose, EOF);
@@ -696,21 +705,21 @@ ASYS_EXPORT int fclose(FILE *f)
 
 /* ---- processes ---------------------------------------------------------------------------- */
 
-static int (*real_system)(const char *);
+static ASYS_START_DATA int (*real_system)(const char *);
 ASYS_EXPORT int system(const char *command)
 {
     RESOLVE(system, -1);
     TRACE_ERRNO(OSRT_system, int, real_system(command));
 }
 
-static FILE *(*real_popen)(const char *, const char *);
+static ASYS_START_DATA FILE *(*real_popen)(const char *, const char *);
 ASYS_EXPORT FILE *popen(const char *command, const char *mode)
 {
     RESOLVE(popen, NULL);
     TRACE(OSRT_popen, FILE *, real_popen(command, mode), rc_ == NULL);
 }
 
-static int (*real_pclose)(FILE *);
+static ASYS_START_DATA int (*real_pclose)(FILE *);
 ASYS_EXPORT int pclose(FILE *f)
 {
     RESOLVE(pclose, -1);
@@ -720,7 +729,7 @@ ASYS_EXPORT int pclose(FILE *f)
 typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
                         const posix_spawnattr_t *, char *const[], char *const[]);
 
-static spawn_fn real_posix_spawn;
+static ASYS_START_DATA spawn_fn real_posix_spawn;
 ASYS_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
                             const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
@@ -728,7 +737,7 @@ ASYS_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file
     TRACE_RESULT(OSRT_posix_spawn, real_posix_spawn(pid, path, actions, attr, argv, envp));
 }
 
-static spawn_fn real_posix_spawnp;
+static ASYS_START_DATA spawn_fn real_posix_spawnp;
 ASYS_EXPORT int posix_spawnp(pid_t *pid, const char *file,
                              const posix_spawn_file_actions_t *actions,
                              const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
@@ -742,8 +751,8 @@ ASYS_EXPORT int posix_spawnp(pid_t *pid, const char *file,
 /* libc exports no futex(): programs and libraries use syscall().  Only futex
  * calls are timed; every other syscall passes straight through (six argument
  * registers are forwarded whatever the call takes, as the ABI allows). */
-static long (*real_syscall)(long, ...);
-ASYS_EXPORT long syscall(long number, ...)
+static ASYS_START_DATA long (*real_syscall)(long, ...);
+ASYS_START_WRAPPER ASYS_EXPORT long syscall(long number, ...)
 {
     va_list ap;
     va_start(ap, number);
@@ -760,11 +769,7 @@ ASYS_EXPORT long syscall(long number, ...)
 
 /* Every real function, looked up at init so that a first call inside a signal
  * handler (or while the loader lock is held) never has to ask the loader. */
-static const struct {
-    void **slot;
-    const char *name;
-    const char *version;
-} real_functions[] = {
+static const struct asys_symbol_request real_functions[] = {
     {(void **)&real_read, "read", NULL},
     {(void **)&real_write, "write", NULL},
     {(void **)&real_pread, "pread", NULL},
@@ -844,9 +849,11 @@ static const struct {
     {(void **)&real_posix_spawnp, "posix_spawnp", NULL},
 };
 
-static void resolve_all(void)
+ASYS_START_CODE static void resolve_all(void)
 {
-    for (size_t i = 0; i < sizeof real_functions / sizeof *real_functions; i++)
+    size_t count = sizeof real_functions / sizeof *real_functions;
+    asys_next_symbols((const void *)(uintptr_t)resolve_all, real_functions, count);
+    for (size_t i = 0; i < count; i++) /* what the pass left to the loader */
         if (!*real_functions[i].slot)
             *real_functions[i].slot =
                 next_symbol(real_functions[i].name, real_functions[i].version);

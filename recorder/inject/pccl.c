@@ -1143,7 +1143,7 @@ ASYS_EXPORT const struct pccl_plugin_v3 ncclProfiler_v2 = {"asys",   init_v2,   
 
 /* Process exit: the contexts NCCL never finalized (a program that does not
  * destroy its communicators), their open events written as unfinished. */
-__attribute__((destructor)) static void pccl_process_exit(void)
+ASYS_START_CODE __attribute__((destructor)) static void pccl_process_exit(void)
 {
     if (!pccl.enabled)
         return;

@@ -824,7 +824,7 @@ struct symbol_lookup {
     int unknown; /* an object without a GNU hash table: ask dlsym */
 };
 
-static int object_defines(struct dl_phdr_info *info, size_t size, void *arg)
+ASYS_START_CODE static int object_defines(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
     struct symbol_lookup *l = arg;
@@ -832,14 +832,14 @@ static int object_defines(struct dl_phdr_info *info, size_t size, void *arg)
     return l->found;
 }
 
-static int loaded_defines(const char *name)
+ASYS_START_CODE static int loaded_defines(const char *name)
 {
     struct symbol_lookup l = {name, asys_gnu_hash(name), 0, 0};
     dl_iterate_phdr(object_defines, &l);
     return l.found || (l.unknown && dlsym(RTLD_DEFAULT, name));
 }
 
-int asys_python_init(void)
+ASYS_START_CODE int asys_python_init(void)
 {
     uint64_t hz = 0, depth = 0;
     char name[256];

@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "elf_symbols.h"
 #include "inject.h"
 #include "segment_stream.h"
 #include "test_util.h"
@@ -448,6 +449,51 @@ START_TEST(disabled_collector_declines_injection)
 }
 END_TEST
 
+int main(int argc, char **argv);
+
+START_TEST(next_symbols_are_what_dlsym_finds)
+{
+    /* the OSRT wrappers' real functions: the loader's own answer for each
+     * (this executable defines read, write... itself: RTLD_NEXT skips it);
+     * memcpy, realpath, posix_spawn and pthread_cond_wait have a hidden older
+     * version beside the default one; clock_gettime is in the vDSO too */
+    static const struct {
+        const char *name, *version;
+    } names[] = {{"read", NULL},
+                 {"write", NULL},
+                 {"pthread_mutex_lock", NULL},
+                 {"memcpy", NULL},
+                 {"realpath", NULL},
+                 {"posix_spawn", NULL},
+                 {"pthread_cond_wait", NULL},
+                 {"pthread_cond_wait", "GLIBC_2.3.2"},
+                 {"pthread_cond_wait", "GLIBC_2.2.5"},
+                 {"clock_gettime", NULL},
+                 {"read", "GLIBC_9.9"},
+                 {"asys_no_such_function", NULL}};
+    enum { COUNT = sizeof names / sizeof *names };
+    void *found[COUNT] = {NULL};
+    struct asys_symbol_request requests[COUNT];
+    for (size_t i = 0; i < COUNT; i++)
+        requests[i] = (struct asys_symbol_request){&found[i], names[i].name, names[i].version};
+    asys_next_symbols((const void *)(uintptr_t)main, requests, COUNT);
+    for (size_t i = 0; i < COUNT; i++) {
+        void *expected = names[i].version ? dlvsym(RTLD_NEXT, names[i].name, names[i].version)
+                                          : dlsym(RTLD_NEXT, names[i].name);
+        ck_assert_msg(found[i] == expected, "%s@%s: %p, the loader %p", names[i].name,
+                      names[i].version ? names[i].version : "", found[i], expected);
+    }
+    ck_assert_ptr_nonnull(found[0]);
+    ck_assert_ptr_ne(found[0], (void *)(uintptr_t)read); /* not this executable's wrapper */
+    ck_assert_ptr_ne(found[7], found[8]);
+    /* a slot already set is kept */
+    void *kept = (void *)(uintptr_t)main;
+    struct asys_symbol_request again = {&kept, "read", NULL};
+    asys_next_symbols((const void *)(uintptr_t)main, &again, 1);
+    ck_assert_ptr_eq(kept, (void *)(uintptr_t)main);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -467,6 +513,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, dlclose_forgets_cached_literals);
     tcase_add_test(tc, osrt_call_with_stack);
     tcase_add_test(tc, disabled_collector_declines_injection);
+    tcase_add_test(tc, next_symbols_are_what_dlsym_finds);
     suite_add_tcase(s, tc);
     return test_run(&s, 1);
 }
