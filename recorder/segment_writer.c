@@ -217,6 +217,38 @@ void asys_arena_detach(struct asys_arena *a)
     a->control = NULL;
 }
 
+void asys_arena_publish_pair(struct asys_arena_control *c, uint64_t ticks, uint64_t monotonic_ns)
+{
+    uint32_t next = __atomic_load_n(&c->pair_sequence, __ATOMIC_RELAXED) + 2;
+    next += next == 0 ? 2 : 0; /* 0 says "none" */
+    __atomic_store_n(&c->pair_sequence, next - 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    __atomic_store_n(&c->pair_ticks, ticks, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->pair_monotonic_ns, monotonic_ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->pair_sequence, next, __ATOMIC_RELEASE);
+}
+
+int asys_arena_read_pair(const struct asys_arena_control *c, uint64_t *ticks,
+                         uint64_t *monotonic_ns)
+{
+    for (int attempt = 0; attempt < 4; attempt++) {
+        uint32_t before = __atomic_load_n(&c->pair_sequence, __ATOMIC_ACQUIRE);
+        if (!before)
+            return -1;
+        if (before & 1)
+            continue;
+        uint64_t t = __atomic_load_n(&c->pair_ticks, __ATOMIC_RELAXED);
+        uint64_t m = __atomic_load_n(&c->pair_monotonic_ns, __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&c->pair_sequence, __ATOMIC_RELAXED) == before && m) {
+            *ticks = t;
+            *monotonic_ns = m;
+            return 0;
+        }
+    }
+    return -1;
+}
+
 /* Takes the arena's next slot: its file offset, or -1 past the largest. */
 static int next_slot_offset(const struct asys_arena *a, uint64_t *offset)
 {

@@ -75,6 +75,12 @@ int asys_arena_attach(struct asys_arena *a, const char *path);
 /* Closes the descriptor attach kept, when no claim took it. */
 void asys_arena_drop_spare(struct asys_arena *a);
 void asys_arena_detach(struct asys_arena *a);
+/* The launcher's latest calibration pair in the control block (a seqlock:
+ * only the launcher writes, every process may read). */
+void asys_arena_publish_pair(struct asys_arena_control *c, uint64_t ticks, uint64_t monotonic_ns);
+/* 0 with the pair; -1 when there is none yet or it is being written. */
+int asys_arena_read_pair(const struct asys_arena_control *c, uint64_t *ticks,
+                         uint64_t *monotonic_ns);
 
 struct asys_segment_writer {
     /* hot */

@@ -94,6 +94,8 @@ int asys_session_create(struct asys_session *s, uint64_t slot_size, struct asys_
         goto fail;
     }
     inherit_arena(s, path);
+    struct asys_err no_pairs = {0}; /* the processes then take their own */
+    s->control = asys_session_control_map(s->dir, &no_pairs);
     snprintf(path, sizeof path, "%s/%s", s->segment_dir, ASYS_LAUNCHER_SEGMENT);
     struct asys_segment_header h;
     memset(&h, 0, sizeof h);
@@ -117,6 +119,8 @@ int asys_session_create(struct asys_session *s, uint64_t slot_size, struct asys_
     return 0;
 fail:
     asys_session_release_arena_fd(s);
+    asys_session_control_unmap(s->control);
+    s->control = NULL;
     asys_session_remove_dir(s->dir);
     return -1;
 }
@@ -142,6 +146,8 @@ void asys_session_clock_pair(struct asys_session *s)
         return;
     struct asys_clock_pair pair;
     session_pair_take(s, &pair);
+    if (s->control)
+        asys_arena_publish_pair(s->control, pair.ticks, pair.monotonic_ns);
     uint32_t delta;
     struct asys_rec_clock_pair *r =
         asys_segment_reserve(&s->launcher, sizeof *r, pair.ticks, &delta);
@@ -161,6 +167,8 @@ void asys_session_close_launcher(struct asys_session *s)
     asys_session_clock_pair(s);
     asys_segment_close(&s->launcher);
     s->launcher_open = 0;
+    asys_session_control_unmap(s->control);
+    s->control = NULL;
 }
 
 int asys_session_sampler_segment(struct asys_segment_writer *w, const char *session_dir,

@@ -27,6 +27,9 @@ struct asys_session {
      * that cannot open it by path still records): -1 once released */
     int arena_fd;
     char arena_fd_env[64]; /* "FD:DEV:INO" for ASYS_ARENA_FD */
+    /* the arena's control block, where each calibration pair is published
+     * for the processes' segment headers; NULL once the launcher closed */
+    struct asys_arena_control *control;
 };
 
 /* Creates $TMPDIR/asys-XXXXXX/segments with the arena the threads' segments

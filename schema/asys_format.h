@@ -124,7 +124,8 @@ struct asys_segment_header {
     uint32_t inherited_string_limit; /* fork child: string ids below this resolve in the parent */
     uint32_t clock_kind; /* enum asys_clock_kind of every tick in this segment */
     uint64_t base_ticks; /* clock value the first record's delta is relative to */
-    uint64_t calib_ticks; /* (ticks, CLOCK_MONOTONIC ns) pair taken at creation */
+    uint64_t calib_ticks; /* (ticks, CLOCK_MONOTONIC ns) pair taken at creation, or the
+                           * launcher's latest (asys_arena_control) */
     uint64_t calib_mono_ns;
     uint64_t chunk_size; /* the writer grows the file by this many bytes */
     uint64_t dropped_records; /* updated in place by the writer: every cause */
@@ -178,7 +179,9 @@ struct asys_segment_header {
 struct asys_arena_control { /* at offset 0 */
     char magic[8]; /* ASYS_ARENA_MAGIC */
     uint32_t version; /* ASYS_ARENA_VERSION */
-    uint32_t reserved; /* zero */
+    /* a seqlock over pair_ticks and pair_monotonic_ns: odd while the
+     * launcher writes them, 0 before its first pair */
+    uint32_t pair_sequence;
     uint64_t slot_size; /* bytes of a slot, a multiple of the page size */
     uint64_t next_slot; /* the next slot to claim (atomic fetch-and-add); starts at 1 */
     /* interactive sessions and --delay (ASYS_CAPTURE_RANGE=session): the
@@ -190,7 +193,13 @@ struct asys_arena_control { /* at offset 0 */
      * PPU metrics...) run for, 0 once they stopped and wrote their segments */
     uint32_t samplers_window;
     uint32_t window_options; /* ASYS_WINDOW_*: what asys start chose for this recording */
-    uint8_t reserved2[16]; /* zero */
+    /* the launcher's latest calibration pair (the session clock's ticks,
+     * CLOCK_MONOTONIC ns), written with each CLOCK_PAIR record (every
+     * second): a process's segment header takes it as its creation pair
+     * instead of reading the clocks (their vDSO data pages are two page
+     * faults in a process that reads no clock otherwise) */
+    uint64_t pair_ticks;
+    uint64_t pair_monotonic_ns;
 };
 
 /* window_options: the recording leaves the launcher's samplers off (asys start -s none) */
@@ -1977,6 +1986,9 @@ ASYS_CHECK_SIZE(struct asys_arena_control, 64);
 ASYS_CHECK_OFFSET(struct asys_arena_control, session_recording, 32);
 ASYS_CHECK_OFFSET(struct asys_arena_control, samplers_window, 40);
 ASYS_CHECK_OFFSET(struct asys_arena_control, window_options, 44);
+ASYS_CHECK_OFFSET(struct asys_arena_control, pair_sequence, 12);
+ASYS_CHECK_OFFSET(struct asys_arena_control, pair_ticks, 48);
+ASYS_CHECK_OFFSET(struct asys_arena_control, pair_monotonic_ns, 56);
 ASYS_CHECK_SIZE(struct asys_slot_header, ASYS_SLOT_HEADER_SIZE);
 ASYS_CHECK_SIZE(struct asys_arena_frame, 32);
 ASYS_CHECK_SIZE(struct asys_report_mark, 24);

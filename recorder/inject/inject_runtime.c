@@ -486,8 +486,17 @@ static int open_thread_segment(struct asys_thread *t, uint64_t not_after, char *
     p = asys_append_u64(p, end, t->thread_index, 10);
     asys_append_str(p, end, ASYS_SEGMENT_SUFFIX);
 
+    /* the launcher's latest pair where there is one: a process that reads
+     * no clock otherwise does not page in the vDSO's data for it */
     struct asys_clock_pair pair;
-    asys_clock_pair_take(asys_proc.clock_kind, &pair);
+    uint64_t now;
+    if (asys_proc.arena.control &&
+        asys_arena_read_pair(asys_proc.arena.control, &pair.ticks, &pair.monotonic_ns) == 0) {
+        now = asys_clock_ticks(asys_proc.clock_kind);
+    } else {
+        asys_clock_pair_take(asys_proc.clock_kind, &pair);
+        now = pair.ticks;
+    }
     struct asys_segment_header h;
     memset(&h, 0, sizeof h);
     h.collector = ASYS_SEGMENT_THREAD;
@@ -500,7 +509,7 @@ static int open_thread_segment(struct asys_thread *t, uint64_t not_after, char *
     h.parent_process_uid = asys_proc.parent_process_uid;
     h.inherited_string_limit = asys_proc.inherited_string_limit;
     h.clock_kind = (uint32_t)asys_proc.clock_kind;
-    h.base_ticks = not_after && not_after < pair.ticks ? not_after : pair.ticks;
+    h.base_ticks = not_after && not_after < now ? not_after : now;
     h.calib_ticks = pair.ticks;
     h.calib_mono_ns = pair.monotonic_ns;
     int rc = asys_proc.arena.control ? asys_segment_open_arena(&t->seg, &asys_proc.arena, &h,

@@ -40,6 +40,20 @@ class Dump(AsysTestCase):
                   'CLOCK_PAIR'):
             self.assertIn(t, types)
 
+    def test_threads_take_the_launchers_calibration_pair(self):
+        # a process's segment header takes the launcher's latest pair from
+        # the arena instead of reading the clocks itself
+        self.profile([prog('hgtx_threads')], options=['-t', 'hgtx', '-s', 'none'])
+        text = self.dump(self.report()).stdout.decode()
+        pairs = set(re.findall(r'CLOCK_PAIR t=\d+ ticks=(\d+) monotonic_ns=(\d+)', text))
+        threads = re.findall(r'^# segment \S+: thread .* base (\d+), calibration (\d+)=(\d+)ns',
+                             text, re.M)
+        self.assertTrue(pairs)
+        self.assertTrue(threads)
+        for base, ticks, mono in threads:
+            self.assertIn((ticks, mono), pairs)
+            self.assertGreaterEqual(int(base), int(ticks))
+
     @unittest.skipUnless(os.path.exists(WORKLOAD), 'nvcc was not found when building')
     def test_hggc_records_decode(self):
         self.profile([SIMPPU_RUN, WORKLOAD, 'all'], options=['-t', 'hggc,hgtx,osrt',
