@@ -50,7 +50,7 @@ static void *wrappers[ACOMPUTE_API_COUNT + 1];
 static int wrappers_filled;
 static uint8_t resolved_by_dlsym[ACOMPUTE_API_COUNT + 1];
 static uint64_t backtrace_ticks = UINT64_MAX;
-static uint32_t backtrace_depth;
+ASYS_START_DATA static uint32_t backtrace_depth; /* written at every start */
 
 typedef void *(*dlsym_fn)(void *, const char *);
 __attribute__((visibility("hidden"))) dlsym_fn acompute_real_dlsym;
@@ -424,7 +424,7 @@ static void forget_written_names(void)
     memset(&last_call, 0, sizeof last_call);
 }
 
-static int options_read;
+ASYS_START_DATA static int options_read;
 
 static int read_options(void)
 {
@@ -440,7 +440,7 @@ static int read_options(void)
     backtrace_ticks = (uint64_t)((double)ns * asys_proc.ticks_per_ns);
     backtrace_depth =
         (uint32_t)(depth > ASYS_CALLCHAIN_MAX_DEPTH ? ASYS_CALLCHAIN_MAX_DEPTH : depth);
-    pthread_atfork(NULL, NULL, forget_written_names);
+    asys_at_fork(NULL, NULL, forget_written_names);
     __atomic_store_n(&options_read, 1, __ATOMIC_RELEASE);
     return 0;
 }

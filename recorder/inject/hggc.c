@@ -86,7 +86,8 @@ struct buffer_header {
 };
 _Static_assert(sizeof(struct buffer_header) == BUFFER_ALIGN, "records stay aligned");
 
-static struct {
+/* ASYS_START_DATA: every process's start writes the options here */
+ASYS_START_DATA static struct {
     int started; /* InitializeInjection ran */
     int attached;
     pid_t attached_pid;
@@ -114,7 +115,7 @@ static __thread struct {
 
 /* ---- small helpers ------------------------------------------------------------ */
 
-static unsigned parse_trace_set(const char *list)
+ASYS_START_CODE static unsigned parse_trace_set(const char *list)
 {
     if (!list || !*list)
         return TRACE_ALL;
@@ -732,7 +733,7 @@ static void enable_callbacks(void)
 
 /* At process start: the options (CUPTI is attached later, when CUDA
  * initializes and calls InitializeInjection). */
-int asys_hggc_init(void)
+ASYS_START_CODE int asys_hggc_init(void)
 {
     const char *set = asys_option_text("ASYS_HGGC_TRACE_SET");
     const char *graph = asys_option_text("ASYS_HGGC_GRAPH_TRACE");
@@ -789,6 +790,7 @@ static void attach(struct asys_thread *t)
     }
     hggc.attached_pid = getpid();
     __atomic_store_n(&hggc.attached, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&asys_proc.cupti_pid, (uint32_t)hggc.attached_pid, __ATOMIC_RELEASE);
     enable_callbacks();
     enable_activities(t);
     hggc.f.activity_flush_period(

@@ -160,6 +160,7 @@ struct asys_process {
     int unwind_method; /* enum asys_unwind_method */
     int process_info_written;
     uint64_t main_returned_ns; /* atomic; CLOCK_MONOTONIC, 0 while main runs (main_return.c) */
+    uint32_t cupti_pid; /* atomic; the process CUPTI was attached in (hggc.c), 0 before */
     uint32_t next_string_id; /* atomic */
     uint32_t next_callchain_id; /* atomic */
     uint32_t code_generation; /* atomic; bumped around every dlclose */
@@ -380,6 +381,24 @@ uint16_t asys_hgtx_domain_create(const char *name);
 /* atexit(fn), without the stub that glibc links into the library (the last
  * page of its code: a page fault in every process). */
 ASYS_RUNTIME_API int asys_at_exit(void (*fn)(void));
+
+/* pthread_atfork, without glibc's stub either (inline: the handlers belong
+ * to the library of the caller, its __dso_handle). */
+#if defined(__GLIBC__)
+extern void *__dso_handle;
+extern int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void),
+                             void *dso_handle);
+static inline int asys_at_fork(void (*prepare)(void), void (*parent)(void), void (*child)(void))
+{
+    return __register_atfork(prepare, parent, child, __dso_handle);
+}
+#else
+static inline int asys_at_fork(void (*prepare)(void), void (*parent)(void), void (*child)(void))
+{
+    return pthread_atfork(prepare, parent, child);
+}
+#endif
+
 
 /* Debug output, only when ASYS_DEBUG is set; the arguments are evaluated
  * only then (a process's start would page in their code). */

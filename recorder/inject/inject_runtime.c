@@ -230,17 +230,10 @@ static void after_fork_parent(void);
 static void after_fork_child(void);
 
 #if defined(__GLIBC__)
-/* What glibc's pthread_atfork and atexit are: stubs linked in from
- * libc_nonshared.a, which the linker puts at the end of the text, one more
- * page of code faulted in by every process's start for one call. */
-extern void *__dso_handle;
-extern int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void),
-                             void *dso_handle);
+/* What glibc's atexit is: a stub linked in from libc_nonshared.a, which the
+ * linker puts at the end of the text, one more page of code faulted in by
+ * every process's start for one call (pthread_atfork's too: asys_at_fork). */
 extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso_handle);
-static void register_fork_handlers(void)
-{
-    __register_atfork(before_fork, after_fork_parent, after_fork_child, __dso_handle);
-}
 
 static void call_exit_function(void *fn)
 {
@@ -256,11 +249,6 @@ int asys_at_exit(void (*fn)(void))
     return __cxa_atexit(call_exit_function, arg, __dso_handle);
 }
 #else
-static void register_fork_handlers(void)
-{
-    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
-}
-
 int asys_at_exit(void (*fn)(void))
 {
     return atexit(fn);
@@ -307,7 +295,7 @@ static void init_process(void)
     asys_proc.origin = ASYS_PROCESS_LAUNCHED;
     if (pthread_key_create(&asys_proc.thread_key, thread_key_destructor) != 0)
         goto out;
-    register_fork_handlers();
+    asys_at_fork(before_fork, after_fork_parent, after_fork_child);
     asys_callstack_init();
     asys_capture_init();
     asys_proc.enabled = 1;

@@ -6,7 +6,7 @@
  * __libc_start_main is interposed (the executable calls it through its PLT)
  * to run main through asys_main.  Programs started otherwise (static
  * binaries) or that leave through exit() never set the time: nothing is
- * dropped for them.  Nor do processes that do not record HGGC. */
+ * dropped for them, nor for processes where CUPTI is not attached. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <unistd.h>
@@ -22,9 +22,11 @@ static main_function program_main;
 static int asys_main(int argc, char **argv, char **envp)
 {
     int rc = program_main(argc, argv, envp);
-    /* only HGGC reads it: a clock read pages in the vDSO's data (two page
-     * faults) in a process that may have read no clock at all */
-    if (asys_proc.features & ASYS_FEATURE_HGGC)
+    /* only HGGC reads it, for the activity CUPTI delivers: a clock read
+     * pages in the vDSO's data (two page faults) in a process that may have
+     * read no clock at all */
+    uint32_t cupti_pid = __atomic_load_n(&asys_proc.cupti_pid, __ATOMIC_ACQUIRE);
+    if (cupti_pid && cupti_pid == asys_proc.pid)
         __atomic_store_n(&asys_proc.main_returned_ns, asys_monotonic_ns(), __ATOMIC_RELEASE);
     return rc;
 }

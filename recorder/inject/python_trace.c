@@ -712,7 +712,7 @@ int asys_python_trace_init(const struct py_api *api, uint32_t version_hex)
         return -1;
     if (pthread_key_create(&tr.writer_key, close_writer) != 0)
         return -1;
-    pthread_atfork(NULL, NULL, after_fork);
+    asys_at_fork(NULL, NULL, after_fork);
     tr.on = 1; /* started by asys_python_trace_start */
     return 1;
 }
