@@ -399,7 +399,6 @@ static inline int asys_at_fork(void (*prepare)(void), void (*parent)(void), void
 }
 #endif
 
-
 /* Debug output, only when ASYS_DEBUG is set; the arguments are evaluated
  * only then (a process's start would page in their code). */
 ASYS_RUNTIME_API void asys_debug_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
