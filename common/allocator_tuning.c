@@ -4,6 +4,7 @@
  * quarter of the run; in 2 MiB pages it is 9 k faults (bench/RESULTS.md). */
 #define _GNU_SOURCE
 #include "allocator_tuning.h"
+#include "read_file.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,12 +30,8 @@
 static int huge_pages_offered(void)
 {
     char mode[128] = "";
-    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "re");
-    if (!f)
-        return 0;
-    int read = fgets(mode, sizeof mode, f) != NULL;
-    fclose(f);
-    return read && !strstr(mode, "[never]");
+    asys_read_first_line("/sys/kernel/mm/transparent_hugepage/enabled", mode, sizeof mode);
+    return mode[0] && !strstr(mode, "[never]");
 }
 
 static void restore_user_tunables(const char *saved)

@@ -109,3 +109,14 @@ const char *asys_proc_stat(pid_t pid, char *text, size_t size, const char **comm
         *comm_len = (size_t)(close_paren - open_paren - 1);
     return close_paren + 1;
 }
+
+void asys_read_first_line(const char *path, char *out, size_t size)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return;
+    if (!fgets(out, (int)size, f))
+        out[0] = '\0';
+    out[strcspn(out, "\n")] = '\0';
+    fclose(f);
+}

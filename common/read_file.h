@@ -23,6 +23,11 @@ int asys_read_regular_file(const char *path, size_t max, char **out, size_t *len
  * err ("not a regular file", or the system's reason). */
 int asys_open_regular(const char *path, struct stat *st, struct asys_err *err);
 
+/* The first line of a small file (/proc, /sys) into out[size], without its
+ * newline; out is left as it was when the file cannot be opened, "" when it
+ * is empty. */
+void asys_read_first_line(const char *path, char *out, size_t size);
+
 /* /proc/PID/stat read into text[size]: the fields after COMM (" STATE PPID
  * ..."; COMM may hold spaces and parentheses, so it ends at the last ')'),
  * and where COMM lies (comm, comm_len) when those are not NULL.  NULL when the

@@ -45,17 +45,6 @@ static int read_keyed_line(const char *path, const char *key, char sep, char *ou
     return found;
 }
 
-void asys_read_first_line(const char *path, char *out, size_t size)
-{
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return;
-    if (!fgets(out, (int)size, f))
-        out[0] = '\0';
-    out[strcspn(out, "\n")] = '\0';
-    fclose(f);
-}
-
 static cJSON *host_json(void)
 {
     cJSON *host = cJSON_CreateObject();

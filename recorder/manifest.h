@@ -8,6 +8,7 @@
 #include "asys_error.h"
 #include "profile_options.h"
 #include "rank_env.h"
+#include "read_file.h"
 #include "session.h"
 
 /* The session description: command, options, host, CPU, clock, collectors. */
@@ -17,8 +18,6 @@ cJSON *asys_session_json_new(const struct asys_profile_options *opts, const stru
 /* The kernel's id of this boot: ticks and CLOCK_MONOTONIC keep their
  * relation within one boot only. */
 #define ASYS_BOOT_ID_FILE "/proc/sys/kernel/random/boot_id"
-/* The first line of a small file, without its newline ("" when unreadable). */
-void asys_read_first_line(const char *path, char *out, size_t size);
 
 int asys_json_save(const char *path, const cJSON *root, struct asys_err *err);
 cJSON *asys_json_load(const char *path, struct asys_err *err);
