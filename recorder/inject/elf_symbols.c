@@ -12,16 +12,22 @@ uint32_t asys_gnu_hash(const char *name)
     return hash;
 }
 
-int asys_object_contains(const struct dl_phdr_info *info, uintptr_t address, size_t size)
+/* The end of the loaded segment holding `address`; 0 when none does. */
+static uintptr_t segment_end(const struct dl_phdr_info *info, uintptr_t address)
 {
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         uintptr_t start = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_LOAD && address >= start && address - start <= ph->p_memsz &&
-            size <= ph->p_memsz - (address - start))
-            return 1;
+        if (ph->p_type == PT_LOAD && address >= start && address - start < ph->p_memsz)
+            return start + ph->p_memsz;
     }
     return 0;
+}
+
+int asys_object_contains(const struct dl_phdr_info *info, uintptr_t address, size_t size)
+{
+    uintptr_t end = segment_end(info, address);
+    return end && size <= end - address;
 }
 
 /* A dynamic entry's address: relocated by the loader in place, or not (a
@@ -41,18 +47,6 @@ struct dynamic_tables {
     uintptr_t hash_end, symtab_end;
 };
 
-/* The end of the loaded segment holding `address`; 0 when none does. */
-static uintptr_t segment_end(const struct dl_phdr_info *info, uintptr_t address)
-{
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_LOAD && address >= start && address - start < ph->p_memsz)
-            return start + ph->p_memsz;
-    }
-    return 0;
-}
-
 static int dynamic_tables(const struct dl_phdr_info *info, struct dynamic_tables *t)
 {
     const ElfW(Dyn) *dyn = NULL;
@@ -63,20 +57,31 @@ static int dynamic_tables(const struct dl_phdr_info *info, struct dynamic_tables
         return -1;
     memset(t, 0, sizeof *t);
     for (; dyn->d_tag != DT_NULL; dyn++) {
-        if (dyn->d_tag == DT_GNU_HASH)
+        switch (dyn->d_tag) {
+        case DT_GNU_HASH:
             t->gnu_hash = dyn->d_un.d_ptr;
-        else if (dyn->d_tag == DT_SYMTAB)
+            break;
+        case DT_SYMTAB:
             t->symtab = dyn->d_un.d_ptr;
-        else if (dyn->d_tag == DT_STRTAB)
+            break;
+        case DT_STRTAB:
             t->strtab = dyn->d_un.d_ptr;
-        else if (dyn->d_tag == DT_STRSZ)
+            break;
+        case DT_STRSZ:
             t->strsz = dyn->d_un.d_val;
-        else if (dyn->d_tag == DT_VERSYM)
+            break;
+        case DT_VERSYM:
             t->versym = dyn->d_un.d_ptr;
-        else if (dyn->d_tag == DT_VERDEF)
+            break;
+        case DT_VERDEF:
             t->verdef = dyn->d_un.d_ptr;
-        else if (dyn->d_tag == DT_VERDEFNUM)
+            break;
+        case DT_VERDEFNUM:
             t->verdefnum = dyn->d_un.d_val;
+            break;
+        default:
+            break;
+        }
     }
     t->gnu_hash = t->gnu_hash ? dyn_address(info, t->gnu_hash, 16) : 0;
     t->symtab = t->symtab ? dyn_address(info, t->symtab, sizeof(ElfW(Sym))) : 0;
