@@ -55,7 +55,8 @@ struct asys_collector {
     const char *unbuilt_reason;
     const char *summary; /* one line for --help */
     /* its library's name in the builds of libasys-inject.so that hold it
-     * ("osrt": libasys-inject+osrt.so); NULL: it has none */
+     * ("osrt": libasys-inject+osrt.so; collectors that share one are next to
+     * each other in the registry); NULL: it has none */
     const char *merged_library;
     const struct asys_option *options;
     size_t option_count;

@@ -1,7 +1,8 @@
 /* The ACDNN and ACBLAS collectors (cuDNN- and cuBLAS-compatible library
  * calls; the target side is inject/acompute.c in libasys-acompute.so, whose
  * wrappers are generated from the installed headers at build time).  Either
- * collector preloads the library; both share the backtrace options, which
+ * collector preloads the library, or the build of libasys-inject.so that
+ * holds it (libasys-inject+acompute.so); both share the backtrace options, which
  * the launcher passes to the target whichever of the two is chosen. */
 #include <string.h>
 
@@ -34,6 +35,8 @@ static int acompute_prepare(const struct asys_collector_setup *s, struct asys_en
             asys_env_set(env, acompute_options[i].env, v->canonical, err) != 0)
             return -1;
     }
+    if (s->merged_features & (ASYS_FEATURE_ACDNN | ASYS_FEATURE_ACBLAS))
+        return 0; /* in the injected library's build */
     const char *preload = asys_env_get(env, "LD_PRELOAD");
     if (preload && strstr(preload, ASYS_ACOMPUTE_LIBRARY_NAME))
         return 0; /* the other of the two preloaded it */
@@ -42,9 +45,11 @@ static int acompute_prepare(const struct asys_collector_setup *s, struct asys_en
 #define BUILT 1
 #define PREPARE acompute_prepare
 #define UNBUILT NULL
+#define MERGED "acompute"
 #else
 #define BUILT 0
 #define PREPARE NULL
+#define MERGED NULL
 #define UNBUILT \
     "not built: the cuDNN/cuBLAS headers (cudnn.h, cublasXt.h) or Python 3 were missing when " \
     "asys was built"
@@ -58,6 +63,7 @@ const struct asys_collector asys_collector_acdnn = {
     .traced = 1,
     .summary = "cuDNN-compatible library calls",
     .unbuilt_reason = UNBUILT,
+    .merged_library = MERGED,
     .options = acompute_options,
     .option_count = OPTION_COUNT,
     .prepare = PREPARE,
@@ -71,5 +77,6 @@ const struct asys_collector asys_collector_acblas = {
     .traced = 1,
     .summary = "cuBLAS/cuBLASLt/cuBLASXt-compatible library calls",
     .unbuilt_reason = UNBUILT,
+    .merged_library = MERGED,
     .prepare = PREPARE,
 };

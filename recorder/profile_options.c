@@ -568,14 +568,19 @@ uint64_t asys_profile_merge_inject(const struct asys_profile_options *o, char *i
     char name[256] = "libasys-inject", path[PATH_MAX];
     size_t used = strlen(name);
     uint64_t features = 0;
+    const char *last_part = NULL;
     for (const struct asys_collector *const *c = asys_collectors; *c; c++) {
         if (!(*c)->merged_library || !asys_profile_collects(o, *c))
             continue;
+        features |= (*c)->feature;
+        /* collectors that share a library are next to each other in the registry */
+        if (last_part && !strcmp(last_part, (*c)->merged_library))
+            continue;
+        last_part = (*c)->merged_library;
         int n = snprintf(name + used, sizeof name - used, "+%s", (*c)->merged_library);
         if (n < 0 || (size_t)n >= sizeof name - used)
             return 0;
         used += (size_t)n;
-        features |= (*c)->feature;
     }
     if (!features || used + 3 >= sizeof name)
         return 0;

@@ -87,8 +87,8 @@ int asys_parse_trace_list(const char *list, uint64_t *features, struct asys_err 
 void asys_trace_list_string(uint64_t features, char *out, size_t size);
 
 /* The build of libasys-inject.so that holds the collectors of `o` which
- * have one ("libasys-inject+osrt.so": their merged_library names, in the
- * registry's order), when it lies beside `inject`: `inject` (size bytes)
+ * have one ("libasys-inject+acompute+osrt.so": their merged_library names, in
+ * the registry's order, each once), when it lies beside `inject`: `inject` (size bytes)
  * then names it and the features it holds are returned; 0 otherwise,
  * `inject` unchanged.  The loader then maps one library where it mapped two. */
 uint64_t asys_profile_merge_inject(const struct asys_profile_options *o, char *inject, size_t size);

@@ -44,7 +44,7 @@ static ASYS_TLS __thread struct {
     uint32_t flags;
 } last_call;
 
-uint8_t acompute_library_on[8];
+ASYS_START_DATA uint8_t acompute_library_on[8]; /* written at every start */
 void *acompute_real_table[ACOMPUTE_API_COUNT + 1];
 static void *wrappers[ACOMPUTE_API_COUNT + 1];
 static int wrappers_filled;
@@ -53,11 +53,11 @@ static uint64_t backtrace_ticks = UINT64_MAX;
 ASYS_START_DATA static uint32_t backtrace_depth; /* written at every start */
 
 typedef void *(*dlsym_fn)(void *, const char *);
-__attribute__((visibility("hidden"))) dlsym_fn acompute_real_dlsym;
+ASYS_START_DATA __attribute__((visibility("hidden"))) dlsym_fn acompute_real_dlsym;
 
 /* ---- the real functions -------------------------------------------------- */
 
-static dlsym_fn real_dlsym(void)
+ASYS_START_CODE static dlsym_fn real_dlsym(void)
 {
     dlsym_fn f = __atomic_load_n(&acompute_real_dlsym, __ATOMIC_ACQUIRE);
     if (!f) {
@@ -223,7 +223,8 @@ __attribute__((visibility("hidden"), used)) void *acompute_resolve_dlsym(void)
  * Elsewhere (no such jump) dlsym is not interposed: calls through dlsym'd
  * pointers are then not traced. */
 #if defined(__x86_64__)
-__asm__(".text\n"
+/* beside the start code (ASYS_START_WRAPPER): the runtime's start calls dlsym */
+__asm__(".pushsection .text.startup.asys, \"ax\", @progbits\n"
         ".globl dlsym\n"
         ".type dlsym, @function\n"
         "dlsym:\n"
@@ -244,7 +245,8 @@ __asm__(".text\n"
         "    jz 2f\n"
         "    jmp *%rax\n"
         "2:  ret\n"
-        ".size dlsym, .-dlsym\n");
+        ".size dlsym, .-dlsym\n"
+        ".popsection\n");
 #endif
 
 /* ---- handles and their streams --------------------------------------------- */
@@ -426,7 +428,7 @@ static void forget_written_names(void)
 
 ASYS_START_DATA static int options_read;
 
-static int read_options(void)
+ASYS_START_CODE static int read_options(void)
 {
     if (__atomic_load_n(&options_read, __ATOMIC_ACQUIRE))
         return 0;
@@ -445,7 +447,7 @@ static int read_options(void)
     return 0;
 }
 
-int asys_acdnn_init(void)
+ASYS_START_CODE int asys_acdnn_init(void)
 {
     if (read_options() != 0)
         return -1;
@@ -453,7 +455,7 @@ int asys_acdnn_init(void)
     return 0;
 }
 
-int asys_acblas_init(void)
+ASYS_START_CODE int asys_acblas_init(void)
 {
     if (read_options() != 0)
         return -1;
@@ -463,7 +465,7 @@ int asys_acblas_init(void)
     return 0;
 }
 
-__attribute__((constructor(101))) static void resolve_dlsym_early(void)
+ASYS_START_CODE __attribute__((constructor(101))) static void resolve_dlsym_early(void)
 {
     real_dlsym();
 }

@@ -74,14 +74,6 @@ void asys_callstack_init(void)
         self_high = own_code[0].high;
 }
 
-/* Called from the collectors' inits, which the process's first thread runs
- * one after the other, before any of them records. */
-void asys_callstack_own_object(const void *code)
-{
-    if (self_high)
-        add_own_object(code);
-}
-
 static int is_own_frame(uintptr_t ip)
 {
     int n = __atomic_load_n(&own_count, __ATOMIC_ACQUIRE);
@@ -89,6 +81,15 @@ static int is_own_frame(uintptr_t ip)
         if (ip >= own_code[i].low && ip < own_code[i].high)
             return 1;
     return 0;
+}
+
+/* Called from the collectors' inits, which the process's first thread runs
+ * one after the other, before any of them records. */
+void asys_callstack_own_object(const void *code)
+{
+    /* the collector may be in this library's build (libasys-inject+acompute.so) */
+    if (self_high && !is_own_frame((uintptr_t)code))
+        add_own_object(code);
 }
 
 /* ---- capture ------------------------------------------------------------- */

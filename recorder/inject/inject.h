@@ -359,11 +359,13 @@ int asys_hgtx_init(void);
 int asys_hggc_init(void);
 int asys_python_init(void);
 int asys_pccl_init(void); /* pccl.c: NCCL's profiler plugin */
-/* In libasys-osrt.so and libasys-heap.so, preloaded only when their
- * collector is chosen (whatever a program calls costs nothing otherwise). */
+/* In libasys-osrt.so (or libasys-inject+osrt.so) and libasys-heap.so,
+ * preloaded only when their collector is chosen (whatever a program calls
+ * costs nothing otherwise). */
 ASYS_SATELLITE_API int asys_osrt_init(void);
 ASYS_SATELLITE_API int asys_heap_init(void);
-/* In libasys-acompute.so (acompute.c), preloaded when acdnn or acblas is chosen. */
+/* In acompute.c: libasys-inject+acompute.so (+osrt), or libasys-acompute.so,
+ * preloaded when acdnn or acblas is chosen. */
 ASYS_SATELLITE_API int asys_acdnn_init(void);
 ASYS_SATELLITE_API int asys_acblas_init(void);
 /* libasys-video.so (video.c): NVDEC, NVENC and nvJPEG calls. */

@@ -19,6 +19,8 @@ SIMPPU_RUN = os.path.join(BUILD, 'simppu', 'simppu-run')
 STAND_IN = os.path.join(BUILD, 'simppu', 'libcudnn.so.9')
 WORKLOAD = prog('acompute_workload')
 LIBRARY = os.path.join(BUILD, 'lib', 'libasys-acompute.so')
+MERGED = os.path.join(BUILD, 'lib', 'libasys-inject+acompute.so')
+MERGED_OSRT = os.path.join(BUILD, 'lib', 'libasys-inject+acompute+osrt.so')
 EXPORT = os.path.join(BIN, 'asys-export')
 GENERATED = os.path.join(BUILD, 'recorder', 'acompute')
 INCLUDE = '/usr/local/cuda/include'
@@ -426,10 +428,12 @@ class Generator(unittest.TestCase):
         self.assertEqual(declared - wrapped - unwrappable, set(), 'declared, neither wrapped '
                          'nor listed')
         self.assertEqual(wrapped - declared, set(), 'wrapped but not declared')
-        exported = subprocess.run(['nm', '-D', '--defined-only', LIBRARY], capture_output=True,
-                                  text=True, check=True).stdout
-        self.assertEqual({l.split()[-1] for l in exported.splitlines()
-                          if re.search(r' T (cudnn|cublas)', l)}, wrapped)
+        # the library of its own and the builds of libasys-inject.so that hold it
+        for library in (LIBRARY, MERGED, MERGED_OSRT):
+            exported = subprocess.run(['nm', '-D', '--defined-only', library],
+                                      capture_output=True, text=True, check=True).stdout
+            self.assertEqual({l.split()[-1] for l in exported.splitlines()
+                              if re.search(r' T (cudnn|cublas)', l)}, wrapped, library)
 
 
 if __name__ == '__main__':

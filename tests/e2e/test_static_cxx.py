@@ -3,7 +3,8 @@ dlopen by a C program: asys must never kill it (issue 31.1).  The allocator is
 replaced only when heap tracing is on (libasys-heap.so), and then operator
 new/delete forward to the library's own runtime; libc is interposed only by
 the collectors chosen (with -t osrt: libasys-inject+osrt.so, or
-libasys-osrt.so beside libasys-inject.so where that build is missing)."""
+libasys-osrt.so beside libasys-inject.so where that build is missing; the
+default -t's ACDNN/ACBLAS wrappers likewise in libasys-inject+acompute.so)."""
 import os
 import shutil
 import subprocess
@@ -72,16 +73,19 @@ class Preload(AsysTestCase):
 
     def test_libraries_per_collector(self):
         # the default -t has acdnn,acblas: their wrappers (cuDNN/cuBLAS names and
-        # dlsym only, nothing of libc's the program calls) in a library of their own,
-        # built when the toolkit's headers were there; OS runtime's come in the
-        # build of libasys-inject.so that holds them
+        # dlsym only, nothing of libc's the program calls) come in the build of
+        # libasys-inject.so that holds them, built when the toolkit's headers were
+        # there, and so do OS runtime's with -t osrt: one library preloaded
         acompute = os.path.exists(os.path.join(BUILD, 'lib', 'libasys-acompute.so'))
         self.assertEqual(self.preloaded([]),
-                         ['libasys-inject.so'] + (['libasys-acompute.so'] if acompute else []))
+                         ['libasys-inject+acompute.so' if acompute else 'libasys-inject.so'])
         self.assertEqual(self.preloaded(['-t', 'hggc,hgtx']), ['libasys-inject.so'])
         self.assertEqual(self.preloaded(['-t', 'osrt']), ['libasys-inject+osrt.so'])
+        self.assertEqual(self.preloaded(['-t', 'cublas']),
+                         ['libasys-inject+acompute.so' if acompute else 'libasys-inject.so'])
         self.assertEqual(self.preloaded(['-t', 'osrt,cublas']),
-                         ['libasys-inject+osrt.so'] + (['libasys-acompute.so'] if acompute else []))
+                         ['libasys-inject+acompute+osrt.so' if acompute else
+                          'libasys-inject+osrt.so'])
         self.assertEqual(self.preloaded(['-t', 'none', '--host-memory-sampling', 'true']),
                          ['libasys-inject.so'])
         self.assertEqual(self.preloaded(['-t', 'osrt,hgtx', '--heap-memory-usage', 'true']),
@@ -101,6 +105,13 @@ class Preload(AsysTestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual([os.path.basename(p) for p in r.stdout.decode().strip().split(':')],
                          ['libasys-inject.so', 'libasys-osrt.so'])
+        if os.path.exists(os.path.join(lib, 'libasys-acompute.so')):
+            r = self.run_cmd([ASYS, 'profile', '-t', 'osrt,cudnn,cublas', '-o', self.path('q'),
+                              'sh', '-c', 'echo "$LD_PRELOAD"'], env=env)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(
+                [os.path.basename(p) for p in r.stdout.decode().strip().split(':')],
+                ['libasys-inject.so', 'libasys-acompute.so', 'libasys-osrt.so'])
 
 
 if __name__ == '__main__':
