@@ -243,7 +243,7 @@ PROCESS_COST_ROWS = (
     ('libasys-inject.so preloaded, no session', 'inject', None),
     ('asys profile -t none -s none', None, ['-t', 'none', '-s', 'none']),
     ('asys profile -t osrt -s none', None, ['-t', 'osrt', '-s', 'none']),
-    ('asys profile -s none (default -t: libasys-acompute.so too)', None, ['-s', 'none']),
+    ('asys profile -s none (default -t: libasys-inject+acompute.so)', None, ['-s', 'none']),
     ('asys profile -t none, process-tree events, no samples', None,
      ['-t', 'none', '-s', 'process-tree', '--sample-period', '1000000000000']),
     ('asys profile -t none -s process-tree -b none', None,

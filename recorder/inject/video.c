@@ -69,10 +69,11 @@ static void *resolve_dlsym(void)
     *(void **)&libc = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
     if (!libc)
         *(void **)&libc = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-    /* The next definition of dlsym whatever its version: another interposer
-     * preloaded after this library (libasys-acompute.so) is called in turn,
-     * so that both see the names they trace (a versioned lookup skips the
-     * unversioned definitions of such libraries and would go to libc's). */
+    /* The next definition of dlsym whatever its version: where several
+     * interposers define it (ACDNN/ACBLAS's, earlier in LD_PRELOAD, calls this
+     * one), each calls the one after it, so that all see the names they
+     * trace (a versioned lookup skips the unversioned definitions of such
+     * libraries and would go to libc's). */
     void *next = libc ? libc(RTLD_NEXT, "dlsym") : NULL;
     f = libc;
     if (next)
