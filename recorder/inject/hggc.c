@@ -88,9 +88,7 @@ _Static_assert(sizeof(struct buffer_header) == BUFFER_ALIGN, "records stay align
 
 /* ASYS_START_DATA: every process's start writes the options here */
 ASYS_START_DATA static struct {
-    int started; /* InitializeInjection ran */
-    int attached;
-    pid_t attached_pid;
+    int started; /* InitializeInjection ran; attached: asys_proc.cupti_pid */
     void *library;
     struct cupti_functions f;
     CUpti_SubscriberHandle subscriber;
@@ -556,10 +554,18 @@ static void wait_for_other_completions(void)
     asys_debug("hggc: a buffer conversion did not finish by exit");
 }
 
+/* Whether CUPTI was attached in this process, not in a parent that forked it
+ * (a fork child inherits the state and the exit handler, not CUPTI's threads). */
+static int attached_here(void)
+{
+    uint32_t pid = __atomic_load_n(&asys_proc.cupti_pid, __ATOMIC_ACQUIRE);
+    return pid && pid == (uint32_t)getpid();
+}
+
 /* Flushes CUPTI's buffers from inside asys (busy): completions land here. */
 static void flush_activity(uint32_t flag)
 {
-    if (!hggc.attached)
+    if (!__atomic_load_n(&asys_proc.cupti_pid, __ATOMIC_ACQUIRE))
         return;
     int was_busy = asys_tls_busy;
     asys_tls_busy = 1;
@@ -581,9 +587,8 @@ static uint64_t CUPTIAPI monotonic_timestamp(void)
 /* At exit: everything CUPTI holds, and how much it could not keep. */
 static void hggc_at_exit(void)
 {
-    /* a fork child inherits this handler but not CUPTI's threads: leave CUPTI alone */
-    if (!hggc.attached || getpid() != hggc.attached_pid)
-        return;
+    if (!attached_here())
+        return; /* a fork child's: leave CUPTI alone */
     flush_activity(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     wait_for_other_completions();
     flush_activity(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); /* what they left pending */
@@ -788,9 +793,7 @@ static void attach(struct asys_thread *t)
         status_cupti_error(t, ASYS_HGGC_CUPTI_ERROR, "cuptiActivityRegisterCallbacks", rc);
         return;
     }
-    hggc.attached_pid = getpid();
-    __atomic_store_n(&hggc.attached, 1, __ATOMIC_RELEASE);
-    __atomic_store_n(&asys_proc.cupti_pid, (uint32_t)hggc.attached_pid, __ATOMIC_RELEASE);
+    __atomic_store_n(&asys_proc.cupti_pid, (uint32_t)getpid(), __ATOMIC_RELEASE);
     enable_callbacks();
     enable_activities(t);
     hggc.f.activity_flush_period(
@@ -803,14 +806,9 @@ static void attach(struct asys_thread *t)
 
 /* CUPTI's ids of objects a program names with NVTX (hgtx_naming.c), so that
  * the names reach the PPU rows; -1 while CUPTI is not attached here. */
-static int cupti_usable(void)
-{
-    return __atomic_load_n(&hggc.attached, __ATOMIC_ACQUIRE) && hggc.attached_pid == getpid();
-}
-
 ASYS_RUNTIME_API int asys_hggc_stream_id(const void *stream, uint32_t *id)
 {
-    if (!cupti_usable())
+    if (!attached_here())
         return -1;
     return hggc.f.get_stream_id_ex(NULL, (CUstream)(uintptr_t)stream, 0, id) == CUPTI_SUCCESS ? 0
                                                                                               : -1;
@@ -818,7 +816,7 @@ ASYS_RUNTIME_API int asys_hggc_stream_id(const void *stream, uint32_t *id)
 
 int asys_hggc_context_id(const void *context, uint32_t *id)
 {
-    if (!cupti_usable() || !context)
+    if (!attached_here() || !context)
         return -1;
     return hggc.f.get_context_id((CUcontext)(uintptr_t)context, id) == CUPTI_SUCCESS ? 0 : -1;
 }

@@ -160,7 +160,8 @@ struct asys_process {
     int unwind_method; /* enum asys_unwind_method */
     int process_info_written;
     uint64_t main_returned_ns; /* atomic; CLOCK_MONOTONIC, 0 while main runs (main_return.c) */
-    uint32_t cupti_pid; /* atomic; the process CUPTI was attached in (hggc.c), 0 before */
+    uint32_t cupti_pid; /* atomic; the process CUPTI was attached in (hggc.c), 0 before; a
+                         * fork child keeps its parent's */
     uint32_t next_string_id; /* atomic */
     uint32_t next_callchain_id; /* atomic */
     uint32_t code_generation; /* atomic; bumped around every dlclose */
