@@ -35,15 +35,19 @@ struct page_job_entry {
 };
 
 /* One per process (the writers of every thread share it); a fork's child
- * starts from zero (asys_page_helper_after_fork). */
+ * starts from zero (asys_page_helper_after_fork).  All zero while the state
+ * is HELPER_IDLE. */
 static struct {
     int post_lock; /* held by a thread putting a job into the ring (never waited on) */
     uint32_t posted; /* futex word: jobs taken so far */
     uint32_t done; /* futex word: jobs finished (the helper alone writes it) */
     uint32_t drainers; /* threads waiting in drain */
-    int state; /* enum helper_state */
     struct page_job_entry ring[PAGE_JOBS]; /* job n at n % PAGE_JOBS */
 } pages;
+/* enum helper_state; read at every fork: beside the state every start writes,
+ * so that a child of a process that never started the helper (a shell's)
+ * touches none of the pages above, two page faults in each */
+ASYS_START_DATA static int helper_state;
 
 static void futex_wait(uint32_t *word, uint32_t value)
 {
@@ -109,7 +113,7 @@ static void *helper_main(void *unused)
 static int start_helper(void)
 {
     int expected = HELPER_IDLE;
-    if (!__atomic_compare_exchange_n(&pages.state, &expected, HELPER_STARTING, 0, __ATOMIC_ACQ_REL,
+    if (!__atomic_compare_exchange_n(&helper_state, &expected, HELPER_STARTING, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))
         return expected == HELPER_RUNNING ? 0 : -1;
     sigset_t all, old;
@@ -125,13 +129,13 @@ static int start_helper(void)
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         pthread_attr_destroy(&attr);
     }
-    __atomic_store_n(&pages.state, rc == 0 ? HELPER_RUNNING : HELPER_FAILED, __ATOMIC_RELEASE);
+    __atomic_store_n(&helper_state, rc == 0 ? HELPER_RUNNING : HELPER_FAILED, __ATOMIC_RELEASE);
     return rc == 0 ? 0 : -1;
 }
 
 static int take(enum asys_page_job job, void *addr, uint64_t len)
 {
-    if (__atomic_load_n(&pages.state, __ATOMIC_ACQUIRE) != HELPER_RUNNING && start_helper() != 0)
+    if (__atomic_load_n(&helper_state, __ATOMIC_ACQUIRE) != HELPER_RUNNING && start_helper() != 0)
         return 0;
     if (__atomic_exchange_n(&pages.post_lock, 1, __ATOMIC_ACQUIRE))
         return 0; /* another writer is posting: do it here rather than wait */
@@ -151,7 +155,7 @@ static int take(enum asys_page_job job, void *addr, uint64_t len)
 
 static void drain(void)
 {
-    if (__atomic_load_n(&pages.state, __ATOMIC_ACQUIRE) != HELPER_RUNNING)
+    if (__atomic_load_n(&helper_state, __ATOMIC_ACQUIRE) != HELPER_RUNNING)
         return;
     int saved_errno = errno;
     uint32_t target = __atomic_load_n(&pages.posted, __ATOMIC_ACQUIRE);
@@ -167,5 +171,8 @@ const struct asys_page_helper asys_page_helper = {take, drain};
 
 void asys_page_helper_after_fork(void)
 {
+    if (__atomic_load_n(&helper_state, __ATOMIC_ACQUIRE) == HELPER_IDLE)
+        return;
     memset(&pages, 0, sizeof pages); /* the helper thread stayed in the parent */
+    __atomic_store_n(&helper_state, HELPER_IDLE, __ATOMIC_RELEASE);
 }
