@@ -233,17 +233,20 @@ static int first_foreign_frame(struct asys_thread *t, uint64_t *return_address,
     return 0;
 }
 
-static struct asys_stack_cache_entry *stack_slot(struct asys_thread *t, uint64_t ra, uint64_t sp)
+/* The stack's entry; NULL while its slot is unused, unless `claim`. */
+static struct asys_stack_cache_entry *stack_slot(struct asys_thread *t, uint64_t ra, uint64_t sp,
+                                                 int claim)
 {
     uint64_t h = (ra ^ sp * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
-    return &t->stacks[(h >> 40) % ASYS_STACK_CACHE_SIZE];
+    return asys_thread_cache(t, &t->stacks[(h >> 40) % ASYS_STACK_CACHE_SIZE],
+                             claim ? sizeof(struct asys_stack_cache_entry) : 0);
 }
 
 /* The cached call chain of this stack, or 0. */
 static uint32_t cached_stack(struct asys_thread *t, uint64_t ra, uint64_t sp, uint32_t limit)
 {
-    const struct asys_stack_cache_entry *e = stack_slot(t, ra, sp);
-    if (!e->callchain_id || e->return_address != ra || e->stack_pointer != sp || e->limit != limit)
+    const struct asys_stack_cache_entry *e = stack_slot(t, ra, sp, 0);
+    if (!e || !e->callchain_id || e->return_address != ra || e->stack_pointer != sp || e->limit != limit)
         return 0;
     for (uint32_t i = 0; i + 1 < e->depth; i++) {
         uint64_t slot = e->slots[i];
@@ -264,14 +267,16 @@ static void cache_stack(struct asys_thread *t, uint64_t ra, uint64_t sp, uint32_
 #if defined(__x86_64__)
     if (count == 0 || count > ASYS_STACK_CACHE_DEPTH || frames[0] != ra)
         return;
-    struct asys_stack_cache_entry *e = stack_slot(t, ra, sp);
+    uint64_t slots[ASYS_STACK_CACHE_DEPTH];
     for (uint32_t i = 1; i < count; i++) {
         uint64_t slot = cfas[i] - 8;
         if (slot < sp || slot + 8 > t->stack_high || slot % 8 ||
             *(const uint64_t *)(uintptr_t)slot != frames[i])
             return;
-        e->slots[i - 1] = slot;
+        slots[i - 1] = slot;
     }
+    struct asys_stack_cache_entry *e = stack_slot(t, ra, sp, 1);
+    memcpy(e->slots, slots, (count - 1) * sizeof *slots);
     memcpy(e->frames, frames, count * sizeof *frames);
     e->return_address = ra;
     e->stack_pointer = sp;
@@ -342,13 +347,9 @@ static int write_module(struct dl_phdr_info *info, size_t size, void *arg)
     }
     if (hi <= lo)
         return 0;
-    char exe[1024];
     const char *path = info->dlpi_name;
-    if (!path || !*path) { /* the program itself */
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        exe[n > 0 ? n : 0] = '\0';
-        path = exe;
-    }
+    if (!path || !*path) /* the program itself: no read of /proc/self/exe, 13-30 us here */
+        path = asys_executable_path();
     /* by content: the loader's name strings are not in a read-only segment */
     uint32_t path_id = asys_intern_len(t, path, strlen(path));
     uint32_t delta;
@@ -432,15 +433,16 @@ uint32_t asys_callstack_capture(struct asys_thread *t, uint32_t depth)
 static uint32_t chain_of(struct asys_thread *t, const uint64_t *frames, uint32_t count)
 {
     uint64_t hash = hash_frames(frames, count);
-    enum { SETS = ASYS_CALLCHAIN_CACHE_SIZE / ASYS_CALLCHAIN_CACHE_WAYS };
-    struct asys_callchain_cache_entry *set =
-        &t->callchains[(hash >> 32 & (SETS - 1)) *
-                       ASYS_CALLCHAIN_CACHE_WAYS]; /* bit 0 is always set */
-    for (int way = 0; way < ASYS_CALLCHAIN_CACHE_WAYS; way++)
+    /* bit 0 of the hash is always set */
+    uint16_t *slot = &t->callchain_sets[hash >> 32 & (ASYS_CALLCHAIN_CACHE_SETS - 1)];
+    struct asys_callchain_cache_entry *set = asys_thread_cache(t, slot, 0);
+    for (int way = 0; set && way < ASYS_CALLCHAIN_CACHE_WAYS; way++)
         if (set[way].hash == hash && set[way].depth == count)
             return set[way].callchain_id;
     uint32_t id = define_chain(t, frames, count);
     if (id) {
+        set = asys_thread_cache(t, slot,
+                                ASYS_CALLCHAIN_CACHE_WAYS * sizeof(struct asys_callchain_cache_entry));
         struct asys_callchain_cache_entry *e =
             &set[t->callchain_evict++ % ASYS_CALLCHAIN_CACHE_WAYS];
         e->hash = hash;

@@ -114,6 +114,25 @@ struct asys_stack_cache_entry {
 /* Nesting depth per domain, for the level NVTX push/pop return. */
 #define ASYS_DEPTH_SLOTS 256
 
+/* The string, call-chain and stack caches' entries come from one pool in
+ * the thread, in the order they are first used (a slot's index holds its
+ * entry's 16-byte unit + 1, 0 while unused): hashed straight into their own
+ * arrays, a process's first few entries lay on four or five pages of the
+ * thread's state, a page fault each (10-17 us on a guest without hardware
+ * page tables); from the pool they share one or two. */
+#define ASYS_CACHE_UNIT 16
+#define ASYS_STRING_CACHE_PAIRS (ASYS_STRING_CACHE_SIZE / 2) /* 2-way */
+#define ASYS_CALLCHAIN_CACHE_SETS (ASYS_CALLCHAIN_CACHE_SIZE / ASYS_CALLCHAIN_CACHE_WAYS)
+#define ASYS_THREAD_POOL_BYTES \
+    (ASYS_STRING_CACHE_SIZE * sizeof(struct asys_string_cache_entry) + \
+     ASYS_CALLCHAIN_CACHE_SIZE * sizeof(struct asys_callchain_cache_entry) + \
+     ASYS_STACK_CACHE_SIZE * sizeof(struct asys_stack_cache_entry))
+_Static_assert(sizeof(struct asys_string_cache_entry) % ASYS_CACHE_UNIT == 0 &&
+                   sizeof(struct asys_callchain_cache_entry) % ASYS_CACHE_UNIT == 0 &&
+                   sizeof(struct asys_stack_cache_entry) % ASYS_CACHE_UNIT == 0,
+               "cache entries are whole units");
+_Static_assert(ASYS_THREAD_POOL_BYTES / ASYS_CACHE_UNIT < UINT16_MAX, "an index fits 16 bits");
+
 struct asys_heap_sums;
 
 struct asys_thread {
@@ -131,12 +150,32 @@ struct asys_thread {
     uint32_t capture_window[ASYS_DEPTH_SLOTS];
     uint64_t modules_generation; /* loader state when this thread last wrote the modules */
     uintptr_t stack_low, stack_high; /* for frame-pointer walks; 0 until first needed */
-    struct asys_callchain_cache_entry callchains[ASYS_CALLCHAIN_CACHE_SIZE];
     uint32_t callchain_evict; /* round-robin way to replace next */
-    struct asys_stack_cache_entry stacks[ASYS_STACK_CACHE_SIZE];
+    uint32_t pool_used; /* bytes of `pool` given to cache entries */
+    /* each an entry's place in `pool` (asys_thread_cache): a pair of string
+     * entries, a set of call-chain entries, a stack */
+    uint16_t string_pairs[ASYS_STRING_CACHE_PAIRS];
+    uint16_t callchain_sets[ASYS_CALLCHAIN_CACHE_SETS];
+    uint16_t stacks[ASYS_STACK_CACHE_SIZE];
+    _Alignas(64) uint8_t pool[ASYS_THREAD_POOL_BYTES];
+    /* hashed straight: HGTX's hot path looks it up at every push */
     struct asys_literal_cache_entry literals[ASYS_LITERAL_CACHE_SIZE];
-    struct asys_string_cache_entry strings[ASYS_STRING_CACHE_SIZE];
 };
+
+/* The cache entry of `slot` (an index of struct asys_thread), NULL while
+ * unused; with `bytes`, one is given from the pool the first time. */
+static inline void *asys_thread_cache(struct asys_thread *t, uint16_t *slot, uint32_t bytes)
+{
+    if (!*slot) {
+        if (!bytes)
+            return NULL;
+        /* every slot takes at most one entry of its cache's size: the pool
+         * holds them all */
+        *slot = (uint16_t)(t->pool_used / ASYS_CACHE_UNIT + 1);
+        t->pool_used += bytes;
+    }
+    return t->pool + (size_t)(*slot - 1) * ASYS_CACHE_UNIT;
+}
 
 struct asys_process {
     int enabled; /* a session is configured and its directory is writable */
@@ -178,7 +217,7 @@ struct asys_process {
     struct asys_arena arena; /* the session's segment arena (control == NULL: files) */
     pthread_key_t thread_key;
     char segment_dir[1024];
-    char exe_path[1024]; /* the image's executable, once read (executable_path) */
+    char exe_path[1024]; /* the image's executable, once read (asys_executable_path) */
 };
 
 extern ASYS_RUNTIME_API struct asys_process asys_proc;
@@ -194,6 +233,9 @@ void asys_page_helper_after_fork(void);
 
 /* Idempotent: reads the session from the environment on first use. */
 void asys_inject_init(void);
+
+/* The image's executable, resolved once (a fork child keeps its parent's). */
+const char *asys_executable_path(void);
 
 /* Registers the calling thread; NULL when recording is off or failed.  Its
  * first records are stamped `not_after` when non-zero (the time of the event

@@ -400,7 +400,7 @@ static int named_in_arguments(const char *path)
  * the pid's directory for its first lookup; the path that exec was given
  * (AT_EXECFN) names the same file when it is not a script run by its
  * interpreter, and resolving it costs a few lstat calls. */
-static const char *executable_path(void)
+const char *asys_executable_path(void)
 {
     char *exe = asys_proc.exe_path;
     if (exe[0])
@@ -419,7 +419,7 @@ static const char *executable_path(void)
 
 static void write_process_info(struct asys_thread *t, uint64_t stamp)
 {
-    const char *exe = executable_path();
+    const char *exe = asys_executable_path();
     char cmdline[4096];
     size_t len = read_cmdline(cmdline, sizeof cmdline);
     while (len && cmdline[len - 1] == '\0')

@@ -88,15 +88,21 @@ static uint32_t intern_content(struct asys_thread *t, const char *text, size_t l
     size_t kept = length > MAX_STRING_BYTES ? MAX_STRING_BYTES : length;
     uint64_t hash = hash_bytes(text, kept);
     unsigned slot = (unsigned)hash & (ASYS_STRING_CACHE_SIZE - 1);
-    struct asys_string_cache_entry *a = &t->strings[slot];
-    struct asys_string_cache_entry *b = &t->strings[slot ^ 1];
-    if (ASYS_LIKELY(a->hash == hash && a->length == kept))
-        return a->string_id;
-    if (b->hash == hash && b->length == kept)
-        return b->string_id;
+    uint16_t *pair_slot = &t->string_pairs[slot / 2];
+    struct asys_string_cache_entry *pair = asys_thread_cache(t, pair_slot, 0);
+    /* a is the slot's own entry, b the other of its pair */
+    if (pair) {
+        const struct asys_string_cache_entry *a = &pair[slot & 1], *b = &pair[(slot & 1) ^ 1];
+        if (ASYS_LIKELY(a->hash == hash && a->length == kept))
+            return a->string_id;
+        if (b->hash == hash && b->length == kept)
+            return b->string_id;
+    }
 
     uint32_t id = define_string(t, text, length, cached);
     if (*cached) {
+        pair = asys_thread_cache(t, pair_slot, 2 * sizeof(struct asys_string_cache_entry));
+        struct asys_string_cache_entry *a = &pair[slot & 1], *b = &pair[(slot & 1) ^ 1];
         *b = *a; /* the older entry moves to the second way */
         a->hash = hash;
         a->length = (uint32_t)kept;
