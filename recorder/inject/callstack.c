@@ -246,7 +246,8 @@ static struct asys_stack_cache_entry *stack_slot(struct asys_thread *t, uint64_t
 static uint32_t cached_stack(struct asys_thread *t, uint64_t ra, uint64_t sp, uint32_t limit)
 {
     const struct asys_stack_cache_entry *e = stack_slot(t, ra, sp, 0);
-    if (!e || !e->callchain_id || e->return_address != ra || e->stack_pointer != sp || e->limit != limit)
+    if (!e || !e->callchain_id || e->return_address != ra || e->stack_pointer != sp ||
+        e->limit != limit)
         return 0;
     for (uint32_t i = 0; i + 1 < e->depth; i++) {
         uint64_t slot = e->slots[i];
@@ -441,8 +442,8 @@ static uint32_t chain_of(struct asys_thread *t, const uint64_t *frames, uint32_t
             return set[way].callchain_id;
     uint32_t id = define_chain(t, frames, count);
     if (id) {
-        set = asys_thread_cache(t, slot,
-                                ASYS_CALLCHAIN_CACHE_WAYS * sizeof(struct asys_callchain_cache_entry));
+        set = asys_thread_cache(
+            t, slot, ASYS_CALLCHAIN_CACHE_WAYS * sizeof(struct asys_callchain_cache_entry));
         struct asys_callchain_cache_entry *e =
             &set[t->callchain_evict++ % ASYS_CALLCHAIN_CACHE_WAYS];
         e->hash = hash;
