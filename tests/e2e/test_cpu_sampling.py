@@ -51,9 +51,7 @@ class SamplingCase(AsysTestCase):
         self.assertIn('burn_b', flat, flat)
         # work is 80/20 by loop count: the shares of the user-space samples
         # (a loaded machine adds kernel ones: interrupts, switches) follow the
-        # CPU time each thread's burning took, which cpu_burn prints (under a
-        # CI load one thread's iterations ran slower: 92-94 % of the samples
-        # in burn_a, twice in the ASan suite)
+        # CPU time each thread's burning took, which cpu_burn prints
         user = sum(int(r['Self']) for name, r in flat.items() if name != '[kernel]')
         expected_a = 80.0
         if run is not None:
@@ -61,10 +59,22 @@ class SamplingCase(AsysTestCase):
             self.assertIsNotNone(cpu, run.stdout)
             a_ms, b_ms = float(cpu.group(1)), float(cpu.group(2))
             expected_a = 100 * a_ms / (a_ms + b_ms)
+        # Samples the kernel dropped because the drain came late (counted in
+        # the manifest) are the samples of that stretch only: the shares may
+        # move by that fraction.  Under the CI's ASan suite burn_a had 92-94 %
+        # (the main thread's burn_b runs first); with the drain starved here,
+        # 400-670 of 1,600 samples were lost and burn_b had 24-27 %.
+        info = self.manifest(name)['cpu-sampling']
+        lost, kept = int(info.get('lost_samples', 0)), int(info['samples'])
+        slack = 10 + 100 * lost / max(1, lost + kept)
+        detail = 'burn_a %s, burn_b %s of %d user samples; %d of %d lost' % (
+            flat['burn_a']['Self'], flat['burn_b']['Self'], user, lost, lost + kept)
         share_a = 100 * int(flat['burn_a']['Self']) / user
         share_b = 100 * int(flat['burn_b']['Self']) / user
-        self.assertBetween(share_a, expected_a - 10, expected_a + 10, 'burn_a self %')
-        self.assertBetween(share_b, 90 - expected_a, 110 - expected_a, 'burn_b self %')
+        self.assertBetween(share_a, expected_a - slack, expected_a + slack,
+                           'burn_a self % (' + detail + ')')
+        self.assertBetween(share_b, 100 - expected_a - slack, 100 - expected_a + slack,
+                           'burn_b self % (' + detail + ')')
         ranked = sorted(flat.values(), key=lambda r: -float(r['Self']))
         self.assertEqual(ranked[0]['Function'], 'burn_a')
         self.assertEqual(ranked[1]['Function'], 'burn_b')
