@@ -133,9 +133,8 @@ static int hot(double ms)
         return 1;
     worker(&b);
     pthread_join(t, NULL);
-    /* the split the samples must show: the 80/20 of the work, unless the
-     * machine ran one thread's iterations slower (a busy host's sibling
-     * CPU, time taken from the guest that it does not report as stolen) */
+    /* the split the samples must show: CPU time, whatever the machine's
+     * load did to each thread's iterations (the work is 80/20) */
     printf("burn_cpu_ms %.1f %.1f\n", a.cpu_ms, b.cpu_ms);
     return 0;
 }
