@@ -519,7 +519,7 @@ struct libc_search {
     char build_id[2 * ASYS_BUILD_ID_MAX + 1];
 };
 
-static void note_build_id(const struct dl_phdr_info *info, const ElfW(Phdr) * ph, char *out)
+static void note_build_id(const struct dl_phdr_info *info, const ElfW(Phdr) *ph, char *out)
 {
     const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
     while (p + 12 <= end) {

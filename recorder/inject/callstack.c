@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <unwind.h>
 
+#include "elf_symbols.h"
 #include "inject.h"
 
 /* The code of this library and of the collectors' libraries of their own,
@@ -41,18 +42,14 @@ static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
     struct own_lookup *l = arg;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type != PT_LOAD || l->here < lo || l->here >= lo + ph->p_memsz)
-            continue;
-        if (info->dlpi_name && info->dlpi_name[0]) { /* a shared object, not the program */
-            l->low = lo;
-            l->high = lo + ph->p_memsz;
-        }
-        return 1;
+    const ElfW(Phdr) *ph = asys_object_segment(info, l->here);
+    if (!ph)
+        return 0;
+    if (info->dlpi_name && info->dlpi_name[0]) { /* a shared object, not the program */
+        l->low = info->dlpi_addr + ph->p_vaddr;
+        l->high = l->low + ph->p_memsz;
     }
-    return 0;
+    return 1;
 }
 
 static int add_own_object(const void *code)

@@ -12,16 +12,22 @@ uint32_t asys_gnu_hash(const char *name)
     return hash;
 }
 
-/* The end of the loaded segment holding `address`; 0 when none does. */
-static uintptr_t segment_end(const struct dl_phdr_info *info, uintptr_t address)
+const ElfW(Phdr) *asys_object_segment(const struct dl_phdr_info *info, uintptr_t address)
 {
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         uintptr_t start = info->dlpi_addr + ph->p_vaddr;
         if (ph->p_type == PT_LOAD && address >= start && address - start < ph->p_memsz)
-            return start + ph->p_memsz;
+            return ph;
     }
-    return 0;
+    return NULL;
+}
+
+/* The end of the loaded segment holding `address`; 0 when none does. */
+static uintptr_t segment_end(const struct dl_phdr_info *info, uintptr_t address)
+{
+    const ElfW(Phdr) *ph = asys_object_segment(info, address);
+    return ph ? info->dlpi_addr + ph->p_vaddr + ph->p_memsz : 0;
 }
 
 int asys_object_contains(const struct dl_phdr_info *info, uintptr_t address, size_t size)
@@ -138,7 +144,7 @@ static int version_accepted(const struct dl_phdr_info *info, const struct dynami
 
 /* A symbol's address; for an indirect function (STT_GNU_IFUNC, as glibc's
  * memcpy), what its resolver selects, as the loader and dlsym return it. */
-static uintptr_t definition(const struct dl_phdr_info *info, const ElfW(Sym) * e, int *unknown)
+static uintptr_t definition(const struct dl_phdr_info *info, const ElfW(Sym) *e, int *unknown)
 {
     uintptr_t address = info->dlpi_addr + e->st_value;
     if (ELF64_ST_TYPE(e->st_info) != STT_GNU_IFUNC)

@@ -35,6 +35,11 @@ struct asys_symbol_request {
 ASYS_RUNTIME_API void asys_next_symbols(const void *self,
                                         const struct asys_symbol_request *requests, size_t count);
 
+/* The loaded segment (PT_LOAD) of the object `info` that holds `address`;
+ * NULL when none does. */
+ASYS_RUNTIME_API const ElfW(Phdr) *asys_object_segment(const struct dl_phdr_info *info,
+                                                       uintptr_t address);
+
 /* Whether the object `info` holds `address` in one of its loaded segments. */
 ASYS_RUNTIME_API int asys_object_contains(const struct dl_phdr_info *info, uintptr_t address,
                                           size_t size);

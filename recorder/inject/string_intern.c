@@ -7,6 +7,7 @@
  * A miss allocates a process-wide id and writes the text once into the
  * thread's own segment. */
 #define _GNU_SOURCE
+#include "elf_symbols.h"
 #include "inject.h"
 
 #include <dlfcn.h>
@@ -127,17 +128,12 @@ static int find_segment(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
     struct segment_query *q = arg;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD)
-            continue;
-        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
-        if (q->start >= lo && q->end <= hi) {
-            q->read_only = !(ph->p_flags & PF_W);
-            return 1;
-        }
-    }
-    return 0;
+    const ElfW(Phdr) *ph = asys_object_segment(info, q->start);
+    if (!ph)
+        return 0;
+    uintptr_t end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+    q->read_only = q->end <= end && !(ph->p_flags & PF_W);
+    return 1;
 }
 
 /* Whether [text, text+length] lies in a read-only segment of a loaded object. */
