@@ -3,12 +3,15 @@
 #include "parse_util.h"
 #include "write_all.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -150,6 +153,26 @@ static int arena_fd(const struct asys_arena *a, int *owned)
     return -1;
 }
 
+/* Just past the dynamic loader's image, the top of the libraries' area:
+ * a process's first slot asked for there shares the page table of the
+ * loader's last pages, where one the kernel places itself lands 2 MiB-aligned
+ * (file mappings are aligned for large folios) and needs a page table of its
+ * own, 25-40 us a start on a guest without hardware page tables.  0 when
+ * there is no loader (a static program). */
+static uintptr_t past_loader(void)
+{
+    uintptr_t base = getauxval(AT_BASE), end = 0;
+    const ElfW(Ehdr) *e = (const ElfW(Ehdr) *)base;
+    if (!base || memcmp(e->e_ident, ELFMAG, SELFMAG) != 0 ||
+        e->e_phentsize != sizeof(ElfW(Phdr)))
+        return 0;
+    const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(base + e->e_phoff);
+    for (unsigned i = 0; i < e->e_phnum; i++)
+        if (ph[i].p_type == PT_LOAD && base + ph[i].p_vaddr + ph[i].p_memsz > end)
+            end = base + ph[i].p_vaddr + ph[i].p_memsz;
+    return (uintptr_t)round_up(end, page_size());
+}
+
 int asys_arena_attach(struct asys_arena *a, const char *path)
 {
     int saved_errno = errno;
@@ -192,6 +215,7 @@ int asys_arena_attach(struct asys_arena *a, const char *path)
     a->inherited_dev = dev;
     a->inherited_ino = ino;
     a->spare_fd = fd;
+    a->first_slot_at = past_loader();
     fd = -1;
 out:
     if (fd >= 0)
@@ -293,8 +317,11 @@ static void *claim_slot(const struct asys_arena *a, struct asys_slot_header *slo
         int rc = reserve > first ? extend_file(fd, *offset, reserve)
                  : owned         ? 0
                                  : extend_file(fd, *offset, first);
+        /* a hint: a thread's first slot goes past the loader when that is
+         * free (the first thread's), anywhere else otherwise */
+        void *at = sequence == 0 ? (void *)a->first_slot_at : NULL;
         if (rc == 0)
-            m = mmap(NULL, a->slot_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)*offset);
+            m = mmap(at, a->slot_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)*offset);
         if (rc == 0 && m == MAP_FAILED)
             rc = -errno;
         /* the header last: a slot with a header is one its writer holds

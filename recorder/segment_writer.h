@@ -60,6 +60,8 @@ struct asys_arena {
      * (a process's first slot then costs no second open); -1 once taken or
      * dropped (asys_arena_drop_spare, asys_arena_detach) */
     int spare_fd;
+    /* where a thread's first slot is asked to go (past_loader), 0: anywhere */
+    uintptr_t first_slot_at;
 };
 
 /* The environment variable that names the inherited descriptor, as

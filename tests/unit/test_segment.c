@@ -562,30 +562,40 @@ static void arena_with_100_pushes(char *path, size_t size, uint64_t slot, struct
         ck_assert(write_word(w, ASYS_REC_HGTX_PUSH, 1, 2000 + (uint64_t)i));
 }
 
-/* The HGTX pushes of an arena's only segment, read to its end without error. */
-static int arena_pushes(const char *arena_path)
+/* The HGTX pushes of an arena's `segments` segments, each read to its end
+ * without error. */
+static int arena_pushes_in(const char *arena_path, size_t segments)
 {
     struct asys_arena_index index;
     struct asys_err err = {0};
     ck_assert_int_eq(asys_arena_index_read(arena_path, &index, &err), 0);
-    ck_assert_uint_eq(index.count, 1);
+    ck_assert_uint_eq(index.count, segments);
     int fd = open(arena_path, O_RDONLY);
     ck_assert_int_ge(fd, 0);
-    struct asys_arena_cursor cursor = {fd, &index, &index.segments[0], 0, NULL, NULL};
-    struct asys_segment_stream stream;
-    ck_assert_int_eq(asys_segment_stream_open(&stream, asys_arena_cursor_read, &cursor,
-                                              asys_arena_segment_size(&index, &index.segments[0]),
-                                              &err),
-                     0);
-    struct asys_record rec;
-    int words = 0, rc;
-    while ((rc = asys_segment_stream_next(&stream, &rec, &err)) > 0)
-        words += rec.type == ASYS_REC_HGTX_PUSH;
-    ck_assert_msg(rc == 0, "%s", err.text);
-    asys_segment_stream_close(&stream);
+    int words = 0;
+    for (size_t i = 0; i < index.count; i++) {
+        struct asys_arena_cursor cursor = {fd, &index, &index.segments[i], 0, NULL, NULL};
+        struct asys_segment_stream stream;
+        ck_assert_int_eq(
+            asys_segment_stream_open(&stream, asys_arena_cursor_read, &cursor,
+                                     asys_arena_segment_size(&index, &index.segments[i]), &err),
+            0);
+        struct asys_record rec;
+        int rc;
+        while ((rc = asys_segment_stream_next(&stream, &rec, &err)) > 0)
+            words += rec.type == ASYS_REC_HGTX_PUSH;
+        ck_assert_msg(rc == 0, "%s", err.text);
+        asys_segment_stream_close(&stream);
+    }
     close(fd);
     asys_arena_index_free(&index);
     return words;
+}
+
+/* The HGTX pushes of an arena's only segment. */
+static int arena_pushes(const char *arena_path)
+{
+    return arena_pushes_in(arena_path, 1);
 }
 
 /* A segment's first slot reserves its blocks as it fills: a short writer
@@ -657,6 +667,38 @@ START_TEST(attach_descriptor_serves_the_first_claim_only)
     memset(&zeroed, 0, sizeof zeroed);
     asys_arena_drop_spare(&zeroed);
     ck_assert_int_ge(fcntl(0, F_GETFD), 0);
+}
+END_TEST
+
+/* A thread's first slot is asked for just past the loader's image, where
+ * it needs no page table of its own; the second thread's first slot, the
+ * place taken, lands where the kernel puts it.  Both read back. */
+START_TEST(first_slot_goes_past_the_loader)
+{
+    char arena_path[PATH_MAX + 32];
+    snprintf(arena_path, sizeof arena_path, "%s/arena", dir);
+    ck_assert_int_eq(asys_arena_create(arena_path, 1u << 20), 0);
+    struct asys_arena arena;
+    ck_assert_int_eq(asys_arena_attach(&arena, arena_path), 0);
+    ck_assert_uint_ne(arena.first_slot_at, 0); /* a dynamic program */
+    ck_assert_uint_eq(arena.first_slot_at % (uintptr_t)sysconf(_SC_PAGESIZE), 0);
+    struct asys_segment_header h = header_template(1000), h2 = h;
+    h2.tid = h.tid + 1;
+    h2.thread_index = h.thread_index + 1;
+    struct asys_segment_writer first, second;
+    ck_assert_int_eq(asys_segment_open_arena(&first, &arena, &h, 1 << 30), 0);
+    ck_assert_int_eq(asys_segment_open_arena(&second, &arena, &h2, 1 << 30), 0);
+    if (getenv("CK_FORK") == NULL || strcmp(getenv("CK_FORK"), "no") != 0)
+        ck_assert_ptr_eq(first.map, (void *)arena.first_slot_at); /* a fresh address space */
+    ck_assert_ptr_ne(second.map, (void *)arena.first_slot_at);
+    for (int i = 0; i < 50; i++) {
+        ck_assert(write_word(&first, ASYS_REC_HGTX_PUSH, 1, 2000 + (uint64_t)i));
+        ck_assert(write_word(&second, ASYS_REC_HGTX_PUSH, 1, 2000 + (uint64_t)i));
+    }
+    asys_segment_close(&first);
+    asys_segment_close(&second);
+    asys_arena_detach(&arena);
+    ck_assert_int_eq(arena_pushes_in(arena_path, 2), 100);
 }
 END_TEST
 
@@ -859,6 +901,7 @@ int main(void)
     tcase_add_test(tc, staged_segments_read_back_like_mapped_ones);
     tcase_add_test(tc, arena_slot_is_reserved_as_it_fills);
     tcase_add_test(tc, attach_descriptor_serves_the_first_claim_only);
+    tcase_add_test(tc, first_slot_goes_past_the_loader);
     tcase_add_test(tc, a_stray_append_inside_a_slot_is_not_read_as_records);
     tcase_add_test(tc, arena_index_refuses_other_files);
     tcase_add_test(tc, window_filter_keeps_definitions_and_the_window);
