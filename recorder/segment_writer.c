@@ -153,12 +153,13 @@ static int arena_fd(const struct asys_arena *a, int *owned)
     return -1;
 }
 
-/* Just past the dynamic loader's image, the top of the libraries' area:
- * a process's first slot asked for there shares the page table of the
- * loader's last pages, where one the kernel places itself lands 2 MiB-aligned
- * (file mappings are aligned for large folios) and needs a page table of its
- * own, 25-40 us a start on a guest without hardware page tables.  0 when
- * there is no loader (a static program). */
+/* Just past the dynamic loader's image (the top of the libraries' area in
+ * the default top-down layout): a process's first slot asked for there
+ * shares the page table of the loader's last pages, where one the kernel
+ * places itself lands 2 MiB-aligned (file mappings are aligned for large
+ * folios) and needs a page table of its own, about 20 us on a guest without
+ * hardware page tables.  A hint only: where the place is taken, the kernel
+ * chooses.  0 when there is no loader (a static program). */
 static uintptr_t past_loader(void)
 {
     uintptr_t base = getauxval(AT_BASE), end = 0;
