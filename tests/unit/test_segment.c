@@ -393,6 +393,15 @@ static int open_whole_arena(const char *arena_path, struct asys_arena_index *ind
     return fd;
 }
 
+/* A new arena of `slot`-byte slots in the test directory (its path written
+ * to `path`), attached. */
+static void new_arena(char *path, size_t size, uint64_t slot, struct asys_arena *arena)
+{
+    snprintf(path, size, "%s/arena", dir);
+    ck_assert_int_eq(asys_arena_create(path, slot), 0);
+    ck_assert_int_eq(asys_arena_attach(arena, path), 0);
+}
+
 /* Two writers share an arena, their slots interleaved; each reads back as
  * one segment, its records in order across its slots.  With a page helper,
  * each writer claims its next slot ahead and hands the populating and
@@ -400,10 +409,8 @@ static int open_whole_arena(const char *arena_path, struct asys_arena_index *ind
 static void interleave_and_read_back(const struct asys_page_helper *helper)
 {
     char arena_path[PATH_MAX + 32];
-    snprintf(arena_path, sizeof arena_path, "%s/arena", dir);
-    ck_assert_int_eq(asys_arena_create(arena_path, ASYS_MIN_CHUNK_SIZE), 0);
     struct asys_arena arena;
-    ck_assert_int_eq(asys_arena_attach(&arena, arena_path), 0);
+    new_arena(arena_path, sizeof arena_path, ASYS_MIN_CHUNK_SIZE, &arena);
     arena.helper = helper;
     test_job_count = test_job_offers = 0;
     struct asys_segment_writer w[2];
@@ -482,10 +489,8 @@ END_TEST
 START_TEST(staged_segments_read_back_like_mapped_ones)
 {
     char arena_path[PATH_MAX + 32];
-    snprintf(arena_path, sizeof arena_path, "%s/arena", dir);
-    ck_assert_int_eq(asys_arena_create(arena_path, ASYS_MIN_CHUNK_SIZE), 0);
     struct asys_arena arena;
-    ck_assert_int_eq(asys_arena_attach(&arena, arena_path), 0);
+    new_arena(arena_path, sizeof arena_path, ASYS_MIN_CHUNK_SIZE, &arena);
     uint8_t *buffer = calloc(1, arena.slot_size);
     ck_assert_ptr_nonnull(buffer);
     struct asys_segment_header h = header_template(1000);
@@ -553,9 +558,7 @@ END_TEST
 static void arena_with_100_pushes(char *path, size_t size, uint64_t slot, struct asys_arena *arena,
                                   struct asys_segment_writer *w)
 {
-    snprintf(path, size, "%s/arena", dir);
-    ck_assert_int_eq(asys_arena_create(path, slot), 0);
-    ck_assert_int_eq(asys_arena_attach(arena, path), 0);
+    new_arena(path, size, slot, arena);
     struct asys_segment_header h = header_template(1000);
     ck_assert_int_eq(asys_segment_open_arena(w, arena, &h, 1 << 30), 0);
     for (int i = 0; i < 100; i++)
@@ -631,10 +634,8 @@ END_TEST
 START_TEST(attach_descriptor_serves_the_first_claim_only)
 {
     char arena_path[PATH_MAX + 32];
-    snprintf(arena_path, sizeof arena_path, "%s/arena", dir);
-    ck_assert_int_eq(asys_arena_create(arena_path, 1u << 20), 0);
     struct asys_arena arena;
-    ck_assert_int_eq(asys_arena_attach(&arena, arena_path), 0);
+    new_arena(arena_path, sizeof arena_path, 1u << 20, &arena);
     int spare = arena.spare_fd;
     ck_assert_int_ge(spare, 0);
     ck_assert_int_ne(fcntl(spare, F_GETFD) & FD_CLOEXEC, 0);
@@ -676,10 +677,8 @@ END_TEST
 START_TEST(first_slot_goes_past_the_loader)
 {
     char arena_path[PATH_MAX + 32];
-    snprintf(arena_path, sizeof arena_path, "%s/arena", dir);
-    ck_assert_int_eq(asys_arena_create(arena_path, 1u << 20), 0);
     struct asys_arena arena;
-    ck_assert_int_eq(asys_arena_attach(&arena, arena_path), 0);
+    new_arena(arena_path, sizeof arena_path, 1u << 20, &arena);
     ck_assert_uint_ne(arena.first_slot_at, 0); /* a dynamic program */
     ck_assert_uint_eq(arena.first_slot_at % (uintptr_t)sysconf(_SC_PAGESIZE), 0);
     struct asys_segment_header h = header_template(1000), h2 = h;
