@@ -46,6 +46,7 @@ class SamplingCase(AsysTestCase):
         return {r['Function']: r for r in self.stats_rows('cpu_flat', name)}
 
     def assertHotFunctions(self, name='rep', run=None):
+        """Returns the manifest's cpu-sampling section."""
         flat = self.flat(name)
         self.assertIn('burn_a', flat, flat)
         self.assertIn('burn_b', flat, flat)
@@ -78,6 +79,7 @@ class SamplingCase(AsysTestCase):
         ranked = sorted(flat.values(), key=lambda r: -float(r['Self']))
         self.assertEqual(ranked[0]['Function'], 'burn_a')
         self.assertEqual(ranked[1]['Function'], 'burn_b')
+        return info
 
     def assertCallers(self, name='rep'):
         """The hottest chain of each burn function goes through middle to the
@@ -120,9 +122,8 @@ class HotFunctionsDwarf(SamplingCase):
 
     def test_without_frame_pointers(self):
         r = self.record([prog('cpu_burn_nofp'), 'hot', BURN_MS], ['-s', 'process-tree', '-b', 'dwarf'])
-        self.assertHotFunctions(run=r)
+        info = self.assertHotFunctions(run=r)
         self.assertCallers()
-        info = self.manifest()['cpu-sampling']
         self.assertEqual(info['status'], 'recorded')
         self.assertEqual(info['backtrace'], 'dwarf')
         self.assertLess(int(info['unwind_failed']), int(info['samples']) // 10, info)
